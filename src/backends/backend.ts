@@ -1,0 +1,62 @@
+/**
+ * The one interface both terminal backends implement. Nothing above backends/ runs tmux or imports node-pty.
+ */
+export type BackendKind = "tmux" | "pty";
+
+export interface SpawnSpec {
+  /** Our session id; the backend derives its own names from it (tmux: cs-<id>). */
+  id: string;
+  /** argv of the program to run in the terminal (argv[0] is a path). */
+  argv: string[];
+  cwd: string;
+  /** The complete environment of the child. Handed over without argv. */
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+  /** Raw terminal output is appended here. */
+  rawLogPath: string;
+  /** The session's events log: the backend appends {"hook_event_name":"cs:exit"} when the process ends. */
+  eventsPath: string;
+}
+
+export interface Spawned {
+  pid: number;
+  /** tmux: the pane id (%N); pty: undefined. */
+  paneId?: string;
+  /** How a person can watch (tmux attach command), if the backend allows it. */
+  attachCommand?: string;
+  /** tmux target or pty handle name. */
+  target: string;
+}
+
+export interface Liveness {
+  /** The terminal (tmux session / pty) exists. */
+  exists: boolean;
+  /** The process in it is still running. */
+  alive: boolean;
+  pid?: number;
+  exitCode?: number;
+}
+
+/** Named keys the orchestrator sends. */
+export type Key = "Enter" | "Escape" | "Up" | "Down" | "Tab" | "C-c" | "1" | "2" | "3";
+
+export interface Backend {
+  readonly kind: BackendKind;
+  /** Whether a session outlives this server process. */
+  readonly survivesRestart: boolean;
+  spawn(spec: SpawnSpec): Promise<Spawned>;
+  /** Bracketed paste of text into the terminal (no trailing Enter). */
+  paste(id: string, text: string): Promise<void>;
+  keys(id: string, keys: readonly Key[]): Promise<void>;
+  /** The visible screen as plain text. */
+  screen(id: string): Promise<string>;
+  /** Liveness of all sessions of this backend, in one call. Keyed by our session id. */
+  list(): Promise<Map<string, Liveness>>;
+  /** Signals the process group; escalates to SIGKILL after graceMs (0: at once). Resolves when gone. */
+  kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }>;
+  /** Removes what is left of the terminal (dead tmux session). */
+  remove(id: string): Promise<void>;
+  /** Releases resources of this backend in this process (pty: ends its sessions). */
+  close?(): Promise<void>;
+}

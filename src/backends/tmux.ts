@@ -1,0 +1,182 @@
+/**
+ * tmux backend: each session is a tmux session `cs-<id>` with one pane running the launcher.
+ * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import { ExecError, run, type RunResult } from "./exec.js";
+import { SessionError } from "../sessions/errors.js";
+import { shQuote } from "../util/shell.js";
+
+export interface TmuxOptions {
+  /** tmux binary (default "tmux" from PATH). */
+  tmuxPath?: string;
+  /** -L socket name; tests use a private one. */
+  socketName?: string;
+  /** -S socket path (wins over socketName). */
+  socketPath?: string;
+  /** Script that appends a line to an events log under a lock: `hook.sh <events> exit <status>`. */
+  hookScript: string;
+}
+
+/** Variables a tmux client (and a tmux server it may start) gets: never the server's secrets. */
+const TMUX_ENV_KEYS = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMUX", "TMUX_TMPDIR", "TERM", "SHELL", "TZ"];
+
+export function sessionName(id: string): string {
+  return `cs-${id}`;
+}
+
+export class TmuxBackend implements Backend {
+  readonly kind = "tmux" as const;
+  readonly survivesRestart = true;
+  private readonly bin: string;
+  private readonly base: string[];
+  private readonly env: NodeJS.ProcessEnv;
+  private bufSeq = 0;
+
+  constructor(private readonly opts: TmuxOptions) {
+    this.bin = opts.tmuxPath ?? "tmux";
+    this.base = opts.socketPath ? ["-S", opts.socketPath] : opts.socketName ? ["-L", opts.socketName] : [];
+    const env: NodeJS.ProcessEnv = {};
+    for (const k of TMUX_ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k];
+    // A private socket must not be redirected by an inherited $TMUX.
+    if (this.base.length) delete env.TMUX;
+    this.env = env;
+  }
+
+  /** The command a person runs to watch a session. */
+  attachCommand(id: string): string {
+    const sock = this.opts.socketPath ? ` -S ${shQuote(this.opts.socketPath)}` : this.opts.socketName ? ` -L ${shQuote(this.opts.socketName)}` : "";
+    return `tmux${sock} attach -t ${sessionName(id)}`;
+  }
+
+  private async tmux(args: string[], input?: string): Promise<RunResult> {
+    try {
+      return await run(this.bin, [...this.base, ...args], { env: this.env, ...(input === undefined ? {} : { input }) });
+    } catch (e) {
+      if (e instanceof ExecError && e.errno === "ENOENT") {
+        throw new SessionError("TMUX_NOT_FOUND", `tmux was not found (${this.bin}).`);
+      }
+      throw e;
+    }
+  }
+
+  private async ok(args: string[], input?: string): Promise<string> {
+    const r = await this.tmux(args, input);
+    if (r.code !== 0) throw new SessionError("PROCESS_ERROR", `tmux ${args[0]} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+    return r.stdout;
+  }
+
+  /** tmux's version, or throws TMUX_NOT_FOUND. */
+  async version(): Promise<string> {
+    return (await this.ok(["-V"])).trim();
+  }
+
+  async spawn(spec: SpawnSpec): Promise<Spawned> {
+    const name = sessionName(spec.id);
+    const pane = `=${name}:`;
+    const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}`)}`;
+    // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
+    const out = await this.ok([
+      "new-session", "-d", "-s", name, "-x", String(spec.cols), "-y", String(spec.rows), "-c", spec.cwd,
+      "-P", "-F", "#{pane_id} #{pane_pid}", "--", ...spec.argv,
+      ";", "set-option", "-w", "-t", pane, "remain-on-exit", "on",
+      ";", "set-hook", "-t", pane, "pane-died", died,
+      ";", "pipe-pane", "-o", "-t", pane, `cat >> ${shQuote(spec.rawLogPath)}`,
+    ]);
+    const [paneId, pidText] = out.trim().split(/\s+/);
+    const pid = Number(pidText);
+    if (!paneId || !Number.isInteger(pid)) throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
+    return { pid, paneId, target: name, attachCommand: this.attachCommand(spec.id) };
+  }
+
+  async paste(id: string, text: string): Promise<void> {
+    const buf = `cs-${id}-${process.pid}-${++this.bufSeq}`;
+    await this.ok(["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`], text);
+  }
+
+  async keys(id: string, keys: readonly Key[]): Promise<void> {
+    await this.ok(["send-keys", "-t", `=${sessionName(id)}:`, ...keys]);
+  }
+
+  async screen(id: string): Promise<string> {
+    const r = await this.tmux(["capture-pane", "-p", "-t", `=${sessionName(id)}:`]);
+    if (r.code !== 0) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
+    return r.stdout;
+  }
+
+  async list(): Promise<Map<string, Liveness>> {
+    const r = await this.tmux(["list-panes", "-a", "-F", "#{session_name}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}"]);
+    const m = new Map<string, Liveness>();
+    if (r.code !== 0) return m; // no server running: no sessions
+    for (const line of r.stdout.split("\n")) {
+      const [sess, pid, dead, status] = line.split("\t");
+      if (!sess?.startsWith("cs-")) continue;
+      const id = sess.slice(3);
+      const l: Liveness = { exists: true, alive: dead !== "1", pid: Number(pid) };
+      if (dead === "1" && status !== undefined && status !== "") l.exitCode = Number(status);
+      m.set(id, l);
+    }
+    return m;
+  }
+
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+    let pid = opts.pid;
+    const before = (await this.list()).get(id);
+    if (before?.pid) pid = before.pid;
+    let forced = false;
+    if (pid && before?.alive !== false) {
+      signalGroup(pid, "SIGTERM");
+      const deadline = Date.now() + opts.graceMs;
+      while (isAlive(pid) && Date.now() < deadline) await sleep(25);
+      if (isAlive(pid)) {
+        forced = true;
+        signalGroup(pid, "SIGKILL");
+        const hard = Date.now() + 2000;
+        while (isAlive(pid) && Date.now() < hard) await sleep(10);
+      }
+    }
+    // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.
+    let after: Liveness | undefined;
+    for (let i = 0; i < 40; i++) {
+      after = (await this.list()).get(id);
+      if (!after || !after.alive) break;
+      await sleep(25);
+    }
+    const res: { exitCode?: number; forced: boolean } = { forced };
+    if (after?.exitCode !== undefined) res.exitCode = after.exitCode;
+    return res;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.tmux(["kill-session", "-t", `=${sessionName(id)}`]);
+  }
+}
+
+function signalGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Quotes a string as one tmux command argument (tmux's own parser, inside set-hook). */
+function tmuxQuote(s: string): string {
+  return `"${s.replace(/(["\\$])/g, "\\$1")}"`;
+}
+
+export { ExecError };

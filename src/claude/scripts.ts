@@ -1,0 +1,70 @@
+/**
+ * Two small scripts the server writes into `<state dir>/bin/` and points sessions at. They live in
+ * the state directory (not the package) so a live session keeps working when the package moves.
+ */
+import { mkdir, readFile, chmod } from "node:fs/promises";
+import writeFileAtomic from "write-file-atomic";
+import { join } from "node:path";
+
+/**
+ * Appends one event line to an events log under flock, so concurrent hooks never interleave.
+ * Runs inside Claude's loop (hooks are synchronous): sh + flock + tr, a few milliseconds.
+ * Newlines are stripped (JSON escapes them inside strings, so only formatting whitespace goes),
+ * and one is added: exactly one line per event. It prints nothing (a hook's stdout would become
+ * context for Claude) and always exits 0 (exit 2 would block the prompt).
+ *   hook.sh EVENTS            payload on stdin
+ *   hook.sh EVENTS exit CODE  the terminal's process ended (tmux pane-died)
+ */
+export const HOOK_SH = `#!/bin/sh
+# claude-sessions: append one event line to a session's events log. Keep it cheap.
+f=$1
+if [ "$2" = exit ]; then
+  case $3 in ''|*[!0-9]*) c=null ;; *) c=$3 ;; esac
+  printf '{"hook_event_name":"cs:exit","exit_code":%s}\\n' "$c" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f" 2>/dev/null
+  exit 0
+fi
+flock -w 10 "$f.lock" sh -c '{ tr -d "\\r\\n"; echo; } >> "$0"' "$f" 2>/dev/null
+exit 0
+`;
+
+/**
+ * Starts a session's program with exactly the environment in ENVFILE (NUL-separated NAME=value),
+ * deletes the file first, and execs: secrets never travel on a command line, and the pane's
+ * process is the program itself. tmux's own TERM/TMUX/TMUX_PANE are kept.
+ *   launch.sh ENVFILE PROGRAM [ARGS...]
+ */
+export const LAUNCH_SH = `#!/usr/bin/env bash
+# claude-sessions launcher: hand the session its environment without argv, then exec the program.
+envfile=$1; shift
+kv=()
+while IFS= read -r -d '' line; do kv+=("$line"); done < "$envfile"
+rm -f -- "$envfile"
+keep_term=$TERM keep_tmux=$TMUX keep_pane=$TMUX_PANE
+for v in $(compgen -e); do unset "$v" 2>/dev/null; done
+for line in "\${kv[@]}"; do export "$line"; done
+[ -n "$keep_term" ] && [ -z "$TERM" ] && export TERM="$keep_term"
+[ -n "$keep_tmux" ] && export TMUX="$keep_tmux"
+[ -n "$keep_pane" ] && export TMUX_PANE="$keep_pane"
+unset kv line keep_term keep_tmux keep_pane envfile
+exec "$@"
+`;
+
+export interface ScriptPaths {
+  hook: string;
+  launch: string;
+}
+
+export async function installScripts(stateDir: string): Promise<ScriptPaths> {
+  const dir = join(stateDir, "bin");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const paths = { hook: join(dir, "hook.sh"), launch: join(dir, "launch.sh") };
+  for (const [p, text] of [
+    [paths.hook, HOOK_SH],
+    [paths.launch, LAUNCH_SH],
+  ] as const) {
+    const cur = await readFile(p, "utf8").catch(() => undefined);
+    if (cur !== text) await writeFileAtomic(p, text, { mode: 0o700 });
+    await chmod(p, 0o700);
+  }
+  return paths;
+}

@@ -1,0 +1,72 @@
+/**
+ * Server configuration, read once from the environment. Every knob has a default that works on a
+ * person's machine; tests point the state dir and the tmux socket somewhere private.
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { BackendKind } from "./backends/backend.js";
+import type { Level } from "./util/log.js";
+
+export interface Config {
+  stateDir: string;
+  tmuxPath: string;
+  tmuxSocketName?: string;
+  tmuxSocketPath?: string;
+  claudePath?: string;
+  dopplerPath?: string;
+  dopplerProject?: string;
+  dopplerConfig?: string;
+  defaultBackend?: BackendKind;
+  maxSessions: number;
+  maxSessionDurationMs: number;
+  maxMessageChars: number;
+  startTimeoutMs: number;
+  killGraceMs: number;
+  allowBypassPermissions: boolean;
+  cols: number;
+  rows: number;
+  logLevel: Level;
+  logFile?: string;
+}
+
+function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number {
+  const v = env[key];
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
+  return Math.floor(n);
+}
+
+function bool(v: string | undefined): boolean {
+  return v !== undefined && /^(1|true|yes|on)$/i.test(v);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const backend = env.CLAUDE_SESSIONS_BACKEND;
+  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty") {
+    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux" or "pty" (got ${JSON.stringify(backend)})`);
+  }
+  const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
+  const cfg: Config = {
+    stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
+    tmuxPath: env.CLAUDE_SESSIONS_TMUX || "tmux",
+    maxSessions: num(env, "MAX_CONCURRENT_SESSIONS", 10),
+    maxSessionDurationMs: num(env, "MAX_SESSION_DURATION", 24 * 60 * 60 * 1000),
+    maxMessageChars: num(env, "CLAUDE_SESSIONS_MAX_MESSAGE_CHARS", 100_000),
+    startTimeoutMs: num(env, "CLAUDE_SESSIONS_START_TIMEOUT_MS", 30_000, 100),
+    killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
+    allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
+    cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
+    rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
+    logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",
+  };
+  if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
+  if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;
+  if (env.CLAUDE_PATH) cfg.claudePath = env.CLAUDE_PATH;
+  if (env.DOPPLER_PATH) cfg.dopplerPath = env.DOPPLER_PATH;
+  if (env.DOPPLER_PROJECT) cfg.dopplerProject = env.DOPPLER_PROJECT;
+  if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
+  if (backend === "tmux" || backend === "pty") cfg.defaultBackend = backend;
+  if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
+  return cfg;
+}

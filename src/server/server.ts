@@ -1,0 +1,75 @@
+/**
+ * The MCP server: lists the tools with their JSON schemas, validates every call with zod, runs it,
+ * and maps every failure to an `isError` result carrying {error: {code, message, retryable, suggestion}}.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { CallContext, Orchestrator } from "../sessions/orchestrator.js";
+import { SessionError, toSessionError } from "../sessions/errors.js";
+import type { Logger } from "../util/log.js";
+import type { ToolDef } from "./tool.js";
+import { TOOLS } from "./tools/index.js";
+
+export const SERVER_NAME = "claude-sessions";
+
+export function errorResult(err: unknown): CallToolResult {
+  const e = toSessionError(err);
+  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: e.toBody() }, null, 2) }] };
+}
+
+function zodMessage(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`).join("; ");
+}
+
+export function createServer(orch: Orchestrator, log: Logger, version: string): Server {
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const byName = new Map<string, ToolDef>(TOOLS.map((t) => [t.name, t]));
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: z.toJSONSchema(t.input, { io: "input" }) as { type: "object" },
+      outputSchema: z.toJSONSchema(t.output, { io: "output" }) as { type: "object" },
+      annotations: { title: t.title, ...t.annotations },
+    })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const tool = byName.get(req.params.name);
+    if (!tool) {
+      return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
+    }
+    const parsed = tool.input.safeParse(req.params.arguments ?? {});
+    if (!parsed.success) return errorResult(new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(parsed.error)}`));
+    const token = req.params._meta?.progressToken;
+    const ctx: CallContext = { signal: extra.signal };
+    if (token !== undefined) {
+      ctx.progress = (p) => {
+        void extra
+          .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) } })
+          .catch(() => {});
+      };
+    }
+    const t0 = Date.now();
+    try {
+      const out = (await tool.handler(orch, parsed.data, ctx)) as Record<string, unknown>;
+      log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
+      return { content: [{ type: "text", text: JSON.stringify(out, null, 2) }], structuredContent: out };
+    } catch (err) {
+      const e = toSessionError(err);
+      if (e.code === "INTERNAL") log.error(`${tool.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      else log.info(`${tool.name}: ${e.code} ${e.message.split("\n")[0]}`);
+      return errorResult(e);
+    }
+  });
+  return server;
+}
+
+const INSTRUCTIONS = `claude-sessions runs interactive Claude Code sessions in tmux panes (or PTYs).
+Typical flow: start_session {cwd} → send_message {session_id, message} (waits for the reply by default) →
+wait_for_completion for long turns → respond_permission when a turn waits for a permission answer →
+kill_session when done; resume_session brings an ended session back with its conversation.
+A person can watch a tmux session with the attach_command that start_session returns.`;

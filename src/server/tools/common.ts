@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { STATUSES } from "../../sessions/status.js";
+
+export const sessionId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, "a session id has only letters, digits, '-' and '_'")
+  .describe("The session id returned by start_session (or shown by list_sessions).");
+
+export const status = z.enum(STATUSES);
+
+export const timeoutMs = (dflt: number, max = 3_600_000) =>
+  z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
+
+export const backend = z.enum(["tmux", "pty"]).describe("Terminal backend: tmux (survives a server restart, attachable) or pty (lives with the server).");
+
+export const doppler = z
+  .object({
+    project: z.string().min(1).max(128).optional().describe("Doppler project (default: the server's DOPPLER_PROJECT)."),
+    config: z.string().min(1).max(128).optional().describe("Doppler config (default: the server's DOPPLER_CONFIG)."),
+  })
+  .strict()
+  .describe("Run the session under `doppler run` so its secrets come from Doppler. Only project and config are stored.");
+
+export const env = z
+  .record(z.string(), z.string())
+  .describe("Extra environment variables for this session only. Values reach the process and nothing else; only names are stored.");
+
+export const pending = z.looseObject({ tool_name: z.string(), tool_input: z.unknown() });
+
+export const turnFields = {
+  completed: z.boolean().describe("The turn ended and the session is idle."),
+  timed_out: z.boolean(),
+  waited_ms: z.number(),
+  final_state: z.string().describe("The status when the call returned; `error` when the turn ended with an API error."),
+  turn_outcome: z.enum(["completed", "failed", "interrupted"]).optional(),
+  error: z.string().optional(),
+  pending_permission: pending.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
+  background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
+};

@@ -1,0 +1,85 @@
+/**
+ * One error class with a string code. Every failure that reaches a tool caller is a SessionError,
+ * turned into an `isError` tool result in one place (server/result.ts).
+ */
+export const ERROR_CODES = [
+  "INVALID_ARGUMENT",
+  "SESSION_NOT_FOUND",
+  "SESSION_BUSY",
+  "SESSION_NOT_READY",
+  "SESSION_DEAD",
+  "TIMEOUT",
+  "CANCELLED",
+  "CLAUDE_NOT_FOUND",
+  "TMUX_NOT_FOUND",
+  "DOPPLER_ERROR",
+  "PROCESS_ERROR",
+  "STARTUP_BLOCKED",
+  "PERMISSION_DENIED",
+  "LIMIT_REACHED",
+  "INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Codes a caller may simply try again later. */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED"]);
+
+const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
+  INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
+  SESSION_NOT_FOUND: "Call list_sessions to see the known session ids.",
+  SESSION_BUSY: "Call wait_for_completion first, or pass queue: true to queue the message.",
+  SESSION_NOT_READY: "Wait for the session to become ready (wait_for_completion), then try again.",
+  SESSION_DEAD: "Call resume_session to bring the conversation back in a new process.",
+  TIMEOUT: "Try again with a larger timeout_ms, or look at stream_output mode screen to see what the session shows.",
+  CANCELLED: "The request was cancelled by the client; nothing else changed.",
+  CLAUDE_NOT_FOUND: "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set CLAUDE_PATH to the claude binary.",
+  TMUX_NOT_FOUND: "Install tmux (apt-get install tmux / brew install tmux), or use backend: \"pty\".",
+  DOPPLER_ERROR: "Install the Doppler CLI or set DOPPLER_PATH; check the project, config and DOPPLER_TOKEN.",
+  PROCESS_ERROR: "Look at stream_output (mode screen or log) for what the process printed.",
+  STARTUP_BLOCKED: "Claude Code is showing a first-run screen; see the message for the option that answers it.",
+  PERMISSION_DENIED: "This server was not started with the option that allows it.",
+  LIMIT_REACHED: "Kill sessions you no longer need (kill_session), or raise the limit in the server's environment.",
+  INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
+};
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  suggestion: string;
+  details?: Record<string, unknown>;
+}
+
+export class SessionError extends Error {
+  readonly code: ErrorCode;
+  readonly suggestion: string;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { suggestion?: string; details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "SessionError";
+    this.code = code;
+    this.suggestion = opts.suggestion ?? DEFAULT_SUGGESTION[code];
+    this.retryable = RETRYABLE.has(code);
+    this.details = opts.details;
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, retryable: this.retryable, suggestion: this.suggestion };
+    if (this.details) body.details = this.details;
+    return body;
+  }
+}
+
+/** Anything thrown becomes a SessionError; unknown failures are INTERNAL. */
+export function toSessionError(err: unknown): SessionError {
+  if (err instanceof SessionError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new SessionError("INTERNAL", message, { cause: err });
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(x)}`);
+}

@@ -1,0 +1,198 @@
+/**
+ * The pure fold from a session's event log to its status. Every server process, including one
+ * started after a crash, reaches the same state by replaying the same log.
+ */
+import { assertNever } from "./errors.js";
+import { canMove, type Status } from "./status.js";
+
+/** Claude Code hook events we subscribe to, plus events the orchestrator itself appends (prefix "cs:"). */
+export const HOOK_EVENTS = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "Notification",
+  "Stop",
+  "StopFailure",
+  "SessionEnd",
+] as const;
+export type HookEventName = (typeof HOOK_EVENTS)[number];
+export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed"] as const;
+export type OwnEventName = (typeof OWN_EVENTS)[number];
+export type EventName = HookEventName | OwnEventName;
+
+/** One parsed line of events.jsonl. Fields beyond these are kept but not relied on (the format is Claude's). */
+export interface LogEvent {
+  hook_event_name: EventName;
+  session_id?: string;
+  transcript_path?: string;
+  source?: string;
+  model?: string;
+  prompt?: string;
+  prompt_id?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_use_id?: string;
+  last_assistant_message?: string;
+  background_tasks?: unknown[];
+  error?: string;
+  reason?: string;
+  message?: string;
+  notification_type?: string;
+  exit_code?: number;
+  claude_session_id?: string;
+  ts?: string;
+}
+
+export interface PendingPermission {
+  tool_name: string;
+  tool_input: unknown;
+  /** Sequence number of the PermissionRequest event. */
+  seq: number;
+  since?: string;
+}
+
+export interface Folded {
+  status: Status;
+  claude_session_id?: string;
+  transcript_path?: string;
+  /** Turns that ended (Stop or StopFailure). */
+  turn_count: number;
+  /** Prompts Claude accepted (UserPromptSubmit). */
+  prompts_submitted: number;
+  last_prompt?: string;
+  last_response?: string;
+  /** Outcome of the last ended turn. */
+  last_turn?: "completed" | "failed" | "interrupted";
+  last_error?: string;
+  pending_permission?: PendingPermission;
+  /** Background tasks still running when the last Stop fired (a Stop with these is not the end of the work). */
+  background_tasks: number;
+  exit_code?: number;
+  end_reason?: string;
+  last_event_at?: string;
+  /** Events folded so far (the next event's sequence number). */
+  seq: number;
+}
+
+export function initialFold(): Folded {
+  return { status: "starting", turn_count: 0, prompts_submitted: 0, background_tasks: 0, seq: 0 };
+}
+
+function move(f: Folded, to: Status): Status {
+  return canMove(f.status, to) ? to : f.status;
+}
+
+export function reduce(prev: Folded, ev: LogEvent): Folded {
+  const f: Folded = { ...prev, seq: prev.seq + 1 };
+  if (ev.ts) f.last_event_at = ev.ts;
+  if (ev.transcript_path) f.transcript_path = ev.transcript_path;
+  const name = ev.hook_event_name;
+  switch (name) {
+    case "cs:spawn":
+      // A new process for this record (start or resume): everything about the old process is over.
+      return {
+        ...initialFold(),
+        seq: f.seq,
+        turn_count: f.turn_count,
+        prompts_submitted: f.prompts_submitted,
+        ...(ev.claude_session_id ? { claude_session_id: ev.claude_session_id } : f.claude_session_id ? { claude_session_id: f.claude_session_id } : {}),
+        ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
+        ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
+        ...(f.last_event_at ? { last_event_at: f.last_event_at } : {}),
+      };
+    case "SessionStart":
+      // A fork reports the parent's id here; the new id shows from UserPromptSubmit on, so don't take it.
+      if (f.status === "starting") f.status = "ready";
+      else if (ev.source === "clear" && f.status !== "dead") f.status = move(f, "ready");
+      return f;
+    case "UserPromptSubmit":
+      if (ev.session_id) f.claude_session_id = ev.session_id;
+      f.prompts_submitted += 1;
+      if (ev.prompt !== undefined) f.last_prompt = ev.prompt;
+      f.status = move(f, "busy");
+      delete f.pending_permission;
+      return f;
+    case "PreToolUse":
+    case "PostToolUse":
+      if (f.status === "waiting_for_permission") {
+        f.status = "busy";
+        delete f.pending_permission;
+      }
+      return f;
+    case "PermissionRequest":
+      f.status = move(f, "waiting_for_permission");
+      if (f.status === "waiting_for_permission") {
+        f.pending_permission = { tool_name: ev.tool_name ?? "unknown", tool_input: ev.tool_input ?? null, seq: prev.seq };
+        if (ev.ts) f.pending_permission.since = ev.ts;
+      }
+      return f;
+    case "Notification":
+      return f;
+    case "Stop":
+      f.turn_count += 1;
+      f.status = move(f, "idle");
+      if (ev.last_assistant_message !== undefined) f.last_response = ev.last_assistant_message;
+      f.last_turn = "completed";
+      f.background_tasks = Array.isArray(ev.background_tasks) ? ev.background_tasks.length : 0;
+      delete f.pending_permission;
+      delete f.last_error;
+      return f;
+    case "StopFailure":
+      f.turn_count += 1;
+      f.status = move(f, "idle");
+      f.last_turn = "failed";
+      f.last_error = ev.last_assistant_message ?? ev.error ?? "the turn failed";
+      delete f.pending_permission;
+      return f;
+    case "cs:interrupted":
+      if (f.status === "busy" || f.status === "waiting_for_permission") {
+        f.turn_count += 1;
+        f.status = "idle";
+        f.last_turn = "interrupted";
+        delete f.pending_permission;
+      }
+      return f;
+    case "SessionEnd":
+      f.status = move(f, "dead");
+      if (ev.reason) f.end_reason = ev.reason;
+      delete f.pending_permission;
+      return f;
+    case "cs:exit":
+      f.status = move(f, "dead");
+      if (typeof ev.exit_code === "number") f.exit_code = ev.exit_code;
+      f.end_reason ??= "exit";
+      delete f.pending_permission;
+      return f;
+    case "cs:start_failed":
+      f.status = move(f, "error");
+      f.last_error = ev.message ?? ev.reason ?? "start failed";
+      return f;
+    default:
+      return assertNever(name);
+  }
+}
+
+const KNOWN: ReadonlySet<string> = new Set<string>([...HOOK_EVENTS, ...OWN_EVENTS]);
+
+/** Parses one log line; returns undefined for blank, torn or foreign lines (the log is parsed defensively). */
+export function parseEventLine(line: string): LogEvent | undefined {
+  const t = line.trim();
+  if (!t.startsWith("{")) return undefined;
+  try {
+    const v = JSON.parse(t) as unknown;
+    if (typeof v !== "object" || v === null) return undefined;
+    const name = (v as { hook_event_name?: unknown }).hook_event_name;
+    if (typeof name !== "string" || !KNOWN.has(name)) return undefined;
+    return v as LogEvent;
+  } catch {
+    return undefined;
+  }
+}
+
+export function foldAll(events: Iterable<LogEvent>, from: Folded = initialFold()): Folded {
+  let f = from;
+  for (const e of events) f = reduce(f, e);
+  return f;
+}

@@ -1,0 +1,72 @@
+/**
+ * The stored form of a session (state.json). Field names follow the spec's SessionState, plus what
+ * resume and adoption need (claude_session_id, backend, tmux socket, …). Validated on every read.
+ */
+import { z } from "zod";
+import { STATUSES } from "../sessions/status.js";
+
+export const STATE_VERSION = "1.0.0";
+
+export const PendingPermissionSchema = z.object({
+  tool_name: z.string(),
+  tool_input: z.unknown(),
+  since: z.string().optional(),
+});
+
+export const SessionRecordSchema = z.object({
+  session_id: z.string(),
+  claude_session_id: z.string(),
+  backend: z.enum(["tmux", "pty"]),
+  status: z.enum(STATUSES),
+  pid: z.number().int().optional(),
+  tmux_pane_id: z.string().optional(),
+  tmux_session: z.string().optional(),
+  /** tmux -L / -S used for this session, so another server finds it. */
+  tmux_socket: z.string().optional(),
+  /** pty sessions: the server process that owns the terminal. */
+  owner_pid: z.number().int().optional(),
+  created_at: z.string(),
+  started_at: z.string().optional(),
+  last_active: z.string().optional(),
+  killed_at: z.string().optional(),
+  cwd: z.string(),
+  command: z.string(),
+  args: z.array(z.string()),
+  doppler_project: z.string().optional(),
+  doppler_config: z.string().optional(),
+  /** Names only: values never reach the disk. */
+  env_names: z.array(z.string()).default([]),
+  team_name: z.string().optional(),
+  teammate_name: z.string().optional(),
+  model: z.string().optional(),
+  permission_mode: z.string().optional(),
+  max_turns: z.number().int().optional(),
+  turn_count: z.number().int().default(0),
+  last_message: z.string().optional(),
+  last_response: z.string().optional(),
+  last_error: z.string().optional(),
+  pending_permission: PendingPermissionSchema.optional(),
+  exit_code: z.number().int().optional(),
+  log_file: z.string().optional(),
+  error_log: z.array(z.string()).default([]),
+  messages_sent: z.number().int().default(0),
+  responses_received: z.number().int().default(0),
+  total_chars_sent: z.number().int().default(0),
+  total_chars_received: z.number().int().default(0),
+  /** Launch options kept for resume_session. */
+  options: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+export const StateFileSchema = z.object({
+  version: z.string(),
+  updated_at: z.string(),
+  sessions: z.record(z.string(), SessionRecordSchema),
+});
+
+export type StateFile = z.infer<typeof StateFileSchema>;
+
+export function emptyState(): StateFile {
+  return { version: STATE_VERSION, updated_at: new Date().toISOString(), sessions: {} };
+}

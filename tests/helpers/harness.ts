@@ -1,0 +1,147 @@
+/**
+ * Test harness: a private world per test file (temp HOME, temp state dir, a private tmux socket),
+ * the built server started as a real process and driven by the MCP SDK's own Client over stdio.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+export const CLI = join(ROOT, "dist", "cli.js");
+export const FIXTURES = join(ROOT, "tests", "fixtures");
+export const FAKE_CLAUDE = join(FIXTURES, "bin", "claude");
+
+export function hasTmux(): boolean {
+  return spawnSync("tmux", ["-V"]).status === 0;
+}
+
+/** On CI a missing tmux is a failure; on a person's machine the tmux suites are skipped, loudly. */
+export function tmuxOrSkip(): boolean {
+  if (hasTmux()) return true;
+  if (process.env.CI) throw new Error("tmux is not installed, and CI must run the tmux suites (.ci/run installs it)");
+  console.warn("\n*** tmux is not installed: SKIPPING the tmux suites. Install tmux to run them. ***\n");
+  return false;
+}
+
+export interface World {
+  root: string;
+  home: string;
+  stateDir: string;
+  socket: string;
+  work: string;
+  env: Record<string, string>;
+  /** A fresh directory under the world's work dir. */
+  dir(name: string): string;
+  tmux(args: string[]): string;
+  cleanup(): void;
+}
+
+export function makeWorld(extraEnv: Record<string, string> = {}): World {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "cs-test-")));
+  const home = join(root, "home");
+  const stateDir = join(root, "state");
+  const work = join(root, "work");
+  for (const d of [home, work]) mkdirSync(d, { recursive: true });
+  const socket = `cs-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const env: Record<string, string> = {
+    PATH: [join(FIXTURES, "bin"), process.env.PATH ?? ""].join(delimiter),
+    HOME: home,
+    LANG: "C.UTF-8",
+    CLAUDE_SESSIONS_DIR: stateDir,
+    CLAUDE_SESSIONS_TMUX_SOCKET: socket,
+    CLAUDE_PATH: FAKE_CLAUDE,
+    CLAUDE_SESSIONS_START_TIMEOUT_MS: "15000",
+    CLAUDE_SESSIONS_KILL_GRACE_MS: "2000",
+    CLAUDE_SESSIONS_LOG_LEVEL: "debug",
+    ...extraEnv,
+  };
+  const w: World = {
+    root,
+    home,
+    stateDir,
+    socket,
+    work,
+    env,
+    dir(name) {
+      const d = join(work, name);
+      mkdirSync(d, { recursive: true });
+      return d;
+    },
+    tmux(args) {
+      return execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home } });
+    },
+    cleanup() {
+      spawnSync("tmux", ["-L", socket, "kill-server"], { env: { PATH: process.env.PATH ?? "", HOME: home } });
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return w;
+}
+
+export interface ToolResult<T = Record<string, unknown>> {
+  ok: boolean;
+  data: T;
+  error?: { code: string; message: string; retryable: boolean; suggestion: string };
+  text: string;
+}
+
+export interface Mcp {
+  client: Client;
+  stderr: () => string;
+  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<ToolResult<T>>;
+  close(): Promise<void>;
+  pid: number | undefined;
+}
+
+export async function connect(world: World, extraEnv: Record<string, string> = {}): Promise<Mcp> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI],
+    env: { ...world.env, ...extraEnv },
+    stderr: "pipe",
+    cwd: world.work,
+  });
+  let err = "";
+  transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
+  const client = new Client({ name: "cs-test", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => err,
+    pid: transport.pid ?? undefined,
+    async call<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
+      const res = await client.callTool({ name, arguments: args }, undefined, {
+        timeout: opts.timeout ?? 60_000,
+        ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+      if (res.isError) {
+        const parsed = JSON.parse(text) as { error: ToolResult["error"] };
+        return { ok: false, data: {} as T, error: parsed.error!, text };
+      }
+      return { ok: true, data: res.structuredContent as T, text };
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
