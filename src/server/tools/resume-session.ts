@@ -17,7 +17,7 @@ export const resumeSession = defineTool({
       message: z.string().optional().describe("A prompt to deliver once the session is ready."),
       fork: z.boolean().optional(),
       backend: backend.optional(),
-      env,
+      env: env.optional(),
       doppler: doppler.optional(),
       trust_workspace: z.boolean().optional(),
     })

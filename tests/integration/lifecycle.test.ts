@@ -1,0 +1,163 @@
+/**
+ * The spine through a real MCP client → the built server → real tmux (private socket) → the fake claude.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+
+const run = tmuxOrSkip();
+
+describe.runIf(run)("session lifecycle over MCP (tmux)", () => {
+  let w: World;
+  let m: Mcp;
+  beforeAll(async () => {
+    w = makeWorld();
+    m = await connect(w);
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  it("lists its tools with input and output schemas and honest annotations", async () => {
+    const { tools } = await m.client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const name of ["start_session", "resume_session", "kill_session", "list_sessions", "send_message", "wait_for_completion", "stream_output"]) {
+      expect(byName[name], name).toBeDefined();
+      expect(byName[name]!.inputSchema.type).toBe("object");
+      expect(byName[name]!.outputSchema?.type).toBe("object");
+    }
+    expect(byName.list_sessions!.annotations?.readOnlyHint).toBe(true);
+    expect(byName.wait_for_completion!.annotations?.readOnlyHint).toBe(true);
+    expect(byName.stream_output!.annotations?.readOnlyHint).toBe(true);
+    expect(byName.kill_session!.annotations?.destructiveHint).toBe(true);
+    expect(byName.start_session!.inputSchema.required).toEqual(["cwd"]);
+  });
+
+  it("starts three sessions in parallel; each answers its own prompt; stream, list and kill work on each", async () => {
+    const dirs = ["p1", "p2", "p3"].map((n) => w.dir(n));
+    const started = await Promise.all(dirs.map((cwd) => m.call("start_session", { cwd })));
+    for (const s of started) expect(s.ok, s.text).toBe(true);
+    const ids = started.map((s) => s.data.session_id as string);
+    expect(new Set(ids).size).toBe(3);
+    for (const s of started) {
+      expect(s.data.status).toBe("ready");
+      expect(s.data.claude_session_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(s.data.attach_command).toContain(`attach -t cs-${s.data.session_id}`);
+    }
+    // Each is a real tmux session on the private socket, named cs-<id>.
+    const names = w.tmux(["list-sessions", "-F", "#{session_name}"]).trim().split("\n").sort();
+    expect(names).toEqual(ids.map((id) => `cs-${id}`).sort());
+
+    const replies = await Promise.all(ids.map((id, i) => m.call("send_message", { session_id: id, message: `task ${i}: say hi` })));
+    replies.forEach((r, i) => {
+      expect(r.ok, r.text).toBe(true);
+      expect(r.data.message_sent).toBe(true);
+      expect(r.data.completed).toBe(true);
+      expect(r.data.final_state).toBe("idle");
+      expect(r.data.response).toBe(`FAKE REPLY: task ${i}: say hi`);
+    });
+
+    for (const [i, id] of ids.entries()) {
+      const screen = await m.call("stream_output", { session_id: id, mode: "screen" });
+      expect(screen.data.text).toContain(`FAKE REPLY: task ${i}: say hi`);
+      const tr = await m.call<{ items: Array<{ role: string; text: string }>; cursor: string }>("stream_output", { session_id: id, mode: "transcript" });
+      await until(async () => {
+        const t = await m.call<{ items: Array<{ role: string; text: string }> }>("stream_output", { session_id: id, mode: "transcript" });
+        return t.data.items.some((x) => x.role === "assistant");
+      });
+      expect(tr.data.items[0]).toMatchObject({ role: "user", text: `task ${i}: say hi` });
+      const log = await m.call("stream_output", { session_id: id, mode: "log" });
+      expect(log.data.text).toContain(`task ${i}`);
+      expect(log.data.text).not.toMatch(/\x1b\[/);
+    }
+
+    const list = await m.call<{ sessions: Array<Record<string, unknown>>; total_count: number }>("list_sessions", {});
+    expect(list.data.total_count).toBe(3);
+    for (const s of list.data.sessions) {
+      expect(s.status).toBe("idle");
+      expect(s.turn_count).toBe(1);
+      expect(s.backend).toBe("tmux");
+      expect(s.survives_restart).toBe(true);
+    }
+
+    const killed = await m.call("kill_session", { session_id: ids[0] });
+    expect(killed.data).toMatchObject({ status: "killed", state_saved: true });
+    expect(() => w.tmux(["has-session", "-t", `=cs-${ids[0]}`])).toThrow();
+    const again = await m.call("kill_session", { session_id: ids[0] });
+    expect(again.data.status).toBe("already_dead");
+    const gone = await m.call("kill_session", { session_id: "nosuchsession" });
+    expect(gone.data.status).toBe("not_found");
+
+    const active = await m.call<{ sessions: Array<{ session_id: string }>; filtered_count: number }>("list_sessions", { status_filter: "active" });
+    expect(active.data.sessions.map((s) => s.session_id).sort()).toEqual(ids.slice(1).sort());
+    const inactive = await m.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", { status_filter: "inactive" });
+    expect(inactive.data.sessions).toEqual([expect.objectContaining({ session_id: ids[0], status: "dead" })]);
+    for (const id of ids.slice(1)) await m.call("kill_session", { session_id: id, save_state: false });
+    const after = await m.call<{ total_count: number }>("list_sessions", {});
+    expect(after.data.total_count).toBe(1);
+  });
+
+  it("stream_output with a cursor returns only what is new, and follow waits for it", async () => {
+    const s = await m.call("start_session", { cwd: w.dir("stream") });
+    const id = s.data.session_id as string;
+    const first = await m.call<{ cursor: string; text: string }>("stream_output", { session_id: id, mode: "log" });
+    const cursor = first.data.cursor;
+    const follow = m.call<{ cursor: string; text: string }>("stream_output", { session_id: id, mode: "log", cursor, follow: true, timeout_ms: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await m.call("send_message", { session_id: id, message: "FAKE_FLOOD:50 tell me more", wait_for_response: true });
+    const got = await follow;
+    expect(Number(got.data.cursor)).toBeGreaterThan(Number(cursor));
+    const rest = await m.call<{ cursor: string; text: string }>("stream_output", { session_id: id, mode: "log", cursor: got.data.cursor });
+    const all = got.data.text + rest.data.text;
+    expect(all).toContain("flood line");
+    // Nothing new: same cursor, empty text.
+    const none = await m.call<{ cursor: string; text: string }>("stream_output", { session_id: id, mode: "log", cursor: (await m.call<{ cursor: string }>("stream_output", { session_id: id, mode: "log", cursor: rest.data.cursor })).data.cursor });
+    expect(none.data.text).toBe("");
+    // Transcript cursors too.
+    const t1 = await m.call<{ cursor: string; items: unknown[] }>("stream_output", { session_id: id, mode: "transcript" });
+    await m.call("send_message", { session_id: id, message: "second" });
+    const t2 = await until(async () => {
+      const r = await m.call<{ cursor: string; items: Array<{ role: string; text: string }> }>("stream_output", { session_id: id, mode: "transcript", cursor: t1.data.cursor });
+      return r.data.items.length >= 2 ? r : undefined;
+    });
+    expect(t2.data.items.map((i) => i.text)).toEqual(["second", "FAKE REPLY: second"]);
+    await m.call("kill_session", { session_id: id });
+  });
+
+  it("wait_for_completion wakes on the Stop hook and reports progress while it waits", async () => {
+    const s = await m.call("start_session", { cwd: w.dir("wait") });
+    const id = s.data.session_id as string;
+    const idle = await m.call("wait_for_completion", { session_id: id, timeout_ms: 1000 });
+    expect(idle.data).toMatchObject({ completed: true, timed_out: false, final_state: "ready" });
+    const sent = await m.call("send_message", { session_id: id, message: "FAKE_SLOW:6500 think", wait_for_response: false });
+    expect(sent.data.message_sent).toBe(true);
+    const busy = await m.call("send_message", { session_id: id, message: "too soon" });
+    expect(busy.ok).toBe(false);
+    expect(busy.error?.code).toBe("SESSION_BUSY");
+    const progress: unknown[] = [];
+    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progress.push(p) });
+    expect(done.data).toMatchObject({ completed: true, timed_out: false, final_state: "idle", last_response: "FAKE REPLY: FAKE_SLOW:6500 think" });
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    const short = await m.call("send_message", { session_id: id, message: "FAKE_SLOW:3000 again", timeout_ms: 300 });
+    expect(short.data).toMatchObject({ message_sent: true, completed: false, timed_out: true, final_state: "busy" });
+    await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    await m.call("kill_session", { session_id: id });
+  });
+
+  it("keeps state.json private and in the spec's format", async () => {
+    const file = join(w.stateDir, "state.json");
+    expect(existsSync(file)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(w.stateDir).mode & 0o777).toBe(0o700);
+    const state = JSON.parse(readFileSync(file, "utf8"));
+    expect(state.version).toBe("1.0.0");
+    expect(typeof state.updated_at).toBe("string");
+    const rec = Object.values(state.sessions)[0] as Record<string, unknown>;
+    for (const k of ["session_id", "claude_session_id", "backend", "status", "created_at", "cwd", "command", "args", "turn_count", "error_log", "messages_sent", "responses_received", "total_chars_sent", "total_chars_received"]) {
+      expect(rec, k).toHaveProperty(k);
+    }
+    expect(existsSync(`${file}.bak`)).toBe(true);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Sessions outlive the server: a new server adopts the live ones and marks the vanished ones dead;
+ * two servers at once share one state file without losing an update; resume keeps the conversation.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
+
+const run = tmuxOrSkip();
+
+function events(w: World, id: string): Array<Record<string, unknown>> {
+  return readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
+  let w: World;
+  beforeAll(() => {
+    w = makeWorld();
+  });
+  afterAll(() => w?.cleanup());
+
+  it("a restarted server adopts live sessions and marks vanished ones dead; the adopted one answers", async () => {
+    const m1 = await connect(w);
+    const a = await m1.call("start_session", { cwd: w.dir("adopt-a") });
+    const b = await m1.call("start_session", { cwd: w.dir("adopt-b") });
+    const ida = a.data.session_id as string;
+    const idb = b.data.session_id as string;
+    await m1.call("send_message", { session_id: ida, message: "before restart" });
+    await m1.call("send_message", { session_id: ida, message: "FAKE_SLOW:1500 mid-turn", wait_for_response: false });
+    await m1.close(); // the server exits; tmux keeps the sessions
+    expect(w.tmux(["list-sessions", "-F", "#{session_name}"])).toContain(`cs-${ida}`);
+    // One session vanishes while no server runs.
+    w.tmux(["kill-session", "-t", `=cs-${idb}`]);
+
+    const m2 = await connect(w);
+    const list = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const byId = Object.fromEntries(list.data.sessions.map((s) => [s.session_id, s.status]));
+    expect(["busy", "idle"]).toContain(byId[ida]); // replayed from the events log, whatever happened meanwhile
+    expect(byId[idb]).toBe("dead");
+    const done = await m2.call("wait_for_completion", { session_id: ida, timeout_ms: 10_000 });
+    expect(done.data).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:1500 mid-turn" });
+    const r = await m2.call("send_message", { session_id: ida, message: "after restart" });
+    expect(r.data.response).toBe("FAKE REPLY: after restart");
+    const dead = await m2.call("send_message", { session_id: idb, message: "hello?" });
+    expect(dead.error?.code).toBe("SESSION_DEAD");
+    await m2.call("kill_session", { session_id: ida });
+    await m2.close();
+  });
+
+  it("resume keeps the Claude session id and the conversation; fork gives a new id and leaves the old one", async () => {
+    const m = await connect(w);
+    const s = await m.call("start_session", { cwd: w.dir("resume") });
+    const id = s.data.session_id as string;
+    const claudeId = s.data.claude_session_id as string;
+    await m.call("send_message", { session_id: id, message: "remember the word pelican" });
+    // Claude writes the assistant line of the transcript just after the Stop hook.
+    await until(async () => (await m.call<{ items: unknown[] }>("stream_output", { session_id: id, mode: "transcript" })).data.items.length === 2);
+    await m.call("kill_session", { session_id: id });
+    const notLive = await m.call("send_message", { session_id: id, message: "x" });
+    expect(notLive.error?.code).toBe("SESSION_DEAD");
+
+    const r = await m.call("resume_session", { session_id: id, message: "what was the word?" });
+    expect(r.ok, r.text).toBe(true);
+    expect(r.data).toMatchObject({ session_id: id, claude_session_id: claudeId, forked: false });
+    const again = await m.call("resume_session", { session_id: id });
+    expect(again.error?.code).toBe("INVALID_ARGUMENT"); // still running
+    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    expect(done.data.last_response).toBe("FAKE REPLY: what was the word?");
+    // The same transcript holds both turns: the conversation carried over.
+    const tr = await until(async () => {
+      const t = await m.call<{ items: Array<{ text: string }> }>("stream_output", { session_id: id, mode: "transcript" });
+      return t.data.items.length >= 4 ? t : undefined;
+    });
+    expect(tr.data.items.map((i) => i.text)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?"]));
+    const ev = events(w, id);
+    expect(ev.filter((e) => e.hook_event_name === "SessionStart").map((e) => e.source)).toEqual(["startup", "resume"]);
+
+    await m.call("kill_session", { session_id: id });
+    const f = await m.call("resume_session", { session_id: id, fork: true, message: "forked turn" });
+    expect(f.ok, f.text).toBe(true);
+    expect(f.data.forked).toBe(true);
+    expect(f.data.claude_session_id).not.toBe(claudeId);
+    await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    const list = await m.call<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
+    expect(list.data.sessions.find((x) => x.session_id === id)?.claude_session_id).toBe(f.data.claude_session_id);
+    // The old conversation is untouched: its transcript has no forked turn.
+    const oldTranscript = readFileSync(join(w.home, ".claude", "projects", w.dir("resume").replace(/[^A-Za-z0-9]/g, "-"), `${claudeId}.jsonl`), "utf8");
+    expect(oldTranscript).not.toContain("forked turn");
+    await m.call("kill_session", { session_id: id });
+
+    // A conversation this server never started can be adopted by its Claude id and cwd.
+    const adopted = await m.call("resume_session", { claude_session_id: claudeId, cwd: w.dir("resume") });
+    expect(adopted.ok, adopted.text).toBe(true);
+    expect(adopted.data.claude_session_id).toBe(claudeId);
+    await m.call("kill_session", { session_id: adopted.data.session_id as string });
+    await m.close();
+  });
+
+  it("two servers at once see and change the same sessions without losing an update", async () => {
+    const [m1, m2] = await Promise.all([connect(w), connect(w)]);
+    const starts = await Promise.all([0, 1, 2].flatMap((i) => [m1.call("start_session", { cwd: w.dir(`two-${i}`) }), m2.call("start_session", { cwd: w.dir(`two-${i}`) })]));
+    for (const s of starts) expect(s.ok, s.text).toBe(true);
+    const ids = starts.map((s) => s.data.session_id as string);
+    for (const m of [m1, m2]) {
+      const l = await m.call<{ sessions: Array<{ session_id: string }> }>("list_sessions", { status_filter: "active" });
+      expect(l.data.sessions.map((s) => s.session_id)).toEqual(expect.arrayContaining(ids));
+    }
+    // Server 2 drives a session that server 1 started, and server 1 sees the result.
+    const r = await m2.call("send_message", { session_id: ids[0], message: "from the other server" });
+    expect(r.data.response).toBe("FAKE REPLY: from the other server");
+    const seen = await until(async () => {
+      const l = await m1.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
+      return l.data.sessions.find((s) => s.session_id === ids[0] && s.turn_count === 1);
+    });
+    expect(seen).toBeTruthy();
+    await Promise.all(ids.map((id, i) => (i % 2 ? m1 : m2).call("kill_session", { session_id: id })));
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8"));
+    for (const id of ids) expect(state.sessions[id].status).toBe("dead");
+    await Promise.all([m1.close(), m2.close()]);
+  });
+});
