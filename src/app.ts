@@ -57,6 +57,13 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   });
   if (await tmuxAvailable(tmux)) backends.tmux = tmux;
   else log.warn("tmux was not found: tmux sessions are unavailable");
+  // node-pty is an optional native addon: when it is missing or was built for another Node, only pty goes.
+  try {
+    const { PtyBackend } = await import("./backends/pty.js");
+    backends.pty = new PtyBackend({ hookScript: scripts.hook, log });
+  } catch (e) {
+    log.warn(`node-pty could not be loaded: pty sessions are unavailable (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`);
+  }
   const orch = new Orchestrator(cfg, store, backends, scripts, log);
   if (opts.adopt !== false) await orch.adopt();
   const version = packageVersion();

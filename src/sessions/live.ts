@@ -74,7 +74,11 @@ export class LiveSession {
       const ticker =
         opts.tick && opts.tickMs
           ? setInterval(() => {
-              void Promise.resolve(opts.tick?.(Date.now() - t0)).catch(() => {});
+              void Promise.resolve(opts.tick?.(Date.now() - t0))
+                .catch(() => {})
+                .then(() => {
+                  if (done(this.fold)) finish(this.fold);
+                });
             }, opts.tickMs)
           : undefined;
       const onAbort = () => finish(undefined, new SessionError("CANCELLED", "the request was cancelled"));

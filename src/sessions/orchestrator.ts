@@ -446,32 +446,36 @@ export class Orchestrator {
     const t0 = Date.now();
     let trusted = false;
     let lastScreen = "";
-    const probe = async (): Promise<void> => {
-      lastScreen = await backend.screen(id).catch(() => lastScreen);
-      const blocking = detectBlockingScreen(lastScreen);
-      if (blocking === "trust" && trust && !trusted) {
-        trusted = true;
-        await sleep(250); // the CLI ignores keys in the first moments of a dialog
-        await backend.keys(id, ["Enter"]);
-      }
-    };
-    // Hooks decide; the screen is read only while SessionStart is late, to explain a first-run screen.
-    const folded = await s.waitFor((f) => f.status !== "starting", {
-      timeoutMs: this.cfg.startTimeoutMs,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      tickMs: 1000,
-      tick: async (ms) => {
-        ctx.progress?.({ progress: ms, total: this.cfg.startTimeoutMs, message: "waiting for Claude Code to start" });
-        if (ms >= 1500) await probe();
-        const blocking = detectBlockingScreen(lastScreen);
-        if (blocking && !(blocking === "trust" && trust)) await s.refresh();
-      },
-    }).catch(async (e) => {
-      await this.abortStart(id, backend, "cancelled");
-      throw e;
-    });
+    let blocked: ReturnType<typeof detectBlockingScreen>;
+    // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
+    const folded = await s
+      .waitFor((f) => f.status !== "starting" || blocked !== undefined, {
+        timeoutMs: this.cfg.startTimeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        tickMs: 500,
+        tick: async (ms) => {
+          if (ms % 2000 < 500) ctx.progress?.({ progress: ms, total: this.cfg.startTimeoutMs, message: "waiting for Claude Code to start" });
+          if (ms < 1500) return;
+          lastScreen = await backend.screen(id).catch(() => lastScreen);
+          const seen = detectBlockingScreen(lastScreen);
+          if (seen === "trust" && trust) {
+            if (!trusted) {
+              trusted = true;
+              await sleep(250); // the CLI ignores keys in the first moments of a dialog
+              await backend.keys(id, ["Enter"]);
+            }
+            return;
+          }
+          blocked = seen;
+        },
+      })
+      .catch(async (e) => {
+        await rm(envFile, { force: true });
+        await this.abortStart(id, backend, "cancelled");
+        throw e;
+      });
     await rm(envFile, { force: true });
-    if (folded && folded.status !== "dead" && folded.status !== "error") {
+    if (folded && isLive(folded.status) && folded.status !== "starting") {
       await this.flushed(id);
       await this.store.patch(id, (r) => {
         r.started_at = new Date().toISOString();
@@ -482,22 +486,26 @@ export class Orchestrator {
       return;
     }
     // Not ready: say why, with what the terminal shows.
-    lastScreen = await backend.screen(id).catch(() => lastScreen);
-    const shown = lastLines(stripVTControlCharacters(lastScreen));
-    const blocking = detectBlockingScreen(lastScreen);
+    const f = s.fold;
     let err: SessionError;
-    if (folded?.status === "dead") {
-      const isDoppler = argv.includes("run") && /doppler/i.test(argv[0] ?? "");
-      const code = folded.exit_code;
-      if (isDoppler && /doppler/i.test(shown)) err = new SessionError("DOPPLER_ERROR", `doppler failed (exit ${code ?? "?"}):\n${shown}`);
-      else err = new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${code ?? "?"}). The terminal shows:\n${shown || "(nothing)"}`);
-    } else if (blocking) {
-      err = new SessionError("STARTUP_BLOCKED", `Claude Code is waiting at its ${blocking.replace("_", " ")} screen instead of its prompt.\n${shown}`, {
-        suggestion: BLOCKING_HELP[blocking],
-        details: { screen: blocking },
-      });
+    if (f.status === "dead") {
+      // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").
+      const printed = lastLines(cleanLog((await readTail(spec.rawLogPath, 16 * 1024)).text));
+      const isDoppler = argv[1] === "run" && /doppler/i.test(argv[0] ?? "");
+      if (isDoppler && /doppler/i.test(printed)) err = new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
+      else err = new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`);
     } else {
-      err = new SessionError("TIMEOUT", `Claude Code did not report SessionStart within ${this.cfg.startTimeoutMs} ms. The terminal shows:\n${shown || "(nothing)"}`);
+      lastScreen = await backend.screen(id).catch(() => lastScreen);
+      const shown = lastLines(stripVTControlCharacters(lastScreen));
+      const screen = blocked ?? detectBlockingScreen(lastScreen);
+      if (screen) {
+        err = new SessionError("STARTUP_BLOCKED", `Claude Code is waiting at its ${screen.replace("_", " ")} screen instead of its prompt:\n${shown}`, {
+          suggestion: BLOCKING_HELP[screen],
+          details: { screen },
+        });
+      } else {
+        err = new SessionError("TIMEOUT", `Claude Code did not report SessionStart within ${this.cfg.startTimeoutMs} ms. The terminal shows:\n${shown || "(nothing)"}`);
+      }
     }
     await this.abortStart(id, backend, err.message);
     throw err;

@@ -166,7 +166,8 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.pending_permission;
       return f;
     case "cs:start_failed":
-      f.status = move(f, "error");
+      // The orchestrator's verdict on a start that did not reach ready, whatever the process did.
+      f.status = "error";
       f.last_error = ev.message ?? ev.reason ?? "start failed";
       return f;
     default:

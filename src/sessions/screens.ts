@@ -19,7 +19,7 @@ export function detectBlockingScreen(screen: string): BlockingScreen | undefined
 export const BLOCKING_HELP: Record<BlockingScreen, string> = {
   trust: "Claude Code asks whether to trust this folder. Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
   api_key:
-    "Claude Code asks whether to use the ANTHROPIC_API_KEY from the environment (its default answer is No). Run `claude` once in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
+    "Claude Code asks whether to use the API key in ANTHROPIC_API_KEY (its default answer is No). Run `claude` once in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
   login: "Claude Code is not logged in. Run `claude` once in a terminal and log in (or set ANTHROPIC_API_KEY).",
   bypass_warning:
     "Claude Code asks to confirm bypass-permissions mode. Set skipDangerousModePermissionPrompt in ~/.claude/settings.json, or start without bypassPermissions.",

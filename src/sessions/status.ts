@@ -14,7 +14,7 @@ const T: Record<Status, readonly Status[]> = {
   // error is reached when a start fails or the process misbehaves; the record stays for resume_session.
   error: ["busy", "ready", "idle", "dead", "starting", "zombie"],
   // Terminal until resume_session spawns a new process (which appends a "cs:spawn" event).
-  dead: ["starting"],
+  dead: ["starting", "error"],
   zombie: ["dead", "starting"],
 };
 
