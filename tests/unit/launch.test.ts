@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { buildClaudeArgs, childEnv, encodeEnvFile, wrapWithDoppler } from "../../src/claude/launch.js";
+import { hooksSettings } from "../../src/claude/hooks.js";
+import { claudeCandidates } from "../../src/claude/discover.js";
+import { transcriptPath } from "../../src/claude/transcript.js";
+
+describe("argv builders", () => {
+  it("a new session: --session-id, --settings and the options, each a separate argument", () => {
+    expect(
+      buildClaudeArgs({ kind: "new", claudeSessionId: "u1" }, "/s/settings.json", {
+        model: "sonnet",
+        permission_mode: "acceptEdits",
+        append_system_prompt: "be brief; $(rm -rf ~)",
+        add_dirs: ["/a", "/b c"],
+        allowed_tools: ["Bash(git:*)", "Edit"],
+        disallowed_tools: ["WebFetch"],
+      }),
+    ).toEqual([
+      "--session-id", "u1", "--settings", "/s/settings.json", "--model", "sonnet", "--permission-mode", "acceptEdits",
+      "--append-system-prompt", "be brief; $(rm -rf ~)", "--add-dir", "/a", "--add-dir", "/b c",
+      "--allowedTools", "Bash(git:*),Edit", "--disallowedTools", "WebFetch",
+    ]);
+  });
+
+  it("resume keeps the id; fork chooses the new one", () => {
+    expect(buildClaudeArgs({ kind: "resume", resumeId: "old" }, "/s", {})).toEqual(["--resume", "old", "--settings", "/s"]);
+    expect(buildClaudeArgs({ kind: "resume", resumeId: "old", fork: { newId: "new" } }, "/s", {})).toEqual(["--resume", "old", "--fork-session", "--session-id", "new", "--settings", "/s"]);
+  });
+
+  it("doppler wraps in argv form with --forward-signals, never --command", () => {
+    expect(wrapWithDoppler(["/bin/claude", "--session-id", "u"], { path: "/bin/doppler", project: "p", config: "dev" })).toEqual([
+      "/bin/doppler", "run", "--forward-signals", "--project", "p", "--config", "dev", "--", "/bin/claude", "--session-id", "u",
+    ]);
+    expect(wrapWithDoppler(["c"], { path: "d" })).toEqual(["d", "run", "--forward-signals", "--", "c"]);
+  });
+
+  it("the child environment drops what breaks a nested Claude Code and adds the session's own", () => {
+    const env = childEnv({ PATH: "/bin", CLAUDECODE: "1", CLAUDE_CODE_ENTRYPOINT: "cli", TMUX: "/tmp/x", TERM: "xterm", "BASH_FUNC_x%%": "() {}", KEEP: "1" }, { SECRET: "s3cr3t" }, { dropTerm: true });
+    expect(env).toEqual({ PATH: "/bin", KEEP: "1", SECRET: "s3cr3t" });
+    expect(childEnv({ TERM: "xterm" }, {}, { dropTerm: false })).toEqual({ TERM: "xterm" });
+  });
+
+  it("the env file is NUL-separated NAME=value pairs; values may hold newlines and quotes", () => {
+    expect(encodeEnvFile({ A: "1", B: "two\nlines 'q' \"d\"" })).toBe("A=1\0B=two\nlines 'q' \"d\"\0");
+  });
+
+  it("hook settings subscribe every event to the hook script with both paths quoted", () => {
+    const s = hooksSettings("/state/bin/hook.sh", "/state/it's/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
+    expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd"]);
+    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`'/state/bin/hook.sh' '/state/it'\\''s/events.jsonl'`);
+  });
+
+  it("discovery looks where the spec says, in order", () => {
+    const c = claudeCandidates({ PATH: "/p1:/p2" }, "/h");
+    expect(c.slice(0, 4)).toEqual(["/p1/claude", "/p2/claude", "/usr/local/bin/claude", "/usr/bin/claude"]);
+    expect(c).toEqual(expect.arrayContaining(["/h/.npm-global/bin/claude", "/h/.yarn/bin/claude", "/h/.volta/bin/claude", "/h/.claude/local/claude", "/h/.local/bin/claude"]));
+  });
+
+  it("transcripts live where Claude Code puts them", () => {
+    expect(transcriptPath("/h", "/home/user/my project", "id")).toBe("/h/.claude/projects/-home-user-my-project/id.jsonl");
+  });
+});

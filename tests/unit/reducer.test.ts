@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { foldAll, initialFold, parseEventLine, reduce, type LogEvent } from "../../src/sessions/reducer.js";
+import { canMove, STATUSES } from "../../src/sessions/status.js";
+
+const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });
+
+describe("status reducer", () => {
+  it("follows a whole turn: starting → ready → busy → idle", () => {
+    const f = foldAll([
+      ev("cs:spawn", { claude_session_id: "c1" }),
+      ev("SessionStart", { source: "startup", session_id: "c1" }),
+      ev("UserPromptSubmit", { prompt: "hi", session_id: "c1" }),
+      ev("Stop", { last_assistant_message: "hello" }),
+    ]);
+    expect(f).toMatchObject({ status: "idle", turn_count: 1, prompts_submitted: 1, last_prompt: "hi", last_response: "hello", last_turn: "completed", claude_session_id: "c1" });
+  });
+
+  it("a permission request waits, and the tool running again clears it", () => {
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "x" }), ev("PreToolUse", { tool_name: "Bash" })]);
+    f = reduce(f, ev("PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } }));
+    expect(f.status).toBe("waiting_for_permission");
+    expect(f.pending_permission).toMatchObject({ tool_name: "Bash", tool_input: { command: "ls" } });
+    f = reduce(f, ev("PostToolUse", { tool_name: "Bash" }));
+    expect(f.status).toBe("busy");
+    expect(f.pending_permission).toBeUndefined();
+  });
+
+  it("StopFailure ends the turn as failed with the API's message; the next prompt works", () => {
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("StopFailure", { error: "unknown", last_assistant_message: "API Error: 500 boom" })]);
+    expect(f).toMatchObject({ status: "idle", last_turn: "failed", last_error: "API Error: 500 boom", turn_count: 1 });
+    f = foldAll([ev("UserPromptSubmit"), ev("Stop", { last_assistant_message: "ok" })], f);
+    expect(f).toMatchObject({ status: "idle", last_turn: "completed", turn_count: 2 });
+    expect(f.last_error).toBeUndefined();
+  });
+
+  it("an interrupt (no Stop) ends the turn; exit and SessionEnd are final until a new spawn", () => {
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("cs:interrupted")]);
+    expect(f).toMatchObject({ status: "idle", last_turn: "interrupted", turn_count: 1 });
+    f = reduce(f, ev("SessionEnd", { reason: "other" }));
+    expect(f.status).toBe("dead");
+    f = reduce(f, ev("UserPromptSubmit"));
+    expect(f.status).toBe("dead"); // stray events cannot revive a dead session
+    f = reduce(f, ev("cs:exit", { exit_code: 143 }));
+    expect(f).toMatchObject({ status: "dead", exit_code: 143, end_reason: "other" });
+    f = foldAll([ev("cs:spawn", { claude_session_id: "c2" }), ev("SessionStart", { source: "resume", session_id: "c1" })], f);
+    expect(f).toMatchObject({ status: "ready", claude_session_id: "c2", turn_count: 1 });
+  });
+
+  it("a fork's SessionStart reports the parent id; the new id comes from cs:spawn and UserPromptSubmit", () => {
+    const f = foldAll([ev("cs:spawn", { claude_session_id: "new" }), ev("SessionStart", { session_id: "old", source: "resume" }), ev("UserPromptSubmit", { session_id: "new" })]);
+    expect(f.claude_session_id).toBe("new");
+  });
+
+  it("a crash while starting is dead; the orchestrator's start_failed makes it error", () => {
+    let f = foldAll([ev("cs:spawn"), ev("cs:exit", { exit_code: 1 })]);
+    expect(f.status).toBe("dead");
+    f = reduce(f, ev("cs:start_failed", { message: "boom" }));
+    expect(f).toMatchObject({ status: "error", last_error: "boom" });
+  });
+
+  it("replaying the same log gives the same state (any server reaches the same status)", () => {
+    const log = [ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("PermissionRequest", { tool_name: "Write" }), ev("PostToolUse"), ev("Stop", { last_assistant_message: "done", background_tasks: [{}] })];
+    expect(foldAll(log)).toEqual(foldAll(log));
+    expect(foldAll(log).background_tasks).toBe(1);
+  });
+
+  it("parses lines defensively: blank, torn, foreign and unknown events are skipped", () => {
+    expect(parseEventLine("")).toBeUndefined();
+    expect(parseEventLine('{"hook_event_name":"Stop","last_assi')).toBeUndefined();
+    expect(parseEventLine('{"hook_event_name":"SomethingNew"}')).toBeUndefined();
+    expect(parseEventLine("[1,2]")).toBeUndefined();
+    expect(parseEventLine('{"hook_event_name":"Stop","last_assistant_message":"x"}')).toMatchObject({ hook_event_name: "Stop" });
+  });
+
+  it("the transition table keeps dead terminal except for a new spawn (or a failed start)", () => {
+    for (const s of STATUSES) expect(canMove(s, s)).toBe(true);
+    expect(canMove("dead", "busy")).toBe(false);
+    expect(canMove("dead", "ready")).toBe(false);
+    expect(canMove("dead", "starting")).toBe(true);
+    expect(canMove("busy", "idle")).toBe(true);
+    expect(initialFold().status).toBe("starting");
+  });
+});

@@ -1,0 +1,76 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { Store } from "../../src/store/store.js";
+import type { SessionRecord } from "../../src/store/schema.js";
+import { ROOT } from "../helpers/harness.js";
+
+const pexec = promisify(execFile);
+const warnings: string[] = [];
+const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+const dirs: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "cs-store-"));
+  dirs.push(d);
+  return join(d, "sessions");
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  warnings.length = 0;
+});
+
+function record(id: string): SessionRecord {
+  return {
+    session_id: id, claude_session_id: "00000000-0000-0000-0000-000000000000", backend: "tmux", status: "idle",
+    created_at: new Date().toISOString(), cwd: "/tmp", command: "claude", args: [], env_names: [], turn_count: 0,
+    error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {},
+  };
+}
+
+describe("state store", () => {
+  it("creates a private directory and file in the spec's format", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log);
+    await s.update((st) => void (st.sessions.a = record("a")));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, "state.json")).mode & 0o777).toBe(0o600);
+    const raw = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    expect(raw).toMatchObject({ version: "1.0.0", sessions: { a: { session_id: "a" } } });
+    expect(Date.parse(raw.updated_at)).not.toBeNaN();
+  });
+
+  it("keeps a backup and recovers a corrupt file from it, loudly, keeping the broken one aside", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log);
+    await s.update((st) => void (st.sessions.a = record("a")));
+    await s.update((st) => void (st.sessions.b = record("b")));
+    expect(JSON.parse(readFileSync(join(dir, "state.json.bak"), "utf8")).sessions).toHaveProperty("a");
+    writeFileSync(join(dir, "state.json"), '{"version": "1.0.0", "sessions": {"a": tru');
+    const read = await s.read();
+    expect(Object.keys(read.sessions)).toEqual(["a"]); // from the backup, not emptied
+    expect(warnings.join("\n")).toMatch(/unreadable.*state\.json\.bak/);
+    await s.update((st) => void (st.sessions.c = record("c")));
+    expect(Object.keys((await s.read()).sessions).sort()).toEqual(["a", "c"]);
+    expect(readdirSync(dir).some((f) => f.startsWith("state.json.corrupt-"))).toBe(true);
+  });
+
+  it("a record that fails validation is not accepted silently", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log);
+    await s.read();
+    writeFileSync(join(dir, "state.json"), JSON.stringify({ version: "1.0.0", updated_at: "x", sessions: { a: { session_id: 5 } } }));
+    await expect(s.read()).rejects.toThrow(/no usable backup/);
+  });
+
+  it("four processes × 50 updates at once lose no update", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log);
+    await s.update((st) => void (st.sessions.counter = record("counter")));
+    const worker = join(ROOT, "tests", "helpers", "store-worker.mjs");
+    await Promise.all([1, 2, 3, 4].map((i) => pexec(process.execPath, [worker, dir, "50", `w${i}`])));
+    expect((await s.get("counter"))?.turn_count).toBe(200);
+  }, 60_000);
+});
