@@ -151,6 +151,26 @@ export class Orchestrator {
     for (const e of events) this.log.debug(`${s.id} ${e.hook_event_name}`);
     this.persist(s.id);
     if (s.fold.status === "dead") this.clearDeadline(s.id);
+    if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.fetchExitCode(s);
+  }
+
+  /**
+   * tmux 3.3 can run pane-died before it knows the exit status (#{pane_dead_status} empty); the
+   * status shows in list-panes a moment later. Asked a few times, then given up.
+   */
+  private async fetchExitCode(s: LiveSession): Promise<void> {
+    const tmux = this.backends.tmux;
+    if (!tmux) return;
+    for (const delay of [50, 200, 500, 1500]) {
+      await sleep(delay);
+      if (this.closed || typeof s.fold.exit_code === "number") return;
+      const l = (await tmux.list().catch(() => undefined))?.get(s.id);
+      if (!l || l.alive) return;
+      if (l.exitCode !== undefined) {
+        await this.emit(s.id, { hook_event_name: "cs:exit", exit_code: l.exitCode }).catch(() => {});
+        return;
+      }
+    }
   }
 
   /** Writes the folded status into state.json; coalesces bursts into one write per session. */
