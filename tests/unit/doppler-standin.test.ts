@@ -276,11 +276,23 @@ describe('doppler stand-in: signals on a terminal (private tmux server)', () => 
     return { ready, info: info as { pid: number; ppid: number; tty: boolean } };
   }
 
-  // tmux can report pane_dead=1 a moment before pane_dead_status is known: wait for both.
-  const paneState = async (name: string) => {
-    const [dead, status] = (await tmux('display-message', '-p', '-t', `=${name}:`, '#{pane_dead}|#{pane_dead_status}')).trim().split('|');
-    return { dead: dead === '1', status: status ? Number(status) : undefined };
+  // tmux can report pane_dead=1 before pane_dead_status is known. On tmux builds linked with libutempter (Debian
+  // and Ubuntu's 3.3a) the SIGCHLD can even be lost for good (tmux/tmux#311): the pane's process stays a zombie and
+  // the status never appears until the server gets another SIGCHLD. Nudging our own private server with SIGCHLD
+  // makes it reap. Waits for both the death and the status.
+  const paneExit = async (name: string, timeoutMs = 8000) => {
+    const t0 = Date.now();
+    const serverPid = Number((await tmux('display-message', '-p', '#{pid}')).trim());
+    return waitFor(async () => {
+      const [dead, status] = (await tmux('display-message', '-p', '-t', `=${name}:`, '#{pane_dead}|#{pane_dead_status}')).trim().split('|');
+      if (dead !== '1') return undefined;
+      if (status) return Number(status);
+      if (Date.now() - t0 > 300) process.kill(serverPid, 'SIGCHLD');
+      return undefined;
+    }, timeoutMs, `exit status of pane ${name}`);
   };
+  const paneDead = async (name: string) =>
+    (await tmux('display-message', '-p', '-t', `=${name}:`, '#{pane_dead}')).trim() === '1';
 
   it('swallows SIGTERM when stdout is a terminal and --forward-signals is absent', async () => {
     const { ready, info } = await startInPane('swallow', []);
@@ -290,40 +302,28 @@ describe('doppler stand-in: signals on a terminal (private tmux server)', () => 
     expect(alive(info.ppid)).toBe(true);
     expect(alive(info.pid)).toBe(true);
     expect(existsSync(`${ready}.term`)).toBe(false);
-    expect((await paneState('swallow')).dead).toBe(false);
+    expect(await paneDead('swallow')).toBe(false);
     // SIGINT is swallowed as well.
     process.kill(info.ppid, 'SIGINT');
     await new Promise((r) => setTimeout(r, 300));
     expect(alive(info.ppid)).toBe(true);
     // Killing the child directly ends doppler with 128+9.
     process.kill(info.pid, 'SIGKILL');
-    const state = await waitFor(async () => {
-      const s = await paneState('swallow');
-      return s.dead && s.status !== undefined ? s : undefined;
-    }, 8000, 'pane death');
-    expect(state.status).toBe(137);
+    expect(await paneExit('swallow')).toBe(137);
   }, 20_000);
 
   it('forwards SIGTERM with --forward-signals and passes the exit code on', async () => {
     const { ready, info } = await startInPane('forward', ['--forward-signals']);
     expect(info.tty).toBe(true);
     process.kill(info.ppid, 'SIGTERM');
-    const state = await waitFor(async () => {
-      const s = await paneState('forward');
-      return s.dead && s.status !== undefined ? s : undefined;
-    }, 8000, 'pane death');
-    expect(state.status).toBe(42);
+    expect(await paneExit('forward')).toBe(42);
     expect(await fs.readFile(`${ready}.term`, 'utf8')).toBe('SIGTERM');
   }, 20_000);
 
   it('forwards SIGHUP even without --forward-signals', async () => {
     const { info } = await startInPane('hup', []);
     process.kill(info.ppid, 'SIGHUP');
-    const state = await waitFor(async () => {
-      const s = await paneState('hup');
-      return s.dead && s.status !== undefined ? s : undefined;
-    }, 8000, 'pane death');
     // The child has no SIGHUP handler, so it dies of the forwarded signal: 128+1.
-    expect(state.status).toBe(129);
+    expect(await paneExit('hup')).toBe(129);
   }, 20_000);
 });
