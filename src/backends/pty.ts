@@ -264,7 +264,7 @@ export class PtyBackend implements Backend {
     await settled(s.term);
     const b = s.term.buffer.active;
     const rows: string[] = [];
-    for (let y = b.baseY; y < b.baseY + s.term.rows; y++) rows.push(b.getLine(y)?.translateToString(true) ?? "");
+    for (let y = b.baseY; y < b.baseY + s.term.rows; y++) rows.push((b.getLine(y)?.translateToString(true) ?? "").replace(/ +$/, "")); // written blanks too, as tmux does
     return rows.join("\n") + "\n";
   }
 

@@ -33,6 +33,7 @@ export class TmuxBackend implements Backend {
   private readonly base: string[];
   private readonly env: NodeJS.ProcessEnv;
   private bufSeq = 0;
+  private serverPid: number | undefined;
 
   constructor(private readonly opts: TmuxOptions) {
     this.bin = opts.tmuxPath ?? "tmux";
@@ -120,6 +121,25 @@ export class TmuxBackend implements Backend {
     return m;
   }
 
+  /**
+   * tmux 3.3 built with libutempter can miss a SIGCHLD (tmux/tmux#311): the pane shows dead with no
+   * exit status and the child stays a zombie until another child exits. A SIGCHLD to the tmux server
+   * makes it reap and record the status; it is harmless otherwise.
+   */
+  async nudge(): Promise<void> {
+    if (this.serverPid === undefined || !isAlive(this.serverPid)) {
+      const r = await this.tmux(["display-message", "-p", "#{pid}"]).catch(() => undefined);
+      const pid = Number(r?.stdout.trim());
+      if (!r || r.code !== 0 || !Number.isInteger(pid) || pid <= 0) return;
+      this.serverPid = pid;
+    }
+    try {
+      process.kill(this.serverPid, "SIGCHLD");
+    } catch {
+      this.serverPid = undefined;
+    }
+  }
+
   async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
     let pid = opts.pid;
     const before = (await this.list()).get(id);
@@ -127,13 +147,19 @@ export class TmuxBackend implements Backend {
     let forced = false;
     if (pid && before?.alive !== false) {
       signalGroup(pid, "SIGTERM");
-      const deadline = Date.now() + opts.graceMs;
-      while (isAlive(pid) && Date.now() < deadline) await sleep(25);
-      if (isAlive(pid)) {
+      // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
+      const gone = async (until: number) => {
+        let n = 0;
+        while (isAlive(pid) && Date.now() < until) {
+          await sleep(25);
+          if (++n % 4 === 0) await this.nudge();
+        }
+        return !isAlive(pid);
+      };
+      if (!(await gone(Date.now() + opts.graceMs))) {
         forced = true;
         signalGroup(pid, "SIGKILL");
-        const hard = Date.now() + 2000;
-        while (isAlive(pid) && Date.now() < hard) await sleep(10);
+        await gone(Date.now() + 2000);
       }
     }
     // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.

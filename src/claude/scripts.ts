@@ -29,13 +29,17 @@ exit 0
 
 /**
  * Starts a session's program with exactly the environment in ENVFILE (NUL-separated NAME=value),
- * deletes the file first, and execs: secrets never travel on a command line, and the pane's
- * process is the program itself. tmux's own TERM/TMUX/TMUX_PANE are kept.
- *   launch.sh ENVFILE PROGRAM [ARGS...]
+ * deleting the file before the program starts: secrets never travel on a command line. tmux's own
+ * TERM/TMUX/TMUX_PANE are kept. When the program ends, the launcher appends its exit status to the
+ * events log itself: tmux 3.3 can miss the SIGCHLD that would run pane-died (tmux/tmux#311), and a
+ * waiting shell cannot. It traps HUP/INT/TERM with a no-op handler (a handler, not an ignore, so the
+ * program keeps default signal handling) to outlive the program long enough to write that line.
+ *   launch.sh ENVFILE EVENTS PROGRAM [ARGS...]
  */
 export const LAUNCH_SH = `#!/usr/bin/env bash
-# claude-sessions launcher: hand the session its environment without argv, then exec the program.
-envfile=$1; shift
+# claude-sessions launcher: hand the session its environment without argv, run it, record its exit.
+envfile=$1 events=$2; shift 2
+hook="$(cd "$(dirname "$0")" && pwd)/hook.sh"
 kv=()
 while IFS= read -r -d '' line; do kv+=("$line"); done < "$envfile"
 rm -f -- "$envfile"
@@ -45,8 +49,12 @@ for line in "\${kv[@]}"; do export "$line"; done
 [ -n "$keep_term" ] && [ -z "$TERM" ] && export TERM="$keep_term"
 [ -n "$keep_tmux" ] && export TMUX="$keep_tmux"
 [ -n "$keep_pane" ] && export TMUX_PANE="$keep_pane"
-unset kv line keep_term keep_tmux keep_pane envfile
-exec "$@"
+unset kv line keep_term keep_tmux keep_pane envfile v
+trap ':' HUP INT TERM QUIT
+"$@"
+code=$?
+"$hook" "$events" exit "$code"
+exit "$code"
 `;
 
 export interface ScriptPaths {

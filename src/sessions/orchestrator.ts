@@ -159,10 +159,11 @@ export class Orchestrator {
    * status shows in list-panes a moment later. Asked a few times, then given up.
    */
   private async fetchExitCode(s: LiveSession): Promise<void> {
-    const tmux = this.backends.tmux;
+    const tmux = this.backends.tmux as (Backend & { nudge?: () => Promise<void> }) | undefined;
     if (!tmux) return;
     for (const delay of [50, 200, 500, 1500]) {
       await sleep(delay);
+      await tmux.nudge?.();
       if (this.closed || typeof s.fold.exit_code === "number") return;
       const l = (await tmux.list().catch(() => undefined))?.get(s.id);
       if (!l || l.alive) return;
@@ -444,7 +445,7 @@ export class Orchestrator {
     try {
       if (backend.kind === "tmux") {
         await writeFile(envFile, encodeEnvFile(env), { mode: 0o600, flag: "wx" });
-        spawned = await backend.spawn({ ...spec, argv: [this.scripts.launch, envFile, ...argv], env: {} });
+        spawned = await backend.spawn({ ...spec, argv: [this.scripts.launch, envFile, p.eventsPath, ...argv], env: {} });
       } else {
         spawned = await backend.spawn(spec);
       }
@@ -848,7 +849,11 @@ export class Orchestrator {
     for (const r0 of records.sort((a, b) => a.created_at.localeCompare(b.created_at))) {
       let r = r0;
       const followed = this.live.get(r.session_id);
-      if (followed) r = { ...r, ...pickFold(followed.fold) };
+      if (followed) {
+        // What this process has folded may be newer than the file (writes are coalesced).
+        r = structuredClone(r);
+        applyFold(r, followed.fold);
+      }
       if (isLive(r.status) && r.backend === "tmux" && !tmuxLive.get(r.session_id)?.exists && r.status !== "starting") {
         await this.markVanished(r);
         r = { ...r, status: "dead" };
@@ -1028,14 +1033,6 @@ function pickClaudeOptions(o: ClaudeOptions): ClaudeOptions {
 
 function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown } {
   return { tool_name: p.tool_name, tool_input: p.tool_input };
-}
-
-/** The record's view of a fold (live object → stored record). */
-function pickFold(f: Folded): Partial<SessionRecord> {
-  const out: Partial<SessionRecord> = { status: f.status, turn_count: f.turn_count };
-  if (f.claude_session_id) out.claude_session_id = f.claude_session_id;
-  if (f.last_response !== undefined) out.last_response = f.last_response;
-  return out;
 }
 
 export function applyFold(r: SessionRecord, f: Folded): void {

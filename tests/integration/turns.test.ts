@@ -27,7 +27,7 @@ describe.runIf(run)("turn outcomes (tmux)", () => {
     const r = await m.call("send_message", { session_id: id, message: "FAKE_BASH:touch allowed.txt" });
     expect(r.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command: "touch allowed.txt" } } });
     const listed = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
-    expect(listed.data.sessions[0]).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+    expect(listed.data.sessions.find((y) => y.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
     const w1 = await m.call("wait_for_completion", { session_id: id, timeout_ms: 2000 });
     expect(w1.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
     const busy = await m.call("send_message", { session_id: id, message: "hello" });
@@ -85,9 +85,9 @@ describe.runIf(run)("turn outcomes (tmux)", () => {
     // The exit status can reach tmux a moment after the pane died.
     const l = await until(async () => {
       const x = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", { include_metadata: true });
-      return x.data.sessions[0]?.exit_code !== undefined ? x : undefined;
+      return x.data.sessions.find((y) => y.session_id === id)?.exit_code !== undefined ? x : undefined;
     }, 5000);
-    expect(l.data.sessions[0]).toMatchObject({ status: "dead", exit_code: 3 });
+    expect(l.data.sessions.find((y) => y.session_id === id)).toMatchObject({ status: "dead", exit_code: 3 });
     const k = await m.call("kill_session", { session_id: id });
     expect(k.data.status).toBe("already_dead");
   });
@@ -99,8 +99,8 @@ describe.runIf(run)("turn outcomes (tmux)", () => {
     const q = await m.call("send_message", { session_id: id, message: "second", queue: true, timeout_ms: 10_000 });
     expect(q.data).toMatchObject({ queued: true, completed: true, response: "FAKE REPLY: second" });
     const l = await until(async () => {
-      const x = await m.call<{ sessions: Array<{ turn_count: number }> }>("list_sessions", {});
-      return x.data.sessions[0]?.turn_count === 2 ? x : undefined;
+      const x = await m.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
+      return x.data.sessions.find((y) => y.session_id === id)?.turn_count === 2 ? x : undefined;
     });
     expect(l).toBeTruthy();
     await m.call("kill_session", { session_id: id });
