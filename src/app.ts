@@ -75,8 +75,11 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     backends,
     version,
     async close() {
+      // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
+      // then let the orchestrator fold and save those last events.
+      await backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`));
       await orch.close();
-      for (const b of Object.values(backends)) await b.close?.();
+      await backends.tmux?.close?.();
     },
   };
 }

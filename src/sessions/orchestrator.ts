@@ -684,7 +684,7 @@ export class Orchestrator {
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         tickMs: 1000,
         tick: async (ms) => {
-          if (ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.fold.status}` });
+          if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.fold.status}` });
           if (Date.now() - lastEventAt >= INTERRUPT_PROBE_MS && s.fold.status === "busy") {
             lastEventAt = Date.now();
             await this.probeInterrupted(s, r);
@@ -1012,6 +1012,7 @@ export class Orchestrator {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
+    await Promise.all([...this.live.values()].map((s) => s.refresh()));
     await Promise.all([...this.live.keys()].map((id) => this.flushed(id)));
     for (const s of this.live.values()) s.close();
     this.live.clear();

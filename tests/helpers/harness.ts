@@ -3,7 +3,7 @@
  * the built server started as a real process and driven by the MCP SDK's own Client over stdio.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, mkdirSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -102,7 +102,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
     args: [CLI],
     env: { ...world.env, ...extraEnv },
     stderr: "pipe",
-    cwd: world.work,
+    cwd: world.root,
   });
   let err = "";
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
@@ -144,4 +144,52 @@ export async function until<T>(fn: () => Promise<T | undefined | false> | T | un
     if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** node-pty loads in this Node (it is an optional native addon). */
+export async function hasPty(): Promise<boolean> {
+  try {
+    await import("node-pty");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The backends the contract suites run against: tmux (if installed, or on CI) and pty (if node-pty loads, or on CI). */
+export async function contractBackends(): Promise<Array<"tmux" | "pty">> {
+  const out: Array<"tmux" | "pty"> = [];
+  if (tmuxOrSkip()) out.push("tmux");
+  if (await hasPty()) out.push("pty");
+  else if (process.env.CI) throw new Error("node-pty does not load, and CI must run the pty suites");
+  else console.warn("\n*** node-pty does not load: SKIPPING the pty suites. Run npm install with a C++ toolchain. ***\n");
+  return out;
+}
+
+/** Processes whose working directory is inside `dir`: the sessions a test started, whatever the backend. */
+export function processesIn(dir: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${p}/cwd`);
+      if (cwd === dir || cwd.startsWith(dir + "/")) out.push(Number(p));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
+}
+
+/** Process-group leaders among `pids`: one per session (the launcher under tmux, the program under pty). */
+export function groupLeaders(pids: number[]): number[] {
+  return pids.filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[2]) === pid; // fields: state ppid pgrp …
+    } catch {
+      return false;
+    }
+  });
 }

@@ -4,15 +4,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { connect, contractBackends, groupLeaders, makeWorld, processesIn, type Mcp, type World } from "../helpers/harness.js";
 
-const run = tmuxOrSkip();
+const BACKENDS = await contractBackends();
 
-describe.runIf(run)("errors (tmux)", () => {
+describe.each(BACKENDS)("errors (%s)", (backend) => {
   let w: World;
   let m: Mcp;
   beforeAll(async () => {
-    w = makeWorld({ MAX_CONCURRENT_SESSIONS: "3", CLAUDE_SESSIONS_START_TIMEOUT_MS: "6000" });
+    w = makeWorld({ MAX_CONCURRENT_SESSIONS: "3", CLAUDE_SESSIONS_START_TIMEOUT_MS: "6000", CLAUDE_SESSIONS_BACKEND: backend });
     m = await connect(w);
   });
   afterAll(async () => {
@@ -20,13 +20,8 @@ describe.runIf(run)("errors (tmux)", () => {
     w?.cleanup();
   });
 
-  const tmuxSessions = () => {
-    try {
-      return w.tmux(["list-sessions", "-F", "#{session_name}"]).trim().split("\n").filter(Boolean);
-    } catch {
-      return [];
-    }
-  };
+  /** Sessions still running, whatever the backend: process-group leaders inside the world's work dir. */
+  const liveSessions = () => groupLeaders(processesIn(w.work));
   const stateText = () => readFileSync(join(w.stateDir, "state.json"), "utf8");
 
   it("rejects bad input with INVALID_ARGUMENT, spawns nothing and changes no state", async () => {
@@ -59,7 +54,7 @@ describe.runIf(run)("errors (tmux)", () => {
       expect(typeof r.error?.retryable).toBe("boolean");
     }
     expect(existsSync(marker)).toBe(false);
-    expect(tmuxSessions()).toEqual([]);
+    expect(liveSessions()).toEqual([]);
     expect(stateText()).toBe(before);
     // The server is still fine.
     expect((await m.call("list_sessions", {})).ok).toBe(true);
@@ -83,8 +78,8 @@ describe.runIf(run)("errors (tmux)", () => {
     expect(long.error?.message).toContain("100000");
     const empty = await m.call("send_message", { session_id: id, message: "   " });
     expect(empty.error?.code).toBe("INVALID_ARGUMENT");
-    const list = await m.call<{ sessions: Array<{ turn_count: number }> }>("list_sessions", {});
-    expect(list.data.sessions[0]?.turn_count).toBe(0);
+    const list = await m.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
+    expect(list.data.sessions.find((x) => (x as { session_id?: string }).session_id === id)?.turn_count).toBe(0);
     await m.call("kill_session", { session_id: id, save_state: false });
   });
 
@@ -103,7 +98,7 @@ describe.runIf(run)("errors (tmux)", () => {
     const fourth = await m.call("start_session", { cwd: w.dir("lim-4") });
     expect(fourth.error?.code).toBe("LIMIT_REACHED");
     expect(fourth.error?.retryable).toBe(true);
-    expect(tmuxSessions()).toHaveLength(3);
+    expect(liveSessions()).toHaveLength(3);
     for (const s of three) await m.call("kill_session", { session_id: s.data.session_id, save_state: false });
   });
 
@@ -121,7 +116,7 @@ describe.runIf(run)("errors (tmux)", () => {
     expect(r.error?.message, r.text).toContain("something went wrong at start-up");
     const list = await m.call<{ sessions: Array<{ status: string }> }>("list_sessions", { status_filter: "error" });
     expect(list.data.sessions).toHaveLength(1);
-    expect(tmuxSessions()).toEqual([]);
+    expect(liveSessions()).toEqual([]);
   });
 
   it("first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen", async () => {
@@ -140,13 +135,13 @@ describe.runIf(run)("errors (tmux)", () => {
     expect(ok.ok, ok.text).toBe(true);
     expect((await m.call("send_message", { session_id: ok.data.session_id, message: "hi" })).data.response).toBe("FAKE REPLY: hi");
     await m.call("kill_session", { session_id: ok.data.session_id, save_state: false });
-    expect(tmuxSessions()).toEqual([]);
+    expect(liveSessions()).toEqual([]);
   });
 
   it("bypassPermissions is refused unless the server allows it", async () => {
     const r = await m.call("start_session", { cwd: w.work, permission_mode: "bypassPermissions" });
     expect(r.error?.code).toBe("PERMISSION_DENIED");
     expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BYPASS");
-    expect(tmuxSessions()).toEqual([]);
+    expect(liveSessions()).toEqual([]);
   });
 });

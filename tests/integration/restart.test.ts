@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
+import { connect, hasPty, makeWorld, processesIn, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 
 const run = tmuxOrSkip();
 
@@ -121,5 +121,40 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8"));
     for (const id of ids) expect(state.sessions[id].status).toBe("dead");
     await Promise.all([m1.close(), m2.close()]);
+  });
+});
+
+const pty = await hasPty();
+
+describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)", () => {
+  let w: World;
+  beforeAll(() => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "pty" });
+  });
+  afterAll(() => w?.cleanup());
+
+  it("on shutdown the server ends its pty sessions gracefully and records them dead and resumable", async () => {
+    const m1 = await connect(w);
+    const s = await m1.call("start_session", { cwd: w.dir("pty-a") });
+    expect(s.data).toMatchObject({ backend: "pty", status: "ready" });
+    const id = s.data.session_id as string;
+    await m1.call("send_message", { session_id: id, message: "remember otters" });
+    await until(async () => (await m1.call<{ items: unknown[] }>("stream_output", { session_id: id, mode: "transcript" })).data.items.length === 2);
+    const listed = await m1.call<{ sessions: Array<{ survives_restart: boolean }> }>("list_sessions", {});
+    expect(listed.data.sessions[0]?.survives_restart).toBe(false);
+    await m1.close(); // stdin closes: the server shuts down
+    await until(() => processesIn(w.dir("pty-a")).length === 0, 10_000);
+    const ev = readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8");
+    expect(ev).toContain('"hook_event_name":"SessionEnd"');
+
+    const m2 = await connect(w);
+    const l = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("dead");
+    const r = await m2.call("resume_session", { session_id: id, message: "which animal?" });
+    expect(r.ok, r.text).toBe(true);
+    const done = await m2.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    expect(done.data.last_response).toBe("FAKE REPLY: which animal?");
+    await m2.call("kill_session", { session_id: id });
+    await m2.close();
   });
 });

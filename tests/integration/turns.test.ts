@@ -4,15 +4,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { connect, contractBackends, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
 
-const run = tmuxOrSkip();
+const BACKENDS = await contractBackends();
 
-describe.runIf(run)("turn outcomes (tmux)", () => {
+describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
   let w: World;
   let m: Mcp;
   beforeAll(async () => {
-    w = makeWorld();
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
     m = await connect(w);
   });
   afterAll(async () => {
