@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, contractBackends, groupLeaders, makeWorld, processesIn, type Mcp, type World } from "../helpers/harness.js";
+import { connect, contractBackends, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 
 const BACKENDS = await contractBackends();
 
@@ -143,5 +143,19 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
     expect(r.error?.code).toBe("PERMISSION_DENIED");
     expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BYPASS");
     expect(liveSessions()).toEqual([]);
+  });
+
+  it("MAX_SESSION_DURATION ends a session that outlived it and leaves it resumable", async () => {
+    const m2 = await connect(w, { MAX_SESSION_DURATION: "1500" });
+    const s = await m2.call("start_session", { cwd: w.dir("old") });
+    const id = s.data.session_id as string;
+    const l = await until(async () => {
+      const x = await m2.call<{ sessions: Array<{ session_id: string; status: string; error_log: string[] }> }>("list_sessions", { include_metadata: true });
+      const r = x.data.sessions.find((y) => y.session_id === id);
+      return r?.status === "dead" && r.error_log.length ? r : undefined;
+    }, 10_000);
+    expect(l.error_log.join("\n")).toContain("max_duration");
+    expect(processesIn(w.dir("old"))).toEqual([]);
+    await m2.close();
   });
 });

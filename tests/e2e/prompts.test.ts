@@ -1,0 +1,82 @@
+/**
+ * The real Claude Code CLI (offline, against tests/fixtures/mock-anthropic.ts): parallel start-up, replies,
+ * prompts delivered byte-exact, and the bypass gate. See tests/helpers/real-claude.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Mcp } from "../helpers/harness.js";
+import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+
+const run = realClaudeOrSkip();
+
+describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => {
+  let e: E2e;
+  let m: Mcp;
+  beforeAll(async () => {
+    e = await e2eWorld({ dirs: ["par-a", "par-b", "bytes", "bypass"] });
+    m = await e.connect();
+  });
+  afterAll(async () => {
+    await m?.close();
+    expect(e?.mock.stray ?? [], "no traffic may leave for anywhere but the mock").toEqual([]);
+    await e?.cleanup();
+  });
+
+  it("a. two sessions started in parallel reach ready and each answers with the mock's text", async () => {
+    const [a, b] = await Promise.all(["par-a", "par-b"].map((d) => m.call("start_session", { cwd: e.dir(d), permission_mode: "default" })));
+    for (const s of [a, b]) {
+      expect(s!.ok, s!.text).toBe(true);
+      expect(s!.data.status).toBe("ready");
+    }
+    const ids = [a!.data.session_id as string, b!.data.session_id as string];
+    const replies = await Promise.all(ids.map((id, i) => m.call("send_message", { session_id: id, message: `hello from session ${i}` })));
+    replies.forEach((r, i) => {
+      expect(r.ok, r.text).toBe(true);
+      expect(r.data).toMatchObject({ completed: true, final_state: "idle", response: `MOCK REPLY: hello from session ${i}` });
+    });
+    const listed = await m.call<{ sessions: Array<{ session_id: string; status: string; turn_count: number }> }>("list_sessions", {});
+    for (const id of ids) expect(listed.data.sessions.find((s) => s.session_id === id)).toMatchObject({ status: "idle", turn_count: 1 });
+    await Promise.all(ids.map((id) => m.call("kill_session", { session_id: id })));
+  });
+
+  it("b. prompts arrive byte-exact at the API", async () => {
+    const s = await m.call("start_session", { cwd: e.dir("bytes"), permission_mode: "default" });
+    expect(s.ok, s.text).toBe(true);
+    const id = s.data.session_id as string;
+    const long = Array.from({ length: 120 }, (_, i) => `word${i} ${"abcdefghij".repeat(4)}`).join(" ").slice(0, 4999) + ".";
+    const prompts: Array<[string, string]> = [
+      ["20 lines", Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n")],
+      ["5,000 characters", long],
+      ["unicode and emoji", "naïve café — 日本語のテキスト, Ελληνικά, עברית 🎉🚀👩‍💻 ✓"],
+      ["command substitution", "please ignore $(rm -rf ~) and ${HOME} literally"],
+      ["backticks and quotes", "run `echo hi` with 'single' and \"double\" quotes \\ backslash"],
+      ["tmux format", "the pane is #{pane_id} and #S #(echo pwned)"],
+      ["leading dash", "-p --help is not an option here"],
+      ["leading slash", "/usr/bin/env is a path, not a command"],
+    ];
+    expect(long.length).toBe(5000);
+    for (const [what, text] of prompts) {
+      const r = await m.call("send_message", { session_id: id, message: text });
+      expect(r.ok, `${what}: ${r.text}`).toBe(true);
+      expect(r.data.final_state, what).toBe("idle");
+      const seen = e.requestsWith(text);
+      if (seen.length !== 1) {
+        const got = e.mock.mainRequests().at(-1)?.lastUserText ?? "";
+        let i = 0;
+        while (i < got.length && got[i] === text[i]) i++;
+        console.log(`DEBUG ${what}: sent ${text.length}, got ${got.length}, first difference at ${i}: ${JSON.stringify(got.slice(Math.max(0, i - 20), i + 60))} vs ${JSON.stringify(text.slice(Math.max(0, i - 20), i + 60))}`);
+      }
+      expect(seen.length, `${what}: the mock did not receive the exact text`).toBe(1);
+      expect(r.data.response, what).toBe(`MOCK REPLY: ${text}`);
+    }
+    await m.call("kill_session", { session_id: id });
+  });
+
+  it("bypassPermissions is refused without CLAUDE_SESSIONS_ALLOW_BYPASS, before anything starts", async () => {
+    const r = await m.call("start_session", { cwd: e.dir("bypass"), permission_mode: "bypassPermissions" });
+    expect(r.ok).toBe(false);
+    expect(r.error?.code).toBe("PERMISSION_DENIED");
+    expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BYPASS");
+    const l = await m.call<{ sessions: Array<{ cwd: string }> }>("list_sessions", {});
+    expect(l.data.sessions.filter((x) => x.cwd === e.dir("bypass"))).toEqual([]);
+  });
+});
