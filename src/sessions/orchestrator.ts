@@ -843,7 +843,7 @@ export class Orchestrator {
     const state = await this.store.read();
     const records = Object.values(state.sessions);
     // One tmux call for all sessions, whatever their number.
-    const tmuxLive = this.backends.tmux && records.some((r) => r.backend === "tmux" && isLive(r.status)) ? await this.backends.tmux.list() : new Map();
+    const tmuxLive = this.backends.tmux && records.some((r) => r.backend === "tmux" && !r.killed_at) ? await this.backends.tmux.list() : new Map();
     const out: Array<Record<string, unknown>> = [];
     let filtered = 0;
     for (const r0 of records.sort((a, b) => a.created_at.localeCompare(b.created_at))) {
@@ -858,6 +858,8 @@ export class Orchestrator {
         await this.markVanished(r);
         r = { ...r, status: "dead" };
       }
+      // Claude said it ended (SessionEnd) but something in its terminal still runs: a zombie, for kill_session.
+      if (r.status === "dead" && r.backend === "tmux" && tmuxLive.get(r.session_id)?.alive) r = { ...r, status: "zombie" };
       if (input.status_filter && input.status_filter !== "all" && statusGroup(r.status) !== input.status_filter) continue;
       if (input.team_filter && r.team_name !== input.team_filter) continue;
       filtered += 1;

@@ -44,6 +44,7 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
     const id = s.data.session_id as string;
     const long = Array.from({ length: 120 }, (_, i) => `word${i} ${"abcdefghij".repeat(4)}`).join(" ").slice(0, 4999) + ".";
     const prompts: Array<[string, string]> = [
+      ["3 lines", "one\ntwo\nthree"],
       ["20 lines", Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n")],
       ["5,000 characters", long],
       ["unicode and emoji", "naïve café — 日本語のテキスト, Ελληνικά, עברית 🎉🚀👩‍💻 ✓"],
@@ -59,10 +60,11 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
       expect(r.ok, `${what}: ${r.text}`).toBe(true);
       expect(r.data.final_state, what).toBe("idle");
       const seen = e.requestsWith(text);
-      if (seen.length !== 1) {
+      if (process.env.CS_E2E_DEBUG || seen.length !== 1) {
         const got = e.mock.mainRequests().at(-1)?.lastUserText ?? "";
         let i = 0;
         while (i < got.length && got[i] === text[i]) i++;
+        console.log("DEBUG BODY", JSON.stringify(e.mock.mainRequests().filter((q) => q.body?.system?.[2]?.text?.includes?.("bytes") || JSON.stringify(q.body).includes("/bytes")).map((q) => (q.body?.messages?.at(-1)?.content as Array<{text?: string}>).map((b) => (b.text ?? "").slice(0, 200)))));
         console.log(`DEBUG ${what}: sent ${text.length}, got ${got.length}, first difference at ${i}: ${JSON.stringify(got.slice(Math.max(0, i - 20), i + 60))} vs ${JSON.stringify(text.slice(Math.max(0, i - 20), i + 60))}`);
       }
       expect(seen.length, `${what}: the mock did not receive the exact text`).toBe(1);

@@ -2,6 +2,7 @@
  * Sessions outlive the server: a new server adopts the live ones and marks the vanished ones dead;
  * two servers at once share one state file without losing an update; resume keeps the conversation.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,6 +98,25 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     expect(adopted.ok, adopted.text).toBe(true);
     expect(adopted.data.claude_session_id).toBe(claudeId);
     await m.call("kill_session", { session_id: adopted.data.session_id as string });
+    await m.close();
+  });
+
+  it("a session whose process outlives its SessionEnd is listed as zombie, and kill_session ends it", async () => {
+    const m = await connect(w);
+    const s = await m.call("start_session", { cwd: w.dir("zombie") });
+    const id = s.data.session_id as string;
+    // As if Claude had reported its end but the process (or a wrapper such as doppler) hangs on.
+    execFileSync(join(w.stateDir, "bin", "hook.sh"), [join(w.stateDir, id, "events.jsonl")], { input: JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }) + "\n" });
+    const z = await until(async () => {
+      const l = await m.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+      return l.data.sessions.find((x) => x.session_id === id && x.status === "zombie");
+    });
+    expect(z).toBeTruthy();
+    const errs = await m.call<{ sessions: Array<{ session_id: string }> }>("list_sessions", { status_filter: "error" });
+    expect(errs.data.sessions.map((x) => x.session_id)).toContain(id);
+    const k = await m.call("kill_session", { session_id: id });
+    expect(k.data.status).toBe("killed");
+    expect(processesIn(w.dir("zombie"))).toEqual([]);
     await m.close();
   });
 
