@@ -16,6 +16,7 @@ import type { Terminal as XTerm } from "@xterm/headless";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { run } from "./exec.js";
 import { SessionError } from "../sessions/errors.js";
+import { signalGroup } from "../util/process.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {
@@ -344,15 +345,3 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   });
 }
 
-/** The pty's child is a session leader, so its pid is also its process group id. */
-function signalGroup(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      /* already gone */
-    }
-  }
-}

@@ -7,6 +7,7 @@ import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { ExecError, run, type RunResult } from "./exec.js";
 import { SessionError } from "../sessions/errors.js";
 import { shQuote } from "../util/shell.js";
+import { isAlive, signalGroup } from "../util/process.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -176,27 +177,6 @@ export class TmuxBackend implements Backend {
 
   async remove(id: string): Promise<void> {
     await this.tmux(["kill-session", "-t", `=${sessionName(id)}`]);
-  }
-}
-
-function signalGroup(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

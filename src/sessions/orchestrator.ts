@@ -18,9 +18,10 @@ import { buildClaudeArgs, childEnv, encodeEnvFile, ENV_NAME, wrapWithDoppler, ty
 import type { ScriptPaths } from "../claude/scripts.js";
 import { readTranscript, transcriptPath, type TranscriptItem } from "../claude/transcript.js";
 import type { Config } from "../config.js";
-import type { SessionRecord } from "../store/schema.js";
+import { newRecord, type SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import { readFrom, readTail } from "../util/files.js";
+import { isAlive } from "../util/process.js";
 import type { Logger } from "../util/log.js";
 import { appendEvent } from "./eventlog.js";
 import { SessionError } from "./errors.js";
@@ -250,7 +251,7 @@ export class Orchestrator {
           this.armDeadline(r);
           continue;
         }
-      } else if (r.owner_pid && r.owner_pid !== process.pid && pidAlive(r.owner_pid)) {
+      } else if (r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) {
         continue; // another live server owns this pty session
       }
       await this.markVanished(r);
@@ -294,7 +295,7 @@ export class Orchestrator {
     const claudeArgv = [claude, ...buildClaudeArgs({ kind: "new", claudeSessionId }, p.settingsPath, opts)];
     const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
     const now = new Date().toISOString();
-    const rec: SessionRecord = {
+    const rec = newRecord({
       session_id: id,
       claude_session_id: claudeSessionId,
       backend: kind,
@@ -304,14 +305,8 @@ export class Orchestrator {
       command: argv[0]!,
       args: argv.slice(1),
       env_names: Object.keys(env).sort(),
-      turn_count: 0,
-      error_log: [],
-      messages_sent: 0,
-      responses_received: 0,
-      total_chars_sent: 0,
-      total_chars_received: 0,
       options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}) },
-    };
+    });
     if (doppler?.project) rec.doppler_project = doppler.project;
     if (doppler?.config) rec.doppler_config = doppler.config;
     if (input.team_name) rec.team_name = input.team_name;
@@ -403,24 +398,7 @@ export class Orchestrator {
     const existing = Object.values((await this.store.read()).sessions).find((r) => r.claude_session_id === claudeSessionId);
     if (existing) return existing;
     const id = newSessionId();
-    const rec: SessionRecord = {
-      session_id: id,
-      claude_session_id: claudeSessionId,
-      backend: backend ?? this.defaultBackend(),
-      status: "dead",
-      created_at: new Date().toISOString(),
-      cwd,
-      command: "",
-      args: [],
-      env_names: [],
-      turn_count: 0,
-      error_log: [],
-      messages_sent: 0,
-      responses_received: 0,
-      total_chars_sent: 0,
-      total_chars_received: 0,
-      options: {},
-    };
+    const rec = newRecord({ session_id: id, claude_session_id: claudeSessionId, backend: backend ?? this.defaultBackend(), status: "dead", cwd });
     await this.store.update((s) => {
       s.sessions[id] = rec;
     });
@@ -1070,15 +1048,6 @@ function parseCursor(c: string | undefined): number | undefined {
 
 function cleanLog(text: string): string {
   return stripVTControlCharacters(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n");
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Resolves when the file changes or the time is up (fs.watch: no polling). */

@@ -70,3 +70,23 @@ export type StateFile = z.infer<typeof StateFileSchema>;
 export function emptyState(): StateFile {
   return { version: STATE_VERSION, updated_at: new Date().toISOString(), sessions: {} };
 }
+
+/** A new record with the counters at zero; the caller gives identity, place and command. */
+export function newRecord(
+  r: Pick<SessionRecord, "session_id" | "claude_session_id" | "backend" | "status" | "cwd"> & Partial<SessionRecord>,
+): SessionRecord {
+  return {
+    created_at: new Date().toISOString(),
+    command: "",
+    args: [],
+    env_names: [],
+    turn_count: 0,
+    error_log: [],
+    messages_sent: 0,
+    responses_received: 0,
+    total_chars_sent: 0,
+    total_chars_received: 0,
+    options: {},
+    ...r,
+  };
+}
