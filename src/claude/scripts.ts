@@ -23,8 +23,7 @@ if [ "$2" = exit ]; then
   printf '{"hook_event_name":"cs:exit","exit_code":%s}\\n' "$c" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f" 2>/dev/null
   exit 0
 fi
-flock -w 10 "$f.lock" sh -c '{ tr -d "\\r\\n"; echo; } >> "$0"' "$f" 2>/dev/null
-exit 0
+exec flock -w 10 "$f.lock" sh -c '{ tr -d "\\r\\n"; echo; } >> "$0"' "$f" 2>/dev/null
 `;
 
 /**

@@ -47,7 +47,7 @@ describe("argv builders", () => {
   it("hook settings subscribe every event to the hook script with both paths quoted", () => {
     const s = hooksSettings("/state/bin/hook.sh", "/state/it's/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
     expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd"]);
-    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`'/state/bin/hook.sh' '/state/it'\\''s/events.jsonl'`);
+    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`exec '/state/bin/hook.sh' '/state/it'\\''s/events.jsonl'`);
   });
 
   it("discovery looks where the spec says, in order", () => {
