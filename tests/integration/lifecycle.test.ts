@@ -155,6 +155,23 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
     await m.call("kill_session", { session_id: id });
   });
 
+  it("a cancelled wait stops at once and leaves the session and server as they were", async () => {
+    const s = await m.call("start_session", { cwd: w.dir("cancel") });
+    const id = s.data.session_id as string;
+    await m.call("send_message", { session_id: id, message: "FAKE_SLOW:1500 busy", wait_for_response: false });
+    const ac = new AbortController();
+    const t0 = Date.now();
+    const pending = m.call("wait_for_completion", { session_id: id, timeout_ms: 60_000 }, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 300);
+    await expect(pending).rejects.toThrow();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    // The server got notifications/cancelled and ended its own waiter (not just the client giving up).
+    await until(() => m.stderr().includes("wait_for_completion: CANCELLED"), 2000);
+    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    expect(done.data).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:1500 busy" });
+    await m.call("kill_session", { session_id: id, save_state: false });
+  });
+
   it("keeps state.json private and in the spec's format", async () => {
     const file = join(w.stateDir, "state.json");
     expect(existsSync(file)).toBe(true);
