@@ -74,6 +74,7 @@ const KEY_BYTES: Record<Key, string> = {
   "1": "1",
   "2": "2",
   "3": "3",
+  "4": "4",
 };
 
 /** Variables that describe some other terminal than ours. */

@@ -27,7 +27,7 @@ import { appendEvent } from "./eventlog.js";
 import { SessionError } from "./errors.js";
 import { LiveSession } from "./live.js";
 import type { Folded, LogEvent, PendingPermission } from "./reducer.js";
-import { BLOCKING_HELP, detectBlockingScreen, lastLines, showsInterrupted } from "./screens.js";
+import { BLOCKING_HELP, detectBlockingScreen, inputText, lastLines, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "./screens.js";
 import { acceptsPrompt, isLive, statusGroup, type Status } from "./status.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -89,6 +89,11 @@ interface Internals {
 }
 
 const PROMPT_CONFIRM_MS = 2500;
+/** How long start-up waits, after SessionStart, for the input box to be drawn (2.1.330: ~200 ms later). */
+const INPUT_DRAWN_MS = 3000;
+/** 2.1.330 wraps a paste of more than 800 characters or 2 newlines in <pasted_content> tags: paste smaller pieces (with a margin). */
+const PASTE_PIECE_CHARS = 700;
+const PASTE_PIECE_NEWLINES = 2;
 const PROMPT_ATTEMPTS = 3;
 const PROGRESS_EVERY_MS = 5000;
 /** While a wait sees no events for this long, the screen is read once (Esc interrupts fire no hook). */
@@ -443,7 +448,7 @@ export class Orchestrator {
     });
 
     const t0 = Date.now();
-    let trusted = false;
+    let trustedAt = 0;
     let lastScreen = "";
     let blocked: ReturnType<typeof detectBlockingScreen>;
     // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
@@ -458,9 +463,13 @@ export class Orchestrator {
           lastScreen = await backend.screen(id).catch(() => lastScreen);
           const seen = detectBlockingScreen(lastScreen);
           if (seen === "trust" && trust) {
-            if (!trusted) {
-              trusted = true;
+            if (Date.now() - trustedAt > 2500) {
+              trustedAt = Date.now();
               await sleep(250); // the CLI ignores keys in the first moments of a dialog
+              // 2.1.330 lists "No, exit" first (2.1.197: "1. Yes, I trust this folder"): move onto Yes, then Enter.
+              const moves = menuMoves(lastScreen, /Yes, I trust this folder/i) ?? 0;
+              for (let i = 0; i < Math.abs(moves); i++) await backend.keys(id, [moves > 0 ? "Down" : "Up"]);
+              if (moves) await sleep(100);
               await backend.keys(id, ["Enter"]);
             }
             return;
@@ -475,6 +484,7 @@ export class Orchestrator {
       });
     await rm(envFile, { force: true });
     if (folded && isLive(folded.status) && folded.status !== "starting") {
+      await this.inputDrawn(id, backend);
       await this.flushed(id);
       await this.store.patch(id, (r) => {
         r.started_at = new Date().toISOString();
@@ -508,6 +518,24 @@ export class Orchestrator {
     }
     await this.abortStart(id, backend, err.message);
     throw err;
+  }
+
+  /**
+   * SessionStart can come before the input box is drawn (2.1.330: ~200 ms before), and a bracketed paste
+   * that arrives then loses its brackets (each newline submits). Waits, bounded, until the box shows.
+   */
+  private async inputDrawn(id: string, backend: Backend): Promise<void> {
+    const end = Date.now() + INPUT_DRAWN_MS;
+    for (;;) {
+      const screen = await backend.screen(id).catch(() => undefined);
+      if (screen === undefined || inputText(screen) !== undefined) break;
+      if (Date.now() > end) {
+        this.log.warn(`${id}: no input box on screen ${INPUT_DRAWN_MS} ms after SessionStart; going on`);
+        return;
+      }
+      await sleep(25);
+    }
+    await sleep(50); // the frame is drawn just before the input handler is attached
   }
 
   private async abortStart(id: string, backend: Backend, why: string): Promise<void> {
@@ -559,7 +587,7 @@ export class Orchestrator {
 
   private async pasteOnly(backend: Backend, id: string, message: string): Promise<void> {
     const text = message.replace(/\r\n?/g, "\n").replace(/\n+$/, "");
-    await backend.paste(id, text);
+    for (const piece of pastePieces(text)) await backend.paste(id, piece);
     // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
     await sleep(Math.min(500, 40 + Math.floor(text.length / 1000) * 5));
   }
@@ -593,6 +621,13 @@ export class Orchestrator {
       if (f) {
         await this.countSent(id, message);
         return { sent_at, attempts };
+      }
+      // A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt.
+      const unknown = message.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(await backend.screen(id).catch(() => "")) : null;
+      if (unknown) {
+        throw new SessionError("INVALID_ARGUMENT", `Claude Code took the message as a slash command and did not send it: ${unknown[0].replace(/^[\s●]+/, "")}`, {
+          suggestion: "Claude Code reads a message that starts with \"/\" as a command. Put other text before the slash.",
+        });
       }
       this.log.warn(`${id}: no UserPromptSubmit after Enter #${attempts}; trying again`);
     }
@@ -675,11 +710,19 @@ export class Orchestrator {
     }
   }
 
-  private async probeInterrupted(s: LiveSession, r: SessionRecord): Promise<boolean> {
+  /**
+   * Esc fires no hook. It shows "Interrupted", or (Esc before any reply came, 2.1.197 and 2.1.330) no
+   * busy footer and the prompt put back into the input box, which is then cleared (C-c clears a non-empty
+   * input) so the next paste does not join it. `afterEsc`: this server just pressed Esc.
+   */
+  private async probeInterrupted(s: LiveSession, r: SessionRecord, afterEsc = false): Promise<boolean> {
     const b = this.backends[r.backend];
     if (!b) return false;
     const screen = await b.screen(s.id).catch(() => "");
-    if (screen && showsInterrupted(screen)) {
+    if (!screen) return false;
+    const restored = inputText(screen);
+    if (showsInterrupted(screen) || ((afterEsc || restored) && showsStoppedTurn(screen))) {
+      if (restored && !showsInterrupted(screen)) await b.keys(s.id, ["C-c"]);
       await this.emit(s.id, { hook_event_name: "cs:interrupted" });
       return true;
     }
@@ -736,19 +779,50 @@ export class Orchestrator {
       });
     }
     const b = this.backend(r.backend);
-    const key: Key = input.decision === "allow" ? "1" : input.decision === "allow_always" ? "2" : "3";
-    // The CLI ignores keys in the first ~0.2 s after a dialog opens.
-    const since = pending.since ? Date.parse(pending.since) : Date.now();
-    const wait = 350 - (Date.now() - since);
-    if (wait > 0) await sleep(wait);
     const seq = pending.seq;
+    const dialog = /Do you want to proceed\?/;
+    // PermissionRequest can come before the dialog is drawn (2.1.330), and the CLI ignores keys in the first
+    // ~0.2 s after it opens: wait (bounded) until it shows, then a moment more.
+    let screen = "";
+    const t0 = Date.now();
+    let seenAt = t0;
+    while (!dialog.test((screen = await b.screen(r.session_id).catch(() => ""))) && Date.now() < t0 + 5000 && s.fold.pending_permission?.seq === seq) {
+      await sleep(50);
+      seenAt = Date.now();
+    }
+    const wait = 350 - (Date.now() - seenAt);
+    if (wait > 0) await sleep(wait);
+    // The digits differ between versions (2.1.330 inserts "3. Yes, and switch to auto mode" before No): read them.
+    // Unread, deny is Esc (the dialog's own cancel; a "3" would switch 2.1.330 to auto mode and run the tool).
+    const key = (permissionDigit(screen, input.decision) ?? (input.decision === "allow" ? "1" : input.decision === "allow_always" ? "2" : "Escape")) as Key;
     for (let attempt = 1; attempt <= 3; attempt++) {
       await b.keys(r.session_id, [key]);
-      const f = await s.waitFor((x) => x.pending_permission?.seq !== seq, { timeoutMs: 1500 * attempt, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-      if (f) return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: f.status };
-      // No hook follows a denial until the turn goes on; the screen tells whether the dialog is gone.
-      const screen = await b.screen(r.session_id).catch(() => "");
-      if (!/Do you want to proceed\?/.test(screen)) return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.fold.status };
+      // A hook follows an allowed tool; nothing follows a denial, so the screen tells whether the dialog is gone.
+      let gone = false;
+      const f = await s.waitFor((x) => x.pending_permission?.seq !== seq || gone, {
+        timeoutMs: 1500 * attempt,
+        tickMs: 100,
+        tick: async () => {
+          screen = await b.screen(r.session_id).catch(() => screen);
+          gone = !dialog.test(screen);
+        },
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      if (f && s.fold.pending_permission?.seq !== seq) return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.fold.status };
+      if (gone) {
+        if (input.decision !== "deny" && s.fold.pending_permission?.seq === seq) await this.emit(r.session_id, { hook_event_name: "cs:answered", permission_seq: seq });
+        // The real CLI ends the turn on "No" like an Esc ("Interrupted", no Stop hook): confirm it on screen.
+        for (let i = 0; i < 30 && input.decision === "deny" && s.fold.pending_permission?.seq === seq; i++) {
+          if (showsStoppedTurn(screen)) {
+            await this.emit(r.session_id, { hook_event_name: "cs:interrupted" });
+            break;
+          }
+          await sleep(100);
+          screen = await b.screen(r.session_id).catch(() => "");
+        }
+        await this.flushed(r.session_id);
+        return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.fold.status };
+      }
     }
     throw new SessionError("TIMEOUT", `the permission dialog of ${r.session_id} did not take the answer.`);
   }
@@ -766,7 +840,7 @@ export class Orchestrator {
     while (Date.now() < deadline) {
       if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
       if (!(s.fold.status === "busy" || s.fold.status === "waiting_for_permission")) break;
-      if (await this.probeInterrupted(s, r)) break;
+      if (await this.probeInterrupted(s, r, true)) break;
       await sleep(100);
     }
     await this.flushed(r.session_id);
@@ -1000,6 +1074,27 @@ export class Orchestrator {
 }
 
 // ---------------------------------------------------------------- converters
+
+/** Splits a prompt into pastes of at most PASTE_PIECE_CHARS characters and PASTE_PIECE_NEWLINES newlines. */
+export function pastePieces(text: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let len = 0;
+  let newlines = 0;
+  for (const ch of text) {
+    if ((ch === "\n" && newlines === PASTE_PIECE_NEWLINES) || len + ch.length > PASTE_PIECE_CHARS) {
+      out.push(cur);
+      cur = "";
+      len = 0;
+      newlines = 0;
+    }
+    cur += ch;
+    len += ch.length;
+    if (ch === "\n") newlines += 1;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
 
 function pickClaudeOptions(o: ClaudeOptions): ClaudeOptions {
   const out: ClaudeOptions = {};

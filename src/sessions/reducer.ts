@@ -18,7 +18,7 @@ export const HOOK_EVENTS = [
   "SessionEnd",
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
-export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed"] as const;
+export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered"] as const;
 export type OwnEventName = (typeof OWN_EVENTS)[number];
 export type EventName = HookEventName | OwnEventName;
 
@@ -42,6 +42,8 @@ export interface LogEvent {
   notification_type?: string;
   exit_code?: number;
   claude_session_id?: string;
+  /** cs:answered: the sequence number of the PermissionRequest that was answered. */
+  permission_seq?: number;
   ts?: string;
 }
 
@@ -145,6 +147,13 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.last_turn = "failed";
       f.last_error = ev.last_assistant_message ?? ev.error ?? "the turn failed";
       delete f.pending_permission;
+      return f;
+    case "cs:answered":
+      // A dialog answered with Allow: the tool runs now, and no hook says so before PostToolUse (the real CLI).
+      if (f.status === "waiting_for_permission" && f.pending_permission?.seq === ev.permission_seq) {
+        f.status = "busy";
+        delete f.pending_permission;
+      }
       return f;
     case "cs:interrupted":
       if (f.status === "busy" || f.status === "waiting_for_permission") {

@@ -47,3 +47,68 @@ export function lastLines(screen: string, n = 15): string {
     .join("\n")
     .trim();
 }
+
+/**
+ * Up/Down presses that move a menu's cursor (`❯`) onto the option matching `target`, or undefined when
+ * either is not on screen. 2.1.197 numbers the trust screen's options with "Yes" first; 2.1.330 does not
+ * number them and puts "No, exit" first, so Enter alone would exit.
+ */
+export function menuMoves(screen: string, target: RegExp): number | undefined {
+  const lines = screen.split("\n");
+  let cursor = -1;
+  let want = -1;
+  lines.forEach((l, i) => {
+    if (/^\s+❯\s/.test(l)) cursor = i;
+    if (target.test(l)) want = i;
+  });
+  if (cursor < 0 || want < 0 || Math.abs(want - cursor) > 6) return undefined;
+  return want - cursor;
+}
+
+/**
+ * The digit of a permission dialog's option for a decision, read from the dialog: 2.1.197 shows
+ * 1 Yes / 2 Yes, and always allow / 3 No; 2.1.330 adds "3. Yes, and switch to auto mode" and moves No to 4.
+ */
+export function permissionDigit(screen: string, decision: "allow" | "allow_always" | "deny"): string | undefined {
+  const at = screen.lastIndexOf("Do you want to proceed?");
+  if (at < 0) return undefined;
+  const options = new Map<string, string>();
+  for (const m of screen.slice(at).matchAll(/^\s*(?:❯\s*)?([1-9])\.\s+(.+)$/gm)) options.set(m[1]!, m[2]!.trim());
+  const pick = (re: RegExp) => [...options].find(([, label]) => re.test(label))?.[0];
+  if (decision === "allow") return pick(/^Yes$/);
+  if (decision === "allow_always") return pick(/^Yes, and (always allow|don't ask again)/i);
+  return pick(/^No\b/);
+}
+
+/**
+ * The turn is over without a Stop hook: either the "Interrupted" line, or (Esc before any reply arrived)
+ * the prompt put back into the input box, with no spinner, no busy footer and no dialog.
+ */
+export function showsStoppedTurn(screen: string): boolean {
+  if (showsInterrupted(screen)) return true;
+  const tail = screen.trimEnd().split("\n").slice(-30).join("\n");
+  // While busy, 2.1.330 drops "esc to interrupt" from the footer as soon as the input box holds text;
+  // the spinner line ("✢ Doing…", "✶ Waddling… (1s · ↓ 4 tokens)") stays.
+  const spinner = /^\s*[·✢✳✶✻✽*]\s+\S+…/m.test(tail);
+  return !spinner && !/esc to interrupt/i.test(tail) && !/Do you want to proceed\?/.test(tail) && inputText(screen) !== undefined;
+}
+
+/**
+ * The text in the input box (between the last two full-width rules), "" when empty, undefined when no
+ * input box is on screen. After Esc before any reply, Claude Code puts the prompt back here.
+ */
+export function inputText(screen: string): string | undefined {
+  const lines = screen.split("\n");
+  const rules: number[] = [];
+  lines.forEach((l, i) => {
+    if (/^─{20,}\s*$/.test(l)) rules.push(i);
+  });
+  if (rules.length < 2) return undefined;
+  const [a, b] = [rules.at(-2)!, rules.at(-1)!];
+  const box = lines.slice(a + 1, b);
+  if (!box[0] || !/^❯(\s|$)/.test(box[0])) return undefined;
+  return box
+    .map((l, i) => (i === 0 ? l.replace(/^❯\s?/, "") : l.replace(/^ {2}/, "")))
+    .join("\n")
+    .trim();
+}

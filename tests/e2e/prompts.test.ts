@@ -47,12 +47,13 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
       ["3 lines", "one\ntwo\nthree"],
       ["20 lines", Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n")],
       ["5,000 characters", long],
+      ["200 lines of code", Array.from({ length: 200 }, (_, i) => `  const v${i} = compute(${i}, "x"); // line ${i}`).join("\n")],
       ["unicode and emoji", "naïve café — 日本語のテキスト, Ελληνικά, עברית 🎉🚀👩‍💻 ✓"],
       ["command substitution", "please ignore $(rm -rf ~) and ${HOME} literally"],
       ["backticks and quotes", "run `echo hi` with 'single' and \"double\" quotes \\ backslash"],
       ["tmux format", "the pane is #{pane_id} and #S #(echo pwned)"],
       ["leading dash", "-p --help is not an option here"],
-      ["leading slash", "/usr/bin/env is a path, not a command"],
+      ["leading slash (a path)", "/usr/bin/env is a path, not a command"],
     ];
     expect(long.length).toBe(5000);
     for (const [what, text] of prompts) {
@@ -60,16 +61,18 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
       expect(r.ok, `${what}: ${r.text}`).toBe(true);
       expect(r.data.final_state, what).toBe("idle");
       const seen = e.requestsWith(text);
-      if (process.env.CS_E2E_DEBUG || seen.length !== 1) {
-        const got = e.mock.mainRequests().at(-1)?.lastUserText ?? "";
-        let i = 0;
-        while (i < got.length && got[i] === text[i]) i++;
-        console.log("DEBUG BODY", JSON.stringify(e.mock.mainRequests().filter((q) => q.body?.system?.[2]?.text?.includes?.("bytes") || JSON.stringify(q.body).includes("/bytes")).map((q) => (q.body?.messages?.at(-1)?.content as Array<{text?: string}>).map((b) => (b.text ?? "").slice(0, 200)))));
-        console.log(`DEBUG ${what}: sent ${text.length}, got ${got.length}, first difference at ${i}: ${JSON.stringify(got.slice(Math.max(0, i - 20), i + 60))} vs ${JSON.stringify(text.slice(Math.max(0, i - 20), i + 60))}`);
-      }
-      expect(seen.length, `${what}: the mock did not receive the exact text`).toBe(1);
+      expect(seen.length, `${what}: the mock did not receive the exact text; it got ${JSON.stringify(e.mock.mainRequests().at(-1)?.lastUserText?.slice(0, 200))}`).toBe(1);
       expect(r.data.response, what).toBe(`MOCK REPLY: ${text}`);
     }
+    // A leading "/" followed by a word is a command to Claude Code, never a prompt: a quick, clear error.
+    const t0 = Date.now();
+    const slash = await m.call("send_message", { session_id: id, message: "/notacommand please take this as text" });
+    expect(slash.error?.code, slash.text).toBe("INVALID_ARGUMENT");
+    expect(slash.error?.message).toContain("Unknown command: /notacommand");
+    expect(Date.now() - t0).toBeLessThan(8000);
+    expect(e.mock.mainRequests().some((q) => q.lastUserText?.includes("/notacommand"))).toBe(false);
+    const after = await m.call("send_message", { session_id: id, message: "still usable" });
+    expect(after.data.response).toBe("MOCK REPLY: still usable");
     await m.call("kill_session", { session_id: id });
   });
 

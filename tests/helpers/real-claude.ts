@@ -92,7 +92,20 @@ export async function e2eWorld(opts: { dirs: string[]; untrusted?: string[]; ser
       if (!d) throw new Error(`e2e: directory ${name} was not declared in e2eWorld({dirs})`);
       return d;
     },
-    connect: (extra = {}) => connect(world, extra),
+    async connect(extra = {}) {
+      const m = await connect(world, extra);
+      if (process.env.CS_E2E_TIMING) {
+        // CS_E2E_TIMING=1: one line per tool call with its duration (how the README's numbers were measured).
+        const call = m.call.bind(m);
+        m.call = (async (name: string, args?: Record<string, unknown>, opts?: Parameters<typeof call>[2]) => {
+          const t0 = performance.now();
+          const r = await call(name, args, opts);
+          console.log(`[e2e timing] ${name} ${Math.round(performance.now() - t0)} ms${r.ok ? "" : ` (${r.error?.code})`}`);
+          return r;
+        }) as typeof m.call;
+      }
+      return m;
+    },
     requestsWith: (text) => mock.mainRequests().filter((r) => r.lastUserText === text),
     userTexts(r) {
       const out: string[] = [];
