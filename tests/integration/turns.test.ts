@@ -44,7 +44,8 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const d = await m.call("respond_permission", { session_id: id, decision: "deny" });
     expect(d.data.answered).toBe(true);
     const done2 = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
-    expect(done2.data.completed).toBe(true);
+    // Like the real CLI, "No" ends the turn as an interrupt (no Stop hook); the server confirms it on screen.
+    expect(done2.data).toMatchObject({ completed: true, turn_outcome: "interrupted" });
     expect(existsSync(join(cwd, "denied.txt"))).toBe(false);
     const none = await m.call("respond_permission", { session_id: id, decision: "allow" });
     expect(none.error?.code).toBe("SESSION_NOT_READY");
