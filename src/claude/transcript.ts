@@ -48,16 +48,13 @@ export function parseTranscriptLine(line: string): TranscriptItem | undefined {
   }
 }
 
-/** Items after `cursor` (a byte offset); the new cursor stops at the last complete line. */
+/** Items after `cursor` (a byte offset); the new cursor stops after the last complete line. */
 export async function readTranscript(path: string, cursor: number): Promise<{ items: TranscriptItem[]; cursor: number }> {
-  const { text, end } = await readFrom(path, cursor);
-  const last = text.lastIndexOf("\n");
-  if (last < 0) return { items: [], cursor };
+  const { text, end } = await readFrom(path, cursor, { upTo: "line" });
   const items: TranscriptItem[] = [];
-  for (const line of text.slice(0, last).split("\n")) {
-    const it = parseTranscriptLine(line);
+  for (const line of text.split("\n")) {
+    const it = line ? parseTranscriptLine(line) : undefined;
     if (it) items.push(it);
   }
-  void end;
-  return { items, cursor: cursor + Buffer.byteLength(text.slice(0, last + 1)) };
+  return { items, cursor: end };
 }

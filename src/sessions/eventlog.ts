@@ -1,7 +1,7 @@
 /**
  * A session's events log (events.jsonl): appended by Claude's hooks through hook.sh and by the
  * orchestrator itself, read here from a byte offset whenever fs.watch says it grew. A partial
- * last line (a hook still writing) is kept until its newline arrives.
+ * last line (a hook still writing) is left for the next read, cut as bytes so no character breaks.
  */
 import { watch, type FSWatcher } from "node:fs";
 import { run } from "../backends/exec.js";
@@ -16,7 +16,6 @@ export async function appendEvent(hookScript: string, eventsPath: string, ev: Lo
 
 export class EventTail {
   private offset = 0;
-  private partial = "";
   private watcher: FSWatcher | undefined;
   private reading: Promise<void> | undefined;
   private again = false;
@@ -59,19 +58,13 @@ export class EventTail {
 
   private async readOnce(): Promise<void> {
     for (;;) {
-      const { text, end } = await readFrom(this.path, this.offset);
-      if (!text) return;
+      // Whole lines only: a hook may be half-way through writing the next one.
+      const { text, end } = await readFrom(this.path, this.offset, { upTo: "line" });
+      if (end === this.offset) return;
       this.offset = end;
-      const all = this.partial + text;
-      const cut = all.lastIndexOf("\n");
-      if (cut < 0) {
-        this.partial = all;
-        continue;
-      }
-      this.partial = all.slice(cut + 1);
       const events: LogEvent[] = [];
       const ts = new Date().toISOString();
-      for (const line of all.slice(0, cut).split("\n")) {
+      for (const line of text.split("\n")) {
         const ev = parseEventLine(line);
         if (ev) events.push(ev.ts ? ev : { ...ev, ts });
       }

@@ -1,7 +1,29 @@
 import { open } from "node:fs/promises";
 
-/** Reads from `offset` to the end of the file: the cost is the new bytes, not the whole file. */
-export async function readFrom(path: string, offset: number, maxBytes = 8 * 1024 * 1024): Promise<{ text: string; end: number; size: number }> {
+/** Length of the longest prefix of `buf` that ends on a whole UTF-8 character. */
+export function utf8Complete(buf: Buffer): number {
+  let i = buf.length;
+  // Step back over at most 3 continuation bytes to the lead byte of the last character.
+  let back = 0;
+  while (back < 4 && i - back - 1 >= 0 && (buf[i - back - 1]! & 0xc0) === 0x80) back++;
+  const lead = i - back - 1;
+  if (lead < 0) return buf.length;
+  const b = buf[lead]!;
+  const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  return back + 1 >= need ? buf.length : lead;
+}
+
+/**
+ * Reads from `offset` to the end of the file: the cost is the new bytes, not the whole file. Bytes are cut
+ * before decoding so a writer caught mid-way never yields a broken character: `upTo: "utf8"` stops after the
+ * last whole character, `upTo: "line"` after the last newline. `end` is the offset to continue from.
+ */
+export async function readFrom(
+  path: string,
+  offset: number,
+  opts: { upTo?: "utf8" | "line"; maxBytes?: number } = {},
+): Promise<{ text: string; end: number; size: number }> {
+  const maxBytes = opts.maxBytes ?? 8 * 1024 * 1024;
   let fh;
   try {
     fh = await open(path, "r");
@@ -16,7 +38,15 @@ export async function readFrom(path: string, offset: number, maxBytes = 8 * 1024
     if (len <= 0) return { text: "", end: start, size };
     const buf = Buffer.alloc(len);
     const { bytesRead } = await fh.read(buf, 0, len, start);
-    return { text: buf.subarray(0, bytesRead).toString("utf8"), end: start + bytesRead, size };
+    let got = buf.subarray(0, bytesRead);
+    if (opts.upTo === "line") {
+      const nl = got.lastIndexOf(0x0a);
+      // A single line longer than maxBytes cannot be read whole: skip it rather than stall.
+      got = nl >= 0 ? got.subarray(0, nl + 1) : bytesRead === maxBytes ? got : got.subarray(0, 0);
+    } else {
+      got = got.subarray(0, utf8Complete(got));
+    }
+    return { text: got.toString("utf8"), end: start + got.length, size };
   } finally {
     await fh.close();
   }
@@ -36,12 +66,15 @@ export async function readTail(path: string, bytes: number): Promise<{ text: str
     const start = Math.max(0, size - bytes);
     const buf = Buffer.alloc(size - start);
     const { bytesRead } = await fh.read(buf, 0, buf.length, start);
-    let text = buf.subarray(0, bytesRead).toString("utf8");
+    let from = 0;
+    while (start > 0 && from < bytesRead && (buf[from]! & 0xc0) === 0x80) from++; // began inside a character
+    const got = buf.subarray(from, utf8Complete(buf.subarray(0, bytesRead)));
+    let text = got.toString("utf8");
     if (start > 0) {
       const nl = text.indexOf("\n");
       if (nl >= 0) text = text.slice(nl + 1);
     }
-    return { text, end: start + bytesRead };
+    return { text, end: start + from + got.length };
   } finally {
     await fh.close();
   }
