@@ -57,7 +57,7 @@ export function createServer(orch: Orchestrator, log: Logger, version: string): 
     try {
       const out = (await tool.handler(orch, parsed.data, ctx)) as Record<string, unknown>;
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
-      return { content: [{ type: "text", text: JSON.stringify(out, null, 2) }], structuredContent: out };
+      return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {
       const e = toSessionError(err);
       if (e.code === "INTERNAL") log.error(`${tool.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

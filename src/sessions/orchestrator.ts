@@ -101,7 +101,8 @@ const INTERRUPT_PROBE_MS = 5000;
 
 export class Orchestrator {
   private readonly live = new Map<string, LiveSession>();
-  private readonly persisting = new Map<string, { running: Promise<void>; again: boolean }>();
+  private readonly dirty = new Set<string>();
+  private flushing: Promise<void> | undefined;
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
   private closed = false;
 
@@ -180,37 +181,38 @@ export class Orchestrator {
     }
   }
 
-  /** Writes the folded status into state.json; coalesces bursts into one write per session. */
+  /**
+   * Writes folded statuses into state.json. Changes of every session that arrive while a write is under
+   * way go into the next one: one locked write per burst, whatever the number of sessions.
+   */
   private persist(id: string): void {
-    const cur = this.persisting.get(id);
-    if (cur) {
-      cur.again = true;
-      return;
-    }
-    const entry = { running: Promise.resolve(), again: false };
-    entry.running = (async () => {
-      do {
-        entry.again = false;
-        const s = this.live.get(id);
-        if (!s) break;
-        try {
-          await this.store.patch(id, (r) => applyFold(r, s.fold));
-        } catch (e) {
-          this.log.warn(`saving the status of ${id} failed: ${String(e)}`);
+    this.dirty.add(id);
+    this.flushing ??= (async () => {
+      try {
+        while (this.dirty.size) {
+          const ids = [...this.dirty];
+          this.dirty.clear();
+          try {
+            await this.store.update((st) => {
+              for (const i of ids) {
+                const s = this.live.get(i);
+                const r = st.sessions[i];
+                if (s && r) applyFold(r, s.fold);
+              }
+            });
+          } catch (e) {
+            this.log.warn(`saving session statuses failed: ${String(e)}`);
+          }
         }
-      } while (entry.again);
-      this.persisting.delete(id);
+      } finally {
+        this.flushing = undefined;
+      }
     })();
-    this.persisting.set(id, entry);
   }
 
-  /** Resolves once the status written for `id` includes everything folded so far. */
-  private async flushed(id: string): Promise<void> {
-    for (;;) {
-      const p = this.persisting.get(id);
-      if (!p) return;
-      await p.running;
-    }
+  /** Resolves once the status written for every session includes everything folded so far. */
+  private async flushed(_id?: string): Promise<void> {
+    while (this.flushing) await this.flushing;
   }
 
   private async emit(id: string, ev: LogEvent): Promise<void> {
@@ -262,7 +264,7 @@ export class Orchestrator {
       await this.markVanished(r);
       dead.push(r.session_id);
     }
-    await Promise.all([...this.live.keys()].map((id) => this.flushed(id)));
+    await this.flushed();
     if (adopted.length || dead.length) this.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead`);
     return { adopted, dead };
   }
@@ -1067,7 +1069,7 @@ export class Orchestrator {
     this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
     await Promise.all([...this.live.values()].map((s) => s.refresh()));
-    await Promise.all([...this.live.keys()].map((id) => this.flushed(id)));
+    await this.flushed();
     for (const s of this.live.values()) s.close();
     this.live.clear();
   }

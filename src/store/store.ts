@@ -1,19 +1,31 @@
 /**
- * state.json: changed only as lock → read → change → atomic write → unlock. A copy of the last good
- * file is kept as state.json.bak; a corrupt file is recovered from it (with a warning) and kept
- * aside as state.json.corrupt-<time>, never silently emptied.
+ * state.json: changed only as lock → read → change → atomic write → unlock. The previous version is
+ * kept as state.json.bak (a hard link to the replaced file: no second write); a corrupt file is
+ * recovered from it (with a warning) and kept aside as state.json.corrupt-<time>, never silently emptied.
+ *
+ * Within one process, updates queue behind each other, so the file lock is only ever contended by
+ * other processes. Reads are served from the last parsed version while the file is unchanged.
  */
-import { mkdir, readFile, rename, chmod, stat, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import writeFileAtomic from "write-file-atomic";
 import { emptyState, StateFileSchema, STATE_VERSION, type SessionRecord, type StateFile } from "./schema.js";
 import type { Logger } from "../util/log.js";
 
+interface Cached {
+  key: string;
+  raw: string;
+  state: StateFile;
+}
+
 export class Store {
   readonly file: string;
   readonly backup: string;
   private ready: Promise<void> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private cache: Cached | undefined;
 
   constructor(
     readonly dir: string,
@@ -36,35 +48,70 @@ export class Store {
     return this.ready;
   }
 
-  /** Reads without the lock: the file is replaced atomically, so a reader sees one whole version. */
-  async read(): Promise<StateFile> {
-    await this.init();
-    return this.parse(await readFile(this.file, "utf8"), false);
+  private async key(): Promise<string> {
+    const s = await stat(this.file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
   }
 
+  /**
+   * The current state, without the lock: the file is replaced atomically, so a reader sees one whole
+   * version. The result is shared: treat it as read-only.
+   */
+  async read(): Promise<Readonly<StateFile>> {
+    await this.init();
+    const key = await this.key();
+    if (this.cache?.key === key) return this.cache.state;
+    const raw = await readFile(this.file, "utf8");
+    const { state, clean } = await this.parse(raw, false);
+    if (clean) this.cache = { key, raw, state };
+    return state;
+  }
+
+  /** One record, as a copy the caller may change. */
   async get(id: string): Promise<SessionRecord | undefined> {
-    return (await this.read()).sessions[id];
+    const r = (await this.read()).sessions[id];
+    return r ? structuredClone(r) : undefined;
   }
 
   /** The only way to change the file. `fn` may mutate the state and return a value. */
-  async update<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
+  update<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
+    const next = this.queue.then(
+      () => this.locked(fn),
+      () => this.locked(fn),
+    );
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private async locked<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
     await this.init();
     const release = await lockfile.lock(this.file, {
       stale: 10_000,
       update: 2_000,
-      retries: { retries: 400, factor: 1.2, minTimeout: 2, maxTimeout: 25, randomize: true },
+      retries: { retries: 2000, factor: 1.1, minTimeout: 1, maxTimeout: 10, randomize: true },
       realpath: false,
     });
     try {
-      const raw = await readFile(this.file, "utf8");
-      const state = await this.parse(raw, true);
+      const key = await this.key();
+      let raw: string;
+      let state: StateFile;
+      let clean: boolean;
+      if (this.cache?.key === key) {
+        raw = this.cache.raw;
+        state = structuredClone(this.cache.state);
+        clean = true;
+      } else {
+        raw = await readFile(this.file, "utf8");
+        ({ state, clean } = await this.parse(raw, true));
+      }
       const result = await fn(state);
       state.version = STATE_VERSION;
       state.updated_at = new Date().toISOString();
       const text = JSON.stringify(state, null, 2) + "\n";
       if (text !== raw) {
-        if (raw.trim() && this.isValid(raw)) await writeFileAtomic(this.backup, raw, { mode: 0o600 });
+        if (clean) await this.keepBackup();
         await writeFileAtomic(this.file, text, { mode: 0o600 });
+        this.cache = { key: await this.key(), raw: text, state: structuredClone(state) };
       }
       return result;
     } finally {
@@ -72,7 +119,19 @@ export class Store {
     }
   }
 
-  /** Changes one record; throws if it is not there. */
+  /** The file about to be replaced becomes the backup: a hard link, so its bytes are not written again. */
+  private async keepBackup(): Promise<void> {
+    const tmp = `${this.backup}.${randomBytes(4).toString("hex")}`;
+    try {
+      await link(this.file, tmp);
+      await rename(tmp, this.backup);
+    } catch (e) {
+      await unlink(tmp).catch(() => {});
+      this.log.warn(`could not keep state.json.bak: ${String(e)}`);
+    }
+  }
+
+  /** Changes one record; resolves to a copy of it, or undefined when it is not there. */
   async patch(id: string, fn: (r: SessionRecord) => void): Promise<SessionRecord | undefined> {
     return this.update((s) => {
       const r = s.sessions[id];
@@ -82,18 +141,10 @@ export class Store {
     });
   }
 
-  private isValid(raw: string): boolean {
-    try {
-      return StateFileSchema.safeParse(JSON.parse(raw)).success;
-    } catch {
-      return false;
-    }
-  }
-
-  private async parse(raw: string, locked: boolean): Promise<StateFile> {
+  private async parse(raw: string, locked: boolean): Promise<{ state: StateFile; clean: boolean }> {
     try {
       if (!raw.trim()) throw new Error("the file is empty");
-      return StateFileSchema.parse(JSON.parse(raw));
+      return { state: StateFileSchema.parse(JSON.parse(raw)), clean: true };
     } catch (e) {
       const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
       let recovered: StateFile | undefined;
@@ -105,19 +156,14 @@ export class Store {
       if (locked) {
         // Keep the broken file for a person to look at; the write that follows replaces it.
         const aside = `${this.file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-        await rename(this.file, aside).catch(() => {});
-        await writeFileAtomic(this.file, raw, { mode: 0o600 }).catch(() => {});
+        await writeFileAtomic(aside, raw, { mode: 0o600 }).catch(() => {});
         this.log.warn(`state.json was unreadable (${why}); kept it as ${aside}; ${recovered ? "recovered from state.json.bak" : "no usable backup, starting empty"}`);
       } else {
         this.log.warn(`state.json is unreadable (${why}); ${recovered ? "reading state.json.bak" : "no usable backup"}`);
       }
-      if (recovered) return recovered;
+      if (recovered) return { state: recovered, clean: false };
       if (!locked) throw new Error(`state.json is unreadable (${why}) and there is no usable backup at ${this.backup}`);
-      return emptyState();
+      return { state: emptyState(), clean: false };
     }
-  }
-
-  async mode(): Promise<number> {
-    return (await stat(this.file)).mode & 0o777;
   }
 }
