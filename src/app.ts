@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Backend, BackendKind } from "./backends/backend.js";
+import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
 import { installScripts } from "./claude/scripts.js";
 import { loadConfig, type Config } from "./config.js";
@@ -57,13 +58,12 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   });
   if (await tmuxAvailable(tmux)) backends.tmux = tmux;
   else log.warn("tmux was not found: tmux sessions are unavailable");
-  // node-pty is an optional native addon: when it is missing or was built for another Node, only pty goes.
-  try {
+  // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
+  // built for another Node, only pty goes, with the reason in the error.
+  backends.pty = new LazyBackend("pty", false, async () => {
     const { PtyBackend } = await import("./backends/pty.js");
-    backends.pty = new PtyBackend({ hookScript: scripts.hook, log });
-  } catch (e) {
-    log.warn(`node-pty could not be loaded: pty sessions are unavailable (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`);
-  }
+    return new PtyBackend({ hookScript: scripts.hook, log });
+  });
   const orch = new Orchestrator(cfg, store, backends, scripts, log);
   if (opts.adopt !== false) await orch.adopt();
   const version = packageVersion();

@@ -9,10 +9,13 @@
 import { randomBytes } from "node:crypto";
 import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import lockfile from "proper-lockfile";
 import writeFileAtomic from "write-file-atomic";
 import { emptyState, StateFileSchema, STATE_VERSION, type SessionRecord, type StateFile } from "./schema.js";
 import type { Logger } from "../util/log.js";
+
+const HANDOFF_MS = 3;
 
 interface Cached {
   key: string;
@@ -26,6 +29,8 @@ export class Store {
   private ready: Promise<void> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private cache: Cached | undefined;
+  private releasedAt = 0;
+  private contended = false;
 
   constructor(
     readonly dir: string,
@@ -85,12 +90,17 @@ export class Store {
 
   private async locked<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
     await this.init();
+    // The lock's waiters retry at random; a process that just released it would win it straight back and
+    // starve the others. When others were seen waiting, step aside for a moment before taking it again.
+    if (this.contended && Date.now() - this.releasedAt < HANDOFF_MS) await sleep(HANDOFF_MS);
+    const t0 = Date.now();
     const release = await lockfile.lock(this.file, {
       stale: 10_000,
       update: 2_000,
       retries: { retries: 2000, factor: 1.1, minTimeout: 1, maxTimeout: 10, randomize: true },
       realpath: false,
     });
+    const lockWaited = Date.now() - t0 > 1;
     try {
       const key = await this.key();
       let raw: string;
@@ -116,6 +126,8 @@ export class Store {
       return result;
     } finally {
       await release().catch(() => {});
+      this.releasedAt = Date.now();
+      this.contended = this.releasedAt - t0 > HANDOFF_MS * 2 || lockWaited;
     }
   }
 
