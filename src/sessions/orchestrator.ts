@@ -95,6 +95,8 @@ const INPUT_DRAWN_MS = 3000;
 const PASTE_PIECE_CHARS = 700;
 const PASTE_PIECE_NEWLINES = 2;
 const PROMPT_ATTEMPTS = 3;
+/** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */
+const PERSIST_GATHER_MS = 20;
 const PROGRESS_EVERY_MS = 5000;
 /** While a wait sees no events for this long, the screen is read once (Esc interrupts fire no hook). */
 const INTERRUPT_PROBE_MS = 5000;
@@ -189,6 +191,8 @@ export class Orchestrator {
     this.dirty.add(id);
     this.flushing ??= (async () => {
       try {
+        // A turn brings several events in quick succession: gather them into one write.
+        await sleep(PERSIST_GATHER_MS);
         while (this.dirty.size) {
           const ids = [...this.dirty];
           this.dirty.clear();
