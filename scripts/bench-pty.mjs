@@ -43,7 +43,7 @@ function spec() {
   const eventsPath = join(dir, "events.jsonl");
   const settingsPath = join(dir, "settings.json");
   writeFileSync(eventsPath, "");
-  writeFileSync(settingsPath, JSON.stringify(hooksSettings(hook, eventsPath)));
+  writeFileSync(settingsPath, JSON.stringify(hooksSettings(eventsPath)));
   return {
     id,
     argv: [FAKE_CLAUDE, "--session-id", randomUUID(), "--settings", settingsPath],

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, watch } from "node:fs";
 import { open } from "node:fs/promises";
 import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
 
 export class EventWatcher {
   constructor(path) {
@@ -137,25 +138,32 @@ function descendants(root) {
   return out;
 }
 
+/** The hook command the server put in the session's settings.json (what Claude Code runs, through sh). */
+export function hookCommandFor(eventsPath) {
+  const s = JSON.parse(readFileSync(join(dirname(eventsPath), "settings.json"), "utf8"));
+  return s.hooks.Stop[0].hooks[0].command;
+}
+
 /**
- * Starts a hook exactly as Claude Code runs one (`/bin/sh -c '<hook.sh>' '<events>'`, payload on
- * stdin) but holds the payload back until the script has taken its lock and its `tr` is waiting
+ * Starts a hook exactly as Claude Code runs one (`/bin/sh -c <the settings' command>`, payload on
+ * stdin) but holds the payload back until it has taken its lock and its `paste` is waiting
  * on stdin. `write()` then hands the payload over (the moment the line is written, give or take
  * one pipe read) and resolves with the time the script exited. `spawnedAt` is when it was started.
  */
-export async function primedHook(hookScript, eventsPath, { readyTimeoutMs = 2000 } = {}) {
+export async function primedHook(_hookScript, eventsPath, { readyTimeoutMs = 2000 } = {}) {
+  const command = hookCommandFor(eventsPath);
   const spawnedAt = performance.now();
-  const child = spawn("/bin/sh", ["-c", `'${hookScript}' '${eventsPath}'`], { stdio: ["pipe", "ignore", "pipe"] });
+  const child = spawn("/bin/sh", ["-c", command], { stdio: ["pipe", "ignore", "pipe"] });
   let err = "";
   child.stderr.on("data", (b) => (err += b));
   const exited = new Promise((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(performance.now()) : reject(new Error(`hook.sh exited ${code}: ${err}`))));
+    child.on("close", (code) => (code === 0 ? resolve(performance.now()) : reject(new Error(`hook exited ${code}: ${err}`))));
   });
   const end = performance.now() + readyTimeoutMs;
   let ready = false;
   while (performance.now() < end) {
-    if (descendants(child.pid).some((p) => p.comm === "tr")) {
+    if (descendants(child.pid).some((p) => p.comm === "paste")) {
       ready = true;
       break;
     }
@@ -173,19 +181,20 @@ export async function primedHook(hookScript, eventsPath, { readyTimeoutMs = 2000
 }
 
 /**
- * Appends one event line exactly as a Claude Code hook does: runs the server's hook.sh with the
- * events path as argument and the payload as one JSON line on stdin. Resolves with the time the
+ * Appends one event line exactly as a Claude Code hook does: runs the settings' hook command through
+ * sh with the payload as one JSON line on stdin. Resolves with the time the
  * script exited (the line is in the file by then).
  */
-export function appendViaHook(hookScript, eventsPath, payload) {
+export function appendViaHook(_hookScript, eventsPath, payload) {
+  const command = hookCommandFor(eventsPath);
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", `'${hookScript}' '${eventsPath}'`], { stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawn("/bin/sh", ["-c", command], { stdio: ["pipe", "ignore", "pipe"] });
     let err = "";
     child.stderr.on("data", (b) => (err += b));
     child.on("error", reject);
     child.on("close", (code) => {
       const t = performance.now();
-      if (code !== 0) reject(new Error(`hook.sh exited ${code}: ${err}`));
+      if (code !== 0) reject(new Error(`hook exited ${code}: ${err}`));
       else resolve(t);
     });
     child.stdin.end(JSON.stringify(payload) + "\n");

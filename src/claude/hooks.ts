@@ -4,9 +4,19 @@
 import { HOOK_EVENTS } from "../sessions/reducer.js";
 import { shQuote } from "../util/shell.js";
 
-export function hooksSettings(hookScript: string, eventsPath: string): object {
-  // `exec` saves the shell Claude starts one fork: the hook runs on every event, inside Claude's loop.
-  const command = `exec ${shQuote(hookScript)} ${shQuote(eventsPath)}`;
+/**
+ * The command Claude runs (through sh) for every hook event, inside its own loop, so it must be cheap: sh execs
+ * flock, which takes the log's lock and runs paste with stdout appending to the log. `paste -s -d '\0'` joins the
+ * payload's lines (JSON escapes newlines inside strings, so only formatting goes) and ends it with exactly one
+ * newline: one whole line per event, never interleaved. It prints nothing (a hook's stdout becomes context for
+ * Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
+ */
+export function hookCommand(eventsPath: string): string {
+  return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' >> ${shQuote(eventsPath)} 2>/dev/null`;
+}
+
+export function hooksSettings(eventsPath: string): object {
+  const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command }] }];
   return { hooks };

@@ -9,9 +9,8 @@ import { join } from "node:path";
 /**
  * Appends one event line to an events log under flock, so concurrent hooks never interleave.
  * Runs inside Claude's loop (hooks are synchronous): sh + flock + tr, a few milliseconds.
- * Newlines are stripped (JSON escapes them inside strings, so only formatting whitespace goes),
- * and one is added: exactly one line per event. It prints nothing (a hook's stdout would become
- * context for Claude) and always exits 0 (exit 2 would block the prompt).
+ * Lines are joined (JSON escapes newlines inside strings, so only formatting goes) and one newline
+ * ends it: exactly one line per event, the format of the hook command in hooks.ts. It prints nothing.
  *   hook.sh EVENTS            payload on stdin
  *   hook.sh EVENTS exit CODE  the terminal's process ended (tmux pane-died)
  */
@@ -23,7 +22,7 @@ if [ "$2" = exit ]; then
   printf '{"hook_event_name":"cs:exit","exit_code":%s}\\n' "$c" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f" 2>/dev/null
   exit 0
 fi
-exec flock -w 10 "$f.lock" sh -c '{ tr -d "\\r\\n"; echo; } >> "$0"' "$f" 2>/dev/null
+exec flock -w 10 "$f.lock" paste -s -d '\\0' >> "$f" 2>/dev/null
 `;
 
 /**

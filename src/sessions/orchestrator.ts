@@ -422,7 +422,7 @@ export class Orchestrator {
     const p = this.paths(id);
     await mkdir(p.dir, { recursive: true, mode: 0o700 });
     await writeFile(p.eventsPath, "", { flag: "a", mode: 0o600 });
-    await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(this.scripts.hook, p.eventsPath), null, 2) + "\n", { mode: 0o600 });
+    await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath), null, 2) + "\n", { mode: 0o600 });
     const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
     const s = await this.follow(id);
     await this.emit(id, { hook_event_name: "cs:spawn", claude_session_id: claudeId });

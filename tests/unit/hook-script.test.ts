@@ -7,15 +7,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { hookCommand } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/claude/scripts.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-hook-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Runs the hook with a payload written in 4 KB pieces with pauses, like a slow producer. */
-function runHook(hook: string, events: string, payload: string): Promise<{ code: number | null; stdout: string }> {
+/** Runs a hook command as Claude does (sh -c), its payload written in 4 KB pieces with pauses, like a slow producer. */
+function runHook(command: string, payload: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const c = spawn("/bin/sh", ["-c", `'${hook}' '${events}'`], { stdio: ["pipe", "pipe", "pipe"] });
+    const c = spawn("/bin/sh", ["-c", command], { stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     c.stdout.on("data", (b) => (out += b));
     c.on("close", (code) => resolve({ code, stdout: out }));
@@ -30,15 +31,18 @@ function runHook(hook: string, events: string, payload: string): Promise<{ code:
   });
 }
 
-describe("hook.sh", () => {
-  it("32 concurrent hooks with 64 KB pretty-printed payloads append 32 whole lines", async () => {
+describe("the hook command and hook.sh", () => {
+  it.each([
+    ["the settings' hook command", (events: string, _hook: string) => hookCommand(events)],
+    ["hook.sh", (events: string, hook: string) => `'${hook}' '${events}'`],
+  ])("%s: 32 concurrent hooks with 64 KB pretty-printed payloads append 32 whole lines", async (_name, command) => {
     const { hook } = await installScripts(join(root, "state"));
-    const events = join(root, "events.jsonl");
+    const events = join(root, `events-${_name.length}.jsonl`);
     writeFileSync(events, "");
     const payloads = Array.from({ length: 32 }, (_, i) =>
       JSON.stringify({ hook_event_name: "Stop", n: i, last_assistant_message: `${i}:` + "x".repeat(64 * 1024) + "\nline two" }, null, 2),
     );
-    const res = await Promise.all(payloads.map((p) => runHook(hook, events, p)));
+    const res = await Promise.all(payloads.map((p) => runHook(command(events, hook), p)));
     for (const r of res) {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(""); // a hook's stdout would become context for Claude

@@ -68,7 +68,7 @@ function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string
   const eventsPath = join(dir, "events.jsonl");
   const settingsPath = join(dir, "settings.json");
   writeFileSync(eventsPath, "");
-  writeFileSync(settingsPath, JSON.stringify(hooksSettings(hookScript, eventsPath)));
+  writeFileSync(settingsPath, JSON.stringify(hooksSettings(eventsPath)));
   return {
     id,
     dir,

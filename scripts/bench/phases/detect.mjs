@@ -3,7 +3,7 @@
  *
  * A. ours, precisely: one session is kept busy by a real `FAKE_SLOW:600000` turn of the fake claude;
  *    the bench then appends synthetic UserPromptSubmit / Stop pairs to its events.jsonl through the
- *    server's own hook.sh, run exactly as Claude Code runs a hook (`/bin/sh -c '<hook.sh>'
+ *    hook command from the session's settings.json, run exactly as Claude Code runs a hook (`/bin/sh -c '<command>'
  *    '<events>'`, payload on stdin). For each Stop: a wait_for_completion call is made and left
  *    pending (25–45 ms; checked afterwards through the waited_ms it reports and the reply text it
  *    returns). Meanwhile the hook process is started and held at its `tr`, which waits for the
