@@ -53,10 +53,3 @@ export function run(file: string, args: readonly string[], opts: RunOptions = {}
     }
   });
 }
-
-/** Like run, but a non-zero exit is an ExecError carrying stderr. */
-export async function runOk(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
-  const r = await run(file, args, opts);
-  if (r.code !== 0) throw new ExecError(file, r, `${file} ${args[0] ?? ""} failed (${r.code ?? r.signal}): ${r.stderr.trim()}`);
-  return r.stdout;
-}

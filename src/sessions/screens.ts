@@ -32,11 +32,6 @@ export function showsInterrupted(screen: string): boolean {
   return /Interrupted · What should Claude do instead\?/.test(tail) && !/esc to interrupt/i.test(tail);
 }
 
-/** The idle input prompt is on screen and no turn is running. */
-export function showsIdlePrompt(screen: string): boolean {
-  return /^❯ /m.test(screen) && !/esc to interrupt/i.test(screen) && !/Do you want to proceed\?/.test(screen);
-}
-
 /** The last non-empty lines of a screen, for error messages. */
 export function lastLines(screen: string, n = 15): string {
   return screen
