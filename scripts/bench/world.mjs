@@ -175,7 +175,8 @@ export function writeState(w, state) {
 async function connect(w, extraEnv) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [sutPath("dist", "cli.js")],
+    // CS_BENCH_NODE_FLAGS: V8/Node flags for the server process only (e.g. --max-semi-space-size=2).
+    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), sutPath("dist", "cli.js")],
     env: { ...w.env, ...extraEnv },
     stderr: "pipe",
     cwd: w.work,

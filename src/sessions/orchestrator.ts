@@ -27,7 +27,7 @@ import { appendEvent } from "./eventlog.js";
 import { SessionError } from "./errors.js";
 import { LiveSession } from "./live.js";
 import type { Folded, LogEvent, PendingPermission } from "./reducer.js";
-import { BLOCKING_HELP, detectBlockingScreen, inputText, lastLines, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "./screens.js";
+import { BLOCKING_HELP, detectBlockingScreen, inputText, lastLines, menuMoves, permissionDigit, showsBusy, showsInterrupted, showsStoppedTurn } from "./screens.js";
 import { acceptsPrompt, isLive, statusGroup, type Status } from "./status.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -717,17 +717,18 @@ export class Orchestrator {
   }
 
   /**
-   * Esc fires no hook. It shows "Interrupted", or (Esc before any reply came, 2.1.197 and 2.1.330) no
-   * busy footer and the prompt put back into the input box, which is then cleared (C-c clears a non-empty
-   * input) so the next paste does not join it. `afterEsc`: this server just pressed Esc.
+   * A wait that saw no event for a while looks at the screen once: Esc (pressed by a person in an attached
+   * pane) fires no hook. It shows "Interrupted", or (Esc before any reply came, 2.1.197 and 2.1.330) no busy
+   * indicator and the prompt put back into the input box, which is then cleared (C-c clears a non-empty input)
+   * so the next paste does not join it.
    */
-  private async probeInterrupted(s: LiveSession, r: SessionRecord, afterEsc = false): Promise<boolean> {
+  private async probeInterrupted(s: LiveSession, r: SessionRecord): Promise<boolean> {
     const b = this.backends[r.backend];
     if (!b) return false;
     const screen = await b.screen(s.id).catch(() => "");
     if (!screen) return false;
     const restored = inputText(screen);
-    if (showsInterrupted(screen) || ((afterEsc || restored) && showsStoppedTurn(screen))) {
+    if (showsInterrupted(screen) || (restored && showsStoppedTurn(screen))) {
       if (restored && !showsInterrupted(screen)) await b.keys(s.id, ["C-c"]);
       await this.emit(s.id, { hook_event_name: "cs:interrupted" });
       return true;
@@ -841,13 +842,43 @@ export class Orchestrator {
       return { session_id: r.session_id, interrupted: false, status: s.fold.status };
     }
     const b = this.backend(r.backend);
-    await b.keys(r.session_id, ["Escape"]);
+    const id = r.session_id;
     const deadline = Date.now() + (input.timeout_ms ?? 5000);
-    while (Date.now() < deadline) {
+    const stillBusy = () => s.fold.status === "busy" || s.fold.status === "waiting_for_permission";
+    // Esc fires no hook, so the screen must show the turn stop. A frame read too early can look idle (the busy
+    // frame not drawn yet): wait, bounded, until the turn shows as busy before pressing Esc, and believe a stopped
+    // screen only once it has held for a moment.
+    for (let t = Date.now(); Date.now() - t < 2000 && s.fold.status === "busy"; await sleep(50)) {
+      if (showsBusy(await b.screen(id).catch(() => ""))) break;
+    }
+    let escAt = Date.now();
+    let presses = 1;
+    await b.keys(id, ["Escape"]);
+    let stoppedSince: number | undefined;
+    while (Date.now() < deadline && stillBusy()) {
       if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
-      if (!(s.fold.status === "busy" || s.fold.status === "waiting_for_permission")) break;
-      if (await this.probeInterrupted(s, r, true)) break;
-      await sleep(100);
+      const screen = await b.screen(id).catch(() => "");
+      if (showsInterrupted(screen)) {
+        await this.emit(id, { hook_event_name: "cs:interrupted" });
+        break;
+      }
+      if (showsStoppedTurn(screen)) {
+        stoppedSince ??= Date.now();
+        if (Date.now() - stoppedSince >= 250) {
+          // Esc before any reply puts the prompt back into the input box: clear it so the next paste stands alone.
+          if (inputText(screen)) await b.keys(id, ["C-c"]);
+          await this.emit(id, { hook_event_name: "cs:interrupted" });
+          break;
+        }
+      } else {
+        stoppedSince = undefined;
+        if (Date.now() - escAt > 1500 && presses < 3) {
+          presses += 1;
+          escAt = Date.now();
+          await b.keys(id, ["Escape"]);
+        }
+      }
+      await sleep(50);
     }
     await this.flushed(r.session_id);
     const st = s.fold.status;

@@ -82,10 +82,16 @@ export function permissionDigit(screen: string, decision: "allow" | "allow_alway
 export function showsStoppedTurn(screen: string): boolean {
   if (showsInterrupted(screen)) return true;
   const tail = screen.trimEnd().split("\n").slice(-30).join("\n");
-  // While busy, 2.1.330 drops "esc to interrupt" from the footer as soon as the input box holds text;
-  // the spinner line ("✢ Doing…", "✶ Waddling… (1s · ↓ 4 tokens)") stays.
-  const spinner = /^\s*[·✢✳✶✻✽*]\s+\S+…/m.test(tail);
-  return !spinner && !/esc to interrupt/i.test(tail) && !/Do you want to proceed\?/.test(tail) && inputText(screen) !== undefined;
+  return !showsBusy(screen) && !/Do you want to proceed\?/.test(tail) && inputText(screen) !== undefined;
+}
+
+/**
+ * A turn is running on screen. While busy, 2.1.330 drops "esc to interrupt" from the footer as soon as the
+ * input box holds text; the spinner line ("✢ Doing…", "✶ Waddling… (1s · ↓ 4 tokens)") stays.
+ */
+export function showsBusy(screen: string): boolean {
+  const tail = screen.trimEnd().split("\n").slice(-30).join("\n");
+  return /^\s*[·✢✳✶✻✽*]\s+\S+…/m.test(tail) || /esc to interrupt/i.test(tail);
 }
 
 /**

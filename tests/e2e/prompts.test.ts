@@ -3,12 +3,13 @@
  * prompts delivered byte-exact, and the bypass gate. See tests/helpers/real-claude.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Mcp } from "../helpers/harness.js";
+import { contractBackends, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
+const BACKENDS = run ? await contractBackends() : [];
 
-describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => {
+describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)", (backend) => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
@@ -22,7 +23,7 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
   });
 
   it("a. two sessions started in parallel reach ready and each answers with the mock's text", async () => {
-    const [a, b] = await Promise.all(["par-a", "par-b"].map((d) => m.call("start_session", { cwd: e.dir(d), permission_mode: "default" })));
+    const [a, b] = await Promise.all(["par-a", "par-b"].map((d) => m.call("start_session", { cwd: e.dir(d), permission_mode: "default", backend })));
     for (const s of [a, b]) {
       expect(s!.ok, s!.text).toBe(true);
       expect(s!.data.status).toBe("ready");
@@ -39,7 +40,7 @@ describe.runIf(run)("real claude: start-up, replies, prompts byte-exact", () => 
   });
 
   it("b. prompts arrive byte-exact at the API", async () => {
-    const s = await m.call("start_session", { cwd: e.dir("bytes"), permission_mode: "default" });
+    const s = await m.call("start_session", { cwd: e.dir("bytes"), permission_mode: "default", backend });
     expect(s.ok, s.text).toBe(true);
     const id = s.data.session_id as string;
     const long = Array.from({ length: 120 }, (_, i) => `word${i} ${"abcdefghij".repeat(4)}`).join(" ").slice(0, 4999) + ".";

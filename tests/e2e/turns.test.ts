@@ -5,16 +5,17 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Mcp } from "../helpers/harness.js";
+import { contractBackends, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
+const BACKENDS = run ? await contractBackends() : [];
 
 describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["perm", "edits", "esc", "fail"] });
+    e = await e2eWorld({ dirs: ["perm", "edits", ...BACKENDS.map((b) => `esc-${b}`), "fail"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -77,11 +78,11 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     await m.call("kill_session", { session_id: id });
   });
 
-  it("d. Esc during a slow reply: interrupt_session leaves the session idle and usable", async () => {
-    const s = await m.call("start_session", { cwd: e.dir("esc"), permission_mode: "default" });
+  it.each(BACKENDS)("d. Esc during a slow reply: interrupt_session leaves the session idle and usable (%s)", async (backend) => {
+    const s = await m.call("start_session", { cwd: e.dir(`esc-${backend}`), permission_mode: "default", backend });
     expect(s.ok, s.text).toBe(true);
     const id = s.data.session_id as string;
-    const slow = "MOCK_SLOW:60 a long job";
+    const slow = `MOCK_SLOW:60 a long job (${backend})`;
     await m.call("send_message", { session_id: id, message: slow, wait_for_response: false });
     await e.mock.waitForRequest((q) => q.lastUserText === slow, 10_000); // the reply is under way
     const i = await m.call("interrupt_session", { session_id: id });
@@ -89,9 +90,10 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     const w = await m.call("wait_for_completion", { session_id: id, timeout_ms: 1000 });
     expect(w.data).toMatchObject({ completed: true, turn_outcome: "interrupted" });
     // The next prompt goes through alone (the CLI puts an interrupted prompt back into its input box).
-    const r = await m.call("send_message", { session_id: id, message: "still there?" });
-    expect(r.data).toMatchObject({ final_state: "idle", response: "MOCK REPLY: still there?" });
-    expect(e.requestsWith("still there?")).toHaveLength(1);
+    const next = `still there (${backend})?`;
+    const r = await m.call("send_message", { session_id: id, message: next });
+    expect(r.data).toMatchObject({ final_state: "idle", response: `MOCK REPLY: ${next}` });
+    expect(e.requestsWith(next)).toHaveLength(1);
     await m.call("kill_session", { session_id: id });
   });
 

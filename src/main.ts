@@ -1,0 +1,147 @@
+/**
+ * claude-sessions: with no subcommand (or `serve`), an MCP server on stdio. A few human commands
+ * share the same core: ls, attach, send, tail, kill, doctor.
+ */
+import { spawnSync } from "node:child_process";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { createApp, packageVersion } from "./app.js";
+import { findClaude, findOnPath } from "./claude/discover.js";
+import { loadConfig } from "./config.js";
+import { createServer } from "./server/server.js";
+import { toSessionError } from "./sessions/errors.js";
+
+const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
+
+Usage:
+  claude-sessions                 serve MCP over stdio (what an MCP client runs)
+  claude-sessions serve           the same
+  claude-sessions ls [--all]      list sessions (live ones unless --all)
+  claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
+  claude-sessions send <id> <message…>   send a prompt and print the reply
+  claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
+  claude-sessions kill <id> [--force]
+  claude-sessions doctor          check tmux, claude, doppler and the state directory
+  claude-sessions --version | --help
+
+Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
+MAX_CONCURRENT_SESSIONS, MAX_SESSION_DURATION, CLAUDE_SESSIONS_START_TIMEOUT_MS, CLAUDE_SESSIONS_ALLOW_BYPASS,
+DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE (see README).`;
+
+async function serve(): Promise<void> {
+  const app = await createApp();
+  const server = createServer(app.orch, app.log, app.version);
+  const transport = new StdioServerTransport();
+  let closing = false;
+  const shutdown = async (why: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info(`shutting down (${why})`);
+    const force = setTimeout(() => process.exit(0), 10_000);
+    force.unref();
+    await app.close().catch((e) => app.log.error(String(e)));
+    await server.close().catch(() => {});
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.stdin.on("end", () => void shutdown("stdin closed"));
+  process.stdin.on("close", () => void shutdown("stdin closed"));
+  transport.onclose = () => void shutdown("transport closed");
+  await server.connect(transport);
+  app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.backends).join(", ") || "none"})`);
+}
+
+function print(v: unknown): void {
+  process.stdout.write(typeof v === "string" ? v + "\n" : JSON.stringify(v, null, 2) + "\n");
+}
+
+async function human(cmd: string, args: string[]): Promise<number> {
+  if (cmd === "doctor") return doctor();
+  const app = await createApp(process.env, { adopt: cmd === "ls" });
+  try {
+    switch (cmd) {
+      case "ls": {
+        const res = (await app.orch.list({ status_filter: args.includes("--all") ? "all" : "active" })) as { sessions: Array<Record<string, unknown>> };
+        if (!res.sessions.length) print("no sessions");
+        for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${s.attach_command ?? ""}`);
+        return 0;
+      }
+      case "attach": {
+        const id = args[0];
+        if (!id) throw new Error("usage: claude-sessions attach <id>");
+        const cfg = app.cfg;
+        const sock = cfg.tmuxSocketPath ? ["-S", cfg.tmuxSocketPath] : cfg.tmuxSocketName ? ["-L", cfg.tmuxSocketName] : [];
+        const r = spawnSync(cfg.tmuxPath, [...sock, "attach-session", "-t", `=cs-${id}`], { stdio: "inherit" });
+        return r.status ?? 1;
+      }
+      case "send": {
+        const [id, ...rest] = args;
+        if (!id || !rest.length) throw new Error("usage: claude-sessions send <id> <message…>");
+        const res = (await app.orch.send({ session_id: id, message: rest.join(" "), timeout_ms: 600_000 })) as { response?: string; final_state: string };
+        print(res.response ?? `(no reply; the session is ${res.final_state})`);
+        return 0;
+      }
+      case "tail": {
+        const id = args[0];
+        if (!id) throw new Error("usage: claude-sessions tail <id> [-f]");
+        let cursor: string | undefined;
+        const follow = args.includes("-f");
+        do {
+          const res = (await app.orch.stream({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}), follow: cursor !== undefined && follow, timeout_ms: 60_000 })) as {
+            items: Array<{ role: string; text: string }>;
+            cursor: string;
+          };
+          for (const it of res.items) print(`${it.role === "user" ? "❯" : "●"} ${it.text}\n`);
+          cursor = res.cursor;
+        } while (follow);
+        return 0;
+      }
+      case "kill": {
+        const id = args[0];
+        if (!id) throw new Error("usage: claude-sessions kill <id> [--force]");
+        print(await app.orch.kill({ session_id: id, force: args.includes("--force") }));
+        return 0;
+      }
+      default:
+        process.stderr.write(`unknown command ${JSON.stringify(cmd)}\n\n${HELP}\n`);
+        return 2;
+    }
+  } finally {
+    await app.close();
+  }
+}
+
+function doctor(): number {
+  const cfg = loadConfig();
+  let ok = true;
+  const line = (good: boolean, what: string, detail: string) => {
+    if (!good) ok = false;
+    print(`${good ? "ok  " : "FAIL"} ${what}: ${detail}`);
+  };
+  const node = process.versions.node.split(".").map(Number);
+  line((node[0] ?? 0) >= 24 || ((node[0] ?? 0) === 22 && (node[1] ?? 0) >= 22), "node", process.versions.node);
+  const tmux = spawnSync(cfg.tmuxPath, ["-V"], { encoding: "utf8" });
+  line(tmux.status === 0, "tmux", tmux.status === 0 ? tmux.stdout.trim() : `${cfg.tmuxPath} not found (the pty backend still works)`);
+  const flock = findOnPath("flock", undefined);
+  line(Boolean(flock.path), "flock", flock.path ?? "not found (needed by the event hook; util-linux / brew install flock)");
+  const claude = findClaude(cfg.claudePath);
+  line(Boolean(claude.path), "claude", claude.path ?? `not found; looked in ${claude.searched.join(", ")}`);
+  const doppler = findOnPath("doppler", cfg.dopplerPath);
+  print(`${doppler.path ? "ok  " : "--  "} doppler: ${doppler.path ?? "not found (only needed for sessions with doppler)"}`);
+  print(`     state directory: ${cfg.stateDir}`);
+  return ok ? 0 : 1;
+}
+
+async function main(): Promise<void> {
+  const [cmd, ...args] = process.argv.slice(2);
+  if (cmd === "--version" || cmd === "-v") return print(packageVersion());
+  if (cmd === "--help" || cmd === "-h" || cmd === "help") return print(HELP);
+  if (cmd === undefined || cmd === "serve") return serve();
+  process.exitCode = await human(cmd, args);
+}
+
+main().catch((e) => {
+  const err = toSessionError(e);
+  process.stderr.write(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}\n`);
+  process.exit(1);
+});
