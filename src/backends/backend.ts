@@ -59,4 +59,8 @@ export interface Backend {
   remove(id: string): Promise<void>;
   /** Releases resources of this backend in this process (pty: ends its sessions). */
   close?(): Promise<void>;
+  /** The command a person runs to watch a session, where the backend allows it (tmux). */
+  attachCommand?(id: string): string;
+  /** Asks the terminal server to reap exited children (tmux 3.3 can miss a SIGCHLD). */
+  nudge?(): Promise<void>;
 }

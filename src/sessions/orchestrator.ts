@@ -168,7 +168,7 @@ export class Orchestrator {
    * status shows in list-panes a moment later. Asked a few times, then given up.
    */
   private async fetchExitCode(s: LiveSession): Promise<void> {
-    const tmux = this.backends.tmux as (Backend & { nudge?: () => Promise<void> }) | undefined;
+    const tmux = this.backends.tmux;
     if (!tmux) return;
     for (const delay of [50, 200, 500, 1500]) {
       await sleep(delay);
@@ -215,7 +215,7 @@ export class Orchestrator {
   }
 
   /** Resolves once the status written for every session includes everything folded so far. */
-  private async flushed(_id?: string): Promise<void> {
+  private async flushed(): Promise<void> {
     while (this.flushing) await this.flushing;
   }
 
@@ -274,14 +274,12 @@ export class Orchestrator {
   }
 
   private async markVanished(r: SessionRecord): Promise<void> {
-    await appendEvent(this.scripts.hook, this.paths(r.session_id).eventsPath, { hook_event_name: "cs:exit" }).catch(() => {});
     const s = await this.follow(r.session_id);
-    await s.refresh();
-    await this.flushed(r.session_id);
+    await this.emit(r.session_id, { hook_event_name: "cs:exit" }).catch(() => {});
+    await this.flushed();
     await this.store.patch(r.session_id, (rec) => {
       applyFold(rec, s.fold);
       rec.status = "dead";
-      rec.pid = undefined as unknown as number;
       delete rec.pid;
     });
   }
@@ -329,14 +327,10 @@ export class Orchestrator {
 
     // Counting and inserting under one lock: two servers cannot both take the last place.
     await this.store.update((s) => {
-      const live = Object.values(s.sessions).filter((r) => isLive(r.status)).length;
-      if (live >= this.cfg.maxSessions) {
-        throw new SessionError("LIMIT_REACHED", `${live} sessions are running; the limit is ${this.cfg.maxSessions} (MAX_CONCURRENT_SESSIONS).`);
-      }
+      this.assertRoom(s.sessions);
       s.sessions[id] = rec;
     });
-    const extraEnv = { ...env, CLAUDE_SESSIONS_ID: id, ...(input.team_name ? { CLAUDE_TEAM_NAME: input.team_name } : {}), ...(input.teammate_name ? { CLAUDE_TEAMMATE_NAME: input.teammate_name } : {}) };
-    await this.launch(rec, backend, argv, { kind: "new", claudeSessionId }, extraEnv, Boolean(input.trust_workspace), ctx);
+    await this.launch(rec, backend, argv, { kind: "new", claudeSessionId }, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx);
     if (input.prompt !== undefined) await this.deliver(id, input.prompt, ctx);
     return this.startResult(id);
   }
@@ -365,7 +359,7 @@ export class Orchestrator {
     const kind = input.backend ?? rec.backend;
     const backend = this.backend(kind);
     const claude = this.claudeBinary();
-    const doppler = this.dopplerFor(input.doppler ?? (rec.doppler_project || rec.doppler_config ? { ...(rec.doppler_project ? { project: rec.doppler_project } : {}), ...(rec.doppler_config ? { config: rec.doppler_config } : {}) } : undefined));
+    const doppler = this.dopplerFor(input.doppler ?? storedDoppler(rec));
     const opts = pickClaudeOptions(rec.options as ClaudeOptions);
     this.checkPermissionMode(opts.permission_mode);
     const newId = input.fork ? randomUUID() : undefined;
@@ -380,8 +374,7 @@ export class Orchestrator {
     const updated = await this.store.update((s) => {
       const r = s.sessions[rec.session_id];
       if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);
-      const live = Object.values(s.sessions).filter((x) => isLive(x.status) && x.session_id !== r.session_id).length;
-      if (live >= this.cfg.maxSessions) throw new SessionError("LIMIT_REACHED", `${live} sessions are running; the limit is ${this.cfg.maxSessions}.`);
+      this.assertRoom(s.sessions, r.session_id);
       r.status = "starting";
       r.cwd = cwd;
       r.backend = kind;
@@ -396,8 +389,7 @@ export class Orchestrator {
       delete r.pending_permission;
       return structuredClone(r);
     });
-    const extraEnv = { ...env, CLAUDE_SESSIONS_ID: rec.session_id, ...(rec.team_name ? { CLAUDE_TEAM_NAME: rec.team_name } : {}), ...(rec.teammate_name ? { CLAUDE_TEAMMATE_NAME: rec.teammate_name } : {}) };
-    await this.launch(updated, backend, argv, mode, extraEnv, Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx);
+    await this.launch(updated, backend, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx);
     if (input.message !== undefined) await this.deliver(rec.session_id, input.message, ctx);
     return { ...(await this.startResult(rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
   }
@@ -407,7 +399,7 @@ export class Orchestrator {
       throw new SessionError("INVALID_ARGUMENT", "claude_session_id must be the UUID of a Claude Code conversation.");
     }
     const existing = Object.values((await this.store.read()).sessions).find((r) => r.claude_session_id === claudeSessionId);
-    if (existing) return existing;
+    if (existing) return structuredClone(existing);
     const id = newSessionId();
     const rec = newRecord({ session_id: id, claude_session_id: claudeSessionId, backend: backend ?? this.defaultBackend(), status: "dead", cwd });
     await this.store.update((s) => {
@@ -491,7 +483,7 @@ export class Orchestrator {
     await rm(envFile, { force: true });
     if (folded && isLive(folded.status) && folded.status !== "starting") {
       await this.inputDrawn(id, backend);
-      await this.flushed(id);
+      await this.flushed();
       await this.store.patch(id, (r) => {
         r.started_at = new Date().toISOString();
         r.last_active = r.started_at;
@@ -552,7 +544,7 @@ export class Orchestrator {
 
   private async failStart(id: string, why: string): Promise<void> {
     await this.emit(id, { hook_event_name: "cs:start_failed", message: why.slice(0, 2000) }).catch(() => {});
-    await this.flushed(id);
+    await this.flushed();
     await this.store.patch(id, (r) => {
       r.status = "error";
       r.error_log = [...r.error_log, `${new Date().toISOString()} start failed: ${why.slice(0, 2000)}`].slice(-20);
@@ -561,7 +553,7 @@ export class Orchestrator {
   }
 
   private async startResult(id: string): Promise<Record<string, unknown>> {
-    await this.flushed(id);
+    await this.flushed();
     const r = await this.record(id);
     const b = this.backends[r.backend];
     const out: Record<string, unknown> = {
@@ -571,7 +563,7 @@ export class Orchestrator {
       backend: r.backend,
       pid: r.pid,
       tmux_target: r.backend === "tmux" ? `cs-${r.session_id}` : undefined,
-      attach_command: r.backend === "tmux" && b && "attachCommand" in b ? (b as { attachCommand(id: string): string }).attachCommand(r.session_id) : undefined,
+      attach_command: b?.attachCommand?.(r.session_id),
       started_at: r.started_at,
     };
     for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
@@ -827,7 +819,7 @@ export class Orchestrator {
           await sleep(100);
           screen = await b.screen(r.session_id).catch(() => "");
         }
-        await this.flushed(r.session_id);
+        await this.flushed();
         return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.fold.status };
       }
     }
@@ -880,7 +872,7 @@ export class Orchestrator {
       }
       await sleep(50);
     }
-    await this.flushed(r.session_id);
+    await this.flushed();
     const st = s.fold.status;
     return { session_id: r.session_id, interrupted: st !== "busy" && st !== "waiting_for_permission", status: st };
   }
@@ -904,7 +896,7 @@ export class Orchestrator {
     if (b) await b.remove(r.session_id).catch(() => {});
     this.clearDeadline(r.session_id);
     if (isLive(s.fold.status)) await this.emit(r.session_id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}) });
-    await this.flushed(r.session_id);
+    await this.flushed();
     const save = input.save_state !== false;
     if (save) {
       await this.store.patch(r.session_id, (rec) => {
@@ -975,8 +967,8 @@ export class Orchestrator {
     if (r.teammate_name) s.teammate_name = r.teammate_name;
     if (r.model) s.model = r.model;
     if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = { tool_name: r.pending_permission.tool_name, tool_input: r.pending_permission.tool_input };
-    const b = this.backends.tmux;
-    if (r.backend === "tmux" && isLive(r.status) && b && "attachCommand" in b) s.attach_command = (b as { attachCommand(id: string): string }).attachCommand(r.session_id);
+    const attach = isLive(r.status) ? this.backends[r.backend]?.attachCommand?.(r.session_id) : undefined;
+    if (attach) s.attach_command = attach;
     return s;
   }
 
@@ -1023,6 +1015,14 @@ export class Orchestrator {
   }
 
   // ---------------------------------------------------------------- checks
+
+  /** MAX_CONCURRENT_SESSIONS, checked under the store's lock (`except`: the session being resumed). */
+  private assertRoom(sessions: Record<string, SessionRecord>, except?: string): void {
+    const live = Object.values(sessions).filter((r) => isLive(r.status) && r.session_id !== except).length;
+    if (live >= this.cfg.maxSessions) {
+      throw new SessionError("LIMIT_REACHED", `${live} sessions are running; the limit is ${this.cfg.maxSessions} (MAX_CONCURRENT_SESSIONS).`);
+    }
+  }
 
   private checkUsable(r: SessionRecord, status: Status): void {
     if (status === "dead" || status === "zombie") throw new SessionError("SESSION_DEAD", `session ${r.session_id} is ${status}.`);
@@ -1111,6 +1111,22 @@ export class Orchestrator {
 }
 
 // ---------------------------------------------------------------- converters
+
+/** The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside. */
+function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<string, string> {
+  return {
+    ...env,
+    CLAUDE_SESSIONS_ID: r.session_id,
+    ...(r.team_name ? { CLAUDE_TEAM_NAME: r.team_name } : {}),
+    ...(r.teammate_name ? { CLAUDE_TEAMMATE_NAME: r.teammate_name } : {}),
+  };
+}
+
+/** The Doppler project/config a session was started with, for resume_session to wrap it again. */
+function storedDoppler(r: SessionRecord): { project?: string; config?: string } | undefined {
+  if (!r.doppler_project && !r.doppler_config) return undefined;
+  return { ...(r.doppler_project ? { project: r.doppler_project } : {}), ...(r.doppler_config ? { config: r.doppler_config } : {}) };
+}
 
 /** Splits a prompt into pastes of at most PASTE_PIECE_CHARS characters and PASTE_PIECE_NEWLINES newlines. */
 export function pastePieces(text: string): string[] {
