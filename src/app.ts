@@ -3,14 +3,18 @@
  * both stand on this.
  */
 import { readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { Backend, BackendKind } from "./backends/backend.js";
 import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
-import { installScripts } from "./claude/scripts.js";
+import { HOOK_SH, type ScriptPaths } from "./claude/scripts.js";
+import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { Orchestrator } from "./sessions/orchestrator.js";
 import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
+import { assertOwnedDir, installScript } from "./util/owned.js";
 import { isSafePath } from "./util/shell.js";
 
 export interface App {
@@ -31,6 +35,18 @@ export function packageVersion(): string {
   }
 }
 
+/**
+ * Writes the scripts sessions run into `<state>/bin/` (hook.sh: the locked event append; launch.sh: the tmux
+ * launcher). They live in the state directory, not the package, so a live session keeps working when the
+ * package moves or is upgraded.
+ */
+export async function installScripts(stateDir: string): Promise<ScriptPaths> {
+  const binDir = join(stateDir, "bin");
+  await mkdir(binDir, { recursive: true, mode: 0o700 });
+  await assertOwnedDir(binDir, "the scripts directory");
+  return { hook: await installScript(binDir, "hook.sh", HOOK_SH), launch: await installScript(binDir, "launch.sh", LAUNCH_SH) };
+}
+
 async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
   try {
     await b.version();
@@ -44,15 +60,19 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const cfg = loadConfig(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
-    throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', '\`' or backslashes (got ${JSON.stringify(cfg.stateDir)})`);
+    throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
   }
+  // Ours or refused: a directory another user can write could swap the scripts sessions run.
+  await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
+  await assertOwnedDir(cfg.stateDir);
   const store = new Store(cfg.stateDir, log);
-  await store.read(); // creates the directory and file with their modes
+  await store.read(); // creates the file with its mode
   const scripts = await installScripts(cfg.stateDir);
   const backends: Partial<Record<BackendKind, Backend>> = {};
   const tmux = new TmuxBackend({
     tmuxPath: cfg.tmuxPath,
     hookScript: scripts.hook,
+    launchScript: scripts.launch,
     ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });

@@ -23,6 +23,8 @@ export interface Config {
   startTimeoutMs: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
+  allowBashMode: boolean;
   cols: number;
   rows: number;
   logLevel: Level;
@@ -56,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     startTimeoutMs: num(env, "CLAUDE_SESSIONS_START_TIMEOUT_MS", 30_000, 100),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
+    allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",

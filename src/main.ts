@@ -8,7 +8,7 @@ import { createApp, packageVersion } from "./app.js";
 import { findClaude, findOnPath } from "./claude/discover.js";
 import { loadConfig } from "./config.js";
 import { createServer } from "./server/server.js";
-import { toSessionError } from "./sessions/errors.js";
+import { toSessionError } from "./core/errors.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
 

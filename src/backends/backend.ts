@@ -6,14 +6,16 @@ export type BackendKind = "tmux" | "pty";
 export interface SpawnSpec {
   /** Our session id; the backend derives its own names from it (tmux: cs-<id>). */
   id: string;
+  /** The session's own directory under the state directory (server-made; holds the files below). */
+  dir: string;
   /** argv of the program to run in the terminal (argv[0] is a path). */
   argv: string[];
   cwd: string;
-  /** The complete environment of the child. Handed over without argv. */
+  /** The complete environment of the child (the backend may replace TERM with its terminal's). Handed over without argv. */
   env: Record<string, string>;
   cols: number;
   rows: number;
-  /** Raw terminal output is appended here. */
+  /** Raw terminal output is appended here (in `dir`; a symbolic link to the session's own log_file when it has one). */
   rawLogPath: string;
   /** The session's events log: the backend appends {"hook_event_name":"cs:exit"} when the process ends. */
   eventsPath: string;

@@ -3,7 +3,7 @@
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
 import type { Backend, BackendKind, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
-import { SessionError } from "../sessions/errors.js";
+import { SessionError } from "../core/errors.js";
 
 export class LazyBackend implements Backend {
   private loaded: Promise<Backend> | undefined;

@@ -15,7 +15,7 @@ import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { run } from "./exec.js";
-import { SessionError } from "../sessions/errors.js";
+import { SessionError } from "../core/errors.js";
 import { signalGroup } from "../util/process.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */

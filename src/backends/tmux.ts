@@ -2,11 +2,16 @@
  * tmux backend: each session is a tmux session `cs-<id>` with one pane running the launcher.
  * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only.
  */
+import { randomUUID } from "node:crypto";
+import { access, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { ExecError, run, type RunResult } from "./exec.js";
-import { SessionError } from "../sessions/errors.js";
-import { shQuote } from "../util/shell.js";
+import { SessionError } from "../core/errors.js";
+import { isSafePath, shQuote } from "../util/shell.js";
+import { assertOwnedScript } from "../util/owned.js";
+import { encodeHandoff } from "./launcher.js";
 import { isAlive, signalGroup } from "../util/process.js";
 
 export interface TmuxOptions {
@@ -18,7 +23,12 @@ export interface TmuxOptions {
   socketPath?: string;
   /** Script that appends a line to an events log under a lock: `hook.sh <events> exit <status>`. */
   hookScript: string;
+  /** The launcher (launcher.ts): `launch.sh <hand-off file>`. */
+  launchScript: string;
 }
+
+/** How long spawn waits for the launcher to take (and delete) its hand-off file. */
+const HANDOFF_TAKEN_MS = 10_000;
 
 /** Variables a tmux client (and a tmux server it may start) gets: never the server's secrets. */
 const TMUX_ENV_KEYS = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMUX", "TMUX_TMPDIR", "TERM", "SHELL", "TZ"];
@@ -74,22 +84,61 @@ export class TmuxBackend implements Backend {
     return (await this.ok(["-V"])).trim();
   }
 
+  /**
+   * Only server-made strings reach tmux here: the session name, sizes, the session's own directory, the
+   * launcher's path, the hand-off file's path and the raw log's path (all under the state directory, checked
+   * at start-up), each also checked again below. What came from the caller (cwd, argv, env) is in the
+   * hand-off file. tmux's TERM is the terminal's; the launcher keeps it.
+   */
   async spawn(spec: SpawnSpec): Promise<Spawned> {
     const name = sessionName(spec.id);
     const pane = `=${name}:`;
+    await assertOwnedScript(this.opts.launchScript);
+    await assertOwnedScript(this.opts.hookScript);
+    const handoff = join(spec.dir, `handoff.${randomUUID()}`);
+    for (const p of [spec.dir, handoff, spec.rawLogPath, spec.eventsPath, this.opts.launchScript, this.opts.hookScript]) {
+      if (!isSafePath(p)) throw new SessionError("INTERNAL", `refusing to hand tmux the path ${JSON.stringify(p)}`);
+    }
+    const { TERM: _term, ...env } = spec.env;
+    await writeFile(handoff, encodeHandoff({ cwd: spec.cwd, eventsPath: spec.eventsPath, argv: spec.argv, env }), { mode: 0o600, flag: "wx" });
     const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}`)}`;
-    // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
-    const out = await this.ok([
-      "new-session", "-d", "-s", name, "-x", String(spec.cols), "-y", String(spec.rows), "-c", spec.cwd,
-      "-P", "-F", "#{pane_id} #{pane_pid}", "--", ...spec.argv,
-      ";", "set-option", "-w", "-t", pane, "remain-on-exit", "on",
-      ";", "set-hook", "-t", pane, "pane-died", died,
-      ";", "pipe-pane", "-o", "-t", pane, `cat >> ${shQuote(spec.rawLogPath)}`,
-    ]);
+    let out: string;
+    try {
+      // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
+      out = await this.ok([
+        "new-session", "-d", "-s", name, "-x", String(spec.cols), "-y", String(spec.rows), "-c", spec.dir,
+        "-P", "-F", "#{pane_id} #{pane_pid}", "--", this.opts.launchScript, handoff,
+        ";", "set-option", "-w", "-t", pane, "remain-on-exit", "on",
+        ";", "set-hook", "-t", pane, "pane-died", died,
+        ";", "pipe-pane", "-o", "-t", pane, `cat >> ${shQuote(spec.rawLogPath)}`,
+      ]);
+    } catch (e) {
+      await rm(handoff, { force: true });
+      throw e;
+    }
     const [paneId, pidText] = out.trim().split(/\s+/);
     const pid = Number(pidText);
-    if (!paneId || !Number.isInteger(pid)) throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
+    if (!paneId || !Number.isInteger(pid)) {
+      await rm(handoff, { force: true });
+      throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
+    }
+    await this.handoffTaken(handoff, pid);
     return { pid, paneId, target: name, attachCommand: this.attachCommand(spec.id) };
+  }
+
+  /**
+   * The hand-off file holds the session's environment (secrets too): it must not outlive the start. The
+   * launcher deletes it first thing; if it never does (it died, tmux is wedged), it is removed here.
+   */
+  private async handoffTaken(handoff: string, pid: number): Promise<void> {
+    const until = Date.now() + HANDOFF_TAKEN_MS;
+    for (let wait = 2; ; wait = Math.min(50, wait * 2)) {
+      if (!(await access(handoff).then(() => true, () => false))) return;
+      if (Date.now() > until || !isAlive(pid)) break;
+      await sleep(wait);
+    }
+    await rm(handoff, { force: true });
+    if (isAlive(pid)) throw new SessionError("PROCESS_ERROR", `the launcher did not start within ${HANDOFF_TAKEN_MS} ms.`);
   }
 
   async paste(id: string, text: string): Promise<void> {

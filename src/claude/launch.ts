@@ -13,20 +13,24 @@ export interface ClaudeOptions {
 
 export type LaunchMode = { kind: "new"; claudeSessionId: string } | { kind: "resume"; resumeId: string; fork?: { newId: string } };
 
+/**
+ * Every option with a value is one `--flag=value` argument, so a value that starts with "-" can never be
+ * read as another flag, whatever it holds.
+ */
 export function buildClaudeArgs(mode: LaunchMode, settingsPath: string, o: ClaudeOptions): string[] {
   const a: string[] = [];
-  if (mode.kind === "new") a.push("--session-id", mode.claudeSessionId);
+  if (mode.kind === "new") a.push(`--session-id=${mode.claudeSessionId}`);
   else {
-    a.push("--resume", mode.resumeId);
-    if (mode.fork) a.push("--fork-session", "--session-id", mode.fork.newId);
+    a.push(`--resume=${mode.resumeId}`);
+    if (mode.fork) a.push("--fork-session", `--session-id=${mode.fork.newId}`);
   }
-  a.push("--settings", settingsPath);
-  if (o.model) a.push("--model", o.model);
-  if (o.permission_mode) a.push("--permission-mode", o.permission_mode);
-  if (o.append_system_prompt) a.push("--append-system-prompt", o.append_system_prompt);
-  for (const d of o.add_dirs ?? []) a.push("--add-dir", d);
-  if (o.allowed_tools?.length) a.push("--allowedTools", o.allowed_tools.join(","));
-  if (o.disallowed_tools?.length) a.push("--disallowedTools", o.disallowed_tools.join(","));
+  a.push(`--settings=${settingsPath}`);
+  if (o.model) a.push(`--model=${o.model}`);
+  if (o.permission_mode) a.push(`--permission-mode=${o.permission_mode}`);
+  if (o.append_system_prompt) a.push(`--append-system-prompt=${o.append_system_prompt}`);
+  for (const d of o.add_dirs ?? []) a.push(`--add-dir=${d}`);
+  if (o.allowed_tools?.length) a.push(`--allowedTools=${o.allowed_tools.join(",")}`);
+  if (o.disallowed_tools?.length) a.push(`--disallowedTools=${o.disallowed_tools.join(",")}`);
   return a;
 }
 
@@ -50,21 +54,12 @@ const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_P
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The child's environment: the server's, less what breaks a nested start, plus the session's own. */
-export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>, opts: { dropTerm: boolean }): Record<string, string> {
+export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
     if (v === undefined || DROP.has(k) || !ENV_NAME.test(k)) continue;
-    if (opts.dropTerm && k === "TERM") continue;
     env[k] = v;
   }
   for (const [k, v] of Object.entries(extra)) env[k] = v;
   return env;
-}
-
-/** NUL-separated NAME=value pairs for launch.sh. */
-export function encodeEnvFile(env: Record<string, string>): string {
-  return Object.entries(env)
-    .filter(([k, v]) => ENV_NAME.test(k) && !v.includes("\0"))
-    .map(([k, v]) => `${k}=${v}\0`)
-    .join("");
 }

@@ -2,9 +2,6 @@
  * Two small scripts the server writes into `<state dir>/bin/` and points sessions at. They live in
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
-import { mkdir, readFile, chmod } from "node:fs/promises";
-import writeFileAtomic from "write-file-atomic";
-import { join } from "node:path";
 
 /**
  * Appends one event line to an events log under flock, so concurrent hooks never interleave.
@@ -58,19 +55,4 @@ exit "$code"
 export interface ScriptPaths {
   hook: string;
   launch: string;
-}
-
-export async function installScripts(stateDir: string): Promise<ScriptPaths> {
-  const dir = join(stateDir, "bin");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const paths = { hook: join(dir, "hook.sh"), launch: join(dir, "launch.sh") };
-  for (const [p, text] of [
-    [paths.hook, HOOK_SH],
-    [paths.launch, LAUNCH_SH],
-  ] as const) {
-    const cur = await readFile(p, "utf8").catch(() => undefined);
-    if (cur !== text) await writeFileAtomic(p, text, { mode: 0o700 });
-    await chmod(p, 0o700);
-  }
-  return paths;
 }

@@ -6,7 +6,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CallContext, Orchestrator } from "../sessions/orchestrator.js";
-import { SessionError, toSessionError } from "../sessions/errors.js";
+import { SessionError, toSessionError } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
 import type { ToolDef } from "./tool.js";
 import { TOOLS } from "./tools/index.js";

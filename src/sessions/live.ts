@@ -3,7 +3,7 @@
  * callers waiting for it to change. Waiters wake on events, never on a timer poll.
  */
 import { EventTail } from "./eventlog.js";
-import { SessionError } from "./errors.js";
+import { SessionError } from "../core/errors.js";
 import { initialFold, reduce, type Folded, type LogEvent } from "./reducer.js";
 
 export type Listener = (f: Folded, events: LogEvent[]) => void;

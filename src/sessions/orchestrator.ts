@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { watch } from "node:fs";
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -14,7 +14,7 @@ import writeFileAtomic from "write-file-atomic";
 import type { Backend, BackendKind, Key } from "../backends/backend.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { hooksSettings } from "../claude/hooks.js";
-import { buildClaudeArgs, childEnv, encodeEnvFile, ENV_NAME, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import { buildClaudeArgs, childEnv, ENV_NAME, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import { readTranscript, transcriptPath, type TranscriptItem } from "../claude/transcript.js";
 import type { Config } from "../config.js";
@@ -22,13 +22,15 @@ import { newRecord, type SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import { readFrom, readTail } from "../util/files.js";
 import { isAlive } from "../util/process.js";
+import { createOwnedFile, isSameFile } from "../util/owned.js";
+import { pastePieces, preparePrompt } from "./prompt.js";
 import type { Logger } from "../util/log.js";
 import { appendEvent } from "./eventlog.js";
-import { SessionError } from "./errors.js";
+import { SessionError } from "../core/errors.js";
 import { LiveSession } from "./live.js";
 import type { Folded, LogEvent, PendingPermission } from "./reducer.js";
 import { BLOCKING_HELP, detectBlockingScreen, inputText, lastLines, menuMoves, permissionDigit, showsBusy, showsInterrupted, showsStoppedTurn } from "./screens.js";
-import { acceptsPrompt, isLive, statusGroup, type Status } from "./status.js";
+import { acceptsPrompt, isLive, statusGroup, type Status } from "../core/status.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -91,9 +93,6 @@ interface Internals {
 const PROMPT_CONFIRM_MS = 2500;
 /** How long start-up waits, after SessionStart, for the input box to be drawn (2.1.330: ~200 ms later). */
 const INPUT_DRAWN_MS = 3000;
-/** 2.1.330 wraps a paste of more than 800 characters or 2 newlines in <pasted_content> tags: paste smaller pieces (with a margin). */
-const PASTE_PIECE_CHARS = 700;
-const PASTE_PIECE_NEWLINES = 2;
 const PROMPT_ATTEMPTS = 3;
 /** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */
 const PERSIST_GATHER_MS = 20;
@@ -294,8 +293,10 @@ export class Orchestrator {
     const claude = this.claudeBinary();
     const doppler = this.dopplerFor(input.doppler);
     const env = this.checkEnv(input.env);
-    if (input.prompt !== undefined) this.checkMessage(input.prompt);
+    const prompt = input.prompt !== undefined ? this.prompt(input.prompt, "prompt") : undefined;
     for (const d of input.add_dirs ?? []) await this.checkCwd(d, "add_dirs");
+    // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
+    const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
 
     const id = newSessionId();
     const claudeSessionId = randomUUID();
@@ -323,20 +324,28 @@ export class Orchestrator {
     if (input.model) rec.model = input.model;
     if (input.permission_mode) rec.permission_mode = input.permission_mode;
     if (input.max_turns !== undefined) rec.max_turns = input.max_turns;
-    if (input.log_file) rec.log_file = input.log_file;
+    if (logFile) {
+      rec.log_file = logFile.path;
+      rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
+    }
 
     // Counting and inserting under one lock: two servers cannot both take the last place.
-    await this.store.update((s) => {
-      this.assertRoom(s.sessions);
-      s.sessions[id] = rec;
-    });
+    try {
+      await this.store.update((s) => {
+        this.assertRoom(s.sessions);
+        s.sessions[id] = rec;
+      });
+    } catch (e) {
+      if (logFile) await rm(logFile.path, { force: true });
+      throw e;
+    }
     await this.launch(rec, backend, argv, { kind: "new", claudeSessionId }, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx);
-    if (input.prompt !== undefined) await this.deliver(id, input.prompt, ctx);
+    if (prompt !== undefined) await this.deliver(id, prompt, ctx);
     return this.startResult(id);
   }
 
   async resume(input: ResumeInput, ctx: CallContext = {}): Promise<Record<string, unknown>> {
-    if (input.message !== undefined) this.checkMessage(input.message);
+    const message = input.message !== undefined ? this.prompt(input.message, "message") : undefined;
     const env = this.checkEnv(input.env);
     let rec: SessionRecord;
     if (input.session_id) {
@@ -367,6 +376,11 @@ export class Orchestrator {
     const p = this.paths(rec.session_id);
     const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
     const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+    if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
+      throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
+        suggestion: "Restore the file, or start a new session with a new log_file.",
+      });
+    }
     const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
     // Clear what is left of the old terminal before reusing its name.
@@ -390,7 +404,7 @@ export class Orchestrator {
       return structuredClone(r);
     });
     await this.launch(updated, backend, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx);
-    if (input.message !== undefined) await this.deliver(rec.session_id, input.message, ctx);
+    if (message !== undefined) await this.deliver(rec.session_id, message, ctx);
     return { ...(await this.startResult(rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
   }
 
@@ -419,19 +433,13 @@ export class Orchestrator {
     const s = await this.follow(id);
     await this.emit(id, { hook_event_name: "cs:spawn", claude_session_id: claudeId });
 
-    const env = childEnv(process.env, extraEnv, { dropTerm: backend.kind === "tmux" });
-    const envFile = join(p.dir, `env.${randomUUID()}`);
-    const spec = { id, argv, cwd: rec.cwd, env, cols: this.cfg.cols, rows: this.cfg.rows, rawLogPath: rec.log_file ?? p.rawLogPath, eventsPath: p.eventsPath };
+    await this.linkRawLog(rec);
+    const env = childEnv(process.env, extraEnv);
+    const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env, cols: this.cfg.cols, rows: this.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath };
     let spawned;
     try {
-      if (backend.kind === "tmux") {
-        await writeFile(envFile, encodeEnvFile(env), { mode: 0o600, flag: "wx" });
-        spawned = await backend.spawn({ ...spec, argv: [this.scripts.launch, envFile, p.eventsPath, ...argv], env: {} });
-      } else {
-        spawned = await backend.spawn(spec);
-      }
+      spawned = await backend.spawn(spec);
     } catch (e) {
-      await rm(envFile, { force: true });
       await this.failStart(id, e instanceof SessionError ? e.message : String(e));
       throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
     }
@@ -476,11 +484,9 @@ export class Orchestrator {
         },
       })
       .catch(async (e) => {
-        await rm(envFile, { force: true });
         await this.abortStart(id, backend, "cancelled");
         throw e;
       });
-    await rm(envFile, { force: true });
     if (folded && isLive(folded.status) && folded.status !== "starting") {
       await this.inputDrawn(id, backend);
       await this.flushed();
@@ -497,7 +503,7 @@ export class Orchestrator {
     let err: SessionError;
     if (f.status === "dead") {
       // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").
-      const printed = lastLines(cleanLog((await readTail(spec.rawLogPath, 16 * 1024)).text));
+      const printed = lastLines(cleanLog((await readTail(p.rawLogPath, 16 * 1024)).text));
       const isDoppler = argv[1] === "run" && /doppler/i.test(argv[0] ?? "");
       if (isDoppler && /doppler/i.test(printed)) err = new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
       else err = new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`);
@@ -534,6 +540,30 @@ export class Orchestrator {
       await sleep(25);
     }
     await sleep(50); // the frame is drawn just before the input handler is attached
+  }
+
+  /**
+   * The terminal's raw output goes to <dir>/output.log, a path the server made. A session with a log_file
+   * gets output.log as a link to that file, which the server created for it; a file found there that is not
+   * that one (replaced since) is not written or read.
+   */
+  private async linkRawLog(r: SessionRecord): Promise<void> {
+    const raw = this.paths(r.session_id).rawLogPath;
+    if (!r.log_file || !r.log_file_id) return;
+    if (!(await isSameFile(r.log_file, r.log_file_id))) {
+      throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(r.log_file)} is no longer the file this server created for it; nothing was started.`, {
+        suggestion: "Start a new session with a new log_file, or restore the file.",
+      });
+    }
+    await rm(raw, { force: true });
+    await symlink(r.log_file, raw);
+  }
+
+  /** The raw output file of a session, or undefined when its log_file was replaced by something else. */
+  private async rawLog(r: SessionRecord): Promise<string | undefined> {
+    const raw = this.paths(r.session_id).rawLogPath;
+    if (r.log_file && r.log_file_id && !(await isSameFile(r.log_file, r.log_file_id))) return undefined;
+    return raw;
   }
 
   private async abortStart(id: string, backend: Backend, why: string): Promise<void> {
@@ -584,7 +614,7 @@ export class Orchestrator {
   }
 
   private async pasteOnly(backend: Backend, id: string, message: string): Promise<void> {
-    const text = message.replace(/\r\n?/g, "\n").replace(/\n+$/, "");
+    const text = message;
     for (const piece of pastePieces(text)) await backend.paste(id, piece);
     // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
     await sleep(Math.min(500, 40 + Math.floor(text.length / 1000) * 5));
@@ -634,10 +664,10 @@ export class Orchestrator {
   }
 
   async send(
-    input: { session_id: string; message: string; wait_for_response?: boolean; timeout_ms?: number; queue?: boolean },
+    input: { session_id: string; message: string; wait_for_response?: boolean; timeout_ms?: number; queue?: boolean; bash_mode?: boolean },
     ctx: CallContext = {},
   ): Promise<Record<string, unknown>> {
-    this.checkMessage(input.message);
+    const text = this.prompt(input.message, "message", input.bash_mode);
     const r = await this.record(input.session_id);
     const s = await this.follow(input.session_id);
     const status = s.fold.status;
@@ -659,10 +689,10 @@ export class Orchestrator {
       const t0 = Date.now();
       if (queued) {
         // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
-        out.sent_at = await this.type(r.session_id, input.message);
+        out.sent_at = await this.type(r.session_id, text);
         out.queued = true;
       } else {
-        out.sent_at = (await this.deliver(r.session_id, input.message, ctx)).sent_at;
+        out.sent_at = (await this.deliver(r.session_id, text, ctx)).sent_at;
       }
       if (input.wait_for_response === false) {
         out.final_state = s.fold.status;
@@ -977,7 +1007,6 @@ export class Orchestrator {
     ctx: CallContext = {},
   ): Promise<Record<string, unknown>> {
     const r = await this.record(input.session_id);
-    const p = this.paths(r.session_id);
     if (input.mode === "screen") {
       const b = this.backend(r.backend);
       const s = await this.follow(r.session_id);
@@ -986,7 +1015,10 @@ export class Orchestrator {
       if (input.lines) text = text.split("\n").slice(-input.lines).join("\n");
       return { session_id: r.session_id, mode: "screen", text, status: s.fold.status };
     }
-    const file = input.mode === "log" ? (r.log_file ?? p.rawLogPath) : transcriptFile(r, this.live.get(r.session_id)?.fold);
+    const file = input.mode === "log" ? await this.rawLog(r) : transcriptFile(r, this.live.get(r.session_id)?.fold);
+    if (file === undefined) {
+      throw new SessionError("INVALID_ARGUMENT", `the log_file of session ${r.session_id} was replaced by another file; it is not read.`, { suggestion: "Use mode transcript or screen." });
+    }
     const cursor = parseCursor(input.cursor);
     const read = async () => {
       if (input.mode === "log") {
@@ -1030,14 +1062,9 @@ export class Orchestrator {
     if (status === "starting") throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} is still starting.`);
   }
 
-  private checkMessage(m: string): void {
-    if (!m.trim()) throw new SessionError("INVALID_ARGUMENT", "the message is empty.");
-    if (m.length > this.cfg.maxMessageChars) {
-      throw new SessionError("INVALID_ARGUMENT", `the message has ${m.length} characters; the limit is ${this.cfg.maxMessageChars}.`, {
-        suggestion: "Write long material to a file in the session's cwd and ask Claude to read it.",
-      });
-    }
-    if (m.includes("\0")) throw new SessionError("INVALID_ARGUMENT", "the message contains a NUL character.");
+  /** A prompt as it will be typed, or INVALID_ARGUMENT / PERMISSION_DENIED (see prompt.ts). */
+  private prompt(m: string, what: string, bashMode?: boolean): string {
+    return preparePrompt(m, { maxChars: this.cfg.maxMessageChars, allowBashMode: this.cfg.allowBashMode, what, ...(bashMode ? { bashMode } : {}) });
   }
 
   private checkEnv(env: Record<string, string> | undefined): Record<string, string> {
@@ -1088,7 +1115,7 @@ export class Orchestrator {
     const config = d?.config ?? (d ? this.cfg.dopplerConfig : undefined);
     if (!d) return undefined;
     for (const [k, v] of [["project", project], ["config", config]] as const) {
-      if (v !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(v)) throw new SessionError("INVALID_ARGUMENT", `doppler ${k} ${JSON.stringify(v)} is not a valid Doppler name.`);
+      if (v !== undefined && !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(v)) throw new SessionError("INVALID_ARGUMENT", `doppler ${k} ${JSON.stringify(v)} is not a valid Doppler name.`);
     }
     const found = findOnPath("doppler", this.cfg.dopplerPath);
     if (!found.path) {
@@ -1126,27 +1153,6 @@ function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<strin
 function storedDoppler(r: SessionRecord): { project?: string; config?: string } | undefined {
   if (!r.doppler_project && !r.doppler_config) return undefined;
   return { ...(r.doppler_project ? { project: r.doppler_project } : {}), ...(r.doppler_config ? { config: r.doppler_config } : {}) };
-}
-
-/** Splits a prompt into pastes of at most PASTE_PIECE_CHARS characters and PASTE_PIECE_NEWLINES newlines. */
-export function pastePieces(text: string): string[] {
-  const out: string[] = [];
-  let cur = "";
-  let len = 0;
-  let newlines = 0;
-  for (const ch of text) {
-    if ((ch === "\n" && newlines === PASTE_PIECE_NEWLINES) || len + ch.length > PASTE_PIECE_CHARS) {
-      out.push(cur);
-      cur = "";
-      len = 0;
-      newlines = 0;
-    }
-    cur += ch;
-    len += ch.length;
-    if (ch === "\n") newlines += 1;
-  }
-  if (cur) out.push(cur);
-  return out;
 }
 
 function pickClaudeOptions(o: ClaudeOptions): ClaudeOptions {

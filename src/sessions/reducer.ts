@@ -2,8 +2,8 @@
  * The pure fold from a session's event log to its status. Every server process, including one
  * started after a crash, reaches the same state by replaying the same log.
  */
-import { assertNever } from "./errors.js";
-import { canMove, type Status } from "./status.js";
+import { assertNever } from "../core/errors.js";
+import { canMove, type Status } from "../core/status.js";
 
 /** Claude Code hook events we subscribe to, plus events the orchestrator itself appends (prefix "cs:"). */
 export const HOOK_EVENTS = [

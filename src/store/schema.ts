@@ -3,7 +3,7 @@
  * resume and adoption need (claude_session_id, backend, tmux socket, …). Validated on every read.
  */
 import { z } from "zod";
-import { STATUSES } from "../sessions/status.js";
+import { STATUSES } from "../core/status.js";
 
 export const STATE_VERSION = "1.0.0";
 
@@ -47,7 +47,10 @@ export const SessionRecordSchema = z.object({
   last_error: z.string().optional(),
   pending_permission: PendingPermissionSchema.optional(),
   exit_code: z.number().int().optional(),
+  /** A log file the server created for this session at the caller's path (output.log links to it). */
   log_file: z.string().optional(),
+  /** Identity of that file when created: a file found there later that is not this one is not read. */
+  log_file_id: z.object({ dev: z.number(), ino: z.number() }).optional(),
   error_log: z.array(z.string()).default([]),
   messages_sent: z.number().int().default(0),
   responses_received: z.number().int().default(0),

@@ -6,7 +6,11 @@ export function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Paths that go into such strings must not carry characters tmux or sh would reinterpret. */
+/**
+ * Paths that go into such strings (only ever the server's own: the state directory and what it makes under
+ * it) must not carry characters tmux or sh would reinterpret: quotes, `#` (tmux formats), `$`, `;` (a tmux
+ * command separator at the end of an argument), backquotes, backslashes, control characters.
+ */
 export function isSafePath(p: string): boolean {
-  return p.startsWith("/") && !/[\n\r\0"#$`\\]/.test(p);
+  return p.startsWith("/") && !/[\x00-\x1f\x7f"'#$;`\\]/.test(p);
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hookCommand } from "../../src/claude/hooks.js";
-import { installScripts } from "../../src/claude/scripts.js";
+import { installScripts } from "../../src/app.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-hook-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

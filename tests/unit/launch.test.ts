@@ -1,30 +1,31 @@
 import { describe, expect, it } from "vitest";
-import { buildClaudeArgs, childEnv, encodeEnvFile, wrapWithDoppler } from "../../src/claude/launch.js";
+import { buildClaudeArgs, childEnv, wrapWithDoppler } from "../../src/claude/launch.js";
+import { encodeHandoff } from "../../src/backends/launcher.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
 import { transcriptPath } from "../../src/claude/transcript.js";
 
 describe("argv builders", () => {
-  it("a new session: --session-id, --settings and the options, each a separate argument", () => {
+  it("a new session: --session-id, --settings and the options, each one --flag=value argument", () => {
     expect(
       buildClaudeArgs({ kind: "new", claudeSessionId: "u1" }, "/s/settings.json", {
         model: "sonnet",
         permission_mode: "acceptEdits",
         append_system_prompt: "be brief; $(rm -rf ~)",
-        add_dirs: ["/a", "/b c"],
+        add_dirs: ["/a", "/b c", "-p"],
         allowed_tools: ["Bash(git:*)", "Edit"],
         disallowed_tools: ["WebFetch"],
       }),
     ).toEqual([
-      "--session-id", "u1", "--settings", "/s/settings.json", "--model", "sonnet", "--permission-mode", "acceptEdits",
-      "--append-system-prompt", "be brief; $(rm -rf ~)", "--add-dir", "/a", "--add-dir", "/b c",
-      "--allowedTools", "Bash(git:*),Edit", "--disallowedTools", "WebFetch",
+      "--session-id=u1", "--settings=/s/settings.json", "--model=sonnet", "--permission-mode=acceptEdits",
+      "--append-system-prompt=be brief; $(rm -rf ~)", "--add-dir=/a", "--add-dir=/b c", "--add-dir=-p",
+      "--allowedTools=Bash(git:*),Edit", "--disallowedTools=WebFetch",
     ]);
   });
 
   it("resume keeps the id; fork chooses the new one", () => {
-    expect(buildClaudeArgs({ kind: "resume", resumeId: "old" }, "/s", {})).toEqual(["--resume", "old", "--settings", "/s"]);
-    expect(buildClaudeArgs({ kind: "resume", resumeId: "old", fork: { newId: "new" } }, "/s", {})).toEqual(["--resume", "old", "--fork-session", "--session-id", "new", "--settings", "/s"]);
+    expect(buildClaudeArgs({ kind: "resume", resumeId: "old" }, "/s", {})).toEqual(["--resume=old", "--settings=/s"]);
+    expect(buildClaudeArgs({ kind: "resume", resumeId: "old", fork: { newId: "new" } }, "/s", {})).toEqual(["--resume=old", "--fork-session", "--session-id=new", "--settings=/s"]);
   });
 
   it("doppler wraps in argv form with --forward-signals, never --command", () => {
@@ -35,13 +36,17 @@ describe("argv builders", () => {
   });
 
   it("the child environment drops what breaks a nested Claude Code and adds the session's own", () => {
-    const env = childEnv({ PATH: "/bin", CLAUDECODE: "1", CLAUDE_CODE_ENTRYPOINT: "cli", TMUX: "/tmp/x", TERM: "xterm", "BASH_FUNC_x%%": "() {}", KEEP: "1" }, { SECRET: "s3cr3t" }, { dropTerm: true });
-    expect(env).toEqual({ PATH: "/bin", KEEP: "1", SECRET: "s3cr3t" });
-    expect(childEnv({ TERM: "xterm" }, {}, { dropTerm: false })).toEqual({ TERM: "xterm" });
+    const env = childEnv({ PATH: "/bin", CLAUDECODE: "1", CLAUDE_CODE_ENTRYPOINT: "cli", TMUX: "/tmp/x", TERM: "xterm", "BASH_FUNC_x%%": "() {}", KEEP: "1" }, { SECRET: "s3cr3t" });
+    expect(env).toEqual({ PATH: "/bin", TERM: "xterm", KEEP: "1", SECRET: "s3cr3t" });
   });
 
-  it("the env file is NUL-separated NAME=value pairs; values may hold newlines and quotes", () => {
-    expect(encodeEnvFile({ A: "1", B: "two\nlines 'q' \"d\"" })).toBe("A=1\0B=two\nlines 'q' \"d\"\0");
+  it("the launcher's hand-off file: cwd, events, argv and env as NUL-terminated tagged records, any other byte kept", () => {
+    expect(encodeHandoff({ cwd: "/w/x#(y);", eventsPath: "/s/e", argv: ["/bin/claude", "--model=a;", "-p", "line\nbreak"], env: { A: "1", B: "two\nlines 'q' \"d\" $(x)" } })).toBe(
+      "C:/w/x#(y);\0E:/s/e\0A:/bin/claude\0A:--model=a;\0A:-p\0A:line\nbreak\0V:A=1\0V:B=two\nlines 'q' \"d\" $(x)\0",
+    );
+    expect(() => encodeHandoff({ cwd: "/", eventsPath: "/e", argv: ["/x", "a\0b"], env: {} })).toThrow(/NUL/);
+    expect(() => encodeHandoff({ cwd: "/", eventsPath: "/e", argv: ["/x"], env: { "A B": "1" } })).toThrow(/variable name/);
+    expect(() => encodeHandoff({ cwd: "/", eventsPath: "/e", argv: [], env: {} })).toThrow(/argv is empty/);
   });
 
   it("hook settings subscribe every event to one cheap locked append, the path quoted", () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SpawnSpec } from "../../src/backends/backend.js";
 import { PtyBackend } from "../../src/backends/pty.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
-import { installScripts } from "../../src/claude/scripts.js";
+import { installScripts } from "../../src/app.js";
 import { FAKE_CLAUDE, until } from "../helpers/harness.js";
 
 interface Ev {
@@ -59,7 +59,7 @@ function gone(pid: number): boolean {
 }
 
 /** A session's own directory, settings file and spec for the fake claude. */
-function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): SpawnSpec & { dir: string } {
+function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): SpawnSpec {
   const id = `t${++seq}${randomBytes(3).toString("hex")}`;
   const dir = join(root, "sessions", id);
   const cwd = join(root, "work", id);

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { pastePieces } from "../../src/sessions/orchestrator.js";
+import { pastePieces } from "../../src/sessions/prompt.js";
 import { foldAll, type LogEvent } from "../../src/sessions/reducer.js";
 import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "../../src/sessions/screens.js";
 import { ROOT } from "../helpers/harness.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { STATUSES } from "../../sessions/status.js";
+import { STATUSES } from "../../core/status.js";
 
 export const sessionId = z
   .string()
@@ -15,10 +15,12 @@ export const timeoutMs = (dflt: number, max = 3_600_000) =>
 
 export const backend = z.enum(["tmux", "pty"]).describe("Terminal backend: tmux (survives a server restart, attachable) or pty (lives with the server).");
 
+const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
+
 export const doppler = z
   .object({
-    project: z.string().min(1).max(128).optional().describe("Doppler project (default: the server's DOPPLER_PROJECT)."),
-    config: z.string().min(1).max(128).optional().describe("Doppler config (default: the server's DOPPLER_CONFIG)."),
+    project: dopplerName.optional().describe("Doppler project (default: the server's DOPPLER_PROJECT)."),
+    config: dopplerName.optional().describe("Doppler config (default: the server's DOPPLER_CONFIG)."),
   })
   .strict()
   .describe("Run the session under `doppler run` so its secrets come from Doppler. Only project and config are stored.");

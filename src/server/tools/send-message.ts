@@ -11,10 +11,19 @@ export const sendMessage = defineTool({
   input: z
     .object({
       session_id: sessionId,
-      message: z.string().describe("The prompt (at most 100,000 characters)."),
+      message: z
+        .string()
+        .describe(
+          "The prompt (at most 100,000 characters), delivered exactly as text. Control characters other than newline and tab are refused, " +
+            "and so is a leading \"!\" (Claude Code's bash mode) or \"#\": put a space before it to send it as text.",
+        ),
       wait_for_response: z.boolean().default(true),
       timeout_ms: timeoutMs(30_000),
       queue: z.boolean().default(false).describe("If the session is busy, queue the prompt (Claude runs it after the current turn)."),
+      bash_mode: z
+        .boolean()
+        .default(false)
+        .describe("Run message as a shell command through Claude Code's bash mode (message without the \"!\"). Only when the server runs with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1; otherwise PERMISSION_DENIED."),
     })
     .strict(),
   output: z.looseObject({

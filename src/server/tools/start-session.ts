@@ -18,7 +18,12 @@ export const startInput = z
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     disallowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     env: env.optional(),
-    log_file: z.string().min(1).max(4096).optional().describe("Write the raw terminal output here instead of the state directory."),
+    log_file: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe("An absolute path for a new file that gets the raw terminal output (created by the server, mode 0600; it must not exist yet, and its directory must exist and be yours)."),
     backend: backend.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional().describe("Accept Claude Code's 'trust this folder' screen if it appears."),

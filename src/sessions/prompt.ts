@@ -1,0 +1,109 @@
+/**
+ * What a prompt may contain, and how it is cut into pastes. A prompt reaches Claude Code's input box as a
+ * bracketed paste; anything that would act as a key there (a control character, the paste terminator) or
+ * switch the box into another input mode (a leading "!" runs a shell command) is refused before anything
+ * is sent, so text written by someone else is delivered as text or not at all.
+ */
+import { SessionError } from "../core/errors.js";
+
+/**
+ * Characters that switch Claude Code's input box into another mode when they are the first character of
+ * the input (measured on 2.1.197, 2.1.330 and the newest release; see README "What a message may contain").
+ * "!" is bash mode: Enter runs the rest as a shell command in the session's cwd, with no permission check.
+ */
+export const INPUT_MODE_PREFIXES: Readonly<Record<string, string>> = {
+  "!": "bash mode (Enter runs the rest as a shell command in the session's cwd, with no permission check)",
+  "#": "memory mode on older Claude Code versions (the rest is saved to a CLAUDE.md memory file)",
+};
+
+/** 2.1.330 wraps a paste of more than 800 characters or 2 newlines in <pasted_content> tags: paste smaller pieces (with a margin). */
+export const PASTE_PIECE_CHARS = 700;
+export const PASTE_PIECE_NEWLINES = 2;
+
+export interface PromptRules {
+  maxChars: number;
+  /** Send the text as a shell command through Claude Code's bash mode (the operator must allow it). */
+  bashMode?: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: the operator lets callers use bash mode. */
+  allowBashMode: boolean;
+  /** The argument's name, for error messages ("message", "prompt"). */
+  what?: string;
+}
+
+/** Control characters a prompt may not contain: C0 except tab and newline (CR is normalised), DEL, and C1. */
+const FORBIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/u;
+
+const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
+
+function describeControl(ch: string): string {
+  const code = ch.codePointAt(0)!;
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+  const name = code < 32 ? C0_NAMES[code] : code === 0x7f ? "DEL" : "C1 control";
+  const key = code > 0 && code < 27 ? `, Ctrl-${String.fromCharCode(64 + code)}` : "";
+  return `${hex} (${name}${key})`;
+}
+
+/**
+ * Validates a prompt and returns the text that will be typed into the input box: line ends normalised to
+ * "\n", trailing newlines dropped (a newline at the end would not be part of the prompt), and "!" put in
+ * front in bash mode. Throws INVALID_ARGUMENT / PERMISSION_DENIED and sends nothing otherwise.
+ */
+export function preparePrompt(message: string, rules: PromptRules): string {
+  const what = rules.what ?? "message";
+  if (!message.trim()) throw new SessionError("INVALID_ARGUMENT", `the ${what} is empty.`);
+  if (message.length > rules.maxChars) {
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} has ${message.length} characters; the limit is ${rules.maxChars}.`, {
+      suggestion: "Write long material to a file in the session's cwd and ask Claude to read it.",
+    });
+  }
+  const text = message.replace(/\r\n?/g, "\n").replace(/\n+$/, "");
+  const bad = FORBIDDEN.exec(text);
+  if (bad) {
+    // Position in the caller's own string, counted in UTF-16 units as JavaScript (and JSON) count them.
+    const at = message.indexOf(bad[0]);
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} contains the control character ${describeControl(bad[0])} at position ${at}; nothing was sent.`, {
+      suggestion: "A prompt is text: only newline and tab are allowed among control characters (a terminal would take the others as keys). Remove them, or describe them in words.",
+      details: { position: at, code_point: bad[0].codePointAt(0) },
+    });
+  }
+  if (rules.bashMode) {
+    if (!rules.allowBashMode) {
+      throw new SessionError("PERMISSION_DENIED", "bash_mode is refused by this server.", {
+        suggestion: "The operator can allow it by starting the server with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1. Bash mode runs the text as a shell command with no permission check.",
+      });
+    }
+    return `!${text}`;
+  }
+  const mode = INPUT_MODE_PREFIXES[text[0] ?? ""];
+  if (mode !== undefined) {
+    const hint =
+      text[0] === "!"
+        ? 'To send it as text, put a space before the "!". To run a shell command on purpose, pass bash_mode: true with the command without the "!" (the server must allow it with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1).'
+        : `To send it as text, put a space before the ${JSON.stringify(text[0])}.`;
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} starts with ${JSON.stringify(text[0])}, which switches Claude Code's input box into ${mode}; nothing was sent.`, {
+      suggestion: hint,
+    });
+  }
+  return text;
+}
+
+/** Splits a prompt into pastes of at most PASTE_PIECE_CHARS characters and PASTE_PIECE_NEWLINES newlines. */
+export function pastePieces(text: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let len = 0;
+  let newlines = 0;
+  for (const ch of text) {
+    if ((ch === "\n" && newlines === PASTE_PIECE_NEWLINES) || len + ch.length > PASTE_PIECE_CHARS) {
+      out.push(cur);
+      cur = "";
+      len = 0;
+      newlines = 0;
+    }
+    cur += ch;
+    len += ch.length;
+    if (ch === "\n") newlines += 1;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
