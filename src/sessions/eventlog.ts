@@ -6,10 +6,12 @@
 import { watch, type FSWatcher } from "node:fs";
 import { run } from "../backends/exec.js";
 import { readFrom } from "../util/files.js";
+import { assertOwnedScript } from "../util/owned.js";
 import { parseEventLine, type LogEvent } from "./reducer.js";
 
 /** Appends one event through the same locked path the hooks use, so lines never interleave. */
 export async function appendEvent(hookScript: string, eventsPath: string, ev: LogEvent): Promise<void> {
+  await assertOwnedScript(hookScript);
   const r = await run(hookScript, [eventsPath], { input: JSON.stringify(ev) + "\n" });
   if (r.code !== 0) throw new Error(`appending to ${eventsPath} failed: ${r.stderr}`);
 }

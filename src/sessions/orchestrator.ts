@@ -22,7 +22,7 @@ import { newRecord, type SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import { readFrom, readTail } from "../util/files.js";
 import { isAlive } from "../util/process.js";
-import { createOwnedFile, isSameFile } from "../util/owned.js";
+import { assertOwnedScript, createOwnedFile, isSameFile } from "../util/owned.js";
 import { pastePieces, preparePrompt } from "./prompt.js";
 import type { Logger } from "../util/log.js";
 import { appendEvent } from "./eventlog.js";
@@ -296,6 +296,7 @@ export class Orchestrator {
     const prompt = input.prompt !== undefined ? this.prompt(input.prompt, "prompt") : undefined;
     for (const d of input.add_dirs ?? []) await this.checkCwd(d, "add_dirs");
     // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
+    await assertOwnedScript(this.scripts.hook);
     const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
 
     const id = newSessionId();
@@ -381,6 +382,7 @@ export class Orchestrator {
         suggestion: "Restore the file, or start a new session with a new log_file.",
       });
     }
+    await assertOwnedScript(this.scripts.hook);
     const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
     // Clear what is left of the old terminal before reusing its name.
@@ -663,6 +665,29 @@ export class Orchestrator {
     throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${PROMPT_ATTEMPTS} Enter presses. The terminal shows:\n${lastLines(stripVTControlCharacters(screen))}`);
   }
 
+  /**
+   * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken
+   * once the input box no longer holds it. Its output is in the transcript (stream_output).
+   */
+  private async deliverShellCommand(id: string, text: string): Promise<string> {
+    const r = await this.record(id);
+    const backend = this.backend(r.backend);
+    const sent_at = new Date().toISOString();
+    const head = text.slice(1, 40).trim();
+    await this.pasteOnly(backend, id, text);
+    for (let attempt = 1; attempt <= PROMPT_ATTEMPTS; attempt++) {
+      await backend.keys(id, ["Enter"]);
+      for (const end = Date.now() + 1000 * attempt; Date.now() < end; await sleep(25)) {
+        const box = inputText(await backend.screen(id).catch(() => ""));
+        if (box !== undefined && !box.includes(head)) {
+          await this.countSent(id, text);
+          return sent_at;
+        }
+      }
+    }
+    throw new SessionError("TIMEOUT", `Claude Code did not take the shell command after ${PROMPT_ATTEMPTS} Enter presses.`);
+  }
+
   async send(
     input: { session_id: string; message: string; wait_for_response?: boolean; timeout_ms?: number; queue?: boolean; bash_mode?: boolean },
     ctx: CallContext = {},
@@ -684,6 +709,12 @@ export class Orchestrator {
     }
     const run = async () => {
       const out: Record<string, unknown> = { session_id: r.session_id, message_sent: true };
+      if (input.bash_mode) {
+        out.sent_at = await this.deliverShellCommand(r.session_id, text);
+        out.bash_mode = true;
+        out.final_state = s.fold.status;
+        return out;
+      }
       const queued = !acceptsPrompt(s.fold.status);
       const promptsBefore = s.fold.prompts_submitted;
       const t0 = Date.now();

@@ -66,6 +66,11 @@ export function preparePrompt(message: string, rules: PromptRules): string {
       details: { position: at, code_point: bad[0].codePointAt(0) },
     });
   }
+  if (text.endsWith("\\")) {
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} ends with a backslash, which Claude Code's input box reads as "continue on a new line" when Enter follows; nothing was sent.`, {
+      suggestion: "Put any character after the final backslash (a space or a period), or end the text differently.",
+    });
+  }
   if (rules.bashMode) {
     if (!rules.allowBashMode) {
       throw new SessionError("PERMISSION_DENIED", "bash_mode is refused by this server.", {

@@ -1,0 +1,306 @@
+/**
+ * Untrusted text never becomes a command. Every string argument of start_session and send_message carries
+ * values that tmux or a shell would act on (`;`, `#{…}`, `#(…)`, `$(…)`, backquotes, quotes, backslashes,
+ * newlines, a leading `-`); each must reach Claude exactly (its argv and cwd read from /proc, its environment
+ * from /proc/<pid>/environ, the prompt from its transcript) or be refused, and no sentinel file may appear.
+ */
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, connect, contractBackends, FAKE_CLAUDE, makeWorld, processesIn, type Mcp, type World } from "../helpers/harness.js";
+
+const BACKENDS = await contractBackends();
+
+interface ArgvLine {
+  pid: number;
+  argv: string[];
+  cwd: string;
+  session_id: string;
+}
+
+/** Every file under `dir` a hostile value would have created (exactly "pwned-<word>"; the test's own directories named after the values end in ")" or "`"). */
+function sentinels(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (/^pwned-[a-z]+$/.test(e.name)) out.push(p);
+      if (e.isDirectory() && !e.isSymbolicLink()) walk(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function cmdline(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, -1);
+}
+
+function environ(pid: number): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const kv of readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")) {
+    const i = kv.indexOf("=");
+    if (i > 0) m.set(kv.slice(0, i), kv.slice(i + 1));
+  }
+  return m;
+}
+
+describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
+  let w: World;
+  let m: Mcp;
+  let argvLog: string;
+  beforeAll(async () => {
+    w = makeWorld({ MAX_CONCURRENT_SESSIONS: "30", CLAUDE_SESSIONS_BACKEND: backend });
+    argvLog = join(w.root, "argv.jsonl");
+    m = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog });
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  const values = () => [
+    "semi;",
+    "esc\\;",
+    "fmt#{pane_id}x#{session_name}",
+    `run#(touch ${w.root}/pwned-fmt)`,
+    `sub$(touch ${w.root}/pwned-sub)`,
+    `tick\`touch ${w.root}/pwned-tick\``,
+    `quote'"q`,
+    "back\\slash\\ end",
+    "new\nline",
+    "-p",
+    "--dangerously-skip-permissions",
+    "dollar$HOME${PATH}",
+  ];
+
+  it("every string argument of start_session and the prompt reach Claude byte-exact; nothing runs", async () => {
+    const vals = values();
+    const started = await Promise.all(
+      vals.map(async (v, i) => {
+        // The value is the last component of the cwd (and of an add_dir and the log file's name).
+        const cwd = join(w.work, `case-${i}`, v);
+        mkdirSync(cwd, { recursive: true });
+        const logFile = join(w.work, `logs-${i}`, `out-${v}`);
+        mkdirSync(dirname(logFile), { recursive: true });
+        const args: Record<string, unknown> = {
+          cwd,
+          prompt: v,
+          append_system_prompt: v,
+          team_name: v,
+          teammate_name: v,
+          add_dirs: [cwd],
+          allowed_tools: [v],
+          disallowed_tools: [v],
+          env: { HOSTILE_VALUE: v },
+          log_file: logFile,
+          // A model name has no whitespace (the schema says so); the others go as they are.
+          ...(/\s/.test(v) ? {} : { model: v }),
+        };
+        const r = await m.call("start_session", args, { timeout: 60_000 });
+        return { v, i, cwd, logFile, args, r };
+      }),
+    );
+    const lines = readFileSync(argvLog, "utf8").trim().split("\n").map((l) => JSON.parse(l) as ArgvLine);
+    for (const { v, cwd, logFile, args, r } of started) {
+      expect(r.ok, `${JSON.stringify(v)}: ${r.text}`).toBe(true);
+      const claudeId = r.data.claude_session_id as string;
+      const line = lines.find((l) => l.session_id === claudeId);
+      expect(line, JSON.stringify(v)).toBeDefined();
+      const pid = line!.pid;
+      // What the process really got, read from the kernel.
+      const argv = cmdline(pid);
+      const at = argv.indexOf(FAKE_CLAUDE);
+      const settings = join(w.stateDir, r.data.session_id as string, "settings.json");
+      expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
+        `--session-id=${claudeId}`,
+        `--settings=${settings}`,
+        ...(args.model !== undefined ? [`--model=${v}`] : []),
+        `--append-system-prompt=${v}`,
+        `--add-dir=${cwd}`,
+        `--allowedTools=${v}`,
+        `--disallowedTools=${v}`,
+      ]);
+      expect(readlinkSync(`/proc/${pid}/cwd`), JSON.stringify(v)).toBe(realpathSync(cwd));
+      const env = environ(pid);
+      expect(env.get("HOSTILE_VALUE")).toBe(v);
+      expect(env.get("CLAUDE_TEAM_NAME")).toBe(v);
+      expect(env.get("CLAUDE_TEAMMATE_NAME")).toBe(v);
+      // The log file is new, ours alone, at exactly that path.
+      expect(statSync(logFile).mode & 0o777).toBe(0o600);
+      // The first prompt arrived as a prompt, exactly.
+      const t = await m.call<{ items: Array<{ role: string; text: string }> }>("stream_output", { session_id: r.data.session_id, mode: "transcript", follow: true, timeout_ms: 5000 });
+      expect(t.data.items?.find((x) => x.role === "user")?.text, JSON.stringify(v)).toBe(v);
+    }
+    expect(sentinels(w.root)).toEqual([]);
+    await Promise.all(started.map(({ r }) => m.call("kill_session", { session_id: r.data.session_id, save_state: false })));
+  });
+
+  it("hostile messages arrive exactly, or are refused with INVALID_ARGUMENT and nothing typed; the session stays usable", async () => {
+    const cwd = w.dir("messages");
+    const s = await m.call("start_session", { cwd });
+    expect(s.ok, s.text).toBe(true);
+    const id = s.data.session_id as string;
+    const refused = [
+      `!touch ${w.root}/pwned-bang`,
+      `\x1b[201~!touch ${w.root}/pwned-paste`,
+      "hello\x1b[201~\r/exit",
+      "please read this\x1b[201~\rand this",
+      `${"a".repeat(699)}\x1b[201~!touch ${w.root}/pwned-boundary`,
+      "stop\x03now",
+      "ends with a backslash\\",
+      "clear\x15line",
+      `#remember ${w.root}`,
+    ];
+    for (const msg of refused) {
+      const r = await m.call("send_message", { session_id: id, message: msg });
+      expect(r.error?.code, JSON.stringify(msg)).toBe("INVALID_ARGUMENT");
+    }
+    const delivered = [` !touch ${w.root}/pwned-spaced`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
+    for (const msg of delivered) {
+      const r = await m.call<{ response?: string }>("send_message", { session_id: id, message: msg });
+      expect(r.ok, r.text).toBe(true);
+      const expected = msg.replace(/\r\n?/g, "\n");
+      expect(r.data.response, JSON.stringify(msg)).toBe(`FAKE REPLY: ${expected}`);
+    }
+    expect(sentinels(w.root)).toEqual([]);
+    const ok = await m.call<{ response?: string }>("send_message", { session_id: id, message: "still here?" });
+    expect(ok.data.response).toBe("FAKE REPLY: still here?");
+    await m.call("kill_session", { session_id: id, save_state: false });
+  });
+
+  it("bash mode runs a command only with the operator's switch", async () => {
+    const cwd = w.dir("bash");
+    const s = await m.call("start_session", { cwd });
+    const id = s.data.session_id as string;
+    const denied = await m.call("send_message", { session_id: id, message: `touch ${w.root}/pwned-denied`, bash_mode: true });
+    expect(denied.error?.code).toBe("PERMISSION_DENIED");
+    expect(denied.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BASH_MODE=1");
+    await m.call("kill_session", { session_id: id, save_state: false });
+
+    const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_BASH_MODE: "1" });
+    const s2 = await m2.call("start_session", { cwd });
+    const id2 = s2.data.session_id as string;
+    const made = join(cwd, "made-by-bash-mode");
+    const r = await m2.call("send_message", { session_id: id2, message: `touch ${made}`, bash_mode: true });
+    expect(r.ok, r.text).toBe(true);
+    const t0 = Date.now();
+    while (!existsSync(made) && Date.now() - t0 < 5000) await new Promise((res) => setTimeout(res, 50));
+    expect(existsSync(made)).toBe(true);
+    // The session still takes prompts afterwards.
+    expect((await m2.call<{ response?: string }>("send_message", { session_id: id2, message: "after" })).data.response).toBe("FAKE REPLY: after");
+    await m2.call("kill_session", { session_id: id2, save_state: false });
+    await m2.close();
+    expect(sentinels(w.root)).toEqual([]);
+  });
+
+  it("log_file is a new file of the session's own: existing files, links, missing or foreign directories are refused", async () => {
+    const dir = w.dir("logfile");
+    const secret = join(dir, "secret.txt");
+    writeFileSync(secret, "TOP-SECRET-CONTENT\n", { mode: 0o600 });
+    const link = join(dir, "link.log");
+    symlinkSync(secret, link);
+    const dangling = join(dir, "dangling.log");
+    symlinkSync(join(dir, "not-there"), dangling);
+    const foreign = join(w.root, "foreign");
+    mkdirSync(foreign);
+    // A directory that is not the server's user's: as root, give it away; otherwise "/" is root's.
+    const isRoot = process.getuid?.() === 0;
+    if (isRoot) chownSync(foreign, 65534, 65534);
+    const foreignLog = isRoot ? join(foreign, "x.log") : "/claude-sessions-test.log";
+    const before = readFileSync(join(w.stateDir, "state.json"), "utf8");
+    for (const [logFile, why] of [
+      [secret, /already exists/],
+      [link, /already exists/],
+      [dangling, /already exists/],
+      [join(dir, "missing", "x.log"), /does not exist/],
+      ["relative.log", /absolute/],
+      [foreignLog, /belongs to uid/],
+    ] as const) {
+      const r = await m.call("start_session", { cwd: dir, log_file: logFile });
+      expect(r.error?.code, logFile).toBe("INVALID_ARGUMENT");
+      expect(r.error?.message, logFile).toMatch(why);
+      expect(r.text).not.toContain("TOP-SECRET");
+    }
+    expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
+    expect(processesIn(dir)).toEqual([]);
+    expect(readFileSync(secret, "utf8")).toBe("TOP-SECRET-CONTENT\n");
+
+    // A good one: created 0600, read back through stream_output; replaced later by a link, it is not read.
+    const good = join(dir, "session.log");
+    const s = await m.call("start_session", { cwd: dir, log_file: good });
+    expect(s.ok, s.text).toBe(true);
+    expect(statSync(good).mode & 0o777).toBe(0o600);
+    const id = s.data.session_id as string;
+    await m.call("send_message", { session_id: id, message: "write something" });
+    const log = await m.call<{ text: string }>("stream_output", { session_id: id, mode: "log" });
+    expect(log.data.text).toContain("write something");
+    await m.call("kill_session", { session_id: id });
+    spawnSync("rm", ["-f", good]);
+    symlinkSync(secret, good);
+    const leak = await m.call("stream_output", { session_id: id, mode: "log", cursor: "0" });
+    expect(leak.ok).toBe(false);
+    expect(leak.text).not.toContain("TOP-SECRET");
+    const resumed = await m.call("resume_session", { session_id: id });
+    expect(resumed.error?.code).toBe("INVALID_ARGUMENT");
+    expect(readFileSync(secret, "utf8")).toBe("TOP-SECRET-CONTENT\n");
+  });
+
+  it("a script of the state directory that others could change is refused before it runs", async () => {
+    const launch = join(w.stateDir, "bin", backend === "tmux" ? "launch.sh" : "hook.sh");
+    chmodSync(launch, 0o770);
+    try {
+      const r = await m.call("start_session", { cwd: w.dir("tampered") });
+      if (backend === "tmux") {
+        expect(r.error?.code, r.text).toBe("PERMISSION_DENIED");
+        expect(r.error?.message).toContain(launch);
+        expect(processesIn(w.dir("tampered"))).toEqual([]);
+      } else {
+        // pty sessions do not run launch.sh; hook.sh (their exit record) is checked when an event is appended.
+        expect(r.error?.code, r.text).toBe("PERMISSION_DENIED");
+      }
+    } finally {
+      chmodSync(launch, 0o700);
+    }
+  });
+});
+
+describe("the state directory is ours or refused", () => {
+  const runLs = (stateDir: string, home: string) =>
+    spawnSync(process.execPath, [CLI, "ls"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_SESSIONS_DIR: stateDir, CLAUDE_SESSIONS_TMUX_SOCKET: "cs-test-none" } });
+
+  it("a group- or world-writable state directory stops the server with the fix named", () => {
+    const w = makeWorld();
+    try {
+      mkdirSync(w.stateDir, { mode: 0o777 });
+      chmodSync(w.stateDir, 0o777);
+      const r = runLs(w.stateDir, w.home);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain("cannot be trusted");
+      expect(r.stderr).toContain("chmod 700");
+      expect(existsSync(join(w.stateDir, "bin"))).toBe(false);
+      chmodSync(w.stateDir, 0o700);
+      expect(runLs(w.stateDir, w.home).status).toBe(0);
+    } finally {
+      w.cleanup();
+    }
+  });
+
+  it("a state directory owned by another user is refused (as root: given away; otherwise: a root-owned one)", () => {
+    const w = makeWorld();
+    try {
+      let dir = "/";
+      if (process.getuid?.() === 0) {
+        mkdirSync(w.stateDir, { mode: 0o700 });
+        chownSync(w.stateDir, 65534, 65534);
+        dir = w.stateDir;
+      }
+      const r = runLs(dir, w.home);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/cannot be trusted: it belongs to uid \d+/);
+    } finally {
+      w.cleanup();
+    }
+  });
+});
