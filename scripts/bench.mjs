@@ -110,7 +110,7 @@ function table(rows) {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  if (!existsSync(join(ROOT, "dist", "cli.js"))) throw new Error(`${join(ROOT, "dist", "cli.js")} is missing: run \`npm run build\` first (npm run bench does).`);
+  if (!existsSync(join(ROOT, "dist", "bin.js"))) throw new Error(`${join(ROOT, "dist", "bin.js")} is missing: run \`npm run build\` first (npm run bench does).`);
   const gitAtStart = git();
   snapshot();
   const started = new Date();

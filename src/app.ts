@@ -5,13 +5,17 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Backend, BackendKind } from "./backends/backend.js";
+import type { Backend } from "./backends/backend.js";
 import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
 import { HOOK_SH, type ScriptPaths } from "./claude/scripts.js";
 import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
-import { Orchestrator } from "./sessions/orchestrator.js";
+import { SessionError } from "./core/errors.js";
+import type { BackendKind } from "./core/events.js";
+import { TerminalDriver } from "./drivers/terminal/driver.js";
+import { runner, SessionService } from "./sessions/service.js";
+import type { Runner } from "./sessions/deps.js";
 import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
 import { assertOwnedDir, installScript } from "./util/owned.js";
@@ -21,7 +25,7 @@ export interface App {
   cfg: Config;
   log: Logger;
   store: Store;
-  orch: Orchestrator;
+  sessions: SessionService;
   backends: Partial<Record<BackendKind, Backend>>;
   version: string;
   close(): Promise<void>;
@@ -69,6 +73,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   await store.read(); // creates the file with its mode
   const scripts = await installScripts(cfg.stateDir);
   const backends: Partial<Record<BackendKind, Backend>> = {};
+  const unavailable: Partial<Record<BackendKind, SessionError>> = {};
   const tmux = new TmuxBackend({
     tmuxPath: cfg.tmuxPath,
     hookScript: scripts.hook,
@@ -77,28 +82,33 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });
   if (await tmuxAvailable(tmux)) backends.tmux = tmux;
-  else log.warn("tmux was not found: tmux sessions are unavailable");
+  else {
+    log.warn("tmux was not found: tmux sessions are unavailable");
+    unavailable.tmux = new SessionError("TMUX_NOT_FOUND", `tmux was not found (${cfg.tmuxPath}); tmux sessions are unavailable on this server.`);
+  }
   // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
   // built for another Node, only pty goes, with the reason in the error.
   backends.pty = new LazyBackend("pty", false, async () => {
     const { PtyBackend } = await import("./backends/pty.js");
     return new PtyBackend({ hookScript: scripts.hook, log });
   });
-  const orch = new Orchestrator(cfg, store, backends, scripts, log);
-  if (opts.adopt !== false) await orch.adopt();
+  const runners: Partial<Record<BackendKind, Runner>> = {};
+  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log));
+  const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable });
+  if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
   return {
     cfg,
     log,
     store,
-    orch,
+    sessions,
     backends,
     version,
     async close() {
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
       // then let the orchestrator fold and save those last events.
       await backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`));
-      await orch.close();
+      await sessions.close();
       await backends.tmux?.close?.();
     },
   };

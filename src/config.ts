@@ -4,11 +4,13 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import type { BackendKind } from "./backends/backend.js";
+import type { BackendKind } from "./core/events.js";
 import type { Level } from "./util/log.js";
 
 export interface Config {
   stateDir: string;
+  /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
+  claudeConfigDir: string;
   tmuxPath: string;
   tmuxSocketName?: string;
   tmuxSocketPath?: string;
@@ -28,6 +30,8 @@ export interface Config {
   cols: number;
   rows: number;
   logLevel: Level;
+  /** CLAUDE_SESSIONS_STRICT_RESULTS (tests): a tool result that does not match its output schema is an INTERNAL error. */
+  strictResults: boolean;
   logFile?: string;
 }
 
@@ -51,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
+    claudeConfigDir: resolve(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")),
     tmuxPath: env.CLAUDE_SESSIONS_TMUX || "tmux",
     maxSessions: num(env, "MAX_CONCURRENT_SESSIONS", 10),
     maxSessionDurationMs: num(env, "MAX_SESSION_DURATION", 24 * 60 * 60 * 1000),
@@ -62,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",
+    strictResults: bool(env.CLAUDE_SESSIONS_STRICT_RESULTS),
   };
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;

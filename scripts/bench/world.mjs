@@ -1,6 +1,6 @@
 /**
  * A private world for one bench phase: temp HOME, temp state dir, a private tmux socket, and the
- * built server (dist/cli.js) started as a real process, driven by the MCP SDK's own Client over
+ * built server (dist/bin.js) started as a real process, driven by the MCP SDK's own Client over
  * stdio (the same shape as tests/helpers/harness.ts, in plain ESM so the bench needs no TS loader).
  *
  * Everything a world creates is registered for cleanup, also on Ctrl-C: the tmux server on the
@@ -176,7 +176,7 @@ async function connect(w, extraEnv) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     // CS_BENCH_NODE_FLAGS: V8/Node flags for the server process only (e.g. --max-semi-space-size=2).
-    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), sutPath("dist", "cli.js")],
+    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), sutPath("dist", "bin.js")],
     env: { ...w.env, ...extraEnv },
     stderr: "pipe",
     cwd: w.work,

@@ -1,7 +1,8 @@
 /**
  * The one interface both terminal backends implement. Nothing above backends/ runs tmux or imports node-pty.
  */
-export type BackendKind = "tmux" | "pty";
+import type { BackendKind } from "../core/events.js";
+export type { BackendKind };
 
 export interface SpawnSpec {
   /** Our session id; the backend derives its own names from it (tmux: cs-<id>). */
@@ -25,10 +26,10 @@ export interface Spawned {
   pid: number;
   /** tmux: the pane id (%N); pty: undefined. */
   paneId?: string;
-  /** How a person can watch (tmux attach command), if the backend allows it. */
-  attachCommand?: string;
-  /** tmux target or pty handle name. */
-  target: string;
+  /** The name a person uses to reach the terminal (tmux session), when there is one. */
+  target?: string;
+  /** The terminal server's socket (tmux -L name / -S path), when it is not the default one. */
+  socket?: string;
 }
 
 export interface Liveness {
@@ -63,6 +64,11 @@ export interface Backend {
   close?(): Promise<void>;
   /** The command a person runs to watch a session, where the backend allows it (tmux). */
   attachCommand?(id: string): string;
-  /** Asks the terminal server to reap exited children (tmux 3.3 can miss a SIGCHLD). */
-  nudge?(): Promise<void>;
+  /** The same as argv, for the CLI's `attach` to run. */
+  attachArgv?(id: string): string[];
+  /**
+   * The exit status of a session whose exit was recorded without one, when the backend can still find it out
+   * (tmux 3.3 can run pane-died before it knows the status, and can miss the SIGCHLD: it is nudged to reap).
+   */
+  settleExit?(id: string): Promise<number | undefined>;
 }

@@ -15,7 +15,7 @@
  * program long enough to write that line. tmux's own TERM/TMUX/TMUX_PANE are kept.
  *   launch.sh HANDOFF
  */
-import { ENV_NAME } from "../claude/launch.js";
+import { ENV_NAME } from "../util/env.js";
 
 export const LAUNCH_SH = `#!/usr/bin/env bash
 # claude-sessions launcher: read the hand-off file, delete it, enter the directory, run the program, record its exit.

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
-import { run } from "./exec.js";
+import { run } from "../util/exec.js";
 import { SessionError } from "../core/errors.js";
 import { signalGroup } from "../util/process.js";
 
@@ -182,7 +182,7 @@ export class PtyBackend implements Backend {
       }),
     );
     this.sessions.set(spec.id, s);
-    return { pid: child.pid, target: `cs-${spec.id}` };
+    return { pid: child.pid };
   }
 
   private onOutput(s: PtySession, data: string): void {

@@ -7,7 +7,7 @@ import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
-import { ExecError, run, type RunResult } from "./exec.js";
+import { ExecError, run, type RunResult } from "../util/exec.js";
 import { SessionError } from "../core/errors.js";
 import { isSafePath, shQuote } from "../util/shell.js";
 import { assertOwnedScript } from "../util/owned.js";
@@ -60,6 +60,10 @@ export class TmuxBackend implements Backend {
   attachCommand(id: string): string {
     const sock = this.opts.socketPath ? ` -S ${shQuote(this.opts.socketPath)}` : this.opts.socketName ? ` -L ${shQuote(this.opts.socketName)}` : "";
     return `tmux${sock} attach -t ${sessionName(id)}`;
+  }
+
+  attachArgv(id: string): string[] {
+    return [this.bin, ...this.base, "attach-session", "-t", `=${sessionName(id)}`];
   }
 
   private async tmux(args: string[], input?: string): Promise<RunResult> {
@@ -123,7 +127,8 @@ export class TmuxBackend implements Backend {
       throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
     }
     await this.handoffTaken(handoff, pid);
-    return { pid, paneId, target: name, attachCommand: this.attachCommand(spec.id) };
+    const socket = this.opts.socketPath ?? this.opts.socketName;
+    return { pid, paneId, target: name, ...(socket ? { socket } : {}) };
   }
 
   /**
@@ -188,6 +193,18 @@ export class TmuxBackend implements Backend {
     } catch {
       this.serverPid = undefined;
     }
+  }
+
+  /** Asked a few times over ~2 s (the status shows in list-panes a moment after pane-died), then given up. */
+  async settleExit(id: string): Promise<number | undefined> {
+    for (const delay of [50, 200, 500, 1500]) {
+      await sleep(delay);
+      await this.nudge();
+      const l = (await this.list().catch(() => undefined))?.get(id);
+      if (!l || l.alive) return undefined;
+      if (l.exitCode !== undefined) return l.exitCode;
+    }
+    return undefined;
   }
 
   async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {

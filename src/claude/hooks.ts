@@ -1,7 +1,7 @@
 /**
  * The per-session settings file that makes Claude Code report every state change to our log.
  */
-import { HOOK_EVENTS } from "../sessions/reducer.js";
+import { HOOK_EVENTS } from "../core/events.js";
 import { shQuote } from "../util/shell.js";
 
 /**

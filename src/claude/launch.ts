@@ -2,6 +2,8 @@
  * Pure builders of the argv that starts Claude Code (optionally under `doppler run`), and of the
  * environment the child gets. Tests assert these exactly.
  */
+import { ENV_NAME } from "../util/env.js";
+
 export interface ClaudeOptions {
   model?: string;
   permission_mode?: string;
@@ -51,7 +53,6 @@ export function wrapWithDoppler(argv: string[], d: DopplerWrap): string[] {
 /** Variables that must not reach a nested Claude Code (it refuses to start inside another one). */
 const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET"]);
 
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The child's environment: the server's, less what breaks a nested start, plus the session's own. */
 export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {

@@ -1,12 +1,13 @@
 /**
- * Reading Claude's own transcript (HOME/.claude/projects/<cwd mangled>/<id>.jsonl) from a byte
+ * Reading Claude's own transcript (<config>/projects/<cwd mangled>/<id>.jsonl, where <config> is
+ * CLAUDE_CONFIG_DIR or ~/.claude) from a byte
  * cursor. The format is internal to Claude Code and changes between versions: parse defensively.
  */
 import { join } from "node:path";
 import { readFrom } from "../util/files.js";
 
-export function transcriptPath(home: string, cwd: string, claudeSessionId: string): string {
-  return join(home, ".claude", "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"), `${claudeSessionId}.jsonl`);
+export function transcriptPath(configDir: string, cwd: string, claudeSessionId: string): string {
+  return join(configDir, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"), `${claudeSessionId}.jsonl`);
 }
 
 export interface TranscriptItem {

@@ -5,10 +5,11 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { CallContext, Orchestrator } from "../sessions/orchestrator.js";
+import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
+import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
-import type { ToolDef } from "./tool.js";
+import type { Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
 export const SERVER_NAME = "claude-sessions";
@@ -22,28 +23,35 @@ function zodMessage(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? i.path.join(".") : "(arguments)"}: ${i.message}`).join("; ");
 }
 
-export function createServer(orch: Orchestrator, log: Logger, version: string): Server {
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  const byName = new Map<string, ToolDef>(TOOLS.map((t) => [t.name, t]));
+export interface ServerOptions {
+  /** A result that does not match its tool's output schema is an INTERNAL error (tests) instead of a logged warning. */
+  strictResults?: boolean;
+}
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: z.toJSONSchema(t.input, { io: "input" }) as { type: "object" },
-      outputSchema: z.toJSONSchema(t.output, { io: "output" }) as { type: "object" },
-      annotations: { title: t.title, ...t.annotations },
-    })),
+/** The tools as tools/list shows them: names, JSON Schemas of input and output, annotations. */
+export function listTools() {
+  return TOOLS.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: z.toJSONSchema(t.input, { io: "input" }) as { type: "object" },
+    outputSchema: z.toJSONSchema(t.output, { io: "output" }) as { type: "object" },
+    annotations: { title: t.title, ...t.annotations },
   }));
+}
+
+export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const byName = new Map<string, Tool>(TOOLS.map((t) => [t.name, t]));
+  const tools = listTools();
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) {
       return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
     }
-    const parsed = tool.input.safeParse(req.params.arguments ?? {});
-    if (!parsed.success) return errorResult(new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(parsed.error)}`));
     const token = req.params._meta?.progressToken;
     const ctx: CallContext = { signal: extra.signal };
     if (token !== undefined) {
@@ -55,7 +63,16 @@ export function createServer(orch: Orchestrator, log: Logger, version: string): 
     }
     const t0 = Date.now();
     try {
-      const out = (await tool.handler(orch, parsed.data, ctx)) as Record<string, unknown>;
+      const res = await tool.invoke(svc, req.params.arguments ?? {}, ctx);
+      if (!res.ok) return errorResult(new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(res.error)}`));
+      // The result must be what the tool's output schema promises.
+      const checked = tool.output.safeParse(res.value);
+      if (!checked.success) {
+        const why = `${tool.name} returned a result that does not match its output schema: ${zodMessage(checked.error)}`;
+        if (opts.strictResults) throw new SessionError("INTERNAL", why);
+        log.error(why);
+      }
+      const out = structured(res.value);
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {
@@ -66,6 +83,10 @@ export function createServer(orch: Orchestrator, log: Logger, version: string): 
     }
   });
   return server;
+}
+
+function structured(v: unknown): Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? { ...v } : { value: v };
 }
 
 const INSTRUCTIONS = `claude-sessions runs interactive Claude Code sessions in tmux panes (or PTYs).

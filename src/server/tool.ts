@@ -1,9 +1,11 @@
 /**
- * A tool: its name, zod schemas for input and output, honest annotations, and a handler that
- * calls the orchestrator. Validation, error mapping and the text copy happen once, in server.ts.
+ * A tool: its name, the zod schemas of its input and output (from src/api), honest annotations, and a handler
+ * that calls the session service. `defineTool` keeps the handler typed with its own schemas and gives the server
+ * one erased shape to list and call; validation, error mapping and the text copy happen once, in server.ts.
  */
 import type { z } from "zod";
-import type { CallContext, Orchestrator } from "../sessions/orchestrator.js";
+import type { CallContext } from "../core/context.js";
+import type { SessionService } from "../sessions/service.js";
 
 export interface ToolAnnotations {
   title?: string;
@@ -13,16 +15,41 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
-export interface ToolDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+interface ToolDef<I extends z.ZodType, O extends z.ZodType> {
   name: string;
   title: string;
   description: string;
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  handler(orch: Orchestrator, args: z.infer<I>, ctx: CallContext): Promise<z.infer<O>>;
+  handler(svc: SessionService, args: z.infer<I>, ctx: CallContext): Promise<z.infer<O>>;
 }
 
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): ToolDef<I, O> {
-  return t;
+export type Invoked = { ok: true; value: unknown } | { ok: false; error: z.ZodError };
+
+export interface Tool {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly input: z.ZodType;
+  readonly output: z.ZodType;
+  readonly annotations: ToolAnnotations;
+  /** Validates the raw arguments against the input schema and runs the handler. */
+  invoke(svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked>;
+}
+
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool {
+  return {
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    input: t.input,
+    output: t.output,
+    annotations: t.annotations,
+    async invoke(svc, raw, ctx) {
+      const parsed = t.input.safeParse(raw);
+      if (!parsed.success) return { ok: false, error: parsed.error };
+      return { ok: true, value: await t.handler(svc, parsed.data, ctx) };
+    },
+  };
 }

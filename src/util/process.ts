@@ -22,3 +22,18 @@ export function isAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Ends a process group this server's family started (SIGTERM, then SIGKILL after `graceMs`) when no backend holds
+ * its terminal here: a pty session owned by another server process. Resolves whether it is gone.
+ */
+export async function terminate(pid: number, graceMs: number): Promise<{ gone: boolean; forced: boolean }> {
+  const waitGone = async (ms: number) => {
+    for (const end = Date.now() + ms; isAlive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
+    return !isAlive(pid);
+  };
+  signalGroup(pid, "SIGTERM");
+  if (await waitGone(graceMs)) return { gone: true, forced: false };
+  signalGroup(pid, "SIGKILL");
+  return { gone: await waitGone(2000), forced: true };
+}

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-export const CLI = join(ROOT, "dist", "cli.js");
+export const CLI = join(ROOT, "dist", "bin.js");
 export const FIXTURES = join(ROOT, "tests", "fixtures");
 export const FAKE_CLAUDE = join(FIXTURES, "bin", "claude");
 
@@ -56,6 +56,8 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
     CLAUDE_SESSIONS_START_TIMEOUT_MS: "15000",
     CLAUDE_SESSIONS_KILL_GRACE_MS: "2000",
     CLAUDE_SESSIONS_LOG_LEVEL: "debug",
+    // A tool result that does not match its output schema fails the call (INTERNAL) instead of being logged.
+    CLAUDE_SESSIONS_STRICT_RESULTS: "1",
     ...extraEnv,
   };
   const w: World = {
@@ -92,6 +94,8 @@ export interface Mcp {
   client: Client;
   stderr: () => string;
   call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<ToolResult<T>>;
+  /** A call that must succeed: its data, or an Error carrying the tool's error text. */
+  callOk<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<T>;
   close(): Promise<void>;
   pid: number | undefined;
 }
@@ -108,7 +112,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
   const client = new Client({ name: "cs-test", version: "1.0.0" });
   await client.connect(transport);
-  return {
+  const mcp: Mcp = {
     client,
     stderr: () => err,
     pid: transport.pid ?? undefined,
@@ -121,14 +125,27 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
       const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
       if (res.isError) {
         const parsed = JSON.parse(text) as { error: ToolResult["error"] };
-        return { ok: false, data: {} as T, error: parsed.error!, text };
+        // A failed call has no data: reading it throws with the error, instead of a confusing undefined later.
+        const failed: ToolResult<T> = { ok: false, error: parsed.error!, text, data: undefined as never };
+        Object.defineProperty(failed, "data", {
+          get() {
+            throw new Error(`${name} failed, so it has no data: ${text}`);
+          },
+        });
+        return failed;
       }
       return { ok: true, data: res.structuredContent as T, text };
+    },
+    async callOk<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
+      const r = await mcp.call<T>(name, args, opts);
+      if (!r.ok) throw new Error(`${name} ${JSON.stringify(args).slice(0, 300)} failed: ${r.text}`);
+      return r.data;
     },
     async close() {
       await client.close();
     },
   };
+  return mcp;
 }
 
 export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {

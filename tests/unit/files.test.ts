@@ -3,8 +3,8 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EventTail } from "../../src/sessions/eventlog.js";
-import type { LogEvent } from "../../src/sessions/reducer.js";
+import { EventTail } from "../../src/events/eventlog.js";
+import type { LogEvent } from "../../src/events/reducer.js";
 import { readFrom, readTail, utf8Complete } from "../../src/util/files.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-files-"));

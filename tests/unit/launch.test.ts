@@ -62,6 +62,6 @@ describe("argv builders", () => {
   });
 
   it("transcripts live where Claude Code puts them", () => {
-    expect(transcriptPath("/h", "/home/user/my project", "id")).toBe("/h/.claude/projects/-home-user-my-project/id.jsonl");
+    expect(transcriptPath("/h/.claude", "/home/user/my project", "id")).toBe("/h/.claude/projects/-home-user-my-project/id.jsonl");
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { foldAll, initialFold, parseEventLine, reduce, type LogEvent } from "../../src/sessions/reducer.js";
+import { foldAll, initialFold, parseEventLine, reduce, type LogEvent } from "../../src/events/reducer.js";
 import { canMove, STATUSES } from "../../src/core/status.js";
 
 const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });

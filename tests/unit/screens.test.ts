@@ -4,9 +4,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { pastePieces } from "../../src/sessions/prompt.js";
-import { foldAll, type LogEvent } from "../../src/sessions/reducer.js";
-import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "../../src/sessions/screens.js";
+import { pastePieces } from "../../src/drivers/terminal/prompt.js";
+import { foldAll, type LogEvent } from "../../src/events/reducer.js";
+import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "../../src/drivers/terminal/screens.js";
 import { ROOT } from "../helpers/harness.js";
 
 const SAMPLES = join(ROOT, "..", "shared", "docs", "claude-code-samples");

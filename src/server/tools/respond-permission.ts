@@ -1,13 +1,12 @@
-import { z } from "zod";
+import { respondInput, respondOutput } from "../../api/index.js";
 import { defineTool } from "../tool.js";
-import { sessionId } from "./common.js";
 
 export const respondPermission = defineTool({
   name: "respond_permission",
   title: "Answer a permission prompt",
   description: "Answers the permission dialog a session shows (allow once, allow always, or deny) and confirms the answer took effect.",
-  input: z.object({ session_id: sessionId, decision: z.enum(["allow", "allow_always", "deny"]) }).strict(),
-  output: z.looseObject({ session_id: z.string(), answered: z.boolean(), decision: z.string(), tool_name: z.string(), status: z.string() }),
+  input: respondInput,
+  output: respondOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  handler: (orch, args, ctx) => orch.respondPermission(args, ctx) as never,
+  handler: (svc, args, ctx) => svc.respondPermission(args, ctx),
 });

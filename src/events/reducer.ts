@@ -4,23 +4,9 @@
  */
 import { assertNever } from "../core/errors.js";
 import { canMove, type Status } from "../core/status.js";
+import { HOOK_EVENTS, OWN_EVENTS, type EventName } from "../core/events.js";
 
-/** Claude Code hook events we subscribe to, plus events the orchestrator itself appends (prefix "cs:"). */
-export const HOOK_EVENTS = [
-  "SessionStart",
-  "UserPromptSubmit",
-  "PreToolUse",
-  "PermissionRequest",
-  "PostToolUse",
-  "Notification",
-  "Stop",
-  "StopFailure",
-  "SessionEnd",
-] as const;
-export type HookEventName = (typeof HOOK_EVENTS)[number];
-export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered"] as const;
-export type OwnEventName = (typeof OWN_EVENTS)[number];
-export type EventName = HookEventName | OwnEventName;
+export { HOOK_EVENTS, OWN_EVENTS, type EventName, type HookEventName, type OwnEventName } from "../core/events.js";
 
 /** One parsed line of events.jsonl. Fields beyond these are kept but not relied on (the format is Claude's). */
 export interface LogEvent {
@@ -74,12 +60,15 @@ export interface Folded {
   exit_code?: number;
   end_reason?: string;
   last_event_at?: string;
+  /** Replies received over the whole log (every ended turn with a reply, across processes) and their length. */
+  responses: number;
+  response_chars: number;
   /** Events folded so far (the next event's sequence number). */
   seq: number;
 }
 
 export function initialFold(): Folded {
-  return { status: "starting", turn_count: 0, prompts_submitted: 0, background_tasks: 0, seq: 0 };
+  return { status: "starting", turn_count: 0, prompts_submitted: 0, background_tasks: 0, responses: 0, response_chars: 0, seq: 0 };
 }
 
 function move(f: Folded, to: Status): Status {
@@ -99,6 +88,8 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
         seq: f.seq,
         turn_count: f.turn_count,
         prompts_submitted: f.prompts_submitted,
+        responses: f.responses,
+        response_chars: f.response_chars,
         ...(ev.claude_session_id ? { claude_session_id: ev.claude_session_id } : f.claude_session_id ? { claude_session_id: f.claude_session_id } : {}),
         ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
         ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
@@ -135,7 +126,11 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     case "Stop":
       f.turn_count += 1;
       f.status = move(f, "idle");
-      if (ev.last_assistant_message !== undefined) f.last_response = ev.last_assistant_message;
+      if (ev.last_assistant_message !== undefined) {
+        f.last_response = ev.last_assistant_message;
+        f.responses += 1;
+        f.response_chars += ev.last_assistant_message.length;
+      }
       f.last_turn = "completed";
       f.background_tasks = Array.isArray(ev.background_tasks) ? ev.background_tasks.length : 0;
       delete f.pending_permission;

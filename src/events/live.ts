@@ -40,6 +40,11 @@ export class LiveSession {
     for (const l of [...this.listeners]) l(f, events);
   }
 
+  /** Callers waiting on this session right now. */
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
   subscribe(l: Listener): () => void {
     this.listeners.add(l);
     return () => this.listeners.delete(l);

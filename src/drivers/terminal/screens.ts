@@ -1,7 +1,41 @@
 /**
- * Screen text is a fallback signal only (hooks are the source of truth). These patterns recognise
- * the screens Claude Code shows instead of its prompt on a first run, and the end of an interrupted turn.
+ * Screen text is a fallback signal only (hooks are the source of truth). These patterns recognise the screens
+ * Claude Code shows instead of its prompt on a first run, the input box, the permission dialog and the end of an
+ * interrupted turn; the timings beside them are what the real CLI (2.1.197, 2.1.330) needed.
  */
+
+/** Start-up: the screen is read only when SessionStart is this late (first-run screens fire no hook). */
+export const FIRST_RUN_PROBE_AFTER_MS = 1500;
+/** Start-up: how often the screen is read while SessionStart is late. */
+export const STARTUP_TICK_MS = 500;
+/** A dialog ignores keys in its first moments (2.1.330: ~200 ms). */
+export const DIALOG_SETTLE_MS = 250;
+/** The trust screen is answered at most this often (it may take a moment to go away). */
+export const TRUST_ANSWER_EVERY_MS = 2500;
+/** After SessionStart, how long to wait for the input box to be drawn (2.1.330 draws it ~200 ms later). */
+export const INPUT_DRAWN_MS = 3000;
+/** The input box is drawn just before its key handler is attached. */
+export const INPUT_HANDLER_MS = 50;
+/** How often a screen condition is polled. */
+export const POLL_MS = 25;
+/** Delivery: how long one Enter waits for UserPromptSubmit before the screen is looked at. */
+export const PROMPT_CONFIRM_MS = 2500;
+/** Delivery: Enter presses before giving up. */
+export const PROMPT_ATTEMPTS = 3;
+/** Permission: how long to wait for the dialog to be drawn after PermissionRequest (2.1.330 fires it earlier). */
+export const DIALOG_DRAWN_MS = 5000;
+/** Permission: keys are taken this long after the dialog first shows. */
+export const DIALOG_KEYS_AFTER_MS = 350;
+/** Permission: how long one answer waits for the dialog to go, times the attempt number. */
+export const ANSWER_CONFIRM_MS = 1500;
+/** Interrupt: wait this long at most for the busy frame before pressing Esc. */
+export const BUSY_FRAME_MS = 2000;
+/** Interrupt: a stopped screen is believed once it has held this long. */
+export const STOPPED_STABLE_MS = 250;
+/** Interrupt: Esc is pressed again after this long without effect (3 presses at most). */
+export const ESC_AGAIN_MS = 1500;
+/** Deny: how long to look for the stopped turn after "No" (it fires no hook). */
+export const DENY_STOP_MS = 3000;
 export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning";
 
 const PATTERNS: Array<[BlockingScreen, RegExp]> = [
@@ -32,15 +66,19 @@ export function showsInterrupted(screen: string): boolean {
   return /Interrupted · What should Claude do instead\?/.test(tail) && !/esc to interrupt/i.test(tail);
 }
 
-/** The last non-empty lines of a screen, for error messages. */
-export function lastLines(screen: string, n = 15): string {
-  return screen
+/**
+ * The last non-empty lines of a screen or log, for error messages: at most `n` lines and `maxChars`
+ * characters (the end is kept), so a tool result or a stored error never carries a whole screen.
+ */
+export function lastLines(screen: string, n = 8, maxChars = 600): string {
+  const text = screen
     .split("\n")
     .map((l) => l.trimEnd())
     .filter((l, i, a) => l !== "" || (i > 0 && a[i - 1] !== ""))
     .slice(-n)
     .join("\n")
     .trim();
+  return text.length > maxChars ? `…${text.slice(-(maxChars - 1))}` : text;
 }
 
 /**

@@ -1,5 +1,7 @@
+/** Pieces shared by the tool schemas. */
 import { z } from "zod";
-import { STATUSES } from "../../core/status.js";
+import { BACKEND_KINDS } from "../core/events.js";
+import { STATUSES } from "../core/status.js";
 
 export const sessionId = z
   .string()
@@ -13,7 +15,7 @@ export const status = z.enum(STATUSES);
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
   z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
 
-export const backend = z.enum(["tmux", "pty"]).describe("Terminal backend: tmux (survives a server restart, attachable) or pty (lives with the server).");
+export const backend = z.enum(BACKEND_KINDS).describe("Terminal backend: tmux (survives a server restart, attachable) or pty (lives with the server).");
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -29,15 +31,18 @@ export const env = z
   .record(z.string(), z.string())
   .describe("Extra environment variables for this session only. Values reach the process and nothing else; only names are stored.");
 
-export const pending = z.looseObject({ tool_name: z.string(), tool_input: z.unknown() });
+export const pendingPermission = z.object({ tool_name: z.string(), tool_input: z.unknown() });
 
+export const turnOutcome = z.enum(["completed", "failed", "interrupted"]);
+
+/** What a wait on a turn reports (send_message with wait_for_response, wait_for_completion). */
 export const turnFields = {
   completed: z.boolean().describe("The turn ended and the session is idle."),
   timed_out: z.boolean(),
   waited_ms: z.number(),
   final_state: z.string().describe("The status when the call returned; `error` when the turn ended with an API error."),
-  turn_outcome: z.enum(["completed", "failed", "interrupted"]).optional(),
+  turn_outcome: turnOutcome.optional(),
   error: z.string().optional(),
-  pending_permission: pending.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
+  pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
 };

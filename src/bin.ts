@@ -16,4 +16,4 @@ if (serving && !given && !process.env.CLAUDE_SESSIONS_NO_REEXEC && typeof execve
     /* exec refused (a sandbox, an odd platform): run as we are */
   }
 }
-await import("./main.js");
+await import("./command-line.js");

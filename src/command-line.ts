@@ -4,7 +4,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
+import { TmuxBackend } from "./backends/tmux.js";
 import { findClaude, findOnPath } from "./claude/discover.js";
 import { loadConfig } from "./config.js";
 import { createServer } from "./server/server.js";
@@ -29,7 +31,7 @@ DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE
 
 async function serve(): Promise<void> {
   const app = await createApp();
-  const server = createServer(app.orch, app.log, app.version);
+  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults });
   const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = async (why: string) => {
@@ -56,28 +58,29 @@ function print(v: unknown): void {
 }
 
 async function human(cmd: string, args: string[]): Promise<number> {
-  if (cmd === "doctor") return doctor();
+  if (cmd === "doctor") return await doctor();
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
     switch (cmd) {
       case "ls": {
-        const res = (await app.orch.list({ status_filter: args.includes("--all") ? "all" : "active" })) as { sessions: Array<Record<string, unknown>> };
+        const res = await app.sessions.list(api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" }));
         if (!res.sessions.length) print("no sessions");
-        for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${s.attach_command ?? ""}`);
+        for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
         return 0;
       }
       case "attach": {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions attach <id>");
-        const cfg = app.cfg;
-        const sock = cfg.tmuxSocketPath ? ["-S", cfg.tmuxSocketPath] : cfg.tmuxSocketName ? ["-L", cfg.tmuxSocketName] : [];
-        const r = spawnSync(cfg.tmuxPath, [...sock, "attach-session", "-t", `=cs-${id}`], { stdio: "inherit" });
+        const rec = await app.store.get(api.sessionId.parse(id));
+        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : undefined) ?? [];
+        if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
+        const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;
       }
       case "send": {
         const [id, ...rest] = args;
         if (!id || !rest.length) throw new Error("usage: claude-sessions send <id> <message…>");
-        const res = (await app.orch.send({ session_id: id, message: rest.join(" "), timeout_ms: 600_000 })) as { response?: string; final_state: string };
+        const res = await app.sessions.send(api.sendInput.parse({ session_id: id, message: rest.join(" "), timeout_ms: 600_000 }));
         print(res.response ?? `(no reply; the session is ${res.final_state})`);
         return 0;
       }
@@ -87,11 +90,8 @@ async function human(cmd: string, args: string[]): Promise<number> {
         let cursor: string | undefined;
         const follow = args.includes("-f");
         do {
-          const res = (await app.orch.stream({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}), follow: cursor !== undefined && follow, timeout_ms: 60_000 })) as {
-            items: Array<{ role: string; text: string }>;
-            cursor: string;
-          };
-          for (const it of res.items) print(`${it.role === "user" ? "❯" : "●"} ${it.text}\n`);
+          const res = await app.sessions.stream(api.streamInput.parse({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}), follow: cursor !== undefined && follow, timeout_ms: 60_000 }));
+          for (const it of res.items ?? []) print(`${it.role === "user" ? "❯" : "●"} ${it.text}\n`);
           cursor = res.cursor;
         } while (follow);
         return 0;
@@ -99,7 +99,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
       case "kill": {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions kill <id> [--force]");
-        print(await app.orch.kill({ session_id: id, force: args.includes("--force") }));
+        print(await app.sessions.kill(api.killInput.parse({ session_id: id, force: args.includes("--force") })));
         return 0;
       }
       default:
@@ -111,7 +111,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
   }
 }
 
-function doctor(): number {
+async function doctor(): Promise<number> {
   const cfg = loadConfig();
   let ok = true;
   const line = (good: boolean, what: string, detail: string) => {
@@ -120,8 +120,8 @@ function doctor(): number {
   };
   const node = process.versions.node.split(".").map(Number);
   line((node[0] ?? 0) >= 24 || ((node[0] ?? 0) === 22 && (node[1] ?? 0) >= 22), "node", process.versions.node);
-  const tmux = spawnSync(cfg.tmuxPath, ["-V"], { encoding: "utf8" });
-  line(tmux.status === 0, "tmux", tmux.status === 0 ? tmux.stdout.trim() : `${cfg.tmuxPath} not found (the pty backend still works)`);
+  const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
+  line(tmux !== undefined, "tmux", tmux ?? `${cfg.tmuxPath} not found (the pty backend still works)`);
   const flock = findOnPath("flock", undefined);
   line(Boolean(flock.path), "flock", flock.path ?? "not found (needed by the event hook; util-linux / brew install flock)");
   const claude = findClaude(cfg.claudePath);

@@ -4,7 +4,7 @@
  * last line (a hook still writing) is left for the next read, cut as bytes so no character breaks.
  */
 import { watch, type FSWatcher } from "node:fs";
-import { run } from "../backends/exec.js";
+import { run } from "../util/exec.js";
 import { readFrom } from "../util/files.js";
 import { assertOwnedScript } from "../util/owned.js";
 import { parseEventLine, type LogEvent } from "./reducer.js";

@@ -1,0 +1,76 @@
+/** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
+import { z } from "zod";
+import { sessionId, status, timeoutMs, turnFields } from "./common.js";
+
+export const sendInput = z
+  .object({
+    session_id: sessionId,
+    message: z
+      .string()
+      .describe(
+        "The prompt (at most 100,000 characters), delivered exactly as text. Control characters other than newline and tab are refused, " +
+          "and so is a leading \"!\" (Claude Code's bash mode) or \"#\": put a space before it to send it as text.",
+      ),
+    wait_for_response: z.boolean().default(true),
+    timeout_ms: timeoutMs(30_000),
+    queue: z.boolean().default(false).describe("If the session is busy, queue the prompt (Claude runs it after the current turn)."),
+    bash_mode: z
+      .boolean()
+      .default(false)
+      .describe("Run message as a shell command through Claude Code's bash mode (message without the \"!\"). Only when the server runs with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1; otherwise PERMISSION_DENIED."),
+  })
+  .strict();
+
+export const sendOutput = z.strictObject({
+  session_id: z.string(),
+  message_sent: z.boolean(),
+  sent_at: z.string(),
+  queued: z.boolean().optional(),
+  bash_mode: z.boolean().optional(),
+  response: z.string().optional(),
+  responded_at: z.string().optional(),
+  final_state: z.string(),
+  completed: turnFields.completed.optional(),
+  timed_out: turnFields.timed_out.optional(),
+  waited_ms: turnFields.waited_ms.optional(),
+  turn_outcome: turnFields.turn_outcome,
+  error: turnFields.error,
+  pending_permission: turnFields.pending_permission,
+  background_tasks: turnFields.background_tasks,
+});
+
+export const waitInput = z.object({ session_id: sessionId, timeout_ms: timeoutMs(300_000, 24 * 3_600_000) }).strict();
+
+export const waitOutput = z.strictObject({ session_id: z.string(), last_response: z.string().optional(), ...turnFields });
+
+export const permissionDecision = z.enum(["allow", "allow_always", "deny"]);
+
+export const respondInput = z.object({ session_id: sessionId, decision: permissionDecision }).strict();
+
+export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status });
+
+export const interruptInput = z.object({ session_id: sessionId, timeout_ms: timeoutMs(5000, 60_000) }).strict();
+
+export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status });
+
+export const streamInput = z
+  .object({
+    session_id: sessionId,
+    mode: z.enum(["screen", "log", "transcript"]).default("screen"),
+    cursor: z.string().max(32).optional().describe("The cursor a previous call returned."),
+    lines: z.number().int().min(1).max(10000).optional().describe("Without a cursor: only the last N lines / items."),
+    follow: z.boolean().default(false),
+    timeout_ms: timeoutMs(30_000, 600_000),
+  })
+  .strict();
+
+export const transcriptItem = z.strictObject({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: z.string().optional(), uuid: z.string().optional() });
+
+export const streamOutput = z.strictObject({
+  session_id: z.string(),
+  mode: z.enum(["screen", "log", "transcript"]),
+  text: z.string().optional(),
+  items: z.array(transcriptItem).optional(),
+  cursor: z.string().optional(),
+  status: status.optional(),
+});

@@ -1,0 +1,24 @@
+/**
+ * The names of the events in a session's log: Claude Code's hook events we subscribe to, and the events the
+ * server itself appends (prefix "cs:"). Shared vocabulary of the hooks settings, the reducer and the drivers.
+ */
+export const HOOK_EVENTS = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "Notification",
+  "Stop",
+  "StopFailure",
+  "SessionEnd",
+] as const;
+export type HookEventName = (typeof HOOK_EVENTS)[number];
+
+export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered"] as const;
+export type OwnEventName = (typeof OWN_EVENTS)[number];
+export type EventName = HookEventName | OwnEventName;
+
+/** Where a session runs: a tmux pane (outlives the server) or a PTY owned by the server process. */
+export const BACKEND_KINDS = ["tmux", "pty"] as const;
+export type BackendKind = (typeof BACKEND_KINDS)[number];

@@ -1,0 +1,60 @@
+/**
+ * A driver holds the conversation with one kind of session: it knows how to wait until a new session takes
+ * prompts, deliver a prompt and confirm it became a turn, answer a permission request, interrupt a turn and
+ * read what the session shows. The session layer stays the same whatever the driver: hooks feed the event
+ * log, the reducer folds it, waiters wake on the fold, the store keeps the records.
+ *
+ * The terminal driver (drivers/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
+ * a PTY): pastes, keys, and the screen as a fallback signal where no hook fires.
+ */
+import type { CallContext } from "../core/context.js";
+import type { LiveSession } from "../events/live.js";
+import type { LogEvent } from "../events/reducer.js";
+import type { PermissionDecision } from "../api/index.js";
+
+/** A session as a driver sees it. */
+export interface DriverSession {
+  readonly id: string;
+  /** The session's fold and its waiters. */
+  readonly live: LiveSession;
+  /** The raw output of the terminal (what the program printed, e.g. before it died). */
+  readonly rawLogPath: string;
+  /** Appends one of the server's own events (cs:*) to the session's log and folds it. */
+  emit(ev: LogEvent): Promise<void>;
+}
+
+export interface ReadyOptions {
+  /** Answer Claude Code's "trust this folder" screen with Yes. */
+  trustWorkspace: boolean;
+  timeoutMs: number;
+  /** argv[0] and argv[1] of what runs: a doppler wrapper's failures are reported as DOPPLER_ERROR. */
+  underDoppler: boolean;
+}
+
+export interface Delivery {
+  sent_at: string;
+  /** Enter presses it took (1 when the first was taken). */
+  attempts: number;
+}
+
+export interface Driver {
+  /**
+   * After the process was spawned: resolves once the session takes prompts; otherwise throws a SessionError
+   * that says why (a first-run screen, what the process printed before it died, a time-out with the screen).
+   */
+  awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void>;
+  /** Types a prompt into a session that takes one and resolves once Claude accepted it (UserPromptSubmit). */
+  deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery>;
+  /** Types a prompt into a busy session, where Claude queues it; its UserPromptSubmit comes when it runs. */
+  enqueue(s: DriverSession, text: string): Promise<string>;
+  /** Runs a bash-mode line ("!command") and resolves once the session took it (no hook fires for it). */
+  runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string>;
+  /** Answers the pending permission request and resolves once the answer took effect. */
+  answerPermission(s: DriverSession, decision: PermissionDecision, ctx: CallContext): Promise<void>;
+  /** Stops the running turn (bounded by timeoutMs); the fold says whether it stopped. */
+  interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void>;
+  /** During a long wait with no events: notices a turn that ended without a hook (an Esc typed by a person). */
+  probe(s: DriverSession): Promise<void>;
+  /** What the session shows now, as plain text. */
+  screen(s: DriverSession): Promise<string>;
+}

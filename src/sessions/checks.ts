@@ -1,0 +1,103 @@
+/** Checks of a call's arguments and of the server's limits, before anything is spawned or stored. */
+import { stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { findClaude, findOnPath } from "../claude/discover.js";
+import type { Config } from "../config.js";
+import { SessionError } from "../core/errors.js";
+import { isLive, type Status } from "../core/status.js";
+import { preparePrompt } from "../drivers/terminal/prompt.js";
+import type { SessionRecord } from "../store/schema.js";
+import { ENV_NAME } from "../util/env.js";
+
+/** A prompt as it will be typed, or INVALID_ARGUMENT / PERMISSION_DENIED (see prompt.ts). */
+export function checkPrompt(cfg: Config, m: string, what: string, bashMode?: boolean): string {
+  return preparePrompt(m, { maxChars: cfg.maxMessageChars, allowBashMode: cfg.allowBashMode, what, ...(bashMode ? { bashMode } : {}) });
+}
+
+/** MAX_CONCURRENT_SESSIONS, checked under the store's lock (`except`: the session being resumed). */
+export function assertRoom(cfg: Config, sessions: Record<string, SessionRecord>, except?: string): void {
+  const live = Object.values(sessions).filter((r) => isLive(r.status) && r.session_id !== except).length;
+  if (live >= cfg.maxSessions) {
+    throw new SessionError("LIMIT_REACHED", `${live} sessions are running; the limit is ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS).`);
+  }
+}
+
+export function checkUsable(r: SessionRecord, status: Status): void {
+  if (status === "dead" || status === "zombie") throw new SessionError("SESSION_DEAD", `session ${r.session_id} is ${status}.`);
+  if (status === "error") throw new SessionError("SESSION_DEAD", `session ${r.session_id} failed to start: ${r.error_log.at(-1) ?? "unknown reason"}`);
+  if (status === "starting") throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} is still starting.`);
+}
+
+export function checkEnv(env: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (!ENV_NAME.test(k)) throw new SessionError("INVALID_ARGUMENT", `env name ${JSON.stringify(k)} is not a valid variable name.`);
+    if (typeof v !== "string" || v.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `env ${k} must be a string without NUL characters.`);
+    out[k] = v;
+  }
+  return out;
+}
+
+export function checkPermissionMode(cfg: Config, mode: string | undefined): void {
+  if (mode !== "bypassPermissions") return;
+  if (!cfg.allowBypassPermissions) {
+    throw new SessionError("PERMISSION_DENIED", "permission_mode bypassPermissions is refused by this server.", {
+      suggestion: "Start the server with CLAUDE_SESSIONS_ALLOW_BYPASS=1 to allow it (as root, Claude Code also needs IS_SANDBOX=1).",
+    });
+  }
+  if (process.getuid?.() === 0 && process.env.IS_SANDBOX !== "1") {
+    throw new SessionError("PERMISSION_DENIED", "Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1 is set.", {
+      suggestion: "Run the server as a normal user, or set IS_SANDBOX=1 in the server's environment if this machine is a sandbox.",
+    });
+  }
+}
+
+export async function checkCwd(dir: string, what = "cwd"): Promise<string> {
+  if (typeof dir !== "string" || !dir.trim()) throw new SessionError("INVALID_ARGUMENT", `${what} is empty.`);
+  if (dir.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `${what} contains a NUL character.`);
+  const abs = resolve(dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir);
+  const st = await stat(abs).catch(() => undefined);
+  if (!st?.isDirectory()) throw new SessionError("INVALID_ARGUMENT", `${what} ${JSON.stringify(dir)} is not an existing directory.`);
+  return abs;
+}
+
+export function claudeBinary(cfg: Config): string {
+  const found = findClaude(cfg.claudePath);
+  if (!found.path) {
+    throw new SessionError("CLAUDE_NOT_FOUND", `the claude binary was not found. Looked in: ${found.searched.join(", ")}`, {
+      details: { searched: found.searched },
+    });
+  }
+  return found.path;
+}
+
+export interface DopplerChoice {
+  path: string;
+  project?: string;
+  config?: string;
+}
+
+const DOPPLER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+export function dopplerFor(cfg: Config, d: { project?: string | undefined; config?: string | undefined } | undefined): DopplerChoice | undefined {
+  if (!d) return undefined;
+  const project = d.project ?? cfg.dopplerProject;
+  const config = d.config ?? cfg.dopplerConfig;
+  for (const [k, v] of [["project", project], ["config", config]] as const) {
+    if (v !== undefined && !DOPPLER_NAME.test(v)) throw new SessionError("INVALID_ARGUMENT", `doppler ${k} ${JSON.stringify(v)} is not a valid Doppler name.`);
+  }
+  const found = findOnPath("doppler", cfg.dopplerPath);
+  if (!found.path) {
+    throw new SessionError("DOPPLER_ERROR", `the doppler CLI was not found (${cfg.dopplerPath ? `DOPPLER_PATH=${cfg.dopplerPath}` : "not on PATH"}).`, {
+      suggestion: "Install the Doppler CLI (https://docs.doppler.com/docs/install-cli) or set DOPPLER_PATH.",
+    });
+  }
+  return { path: found.path, ...(project ? { project } : {}), ...(config ? { config } : {}) };
+}
+
+/** The Doppler project/config a session was started with, for resume_session to wrap it again. */
+export function storedDoppler(r: SessionRecord): { project?: string; config?: string } | undefined {
+  if (!r.doppler_project && !r.doppler_config) return undefined;
+  return { ...(r.doppler_project ? { project: r.doppler_project } : {}), ...(r.doppler_config ? { config: r.doppler_config } : {}) };
+}

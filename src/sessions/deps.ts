@@ -1,0 +1,40 @@
+/** What every part of the session layer works with: configuration, store, backends and drivers, the registry. */
+import type { Backend } from "../backends/backend.js";
+import type { ScriptPaths } from "../claude/scripts.js";
+import type { Config } from "../config.js";
+import { SessionError } from "../core/errors.js";
+import type { BackendKind } from "../core/events.js";
+import type { Driver } from "../drivers/driver.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "../util/log.js";
+import type { Deadlines } from "./deadlines.js";
+import type { Registry } from "./registry.js";
+
+/** A way to run sessions: where they run (backend) and how the conversation is held (driver). */
+export interface Runner {
+  backend: Backend;
+  driver: Driver;
+}
+
+export interface Deps {
+  cfg: Config;
+  store: Store;
+  log: Logger;
+  scripts: ScriptPaths;
+  registry: Registry;
+  deadlines: Deadlines;
+  runners: Partial<Record<BackendKind, Runner>>;
+  /** Why a kind of session cannot run on this server (e.g. TMUX_NOT_FOUND), for the error a caller gets. */
+  unavailable: Partial<Record<BackendKind, SessionError>>;
+  /** The kind used when a call names none. */
+  defaultKind: BackendKind;
+}
+
+export function runnerOf(d: Deps, kind: BackendKind): Runner {
+  const r = d.runners[kind];
+  if (r) return r;
+  throw (
+    d.unavailable[kind] ??
+    new SessionError("INVALID_ARGUMENT", `the ${kind} backend is not available on this server.`, { suggestion: `Use one of: ${Object.keys(d.runners).join(", ") || "(none)"}.` })
+  );
+}

@@ -1,0 +1,286 @@
+/**
+ * start_session and resume_session: check everything, write the record under the lock, spawn the process in its
+ * backend, and let the driver take it to its first prompt. A start that fails leaves the record in `error` with
+ * the reason, and no process behind.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { customAlphabet } from "nanoid";
+import writeFileAtomic from "write-file-atomic";
+import type { ResumeInput, ResumeOutput, StartInput, StartOutput } from "../api/index.js";
+import { hooksSettings } from "../claude/hooks.js";
+import { buildClaudeArgs, childEnv, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import type { CallContext } from "../core/context.js";
+import { SessionError } from "../core/errors.js";
+import type { BackendKind } from "../core/events.js";
+import { isLive } from "../core/status.js";
+import { newRecord, type SessionRecord } from "../store/schema.js";
+import { assertOwnedScript, createOwnedFile, isSameFile } from "../util/owned.js";
+import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
+import { runnerOf, type Deps, type Runner } from "./deps.js";
+import { kill } from "./kill.js";
+import { deliverPrompt } from "./turns.js";
+import { startView } from "./views.js";
+
+export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
+
+export async function start(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
+  const cwd = await checkCwd(input.cwd);
+  checkPermissionMode(d.cfg, input.permission_mode);
+  const kind = input.backend ?? d.defaultKind;
+  const runner = runnerOf(d, kind);
+  const claude = claudeBinary(d.cfg);
+  const doppler = dopplerFor(d.cfg, input.doppler);
+  const env = checkEnv(input.env);
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  for (const dir of input.add_dirs ?? []) await checkCwd(dir, "add_dirs");
+  await assertOwnedScript(d.scripts.hook);
+  // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
+  const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
+
+  const id = newSessionId();
+  const claudeSessionId = randomUUID();
+  const p = d.registry.paths(id);
+  const opts = pickClaudeOptions(input);
+  const mode: LaunchMode = { kind: "new", claudeSessionId };
+  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
+  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+  const rec = newRecord({
+    session_id: id,
+    claude_session_id: claudeSessionId,
+    backend: kind,
+    status: "starting",
+    created_at: new Date().toISOString(),
+    cwd,
+    command: argv[0]!,
+    args: argv.slice(1),
+    env_names: Object.keys(env).sort(),
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}) },
+  });
+  if (doppler?.project) rec.doppler_project = doppler.project;
+  if (doppler?.config) rec.doppler_config = doppler.config;
+  if (input.team_name) rec.team_name = input.team_name;
+  if (input.teammate_name) rec.teammate_name = input.teammate_name;
+  if (input.model) rec.model = input.model;
+  if (input.permission_mode) rec.permission_mode = input.permission_mode;
+  if (input.max_turns !== undefined) rec.max_turns = input.max_turns;
+  if (logFile) {
+    rec.log_file = logFile.path;
+    rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
+  }
+  // Counting and inserting under one lock: two servers cannot both take the last place.
+  try {
+    await d.store.update((s) => {
+      assertRoom(d.cfg, s.sessions);
+      s.sessions[id] = rec;
+    });
+  } catch (e) {
+    if (logFile) await rm(logFile.path, { force: true });
+    throw e;
+  }
+  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx);
+  if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
+  return result(d, id);
+}
+
+export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
+  const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message") : undefined;
+  const env = checkEnv(input.env);
+  let rec: SessionRecord;
+  if (input.session_id) {
+    rec = await d.registry.record(input.session_id);
+    await assertNotRunning(d, rec);
+  } else if (input.claude_session_id) {
+    if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
+    rec = await adoptConversation(d, input.claude_session_id, await checkCwd(input.cwd), input.backend);
+    await assertNotRunning(d, rec);
+  } else {
+    throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
+  }
+  const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
+  const kind = input.backend ?? rec.backend;
+  const runner = runnerOf(d, kind);
+  const claude = claudeBinary(d.cfg);
+  const doppler = dopplerFor(d.cfg, input.doppler ?? storedDoppler(rec));
+  const opts = pickClaudeOptions(rec.options);
+  checkPermissionMode(d.cfg, opts.permission_mode);
+  if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
+    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
+      suggestion: "Restore the file, or start a new session with a new log_file.",
+    });
+  }
+  await assertOwnedScript(d.scripts.hook);
+  const newId = input.fork ? randomUUID() : undefined;
+  const mode: LaunchMode = { kind: "resume", resumeId: rec.claude_session_id, ...(newId ? { fork: { newId } } : {}) };
+  const p = d.registry.paths(rec.session_id);
+  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
+  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+  const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
+
+  // Clear what is left of the old terminal before reusing its name.
+  await d.runners[rec.backend]?.backend.remove(rec.session_id).catch(() => {});
+  const updated = await d.store.update((s) => {
+    const r = s.sessions[rec.session_id];
+    if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);
+    assertRoom(d.cfg, s.sessions, r.session_id);
+    r.status = "starting";
+    r.cwd = cwd;
+    r.backend = kind;
+    r.command = argv[0]!;
+    r.args = argv.slice(1);
+    r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
+    if (newId) r.claude_session_id = newId;
+    if (doppler?.project) r.doppler_project = doppler.project;
+    if (doppler?.config) r.doppler_config = doppler.config;
+    delete r.killed_at;
+    delete r.exit_code;
+    delete r.pending_permission;
+    return structuredClone(r);
+  });
+  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx);
+  if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
+  return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
+}
+
+/** Only an ended session can be resumed: a live one is talked to with send_message. */
+async function assertNotRunning(d: Deps, rec: SessionRecord): Promise<void> {
+  if (!isLive(rec.status)) return;
+  const b = d.runners[rec.backend]?.backend;
+  // A terminal that outlives servers is asked; a process owned by a server (pty) is running while its record says so.
+  const running = b && (b.survivesRestart ? (await b.list()).get(rec.session_id)?.alive === true : true);
+  if (running) {
+    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${rec.status}); only an ended session can be resumed.`, {
+      suggestion: "Use send_message to talk to it, or kill_session first.",
+    });
+  }
+}
+
+async function adoptConversation(d: Deps, claudeSessionId: string, cwd: string, backend?: BackendKind): Promise<SessionRecord> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(claudeSessionId)) {
+    throw new SessionError("INVALID_ARGUMENT", "claude_session_id must be the UUID of a Claude Code conversation.");
+  }
+  const existing = Object.values((await d.store.read()).sessions).find((r) => r.claude_session_id === claudeSessionId);
+  if (existing) return structuredClone(existing);
+  const id = newSessionId();
+  const rec = newRecord({ session_id: id, claude_session_id: claudeSessionId, backend: backend ?? d.defaultKind, status: "dead", cwd });
+  await d.store.update((s) => {
+    s.sessions[id] = rec;
+  });
+  return rec;
+}
+
+/** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
+async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[], mode: LaunchMode, extraEnv: Record<string, string>, trust: boolean, ctx: CallContext): Promise<void> {
+  const id = rec.session_id;
+  const p = d.registry.paths(id);
+  const { backend, driver } = runner;
+  await mkdir(p.dir, { recursive: true, mode: 0o700 });
+  await writeFile(p.eventsPath, "", { flag: "a", mode: 0o600 });
+  await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath), null, 2) + "\n", { mode: 0o600 });
+  await linkRawLog(d, rec);
+  const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
+  const s = await d.registry.handle(id);
+  await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId });
+
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, extraEnv), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath };
+  let spawned;
+  try {
+    spawned = await backend.spawn(spec);
+  } catch (e) {
+    await failStart(d, id, e instanceof SessionError ? e.message : String(e));
+    throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
+  }
+  const startedAt = new Date().toISOString();
+  await d.store.patch(id, (r) => {
+    r.pid = spawned.pid;
+    if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
+    if (spawned.target) r.tmux_session = spawned.target;
+    if (spawned.socket) r.tmux_socket = spawned.socket;
+    if (!backend.survivesRestart) r.owner_pid = process.pid;
+  });
+
+  const t0 = Date.now();
+  try {
+    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? "") }, ctx);
+  } catch (e) {
+    await backend.kill(id, { graceMs: 1000 }).catch(() => {});
+    await backend.remove(id).catch(() => {});
+    await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled");
+    throw e;
+  }
+  await d.registry.flushed();
+  const updated = await d.store.patch(id, (r) => {
+    r.started_at = startedAt;
+    r.last_active = new Date().toISOString();
+  });
+  if (updated) armDeadline(d, updated);
+  d.log.info(`${id} ready in ${Date.now() - t0} ms (${backend.kind}, claude ${claudeId})`);
+}
+
+/** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
+export function armDeadline(d: Deps, r: SessionRecord): void {
+  const from = Date.parse(r.started_at ?? r.created_at);
+  const left = (Number.isFinite(from) ? from : Date.now()) + d.cfg.maxSessionDurationMs - Date.now();
+  d.deadlines.arm(r.session_id, left, () => {
+    d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
+    void kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration").catch((e: unknown) => d.log.warn(String(e)));
+  });
+}
+
+/**
+ * The terminal's raw output goes to <dir>/output.log, a path the server made. A session with a log_file gets
+ * output.log as a link to that file, which the server created for it; a file found there that is not that one
+ * (replaced since) is not written or read.
+ */
+async function linkRawLog(d: Deps, r: SessionRecord): Promise<void> {
+  if (!r.log_file || !r.log_file_id) return;
+  const raw = d.registry.paths(r.session_id).rawLogPath;
+  await rm(raw, { force: true });
+  await symlink(r.log_file, raw);
+}
+
+async function failStart(d: Deps, id: string, why: string): Promise<void> {
+  await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: why.slice(0, 600) }).catch(() => {});
+  await d.registry.flushed();
+  await d.store.patch(id, (r) => {
+    r.status = "error";
+    r.error_log = [...r.error_log, `${new Date().toISOString()} start failed: ${why.slice(0, 600)}`].slice(-20);
+    delete r.pid;
+  });
+}
+
+async function result(d: Deps, id: string): Promise<StartOutput> {
+  await d.registry.flushed();
+  const r = await d.registry.record(id);
+  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id));
+}
+
+/** The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside. */
+function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<string, string> {
+  return {
+    ...env,
+    CLAUDE_SESSIONS_ID: r.session_id,
+    ...(r.team_name ? { CLAUDE_TEAM_NAME: r.team_name } : {}),
+    ...(r.teammate_name ? { CLAUDE_TEAMMATE_NAME: r.teammate_name } : {}),
+  };
+}
+
+/** The launch options a record keeps for resume (read back defensively: the stored form is untyped JSON). */
+function pickClaudeOptions(o: Record<string, unknown> | StartInput): ClaudeOptions {
+  const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+  const list = (v: unknown) => (Array.isArray(v) && v.length && v.every((x) => typeof x === "string") ? [...(v as string[])] : undefined);
+  const out: ClaudeOptions = {};
+  const model = str(o.model);
+  const permission = str(o.permission_mode);
+  const append = str(o.append_system_prompt);
+  const dirs = list(o.add_dirs);
+  const allowed = list(o.allowed_tools);
+  const disallowed = list(o.disallowed_tools);
+  if (model) out.model = model;
+  if (permission) out.permission_mode = permission;
+  if (append) out.append_system_prompt = append;
+  if (dirs) out.add_dirs = dirs;
+  if (allowed) out.allowed_tools = allowed;
+  if (disallowed) out.disallowed_tools = disallowed;
+  return out;
+}

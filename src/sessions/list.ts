@@ -1,0 +1,47 @@
+/**
+ * list_sessions: a pure read. The stored records, overlaid with the newer folds this process follows and with one
+ * liveness call per backend; a record whose terminal is gone is shown dead and handed to the reconciler, which
+ * records it in the background.
+ */
+import type { ListInput, ListOutput } from "../api/index.js";
+import { isLive, statusGroup } from "../core/status.js";
+import type { SessionRecord } from "../store/schema.js";
+import { survivingLiveness, type Reconciler } from "./adopt.js";
+import type { Deps } from "./deps.js";
+import { applyFold, summary } from "./views.js";
+
+export async function list(d: Deps, reconciler: Reconciler, input: ListInput): Promise<ListOutput> {
+  const state = await d.store.read();
+  const records = Object.values(state.sessions);
+  const live = await survivingLiveness(d, records);
+  const out: ListOutput["sessions"] = [];
+  const vanished: string[] = [];
+  let filtered = 0;
+  for (const r0 of [...records].sort((a, b) => a.created_at.localeCompare(b.created_at))) {
+    let r: SessionRecord = r0;
+    const followed = d.registry.followed(r.session_id);
+    if (followed) {
+      // What this process has folded may be newer than the file (writes are coalesced).
+      r = structuredClone(r);
+      applyFold(r, followed.fold);
+    }
+    const terminals = live.get(r.backend);
+    const l = terminals?.get(r.session_id);
+    if (terminals && isLive(r.status) && !l?.exists && r.status !== "starting") {
+      vanished.push(r.session_id);
+      r = { ...r, status: "dead" };
+    }
+    // Claude said it ended (SessionEnd) but something in its terminal still runs: a zombie, for kill_session.
+    // (With an exit status recorded, the program is gone: the launcher is only finishing its last line.)
+    if (r.status === "dead" && l?.alive && r.exit_code === undefined) r = { ...r, status: "zombie" };
+    if (input.status_filter && input.status_filter !== "all" && statusGroup(r.status) !== input.status_filter) continue;
+    if (input.team_filter && r.team_name !== input.team_filter) continue;
+    filtered += 1;
+    if (input.limit !== undefined && out.length >= input.limit) continue;
+    const b = d.runners[r.backend]?.backend;
+    const survives = b?.survivesRestart ?? false;
+    out.push(input.include_metadata ? { ...r, survives_restart: survives } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id) }));
+  }
+  if (vanished.length) reconciler.notice(vanished);
+  return { sessions: out, total_count: records.length, filtered_count: filtered };
+}

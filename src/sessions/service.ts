@@ -1,0 +1,121 @@
+/**
+ * The session layer's one door: every tool and CLI command calls these methods, typed with the tool schemas'
+ * types (src/api). Each method is a few lines that hand the call to the module doing that job.
+ */
+import type * as api from "../api/index.js";
+import type { Backend } from "../backends/backend.js";
+import type { ScriptPaths } from "../claude/scripts.js";
+import type { Config } from "../config.js";
+import type { CallContext } from "../core/context.js";
+import type { SessionError } from "../core/errors.js";
+import type { BackendKind } from "../core/events.js";
+import { isLive } from "../core/status.js";
+import type { Driver } from "../drivers/driver.js";
+import type { LiveSession } from "../events/live.js";
+import type { LogEvent } from "../events/reducer.js";
+import type { Store } from "../store/store.js";
+import type { Logger } from "../util/log.js";
+import { adopt, Reconciler } from "./adopt.js";
+import { Deadlines } from "./deadlines.js";
+import type { Deps, Runner } from "./deps.js";
+import { kill } from "./kill.js";
+import { resume, start } from "./launch.js";
+import { list } from "./list.js";
+import { stream } from "./output.js";
+import { Registry } from "./registry.js";
+import { interrupt, respondPermission, send, wait } from "./turns.js";
+
+export interface ServiceOptions {
+  cfg: Config;
+  store: Store;
+  log: Logger;
+  scripts: ScriptPaths;
+  runners: Partial<Record<BackendKind, Runner>>;
+  unavailable?: Partial<Record<BackendKind, SessionError>>;
+}
+
+/** A backend paired with the driver that holds conversations through it. */
+export function runner(backend: Backend, driver: Driver): Runner {
+  return { backend, driver };
+}
+
+export class SessionService {
+  private readonly d: Deps;
+  private readonly reconciler: Reconciler;
+  private closed = false;
+
+  constructor(o: ServiceOptions) {
+    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs));
+    const kinds = Object.keys(o.runners) as BackendKind[];
+    this.d = {
+      cfg: o.cfg,
+      store: o.store,
+      log: o.log,
+      scripts: o.scripts,
+      registry,
+      deadlines: new Deadlines(),
+      runners: o.runners,
+      unavailable: o.unavailable ?? {},
+      defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
+    };
+    this.reconciler = new Reconciler(this.d);
+  }
+
+  private onEvents(s: LiveSession, events: LogEvent[]): void {
+    for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
+    if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
+    // An exit recorded without its status: the backend may still find it out (tmux 3.3).
+    if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
+  }
+
+  private async settleExit(s: LiveSession): Promise<void> {
+    const r = await this.d.store.get(s.id);
+    const b = r ? this.d.runners[r.backend]?.backend : undefined;
+    const code = await b?.settleExit?.(s.id).catch(() => undefined);
+    if (this.closed || code === undefined || typeof s.fold.exit_code === "number") return;
+    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code }).catch(() => {});
+  }
+
+  start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
+    return start(this.d, input, ctx);
+  }
+  resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
+    return resume(this.d, input, ctx);
+  }
+  send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
+    return send(this.d, input, ctx);
+  }
+  wait(input: api.WaitInput, ctx: CallContext = {}): Promise<api.WaitOutput> {
+    return wait(this.d, input, ctx);
+  }
+  respondPermission(input: api.RespondInput, ctx: CallContext = {}): Promise<api.RespondOutput> {
+    return respondPermission(this.d, input, ctx);
+  }
+  interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
+    return interrupt(this.d, input, ctx);
+  }
+  kill(input: api.KillInput): Promise<api.KillOutput> {
+    return kill(this.d, input);
+  }
+  list(input: api.ListInput): Promise<api.ListOutput> {
+    return list(this.d, this.reconciler, input);
+  }
+  stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
+    return stream(this.d, input, ctx);
+  }
+  /** Adopts live sessions left by an earlier server and marks the vanished ones dead (at start-up). */
+  adopt(): Promise<{ adopted: string[]; dead: string[] }> {
+    return adopt(this.d);
+  }
+  /** Sessions this process follows right now (released once they end). */
+  get followed(): number {
+    return this.d.registry.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.d.deadlines.clearAll();
+    await this.d.registry.close();
+  }
+}

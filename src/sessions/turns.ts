@@ -1,0 +1,160 @@
+/**
+ * A turn: a prompt delivered (through the session's driver), then a wait on the fold until the turn ends, a
+ * permission request opens, or the process goes. Permission answers and interrupts are here too.
+ */
+import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
+import type { CallContext } from "../core/context.js";
+import { SessionError } from "../core/errors.js";
+import { acceptsPrompt, isLive } from "../core/status.js";
+import type { Folded } from "../events/reducer.js";
+import type { DriverSession } from "../drivers/driver.js";
+import { checkPrompt, checkUsable } from "./checks.js";
+import { runnerOf, type Deps } from "./deps.js";
+import { publicPending } from "./views.js";
+
+const PROGRESS_EVERY_MS = 5000;
+/** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
+const QUIET_PROBE_MS = 5000;
+
+type TurnResult = Omit<WaitOutput, "session_id">;
+
+async function countSent(d: Deps, id: string, text: string): Promise<void> {
+  await d.store.patch(id, (rec) => {
+    rec.last_message = text;
+    rec.messages_sent += 1;
+    rec.total_chars_sent += text.length;
+    rec.last_active = new Date().toISOString();
+  });
+}
+
+/** Delivers a validated prompt through the session's driver and counts it once Claude accepted it. */
+export async function deliverPrompt(d: Deps, id: string, text: string, ctx: CallContext): Promise<string> {
+  const r = await d.registry.record(id);
+  const { driver } = runnerOf(d, r.backend);
+  const delivery = await driver.deliver(await d.registry.handle(id), text, ctx);
+  await countSent(d, id, text);
+  return delivery.sent_at;
+}
+
+export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise<SendOutput> {
+  const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
+  const r = await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  const status = s.live.fold.status;
+  checkUsable(r, status);
+  if (!acceptsPrompt(status) && !input.queue) {
+    throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${status}.`, {
+      ...(status === "waiting_for_permission" ? { suggestion: "Answer the pending permission prompt with respond_permission first." } : {}),
+    });
+  }
+  if (r.max_turns !== undefined && s.live.fold.prompts_submitted >= r.max_turns) {
+    throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
+      suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
+    });
+  }
+  const { driver } = runnerOf(d, r.backend);
+  const run = async (): Promise<SendOutput> => {
+    if (input.bash_mode) {
+      const sent_at = await driver.runShell(s, text, ctx);
+      await countSent(d, r.session_id, text);
+      return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
+    }
+    const queued = !acceptsPrompt(s.live.fold.status);
+    const promptsBefore = s.live.fold.prompts_submitted;
+    const t0 = Date.now();
+    // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
+    const sent_at = queued ? await driver.enqueue(s, text) : (await driver.deliver(s, text, ctx)).sent_at;
+    await countSent(d, r.session_id, text);
+    const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
+    if (input.wait_for_response === false) return out;
+    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
+    const w = await waitTurn(d, s, promptsBefore + 1, input.timeout_ms ?? 30_000, ctx);
+    const { last_response, ...rest } = w;
+    Object.assign(out, rest, { waited_ms: Date.now() - t0 });
+    if (w.completed) {
+      if (last_response !== undefined) out.response = last_response;
+      out.responded_at = new Date().toISOString();
+    }
+    return out;
+  };
+  // One prompt at a time per session in this process.
+  const p = s.live.sendChain.then(run, run);
+  s.live.sendChain = p.catch(() => {});
+  return p;
+}
+
+export async function wait(d: Deps, input: WaitInput, ctx: CallContext): Promise<WaitOutput> {
+  await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  // The turn that is running now (or the last one, if none is) is the one waited for.
+  const out = await waitTurn(d, s, s.live.fold.prompts_submitted, input.timeout_ms ?? 300_000, ctx);
+  return { session_id: input.session_id, ...out };
+}
+
+/** Waits until `turn_count` reaches `target`, a permission prompt opens, or the process ends. */
+async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: number, ctx: CallContext): Promise<TurnResult> {
+  const t0 = Date.now();
+  let lastEventAt = Date.now();
+  const unsub = s.live.subscribe(() => (lastEventAt = Date.now()));
+  const r = await d.registry.record(s.id);
+  const driver = d.runners[r.backend]?.driver;
+  try {
+    const f = await s.live.waitFor((x) => x.turn_count >= target || x.status === "waiting_for_permission" || !isLive(x.status), {
+      timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      tickMs: 1000,
+      tick: async (ms) => {
+        if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.live.fold.status}` });
+        if (Date.now() - lastEventAt >= QUIET_PROBE_MS && s.live.fold.status === "busy") {
+          lastEventAt = Date.now();
+          await driver?.probe(s);
+        }
+      },
+    });
+    return turnResult(f ?? s.live.fold, f === undefined, Date.now() - t0);
+  } finally {
+    unsub();
+  }
+}
+
+function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult {
+  let final: string = cur.status;
+  if (!timedOut && cur.status === "idle" && cur.last_turn === "failed") final = "error";
+  const out: TurnResult = {
+    completed: !timedOut && (cur.status === "idle" || cur.status === "ready"),
+    timed_out: timedOut,
+    waited_ms: waited,
+    final_state: final,
+  };
+  if (cur.last_response !== undefined) out.last_response = cur.last_response;
+  if (cur.last_turn) out.turn_outcome = cur.last_turn;
+  if (final === "error" && cur.last_error) out.error = cur.last_error;
+  if (cur.pending_permission) out.pending_permission = publicPending(cur.pending_permission);
+  if (cur.background_tasks) out.background_tasks = cur.background_tasks;
+  return out;
+}
+
+export async function respondPermission(d: Deps, input: RespondInput, ctx: CallContext): Promise<RespondOutput> {
+  const r = await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  const pending = s.live.fold.pending_permission;
+  if (s.live.fold.status !== "waiting_for_permission" || !pending) {
+    throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} has no pending permission prompt (it is ${s.live.fold.status}).`, {
+      suggestion: "Call wait_for_completion; it reports pending_permission when a prompt opens.",
+    });
+  }
+  await runnerOf(d, r.backend).driver.answerPermission(s, input.decision, ctx);
+  await d.registry.flushed();
+  return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
+}
+
+export async function interrupt(d: Deps, input: InterruptInput, ctx: CallContext): Promise<InterruptOutput> {
+  const r = await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  checkUsable(r, s.live.fold.status);
+  const busy = () => s.live.fold.status === "busy" || s.live.fold.status === "waiting_for_permission";
+  if (!busy()) return { session_id: r.session_id, interrupted: false, status: s.live.fold.status };
+  await runnerOf(d, r.backend).driver.interrupt(s, input.timeout_ms ?? 5000, ctx);
+  await d.registry.flushed();
+  return { session_id: r.session_id, interrupted: !busy(), status: s.live.fold.status };
+}

@@ -1,0 +1,60 @@
+/** Converters between the live fold, the stored record, and what the tools return. */
+import type { SessionSummary, StartOutput } from "../api/index.js";
+import { isLive } from "../core/status.js";
+import type { Folded, PendingPermission } from "../events/reducer.js";
+import type { SessionRecord } from "../store/schema.js";
+
+export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown } {
+  return { tool_name: p.tool_name, tool_input: p.tool_input };
+}
+
+/** Writes what the fold knows into a stored record (the fold is the truth; the record a snapshot of it). */
+export function applyFold(r: SessionRecord, f: Folded): void {
+  const wasLive = isLive(r.status);
+  r.status = f.status === "starting" && !wasLive && r.status !== "starting" ? r.status : f.status;
+  if (f.claude_session_id) r.claude_session_id = f.claude_session_id;
+  r.turn_count = f.turn_count;
+  // Counted per ended turn with a reply (three turns with the same reply are three), over the whole log.
+  r.responses_received = f.responses;
+  r.total_chars_received = f.response_chars;
+  if (f.last_response !== undefined) r.last_response = f.last_response;
+  if (f.last_error) r.last_error = f.last_error;
+  else delete r.last_error;
+  if (f.pending_permission) r.pending_permission = publicPending(f.pending_permission);
+  else delete r.pending_permission;
+  if (f.exit_code !== undefined) r.exit_code = f.exit_code;
+  if (f.last_event_at) r.last_active = f.last_event_at;
+  if (!isLive(f.status)) delete r.pid;
+}
+
+/** The short form list_sessions returns. */
+export function summary(r: SessionRecord, opts: { survivesRestart: boolean; attachCommand?: string | undefined }): SessionSummary {
+  const s: SessionSummary = {
+    session_id: r.session_id,
+    claude_session_id: r.claude_session_id,
+    status: r.status,
+    backend: r.backend,
+    survives_restart: opts.survivesRestart,
+    cwd: r.cwd,
+    created_at: r.created_at,
+    turn_count: r.turn_count,
+  };
+  if (r.pid !== undefined && isLive(r.status)) s.pid = r.pid;
+  if (r.last_active) s.last_active = r.last_active;
+  if (r.team_name) s.team_name = r.team_name;
+  if (r.teammate_name) s.teammate_name = r.teammate_name;
+  if (r.model) s.model = r.model;
+  if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = { tool_name: r.pending_permission.tool_name, tool_input: r.pending_permission.tool_input };
+  if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
+  return s;
+}
+
+/** What start_session (and resume_session, with more) returns. */
+export function startView(r: SessionRecord, status: SessionRecord["status"], attachCommand: string | undefined): StartOutput {
+  const out: StartOutput = { session_id: r.session_id, claude_session_id: r.claude_session_id, status, backend: r.backend };
+  if (r.pid !== undefined) out.pid = r.pid;
+  if (r.tmux_session) out.tmux_target = r.tmux_session;
+  if (attachCommand) out.attach_command = attachCommand;
+  if (r.started_at) out.started_at = r.started_at;
+  return out;
+}
