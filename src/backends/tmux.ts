@@ -25,6 +25,8 @@ export interface TmuxOptions {
   hookScript: string;
   /** The launcher (launcher.ts): `launch.sh <hand-off file>`. */
   launchScript: string;
+  /** Runs tmux (default: util/exec's run). Tests pass a recorder to assert the exact argv. */
+  runner?: typeof run;
 }
 
 /** How long spawn waits for the launcher to take (and delete) its hand-off file. */
@@ -68,7 +70,7 @@ export class TmuxBackend implements Backend {
 
   private async tmux(args: string[], input?: string): Promise<RunResult> {
     try {
-      return await run(this.bin, [...this.base, ...args], { env: this.env, ...(input === undefined ? {} : { input }) });
+      return await (this.opts.runner ?? run)(this.bin, [...this.base, ...args], { env: this.env, ...(input === undefined ? {} : { input }) });
     } catch (e) {
       if (e instanceof ExecError && e.errno === "ENOENT") {
         throw new SessionError("TMUX_NOT_FOUND", `tmux was not found (${this.bin}).`);

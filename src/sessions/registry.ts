@@ -19,7 +19,7 @@ import { applyFold } from "./views.js";
 /** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */
 const PERSIST_GATHER_MS = 20;
 /** A follower of an ended session is released this long after its last event, unless someone waits on it. */
-const RELEASE_AFTER_MS = 2000;
+export const RELEASE_AFTER_MS = 2000;
 
 export interface SessionPaths {
   dir: string;
@@ -42,6 +42,7 @@ export class Registry {
     private readonly log: Logger,
     /** Called after every batch of events folded (persisting is done here). */
     private readonly onEvents: (s: LiveSession, events: LogEvent[]) => void,
+    private readonly releaseAfterMs = RELEASE_AFTER_MS,
   ) {}
 
   paths(id: string): SessionPaths {
@@ -97,7 +98,7 @@ export class Registry {
       if (this.live.get(s.id) !== s || isLive(s.fold.status) || s.listenerCount > 0) return;
       s.close();
       this.live.delete(s.id);
-    }, RELEASE_AFTER_MS);
+    }, this.releaseAfterMs);
     t.unref();
     this.releases.set(s.id, t);
   }

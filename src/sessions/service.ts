@@ -32,6 +32,8 @@ export interface ServiceOptions {
   scripts: ScriptPaths;
   runners: Partial<Record<BackendKind, Runner>>;
   unavailable?: Partial<Record<BackendKind, SessionError>>;
+  /** How long after its end a session's follower is released (tests shorten it). */
+  releaseAfterMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -45,7 +47,7 @@ export class SessionService {
   private closed = false;
 
   constructor(o: ServiceOptions) {
-    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs));
+    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs);
     const kinds = Object.keys(o.runners) as BackendKind[];
     this.d = {
       cfg: o.cfg,

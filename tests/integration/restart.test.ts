@@ -111,7 +111,7 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
       const l = await m.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
       return l.data.sessions.find((x) => x.session_id === id && x.status === "zombie");
     });
-    expect(z).toBeTruthy();
+    expect(z).toMatchObject({ session_id: id, status: "zombie" });
     const errs = await m.call<{ sessions: Array<{ session_id: string }> }>("list_sessions", { status_filter: "error" });
     expect(errs.data.sessions.map((x) => x.session_id)).toContain(id);
     const k = await m.call("kill_session", { session_id: id });
@@ -136,7 +136,8 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
       const l = await m1.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
       return l.data.sessions.find((s) => s.session_id === ids[0] && s.turn_count === 1);
     });
-    expect(seen).toBeTruthy();
+    // The first server sees the turn the second one drove (through the shared events log).
+    expect(seen).toMatchObject({ session_id: ids[0], turn_count: 1 });
     await Promise.all(ids.map((id, i) => (i % 2 ? m1 : m2).call("kill_session", { session_id: id })));
     const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8"));
     for (const id of ids) expect(state.sessions[id].status).toBe("dead");

@@ -101,9 +101,9 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     expect(q.data).toMatchObject({ queued: true, completed: true, response: "FAKE REPLY: second" });
     const l = await until(async () => {
       const x = await m.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
-      return x.data.sessions.find((y) => y.session_id === id)?.turn_count === 2 ? x : undefined;
+      return x.data.sessions.find((y) => y.session_id === id && y.turn_count === 2);
     });
-    expect(l).toBeTruthy();
+    expect(l).toMatchObject({ session_id: id, turn_count: 2 });
     await m.call("kill_session", { session_id: id });
   });
 });

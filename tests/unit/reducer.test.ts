@@ -1,4 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EventTail } from "../../src/events/eventlog.js";
 import { foldAll, initialFold, parseEventLine, reduce, type LogEvent } from "../../src/events/reducer.js";
 import { canMove, STATUSES } from "../../src/core/status.js";
 
@@ -58,10 +62,41 @@ describe("status reducer", () => {
     expect(f).toMatchObject({ status: "error", last_error: "boom" });
   });
 
-  it("replaying the same log gives the same state (any server reaches the same status)", () => {
-    const log = [ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("PermissionRequest", { tool_name: "Write" }), ev("PostToolUse"), ev("Stop", { last_assistant_message: "done", background_tasks: [{}] })];
-    expect(foldAll(log)).toEqual(foldAll(log));
-    expect(foldAll(log).background_tasks).toBe(1);
+  it("replaying the same log gives the same state: folded in random chunks through a tail, or in one replay", async () => {
+    const log = [
+      ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "a" }), ev("PermissionRequest", { tool_name: "Write" }), ev("PostToolUse"),
+      ev("Stop", { last_assistant_message: "done", background_tasks: [{}] }), ev("UserPromptSubmit", { prompt: "b" }), ev("Stop", { last_assistant_message: "done" }),
+      ev("cs:exit", { exit_code: 0 }), ev("cs:spawn", { claude_session_id: "c2" }), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "c" }), ev("StopFailure", { error: "boom" }),
+    ];
+    const once = foldAll(log);
+    expect(once).toMatchObject({ status: "idle", turn_count: 3, prompts_submitted: 3, responses: 2, last_turn: "failed", claude_session_id: "c2" });
+    const dir = mkdtempSync(join(tmpdir(), "cs-fold-"));
+    try {
+      for (let trial = 0; trial < 5; trial++) {
+        const file = join(dir, `events-${trial}.jsonl`);
+        writeFileSync(file, "");
+        let fold = initialFold();
+        const tail = new EventTail(file, (evs) => {
+          for (const e of evs) fold = reduce(fold, e);
+        });
+        await tail.start();
+        // Bytes appended in random chunks, cutting lines anywhere (a hook mid-write).
+        const bytes = Buffer.from(log.map((e) => JSON.stringify(e) + "\n").join(""));
+        for (let at = 0; at < bytes.length; ) {
+          const n = 1 + Math.floor(Math.random() * 90);
+          appendFileSync(file, bytes.subarray(at, at + n));
+          at += n;
+          if (Math.random() < 0.5) await tail.poke();
+        }
+        await tail.poke();
+        tail.close();
+        // The tail stamps events that carry no time; everything else must be the same.
+        const strip = (f: typeof fold) => ({ ...f, last_event_at: undefined });
+        expect(strip(fold), `trial ${trial}`).toEqual(strip(once));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("parses lines defensively: blank, torn, foreign and unknown events are skipped", () => {

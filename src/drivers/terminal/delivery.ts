@@ -11,7 +11,7 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
-import { inputText, lastLines, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS } from "./screens.js";
+import { inputText, lastLines, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_QUICK_CONFIRM_MS } from "./screens.js";
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
 export async function pasteText(b: Backend, id: string, text: string): Promise<void> {
@@ -20,31 +20,61 @@ export async function pasteText(b: Backend, id: string, text: string): Promise<v
   await sleep(Math.min(500, 40 + Math.floor(text.length / 1000) * 5));
 }
 
-/** Pastes a prompt and confirms Claude accepted it (UserPromptSubmit), pressing Enter again a bounded number of times. */
+/**
+ * The text's last characters, whitespace removed (the box wraps lines and shows a tab as spaces), as the input
+ * box shows them once the paste is drawn.
+ */
+function tailOf(text: string): string {
+  return text.replace(/\s+/g, "").slice(-24);
+}
+
+/** The input box on `screen` holds the end of `text`: the paste is drawn (and not yet submitted). */
+export function showsPasted(screen: string, text: string): boolean {
+  const box = inputText(screen);
+  const tail = tailOf(text);
+  return box !== undefined && tail.length > 0 && box.replace(/\s+/g, "").endsWith(tail);
+}
+
+/**
+ * Pastes a prompt and confirms Claude accepted it (UserPromptSubmit). Enter is pressed only once the paste is
+ * drawn in the input box (an Enter that arrives while Claude Code is still taking in a paste is lost). If no
+ * UserPromptSubmit comes quickly and the box still holds the text, Enter is pressed again (bounded); an empty box
+ * means the prompt was taken and its hook is on the way, so the wait simply goes on.
+ */
 export async function deliver(b: Backend, s: DriverSession, text: string, ctx: CallContext, log: Logger): Promise<Delivery> {
   const before = s.live.fold.prompts_submitted;
   const sent_at = new Date().toISOString();
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  const read = () => b.screen(s.id);
   await pasteText(b, s.id, text);
-  for (let attempts = 1; attempts <= PROMPT_ATTEMPTS; attempts++) {
+  const drawn = await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
+  if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+  const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
+  const end = Date.now() + PROMPT_CONFIRM_MS * PROMPT_ATTEMPTS;
+  let attempts = 0;
+  while (attempts < PROMPT_ATTEMPTS) {
+    attempts += 1;
     await b.keys(s.id, ["Enter"]);
-    const f = await s.live.waitFor((x) => x.prompts_submitted > before || x.status === "dead", {
-      timeoutMs: PROMPT_CONFIRM_MS * attempts,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    // Quick look first; then, as long as the box no longer holds the text, keep waiting for the hook.
+    let f = await s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: PROMPT_QUICK_CONFIRM_MS, ...signal });
+    while (!f && Date.now() < end && !showsPasted(await read().catch(() => ""), text)) {
+      f = await s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: PROMPT_QUICK_CONFIRM_MS, ...signal });
+    }
     // Accepted first (the process may have died right after, in the same batch of events): it became a turn.
-    if (f && f.prompts_submitted > before) return { sent_at, attempts };
+    if (f && accepted(f)) return { sent_at, attempts };
     if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
     // A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt.
-    const unknown = text.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(await b.screen(s.id).catch(() => "")) : null;
+    const unknown = text.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(await read().catch(() => "")) : null;
     if (unknown) {
       throw new SessionError("INVALID_ARGUMENT", `Claude Code took the message as a slash command and did not send it: ${unknown[0].replace(/^[\s●]+/, "")}`, {
         suggestion: 'Claude Code reads a message that starts with "/" as a command. Put other text before the slash.',
       });
     }
-    log.warn(`${s.id}: no UserPromptSubmit after Enter #${attempts}; trying again`);
+    if (Date.now() >= end) break;
+    log.warn(`${s.id}: Enter #${attempts} was not taken (the text is still in the input box); pressing it again`);
   }
-  const screen = await b.screen(s.id).catch(() => "");
-  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${PROMPT_ATTEMPTS} Enter presses. The terminal shows:\n${lastLines(stripVTControlCharacters(screen))}`);
+  const screen = await read().catch(() => "");
+  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${lastLines(stripVTControlCharacters(screen))}`);
 }
 
 /** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */

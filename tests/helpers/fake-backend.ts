@@ -1,0 +1,103 @@
+/**
+ * An in-memory Backend for the fast tier: a scripted Claude that draws an input box, takes pastes and keys, and
+ * writes hook events straight into the session's events log, so the whole session layer (registry, reducer,
+ * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
+ */
+import { appendFileSync } from "node:fs";
+import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "../../src/backends/backend.js";
+import type { BackendKind } from "../../src/core/events.js";
+
+export interface FakeSession {
+  spec: SpawnSpec;
+  pid: number;
+  alive: boolean;
+  input: string;
+  pastes: string[];
+  keys: Key[];
+  prompts: string[];
+}
+
+const RULE = "─".repeat(60);
+
+export class FakeBackend implements Backend {
+  readonly sessions = new Map<string, FakeSession>();
+  /** Enter presses to ignore (as if the paste had not been drawn yet), per session. */
+  dropEnters = 0;
+  /** The reply to a prompt. */
+  reply: (prompt: string) => string = (p) => `FAKE REPLY: ${p}`;
+  private nextPid = 900_000;
+
+  constructor(
+    readonly kind: BackendKind = "tmux",
+    readonly survivesRestart = true,
+  ) {}
+
+  private event(s: FakeSession, ev: Record<string, unknown>): void {
+    appendFileSync(s.spec.eventsPath, JSON.stringify(ev) + "\n");
+  }
+
+  async spawn(spec: SpawnSpec): Promise<Spawned> {
+    const s: FakeSession = { spec, pid: this.nextPid++, alive: true, input: "", pastes: [], keys: [], prompts: [] };
+    this.sessions.set(spec.id, s);
+    setTimeout(() => this.event(s, { hook_event_name: "SessionStart", source: "startup" }), 5);
+    return { pid: s.pid, ...(this.survivesRestart ? { target: `cs-${spec.id}` } : {}) };
+  }
+
+  private get(id: string): FakeSession {
+    const s = this.sessions.get(id);
+    if (!s?.alive) throw new Error(`fake session ${id} is not running`);
+    return s;
+  }
+
+  async paste(id: string, text: string): Promise<void> {
+    const s = this.get(id);
+    s.pastes.push(text);
+    s.input += text;
+  }
+
+  async keys(id: string, keys: readonly Key[]): Promise<void> {
+    const s = this.get(id);
+    for (const k of keys) {
+      s.keys.push(k);
+      if (k !== "Enter") continue;
+      if (this.dropEnters > 0) {
+        this.dropEnters--;
+        continue;
+      }
+      const prompt = s.input;
+      s.input = "";
+      if (!prompt) continue;
+      s.prompts.push(prompt);
+      this.event(s, { hook_event_name: "UserPromptSubmit", prompt });
+      setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
+    }
+  }
+
+  async screen(id: string): Promise<string> {
+    const s = this.get(id);
+    return ["", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join("\n");
+  }
+
+  async list(): Promise<Map<string, Liveness>> {
+    const m = new Map<string, Liveness>();
+    for (const [id, s] of this.sessions) m.set(id, { exists: true, alive: s.alive, pid: s.pid });
+    return m;
+  }
+
+  async kill(id: string): Promise<{ exitCode?: number; forced: boolean }> {
+    const s = this.sessions.get(id);
+    if (s?.alive) {
+      s.alive = false;
+      this.event(s, { hook_event_name: "cs:exit", exit_code: 143 });
+    }
+    return { exitCode: 143, forced: false };
+  }
+
+  async remove(id: string): Promise<void> {
+    this.sessions.delete(id);
+  }
+
+  attachCommand(id: string): string {
+    return `fake attach ${id}`;
+  }
+}
