@@ -17,6 +17,8 @@ export interface SpawnSpec {
   rawLogPath: string;
   /** The session's events log: the backend appends {"hook_event_name":"cs:exit"} when the process ends. */
   eventsPath: string;
+  /** Spawn generation of this process: the exit record carries it, so a late exit of an older process is ignored. */
+  generation?: number;
 }
 
 export interface Spawned {

@@ -96,6 +96,7 @@ interface PtySession {
   readonly term: XTerm;
   readonly log: WriteStream;
   readonly eventsPath: string;
+  readonly generation: number | undefined;
   readonly subscriptions: PtyDisposable[];
   /** Set when the process has ended (signal deaths as 128 + signal, as a shell reports them). */
   exitCode?: number;
@@ -154,6 +155,7 @@ export class PtyBackend implements Backend {
       term,
       log,
       eventsPath: spec.eventsPath,
+      generation: spec.generation,
       subscriptions: [],
       exited: new Promise<void>((r) => (markExited = r)),
       recorded: Promise.resolve(),
@@ -221,7 +223,7 @@ export class PtyBackend implements Backend {
       await new Promise<void>((r) => s.log.end(() => r()));
     }
     try {
-      await run(this.opts.hookScript, [s.eventsPath, "exit", String(s.exitCode)]);
+      await run(this.opts.hookScript, [s.eventsPath, "exit", String(s.exitCode), ...(s.generation === undefined ? [] : [String(s.generation)])]);
     } catch (e) {
       this.opts.log?.warn(`recording the exit of pty session ${s.id}: ${String(e)}`);
     }

@@ -77,7 +77,8 @@ export class TmuxBackend implements Backend {
   async spawn(spec: SpawnSpec): Promise<Spawned> {
     const name = sessionName(spec.id);
     const pane = `=${name}:`;
-    const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}`)}`;
+    const gen = spec.generation === undefined ? "" : ` ${Math.trunc(spec.generation)}`;
+    const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}${gen}`)}`;
     // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
     const out = await this.ok([
       "new-session", "-d", "-s", name, "-x", String(spec.cols), "-y", String(spec.rows), "-c", spec.cwd,
