@@ -9,6 +9,7 @@ import { TmuxBackend } from "./backends/tmux.js";
 import { installScripts } from "./claude/scripts.js";
 import { loadConfig, type Config } from "./config.js";
 import { Orchestrator } from "./sessions/orchestrator.js";
+import { removeStaleHandoffs } from "./store/handoff.js";
 import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
 import { isSafePath } from "./util/shell.js";
@@ -47,7 +48,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', '\`' or backslashes (got ${JSON.stringify(cfg.stateDir)})`);
   }
   const store = new Store(cfg.stateDir, log);
-  await store.read(); // creates the directory and file with their modes
+  const state = await store.read(); // creates the directory and file with their modes
+  // Environment hand-offs (secrets) left by a server that died before its launcher read them.
+  const removed = await removeStaleHandoffs(cfg.stateDir, (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting");
+  if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
   const backends: Partial<Record<BackendKind, Backend>> = {};
   const tmux = new TmuxBackend({

@@ -2,6 +2,8 @@
  * Screen text is a fallback signal only (hooks are the source of truth). These patterns recognise
  * the screens Claude Code shows instead of its prompt on a first run, and the end of an interrupted turn.
  */
+import { stripVTControlCharacters } from "node:util";
+
 export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning";
 
 const PATTERNS: Array<[BlockingScreen, RegExp]> = [
@@ -112,4 +114,30 @@ export function inputText(screen: string): string | undefined {
     .map((l, i) => (i === 0 ? l.replace(/^❯\s?/, "") : l.replace(/^ {2}/, "")))
     .join("\n")
     .trim();
+}
+
+/**
+ * Screen or log text brief enough for an error message and state.json: control sequences and lines
+ * that are blank or only box drawing, rules and spinners go, then the last lines that fit in `maxChars`
+ * (a single longer line keeps its end). Never the 2,000 characters of raw screen that used to be stored.
+ */
+export function briefText(text: string, maxChars = 500, maxLines = 8): string {
+  const lines = stripVTControlCharacters(text)
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .filter((l) => /[\p{L}\p{N}]/u.test(l) && !/^[─━═│┃╭╮╰╯┌┐└┘├┤┬┴┼\s\-_=*·•✻✶✳✢⎿❯>]+$/u.test(l));
+  const out: string[] = [];
+  let size = 0;
+  for (let i = lines.length - 1; i >= 0 && out.length < maxLines; i--) {
+    const l = lines[i]!;
+    const add = l.length + (out.length ? 1 : 0);
+    if (size + add > maxChars) {
+      if (!out.length) out.push("…" + l.slice(l.length - (maxChars - 1)));
+      break;
+    }
+    out.unshift(l);
+    size += add;
+  }
+  return out.join("\n");
 }
