@@ -13,10 +13,11 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { run } from "./exec.js";
 import { SessionError } from "../sessions/errors.js";
 import { signalGroup } from "../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {
@@ -282,9 +283,11 @@ export class PtyBackend implements Backend {
     return m;
   }
 
-  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     const s = this.sessions.get(id);
     if (!s) return { forced: false };
+    // The whole tree, collected before any signal: a dying parent orphans what it started.
+    const tree = sessionTree(s.exitCode === undefined ? s.pid : undefined, sessionTag(id));
     let forced = false;
     if (s.exitCode === undefined) {
       let ended = false;
@@ -299,7 +302,10 @@ export class PtyBackend implements Backend {
       }
     }
     await within(s.recorded, KILL_WAIT_MS);
-    return s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
+    const res: KillResult = s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
+    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
+    if (left.length) res.left = left;
+    return res;
   }
 
   /** Ends the process if it still runs, then drops the terminal. */

@@ -3,11 +3,12 @@
  * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { ExecError, run, type RunResult } from "./exec.js";
 import { SessionError } from "../sessions/errors.js";
 import { shQuote } from "../util/shell.js";
 import { isAlive, signalGroup } from "../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -142,10 +143,12 @@ export class TmuxBackend implements Backend {
     }
   }
 
-  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     let pid = opts.pid;
     const before = (await this.list()).get(id);
     if (before?.pid) pid = before.pid;
+    // The whole tree, collected before any signal: a dying parent orphans what it started.
+    const tree = sessionTree(pid, sessionTag(id));
     let forced = false;
     if (pid && before?.alive !== false) {
       signalGroup(pid, "SIGTERM");
@@ -171,8 +174,10 @@ export class TmuxBackend implements Backend {
       if (!after || !after.alive) break;
       await sleep(25);
     }
-    const res: { exitCode?: number; forced: boolean } = { forced };
+    const res: KillResult = { forced };
     if (after?.exitCode !== undefined) res.exitCode = after.exitCode;
+    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
+    if (left.length) res.left = left;
     return res;
   }
 
