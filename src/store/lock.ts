@@ -13,7 +13,7 @@
  *   logged and remembered, and `stillHeld()` tells the store, before it writes, whether the lock is still
  *   its own; if not, the store re-reads and retries instead of overwriting the other process's write.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import lockfile from "proper-lockfile";
@@ -23,6 +23,8 @@ import { isAlive } from "../util/process.js";
 export interface HeldLock {
   /** Whether the lock is (still) this process's: false once compromised or taken over. */
   stillHeld(): Promise<boolean>;
+  /** The same, synchronously (for the moment right before a rename). */
+  stillHeldSync(): boolean;
   release(): Promise<void>;
 }
 
@@ -62,6 +64,15 @@ export function sameProcessAlive(pid: number, start: string): boolean {
 async function dirIdentity(path: string): Promise<string | undefined> {
   try {
     const s = await stat(path, { bigint: true });
+    return `${s.ino}:${s.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function dirIdentitySync(path: string): string | undefined {
+  try {
+    const s = statSync(path, { bigint: true });
     return `${s.ino}:${s.birthtimeNs}`;
   } catch {
     return undefined;
@@ -116,6 +127,9 @@ export async function acquireLock(file: string, opts: LockOptions): Promise<Held
       // Nobody can have judged the lock stale before half the stale time: no need to look.
       if (performance.now() - acquiredAt < opts.staleMs / 2) return true;
       return dir !== undefined && (await dirIdentity(lockDir)) === dir && !compromised;
+    },
+    stillHeldSync() {
+      return !compromised && dir !== undefined && dirIdentitySync(lockDir) === dir;
     },
     async release() {
       // After a takeover proper-lockfile refuses (ERELEASED) and leaves the other process's lock alone.

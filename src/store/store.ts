@@ -13,7 +13,8 @@ import { randomBytes } from "node:crypto";
 import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import writeFileAtomic from "write-file-atomic";
+import { statSync } from "node:fs";
+import { WriteAbandoned, writeFileWhole } from "../util/atomic.js";
 import { acquireLock } from "./lock.js";
 import { parseState, quarantineText } from "./parse.js";
 import { emptyState, sessionMap, STATE_VERSION, type SessionRecord, type StateFile } from "./schema.js";
@@ -82,6 +83,15 @@ export class Store {
   private async key(): Promise<string> {
     const s = await stat(this.file);
     return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  }
+
+  private keySync(): string | undefined {
+    try {
+      const s = statSync(this.file);
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -163,7 +173,15 @@ export class Store {
         // Another process may have taken the lock while this one was stopped: then its write must not be overwritten.
         if (!(await lock.stillHeld()) && !lastTry) return { done: false };
         if (clean) await this.keepBackup();
-        await writeFileAtomic(this.file, text, { mode: 0o600 });
+        // Checked again at the last moment (after the slow fsync), with no await before the rename: the lock is
+        // still ours and nobody replaced the file since it was read.
+        const stillMine = () => lastTry || (lock.stillHeldSync() && this.keySync() === key);
+        try {
+          await writeFileWhole(this.file, text, 0o600, stillMine);
+        } catch (e) {
+          if (e instanceof WriteAbandoned) return { done: false };
+          throw e;
+        }
         this.cache = { key: await this.key(), raw: text, state: cloneState(state) };
       }
       return { done: true, result };
@@ -215,7 +233,7 @@ export class Store {
     const kept = Object.keys(parsed.state.sessions).length;
     if (locked) {
       const aside = `${this.file}.quarantine-${stamp()}`;
-      await writeFileAtomic(aside, quarantineText(parsed.bad, this.file), { mode: 0o600 }).catch((e: unknown) => {
+      await writeFileWhole(aside, quarantineText(parsed.bad, this.file)).catch((e: unknown) => {
         this.log.error(`state.json: could not write ${aside}: ${String(e)}`);
       });
       this.log.warn(`state.json: ${parsed.bad.length} record(s) fail the schema and were moved to ${aside}: ${ids}; kept ${kept} good record(s)`);
@@ -234,7 +252,7 @@ export class Store {
     if (locked) {
       // Keep the broken file for a person to look at; the write that follows replaces it.
       const aside = `${this.file}.corrupt-${stamp()}`;
-      await writeFileAtomic(aside, raw, { mode: 0o600 }).catch(() => {});
+      await writeFileWhole(aside, raw).catch(() => {});
       this.log.warn(`state.json was unreadable (${why}); kept it as ${aside}; ${recovered ? "recovered from state.json.bak" : "no usable backup, starting empty"}`);
     } else {
       this.log.warn(`state.json is unreadable (${why}); ${recovered ? "reading state.json.bak" : "no usable backup"}`);
