@@ -16,6 +16,7 @@ import type { BackendKind } from "./core/events.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
 import { runner, SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
+import { removeStaleHandoffs } from "./store/handoff.js";
 import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
 import { assertOwnedDir, installScript } from "./util/owned.js";
@@ -70,7 +71,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
   await assertOwnedDir(cfg.stateDir);
   const store = new Store(cfg.stateDir, log);
-  await store.read(); // creates the file with its mode
+  const state = await store.read(); // creates the file with its mode
+  // Environment hand-offs (secrets) left by a server that died before its launcher read them.
+  const removed = await removeStaleHandoffs(cfg.stateDir, (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting");
+  if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
   const backends: Partial<Record<BackendKind, Backend>> = {};
   const unavailable: Partial<Record<BackendKind, SessionError>> = {};

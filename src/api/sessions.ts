@@ -60,6 +60,7 @@ export const resumeOutput = startOutput.extend({
   resumed_at: z.string(),
   forked: z.boolean(),
   previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }),
+  already_running: z.boolean().optional().describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
 });
 
 export const killInput = z
@@ -74,6 +75,7 @@ export const killOutput = z.strictObject({
   session_id: z.string(),
   status: z.enum(["killed", "not_found", "already_dead"]),
   exit_code: z.number().optional(),
+  left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),
   killed_at: z.string(),
 });

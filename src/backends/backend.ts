@@ -20,6 +20,8 @@ export interface SpawnSpec {
   rawLogPath: string;
   /** The session's events log: the backend appends {"hook_event_name":"cs:exit"} when the process ends. */
   eventsPath: string;
+  /** Spawn generation of this process: the exit record carries it, so a late exit of an older process is ignored. */
+  generation?: number;
 }
 
 export interface Spawned {
@@ -44,6 +46,13 @@ export interface Liveness {
 /** Named keys the orchestrator sends. */
 export type Key = "Enter" | "Escape" | "Up" | "Down" | "Tab" | "C-c" | "1" | "2" | "3" | "4";
 
+export interface KillResult {
+  exitCode?: number;
+  forced: boolean;
+  /** Processes of the session's tree still running after the kill. */
+  left?: number[];
+}
+
 export interface Backend {
   readonly kind: BackendKind;
   /** Whether a session outlives this server process. */
@@ -56,8 +65,12 @@ export interface Backend {
   screen(id: string): Promise<string>;
   /** Liveness of all sessions of this backend, in one call. Keyed by our session id. */
   list(): Promise<Map<string, Liveness>>;
-  /** Signals the process group; escalates to SIGKILL after graceMs (0: at once). Resolves when gone. */
-  kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }>;
+  /**
+   * Signals the process group; escalates to SIGKILL after graceMs (0: at once). Then ends the rest of the
+   * session's process tree (children that left the group with setsid, daemons tagged with the session id).
+   * Resolves when gone; `left` lists pids still running after all that (normally absent).
+   */
+  kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult>;
   /** Removes what is left of the terminal (dead tmux session). */
   remove(id: string): Promise<void>;
   /** Releases resources of this backend in this process (pty: ends its sessions). */

@@ -6,7 +6,7 @@
  * (`;` separators, `#{…}` and `#(…)` expansion) or a shell, and secrets never travel on a command line.
  *
  * The hand-off file is a list of NUL-terminated records `<tag>:<value>`: C (working directory), E (events
- * log), A (one argv element, in order), V (one NAME=value of the environment). NUL is the only byte a
+ * log), G (spawn generation), A (one argv element, in order), V (one NAME=value of the environment). NUL is the only byte a
  * path, an argument or a variable cannot hold, so every other byte arrives exactly.
  *
  * The launcher runs the program as its child and waits, then appends the exit status to the events log
@@ -21,11 +21,12 @@ export const LAUNCH_SH = `#!/usr/bin/env bash
 # claude-sessions launcher: read the hand-off file, delete it, enter the directory, run the program, record its exit.
 handoff=$1
 hook="$(cd "$(dirname "$0")" && pwd)/hook.sh"
-cwd= events= argv=() kv=()
+cwd= events= gen= argv=() kv=()
 while IFS= read -r -d '' rec; do
   case $rec in
     C:*) cwd=\${rec#C:} ;;
     E:*) events=\${rec#E:} ;;
+    G:*) gen=\${rec#G:} ;;
     A:*) argv+=("\${rec#A:}") ;;
     V:*) kv+=("\${rec#V:}") ;;
   esac
@@ -46,13 +47,15 @@ elif cd -- "$cwd"; then
 else
   code=126
 fi
-[ -n "$events" ] && "$hook" "$events" exit "$code"
+[ -n "$events" ] && "$hook" "$events" exit "$code" $gen
 exit "$code"
 `;
 
 export interface Handoff {
   cwd: string;
   eventsPath: string;
+  /** The spawn generation, written with the exit so a late exit of an older process is ignored. */
+  generation?: number;
   argv: readonly string[];
   env: Readonly<Record<string, string>>;
 }
@@ -60,7 +63,7 @@ export interface Handoff {
 /** Encodes a hand-off for LAUNCH_SH. Throws on what cannot travel (NUL, a bad variable name, no program). */
 export function encodeHandoff(h: Handoff): string {
   if (!h.argv.length) throw new Error("nothing to run: argv is empty");
-  const rec: string[] = [`C:${h.cwd}`, `E:${h.eventsPath}`, ...h.argv.map((a) => `A:${a}`)];
+  const rec: string[] = [`C:${h.cwd}`, `E:${h.eventsPath}`, ...(h.generation !== undefined ? [`G:${Math.trunc(h.generation)}`] : []), ...h.argv.map((a) => `A:${a}`)];
   for (const [k, v] of Object.entries(h.env)) {
     if (!ENV_NAME.test(k)) throw new Error(`environment name ${JSON.stringify(k)} is not a valid variable name`);
     rec.push(`V:${k}=${v}`);

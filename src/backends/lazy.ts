@@ -2,7 +2,7 @@
  * A backend loaded on first use. The pty backend pulls in node-pty (a native addon) and a headless
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
-import type { Backend, BackendKind, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import type { Backend, BackendKind, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { SessionError } from "../core/errors.js";
 
 export class LazyBackend implements Backend {
@@ -44,7 +44,7 @@ export class LazyBackend implements Backend {
   async list(): Promise<Map<string, Liveness>> {
     return this.real ? this.real.list() : new Map();
   }
-  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     return this.real ? this.real.kill(id, opts) : { forced: false };
   }
   async remove(id: string): Promise<void> {

@@ -13,10 +13,11 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { run } from "../util/exec.js";
 import { SessionError } from "../core/errors.js";
 import { signalGroup } from "../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {
@@ -96,6 +97,7 @@ interface PtySession {
   readonly term: XTerm;
   readonly log: WriteStream;
   readonly eventsPath: string;
+  readonly generation: number | undefined;
   readonly subscriptions: PtyDisposable[];
   /** Set when the process has ended (signal deaths as 128 + signal, as a shell reports them). */
   exitCode?: number;
@@ -154,6 +156,7 @@ export class PtyBackend implements Backend {
       term,
       log,
       eventsPath: spec.eventsPath,
+      generation: spec.generation,
       subscriptions: [],
       exited: new Promise<void>((r) => (markExited = r)),
       recorded: Promise.resolve(),
@@ -221,7 +224,7 @@ export class PtyBackend implements Backend {
       await new Promise<void>((r) => s.log.end(() => r()));
     }
     try {
-      await run(this.opts.hookScript, [s.eventsPath, "exit", String(s.exitCode)]);
+      await run(this.opts.hookScript, [s.eventsPath, "exit", String(s.exitCode), ...(s.generation === undefined ? [] : [String(s.generation)])]);
     } catch (e) {
       this.opts.log?.warn(`recording the exit of pty session ${s.id}: ${String(e)}`);
     }
@@ -280,9 +283,11 @@ export class PtyBackend implements Backend {
     return m;
   }
 
-  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     const s = this.sessions.get(id);
     if (!s) return { forced: false };
+    // The whole tree, collected before any signal: a dying parent orphans what it started.
+    const tree = sessionTree(s.exitCode === undefined ? s.pid : undefined, sessionTag(id));
     let forced = false;
     if (s.exitCode === undefined) {
       let ended = false;
@@ -297,7 +302,10 @@ export class PtyBackend implements Backend {
       }
     }
     await within(s.recorded, KILL_WAIT_MS);
-    return s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
+    const res: KillResult = s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
+    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
+    if (left.length) res.left = left;
+    return res;
   }
 
   /** Ends the process if it still runs, then drops the terminal. */

@@ -6,13 +6,14 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "./backend.js";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { ExecError, run, type RunResult } from "../util/exec.js";
 import { SessionError } from "../core/errors.js";
 import { isSafePath, shQuote } from "../util/shell.js";
 import { assertOwnedScript } from "../util/owned.js";
 import { encodeHandoff } from "./launcher.js";
 import { isAlive, signalGroup } from "../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -106,8 +107,10 @@ export class TmuxBackend implements Backend {
       if (!isSafePath(p)) throw new SessionError("INTERNAL", `refusing to hand tmux the path ${JSON.stringify(p)}`);
     }
     const { TERM: _term, ...env } = spec.env;
-    await writeFile(handoff, encodeHandoff({ cwd: spec.cwd, eventsPath: spec.eventsPath, argv: spec.argv, env }), { mode: 0o600, flag: "wx" });
-    const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}`)}`;
+    await writeFile(handoff, encodeHandoff({ cwd: spec.cwd, eventsPath: spec.eventsPath, argv: spec.argv, env, ...(spec.generation !== undefined ? { generation: spec.generation } : {}) }), { mode: 0o600, flag: "wx" });
+    // The exit tmux reports carries the spawn generation: a late exit of an older process is then ignored.
+    const gen = spec.generation === undefined ? "" : ` ${Math.trunc(spec.generation)}`;
+    const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}${gen}`)}`;
     let out: string;
     try {
       // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
@@ -209,10 +212,12 @@ export class TmuxBackend implements Backend {
     return undefined;
   }
 
-  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<{ exitCode?: number; forced: boolean }> {
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     let pid = opts.pid;
     const before = (await this.list()).get(id);
     if (before?.pid) pid = before.pid;
+    // The whole tree, collected before any signal: a dying parent orphans what it started.
+    const tree = sessionTree(pid, sessionTag(id));
     let forced = false;
     if (pid && before?.alive !== false) {
       signalGroup(pid, "SIGTERM");
@@ -238,8 +243,10 @@ export class TmuxBackend implements Backend {
       if (!after || !after.alive) break;
       await sleep(25);
     }
-    const res: { exitCode?: number; forced: boolean } = { forced };
+    const res: KillResult = { forced };
     if (after?.exitCode !== undefined) res.exitCode = after.exitCode;
+    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
+    if (left.length) res.left = left;
     return res;
   }
 

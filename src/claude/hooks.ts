@@ -8,11 +8,13 @@ import { shQuote } from "../util/shell.js";
  * The command Claude runs (through sh) for every hook event, inside its own loop, so it must be cheap: sh execs
  * flock, which takes the log's lock and runs paste with stdout appending to the log. `paste -s -d '\0'` joins the
  * payload's lines (JSON escapes newlines inside strings, so only formatting goes) and ends it with exactly one
- * newline: one whole line per event, never interleaved. It prints nothing (a hook's stdout becomes context for
- * Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
+ * newline: one whole line per event, never interleaved. The empty file /dev/null before the payload makes paste
+ * start with a newline of its own, so an event always begins on a fresh line even when a writer killed half-way
+ * left a torn line behind (the reader skips the blank lines). It prints nothing (a hook's stdout becomes context
+ * for Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
  */
 export function hookCommand(eventsPath: string): string {
-  return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' >> ${shQuote(eventsPath)} 2>/dev/null`;
+  return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
 }
 
 export function hooksSettings(eventsPath: string): object {

@@ -2,12 +2,90 @@
  * A session's events log (events.jsonl): appended by Claude's hooks through hook.sh and by the
  * orchestrator itself, read here from a byte offset whenever fs.watch says it grew. A partial
  * last line (a hook still writing) is left for the next read, cut as bytes so no character breaks.
+ *
+ * Faults it survives: a writer killed half-way leaves a torn line; writers start every record with a
+ * newline, and for logs written without one (older servers' hooks) a line that does not parse is
+ * resynchronised on the last object start that does. A line longer than the cap (8 MiB by default) is
+ * not read whole: its `hook_event_name` (and `session_id`) are picked out as it streams past and a
+ * minimal event of that name (`oversized: true`) stands for it, so a huge Stop still ends the turn.
  */
 import { watch, type FSWatcher } from "node:fs";
+import { open } from "node:fs/promises";
 import { run } from "../util/exec.js";
 import { readFrom } from "../util/files.js";
 import { assertOwnedScript } from "../util/owned.js";
-import { parseEventLine, type LogEvent } from "./reducer.js";
+import { HOOK_EVENTS, OWN_EVENTS, parseEventLine, type LogEvent } from "./reducer.js";
+
+/** The longest event line read whole; a longer one becomes a minimal event of the same name. */
+export const MAX_EVENT_LINE_BYTES = 8 * 1024 * 1024;
+/** Resync: at most this many object starts are tried in a line that does not parse. */
+const RESYNC_TRIES = 100;
+
+/**
+ * One log line as an event. A line that does not parse may be a torn line with a whole event after it:
+ * JSON strings escape their quotes, so `{"` (or `{ "`) only ever starts an object, and the only suffix
+ * that parses as a whole object to the end of the line is the event written after the tear.
+ */
+export function parseLogLine(line: string): LogEvent | undefined {
+  const ev = parseEventLine(line);
+  if (ev) return ev;
+  const starts = /\{\s*"/g;
+  starts.lastIndex = 1;
+  for (let tries = 0, m = starts.exec(line); m && tries < RESYNC_TRIES; tries++, m = starts.exec(line)) {
+    const found = parseEventLine(line.slice(m.index));
+    if (found) return found;
+    starts.lastIndex = m.index + 1;
+  }
+  return undefined;
+}
+
+const KNOWN_NAMES: ReadonlySet<string> = new Set<string>([...HOOK_EVENTS, ...OWN_EVENTS]);
+const NAME_RE = /"hook_event_name"\s*:\s*"([A-Za-z_:]{1,64})"/;
+const SESSION_RE = /"session_id"\s*:\s*"([A-Za-z0-9_.:-]{1,128})"/;
+/** Bytes of one chunk kept for the next, so a key split across two reads is still found. */
+const CARRY = 256;
+
+/** What is known of an oversized line while it streams past. */
+interface Skipping {
+  name?: string;
+  sessionId?: string;
+  bytes: number;
+  carry: string;
+}
+
+function scan(sk: Skipping, chunk: Buffer): void {
+  const text = sk.carry + chunk.toString("latin1");
+  if (!sk.name) {
+    const m = NAME_RE.exec(text);
+    if (m && KNOWN_NAMES.has(m[1]!)) sk.name = m[1];
+  }
+  if (!sk.sessionId) {
+    const m = SESSION_RE.exec(text);
+    if (m) sk.sessionId = m[1];
+  }
+  sk.bytes += chunk.length;
+  sk.carry = text.slice(-CARRY);
+}
+
+async function readChunk(path: string, offset: number, max: number): Promise<Buffer> {
+  let fh;
+  try {
+    fh = await open(path, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return Buffer.alloc(0);
+    throw e;
+  }
+  try {
+    const size = (await fh.stat()).size;
+    const len = Math.min(Math.max(0, size - offset), max);
+    if (len <= 0) return Buffer.alloc(0);
+    const buf = Buffer.alloc(len);
+    const { bytesRead } = await fh.read(buf, 0, len, offset);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
 
 /** Appends one event through the same locked path the hooks use, so lines never interleave. */
 export async function appendEvent(hookScript: string, eventsPath: string, ev: LogEvent): Promise<void> {
@@ -22,12 +100,17 @@ export class EventTail {
   private reading: Promise<void> | undefined;
   private again = false;
   private closed = false;
+  private skipping: Skipping | undefined;
+  private readonly maxLine: number;
 
   constructor(
     readonly path: string,
     private readonly onEvents: (events: LogEvent[]) => void,
     private readonly onError: (e: unknown) => void = () => {},
-  ) {}
+    opts: { maxLineBytes?: number } = {},
+  ) {
+    this.maxLine = Math.max(1024, opts.maxLineBytes ?? MAX_EVENT_LINE_BYTES);
+  }
 
   /** Reads everything there is, then follows the file. */
   async start(): Promise<void> {
@@ -60,16 +143,46 @@ export class EventTail {
 
   private async readOnce(): Promise<void> {
     for (;;) {
-      // Whole lines only: a hook may be half-way through writing the next one.
-      const { text, end } = await readFrom(this.path, this.offset, { upTo: "line" });
-      if (end === this.offset) return;
-      this.offset = end;
+      const buf = await readChunk(this.path, this.offset, this.maxLine);
+      if (!buf.length) return;
       const events: LogEvent[] = [];
       const ts = new Date().toISOString();
-      for (const line of text.split("\n")) {
-        const ev = parseEventLine(line);
-        if (ev) events.push(ev.ts ? ev : { ...ev, ts });
+      let used: number;
+      if (this.skipping) {
+        // The rest of an oversized line: look for its name until it ends.
+        const nl = buf.indexOf(0x0a);
+        scan(this.skipping, nl < 0 ? buf : buf.subarray(0, nl));
+        if (nl < 0) {
+          this.offset += buf.length;
+          if (buf.length < this.maxLine) return;
+          continue;
+        }
+        const sk = this.skipping;
+        this.skipping = undefined;
+        used = nl + 1;
+        if (sk.name) {
+          const ev: LogEvent = { hook_event_name: sk.name as LogEvent["hook_event_name"], oversized: true, ts };
+          if (sk.sessionId) ev.session_id = sk.sessionId;
+          events.push(ev);
+        }
+        this.onError(new Error(`an event line of ${sk.bytes} bytes (over ${this.maxLine}) in ${this.path} was read as ${sk.name ? `a bare ${sk.name}` : "nothing (no event name found)"}`));
+      } else {
+        // Whole lines only: a hook may be half-way through writing the next one.
+        const nl = buf.lastIndexOf(0x0a);
+        if (nl < 0) {
+          if (buf.length < this.maxLine) return;
+          this.skipping = { bytes: 0, carry: "" };
+          scan(this.skipping, buf);
+          this.offset += buf.length;
+          continue;
+        }
+        used = nl + 1;
+        for (const line of buf.subarray(0, nl).toString("utf8").split("\n")) {
+          const ev = parseLogLine(line);
+          if (ev) events.push(ev.ts ? ev : { ...ev, ts });
+        }
       }
+      this.offset += used;
       if (events.length) this.onEvents(events);
     }
   }

@@ -30,6 +30,10 @@ export interface LogEvent {
   claude_session_id?: string;
   /** cs:answered: the sequence number of the PermissionRequest that was answered. */
   permission_seq?: number;
+  /** cs:spawn, cs:exit: the spawn generation (an exit of an older generation is the old process's, and ignored). */
+  generation?: number;
+  /** The line was longer than the reader's cap: only its name (and session id) were kept. */
+  oversized?: boolean;
   ts?: string;
 }
 
@@ -63,6 +67,8 @@ export interface Folded {
   /** Replies received over the whole log (every ended turn with a reply, across processes) and their length. */
   responses: number;
   response_chars: number;
+  /** Spawn generation of the current process (from cs:spawn), when the spawner gave one. */
+  generation?: number;
   /** Events folded so far (the next event's sequence number). */
   seq: number;
 }
@@ -94,6 +100,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
         ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
         ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
         ...(f.last_event_at ? { last_event_at: f.last_event_at } : {}),
+        ...(typeof ev.generation === "number" ? { generation: ev.generation } : {}),
       };
     case "SessionStart":
       // A fork reports the parent's id here; the new id shows from UserPromptSubmit on, so don't take it.
@@ -164,6 +171,8 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.pending_permission;
       return f;
     case "cs:exit":
+      // The late exit of a process this record has since replaced (resume) says nothing about the new one.
+      if (typeof ev.generation === "number" && f.generation !== undefined && ev.generation < f.generation) return f;
       f.status = move(f, "dead");
       if (typeof ev.exit_code === "number") f.exit_code = ev.exit_code;
       f.end_reason ??= "exit";

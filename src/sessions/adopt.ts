@@ -10,6 +10,7 @@ import type { SessionRecord } from "../store/schema.js";
 import { isAlive } from "../util/process.js";
 import type { Deps } from "./deps.js";
 import { armDeadline } from "./launch.js";
+import { generationOf } from "./registry.js";
 import { applyFold } from "./views.js";
 
 /** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */
@@ -36,7 +37,7 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
     const l = live.get(r.backend)?.get(r.session_id);
     if (b?.survivesRestart && l?.exists) {
       const s = await d.registry.follow(r.session_id);
-      if (!l.alive && isLive(s.fold.status)) await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}) });
+      if (!l.alive && isLive(s.fold.status)) await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}), ...generationOf(s.fold) });
       adopted.push(r.session_id);
       armDeadline(d, r);
       continue;
@@ -52,7 +53,7 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
 
 export async function markVanished(d: Deps, r: SessionRecord): Promise<void> {
   const s = await d.registry.follow(r.session_id);
-  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit" }).catch(() => {});
+  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...generationOf(s.fold) }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(r.session_id, (rec) => {
     applyFold(rec, s.fold);

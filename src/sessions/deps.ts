@@ -7,7 +7,7 @@ import type { BackendKind } from "../core/events.js";
 import type { Driver } from "../drivers/driver.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
-import type { Deadlines } from "./deadlines.js";
+import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
 
 /** A way to run sessions: where they run (backend) and how the conversation is held (driver). */
@@ -28,6 +28,8 @@ export interface Deps {
   unavailable: Partial<Record<BackendKind, SessionError>>;
   /** The kind used when a call names none. */
   defaultKind: BackendKind;
+  /** resume_session calls under way in this process, by session id: a second one gets the first one's result. */
+  resuming: Map<string, Promise<unknown>>;
 }
 
 export function runnerOf(d: Deps, kind: BackendKind): Runner {

@@ -5,6 +5,7 @@ import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
 import { isAlive, terminate } from "../util/process.js";
 import type { Deps } from "./deps.js";
+import { generationOf } from "./registry.js";
 import { applyFold } from "./views.js";
 
 export async function kill(d: Deps, input: KillInput, reason?: string): Promise<KillOutput> {
@@ -16,12 +17,15 @@ export async function kill(d: Deps, input: KillInput, reason?: string): Promise<
   const s = await d.registry.follow(id);
   let status: "killed" | "already_dead" = "already_dead";
   let exitCode: number | undefined = s.fold.exit_code;
+  let left: number[] = [];
   const graceMs = input.force ? 200 : d.cfg.killGraceMs;
   if (b) {
     const here = (await b.list()).get(id);
     if (here?.alive) {
       const res = await b.kill(id, { graceMs, ...(r.pid ? { pid: r.pid } : {}) });
       status = "killed";
+      left = res.left ?? [];
+      if (left.length) d.log.warn(`${id}: processes of the session still running after kill: ${left.join(", ")}`);
       if (res.exitCode !== undefined) exitCode = res.exitCode;
     } else if (!b.survivesRestart && isLive(s.fold.status) && r.owner_pid !== undefined && r.owner_pid !== process.pid && isAlive(r.owner_pid) && r.pid !== undefined && isAlive(r.pid)) {
       // A pty session of another server process (a second MCP server, the CLI): its terminal is there, but its
@@ -39,7 +43,7 @@ export async function kill(d: Deps, input: KillInput, reason?: string): Promise<
     await b.remove(id).catch(() => {});
   }
   d.deadlines.clear(id);
-  if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}) });
+  if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });
   await d.registry.flushed();
   const save = input.save_state !== false;
   if (save) {
@@ -60,5 +64,6 @@ export async function kill(d: Deps, input: KillInput, reason?: string): Promise<
   }
   const out: KillOutput = { session_id: id, status, state_saved: save, killed_at };
   if (exitCode !== undefined) out.exit_code = exitCode;
+  if (left.length) out.left_running = left;
   return out;
 }

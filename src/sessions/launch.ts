@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { ResumeInput, ResumeOutput, StartInput, StartOutput } from "../api/index.js";
@@ -15,9 +16,12 @@ import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
+import { briefText } from "../drivers/terminal/screens.js";
+import { withFileLock } from "../util/flock.js";
 import { assertOwnedScript, createOwnedFile, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
+import { timeLeftMs } from "./deadline.js";
 import { kill } from "./kill.js";
 import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
@@ -56,6 +60,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     args: argv.slice(1),
     env_names: Object.keys(env).sort(),
     options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}) },
+    generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
   if (doppler?.config) rec.doppler_config = doppler.config;
@@ -83,20 +88,49 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   return result(d, id);
 }
 
+/**
+ * Two resume_session calls of one session at once: in this process the second gets the first one's result;
+ * across processes a lock file orders them and the later one finds the session running (SESSION_BUSY).
+ */
 export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
+  const key = input.session_id ?? input.claude_session_id ?? "";
+  const running = d.resuming.get(key);
+  if (running) return { ...((await running) as ResumeOutput), already_running: true };
+  const p = resumeOnce(d, input, ctx);
+  d.resuming.set(key, p);
+  try {
+    return await p;
+  } finally {
+    d.resuming.delete(key);
+  }
+}
+
+async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
   const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message") : undefined;
   const env = checkEnv(input.env);
   let rec: SessionRecord;
   if (input.session_id) {
     rec = await d.registry.record(input.session_id);
-    await assertNotRunning(d, rec);
   } else if (input.claude_session_id) {
     if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
     rec = await adoptConversation(d, input.claude_session_id, await checkCwd(input.cwd), input.backend);
-    await assertNotRunning(d, rec);
   } else {
     throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
   }
+  // Whichever way it was named, a running session is not started a second time.
+  await assertNotRunning(d, rec);
+  const seen = rec.generation ?? 0;
+  await mkdir(d.registry.paths(rec.session_id).dir, { recursive: true, mode: 0o700 });
+  return withFileLock(join(d.registry.paths(rec.session_id).dir, "resume.lock"), async () => {
+    const now = await d.registry.record(rec.session_id);
+    if ((now.generation ?? 0) !== seen) {
+      throw new SessionError("SESSION_BUSY", `session ${rec.session_id} was resumed by another call a moment ago.`, { suggestion: "Use send_message to talk to it (list_sessions shows its status)." });
+    }
+    return relaunch(d, now, input, message, env, ctx);
+  }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+}
+
+async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
   const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);
@@ -130,6 +164,8 @@ export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Pro
     r.args = argv.slice(1);
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (newId) r.claude_session_id = newId;
+    // A new process, a new generation (under the lock: unique across servers); a late exit of the old one is ignored.
+    r.generation = (r.generation ?? 0) + 1;
     if (doppler?.project) r.doppler_project = doppler.project;
     if (doppler?.config) r.doppler_config = doppler.config;
     delete r.killed_at;
@@ -180,9 +216,10 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   await linkRawLog(d, rec);
   const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
   const s = await d.registry.handle(id);
-  await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId });
+  const generation = rec.generation ? { generation: rec.generation } : {};
+  await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, extraEnv), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, extraEnv), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);
@@ -211,6 +248,7 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   await d.registry.flushed();
   const updated = await d.store.patch(id, (r) => {
     r.started_at = startedAt;
+    r.process_started_at = startedAt;
     r.last_active = new Date().toISOString();
   });
   if (updated) armDeadline(d, updated);
@@ -219,9 +257,7 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
 
 /** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
 export function armDeadline(d: Deps, r: SessionRecord): void {
-  const from = Date.parse(r.started_at ?? r.created_at);
-  const left = (Number.isFinite(from) ? from : Date.now()) + d.cfg.maxSessionDurationMs - Date.now();
-  d.deadlines.arm(r.session_id, left, () => {
+  d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
     void kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration").catch((e: unknown) => d.log.warn(String(e)));
   });
@@ -240,11 +276,12 @@ async function linkRawLog(d: Deps, r: SessionRecord): Promise<void> {
 }
 
 async function failStart(d: Deps, id: string, why: string): Promise<void> {
-  await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: why.slice(0, 600) }).catch(() => {});
+  const brief = briefText(why);
+  await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: brief }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(id, (r) => {
     r.status = "error";
-    r.error_log = [...r.error_log, `${new Date().toISOString()} start failed: ${why.slice(0, 600)}`].slice(-20);
+    r.error_log = [...r.error_log, `${new Date().toISOString()} start failed: ${brief}`].slice(-20);
     delete r.pid;
   });
 }

@@ -21,6 +21,11 @@ const PERSIST_GATHER_MS = 20;
 /** A follower of an ended session is released this long after its last event, unless someone waits on it. */
 export const RELEASE_AFTER_MS = 2000;
 
+/** The generation field for an exit the server records itself: the exit belongs to the current process. */
+export function generationOf(f: { generation?: number }): { generation?: number } {
+  return f.generation !== undefined ? { generation: f.generation } : {};
+}
+
 export interface SessionPaths {
   dir: string;
   eventsPath: string;

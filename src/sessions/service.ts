@@ -16,13 +16,13 @@ import type { LogEvent } from "../events/reducer.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import { adopt, Reconciler } from "./adopt.js";
-import { Deadlines } from "./deadlines.js";
+import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { resume, start } from "./launch.js";
 import { list } from "./list.js";
 import { stream } from "./output.js";
-import { Registry } from "./registry.js";
+import { generationOf, Registry } from "./registry.js";
 import { interrupt, respondPermission, send, wait } from "./turns.js";
 
 export interface ServiceOptions {
@@ -59,6 +59,7 @@ export class SessionService {
       runners: o.runners,
       unavailable: o.unavailable ?? {},
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
+      resuming: new Map(),
     };
     this.reconciler = new Reconciler(this.d);
   }
@@ -75,7 +76,7 @@ export class SessionService {
     const b = r ? this.d.runners[r.backend]?.backend : undefined;
     const code = await b?.settleExit?.(s.id).catch(() => undefined);
     if (this.closed || code === undefined || typeof s.fold.exit_code === "number") return;
-    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code }).catch(() => {});
+    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...generationOf(s.fold) }).catch(() => {});
   }
 
   start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {

@@ -3,16 +3,20 @@
  * permission request opens, or the process goes. Permission answers and interrupts are here too.
  */
 import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
+import { join } from "node:path";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { acceptsPrompt, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
+import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
+/** How long a call waits for another caller's keys to this session (a paste and its confirmation). */
+const SEND_LOCK_MS = 30_000;
 /** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
 const QUIET_PROBE_MS = 5000;
 
@@ -27,11 +31,20 @@ async function countSent(d: Deps, id: string, text: string): Promise<void> {
   });
 }
 
+/**
+ * Keys for one session, one caller at a time across every server sharing the state directory: a paste, its Enter
+ * and the confirmation (or a dialog's answer) must not interleave with another server's.
+ */
+export function withSessionKeys<T>(d: Deps, id: string, timeoutMs: number, ctx: CallContext, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(join(d.registry.paths(id).dir, "send.lock"), fn, { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+}
+
 /** Delivers a validated prompt through the session's driver and counts it once Claude accepted it. */
 export async function deliverPrompt(d: Deps, id: string, text: string, ctx: CallContext): Promise<string> {
   const r = await d.registry.record(id);
   const { driver } = runnerOf(d, r.backend);
-  const delivery = await driver.deliver(await d.registry.handle(id), text, ctx);
+  const s = await d.registry.handle(id);
+  const delivery = await withSessionKeys(d, id, SEND_LOCK_MS, ctx, () => driver.deliver(s, text, ctx));
   await countSent(d, id, text);
   return delivery.sent_at;
 }
@@ -53,22 +66,29 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
     });
   }
   const { driver } = runnerOf(d, r.backend);
+  const t0 = Date.now();
+  const timeoutMs = input.timeout_ms ?? 30_000;
   const run = async (): Promise<SendOutput> => {
-    if (input.bash_mode) {
-      const sent_at = await driver.runShell(s, text, ctx);
-      await countSent(d, r.session_id, text);
-      return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
-    }
-    const queued = !acceptsPrompt(s.live.fold.status);
-    const promptsBefore = s.live.fold.prompts_submitted;
-    const t0 = Date.now();
-    // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
-    const sent_at = queued ? await driver.enqueue(s, text) : (await driver.deliver(s, text, ctx)).sent_at;
+    // Decided again under the lock: another server may just have sent a prompt to this session.
+    const typed = await withSessionKeys(d, r.session_id, Math.max(SEND_LOCK_MS, timeoutMs), ctx, async () => {
+      await s.live.refresh();
+      const now = s.live.fold.status;
+      checkUsable(r, now);
+      if (input.bash_mode) return { sent_at: await driver.runShell(s, text, ctx), queued: false, before: s.live.fold.prompts_submitted };
+      const queued = !acceptsPrompt(now);
+      if (queued && !input.queue) throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${now}.`);
+      const before = s.live.fold.prompts_submitted;
+      // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
+      const sent_at = queued ? await driver.enqueue(s, text) : (await driver.deliver(s, text, ctx)).sent_at;
+      return { sent_at, queued, before };
+    });
     await countSent(d, r.session_id, text);
+    if (input.bash_mode) return { session_id: r.session_id, message_sent: true, sent_at: typed.sent_at, bash_mode: true, final_state: s.live.fold.status };
+    const { sent_at, queued, before: promptsBefore } = typed;
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
     if (input.wait_for_response === false) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    const w = await waitTurn(d, s, promptsBefore + 1, input.timeout_ms ?? 30_000, ctx);
+    const w = await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx);
     const { last_response, ...rest } = w;
     Object.assign(out, rest, { waited_ms: Date.now() - t0 });
     if (w.completed) {
@@ -143,7 +163,8 @@ export async function respondPermission(d: Deps, input: RespondInput, ctx: CallC
       suggestion: "Call wait_for_completion; it reports pending_permission when a prompt opens.",
     });
   }
-  await runnerOf(d, r.backend).driver.answerPermission(s, input.decision, ctx);
+  const { driver } = runnerOf(d, r.backend);
+  await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPermission(s, input.decision, ctx));
   await d.registry.flushed();
   return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
 }

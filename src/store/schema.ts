@@ -27,6 +27,10 @@ export const SessionRecordSchema = z.object({
   owner_pid: z.number().int().optional(),
   created_at: z.string(),
   started_at: z.string().optional(),
+  /** When the current process (this spawn generation) started: the session deadline counts from here. */
+  process_started_at: z.string().optional(),
+  /** Spawn generation: +1 on every start/resume; cs:spawn and exit records carry it (older exits are ignored). */
+  generation: z.number().int().optional(),
   last_active: z.string().optional(),
   killed_at: z.string().optional(),
   cwd: z.string(),
@@ -70,8 +74,18 @@ export const StateFileSchema = z.object({
 
 export type StateFile = z.infer<typeof StateFileSchema>;
 
+/**
+ * A map of sessions without a prototype: ids such as `__proto__`, `constructor` or `toString` are
+ * plain keys that are either there or not (a lookup never finds Object.prototype's members).
+ */
+export function sessionMap(from?: Record<string, SessionRecord>): Record<string, SessionRecord> {
+  const m = Object.create(null) as Record<string, SessionRecord>;
+  if (from) for (const k of Object.keys(from)) m[k] = from[k]!;
+  return m;
+}
+
 export function emptyState(): StateFile {
-  return { version: STATE_VERSION, updated_at: new Date().toISOString(), sessions: {} };
+  return { version: STATE_VERSION, updated_at: new Date().toISOString(), sessions: sessionMap() };
 }
 
 /** A new record with the counters at zero; the caller gives identity, place and command. */

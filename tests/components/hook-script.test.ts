@@ -47,7 +47,7 @@ describe("the hook command and hook.sh", () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(""); // a hook's stdout would become context for Claude
     }
-    const lines = readFileSync(events, "utf8").split("\n").filter(Boolean);
+    const lines = readFileSync(events, "utf8").split("\n").filter(Boolean); // blank lines separate records
     expect(lines).toHaveLength(32);
     const seen = lines.map((l) => JSON.parse(l) as { n: number; last_assistant_message: string });
     expect(seen.map((s) => s.n).sort((a, b) => a - b)).toEqual([...Array(32).keys()]);
@@ -60,6 +60,7 @@ describe("the hook command and hook.sh", () => {
     writeFileSync(events, "");
     await new Promise((r) => spawn(hook, [events, "exit", "7"]).on("close", r));
     await new Promise((r) => spawn(hook, [events, "exit", "$(id)"]).on("close", r));
-    expect(readFileSync(events, "utf8")).toBe('{"hook_event_name":"cs:exit","exit_code":7}\n{"hook_event_name":"cs:exit","exit_code":null}\n');
+    // Each record starts on a fresh line (a torn line left by a killed writer cannot swallow it).
+    expect(readFileSync(events, "utf8")).toBe('\n{"hook_event_name":"cs:exit","exit_code":7}\n\n{"hook_event_name":"cs:exit","exit_code":null}\n');
   });
 });

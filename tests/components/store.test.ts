@@ -57,12 +57,14 @@ describe("state store", () => {
     expect(readdirSync(dir).some((f) => f.startsWith("state.json.corrupt-"))).toBe(true);
   });
 
-  it("a record that fails validation is not accepted silently", async () => {
+  it("a record that fails validation is not accepted silently: it is quarantined, loudly", async () => {
     const dir = tmp();
     const s = new Store(dir, log);
     await s.read();
     writeFileSync(join(dir, "state.json"), JSON.stringify({ version: "1.0.0", updated_at: "x", sessions: { a: { session_id: 5 } } }));
-    await expect(s.read()).rejects.toThrow(/no usable backup/);
+    expect(Object.keys((await s.read()).sessions)).toEqual([]);
+    expect(warnings.join("\n")).toMatch(/fail the schema.*quarantine/);
+    expect(readdirSync(dir).some((f) => f.startsWith("state.json.quarantine-"))).toBe(true);
   });
 
   it("four processes × 50 updates at once lose no update", async () => {

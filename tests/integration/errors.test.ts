@@ -68,9 +68,13 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
       ["resume_session", {}],
       ["respond_permission", { decision: "allow" }],
     ] as const) {
-      const r = await m.call(tool, { session_id: "nosuch", ...extra });
-      expect(r.error?.code, tool).toBe("SESSION_NOT_FOUND");
+      // Ids that name Object.prototype members are unknown ids like any other (issue #16, fault 6).
+      for (const session_id of ["nosuch", "__proto__", "constructor", "toString", "hasOwnProperty"]) {
+        const r = await m.call(tool, { session_id, ...extra });
+        expect(r.error?.code, `${tool} ${session_id}`).toBe("SESSION_NOT_FOUND");
+      }
     }
+    expect((await m.call("kill_session", { session_id: "constructor" })).data).toMatchObject({ status: "not_found" });
     const s = await m.call("start_session", { cwd: w.dir("limits") });
     const id = s.data.session_id as string;
     const long = await m.call("send_message", { session_id: id, message: "x".repeat(100_001) });

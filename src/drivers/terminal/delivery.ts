@@ -3,7 +3,6 @@
  * the proof that it became a turn. The text has been validated (prompt.ts): nothing in it acts as a key.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { stripVTControlCharacters } from "node:util";
 import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
@@ -11,7 +10,7 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
-import { inputText, lastLines, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_QUICK_CONFIRM_MS } from "./screens.js";
+import { briefText, inputText, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_QUICK_CONFIRM_MS } from "./screens.js";
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
 export async function pasteText(b: Backend, id: string, text: string): Promise<void> {
@@ -74,7 +73,7 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
     log.warn(`${s.id}: Enter #${attempts} was not taken (the text is still in the input box); pressing it again`);
   }
   const screen = await read().catch(() => "");
-  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${lastLines(stripVTControlCharacters(screen))}`);
+  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(screen)}`);
 }
 
 /** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */

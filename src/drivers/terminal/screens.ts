@@ -3,6 +3,7 @@
  * Claude Code shows instead of its prompt on a first run, the input box, the permission dialog and the end of an
  * interrupted turn; the timings beside them are what the real CLI (2.1.197, 2.1.330) needed.
  */
+import { stripVTControlCharacters } from "node:util";
 
 /** Start-up: the screen is read only when SessionStart is this late (first-run screens fire no hook). */
 export const FIRST_RUN_PROBE_AFTER_MS = 1500;
@@ -68,21 +69,6 @@ export function showsInterrupted(screen: string): boolean {
   const lines = screen.trimEnd().split("\n");
   const tail = lines.slice(-30).join("\n");
   return /Interrupted · What should Claude do instead\?/.test(tail) && !/esc to interrupt/i.test(tail);
-}
-
-/**
- * The last non-empty lines of a screen or log, for error messages: at most `n` lines and `maxChars`
- * characters (the end is kept), so a tool result or a stored error never carries a whole screen.
- */
-export function lastLines(screen: string, n = 8, maxChars = 600): string {
-  const text = screen
-    .split("\n")
-    .map((l) => l.trimEnd())
-    .filter((l, i, a) => l !== "" || (i > 0 && a[i - 1] !== ""))
-    .slice(-n)
-    .join("\n")
-    .trim();
-  return text.length > maxChars ? `…${text.slice(-(maxChars - 1))}` : text;
 }
 
 /**
@@ -154,4 +140,30 @@ export function inputText(screen: string): string | undefined {
     .map((l, i) => (i === 0 ? l.replace(/^❯\s?/, "") : l.replace(/^ {2}/, "")))
     .join("\n")
     .trim();
+}
+
+/**
+ * Screen or log text brief enough for an error message and state.json: control sequences and lines
+ * that are blank or only box drawing, rules and spinners go, then the last lines that fit in `maxChars`
+ * (a single longer line keeps its end). Never the 2,000 characters of raw screen that used to be stored.
+ */
+export function briefText(text: string, maxChars = 500, maxLines = 8): string {
+  const lines = stripVTControlCharacters(text)
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .filter((l) => /[\p{L}\p{N}]/u.test(l) && !/^[─━═│┃╭╮╰╯┌┐└┘├┤┬┴┼\s\-_=*·•✻✶✳✢⎿❯>]+$/u.test(l));
+  const out: string[] = [];
+  let size = 0;
+  for (let i = lines.length - 1; i >= 0 && out.length < maxLines; i--) {
+    const l = lines[i]!;
+    const add = l.length + (out.length ? 1 : 0);
+    if (size + add > maxChars) {
+      if (!out.length) out.push("…" + l.slice(l.length - (maxChars - 1)));
+      break;
+    }
+    out.unshift(l);
+    size += add;
+  }
+  return out.join("\n");
 }

@@ -3,7 +3,6 @@
  * other first-run screens (they fire no hook), wait for the input box, and say why a start failed.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { stripVTControlCharacters } from "node:util";
 import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
@@ -14,13 +13,13 @@ import type { DriverSession, ReadyOptions } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import {
   BLOCKING_HELP,
+  briefText,
   detectBlockingScreen,
   DIALOG_SETTLE_MS,
   FIRST_RUN_PROBE_AFTER_MS,
   INPUT_DRAWN_MS,
   INPUT_HANDLER_MS,
   inputText,
-  lastLines,
   menuMoves,
   POLL_MS,
   STARTUP_TICK_MS,
@@ -82,12 +81,12 @@ async function diagnose(b: Backend, s: DriverSession, opts: ReadyOptions, blocke
   const f = s.live.fold;
   if (f.status === "dead") {
     // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").
-    const printed = lastLines(stripVTControlCharacters((await readTail(s.rawLogPath, 16 * 1024)).text).replace(/\r\n?/g, "\n"));
+    const printed = briefText((await readTail(s.rawLogPath, 16 * 1024)).text);
     if (opts.underDoppler && /doppler/i.test(printed)) return new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
     return new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`);
   }
   const screen = await b.screen(s.id).catch(() => "");
-  const shown = lastLines(stripVTControlCharacters(screen));
+  const shown = briefText(screen);
   const seen = blocked ?? detectBlockingScreen(screen);
   if (seen) {
     return new SessionError("STARTUP_BLOCKED", `Claude Code is waiting at its ${seen.replace("_", " ")} screen instead of its prompt:\n${shown}`, {
