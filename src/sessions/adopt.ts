@@ -51,11 +51,16 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
   return { adopted, dead };
 }
 
+/**
+ * Records a session whose terminal is gone as dead. The exit carries the generation of the record that was
+ * judged: if a resume has started a new process since, the reducer ignores it and the record is left alone.
+ */
 export async function markVanished(d: Deps, r: SessionRecord): Promise<void> {
   const s = await d.registry.follow(r.session_id);
-  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...generationOf(s.fold) }).catch(() => {});
+  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(r.generation !== undefined ? { generation: r.generation } : generationOf(s.fold)) }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(r.session_id, (rec) => {
+    if (rec.generation !== r.generation) return;
     applyFold(rec, s.fold);
     rec.status = "dead";
     delete rec.pid;

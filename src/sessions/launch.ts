@@ -18,6 +18,7 @@ import { isLive } from "../core/status.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
 import { briefText } from "../drivers/terminal/screens.js";
 import { withFileLock } from "../util/flock.js";
+import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, createOwnedFile, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
@@ -151,8 +152,16 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
-  // Clear what is left of the old terminal before reusing its name.
+  // Clear what is left of the old terminal before reusing its name, and let the old process finish: when its
+  // terminal died under it (tmux killed), Claude may still be on its way out, and its late SessionEnd would
+  // otherwise land after the new cs:spawn and end the new process's fold. Found by the session's tag, never by
+  // a stored pid that may have been reused.
   await d.runners[rec.backend]?.backend.remove(rec.session_id).catch(() => {});
+  const lingering = sessionTree(undefined, sessionTag(rec.session_id));
+  if (lingering.length) {
+    d.log.info(`${rec.session_id}: ending ${lingering.length} process(es) of its previous run before resuming`);
+    await endTree(lingering, undefined, 1500);
+  }
   const updated = await d.store.update((s) => {
     const r = s.sessions[rec.session_id];
     if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);

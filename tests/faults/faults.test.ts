@@ -2,10 +2,6 @@
  * The short form of the fault-injection suite (`npm run faults` is the long one, with a table): the same
  * scenarios from scripts/faults/, a few runs each, against the build in dist/ (npm test builds first).
  * Real processes, real tmux on private sockets, the fake claude; nothing of the user's is touched.
- *
- * Not here yet, because they need the orchestrator's part (/work/notes/faults-orchestrator.md): several
- * servers sending to one session (faults 2; `npm run faults -- --only twoServersSend,fourServersSend`),
- * and the resume after the tmux server was killed (fault 3; tmuxKilled with resume: true).
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,9 +58,15 @@ describe("fault injection (short form)", () => {
     expectClean(await (await scenarios("server-scenarios.mjs")).kill9Server!(1), 1);
   }, 120_000);
 
-  it("the tmux server killed under live sessions: the server survives and reports them dead", async () => {
-    expectClean(await (await scenarios("server-scenarios.mjs")).tmuxKilled!(1, { resume: false }), 1);
+  it("the tmux server killed under live sessions: the server survives, reports them dead, and resumes them", async () => {
+    expectClean(await (await scenarios("server-scenarios.mjs")).tmuxKilled!(1, { resume: true }), 1);
   }, 90_000);
+
+  it("two and four servers sending to the same sessions at once: every prompt delivered exactly once, none merged", async () => {
+    const s = await scenarios("server-scenarios.mjs");
+    expectClean(await s.serversSend!(1, 2), 1);
+    expectClean(await s.serversSend!(1, 4), 1);
+  }, 180_000);
 
   it("claude killed mid-turn: the waiting send_message returns with the session dead", async () => {
     expectClean(await (await scenarios("server-scenarios.mjs")).claudeKilled!(1), 1);
