@@ -9,10 +9,10 @@ import type { Config } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import type { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
-import { isLive } from "../core/status.js";
+import { isLive, type Status } from "../core/status.js";
 import type { Driver } from "../drivers/driver.js";
 import type { LiveSession } from "../events/live.js";
-import type { LogEvent } from "../events/reducer.js";
+import type { Folded, LogEvent } from "../events/reducer.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import { adopt, Reconciler } from "./adopt.js";
@@ -41,9 +41,23 @@ export function runner(backend: Backend, driver: Driver): Runner {
   return { backend, driver };
 }
 
+/** What changed in a session this server follows: the events of one batch and the fold after them. */
+export interface SessionChange {
+  session_id: string;
+  /** The status before this batch (undefined the first time this process folds the session). */
+  previous?: Status;
+  status: Status;
+  events: readonly LogEvent[];
+  fold: Readonly<Folded>;
+}
+
+export type ChangeListener = (c: SessionChange) => void;
+
 export class SessionService {
   private readonly d: Deps;
   private readonly reconciler: Reconciler;
+  private readonly listeners = new Set<ChangeListener>();
+  private readonly lastStatus = new Map<string, Status>();
   private closed = false;
 
   constructor(o: ServiceOptions) {
@@ -64,8 +78,29 @@ export class SessionService {
     this.reconciler = new Reconciler(this.d);
   }
 
+  /**
+   * Calls `l` after every batch of events of every session this server follows (hooks, and the server's own
+   * events): the seam for notifications, resources and live views. Driven by the event logs, never a timer.
+   */
+  subscribe(l: ChangeListener): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
+    const previous = this.lastStatus.get(s.id);
+    this.lastStatus.set(s.id, s.fold.status);
+    if (this.listeners.size) {
+      const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
+      for (const l of [...this.listeners]) {
+        try {
+          l(change);
+        } catch (e) {
+          this.d.log.warn(`a session change listener failed: ${String(e)}`);
+        }
+      }
+    }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
@@ -109,6 +144,10 @@ export class SessionService {
   /** Adopts live sessions left by an earlier server and marks the vanished ones dead (at start-up). */
   adopt(): Promise<{ adopted: string[]; dead: string[] }> {
     return adopt(this.d);
+  }
+  /** The dependencies, for modules of the layers above that add tools over the same sessions (read-only use). */
+  get deps(): Readonly<Deps> {
+    return this.d;
   }
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
