@@ -35,6 +35,21 @@ export const pendingPermission = z.object({ tool_name: z.string(), tool_input: z
 
 export const turnOutcome = z.enum(["completed", "failed", "interrupted"]);
 
+/** Tokens of a turn (or a session), as the API reports them. Each API message counts once. */
+export const usage = z.strictObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_creation_input_tokens: z.number(),
+  cache_read_input_tokens: z.number(),
+});
+
+/** What a turn cost, for every backend (headless: the Agent SDK's figures; tmux/pty: the transcript's). */
+export const turnCostFields = {
+  usage: usage.optional().describe("Tokens of the turn that ended (each API message once, sub-agents included)."),
+  model_usage: z.record(z.string(), usage).optional().describe("The same, per model."),
+  cost_usd: z.number().nullable().optional().describe("What the turn cost in USD; null when a model's price is not known (never a guess)."),
+};
+
 /** What a wait on a turn reports (send_message with wait_for_response, wait_for_completion). */
 export const turnFields = {
   completed: z.boolean().describe("The turn ended and the session is idle."),
@@ -45,4 +60,5 @@ export const turnFields = {
   error: z.string().optional(),
   pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
+  ...turnCostFields,
 };

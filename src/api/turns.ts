@@ -37,6 +37,9 @@ export const sendOutput = z.strictObject({
   error: turnFields.error,
   pending_permission: turnFields.pending_permission,
   background_tasks: turnFields.background_tasks,
+  usage: turnFields.usage,
+  model_usage: turnFields.model_usage,
+  cost_usd: turnFields.cost_usd,
 });
 
 export const waitInput = z.object({ session_id: sessionId, timeout_ms: timeoutMs(300_000, 24 * 3_600_000) }).strict();
@@ -45,7 +48,14 @@ export const waitOutput = z.strictObject({ session_id: z.string(), last_response
 
 export const permissionDecision = z.enum(["allow", "allow_always", "deny"]);
 
-export const respondInput = z.object({ session_id: sessionId, decision: permissionDecision }).strict();
+export const respondInput = z
+  .object({
+    session_id: sessionId,
+    decision: permissionDecision,
+    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told. With allow: a note for Claude."),
+    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow: the tool input to run instead of the requested one."),
+  })
+  .strict();
 
 export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status });
 

@@ -12,6 +12,15 @@ import type { LiveSession } from "../events/live.js";
 import type { LogEvent } from "../events/reducer.js";
 import type { PermissionDecision } from "../api/index.js";
 
+/** An answer to a pending permission request. */
+export interface PermissionAnswer {
+  decision: PermissionDecision;
+  /** deny: the reason Claude is told; allow: a note. */
+  message?: string;
+  /** allow: the tool input to run instead. */
+  updated_input?: Record<string, unknown>;
+}
+
 /** A session as a driver sees it. */
 export interface DriverSession {
   readonly id: string;
@@ -50,7 +59,7 @@ export interface Driver {
   /** Runs a bash-mode line ("!command") and resolves once the session took it (no hook fires for it). */
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string>;
   /** Answers the pending permission request and resolves once the answer took effect. */
-  answerPermission(s: DriverSession, decision: PermissionDecision, ctx: CallContext): Promise<void>;
+  answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void>;
   /** Stops the running turn (bounded by timeoutMs); the fold says whether it stopped. */
   interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void>;
   /** During a long wait with no events: notices a turn that ended without a hook (an Esc typed by a person). */

@@ -164,7 +164,8 @@ export async function respondPermission(d: Deps, input: RespondInput, ctx: CallC
     });
   }
   const { driver } = runnerOf(d, r.backend);
-  await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPermission(s, input.decision, ctx));
+  const answer = { decision: input.decision, ...(input.message !== undefined ? { message: input.message } : {}), ...(input.updated_input !== undefined ? { updated_input: input.updated_input } : {}) };
+  await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPermission(s, answer, ctx));
   await d.registry.flushed();
   return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
 }

@@ -4,9 +4,9 @@
  */
 import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
-import type { PermissionDecision } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
-import type { Delivery, Driver, DriverSession, ReadyOptions } from "../driver.js";
+import type { Delivery, Driver, DriverSession, PermissionAnswer, ReadyOptions } from "../driver.js";
 import { deliver, enqueue, runShell } from "./delivery.js";
 import { interruptByEsc, probeInterrupted } from "./interrupt.js";
 import { answerByKeys } from "./permission.js";
@@ -30,8 +30,14 @@ export class TerminalDriver implements Driver {
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string> {
     return runShell(this.backend, s, text, ctx);
   }
-  answerPermission(s: DriverSession, decision: PermissionDecision, ctx: CallContext): Promise<void> {
-    return answerByKeys(this.backend, s, decision, ctx);
+  answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void> {
+    // The dialog's keys carry only the decision; a message or an edited input needs the hook channel.
+    if (answer.message !== undefined || answer.updated_input !== undefined) {
+      throw new SessionError("INVALID_ARGUMENT", "this session answers permissions through its on-screen dialog, which takes only allow, allow_always or deny.", {
+        suggestion: "Leave out message and updated_input.",
+      });
+    }
+    return answerByKeys(this.backend, s, answer.decision, ctx);
   }
   interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
     return interruptByEsc(this.backend, s, timeoutMs, ctx);
