@@ -62,7 +62,7 @@ export class TmuxBackend implements Backend {
   /** The command a person runs to watch a session. */
   attachCommand(id: string): string {
     const sock = this.opts.socketPath ? ` -S ${shQuote(this.opts.socketPath)}` : this.opts.socketName ? ` -L ${shQuote(this.opts.socketName)}` : "";
-    return `tmux${sock} attach -t ${sessionName(id)}`;
+    return `tmux${sock} attach -t =${sessionName(id)}`;
   }
 
   attachArgv(id: string): string[] {

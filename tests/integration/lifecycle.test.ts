@@ -47,7 +47,7 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
       expect(s.data.backend).toBe(backend);
       expect(s.data.claude_session_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(processesIn(w.dir(dirs[started.indexOf(s)]!.split("/").pop()!)).length).toBeGreaterThan(0);
-      if (backend === "tmux") expect(s.data.attach_command).toContain(`attach -t cs-${s.data.session_id}`);
+      if (backend === "tmux") expect(s.data.attach_command).toContain(`attach -t =cs-${s.data.session_id}`);
     }
     if (backend === "tmux") {
       // Each is a real tmux session on the private socket, named cs-<id>.
