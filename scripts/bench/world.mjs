@@ -8,7 +8,7 @@
  * The user's default tmux server and real HOME are never touched.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -28,13 +28,15 @@ const cleanups = new Set();
  */
 export function snapshot() {
   trapSignals();
+  // CS_BENCH_SUT=<checkout>: measure another build (e.g. an older commit, for before/after figures).
+  const from = process.env.CS_BENCH_SUT ? resolve(process.env.CS_BENCH_SUT) : ROOT;
   const dir = join(ROOT, "bench-results", `.snapshot-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, "tests", "helpers"), { recursive: true });
-  cpSync(join(ROOT, "dist"), join(dir, "dist"), { recursive: true });
-  cpSync(join(ROOT, "package.json"), join(dir, "package.json"));
-  cpSync(join(ROOT, "tests", "fixtures"), join(dir, "tests", "fixtures"), { recursive: true });
-  cpSync(join(ROOT, "tests", "helpers", "store-worker.mjs"), join(dir, "tests", "helpers", "store-worker.mjs"));
+  cpSync(join(from, "dist"), join(dir, "dist"), { recursive: true });
+  cpSync(join(from, "package.json"), join(dir, "package.json"));
+  cpSync(join(from, "tests", "fixtures"), join(dir, "tests", "fixtures"), { recursive: true });
+  cpSync(join(from, "tests", "helpers", "store-worker.mjs"), join(dir, "tests", "helpers", "store-worker.mjs"));
   const remove = () => rmSync(dir, { recursive: true, force: true });
   cleanups.add(remove);
   SUT.root = dir;
@@ -176,7 +178,8 @@ async function connect(w, extraEnv) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     // CS_BENCH_NODE_FLAGS: V8/Node flags for the server process only (e.g. --max-semi-space-size=2).
-    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), sutPath("dist", "bin.js")],
+    // dist/bin.js (dist/cli.js before the entry point was renamed: a CS_BENCH_SUT of an older commit).
+    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), existsSync(sutPath("dist", "bin.js")) ? sutPath("dist", "bin.js") : sutPath("dist", "cli.js")],
     env: { ...w.env, ...extraEnv },
     stderr: "pipe",
     cwd: w.work,

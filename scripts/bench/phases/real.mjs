@@ -28,6 +28,21 @@ function skipped(cfg, why) {
   return [{ key: "real", figure: "real CLI and mock API: start → ready, one full turn", runs: cfg.realRuns, notes: why, target: "reported", result: "SKIP" }];
 }
 
+/**
+ * Points a world at the real CLI and a fresh mock of the Messages API, with every directory trusted up front
+ * (running CLIs rewrite HOME/.claude.json). Resolves to {cli, mock, close}; throws when the CLI does not run.
+ */
+export async function realSetup(w, dirs) {
+  const cli = realClaude();
+  if (!cli.version) throw new Error(`the real claude CLI at ${cli.path} does not run (npm ci installs it; or set CLAUDE_PATH)`);
+  const { startMockApi } = await import(sutPath("tests", "fixtures", "mock-anthropic.ts"));
+  const { prepareClaudeHome } = await import(sutPath("tests", "fixtures", "claude-home.ts"));
+  const mock = await startMockApi({});
+  const prepared = await prepareClaudeHome({ home: w.home, apiKey: API_KEY, trustedDirs: dirs, mockUrl: mock.url, cliVersion: cli.version });
+  Object.assign(w.env, prepared.env, { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" });
+  return { cli, mock, close: () => mock.close() };
+}
+
 export async function real(cfg, log) {
   if (!cfg.real) return skipped(cfg, "skipped: needs --real");
   const cli = realClaude();
