@@ -9,6 +9,7 @@ import type { Backend } from "./backends/backend.js";
 import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
 import { HOOK_SH, type ScriptPaths } from "./claude/scripts.js";
+import { CAPTURE_SH } from "./backends/capture.js";
 import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
@@ -49,7 +50,11 @@ export async function installScripts(stateDir: string): Promise<ScriptPaths> {
   const binDir = join(stateDir, "bin");
   await mkdir(binDir, { recursive: true, mode: 0o700 });
   await assertOwnedDir(binDir, "the scripts directory");
-  return { hook: await installScript(binDir, "hook.sh", HOOK_SH), launch: await installScript(binDir, "launch.sh", LAUNCH_SH) };
+  return {
+    hook: await installScript(binDir, "hook.sh", HOOK_SH),
+    launch: await installScript(binDir, "launch.sh", LAUNCH_SH),
+    capture: await installScript(binDir, "capture.sh", CAPTURE_SH),
+  };
 }
 
 async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
@@ -82,6 +87,8 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     tmuxPath: cfg.tmuxPath,
     hookScript: scripts.hook,
     launchScript: scripts.launch,
+    captureScript: scripts.capture,
+    outputMaxBytes: cfg.outputLogMaxBytes,
     ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });
@@ -94,7 +101,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // built for another Node, only pty goes, with the reason in the error.
   backends.pty = new LazyBackend("pty", false, async () => {
     const { PtyBackend } = await import("./backends/pty.js");
-    return new PtyBackend({ hookScript: scripts.hook, log });
+    return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
   for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log));

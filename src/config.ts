@@ -30,6 +30,10 @@ export interface Config {
   cols: number;
   rows: number;
   logLevel: Level;
+  /** CLAUDE_SESSIONS_EVENTS_MAX_BYTES: a session's events log past this is compacted into a snapshot (one archive kept). */
+  eventsMaxBytes: number;
+  /** CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES: a session's raw output past this moves to output.log.1 (one archive kept). */
+  outputLogMaxBytes: number;
   /** CLAUDE_SESSIONS_STRICT_RESULTS (tests): a tool result that does not match its output schema is an INTERNAL error. */
   strictResults: boolean;
   logFile?: string;
@@ -68,6 +72,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",
     strictResults: bool(env.CLAUDE_SESSIONS_STRICT_RESULTS),
+    eventsMaxBytes: num(env, "CLAUDE_SESSIONS_EVENTS_MAX_BYTES", 32 * 1024 * 1024, 4096),
+    outputLogMaxBytes: num(env, "CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES", 64 * 1024 * 1024, 4096),
   };
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;

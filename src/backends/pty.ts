@@ -9,12 +9,14 @@
  * addon did not build only loses this backend; the type checker needs no node-pty types either.
  */
 import { createWriteStream, existsSync, type WriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
 import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
 import { run } from "../util/exec.js";
+import { OUTPUT_LOG_MAX_BYTES, rotate } from "./capture.js";
 import { SessionError } from "../core/errors.js";
 import { signalGroup } from "../util/process.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
@@ -49,6 +51,8 @@ export interface PtyOptions {
   scrollback?: number;
   /** Where the backend reports trouble it can live with (a raw log that cannot be written). */
   log?: { warn(msg: string): void };
+  /** Raw output past this many bytes moves to output.log.1 (capture.ts; default 64 MiB). */
+  outputMaxBytes?: number;
 }
 
 const DEFAULT_SCROLLBACK = 1000;
@@ -108,6 +112,9 @@ interface PtySession {
   /** Characters written to the terminal that it has not parsed yet. */
   pending: number;
   logBlocked: boolean;
+  /** Bytes in the raw log since it was started or last rotated. */
+  logBytes: number;
+  rotating: boolean;
   logEnded: boolean;
   paused: boolean;
   disposed: boolean;
@@ -162,6 +169,8 @@ export class PtyBackend implements Backend {
       recorded: Promise.resolve(),
       pending: 0,
       logBlocked: false,
+      logBytes: 0,
+      rotating: false,
       logEnded: false,
       paused: false,
       disposed: false,
@@ -189,6 +198,7 @@ export class PtyBackend implements Backend {
   }
 
   private onOutput(s: PtySession, data: string): void {
+    if (!s.logEnded) this.countLog(s, Buffer.byteLength(data));
     if (!s.logEnded && !s.log.write(data) && !s.logBlocked) {
       s.logBlocked = true;
       s.log.once("drain", () => {
@@ -203,6 +213,24 @@ export class PtyBackend implements Backend {
       if (s.paused) this.flow(s);
     });
     this.flow(s);
+  }
+
+  /** Past the cap, once what was written so far is on disk: copy to .1 and empty in place (writes go on appending). */
+  private countLog(s: PtySession, n: number): void {
+    s.logBytes += n;
+    if (s.rotating || s.logBytes <= (this.opts.outputMaxBytes ?? OUTPUT_LOG_MAX_BYTES)) return;
+    s.rotating = true;
+    const path = s.log.path.toString();
+    s.log.write("", () => {
+      void rotate(path)
+        .catch((e: unknown) => this.opts.log?.warn(`rotating the raw log of pty session ${s.id}: ${String(e)}`))
+        // What was written while rotating is in the new file already: count from its real size.
+        .then(() => stat(path).then((st) => st.size, () => 0))
+        .then((size) => {
+          s.logBytes = size;
+          s.rotating = false;
+        });
+    });
   }
 
   /** Stops reading from the pty while the raw log or the terminal lags (the program then blocks on output). */

@@ -11,6 +11,7 @@ import { ExecError, run, type RunResult } from "../util/exec.js";
 import { SessionError } from "../core/errors.js";
 import { isSafePath, shQuote } from "../util/shell.js";
 import { assertOwnedScript } from "../util/owned.js";
+import { OUTPUT_LOG_MAX_BYTES } from "./capture.js";
 import { encodeHandoff } from "./launcher.js";
 import { isAlive, signalGroup } from "../util/process.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
@@ -26,6 +27,9 @@ export interface TmuxOptions {
   hookScript: string;
   /** The launcher (launcher.ts): `launch.sh <hand-off file>`. */
   launchScript: string;
+  /** capture.sh (capture.ts): the pipe-pane writer of the raw log, bounded to outputMaxBytes. */
+  captureScript?: string;
+  outputMaxBytes?: number;
   /** Runs tmux (default: util/exec's run). Tests pass a recorder to assert the exact argv. */
   runner?: typeof run;
 }
@@ -102,8 +106,9 @@ export class TmuxBackend implements Backend {
     const pane = `=${name}:`;
     await assertOwnedScript(this.opts.launchScript);
     await assertOwnedScript(this.opts.hookScript);
+    if (this.opts.captureScript) await assertOwnedScript(this.opts.captureScript);
     const handoff = join(spec.dir, `handoff.${randomUUID()}`);
-    for (const p of [spec.dir, handoff, spec.rawLogPath, spec.eventsPath, this.opts.launchScript, this.opts.hookScript]) {
+    for (const p of [spec.dir, handoff, spec.rawLogPath, spec.eventsPath, this.opts.launchScript, this.opts.hookScript, this.opts.captureScript ?? "/"]) {
       if (!isSafePath(p)) throw new SessionError("INTERNAL", `refusing to hand tmux the path ${JSON.stringify(p)}`);
     }
     const { TERM: _term, ...env } = spec.env;
@@ -119,7 +124,7 @@ export class TmuxBackend implements Backend {
         "-P", "-F", "#{pane_id} #{pane_pid}", "--", this.opts.launchScript, handoff,
         ";", "set-option", "-w", "-t", pane, "remain-on-exit", "on",
         ";", "set-hook", "-t", pane, "pane-died", died,
-        ";", "pipe-pane", "-o", "-t", pane, `cat >> ${shQuote(spec.rawLogPath)}`,
+        ";", "pipe-pane", "-o", "-t", pane, this.logCommand(spec.rawLogPath),
       ]);
     } catch (e) {
       await rm(handoff, { force: true });
@@ -134,6 +139,12 @@ export class TmuxBackend implements Backend {
     await this.handoffTaken(handoff, pid);
     const socket = this.opts.socketPath ?? this.opts.socketName;
     return { pid, paneId, target: name, ...(socket ? { socket } : {}) };
+  }
+
+  /** The shell command pipe-pane runs (server-made paths only): the bounded writer, or a plain append. */
+  private logCommand(rawLogPath: string): string {
+    if (!this.opts.captureScript) return `cat >> ${shQuote(rawLogPath)}`;
+    return `exec ${shQuote(this.opts.captureScript)} ${shQuote(rawLogPath)} ${Math.trunc(this.opts.outputMaxBytes ?? OUTPUT_LOG_MAX_BYTES)}`;
   }
 
   /**

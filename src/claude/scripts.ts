@@ -57,4 +57,6 @@ exit "$code"
 export interface ScriptPaths {
   hook: string;
   launch: string;
+  /** The tmux backend's bounded raw-log writer (backends/capture.ts). */
+  capture: string;
 }

@@ -67,21 +67,22 @@ function scan(sk: Skipping, chunk: Buffer): void {
   sk.carry = text.slice(-CARRY);
 }
 
-async function readChunk(path: string, offset: number, max: number): Promise<Buffer> {
+/** Up to `max` bytes from `offset`, and the file's size (smaller than `offset` once the log was compacted). */
+async function readChunk(path: string, offset: number, max: number): Promise<{ buf: Buffer; size: number }> {
   let fh;
   try {
     fh = await open(path, "r");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return Buffer.alloc(0);
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { buf: Buffer.alloc(0), size: 0 };
     throw e;
   }
   try {
     const size = (await fh.stat()).size;
     const len = Math.min(Math.max(0, size - offset), max);
-    if (len <= 0) return Buffer.alloc(0);
+    if (len <= 0) return { buf: Buffer.alloc(0), size };
     const buf = Buffer.alloc(len);
     const { bytesRead } = await fh.read(buf, 0, len, offset);
-    return buf.subarray(0, bytesRead);
+    return { buf: buf.subarray(0, bytesRead), size };
   } finally {
     await fh.close();
   }
@@ -143,7 +144,13 @@ export class EventTail {
 
   private async readOnce(): Promise<void> {
     for (;;) {
-      const buf = await readChunk(this.path, this.offset, this.maxLine);
+      const { buf, size } = await readChunk(this.path, this.offset, this.maxLine);
+      if (size < this.offset) {
+        // Compacted (compact.ts): the log now starts with a snapshot of the fold; read it from the start.
+        this.offset = 0;
+        this.skipping = undefined;
+        continue;
+      }
       if (!buf.length) return;
       const events: LogEvent[] = [];
       const ts = new Date().toISOString();

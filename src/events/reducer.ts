@@ -32,6 +32,8 @@ export interface LogEvent {
   permission_seq?: number;
   /** cs:spawn, cs:exit: the spawn generation (an exit of an older generation is the old process's, and ignored). */
   generation?: number;
+  /** cs:snapshot: the fold of everything the log held before it was compacted. */
+  fold?: Folded;
   /** The line was longer than the reader's cap: only its name (and session id) were kept. */
   oversized?: boolean;
   ts?: string;
@@ -178,6 +180,9 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.end_reason ??= "exit";
       delete f.pending_permission;
       return f;
+    case "cs:snapshot":
+      // The first line of a compacted log: everything before it, folded. A malformed one changes nothing.
+      return isFold(ev.fold) ? { ...ev.fold } : f;
     case "cs:start_failed":
       // The orchestrator's verdict on a start that did not reach ready, whatever the process did.
       f.status = "error";
@@ -186,6 +191,12 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     default:
       return assertNever(name);
   }
+}
+
+function isFold(v: unknown): v is Folded {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.status === "string" && typeof o.turn_count === "number" && typeof o.prompts_submitted === "number" && typeof o.seq === "number";
 }
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...HOOK_EVENTS, ...OWN_EVENTS]);

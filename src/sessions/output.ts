@@ -33,8 +33,10 @@ export async function stream(d: Deps, input: StreamInput, ctx: CallContext): Pro
         const clean = cleanLog(text).split("\n").slice(-(input.lines ?? 100)).join("\n");
         return { text: clean, cursor: end, fresh: true };
       }
-      const { text, end } = await readFrom(file, cursor);
-      return { text: cleanLog(text), cursor: end, fresh: text.length > 0 };
+      let r = await readFrom(file, cursor);
+      // Shorter than the cursor: the log was rotated (capture.ts); what is there now is all new.
+      if (r.size < cursor) r = await readFrom(file, 0);
+      return { text: cleanLog(r.text), cursor: r.end, fresh: r.text.length > 0 };
     }
     const { items, cursor: next } = await readTranscript(file, cursor ?? 0);
     const shown = cursor === undefined && input.lines ? items.slice(-input.lines) : items;

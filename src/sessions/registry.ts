@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
+import { compactIfLarge, EVENTS_MAX_BYTES } from "../events/compact.js";
 import { appendEvent } from "../events/eventlog.js";
 import { LiveSession } from "../events/live.js";
 import type { LogEvent } from "../events/reducer.js";
@@ -48,7 +49,21 @@ export class Registry {
     /** Called after every batch of events folded (persisting is done here). */
     private readonly onEvents: (s: LiveSession, events: LogEvent[]) => void,
     private readonly releaseAfterMs = RELEASE_AFTER_MS,
+    private readonly eventsMaxBytes = EVENTS_MAX_BYTES,
   ) {}
+
+  private readonly compacting = new Set<string>();
+
+  /** A log past its cap is compacted once its turn is over (compact.ts); never two at once for a session. */
+  private maybeCompact(s: LiveSession): void {
+    const st = s.fold.status;
+    if (this.compacting.has(s.id) || st === "busy" || st === "waiting_for_permission" || st === "starting") return;
+    this.compacting.add(s.id);
+    void compactIfLarge(s, this.eventsMaxBytes)
+      .then((did) => did && this.log.info(`${s.id}: events log compacted (over ${this.eventsMaxBytes} bytes; the previous content is events.jsonl.1)`))
+      .catch((e: unknown) => this.log.warn(`${s.id}: compacting the events log failed: ${String(e)}`))
+      .finally(() => this.compacting.delete(s.id));
+  }
 
   paths(id: string): SessionPaths {
     const dir = join(this.stateDir, id);
@@ -94,6 +109,7 @@ export class Registry {
     this.persist(s.id);
     this.onEvents(s, events);
     if (!isLive(s.fold.status)) this.scheduleRelease(s);
+    else if (!events.some((e) => e.hook_event_name === "cs:snapshot")) this.maybeCompact(s);
   }
 
   private scheduleRelease(s: LiveSession): void {

@@ -61,7 +61,7 @@ export class SessionService {
   private closed = false;
 
   constructor(o: ServiceOptions) {
-    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs);
+    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes);
     const kinds = Object.keys(o.runners) as BackendKind[];
     this.d = {
       cfg: o.cfg,
