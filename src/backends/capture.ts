@@ -9,17 +9,22 @@ import { copyFile, truncate } from "node:fs/promises";
 export const OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
- * tmux's pipe-pane runs this with the pane's output on stdin: `capture.sh FILE MAX`. awk appends each line and
- * flushes it (a reader sees it at once), counts the bytes (starting from the file's size), and rotates. FILE is
- * a path the server made under its state directory (no quote can occur in it); \047 is awk's single quote.
+ * tmux's pipe-pane runs this with the pane's output on stdin: `capture.sh FILE MAX`. GNU split cuts the stream
+ * into pieces of MAX bytes as it arrives (nothing waits for a newline: a process's last words are on disk at
+ * once) and hands each piece to `capture.sh --rotate FILE`, which, from the second piece on, copies FILE to
+ * FILE.1, empties it, and appends the piece. FILE and the script's own path are paths the server made under its
+ * state directory, which cannot hold a quote.
  */
 export const CAPTURE_SH = `#!/bin/sh
-# claude-sessions: append a terminal's raw output (stdin) to FILE; past MAX bytes, FILE is copied to FILE.1 and emptied.
+# claude-sessions: append a terminal's raw output (stdin) to FILE; every MAX bytes, FILE is copied to FILE.1 and emptied.
 #   capture.sh FILE MAX
-exec awk -v f="$1" -v max="$2" '
-  BEGIN { n = 0; cmd = "wc -c < \\047" f "\\047 2>/dev/null"; cmd | getline n; close(cmd); n += 0 }
-  { print >> f; fflush(f); n += length($0) + 1
-    if (n > max) { close(f); system("cp -f \\047" f "\\047 \\047" f ".1\\047 && : > \\047" f "\\047"); n = 0 } }'
+if [ "$1" = --rotate ]; then
+  f=$2
+  case $FILE in *.aa) ;; *) cp -f -- "$f" "$f.1" 2>/dev/null; : > "$f" ;; esac
+  exec cat >> "$f"
+fi
+f=$1 max=$2
+exec split -b "$max" --filter="exec '$0' --rotate '$f'" - "$f.piece."
 `;
 
 /** The same rotation for a file this process appends to itself (the pty backend's raw log). */

@@ -118,8 +118,13 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
     const r = await m.call("start_session", { cwd: w.dir("crash"), env: { FAKE_CLAUDE_SCREEN: "crash" } });
     expect(r.error?.code).toBe("PROCESS_ERROR");
     expect(r.error?.message, r.text).toContain("something went wrong at start-up");
-    const list = await m.call<{ sessions: Array<{ status: string }> }>("list_sessions", { status_filter: "error" });
+    // A short excerpt, not a screen: no box-drawing rules, a few hundred characters at most (fault 11).
+    expect(r.error!.message.length, r.error!.message).toBeLessThanOrEqual(700);
+    expect(r.error!.message).not.toContain("─────");
+    const list = await m.call<{ sessions: Array<{ status: string; session_id: string }> }>("list_sessions", { status_filter: "error" });
     expect(list.data.sessions).toHaveLength(1);
+    const stored = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")).sessions[list.data.sessions[0]!.session_id] as { error_log: string[] };
+    expect(stored.error_log.at(-1)!.length).toBeLessThanOrEqual(700);
     await until(() => liveSessions().length === 0, 5000);
   });
 

@@ -101,6 +101,24 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     await m.close();
   });
 
+  it("two resume_session calls of one session at once start one process; both get it", async () => {
+    const m = await connect(w);
+    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("twice"), prompt: "first" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const spawns = () => readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter((l) => l.includes('"cs:spawn"')).length;
+    const before = spawns();
+    const [a, b] = await Promise.all([1, 2].map(() => m.call<{ pid: number; status: string; already_running?: boolean }>("resume_session", { session_id: s.session_id })));
+    expect(a!.ok, a!.text).toBe(true);
+    expect(b!.ok, b!.text).toBe(true);
+    expect(a!.data.pid).toBe(b!.data.pid);
+    expect([a!.data.already_running, b!.data.already_running].filter(Boolean)).toHaveLength(1);
+    expect(spawns()).toBe(before + 1);
+    expect((await m.callOk<{ response?: string }>("send_message", { session_id: s.session_id, message: "after" })).response).toBe("FAKE REPLY: after");
+    await m.callOk("kill_session", { session_id: s.session_id });
+    await m.close();
+  });
+
   it("a session whose process outlives its SessionEnd is listed as zombie, and kill_session ends it", async () => {
     const m = await connect(w);
     const s = await m.call("start_session", { cwd: w.dir("zombie") });
