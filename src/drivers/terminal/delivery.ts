@@ -10,7 +10,7 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
-import { briefText, inputText, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_QUICK_CONFIRM_MS } from "./screens.js";
+import { briefText, inputText, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_RETRY_AFTER_MS } from "./screens.js";
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
 export async function pasteText(b: Backend, id: string, text: string): Promise<void> {
@@ -50,30 +50,39 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS * PROMPT_ATTEMPTS;
-  let attempts = 0;
-  while (attempts < PROMPT_ATTEMPTS) {
-    attempts += 1;
-    await b.keys(s.id, ["Enter"]);
-    // Quick look first; then, as long as the box no longer holds the text, keep waiting for the hook.
-    let f = await s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: PROMPT_QUICK_CONFIRM_MS, ...signal });
-    while (!f && Date.now() < end && !showsPasted(await read().catch(() => ""), text)) {
-      f = await s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: PROMPT_QUICK_CONFIRM_MS, ...signal });
+  const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
+  let attempts = 1;
+  await b.keys(s.id, ["Enter"]);
+  let f = await confirm(PROMPT_RETRY_AFTER_MS);
+  while (!f && Date.now() < end) {
+    const screen = await read().catch(() => "");
+    const refused = unknownCommand(screen, text);
+    if (refused) throw refused;
+    // No hook yet. An empty box means the prompt was taken and its hook is on the way: keep waiting. The text
+    // still in the box means the Enter was lost: press it again (bounded), as a safety net.
+    if (attempts < PROMPT_ATTEMPTS && showsPasted(screen, text)) {
+      attempts += 1;
+      log.warn(`${s.id}: Enter #${attempts - 1} was not taken (the text is still in the input box); pressing it again`);
+      await b.keys(s.id, ["Enter"]);
     }
-    // Accepted first (the process may have died right after, in the same batch of events): it became a turn.
-    if (f && accepted(f)) return { sent_at, attempts };
-    if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
-    // A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt.
-    const unknown = text.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(await read().catch(() => "")) : null;
-    if (unknown) {
-      throw new SessionError("INVALID_ARGUMENT", `Claude Code took the message as a slash command and did not send it: ${unknown[0].replace(/^[\s●]+/, "")}`, {
-        suggestion: 'Claude Code reads a message that starts with "/" as a command. Put other text before the slash.',
-      });
-    }
-    if (Date.now() >= end) break;
-    log.warn(`${s.id}: Enter #${attempts} was not taken (the text is still in the input box); pressing it again`);
+    f = await confirm(PROMPT_RETRY_AFTER_MS);
   }
-  const screen = await read().catch(() => "");
-  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(screen)}`);
+  // Accepted first (the process may have died right after, in the same batch of events): it became a turn.
+  if (f && accepted(f)) return { sent_at, attempts };
+  if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
+  const shown = await read().catch(() => "");
+  const refused = unknownCommand(shown, text);
+  if (refused) throw refused;
+  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);
+}
+
+/** A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt. */
+function unknownCommand(screen: string, text: string): SessionError | undefined {
+  const m = text.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(screen) : null;
+  if (!m) return undefined;
+  return new SessionError("INVALID_ARGUMENT", `Claude Code took the message as a slash command and did not send it: ${m[0].replace(/^[\s●]+/, "")}`, {
+    suggestion: 'Claude Code reads a message that starts with "/" as a command. Put other text before the slash.',
+  });
 }
 
 /** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */

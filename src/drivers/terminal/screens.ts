@@ -22,7 +22,7 @@ export const POLL_MS = 25;
 /** Delivery: how long to wait for a paste to show in the input box before pressing Enter. */
 export const PASTE_DRAWN_MS = 1500;
 /** Delivery: how long an Enter waits for UserPromptSubmit before the input box is looked at again. */
-export const PROMPT_QUICK_CONFIRM_MS = 300;
+export const PROMPT_RETRY_AFTER_MS = 1000;
 /** Delivery: the whole confirmation of a prompt is bounded by this, times the attempts. */
 export const PROMPT_CONFIRM_MS = 2500;
 /** Delivery: Enter presses before giving up. */
