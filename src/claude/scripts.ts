@@ -1,5 +1,6 @@
 /**
- * Two small scripts the server writes into `<state dir>/bin/` and points sessions at. They live in
+ * The event-append script the server writes into `<state dir>/bin/` (with the tmux backend's launch.sh and
+ * capture.sh, see src/backends/) and points sessions at. They live in
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
 
@@ -22,36 +23,6 @@ if [ "$2" = exit ]; then
   exit 0
 fi
 exec flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
-`;
-
-/**
- * Starts a session's program with exactly the environment in ENVFILE (NUL-separated NAME=value),
- * deleting the file before the program starts: secrets never travel on a command line. tmux's own
- * TERM/TMUX/TMUX_PANE are kept. When the program ends, the launcher appends its exit status to the
- * events log itself: tmux 3.3 can miss the SIGCHLD that would run pane-died (tmux/tmux#311), and a
- * waiting shell cannot. It traps HUP/INT/TERM with a no-op handler (a handler, not an ignore, so the
- * program keeps default signal handling) to outlive the program long enough to write that line.
- *   launch.sh ENVFILE EVENTS PROGRAM [ARGS...]
- */
-export const LAUNCH_SH = `#!/usr/bin/env bash
-# claude-sessions launcher: hand the session its environment without argv, run it, record its exit.
-envfile=$1 events=$2; shift 2
-hook="$(cd "$(dirname "$0")" && pwd)/hook.sh"
-kv=()
-while IFS= read -r -d '' line; do kv+=("$line"); done < "$envfile"
-rm -f -- "$envfile"
-keep_term=$TERM keep_tmux=$TMUX keep_pane=$TMUX_PANE
-for v in $(compgen -e); do unset "$v" 2>/dev/null; done
-for line in "\${kv[@]}"; do export "$line"; done
-[ -n "$keep_term" ] && [ -z "$TERM" ] && export TERM="$keep_term"
-[ -n "$keep_tmux" ] && export TMUX="$keep_tmux"
-[ -n "$keep_pane" ] && export TMUX_PANE="$keep_pane"
-unset kv line keep_term keep_tmux keep_pane envfile v
-trap ':' HUP INT TERM QUIT
-"$@"
-code=$?
-"$hook" "$events" exit "$code"
-exit "$code"
 `;
 
 export interface ScriptPaths {
