@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Backend } from "./backends/backend.js";
 import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
-import { HOOK_SH, type ScriptPaths } from "./claude/scripts.js";
+import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
@@ -49,7 +49,11 @@ export async function installScripts(stateDir: string): Promise<ScriptPaths> {
   const binDir = join(stateDir, "bin");
   await mkdir(binDir, { recursive: true, mode: 0o700 });
   await assertOwnedDir(binDir, "the scripts directory");
-  return { hook: await installScript(binDir, "hook.sh", HOOK_SH), launch: await installScript(binDir, "launch.sh", LAUNCH_SH) };
+  return {
+    hook: await installScript(binDir, "hook.sh", HOOK_SH),
+    launch: await installScript(binDir, "launch.sh", LAUNCH_SH),
+    permission: await installScript(binDir, "permission.sh", PERMISSION_SH),
+  };
 }
 
 async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
@@ -97,7 +101,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     return new PtyBackend({ hookScript: scripts.hook, log });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
-  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log));
+  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log, cfg.stateDir));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
