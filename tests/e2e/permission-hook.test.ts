@@ -15,7 +15,7 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["allow", "deny", "edit", "fallback"], serverEnv: { CLAUDE_SESSIONS_BACKEND: "tmux" } });
+    e = await e2eWorld({ dirs: ["allow", "deny", "edit", "fallback", "always", "esc"], serverEnv: { CLAUDE_SESSIONS_BACKEND: "tmux" } });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -73,6 +73,31 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
     expect(done.data).toMatchObject({ completed: true, last_response: "MOCK: tool done" });
     expect(existsSync(join(e.dir("edit"), "edited.txt"))).toBe(true);
     expect(existsSync(join(e.dir("edit"), "asked.txt"))).toBe(false);
+    await m.call("kill_session", { session_id: id });
+  });
+
+  it("allow_always applies the CLI's suggestion: the next matching command asks nothing", async () => {
+    const id = await started("always");
+    const r = await asks(id, "touch one.txt");
+    const a = await m.call("respond_permission", { session_id: id, decision: "allow_always" });
+    expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow_always" });
+    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({ completed: true, last_response: "MOCK: tool done" });
+    const next = await m.call("send_message", { session_id: id, message: "MOCK_BASH:touch two.txt", timeout_ms: 20_000 });
+    expect(next.data, `suggestions were ${JSON.stringify(r.data.pending_permission)}`).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool done" });
+    expect(existsSync(join(e.dir("always"), "two.txt"))).toBe(true);
+    await m.call("kill_session", { session_id: id });
+  });
+
+  it("interrupt while the hook waits: the turn ends and the next prompt runs at once", async () => {
+    const id = await started("esc");
+    await asks(id, "touch never.txt");
+    const i = await m.call("interrupt_session", { session_id: id });
+    expect(i.data, i.text).toMatchObject({ interrupted: true, status: "idle" });
+    const t0 = Date.now();
+    const next = await m.call("send_message", { session_id: id, message: "after the interrupt", timeout_ms: 20_000 });
+    expect(next.data, next.text).toMatchObject({ completed: true, response: "MOCK REPLY: after the interrupt" });
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(existsSync(join(e.dir("esc"), "never.txt"))).toBe(false);
     await m.call("kill_session", { session_id: id });
   });
 

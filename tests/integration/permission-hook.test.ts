@@ -115,6 +115,20 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     await m.call("kill_session", { session_id: id });
   });
 
+  it("interrupt while the hook waits: the turn ends, the hook is ended with the dialog, the next prompt runs at once", async () => {
+    const cwd = w.dir("esc");
+    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    await waitingOn(id, "touch never.txt");
+    const i = await m.call("interrupt_session", { session_id: id });
+    expect(i.data, i.text).toMatchObject({ interrupted: true, status: "idle" });
+    const next = await m.call("send_message", { session_id: id, message: "after the interrupt", timeout_ms: 10_000 });
+    expect(next.data, next.text).toMatchObject({ completed: true, response: "FAKE REPLY: after the interrupt" });
+    expect(existsSync(join(cwd, "never.txt"))).toBe(false);
+    // A late decision for the ended request is refused (nothing pending), never typed.
+    expect((await m.call("respond_permission", { session_id: id, decision: "allow" })).error?.code).toBe("SESSION_NOT_READY");
+    await m.call("kill_session", { session_id: id });
+  });
+
   it("no answer within CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: the hook gives up, the dialog takes over, respond_permission answers by keys", async () => {
     const short = await connect(w, { CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "800" });
     try {
