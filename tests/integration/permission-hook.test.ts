@@ -115,6 +115,24 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     await m.call("kill_session", { session_id: id });
   });
 
+  it("another server on the same state directory answers the request through the hook (the decision is a file, not keys)", async () => {
+    const cwd = w.dir("other");
+    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    await waitingOn(id, "touch other.txt");
+    const other = await connect(w);
+    try {
+      const listed = await other.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+      expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+      const a = await other.call("respond_permission", { session_id: id, decision: "allow" });
+      expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
+    } finally {
+      await other.close();
+    }
+    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 })).data).toMatchObject({ completed: true, last_response: "FAKE: ran touch other.txt" });
+    expect(existsSync(join(cwd, "other.txt"))).toBe(true);
+    await m.call("kill_session", { session_id: id });
+  });
+
   it("interrupt while the hook waits: the turn ends, the hook is ended with the dialog, the next prompt runs at once", async () => {
     const cwd = w.dir("esc");
     const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
