@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Backend } from "./backends/backend.js";
 import { LazyBackend } from "./backends/lazy.js";
 import { TmuxBackend } from "./backends/tmux.js";
-import { HOOK_SH, type ScriptPaths } from "./claude/scripts.js";
+import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./backends/capture.js";
 import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
@@ -54,6 +54,7 @@ export async function installScripts(stateDir: string): Promise<ScriptPaths> {
     hook: await installScript(binDir, "hook.sh", HOOK_SH),
     launch: await installScript(binDir, "launch.sh", LAUNCH_SH),
     capture: await installScript(binDir, "capture.sh", CAPTURE_SH),
+    permission: await installScript(binDir, "permission.sh", PERMISSION_SH),
   };
 }
 
@@ -104,7 +105,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
-  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log));
+  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log, cfg.stateDir));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();

@@ -27,6 +27,11 @@ export interface Config {
   allowBypassPermissions: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
   allowBashMode: boolean;
+  /**
+   * CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: how long a terminal session's PermissionRequest hook waits for
+   * respond_permission before Claude falls back to its on-screen dialog; 0: no hook, the dialog only.
+   */
+  permissionTimeoutMs: number;
   cols: number;
   rows: number;
   logLevel: Level;
@@ -68,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
+    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",

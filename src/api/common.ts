@@ -31,7 +31,11 @@ export const env = z
   .record(z.string(), z.string())
   .describe("Extra environment variables for this session only. Values reach the process and nothing else; only names are stored.");
 
-export const pendingPermission = z.object({ tool_name: z.string(), tool_input: z.unknown() });
+export const pendingPermission = z.object({
+  tool_name: z.string(),
+  tool_input: z.unknown(),
+  suggestions: z.array(z.unknown()).optional().describe("The CLI's permission suggestions: the rule(s) decision allow_always applies."),
+});
 
 export const turnOutcome = z.enum(["completed", "failed", "interrupted"]);
 

@@ -52,8 +52,8 @@ export const respondInput = z
   .object({
     session_id: sessionId,
     decision: permissionDecision,
-    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told. With allow: a note for Claude."),
-    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow: the tool input to run instead of the requested one."),
+    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told (Claude Code's allow carries no message)."),
+    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow or allow_always: the tool input to run instead of the requested one (e.g. an edited command)."),
   })
   .strict();
 

@@ -17,9 +17,30 @@ export function hookCommand(eventsPath: string): string {
   return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
 }
 
-export function hooksSettings(eventsPath: string): object {
+/** The folder of a session's directory where the server writes permission decisions for its hook. */
+export const DECISIONS_DIR = "decisions";
+
+/** The permission channel of a terminal session: the blocking hook, where its decisions land, how long it waits. */
+export interface PermissionHook {
+  /** `<state>/bin/permission.sh` (PERMISSION_SH). */
+  script: string;
+  /** `<state>/<id>/decisions`: the server writes `<request key>.json` there. */
+  decisionsDir: string;
+  timeoutMs: number;
+}
+
+/** The PermissionRequest hook that waits for the server's decision; Claude's own hook timeout (seconds) is longer. */
+export function permissionHookEntry(eventsPath: string, p: PermissionHook): { type: "command"; command: string; timeout: number } {
+  const ms = Math.max(0, Math.floor(p.timeoutMs));
+  return { type: "command", command: `exec ${shQuote(p.script)} ${shQuote(eventsPath)} ${shQuote(p.decisionsDir)} ${ms}`, timeout: Math.ceil(ms / 1000) + 30 };
+}
+
+export function hooksSettings(eventsPath: string, permission?: PermissionHook): object {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
-  for (const ev of HOOK_EVENTS) hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command }] }];
+  for (const ev of HOOK_EVENTS) {
+    const entry = ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
+    hooks[ev] = [{ matcher: "*", hooks: [entry] }];
+  }
   return { hooks };
 }

@@ -25,9 +25,44 @@ fi
 exec flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
 `;
 
+/**
+ * The blocking PermissionRequest hook of tmux and pty sessions (the permission channel). It appends the request's
+ * event line like hook.sh, with one field added: `cs_request`, a key it makes from its pid and the clock. Then it
+ * waits (at most TIMEOUT_MS) for the server's decision file `DECISIONS/<key>.json`, prints that file (the
+ * `hookSpecificOutput` the CLI reads) and removes it. On time-out it appends `cs:permission_fallback` with the key
+ * and exits 0 printing nothing: Claude falls back to its dialog. Its stdout is the decision or nothing; its
+ * arguments are server-made paths and digits, the payload never meets a shell. Polls every 20 ms for 2 s, then
+ * every 100 ms.
+ *   permission.sh EVENTS DECISIONS TIMEOUT_MS   payload on stdin
+ */
+export const PERMISSION_SH = `#!/bin/sh
+# claude-sessions: a PermissionRequest hook that waits for the server's decision. Prints only that decision.
+exec 2>/dev/null
+f=$1 d=$2
+case $3 in ''|*[!0-9]*) t=120000 ;; *) t=$3 ;; esac
+k="r$$"x"$(date +%s%N)"
+case $k in *[!a-zA-Z0-9]*) k="r$$"x"$(date +%s)" ;; esac
+sed '1s/^[[:space:]]*{/{"cs_request":"'"$k"'",/' | flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f"
+w=0 s=0.02 n=20
+while [ ! -f "$d/$k.json" ]; do
+  if [ "$w" -ge "$t" ]; then
+    printf '\\n{"hook_event_name":"cs:permission_fallback","cs_request":"%s"}\\n' "$k" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f"
+    exit 0
+  fi
+  sleep $s || exit 0
+  w=$((w + n))
+  [ "$w" -ge 2000 ] && s=0.1 n=100
+done
+cat -- "$d/$k.json"
+rm -f -- "$d/$k.json"
+exit 0
+`;
+
 export interface ScriptPaths {
   hook: string;
   launch: string;
   /** The tmux backend's bounded raw-log writer (backends/capture.ts). */
   capture: string;
+  /** The blocking PermissionRequest hook (PERMISSION_SH). */
+  permission: string;
 }

@@ -28,6 +28,10 @@ export interface LogEvent {
   notification_type?: string;
   exit_code?: number;
   claude_session_id?: string;
+  /** PermissionRequest: the CLI's suggested permission updates (what "always allow" would apply). */
+  permission_suggestions?: unknown;
+  /** PermissionRequest (written by the permission hook), cs:permission_fallback: the hook's request key. */
+  cs_request?: string;
   /** cs:answered: the sequence number of the PermissionRequest that was answered. */
   permission_seq?: number;
   /** cs:spawn, cs:exit: the spawn generation (an exit of an older generation is the old process's, and ignored). */
@@ -45,6 +49,12 @@ export interface PendingPermission {
   /** Sequence number of the PermissionRequest event. */
   seq: number;
   since?: string;
+  /** The CLI's permission suggestions (permission_suggestions), applied by allow_always. */
+  suggestions?: unknown[];
+  /** The key of the permission hook waiting for the server's decision (absent: only the dialog can answer). */
+  request?: string;
+  /** The hook gave up waiting (cs:permission_fallback): only the on-screen dialog can answer now. */
+  fallback?: boolean;
 }
 
 export interface Folded {
@@ -128,6 +138,14 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       if (f.status === "waiting_for_permission") {
         f.pending_permission = { tool_name: ev.tool_name ?? "unknown", tool_input: ev.tool_input ?? null, seq: prev.seq };
         if (ev.ts) f.pending_permission.since = ev.ts;
+        if (Array.isArray(ev.permission_suggestions)) f.pending_permission.suggestions = ev.permission_suggestions;
+        if (typeof ev.cs_request === "string") f.pending_permission.request = ev.cs_request;
+      }
+      return f;
+    case "cs:permission_fallback":
+      // The hook of this request stopped waiting: Claude shows its dialog, answered by keys from now on.
+      if (f.pending_permission?.request !== undefined && f.pending_permission.request === ev.cs_request) {
+        f.pending_permission = { ...f.pending_permission, fallback: true };
       }
       return f;
     case "Notification":

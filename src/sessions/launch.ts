@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { ResumeInput, ResumeOutput, StartInput, StartOutput } from "../api/index.js";
-import { hooksSettings } from "../claude/hooks.js";
+import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
 import { buildClaudeArgs, childEnv, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
@@ -214,6 +214,12 @@ async function adoptConversation(d: Deps, claudeSessionId: string, cwd: string, 
   return rec;
 }
 
+/** The blocking permission hook of a terminal session (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */
+function permissionHook(d: Deps, dir: string, kind: BackendKind): PermissionHook | undefined {
+  const timeoutMs = d.cfg.permissionTimeoutMs;
+  return timeoutMs > 0 && (kind === "tmux" || kind === "pty") ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
+}
+
 /** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
 async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[], mode: LaunchMode, extraEnv: Record<string, string>, trust: boolean, ctx: CallContext): Promise<void> {
   const id = rec.session_id;
@@ -221,7 +227,9 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   const { backend, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   await writeFile(p.eventsPath, "", { flag: "a", mode: 0o600 });
-  await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath), null, 2) + "\n", { mode: 0o600 });
+  const perm = permissionHook(d, p.dir, backend.kind);
+  if (perm) await assertOwnedScript(perm.script);
+  await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
   await linkRawLog(d, rec);
   const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
   const s = await d.registry.handle(id);

@@ -4,8 +4,8 @@ import { isLive } from "../core/status.js";
 import type { Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
 
-export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown } {
-  return { tool_name: p.tool_name, tool_input: p.tool_input };
+export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
+  return { tool_name: p.tool_name, tool_input: p.tool_input, ...(p.suggestions ? { suggestions: p.suggestions } : {}) };
 }
 
 /** Writes what the fold knows into a stored record (the fold is the truth; the record a snapshot of it). */
@@ -44,7 +44,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.team_name) s.team_name = r.team_name;
   if (r.teammate_name) s.teammate_name = r.teammate_name;
   if (r.model) s.model = r.model;
-  if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = { tool_name: r.pending_permission.tool_name, tool_input: r.pending_permission.tool_input };
+  if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   return s;
 }

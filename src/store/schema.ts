@@ -11,6 +11,7 @@ export const PendingPermissionSchema = z.object({
   tool_name: z.string(),
   tool_input: z.unknown(),
   since: z.string().optional(),
+  suggestions: z.array(z.unknown()).optional(),
 });
 
 export const SessionRecordSchema = z.object({

@@ -15,7 +15,8 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["perm", "edits", ...BACKENDS.map((b) => `esc-${b}`), "fail"] });
+    // The permission hook off: "c." answers the CLI's own dialog by keys (the hook path: permission-hook.test.ts).
+    e = await e2eWorld({ dirs: ["perm", "edits", ...BACKENDS.map((b) => `esc-${b}`), "fail"], serverEnv: { CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "0" } });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -24,7 +25,7 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     await e?.cleanup();
   });
 
-  it("c. Bash asks for permission: the command is visible everywhere; allow runs it, deny does not", async () => {
+  it("c. Bash asks for permission (hook off, the dialog's keys): the command is visible everywhere; allow runs it, deny does not", async () => {
     const cwd = e.dir("perm");
     const s = await m.call("start_session", { cwd, permission_mode: "default" });
     expect(s.ok, s.text).toBe(true);

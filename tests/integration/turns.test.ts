@@ -12,7 +12,8 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
   let w: World;
   let m: Mcp;
   beforeAll(async () => {
-    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
+    // The permission hook off: these sessions answer by the dialog's keys (the hook path: permission-hook.test.ts).
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend, CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "0" });
     m = await connect(w);
   });
   afterAll(async () => {
@@ -20,7 +21,7 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     w?.cleanup();
   });
 
-  it("a permission prompt shows as waiting_for_permission with the tool; allow runs it, deny does not", async () => {
+  it("with the permission hook off, a prompt shows as waiting_for_permission with the tool; allow by keys runs it, deny does not", async () => {
     const cwd = w.dir("perm");
     const s = await m.call("start_session", { cwd });
     const id = s.data.session_id as string;

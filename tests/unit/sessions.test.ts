@@ -71,9 +71,12 @@ describe("session layer on a fake backend", () => {
     fake.reply = () => "same";
     const s = await svc.start(startIn());
     for (const m of ["a", "b", "c"]) await svc.send(sendIn(s.session_id, m));
-    await svc.list(api.listInput.parse({}));
-    await new Promise((r) => setTimeout(r, 50));
-    const rec = (await store.read()).sessions[s.session_id]!;
+    // The fold reaches the file in a batched write: wait for it (bounded), then check it.
+    let rec = (await store.read()).sessions[s.session_id]!;
+    for (let t = 0; t < 100 && rec.turn_count < 3; t++) {
+      await new Promise((r) => setTimeout(r, 20));
+      rec = (await store.read()).sessions[s.session_id]!;
+    }
     expect(rec).toMatchObject({ responses_received: 3, total_chars_received: 12, messages_sent: 3, turn_count: 3 });
   });
 

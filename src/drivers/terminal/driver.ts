@@ -2,6 +2,8 @@
  * The terminal driver: Claude Code's interactive screen in a tmux pane or a PTY (the Backend), driven by pastes
  * and keys, with hooks as the signal and the screen as the fallback where no hook fires.
  */
+import { join } from "node:path";
+import { DECISIONS_DIR } from "../../claude/hooks.js";
 import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
@@ -9,6 +11,7 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, Driver, DriverSession, PermissionAnswer, ReadyOptions } from "../driver.js";
 import { deliver, enqueue, runShell } from "./delivery.js";
 import { interruptByEsc, probeInterrupted } from "./interrupt.js";
+import { answerByHook, hookWaits } from "./hook-answer.js";
 import { answerByKeys } from "./permission.js";
 import { awaitReady } from "./startup.js";
 
@@ -16,6 +19,8 @@ export class TerminalDriver implements Driver {
   constructor(
     private readonly backend: Backend,
     private readonly log: Logger,
+    /** The state directory: a session's hook decisions go to `<stateDir>/<id>/decisions/`. */
+    private readonly stateDir?: string,
   ) {}
 
   awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void> {
@@ -30,11 +35,17 @@ export class TerminalDriver implements Driver {
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string> {
     return runShell(this.backend, s, text, ctx);
   }
-  answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void> {
-    // The dialog's keys carry only the decision; a message or an edited input needs the hook channel.
+  async answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void> {
+    // The permission channel: the session's PermissionRequest hook waits for a decision file.
+    const p = s.live.fold.pending_permission;
+    if (this.stateDir && hookWaits(p)) {
+      if (await answerByHook(s, join(this.stateDir, s.id, DECISIONS_DIR), p, answer, ctx)) return;
+      this.log.info(`permission hook of ${s.id} gave up waiting; answering its dialog by keys`);
+    }
+    // The fallback: the on-screen dialog, whose keys carry only the decision.
     if (answer.message !== undefined || answer.updated_input !== undefined) {
-      throw new SessionError("INVALID_ARGUMENT", "this session answers permissions through its on-screen dialog, which takes only allow, allow_always or deny.", {
-        suggestion: "Leave out message and updated_input.",
+      throw new SessionError("INVALID_ARGUMENT", "this request waits on Claude Code's on-screen dialog (its permission hook timed out or is off), which takes only allow, allow_always or deny.", {
+        suggestion: "Leave out message and updated_input, or raise CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS for later requests.",
       });
     }
     return answerByKeys(this.backend, s, answer.decision, ctx);
