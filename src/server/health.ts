@@ -21,6 +21,8 @@ export interface HealthInput {
   /** The running server's store (doctor has none and reads state.json through a fresh one). */
   store?: Store;
   startedAt?: number;
+  /** Time-limit deadlines armed in this server (one timer each). */
+  armedLimits?: number;
   /** Whether the pty backend can run sessions (tmux missing is then degraded, not down). */
   ptyAvailable?: boolean;
 }
@@ -94,6 +96,10 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
     } catch (e) {
       add("sessions", "degraded", `state.json could not be read: ${String(e).slice(0, 200)}`);
     }
+  }
+  if (h.armedLimits !== undefined) {
+    const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
+    add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
   }
   if (h.startedAt !== undefined) add("uptime", "ok", `${Math.round((Date.now() - h.startedAt) / 1000)} s`);
   add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);

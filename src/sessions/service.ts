@@ -160,6 +160,12 @@ export class SessionService {
     this.limitListeners.add(l);
     return () => this.limitListeners.delete(l);
   }
+  /** Switches whether new sessions may use bypassPermissions (the configure tool, when the operator allows it). */
+  setAllowBypass(allow: boolean): boolean {
+    const changed = this.d.cfg.allowBypassPermissions !== allow;
+    this.d.cfg.allowBypassPermissions = allow;
+    return changed;
+  }
   /** Time-limit deadlines armed right now. */
   get armedLimits(): number {
     return this.limits.armed;

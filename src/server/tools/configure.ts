@@ -27,8 +27,7 @@ async function configure(svc: SessionService, args: ConfigureInput): Promise<Con
   if (args.allow_bypass_permissions === undefined) {
     throw new SessionError("INVALID_ARGUMENT", "set_bypass_permissions needs allow_bypass_permissions (true or false).");
   }
-  const changed = cfg.allowBypassPermissions !== args.allow_bypass_permissions;
-  cfg.allowBypassPermissions = args.allow_bypass_permissions;
+  const changed = svc.setAllowBypass(args.allow_bypass_permissions);
   svc.deps.log.warn(`configure: permission bypass is now ${cfg.allowBypassPermissions ? "allowed" : "refused"} for new sessions`);
   return { config: effectiveConfig(cfg), changed };
 }
