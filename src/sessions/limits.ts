@@ -6,7 +6,7 @@
  * the state directory (Claude's own transcripts are never touched).
  */
 import { rm } from "node:fs/promises";
-import { isLive, type Status } from "../core/status.js";
+import type { Status } from "../core/status.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps } from "./deps.js";
 import { kill } from "./kill.js";
@@ -20,6 +20,11 @@ export interface LimitChange {
 
 /** Why a limit acted, as the flag in the record and the notification say it. */
 export type LimitKind = "idle_ttl" | "busy_max" | "retention";
+
+/** Records retention may remove: ended (dead) or failed to start (error). A zombie still has a process. */
+function prunable(s: Status): boolean {
+  return s === "dead" || s === "error";
+}
 
 export class Limits {
   private readonly idle = new Deadlines();
@@ -42,8 +47,8 @@ export class Limits {
     if (status === "busy" && cfg.busyMaxMs > 0) {
       if (c.previous !== "busy" || !this.busy.has(id)) this.busy.arm(id, cfg.busyMaxMs, () => void this.busyExpired(id));
     } else if (status !== "busy") this.busy.clear(id);
-    if (isLive(status)) this.retain.clear(id);
-    else this.armRetention(id, Date.now());
+    if (prunable(status)) this.armRetention(id, Date.now());
+    else this.retain.clear(id);
   }
 
   /** At start-up: a retention deadline for every dead record (counted from its end). */
@@ -51,7 +56,7 @@ export class Limits {
     if (this.d.cfg.retainDeadMs <= 0) return;
     const st = await this.d.store.read();
     for (const r of Object.values(st.sessions)) {
-      if (isLive(r.status)) continue;
+      if (!prunable(r.status)) continue;
       const end = Date.parse(r.killed_at ?? r.last_active ?? r.created_at);
       this.armRetention(r.session_id, Number.isFinite(end) ? Math.min(end, Date.now()) : Date.now());
     }
@@ -91,7 +96,7 @@ export class Limits {
     let pruned = false;
     await this.d.store.update((st) => {
       const r = Object.hasOwn(st.sessions, id) ? st.sessions[id] : undefined;
-      if (!r || isLive(r.status)) return;
+      if (!r || !prunable(r.status)) return;
       const end = Date.parse(r.killed_at ?? r.last_active ?? r.created_at);
       if (Number.isFinite(end) && end > cut + 1000) return; // ended again since (a resume, then a new end)
       delete st.sessions[id];
