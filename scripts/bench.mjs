@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, real, parallel)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -25,6 +25,7 @@ import { store } from "./bench/phases/store.mjs";
 import { real } from "./bench/phases/real.mjs";
 import { parallel } from "./bench/phases/parallel.mjs";
 import { permission } from "./bench/phases/permission.mjs";
+import { notify } from "./bench/phases/notify.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -33,14 +34,14 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,real,parallel] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
 const quick = flag("quick");
 const cfg = quick
-  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5 }
-  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20 };
+  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10 }
+  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50 };
 cfg.real = flag("real");
 
 const PHASES = [
@@ -51,6 +52,7 @@ const PHASES = [
   ["list", list],
   ["store", store],
   ["permission", permission],
+  ["notify", notify],
   ["real", real],
   ["parallel", parallel],
 ];

@@ -3,13 +3,17 @@
  * share the same core: ls, attach, send, tail, kill, doctor.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
-import { TmuxBackend } from "./backends/tmux.js";
-import { findClaude, findOnPath } from "./claude/discover.js";
 import { loadConfig } from "./config.js";
+import { parseSince, readAudit } from "./server/audit.js";
+import { healthChecks } from "./server/health.js";
 import { createServer } from "./server/server.js";
+import { Store } from "./store/store.js";
+import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -22,12 +26,15 @@ Usage:
   claude-sessions send <id> <message…>   send a prompt and print the reply
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
-  claude-sessions doctor          check tmux, claude, doppler and the state directory
+  claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
+  claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
 MAX_CONCURRENT_SESSIONS, MAX_SESSION_DURATION, CLAUDE_SESSIONS_START_TIMEOUT_MS, CLAUDE_SESSIONS_ALLOW_BYPASS,
-DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE (see README).`;
+DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE,
+CLAUDE_SESSIONS_IDLE_TTL_MS, CLAUDE_SESSIONS_BUSY_MAX_MS, CLAUDE_SESSIONS_RETAIN_DEAD_MS, CLAUDE_SESSIONS_ALLOW_CONFIGURE,
+CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES (see README).`;
 
 async function serve(): Promise<void> {
   const app = await createApp();
@@ -59,6 +66,7 @@ function print(v: unknown): void {
 
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
+  if (cmd === "audit") return await audit(args);
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
     switch (cmd) {
@@ -113,23 +121,25 @@ async function human(cmd: string, args: string[]): Promise<number> {
 
 async function doctor(): Promise<number> {
   const cfg = loadConfig();
-  let ok = true;
-  const line = (good: boolean, what: string, detail: string) => {
-    if (!good) ok = false;
-    print(`${good ? "ok  " : "FAIL"} ${what}: ${detail}`);
-  };
   const node = process.versions.node.split(".").map(Number);
-  line((node[0] ?? 0) >= 24 || ((node[0] ?? 0) === 22 && (node[1] ?? 0) >= 22), "node", process.versions.node);
-  const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
-  line(tmux !== undefined, "tmux", tmux ?? `${cfg.tmuxPath} not found (the pty backend still works)`);
-  const flock = findOnPath("flock", undefined);
-  line(Boolean(flock.path), "flock", flock.path ?? "not found (needed by the event hook; util-linux / brew install flock)");
-  const claude = findClaude(cfg.claudePath);
-  line(Boolean(claude.path), "claude", claude.path ?? `not found; looked in ${claude.searched.join(", ")}`);
-  const doppler = findOnPath("doppler", cfg.dopplerPath);
-  print(`${doppler.path ? "ok  " : "--  "} doppler: ${doppler.path ?? "not found (only needed for sessions with doppler)"}`);
-  print(`     state directory: ${cfg.stateDir}`);
-  return ok ? 0 : 1;
+  const nodeOk = (node[0] ?? 0) >= 24 || ((node[0] ?? 0) === 22 && (node[1] ?? 0) >= 22);
+  print(`${nodeOk ? "ok  " : "down"} node: ${process.versions.node}`);
+  // The same checks as the health_check tool; the store's only when state.json exists (doctor creates nothing).
+  const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
+  const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
+  for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
+  print(`status: ${nodeOk ? h.status : "down"} (state directory ${cfg.stateDir})`);
+  return nodeOk && h.status !== "down" ? 0 : 1;
+}
+
+async function audit(args: string[]): Promise<number> {
+  const cfg = loadConfig();
+  const i = args.indexOf("--since");
+  const raw = i >= 0 ? args[i + 1] : undefined;
+  const since = raw !== undefined ? parseSince(raw) : undefined;
+  if (i >= 0 && !since) throw new Error("usage: claude-sessions audit [--since <ISO date | 90s | 15m | 2h | 7d>]");
+  for (const l of await readAudit(cfg.stateDir, since)) print(JSON.stringify(l));
+  return 0;
 }
 
 async function main(): Promise<void> {

@@ -42,6 +42,18 @@ export interface Config {
   /** CLAUDE_SESSIONS_STRICT_RESULTS (tests): a tool result that does not match its output schema is an INTERNAL error. */
   strictResults: boolean;
   logFile?: string;
+  /** CLAUDE_SESSIONS_IDLE_TTL_MS: an idle session ends gracefully after this long (still resumable); 0 = never. */
+  idleTtlMs: number;
+  /** CLAUDE_SESSIONS_BUSY_MAX_MS: a turn busy longer than this is interrupted and flagged; 0 = never. */
+  busyMaxMs: number;
+  /** CLAUDE_SESSIONS_RETAIN_DEAD_MS: records of sessions dead longer than this are pruned with their directories; 0 = never. */
+  retainDeadMs: number;
+  /** CLAUDE_SESSIONS_ALLOW_CONFIGURE: the configure tool may change settings at run time. */
+  allowConfigure: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_SENSITIVE: callers may ask for argv, system prompts and environment names (include_sensitive). */
+  allowSensitive: boolean;
+  /** CLAUDE_SESSIONS_AUDIT_MAX_BYTES: audit.jsonl is rotated to audit.jsonl.1 past this size. */
+  auditMaxBytes: number;
 }
 
 function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number {
@@ -80,6 +92,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     strictResults: bool(env.CLAUDE_SESSIONS_STRICT_RESULTS),
     eventsMaxBytes: num(env, "CLAUDE_SESSIONS_EVENTS_MAX_BYTES", 32 * 1024 * 1024, 4096),
     outputLogMaxBytes: num(env, "CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES", 64 * 1024 * 1024, 4096),
+    idleTtlMs: num(env, "CLAUDE_SESSIONS_IDLE_TTL_MS", 6 * 60 * 60 * 1000, 0),
+    busyMaxMs: num(env, "CLAUDE_SESSIONS_BUSY_MAX_MS", 2 * 60 * 60 * 1000, 0),
+    retainDeadMs: num(env, "CLAUDE_SESSIONS_RETAIN_DEAD_MS", 7 * 24 * 60 * 60 * 1000, 0),
+    allowConfigure: bool(env.CLAUDE_SESSIONS_ALLOW_CONFIGURE),
+    allowSensitive: bool(env.CLAUDE_SESSIONS_ALLOW_SENSITIVE),
+    auditMaxBytes: num(env, "CLAUDE_SESSIONS_AUDIT_MAX_BYTES", 10 * 1024 * 1024, 1024),
   };
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;

@@ -6,10 +6,12 @@
 import type { z } from "zod";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
+import type * as sv from "./server.js";
 
 export * from "./common.js";
 export * from "./sessions.js";
 export * from "./turns.js";
+export * from "./server.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;
@@ -32,3 +34,7 @@ export type InterruptOutput = z.infer<typeof t.interruptOutput>;
 export type StreamInput = z.infer<typeof t.streamInput>;
 export type StreamOutput = z.infer<typeof t.streamOutput>;
 export type TranscriptItem = z.infer<typeof t.transcriptItem>;
+export type HealthOutput = z.infer<typeof sv.healthOutput>;
+export type HealthCheck = z.infer<typeof sv.healthCheck>;
+export type ConfigureInput = z.infer<typeof sv.configureInput>;
+export type ConfigureOutput = z.infer<typeof sv.configureOutput>;

@@ -85,7 +85,8 @@ export const listInput = z
     status_filter: z.enum(["all", "active", "inactive", "error"]).default("all"),
     team_filter: z.string().max(200).optional(),
     limit: z.number().int().min(0).max(100000).optional(),
-    include_metadata: z.boolean().default(false).describe("Return the whole stored record of each session."),
+    include_metadata: z.boolean().default(false).describe("Return the whole stored record of each session (argv, system prompt and environment names left out)."),
+    include_sensitive: z.boolean().default(false).describe("With include_metadata: keep argv, the appended system prompt and environment names. Only when the server allows it (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
   })
   .strict();
 
@@ -108,7 +109,12 @@ export const sessionSummary = z.strictObject({
 });
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
-export const sessionRecordView = SessionRecordSchema.extend({ survives_restart: z.boolean() });
+export const sessionRecordView = SessionRecordSchema.extend({
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env_names: z.array(z.string()).optional(),
+  survives_restart: z.boolean(),
+});
 
 export const listOutput = z.strictObject({
   sessions: z.array(z.union([sessionSummary, sessionRecordView])),

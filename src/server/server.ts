@@ -9,6 +9,11 @@ import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
+import { AuditLog, sessionOf } from "./audit.js";
+import { serverInfo } from "./info.js";
+import { startNotifications } from "./notify.js";
+import { installPrompts } from "./prompts.js";
+import { installResources } from "./resources.js";
 import type { Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
@@ -41,7 +46,13 @@ export function listTools() {
 }
 
 export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const capabilities = { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, completions: {} };
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS });
+  serverInfo.version = version;
+  const audit = new AuditLog(svc.deps.cfg.stateDir, svc.deps.cfg.auditMaxBytes, log);
+  const stops = [installResources(server, svc, log), startNotifications(server, svc, log)];
+  installPrompts(server, svc);
+  server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(TOOLS.map((t) => [t.name, t]));
   const tools = listTools();
 
@@ -62,8 +73,16 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
       };
     }
     const t0 = Date.now();
+    // Every call that can change something leaves one audit line: who, what, which session, how it went.
+    const audited = (result: unknown, code?: string) => {
+      if (tool.annotations.readOnlyHint) return;
+      const client = server.getClientVersion()?.name.replace(/[^\x20-\x7e]/g, "?").slice(0, 100);
+      const session_id = sessionOf(req.params.arguments, result);
+      void audit.append({ time: new Date(t0).toISOString(), tool: tool.name, ...(session_id ? { session_id } : {}), ...(client ? { client } : {}), outcome: code ? "error" : "ok", ...(code ? { error_code: code } : {}), duration_ms: Date.now() - t0 });
+    };
     try {
       const res = await tool.invoke(svc, req.params.arguments ?? {}, ctx);
+      if (!res.ok) audited(undefined, "INVALID_ARGUMENT");
       if (!res.ok) return errorResult(new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(res.error)}`));
       // The result must be what the tool's output schema promises.
       const checked = tool.output.safeParse(res.value);
@@ -73,10 +92,12 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
         log.error(why);
       }
       const out = structured(res.value);
+      audited(res.value);
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {
       const e = toSessionError(err);
+      audited(undefined, e.code);
       if (e.code === "INTERNAL") log.error(`${tool.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       else log.info(`${tool.name}: ${e.code} ${e.message.split("\n")[0]}`);
       return errorResult(e);

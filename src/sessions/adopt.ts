@@ -34,15 +34,17 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
   const dead: string[] = [];
   for (const r of records) {
     const b = d.runners[r.backend]?.backend;
+    // Its backend is not available to this server (tmux missing): nothing can be said of it; leave it alone.
+    if (!b) continue;
     const l = live.get(r.backend)?.get(r.session_id);
-    if (b?.survivesRestart && l?.exists) {
+    if (b.survivesRestart && l?.exists) {
       const s = await d.registry.follow(r.session_id);
       if (!l.alive && isLive(s.fold.status)) await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}), ...generationOf(s.fold) });
       adopted.push(r.session_id);
       armDeadline(d, r);
       continue;
     }
-    if (b && !b.survivesRestart && r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) continue; // another live server owns it
+    if (!b.survivesRestart && r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) continue; // another live server owns it
     await markVanished(d, r);
     dead.push(r.session_id);
   }

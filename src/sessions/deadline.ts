@@ -80,6 +80,14 @@ export class Deadlines {
     );
   }
 
+  has(id: string): boolean {
+    return this.timers.has(id);
+  }
+
+  get size(): number {
+    return this.timers.size;
+  }
+
   clear(id: string): void {
     this.timers.get(id)?.cancel();
     this.timers.delete(id);

@@ -30,6 +30,8 @@ export interface Deps {
   defaultKind: BackendKind;
   /** resume_session calls under way in this process, by session id: a second one gets the first one's result. */
   resuming: Map<string, Promise<unknown>>;
+  /** Sessions a time limit ended, with the reason: their waiters get SESSION_DEAD saying it (cleared on resume). */
+  endReasons: Map<string, string>;
 }
 
 export function runnerOf(d: Deps, kind: BackendKind): Runner {

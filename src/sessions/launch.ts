@@ -276,6 +276,7 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
 export function armDeadline(d: Deps, r: SessionRecord): void {
   d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
+    d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
     void kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration").catch((e: unknown) => d.log.warn(String(e)));
   });
 }

@@ -4,6 +4,7 @@
  * records it in the background.
  */
 import type { ListInput, ListOutput } from "../api/index.js";
+import { SessionError } from "../core/errors.js";
 import { isLive, statusGroup } from "../core/status.js";
 import type { SessionRecord } from "../store/schema.js";
 import { survivingLiveness, type Reconciler } from "./adopt.js";
@@ -11,6 +12,11 @@ import type { Deps } from "./deps.js";
 import { applyFold, summary } from "./views.js";
 
 export async function list(d: Deps, reconciler: Reconciler, input: ListInput): Promise<ListOutput> {
+  if (input.include_sensitive && !d.cfg.allowSensitive) {
+    throw new SessionError("PERMISSION_DENIED", "include_sensitive needs the operator's permission (the server's CLAUDE_SESSIONS_ALLOW_SENSITIVE=1).", {
+      suggestion: "Leave include_sensitive out: argv, system prompts and environment names are omitted by default.",
+    });
+  }
   const state = await d.store.read();
   const records = Object.values(state.sessions);
   const live = await survivingLiveness(d, records);
@@ -40,8 +46,15 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     if (input.limit !== undefined && out.length >= input.limit) continue;
     const b = d.runners[r.backend]?.backend;
     const survives = b?.survivesRestart ?? false;
-    out.push(input.include_metadata ? { ...r, survives_restart: survives } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id) }));
+    out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id) }));
   }
   if (vanished.length) reconciler.notice(vanished);
   return { sessions: out, total_count: records.length, filtered_count: filtered };
+}
+
+/** A stored record without argv (which holds an appended system prompt) and environment names, unless `sensitive`. */
+export function redactRecord(r: SessionRecord, sensitive: boolean): Omit<SessionRecord, "command" | "args" | "env_names"> & Partial<Pick<SessionRecord, "command" | "args" | "env_names">> {
+  if (sensitive) return r;
+  const { command: _c, args: _a, env_names: _e, ...rest } = r;
+  return rest;
 }

@@ -20,6 +20,7 @@ import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { resume, start } from "./launch.js";
+import { Limits, type LimitKind } from "./limits.js";
 import { list } from "./list.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
@@ -59,6 +60,8 @@ export class SessionService {
   private readonly listeners = new Set<ChangeListener>();
   private readonly lastStatus = new Map<string, Status>();
   private closed = false;
+  private readonly limits: Limits;
+  private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes);
@@ -74,8 +77,12 @@ export class SessionService {
       unavailable: o.unavailable ?? {},
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
       resuming: new Map(),
+      endReasons: new Map(),
     };
     this.reconciler = new Reconciler(this.d);
+    this.limits = new Limits(this.d, (id, kind, detail) => {
+      for (const l of [...this.limitListeners]) l(id, kind, detail);
+    });
   }
 
   /**
@@ -102,6 +109,7 @@ export class SessionService {
       }
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
+    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
   }
@@ -142,8 +150,25 @@ export class SessionService {
     return stream(this.d, input, ctx);
   }
   /** Adopts live sessions left by an earlier server and marks the vanished ones dead (at start-up). */
-  adopt(): Promise<{ adopted: string[]; dead: string[] }> {
-    return adopt(this.d);
+  async adopt(): Promise<{ adopted: string[]; dead: string[] }> {
+    const res = await adopt(this.d);
+    await this.limits.scanDead().catch((e: unknown) => this.d.log.warn(`arming retention: ${String(e)}`));
+    return res;
+  }
+  /** Calls `l` when a time limit acts on a session (idle end, busy interrupt, pruned record). */
+  onLimit(l: (id: string, kind: LimitKind, detail: string) => void): () => void {
+    this.limitListeners.add(l);
+    return () => this.limitListeners.delete(l);
+  }
+  /** Switches whether new sessions may use bypassPermissions (the configure tool, when the operator allows it). */
+  setAllowBypass(allow: boolean): boolean {
+    const changed = this.d.cfg.allowBypassPermissions !== allow;
+    this.d.cfg.allowBypassPermissions = allow;
+    return changed;
+  }
+  /** Time-limit deadlines armed right now. */
+  get armedLimits(): number {
+    return this.limits.armed;
   }
   /** The dependencies, for modules of the layers above that add tools over the same sessions (read-only use). */
   get deps(): Readonly<Deps> {
@@ -158,6 +183,7 @@ export class SessionService {
     if (this.closed) return;
     this.closed = true;
     this.d.deadlines.clearAll();
+    this.limits.clearAll();
     await this.d.registry.close();
   }
 }

@@ -131,6 +131,8 @@ async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: nu
         }
       },
     });
+    const why = f && !isLive(f.status) ? d.endReasons.get(s.id) : undefined;
+    if (why) throw new SessionError("SESSION_DEAD", `session ${s.id} was ended: ${why}.`, { details: { reason: why } });
     return turnResult(f ?? s.live.fold, f === undefined, Date.now() - t0);
   } finally {
     unsub();

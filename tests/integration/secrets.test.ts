@@ -79,6 +79,8 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
       FAKE_CLAUDE_REPORT: report,
       CLAUDE_SESSIONS_LOG_FILE: logFile,
       DOPPLER_PROJECT: "api",
+      // argv and environment names are redacted unless asked for, which this operator allows.
+      CLAUDE_SESSIONS_ALLOW_SENSITIVE: "1",
     });
   });
   afterAll(async () => {
@@ -111,7 +113,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     expect(byClaude(b.data.claude_session_id, "API_KEY")).toBe(SECRET_B);
     expect(byClaude(b.data.claude_session_id, "SESSION_ONLY")).toBeNull(); // per-session env stays in its session
 
-    const meta = await call("list_sessions", { include_metadata: true });
+    const meta = await call("list_sessions", { include_metadata: true, include_sensitive: true });
     const recs = (meta.data.sessions as Array<Record<string, unknown>>).sort((x, y) => String(x.cwd).localeCompare(String(y.cwd)));
     expect(recs[0]).toMatchObject({ doppler_project: "api", doppler_config: "dev", env_names: ["SESSION_ONLY"] });
     expect(recs[1]).toMatchObject({ doppler_project: "api", doppler_config: "prd" });

@@ -1,4 +1,6 @@
 import type { Tool } from "../tool.js";
+import { configureTool } from "./configure.js";
+import { healthCheck } from "./health-check.js";
 import { interruptSession } from "./interrupt-session.js";
 import { killSession } from "./kill-session.js";
 import { listSessions } from "./list-sessions.js";
@@ -19,4 +21,6 @@ export const TOOLS: readonly Tool[] = [
   streamOutputTool,
   respondPermission,
   interruptSession,
+  healthCheck,
+  configureTool,
 ];

@@ -1,0 +1,29 @@
+/** Schemas of the tools about the server itself: health_check and configure (issue #14). */
+import { z } from "zod";
+
+export const checkStatus = z.enum(["ok", "degraded", "down"]);
+
+export const healthCheck = z.strictObject({
+  name: z.string(),
+  status: checkStatus,
+  detail: z.string(),
+});
+
+export const healthInput = z.strictObject({});
+
+export const healthOutput = z.strictObject({
+  status: checkStatus.describe("down: no session can start; degraded: something is missing or unhealthy; ok: all checks pass."),
+  checks: z.array(healthCheck),
+});
+
+export const configureInput = z
+  .object({
+    action: z.enum(["get_config", "set_bypass_permissions"]).describe("get_config reads the effective settings; set_bypass_permissions switches whether sessions may use bypassPermissions."),
+    allow_bypass_permissions: z.boolean().optional().describe("For set_bypass_permissions: the new value."),
+  })
+  .strict();
+
+export const configureOutput = z.strictObject({
+  config: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).describe("The effective settings; secrets are shown as \"[redacted]\"."),
+  changed: z.boolean(),
+});

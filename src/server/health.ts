@@ -1,0 +1,109 @@
+/**
+ * health_check and `claude-sessions doctor`: one list of checks, each ok, degraded or down, and an overall status
+ * (down when no session can start, degraded when something is missing or unhealthy). Every check runs a program
+ * by argv with a short timeout or looks at a file; none changes a session.
+ */
+import { randomUUID } from "node:crypto";
+import { constants } from "node:fs";
+import { access, stat, unlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { HealthCheck, HealthOutput } from "../api/index.js";
+import { TmuxBackend } from "../backends/tmux.js";
+import { findClaude, findOnPath } from "../claude/discover.js";
+import type { Config } from "../config.js";
+import { isLive } from "../core/status.js";
+import type { Store } from "../store/store.js";
+import { run } from "../util/exec.js";
+
+export interface HealthInput {
+  cfg: Config;
+  version: string;
+  /** The running server's store (doctor has none and reads state.json through a fresh one). */
+  store?: Store;
+  startedAt?: number;
+  /** Time-limit deadlines armed in this server (one timer each). */
+  armedLimits?: number;
+  /** Whether the pty backend can run sessions (tmux missing is then degraded, not down). */
+  ptyAvailable?: boolean;
+}
+
+/** A lock directory not refreshed for this long means a stale or stuck writer. */
+const STUCK_LOCK_MS = 30_000;
+
+async function programVersion(path: string, args: string[]): Promise<string | undefined> {
+  try {
+    const r = await run(path, args, { timeoutMs: 5000 });
+    return r.code === 0 ? (r.stdout.trim().split("\n")[0] ?? "").slice(0, 200) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The nearest existing ancestor of `dir` is a writable directory. */
+async function creatable(dir: string): Promise<boolean> {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    const ok = await access(d, constants.W_OK | constants.X_OK).then(
+      () => true,
+      (e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : false),
+    );
+    if (ok !== undefined) return ok;
+    if (d === dirname(d)) return false;
+  }
+}
+
+export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
+  const { cfg } = h;
+  const checks: HealthCheck[] = [];
+  const add = (name: string, status: HealthCheck["status"], detail: string) => checks.push({ name, status, detail });
+
+  const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
+  add("tmux", tmux ? "ok" : h.ptyAvailable === false ? "down" : "degraded", tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable (pty sessions still work)`);
+
+  const claude = findClaude(cfg.claudePath);
+  const cv = claude.path ? await programVersion(claude.path, ["--version"]) : undefined;
+  if (!claude.path) add("claude", "down", `not found; looked in ${claude.searched.length} places (set CLAUDE_PATH)`);
+  else add("claude", cv ? "ok" : "degraded", cv ? `${claude.path} (${cv})` : `${claude.path} did not report a version`);
+
+  const flock = findOnPath("flock", undefined);
+  add("flock", flock.path ? "ok" : "down", flock.path ?? "not found (the event hook needs it; util-linux / brew install flock)");
+
+  if (cfg.dopplerPath || cfg.dopplerProject || cfg.dopplerConfig) {
+    const doppler = findOnPath("doppler", cfg.dopplerPath);
+    add("doppler", doppler.path ? "ok" : "degraded", doppler.path ?? "configured but not found (sessions with doppler fail with DOPPLER_ERROR)");
+  }
+
+  const probe = join(cfg.stateDir, `.health-${randomUUID()}`);
+  try {
+    await writeFile(probe, "", { mode: 0o600, flag: "wx" });
+    await unlink(probe);
+    add("state_dir", "ok", `${cfg.stateDir} is writable`);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === "ENOENT" && (await creatable(cfg.stateDir));
+    if (missing) add("state_dir", "ok", `${cfg.stateDir} does not exist yet; it will be created (its parent is writable)`);
+    else add("state_dir", "down", `${cfg.stateDir} is not writable: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+
+  const lock = await stat(join(cfg.stateDir, "state.json.lock")).catch(() => undefined);
+  const lockAge = lock ? Date.now() - lock.mtimeMs : 0;
+  // The holder refreshes the lock directory's mtime while it holds it: an old one is a stale or stuck lock.
+  add("store_lock", lock && lockAge > STUCK_LOCK_MS ? "degraded" : "ok", lock ? `state.json.lock held, refreshed ${Math.round(lockAge)} ms ago` : "not held");
+
+  if (h.store) {
+    try {
+      const st = await h.store.read();
+      const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
+      add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
+    } catch (e) {
+      add("sessions", "degraded", `state.json could not be read: ${String(e).slice(0, 200)}`);
+    }
+  }
+  if (h.armedLimits !== undefined) {
+    const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
+    add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
+  }
+  if (h.startedAt !== undefined) add("uptime", "ok", `${Math.round((Date.now() - h.startedAt) / 1000)} s`);
+  add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);
+
+  const status = checks.some((c) => c.status === "down") ? "down" : checks.some((c) => c.status === "degraded") ? "degraded" : "ok";
+  return { status, checks };
+}

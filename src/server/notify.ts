@@ -1,0 +1,74 @@
+/**
+ * Notifications that need no subscription: when a session needs a permission answer, ends a turn, fails or dies,
+ * or a time limit acts on it, every client hears it as a `notifications/message` (the logging capability; the SDK
+ * honours logging/setLevel). Driven by SessionService.subscribe, so it fires as the hook's line is folded.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { SessionChange, SessionService } from "../sessions/service.js";
+import type { Logger } from "../util/log.js";
+
+export const NOTIFY_LOGGER = "claude-sessions";
+
+export interface SessionNotice {
+  event: "permission" | "turn_ended" | "failed" | "dead" | "limit";
+  session_id: string;
+  team_name?: string;
+  teammate_name?: string;
+  status: string;
+  previous?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  turn_outcome?: string;
+  error?: string;
+  exit_code?: number;
+  reason?: string;
+}
+
+/** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
+export function noticeOf(c: SessionChange): { level: LoggingLevel; notice: SessionNotice } | undefined {
+  const base = { session_id: c.session_id, status: c.status, ...(c.previous ? { previous: c.previous } : {}) };
+  const f = c.fold;
+  const opened = c.events.some((e) => e.hook_event_name === "PermissionRequest");
+  if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {
+    return { level: "warning", notice: { event: "permission", ...base, tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } };
+  }
+  if (c.previous === undefined || c.previous === c.status) return undefined;
+  if (c.status === "error") return { level: "error", notice: { event: "failed", ...base, ...(f.last_error ? { error: f.last_error } : {}) } };
+  if (c.status === "dead" || c.status === "zombie") {
+    return { level: "warning", notice: { event: "dead", ...base, ...(f.exit_code !== undefined ? { exit_code: f.exit_code } : {}), ...(f.end_reason ? { reason: f.end_reason } : {}) } };
+  }
+  if (c.status === "idle" && (c.previous === "busy" || c.previous === "waiting_for_permission")) {
+    const failed = f.last_turn === "failed";
+    return {
+      level: failed ? "error" : f.last_turn === "interrupted" ? "notice" : "info",
+      notice: { event: failed ? "failed" : "turn_ended", ...base, ...(f.last_turn ? { turn_outcome: f.last_turn } : {}), ...(failed && f.last_error ? { error: f.last_error } : {}) },
+    };
+  }
+  return undefined;
+}
+
+/** Sends the notices of every session change to this client; returns the unsubscribe. */
+export function startNotifications(server: Server, svc: SessionService, log: Logger): () => void {
+  const teams = async (id: string) => {
+    const r = await svc.deps.store.get(id).catch(() => undefined);
+    return { ...(r?.team_name ? { team_name: r.team_name } : {}), ...(r?.teammate_name ? { teammate_name: r.teammate_name } : {}) };
+  };
+  const send = (level: LoggingLevel, notice: SessionNotice) => {
+    void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data: notice }).catch((e: unknown) => log.debug(`notification not sent: ${String(e)}`));
+  };
+  const offChange = svc.subscribe((c) => {
+    const n = noticeOf(c);
+    if (!n) return;
+    // The team comes from the record (served from memory): the notice goes out once it is known.
+    void teams(c.session_id).then((t) => send(n.level, { ...n.notice, ...t }));
+  });
+  const offLimit = svc.onLimit((id, kind, detail) => {
+    const s = svc.deps.registry.followed(id);
+    void teams(id).then((t) => send("warning", { event: "limit", session_id: id, status: s?.fold.status ?? "dead", reason: `${kind}: ${detail}`, ...t }));
+  });
+  return () => {
+    offChange();
+    offLimit();
+  };
+}

@@ -1,0 +1,16 @@
+import { healthInput, healthOutput } from "../../api/index.js";
+import { healthChecks } from "../health.js";
+import { serverInfo } from "../info.js";
+import { defineTool } from "../tool.js";
+
+export const healthCheck = defineTool({
+  name: "health_check",
+  title: "Check the server's health",
+  description:
+    "Checks tmux, the claude binary and its version, flock, doppler (when configured), the state directory, the store lock, live sessions " +
+    "against the limit, uptime and version. status is down when no session can start, degraded when something is missing or unhealthy.",
+  input: healthInput,
+  output: healthOutput,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined }),
+});

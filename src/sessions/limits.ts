@@ -1,0 +1,123 @@
+/**
+ * The time limits of issue #14, each one timer per deadline (Deadlines), armed and cleared by the change feed, so
+ * an idle server sleeps: CLAUDE_SESSIONS_IDLE_TTL_MS ends a session that stayed idle (gracefully, resumable),
+ * CLAUDE_SESSIONS_BUSY_MAX_MS interrupts a turn busy too long (and flags it in the record's error log), and
+ * CLAUDE_SESSIONS_RETAIN_DEAD_MS prunes records of sessions dead longer than that, with their directories under
+ * the state directory (Claude's own transcripts are never touched).
+ */
+import { rm } from "node:fs/promises";
+import type { Status } from "../core/status.js";
+import { Deadlines } from "./deadline.js";
+import type { Deps } from "./deps.js";
+import { kill } from "./kill.js";
+import { interrupt } from "./turns.js";
+
+export interface LimitChange {
+  session_id: string;
+  previous?: Status;
+  status: Status;
+}
+
+/** Why a limit acted, as the flag in the record and the notification say it. */
+export type LimitKind = "idle_ttl" | "busy_max" | "retention";
+
+/** Records retention may remove: ended (dead) or failed to start (error). A zombie still has a process. */
+function prunable(s: Status): boolean {
+  return s === "dead" || s === "error";
+}
+
+export class Limits {
+  private readonly idle = new Deadlines();
+  private readonly busy = new Deadlines();
+  private readonly retain = new Deadlines();
+
+  constructor(
+    private readonly d: Deps,
+    private readonly onLimit: (id: string, kind: LimitKind, detail: string) => void = () => {},
+  ) {}
+
+  /** Called for every batch of a followed session: arms or clears its deadlines by its new status. */
+  changed(c: LimitChange): void {
+    const { session_id: id, status } = c;
+    const cfg = this.d.cfg;
+    if (status === "starting") this.d.endReasons.delete(id);
+    if ((status === "idle" || status === "ready") && cfg.idleTtlMs > 0) {
+      if (c.previous !== status || !this.idle.has(id)) this.idle.arm(id, cfg.idleTtlMs, () => void this.idleExpired(id));
+    } else this.idle.clear(id);
+    if (status === "busy" && cfg.busyMaxMs > 0) {
+      if (c.previous !== "busy" || !this.busy.has(id)) this.busy.arm(id, cfg.busyMaxMs, () => void this.busyExpired(id));
+    } else if (status !== "busy") this.busy.clear(id);
+    if (prunable(status)) this.armRetention(id, Date.now());
+    else this.retain.clear(id);
+  }
+
+  /** At start-up: a retention deadline for every dead record (counted from its end). */
+  async scanDead(): Promise<void> {
+    if (this.d.cfg.retainDeadMs <= 0) return;
+    const st = await this.d.store.read();
+    for (const r of Object.values(st.sessions)) {
+      if (!prunable(r.status)) continue;
+      const end = Date.parse(r.killed_at ?? r.last_active ?? r.created_at);
+      this.armRetention(r.session_id, Number.isFinite(end) ? Math.min(end, Date.now()) : Date.now());
+    }
+  }
+
+  private armRetention(id: string, endedAt: number): void {
+    const ms = this.d.cfg.retainDeadMs;
+    if (ms <= 0) return;
+    this.retain.arm(id, Math.max(0, endedAt + ms - Date.now()), () => void this.prune(id));
+  }
+
+  private async idleExpired(id: string): Promise<void> {
+    const s = this.d.registry.followed(id);
+    if (!s || (s.fold.status !== "idle" && s.fold.status !== "ready")) return;
+    const why = `idle for ${this.d.cfg.idleTtlMs} ms (CLAUDE_SESSIONS_IDLE_TTL_MS); resume_session brings it back`;
+    this.d.log.info(`${id}: ${why}; ending it`);
+    this.d.endReasons.set(id, why);
+    this.onLimit(id, "idle_ttl", why);
+    await kill(this.d, { session_id: id, force: false, save_state: true }, why).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
+  }
+
+  private async busyExpired(id: string): Promise<void> {
+    const s = this.d.registry.followed(id);
+    if (!s || s.fold.status !== "busy") return;
+    const why = `a turn was busy longer than ${this.d.cfg.busyMaxMs} ms (CLAUDE_SESSIONS_BUSY_MAX_MS) and was interrupted`;
+    this.d.log.warn(`${id}: ${why}`);
+    this.onLimit(id, "busy_max", why);
+    await this.d.store.patch(id, (r) => {
+      r.error_log = [...r.error_log, `${new Date().toISOString()} ${why}`].slice(-20);
+    });
+    await interrupt(this.d, { session_id: id, timeout_ms: 5000 }, {}).catch((e: unknown) => this.d.log.warn(`${id}: interrupt after the busy limit failed: ${String(e)}`));
+  }
+
+  /** Removes a record dead longer than the retention and its directory under the state directory. */
+  private async prune(id: string): Promise<void> {
+    const cut = Date.now() - this.d.cfg.retainDeadMs;
+    let pruned = false;
+    await this.d.store.update((st) => {
+      const r = Object.hasOwn(st.sessions, id) ? st.sessions[id] : undefined;
+      if (!r || !prunable(r.status)) return;
+      const end = Date.parse(r.killed_at ?? r.last_active ?? r.created_at);
+      if (Number.isFinite(end) && end > cut + 1000) return; // ended again since (a resume, then a new end)
+      delete st.sessions[id];
+      pruned = true;
+    });
+    if (!pruned) return;
+    this.d.registry.drop(id);
+    this.d.endReasons.delete(id);
+    await rm(this.d.registry.paths(id).dir, { recursive: true, force: true }).catch(() => {});
+    this.d.log.info(`${id}: pruned (dead longer than CLAUDE_SESSIONS_RETAIN_DEAD_MS)`);
+    this.onLimit(id, "retention", "pruned");
+  }
+
+  /** Deadlines armed right now (health and the bench). */
+  get armed(): number {
+    return this.idle.size + this.busy.size + this.retain.size;
+  }
+
+  clearAll(): void {
+    this.idle.clearAll();
+    this.busy.clearAll();
+    this.retain.clearAll();
+  }
+}
