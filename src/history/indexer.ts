@@ -22,8 +22,8 @@ export interface SyncStats {
 }
 
 const CHUNK = 4 * 1024 * 1024;
-const BATCH_BYTES = 8 * 1024 * 1024;
-const BATCH_MS = 150;
+const BATCH_BYTES = 32 * 1024 * 1024;
+const BATCH_MS = 500;
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number => (typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : 0);
@@ -42,6 +42,8 @@ export class Indexer {
     readonly dbPath: string,
     readonly configDir: string,
     private readonly onReset: () => void = () => {},
+    /** How long one batch may hold the thread (longer batches build faster: fewer FTS segments to merge). */
+    private readonly batchMs = BATCH_MS,
   ) {
     this.open();
   }
@@ -110,7 +112,7 @@ export class Indexer {
       for (const ref of refs) {
         for (const bytes of this.readFile(ref, stats)) {
           batchBytes += bytes;
-          if (batchBytes >= BATCH_BYTES || performance.now() - batchStart >= BATCH_MS) {
+          if (batchBytes >= BATCH_BYTES || performance.now() - batchStart >= this.batchMs) {
             this.w.flush();
             this.db.exec("COMMIT");
             stats.ms = performance.now() - t0;

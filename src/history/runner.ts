@@ -34,6 +34,9 @@ export function workerScript(): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+/** Inline batches stay short: they hold the caller's event loop. */
+const INLINE_BATCH_MS = 50;
+
 export class InlineRunner implements IndexRunner {
   private indexer: Indexer | undefined;
   private chain: Promise<unknown> = Promise.resolve();
@@ -46,7 +49,7 @@ export class InlineRunner implements IndexRunner {
 
   private run(fn: (ix: Indexer) => Generator<SyncStats, SyncStats>): Promise<SyncStats> {
     const next = this.chain.then(async () => {
-      this.indexer ??= new Indexer(this.dbPath, this.configDir, () => this.events.onReset());
+      this.indexer ??= new Indexer(this.dbPath, this.configDir, () => this.events.onReset(), INLINE_BATCH_MS);
       const gen = fn(this.indexer);
       for (;;) {
         const step = gen.next();

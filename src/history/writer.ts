@@ -14,10 +14,17 @@ interface LastItem {
   tools: string | null;
 }
 
+interface PendingItem extends LineItem {
+  at: number | null;
+  prompt: boolean;
+}
+
 export interface ConvState {
   id: number;
   seq: number;
   last: LastItem | null;
+  /** The newest item, not written yet (more lines of the same streamed message may follow). */
+  pending: PendingItem | null;
   cwd: string | null;
   customTitle: string | null;
   firstPrompt: string | null;
@@ -89,6 +96,7 @@ export class IndexWriter {
       id,
       seq: last ? num(last.seq) : 0,
       last: last ? { id: num(last.id), msgId: strOrNull(last.msg_id), text: String(last.text), tools: strOrNull(last.tools) } : null,
+      pending: null,
       cwd: strOrNull(r.cwd),
       customTitle: strOrNull(r.custom_title),
       firstPrompt: strOrNull(r.first_prompt),
@@ -117,25 +125,44 @@ export class IndexWriter {
     if (p.item) this.item(c, p.item, p.at ?? null, p.prompt);
   }
 
+  /**
+   * A user prompt or an assistant message. The newest item of a conversation stays in memory until the
+   * next one (or flush) so the several lines of a streamed message are indexed once, not once per line.
+   */
   private item(c: ConvState, it: LineItem, at: number | null, prompt: boolean): void {
-    const tools = it.tools.length ? JSON.stringify(it.tools) : null;
+    const p = c.pending;
+    if (it.role === "assistant" && it.msgId && p && p.role === "assistant" && p.msgId === it.msgId) {
+      p.text = p.text && it.text ? `${p.text}\n${it.text}` : p.text || it.text;
+      p.tools.push(...it.tools);
+      if (it.uuid) p.uuid = it.uuid;
+      return;
+    }
     const last = c.last;
-    if (it.role === "assistant" && it.msgId && last && last.msgId === it.msgId) {
-      // Another content block of the same streamed message: one item.
+    if (!p && it.role === "assistant" && it.msgId && last && last.msgId === it.msgId) {
+      // The rest of a streamed message whose first lines were written by an earlier batch.
       const text = last.text && it.text ? `${last.text}\n${it.text}` : last.text || it.text;
-      const merged = tools ? JSON.stringify([...(last.tools ? (JSON.parse(last.tools) as unknown[]) : []), ...it.tools]) : last.tools;
+      const merged = it.tools.length ? JSON.stringify([...(last.tools ? (JSON.parse(last.tools) as unknown[]) : []), ...it.tools]) : last.tools;
       if (last.text) this.st.ftsDelete!.run(last.id, last.text);
       this.st.itemUpdate!.run(text, merged, it.uuid ?? null, last.id);
       if (text) this.st.ftsInsert!.run(last.id, text);
       c.last = { id: last.id, msgId: last.msgId, text, tools: merged };
       return;
     }
+    this.writePending(c);
+    c.pending = { ...it, tools: [...it.tools], at, prompt };
+  }
+
+  private writePending(c: ConvState): void {
+    const it = c.pending;
+    if (!it) return;
+    c.pending = null;
+    const tools = it.tools.length ? JSON.stringify(it.tools) : null;
     c.seq += 1;
-    const id = num(this.st.itemInsert!.run(c.id, c.seq, it.role, it.text, tools, at, it.uuid ?? null, it.msgId ?? null).lastInsertRowid);
+    const id = num(this.st.itemInsert!.run(c.id, c.seq, it.role, it.text, tools, it.at, it.uuid ?? null, it.msgId ?? null).lastInsertRowid);
     if (it.text) this.st.ftsInsert!.run(id, it.text);
     c.last = { id, msgId: it.msgId ?? null, text: it.text, tools };
     c.items += 1;
-    if (prompt) {
+    if (it.prompt) {
       c.turns += 1;
       if (!c.firstPrompt) c.firstPrompt = titleFromPrompt(it.text) ?? null;
     }
@@ -172,6 +199,7 @@ export class IndexWriter {
 
   /** Attaches summaries whose leaf message has been indexed since (all pending ones when `all`). */
   resolveSummaries(all = false): void {
+    for (const c of this.convs.values()) this.writePending(c);
     const leaves = all ? this.st.pendingAll!.all().map((r) => String(r.leaf_uuid)) : this.newPending;
     this.newPending = [];
     for (const leaf of new Set(leaves)) {
@@ -186,6 +214,7 @@ export class IndexWriter {
   /** Writes every conversation touched since the last flush. */
   flush(): void {
     for (const c of this.convs.values()) {
+      this.writePending(c);
       this.st.convSave!.run(c.cwd, c.customTitle, c.firstPrompt, c.firstAt, c.lastAt, c.turns, c.items, c.size, [...c.models].join(","), c.id);
     }
     this.convs.clear();
