@@ -73,8 +73,13 @@ export function canonicalModel(model: string): string {
   return m;
 }
 
+const lookups = new Map<string, ModelPrice | undefined>();
+
 export function priceOf(model: string): ModelPrice | undefined {
-  return PRICES[canonicalModel(model)];
+  if (lookups.has(model)) return lookups.get(model);
+  const price = PRICES[canonicalModel(model)];
+  if (lookups.size < 1000) lookups.set(model, price);
+  return price;
 }
 
 export interface Cost {

@@ -90,6 +90,7 @@ export class History {
     if (this.pathSync) return this.pathSync.then(() => this.update([]));
     const batch = [...this.pendingPaths];
     this.pendingPaths.clear();
+    if (batch.length === 0) return Promise.resolve({ files_seen: 0, files_read: 0, bytes_read: 0, lines: 0, files_removed: 0, rebuilt: false, ms: 0 });
     const run = this.runner.sync(batch).finally(() => (this.pathSync = undefined));
     this.pathSync = run;
     return run;

@@ -22,7 +22,7 @@ export interface SyncStats {
 }
 
 const CHUNK = 4 * 1024 * 1024;
-const BATCH_BYTES = 32 * 1024 * 1024;
+const BATCH_BYTES = 16 * 1024 * 1024;
 const BATCH_MS = 500;
 
 type Row = Record<string, unknown>;

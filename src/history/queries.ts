@@ -36,8 +36,9 @@ export interface ListArgs {
 function usageByConv(db: DatabaseSync, ids: number[]): Map<number, ModelUsage> {
   const out = new Map<number, ModelUsage>();
   if (ids.length === 0) return out;
-  const sql = "SELECT * FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))";
-  for (const r of db.prepare(sql).iterate(JSON.stringify(ids))) {
+  // A long page reads the whole (small) table once rather than looking each conversation up.
+  const rows = ids.length > 500 ? db.prepare("SELECT * FROM conv_usage").iterate() : db.prepare("SELECT * FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))").iterate(JSON.stringify(ids));
+  for (const r of rows) {
     const m = out.get(num(r.conv)) ?? {};
     m[String(r.model)] = usageOfRow(r);
     out.set(num(r.conv), m);
