@@ -3,6 +3,7 @@
  * share the same core: ls, attach, send, tail, kill, doctor.
  */
 import { spawnSync } from "node:child_process";
+import { mkdir } from "node:fs/promises";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
@@ -11,6 +12,7 @@ import { findClaude, findOnPath } from "./claude/discover.js";
 import { loadConfig } from "./config.js";
 import { createServer } from "./server/server.js";
 import { toSessionError } from "./core/errors.js";
+import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
 
@@ -23,6 +25,7 @@ Usage:
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
   claude-sessions doctor          check tmux, claude, doppler and the state directory
+${HISTORY_HELP}
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
@@ -57,9 +60,17 @@ function print(v: unknown): void {
   process.stdout.write(typeof v === "string" ? v + "\n" : JSON.stringify(v, null, 2) + "\n");
 }
 
+const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMANDS as readonly string[]).includes(cmd);
+
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
-  const app = await createApp(process.env, { adopt: cmd === "ls" });
+  if (isHistoryCommand(cmd)) {
+    const cfg = loadConfig();
+    await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
+    print(await runHistoryCommand(cmd, args, { stateDir: cfg.stateDir, configDir: cfg.claudeConfigDir }));
+    return 0;
+  }
+  const app = await createApp(process.env, { adopt: cmd === "ls", indexHistory: false });
   try {
     switch (cmd) {
       case "ls": {

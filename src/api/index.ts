@@ -4,10 +4,12 @@
  * added here is checked end to end.
  */
 import type { z } from "zod";
+import type * as h from "./history.js";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
 
 export * from "./common.js";
+export * from "./history.js";
 export * from "./sessions.js";
 export * from "./turns.js";
 
@@ -32,3 +34,14 @@ export type InterruptOutput = z.infer<typeof t.interruptOutput>;
 export type StreamInput = z.infer<typeof t.streamInput>;
 export type StreamOutput = z.infer<typeof t.streamOutput>;
 export type TranscriptItem = z.infer<typeof t.transcriptItem>;
+export type HistoryUsage = z.infer<typeof h.historyUsage>;
+export type ListConversationsInput = z.infer<typeof h.listConversationsInput>;
+export type ListConversationsOutput = z.infer<typeof h.listConversationsOutput>;
+export type GetConversationInput = z.infer<typeof h.getConversationInput>;
+export type GetConversationOutput = z.infer<typeof h.getConversationOutput>;
+export type SearchConversationsInput = z.infer<typeof h.searchConversationsInput>;
+export type SearchConversationsOutput = z.infer<typeof h.searchConversationsOutput>;
+export type GetExecutionsInput = z.infer<typeof h.getExecutionsInput>;
+export type GetExecutionsOutput = z.infer<typeof h.getExecutionsOutput>;
+export type ClearExecutionsInput = z.infer<typeof h.clearExecutionsInput>;
+export type ClearExecutionsOutput = z.infer<typeof h.clearExecutionsOutput>;

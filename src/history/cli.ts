@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { totalTokens, type Usage } from "../claude/usage.js";
 import { PRICES_AS_OF, unpricedNote } from "../pricing.js";
-import { SessionError } from "../sessions/errors.js";
+import { SessionError } from "../core/errors.js";
 import { History, type IndexState } from "./history.js";
 
 const groupBy = z.enum(["session", "cwd", "model", "day"]);

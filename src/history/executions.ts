@@ -9,7 +9,9 @@ import { z } from "zod";
 import type { Usage } from "../claude/usage.js";
 import { iso, num, strOrNull, type Row } from "./rows.js";
 
-export const OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error"] as const;
+import { EXECUTION_OUTCOMES } from "../api/history.js";
+
+export const OUTCOMES = EXECUTION_OUTCOMES;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export interface NewExecution {

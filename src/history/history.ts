@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { SessionError } from "../sessions/errors.js";
+import { SessionError } from "../core/errors.js";
 import type { SyncStats } from "./indexer.js";
 import {
   emptyUsageReport,

@@ -1,7 +1,7 @@
 /** Small helpers shared by the read side: row values, times, cursors, usage rows. */
 import { z } from "zod";
 import { emptyUsage, type Usage } from "../claude/usage.js";
-import { SessionError } from "../sessions/errors.js";
+import { SessionError } from "../core/errors.js";
 
 export type Row = Record<string, unknown>;
 

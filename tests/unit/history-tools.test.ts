@@ -3,13 +3,21 @@ import { afterEach, describe, expect, it } from "vitest";
 import { costCommand, historyCommand, searchCommand, showCommand } from "../../src/history/cli.js";
 import { ExecutionLog } from "../../src/history/executions.js";
 import { History } from "../../src/history/history.js";
-import { clearExecutionHistoryTool, getExecutionHistoryTool, historyTools, listConversationsTool, searchConversationsTool, type HistoryDeps } from "../../src/history/tools.js";
+import * as api from "../../src/api/index.js";
+import { HistoryService } from "../../src/history/service.js";
+import { HISTORY_TOOLS } from "../../src/server/tools/history.js";
 import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
 
 let dirs: Dirs;
+interface HistoryDeps {
+  history: History;
+  executions: ExecutionLog;
+  svc: HistoryService;
+}
 let deps: HistoryDeps | undefined;
 afterEach(async () => {
   await deps?.history.close();
+  await deps?.svc.close();
   deps?.executions.close();
   deps = undefined;
   dirs?.cleanup();
@@ -20,6 +28,7 @@ function setup(): HistoryDeps {
   deps = {
     history: new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false }),
     executions: new ExecutionLog(dirs.stateDir),
+    svc: new HistoryService({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false, managed: async () => new Map([["nope", "s-x"]]) }),
   };
   return deps;
 }
@@ -45,16 +54,16 @@ describe("execution history", () => {
     });
     expect(e3).toMatchObject({ duration_ms: 10_000, outcome: "failed", error: "API Error: 500", usage: { cache_read_input_tokens: 3 } });
 
-    const all = getExecutionHistoryTool.handler(d, getExecutionHistoryTool.input.parse({}));
+    const all = d.svc.getExecutions(api.getExecutionsInput.parse({}));
     expect(all.executions.map((e) => e.prompt)).toEqual(["second", "other", "first"]);
     expect(all.total_count).toBe(3);
-    const s1 = getExecutionHistoryTool.handler(d, getExecutionHistoryTool.input.parse({ session_id: "s1", limit: 1 }));
+    const s1 = d.svc.getExecutions(api.getExecutionsInput.parse({ session_id: "s1", limit: 1 }));
     expect(s1.executions.map((e) => e.prompt)).toEqual(["second"]);
     expect(s1.total_count).toBe(2);
-    expect(getExecutionHistoryTool.output.safeParse(all).success).toBe(true);
+    expect(api.getExecutionsOutput.safeParse(all).success).toBe(true);
 
-    expect(clearExecutionHistoryTool.handler(d, clearExecutionHistoryTool.input.parse({ session_id: "s2" }))).toEqual({ cleared_count: 1 });
-    expect(clearExecutionHistoryTool.handler(d, clearExecutionHistoryTool.input.parse({}))).toEqual({ cleared_count: 2 });
+    expect(d.svc.clearExecutions(api.clearExecutionsInput.parse({ session_id: "s2" }))).toEqual({ cleared_count: 1 });
+    expect(d.svc.clearExecutions(api.clearExecutionsInput.parse({}))).toEqual({ cleared_count: 2 });
     expect(d.executions.list().executions).toHaveLength(0);
     expect(readFileSync(t.path, "utf8")).toBe(before);
   });
@@ -72,15 +81,17 @@ describe("tool definitions", () => {
   it("validate input strictly and produce output their schemas accept", async () => {
     const d = setup();
     new Transcript(dirs.configDir, "/w/t").turn("deploy the 配置文件 change", "deployed", { usage: { input_tokens: 10, output_tokens: 10 } });
-    await d.history.sync();
-    expect(historyTools.map((t) => t.name)).toEqual(["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"]);
-    expect(listConversationsTool.input.safeParse({ limit: 0 }).success).toBe(false);
-    expect(listConversationsTool.input.safeParse({ bogus: 1 }).success).toBe(false);
-    const list = listConversationsTool.handler(d, listConversationsTool.input.parse({}));
-    expect(listConversationsTool.output.safeParse(list).success).toBe(true);
-    const found = searchConversationsTool.handler(d, searchConversationsTool.input.parse({ query: "配置文件" }));
-    expect(searchConversationsTool.output.safeParse(found).success).toBe(true);
+    await d.svc.index.sync();
+    expect(HISTORY_TOOLS.map((t) => t.name)).toEqual(["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"]);
+    expect(api.listConversationsInput.safeParse({ limit: 0 }).success).toBe(false);
+    expect(api.listConversationsInput.safeParse({ bogus: 1 }).success).toBe(false);
+    const list = await d.svc.listConversations(api.listConversationsInput.parse({}));
+    expect(api.listConversationsOutput.safeParse(list).success).toBe(true);
+    const found = d.svc.searchConversations(api.searchConversationsInput.parse({ query: "配置文件" }));
+    expect(api.searchConversationsOutput.safeParse(found).success).toBe(true);
     expect(found.results).toHaveLength(1);
+    const page = await d.svc.getConversation(api.getConversationInput.parse({ claude_session_id: found.results[0]!.claude_session_id }));
+    expect(api.getConversationOutput.safeParse(page).success).toBe(true);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Tool } from "../tool.js";
+import { HISTORY_TOOLS } from "./history.js";
 import { interruptSession } from "./interrupt-session.js";
 import { killSession } from "./kill-session.js";
 import { listSessions } from "./list-sessions.js";
@@ -19,4 +20,5 @@ export const TOOLS: readonly Tool[] = [
   streamOutputTool,
   respondPermission,
   interruptSession,
+  ...HISTORY_TOOLS,
 ];
