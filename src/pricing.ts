@@ -5,10 +5,13 @@
  *   https://platform.claude.com/docs/en/docs/about-claude/pricing  (the same table's Sonnet 3.7–4.6, Haiku and
  *     Opus 3 rows)
  *   https://platform.claude.com/docs/zh-CN/models/sonnet-5/overview  (Claude Sonnet 5: "Pricing")
+ *   https://platform.claude.com/docs/zh-CN/models/opus-5-5/overview  (Claude Opus 5.5: "Pricing"; its cache read is
+ *     0.05× input, not the usual 0.1×)
  * Columns: base input, 5-minute cache write, 1-hour cache write, cache hit (read), output.
  *
  * Left out on purpose (cost is null with a note, never a guess):
- * - Claude Opus 5.5 and Sonnet 5.5: the pages read gave input/output but conflicting cache-read rates.
+ * - Claude Sonnet 5.5: its model page gives a $0.20 cache read, while other sources report a cut to $0.10
+ *   from 2026-10-07; until the pricing page is read again the rate is not known.
  * - Claude Haiku 5.5: priced by prompt length per request, which a usage total cannot tell.
  * Not modelled: batch discounts, the US-only inference multiplier, and the long-context rates some models
  * charge per request above a prompt size (a sum of usage cannot tell which requests crossed it).
@@ -40,6 +43,7 @@ export const PRICES: Readonly<Record<string, ModelPrice>> = {
   "claude-mythos-5-1": p(10, 12.5, 20, 0.25, 50),
   "claude-fable-5": p(10, 12.5, 20, 1, 50),
   "claude-mythos-5": p(10, 12.5, 20, 1, 50),
+  "claude-opus-5-5": p(4, 5, 8, 0.2, 20),
   "claude-opus-5": p(5, 6.25, 10, 0.5, 25),
   "claude-opus-4-8": p(5, 6.25, 10, 0.5, 25),
   "claude-opus-4-7": p(5, 6.25, 10, 0.5, 25),

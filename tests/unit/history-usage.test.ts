@@ -108,6 +108,8 @@ describe("prices", () => {
     const u = parseUsage({ input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 2_000_000, cache_creation: { ephemeral_5m_input_tokens: 1_000_000, ephemeral_1h_input_tokens: 1_000_000 }, cache_read_input_tokens: 1_000_000 });
     // Sonnet 4.5: $3 in, $15 out, $3.75 5m write, $6 1h write, $0.30 read.
     expect(costUsd(u, "claude-sonnet-4-5-20250929")).toBeCloseTo(3 + 15 + 3.75 + 6 + 0.3, 6);
+    // Opus 5.5: $4 in, $20 out, $5 / $8 cache writes, $0.20 cache reads (0.05× input).
+    expect(costUsd(u, "claude-opus-5-5[1m]")).toBeCloseTo(4 + 20 + 5 + 8 + 0.2, 6);
     expect(canonicalModel("claude-opus-4-1@20250805")).toBe("claude-opus-4-1");
     expect(canonicalModel("us.anthropic.claude-sonnet-4-5-20250929-v1:0")).toBe("claude-sonnet-4-5");
   });
@@ -116,6 +118,9 @@ describe("prices", () => {
     const u = parseUsage({ input_tokens: 1000, output_tokens: 1000 });
     expect(costUsd(u, "claude-sonnet-4-7")).toBeNull();
     expect(costUsd(u, "gpt-5")).toBeNull();
+    // Sonnet 5.5 (conflicting cache-read rates) and Haiku 5.5 (priced by prompt length) are left unpriced on purpose.
+    expect(costUsd(u, "claude-sonnet-5-5")).toBeNull();
+    expect(costUsd(u, "claude-haiku-5-5")).toBeNull();
     const c = costOf(u, "claude-experimental-9");
     expect(c.cost_usd).toBeNull();
     expect(c.note).toContain("claude-experimental-9");
