@@ -20,7 +20,7 @@ import {
   type UsageArgs,
   type UsageRow,
 } from "./queries.js";
-import { InlineRunner, WorkerRunner, workerScript, type IndexRunner } from "./runner.js";
+import { InlineRunner, OnDemandWorkerRunner, workerScript, type IndexRunner } from "./runner.js";
 import { isCorruption, SCHEMA_VERSION, tune } from "./schema.js";
 import { registerSearchFunctions, searchConversations, type SearchArgs, type SearchResult } from "./search.js";
 
@@ -65,7 +65,7 @@ export class History {
     const mode = opts.mode ?? "auto";
     const script = mode === "inline" ? undefined : workerScript();
     if (mode === "worker" && !script) throw new Error("history worker script not found: build the package (npm run build)");
-    this.runner = script ? new WorkerRunner(script, this.dbPath, opts.configDir, events) : new InlineRunner(this.dbPath, opts.configDir, events);
+    this.runner = script ? new OnDemandWorkerRunner(script, this.dbPath, opts.configDir, events) : new InlineRunner(this.dbPath, opts.configDir, events);
     if (opts.syncOnOpen ?? true) void this.sync().catch(() => undefined);
   }
 

@@ -80,14 +80,22 @@ export class InlineRunner implements IndexRunner {
   }
 }
 
+const WORKER_YOUNG_MB = 8;
+
 export class WorkerRunner implements IndexRunner {
   private readonly worker: Worker;
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve(s: SyncStats): void; reject(e: Error): void }>();
   private failed: Error | undefined;
 
+  /** The thread stopped (crashed, or was ended): it answers nothing more. */
+  get broken(): boolean {
+    return this.failed !== undefined;
+  }
+
   constructor(script: string, dbPath: string, configDir: string, events: RunnerEvents) {
-    this.worker = new Worker(script, { workerData: { dbPath, configDir } });
+    // A small young generation: the batches' short-lived strings are collected sooner (a lower peak RSS).
+    this.worker = new Worker(script, { workerData: { dbPath, configDir }, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
     this.worker.unref();
     this.worker.on("message", (m: WorkerReply) => {
       if (m.type === "progress") events.onProgress(m.stats);
@@ -127,5 +135,73 @@ export class WorkerRunner implements IndexRunner {
 
   async close(): Promise<void> {
     await this.worker.terminate();
+  }
+}
+
+/** How long an idle indexer thread is kept before it is ended (a server between turns holds no thread). */
+const WORKER_IDLE_MS = 15_000;
+
+/**
+ * A WorkerRunner that exists only while there is work: started on the first request, ended after a quiet
+ * spell, and started afresh after a failure (a thread that died does not disable the history for good).
+ */
+export class OnDemandWorkerRunner implements IndexRunner {
+  private runner: WorkerRunner | undefined;
+  private pending = 0;
+  private idle: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly script: string,
+    private readonly dbPath: string,
+    private readonly configDir: string,
+    private readonly events: RunnerEvents,
+    private readonly idleMs = WORKER_IDLE_MS,
+  ) {}
+
+  private async run(fn: (r: WorkerRunner) => Promise<SyncStats>): Promise<SyncStats> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = undefined;
+    const r = (this.runner ??= new WorkerRunner(this.script, this.dbPath, this.configDir, this.events));
+    this.pending++;
+    try {
+      return await fn(r);
+    } catch (e) {
+      if (this.runner === r && r.broken) this.runner = undefined;
+      throw e;
+    } finally {
+      this.pending--;
+      if (this.pending === 0 && this.runner) {
+        this.idle = setTimeout(() => void this.stop(), this.idleMs);
+        this.idle.unref();
+      }
+    }
+  }
+
+  /** Whether a thread exists now. */
+  get running(): boolean {
+    return this.runner !== undefined;
+  }
+
+  private async stop(): Promise<void> {
+    if (this.pending > 0) return;
+    const r = this.runner;
+    this.runner = undefined;
+    await r?.close();
+  }
+
+  sync(paths?: string[]): Promise<SyncStats> {
+    return this.run((r) => r.sync(paths));
+  }
+
+  rebuild(): Promise<SyncStats> {
+    return this.run((r) => r.rebuild());
+  }
+
+  async close(): Promise<void> {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = undefined;
+    const r = this.runner;
+    this.runner = undefined;
+    await r?.close();
   }
 }

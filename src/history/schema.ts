@@ -6,6 +6,12 @@ import type { DatabaseSync } from "node:sqlite";
 
 export const SCHEMA_VERSION = "3";
 
+/**
+ * Every column of \`conversations\`, newest first: listing all conversations reads this index's few densely packed
+ * pages instead of one table page per conversation (the rows are spread over the file between the items).
+ */
+const LIST_INDEX = `CREATE INDEX IF NOT EXISTS conv_list ON conversations(last_at DESC, id DESC, claude_session_id, project, cwd, summary, custom_title, first_prompt, first_at, turns, items, size, models);`;
+
 export const DDL = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -33,6 +39,7 @@ CREATE TABLE IF NOT EXISTS conversations(
   models TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS conv_last ON conversations(last_at, id);
+${LIST_INDEX}
 CREATE INDEX IF NOT EXISTS conv_cwd ON conversations(cwd, last_at);
 CREATE TABLE IF NOT EXISTS items(
   id INTEGER PRIMARY KEY,
@@ -87,7 +94,9 @@ export function ensureSchema(db: DatabaseSync): boolean {
   const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").get();
   if (hasMeta) {
     const row = db.prepare("SELECT value FROM meta WHERE key='schema'").get();
-    return row !== undefined && row.value === SCHEMA_VERSION;
+    const ok = row !== undefined && row.value === SCHEMA_VERSION;
+    if (ok) db.exec(LIST_INDEX); // an index made before conv_list existed gets it here, once
+    return ok;
   }
   const any = db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
   if (any && Number(any.n) > 0) return false;

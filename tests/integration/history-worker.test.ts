@@ -34,4 +34,22 @@ describe("history index in a worker thread", () => {
       await h.close();
     }
   });
+
+  it("the thread exists only while there is work: ended when idle, started again for the next update", async () => {
+    const { OnDemandWorkerRunner, workerScript } = (await import(join(import.meta.dirname, "../../dist/history/runner.js"))) as typeof import("../../src/history/runner.js");
+    dirs = tempDirs();
+    const t = new Transcript(dirs.configDir, "/w/idle").turn("first words", "ok");
+    const r = new OnDemandWorkerRunner(workerScript()!, join(dirs.stateDir, "history.sqlite"), dirs.configDir, { onReset() {}, onProgress() {} }, 100);
+    try {
+      expect(r.running).toBe(false);
+      expect((await r.sync()).files_read).toBe(1);
+      expect(r.running).toBe(true);
+      await new Promise((res) => setTimeout(res, 400));
+      expect(r.running).toBe(false);
+      t.turn("second words", "ok");
+      expect((await r.sync([t.path])).files_read).toBe(1);
+    } finally {
+      await r.close();
+    }
+  });
 });
