@@ -20,6 +20,8 @@ import type { Deps } from "./deps.js";
 /** How long a turn's end waits for the transcript's last assistant line, at most. */
 const SETTLE_MAX_MS = 600;
 const SETTLE_POLL_MS = 20;
+/** Without a reply line: how long the file must have been still before the turn is read as it is. */
+const SETTLE_QUIET_MS = 200;
 
 type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd">;
 type PublicUsage = NonNullable<SendOutput["usage"]>;
@@ -164,16 +166,22 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   const begun = b && b.promptNo === turn ? b : undefined;
   const path = begun?.path ?? pathOf(d, r, fold);
   const cursor = r.usage_cursor?.path === path ? r.usage_cursor.offset : (begun?.offset ?? (await sizeOf(path)));
-  const turnFrom = begun?.offset ?? cursor;
+  // A prompt queued during the previous turn was remembered mid-turn: what that turn wrote after it is counted
+  // with that turn (whose settlement moved the cursor), not with this one.
+  const turnFrom = begun ? Math.max(begun.offset, cursor) : cursor;
   const from = Math.min(turnFrom, cursor);
   // The last assistant line lands shortly after Stop: read until a reply is there and the file is still.
   const t0 = Date.now();
+  // A turn without a reply line (interrupted, an API error, no transcript) ends the wait once the file is quiet.
   let read = await readUsage(path, from, turnFrom, cursor);
+  let grewAt = t0;
   while (Date.now() - t0 < SETTLE_MAX_MS) {
     const size = await sizeOf(path);
-    if (read.reply && size === read.end) break;
+    if (size === read.end && (read.reply || (Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2))) break;
     await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
+    const end = read.end;
     read = await readUsage(path, from, turnFrom, cursor);
+    if (read.end !== end) grewAt = Date.now();
   }
   await d.store.patch(id, (x) => {
     const at = x.usage_cursor?.path === path ? x.usage_cursor.offset : cursor;
