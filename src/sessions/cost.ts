@@ -1,20 +1,20 @@
 /**
- * Usage and cost of tmux and pty sessions, read from Claude's transcript. When a prompt is delivered the
- * transcript's size is remembered; when the turn ends (the fold's turn_count grows) the lines appended since
- * are read, after a short bounded wait (the assistant line lands 25–80 ms after Stop). Each API message
- * counts once (streamed replies repeat a message id over several lines); sub-agent (sidechain) lines count.
- * The session's totals live in its record with a cursor (path, offset) so every byte is counted once, by
- * one server; the turn is recorded in the execution history and the transcript index is told to look.
+ * Usage and cost of tmux and pty sessions, read from Claude's transcripts. When a prompt is delivered the
+ * sizes of the conversation's transcript and its sub-agents' are remembered; when the turn ends (the fold's
+ * turn_count grows) the turn's lines are read (claude/turn-usage.ts), after a short bounded wait (the assistant
+ * line lands 25–80 ms after Stop). Each API message counts once (streamed replies repeat a message id over
+ * several lines); sub-agent usage counts. The session's totals live in its record with an offset per file
+ * (usage_files) so every byte is counted once, by one server; the turn is recorded in the execution history and
+ * the transcript index is told which files grew.
  */
-import { stat } from "node:fs/promises";
 import type { SendOutput, SessionSummary } from "../api/index.js";
 import { transcriptPath } from "../claude/transcript.js";
-import { addUsage, emptyUsage, messageUsageOf, UsageAccumulator, USAGE_FIELDS, type ModelUsage, type TurnUsage, type Usage } from "../claude/usage.js";
+import { readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
+import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../claude/usage.js";
 import { SessionError } from "../core/errors.js";
 import type { Folded } from "../events/reducer.js";
 import { costOfModels } from "../pricing.js";
 import type { SessionRecord } from "../store/schema.js";
-import { readFrom } from "../util/files.js";
 import type { Deps } from "./deps.js";
 
 /** How long a turn's end waits for the transcript's last assistant line, at most. */
@@ -30,14 +30,18 @@ interface Begun {
   promptNo: number;
   prompt: string;
   startedAt: string;
-  path: string;
-  offset: number;
+  main: string;
+  offsets: Offsets;
 }
 
 /** Per-process memory of turns under way and turns being settled. */
 export class Ledger {
-  readonly begun = new Map<string, Begun>();
-  readonly settling = new Map<string, { turn: number; p: Promise<CostFields> }>();
+  /** Prompts delivered and not yet settled, per session (a queued prompt is delivered during a turn). */
+  readonly begun = new Map<string, Begun[]>();
+  /** Settlements by turn number (the last few), so the turn's end and the send's result share one. */
+  readonly settling = new Map<string, Map<number, Promise<CostFields>>>();
+  /** The last settlement per session: the next one starts after it. */
+  readonly chain = new Map<string, Promise<CostFields>>();
 }
 
 export function publicUsage(u: Usage): PublicUsage {
@@ -84,112 +88,84 @@ export function checkBudget(r: SessionRecord): void {
   });
 }
 
-async function sizeOf(path: string): Promise<number> {
-  return stat(path).then((s) => s.size, () => 0);
-}
-
 function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
   return transcriptPath(d.cfg.claudeConfigDir, r.cwd, fold?.claude_session_id ?? r.claude_session_id);
 }
 
-/** Remembers where the transcript stood when prompt number `promptNo` was delivered. */
+/** Remembers where the transcripts stood when prompt number `promptNo` was delivered. */
 export async function beginTurn(d: Deps, r: SessionRecord, fold: Folded, promptNo: number, prompt: string): Promise<void> {
-  const path = pathOf(d, r, fold);
-  const offset = await sizeOf(path);
-  d.ledger.begun.set(r.session_id, { promptNo, prompt, startedAt: new Date().toISOString(), path, offset });
-  // A new transcript (new session, fork, adopted conversation): totals count from here.
-  if (r.usage_cursor?.path !== path) {
+  const main = pathOf(d, r, fold);
+  const offsets = sizes(transcriptFiles(main));
+  const list = (d.ledger.begun.get(r.session_id) ?? []).filter((b) => b.promptNo < promptNo).slice(-4);
+  d.ledger.begun.set(r.session_id, [...list, { promptNo, prompt, startedAt: new Date().toISOString(), main, offsets }]);
+  // Transcripts never counted (a new session, a fork, an adopted conversation): totals count from here.
+  if (Object.keys(offsets).some((f) => r.usage_files?.[f] === undefined)) {
     await d.store.patch(r.session_id, (x) => {
-      if (x.usage_cursor?.path !== path) x.usage_cursor = { path, offset };
+      const files = { ...(x.usage_files ?? {}) };
+      for (const [f, o] of Object.entries(offsets)) files[f] ??= o;
+      x.usage_files = files;
     });
   }
 }
 
 /** The usage of turn number `turn` (which has ended), settled once per process; later calls share it. */
 export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
-  const cur = d.ledger.settling.get(id);
-  if (cur && cur.turn === turn) return cur.p;
-  const p = settle(d, id, turn, { ...fold }).catch((e: unknown) => {
-    d.log.warn(`${id}: reading the turn's usage failed: ${String(e)}`);
-    return {};
-  });
-  d.ledger.settling.set(id, { turn, p });
+  const turns = d.ledger.settling.get(id) ?? new Map<number, Promise<CostFields>>();
+  const known = turns.get(turn);
+  if (known) return known;
+  // One settlement at a time per session: each reads the counted offsets the previous one left.
+  const snapshot = { ...fold };
+  const p = (d.ledger.chain.get(id) ?? Promise.resolve())
+    .then(() => settle(d, id, turn, snapshot))
+    .catch((e: unknown) => {
+      d.log.warn(`${id}: reading the turn's usage failed: ${String(e)}`);
+      return {};
+    });
+  d.ledger.chain.set(id, p);
+  turns.set(turn, p);
+  for (const t of turns.keys()) if (turns.size > 8 && t < turn) turns.delete(t);
+  d.ledger.settling.set(id, turns);
   return p;
 }
 
 /** Waits for the usage of a turn being settled (so a budget check sees it). */
 export async function settled(d: Deps, id: string): Promise<void> {
-  await d.ledger.settling.get(id)?.p;
-}
-
-interface Read {
-  turn: TurnUsage;
-  total: TurnUsage;
-  end: number;
-}
-
-/** Reads from `from`; lines starting at or after `turnFrom` count for the turn, at or after `totalFrom` for the total. */
-async function readUsage(path: string, from: number, turnFrom: number, totalFrom: number): Promise<Read & { reply: boolean }> {
-  const turn = new UsageAccumulator();
-  const total = new UsageAccumulator();
-  let offset = from;
-  let reply = false;
-  for (;;) {
-    const { text, end } = await readFrom(path, offset, { upTo: "line" });
-    if (end === offset) break;
-    let at = offset;
-    for (const line of text.split("\n")) {
-      const start = at;
-      at += Buffer.byteLength(line) + 1;
-      if (!line.includes('"assistant"')) continue;
-      let obj: unknown;
-      try {
-        obj = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      const mu = messageUsageOf(obj);
-      if (!mu) continue;
-      if (start >= turnFrom) turn.add(mu);
-      if (start >= totalFrom) total.add(mu);
-      if (start >= turnFrom && !mu.sidechain) reply = /"type":\s*"text"/.test(line);
-    }
-    offset = end;
-  }
-  return { turn: turn.result(), total: total.result(), end: offset, reply };
+  await d.ledger.chain.get(id);
 }
 
 async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
   const r = await d.store.get(id);
   if (!r) return {};
-  const b = d.ledger.begun.get(id);
-  const begun = b && b.promptNo === turn ? b : undefined;
-  const path = begun?.path ?? pathOf(d, r, fold);
-  const cursor = r.usage_cursor?.path === path ? r.usage_cursor.offset : (begun?.offset ?? (await sizeOf(path)));
-  // A prompt queued during the previous turn was remembered mid-turn: what that turn wrote after it is counted
-  // with that turn (whose settlement moved the cursor), not with this one.
-  const turnFrom = begun ? Math.max(begun.offset, cursor) : cursor;
-  const from = Math.min(turnFrom, cursor);
-  // The last assistant line lands shortly after Stop: read until a reply is there and the file is still.
+  const list = d.ledger.begun.get(id) ?? [];
+  const begun = list.find((b) => b.promptNo === turn);
+  const main = begun?.main ?? pathOf(d, r, fold);
+  const counted: Offsets = { ...(r.usage_files ?? {}) };
+  // Without a remembered delivery (a prompt typed in the pane, another server's): from where counting stands.
+  const turnFrom: Offsets = begun?.offsets ?? { ...counted };
+  // The last assistant line lands shortly after Stop: read until a reply is there and the file is still. A turn
+  // without a reply line (interrupted, an API error, no transcript) ends the wait once the file is quiet.
   const t0 = Date.now();
-  // A turn without a reply line (interrupted, an API error, no transcript) ends the wait once the file is quiet.
-  let read = await readUsage(path, from, turnFrom, cursor);
+  let files = transcriptFiles(main);
+  let read = await readTurn(main, files, turnFrom, counted);
   let grewAt = t0;
   while (Date.now() - t0 < SETTLE_MAX_MS) {
-    const size = await sizeOf(path);
-    if (size === read.end && (read.reply || (Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2))) break;
+    const now = sizes(files);
+    const still = files.every((f) => now[f] === read.ends[f]);
+    if (still && (read.reply || (Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2))) break;
     await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
-    const end = read.end;
-    read = await readUsage(path, from, turnFrom, cursor);
-    if (read.end !== end) grewAt = Date.now();
+    const before = JSON.stringify(read.ends);
+    files = transcriptFiles(main);
+    read = await readTurn(main, files, turnFrom, counted);
+    if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }
   await d.store.patch(id, (x) => {
-    const at = x.usage_cursor?.path === path ? x.usage_cursor.offset : cursor;
-    if (at !== cursor || read.end <= at) return; // counted already (another server, or nothing new)
+    const at = x.usage_files ?? {};
+    // Counted already by another server (or by an earlier settlement): its offsets moved since we read them.
+    if (Object.keys(counted).some((f) => at[f] !== counted[f])) return;
     const mu = fromRecord(x);
     for (const [model, u] of Object.entries(read.total.model_usage)) addUsage((mu[model] ??= emptyUsage()), u);
     x.usage_by_model = Object.fromEntries(Object.entries(mu).map(([m, u]) => [m, { ...u }]));
-    x.usage_cursor = { path, offset: read.end };
+    x.usage_files = { ...at, ...read.ends };
   });
   const cost = costOfModels(read.turn.model_usage).cost_usd;
   const out: CostFields = {
@@ -211,8 +187,8 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
       usage: read.turn.usage,
       cost_usd: cost,
     });
-    d.history.noticeAppend([path]);
+    d.history.noticeAppend(files);
   }
-  if (begun) d.ledger.begun.delete(id);
+  d.ledger.begun.set(id, list.filter((b) => b.promptNo > turn));
   return out;
 }

@@ -49,8 +49,8 @@ export const SessionRecordSchema = z.object({
   max_budget_usd: z.number().optional(),
   /** Tokens of the whole session per model, each API message once (read from the transcript at every turn end). */
   usage_by_model: z.record(z.string(), z.record(z.string(), z.number())).optional(),
-  /** How far the transcript has been counted into usage_by_model. */
-  usage_cursor: z.object({ path: z.string(), offset: z.number().int() }).optional(),
+  /** How far each transcript (the conversation's and its sub-agents') has been counted into usage_by_model. */
+  usage_files: z.record(z.string(), z.number().int()).optional(),
   turn_count: z.number().int().default(0),
   last_message: z.string().optional(),
   last_response: z.string().optional(),

@@ -56,6 +56,18 @@ describe.each(BACKENDS)("usage, cost, budget and history (%s)", (backend) => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
+  it("a prompt queued during a turn is charged only its own turn's tokens; the session total counts both once", async () => {
+    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("queued") });
+    const first = "FAKE_SLOW:1500 the long one";
+    await m.callOk("send_message", { session_id: s.session_id, message: first, wait_for_response: false });
+    const q = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "the queued one", queue: true, timeout_ms: 20_000 });
+    expect(q).toMatchObject({ queued: true, completed: true, usage: tokensOf("FAKE REPLY: the queued one") });
+    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const out = tokensOf(`FAKE REPLY: ${first}`).output_tokens + tokensOf("FAKE REPLY: the queued one").output_tokens;
+    expect(listed.sessions.find((x) => x.session_id === s.session_id)?.total_usage).toEqual({ input_tokens: 24, output_tokens: out, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
   it("an appended turn is found by search_conversations within a second, and the hit resumes in one call", async () => {
     const cwd = w.dir("search");
     const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd });
