@@ -7,6 +7,7 @@
  * (usage_files) so every byte is counted once, by one server; the turn is recorded in the execution history and
  * the transcript index is told which files grew.
  */
+import { existsSync } from "node:fs";
 import type { SendOutput, SessionSummary } from "../api/index.js";
 import { transcriptPath } from "../claude/transcript.js";
 import { readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
@@ -17,8 +18,9 @@ import { costOfModels } from "../pricing.js";
 import type { SessionRecord } from "../store/schema.js";
 import type { Deps } from "./deps.js";
 
-/** How long a turn's end waits for the transcript's last assistant line, at most. */
+/** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;
+const SETTLE_REPLY_MAX_MS = 5000;
 const SETTLE_POLL_MS = 20;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
@@ -142,16 +144,19 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   const counted: Offsets = { ...(r.usage_files ?? {}) };
   // Without a remembered delivery (a prompt typed in the pane, another server's): from where counting stands.
   const turnFrom: Offsets = begun?.offsets ?? { ...counted };
-  // The last assistant line lands shortly after Stop: read until a reply is there and the file is still. A turn
-  // without a reply line (interrupted, an API error, no transcript) ends the wait once the file is quiet.
+  // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.
   const t0 = Date.now();
   let files = transcriptFiles(main);
   let read = await readTurn(main, files, turnFrom, counted);
   let grewAt = t0;
-  while (Date.now() - t0 < SETTLE_MAX_MS) {
+  // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
+  // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
+  const expectReply = fold.last_turn === "completed" && Boolean(fold.last_response) && existsSync(main);
+  while (Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS)) {
     const now = sizes(files);
     const still = files.every((f) => now[f] === read.ends[f]);
-    if (still && (read.reply || (Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2))) break;
+    const quiet = Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2;
+    if (still && (read.reply || (quiet && !expectReply))) break;
     await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
     const before = JSON.stringify(read.ends);
     files = transcriptFiles(main);
