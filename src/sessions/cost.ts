@@ -20,7 +20,7 @@ import type { Deps } from "./deps.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;
-const SETTLE_REPLY_MAX_MS = 5000;
+const SETTLE_REPLY_MAX_MS = 3000;
 const SETTLE_POLL_MS = 20;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;

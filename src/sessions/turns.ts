@@ -20,6 +20,14 @@ const PROGRESS_EVERY_MS = 5000;
 const SEND_LOCK_MS = 30_000;
 /** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
 const QUIET_PROBE_MS = 5000;
+/** How long wait_for_completion waits for the turn's usage after its end (send_message waits for it). */
+const WAIT_USAGE_MS = 250;
+
+function withinMs<T extends object>(p: Promise<T>, ms: number): Promise<T | Record<string, never>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Record<string, never>>((res) => (timer = setTimeout(() => res({}), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 type TurnResult = Omit<WaitOutput, "session_id">;
 
@@ -119,7 +127,8 @@ export async function wait(d: Deps, input: WaitInput, ctx: CallContext): Promise
   // The turn that is running now (or the last one, if none is) is the one waited for.
   const target = s.live.fold.prompts_submitted;
   const out = await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx);
-  const cost = target > 0 && s.live.fold.turn_count >= target ? await settleTurn(d, input.session_id, target, s.live.fold) : {};
+  // A wait returns soon after the turn's end: the usage is added if the transcript has it by then.
+  const cost = target > 0 && s.live.fold.turn_count >= target ? await withinMs(settleTurn(d, input.session_id, target, s.live.fold), WAIT_USAGE_MS) : {};
   return { session_id: input.session_id, ...out, ...cost };
 }
 
