@@ -21,7 +21,7 @@ const SEND_LOCK_MS = 30_000;
 /** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
 const QUIET_PROBE_MS = 5000;
 /** How long wait_for_completion waits for the turn's usage after its end (send_message waits for it). */
-const WAIT_USAGE_MS = 250;
+const WAIT_USAGE_MS = 150;
 
 function withinMs<T extends object>(p: Promise<T>, ms: number): Promise<T | Record<string, never>> {
   let timer: NodeJS.Timeout | undefined;

@@ -34,7 +34,7 @@ describe.each(BACKENDS)("usage, cost, budget and history (%s)", (backend) => {
     await m.callOk("send_message", { session_id: s.session_id, message: "second one", wait_for_response: false });
     const w1 = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(w1).toMatchObject({ completed: true });
-    // It gives the transcript 250 ms after the turn's end; a loaded machine may need another look.
+    // It gives the transcript 150 ms after the turn's end; a loaded machine may need another look.
     const w2 = await until(async () => {
       const r = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 1000 });
       return r.usage ? r : undefined;
