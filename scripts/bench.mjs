@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -26,6 +26,7 @@ import { real } from "./bench/phases/real.mjs";
 import { parallel } from "./bench/phases/parallel.mjs";
 import { permission } from "./bench/phases/permission.mjs";
 import { notify } from "./bench/phases/notify.mjs";
+import { history } from "./bench/phases/history.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -34,7 +35,7 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
@@ -55,6 +56,7 @@ const PHASES = [
   ["notify", notify],
   ["real", real],
   ["parallel", parallel],
+  ["history", history],
 ];
 const only = opt("only")?.split(",").filter(Boolean);
 if (only) {

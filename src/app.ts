@@ -15,6 +15,7 @@ import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
+import { HistoryService } from "./history/service.js";
 import { runner, SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
 import { removeStaleHandoffs } from "./store/handoff.js";
@@ -28,6 +29,7 @@ export interface App {
   log: Logger;
   store: Store;
   sessions: SessionService;
+  history: HistoryService;
   backends: Partial<Record<BackendKind, Backend>>;
   version: string;
   close(): Promise<void>;
@@ -67,7 +69,7 @@ async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
   }
 }
 
-export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
+export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean; indexHistory?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
@@ -106,7 +108,14 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
   for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log, cfg.stateDir));
-  const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable });
+  // The transcript index builds in a worker thread; nothing waits for it.
+  const history = new HistoryService({
+    stateDir: cfg.stateDir,
+    configDir: cfg.claudeConfigDir,
+    syncOnOpen: opts.indexHistory !== false,
+    managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
+  });
+  const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
   return {
@@ -114,6 +123,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     log,
     store,
     sessions,
+    history,
     backends,
     version,
     async close() {
@@ -121,6 +131,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
       // then let the orchestrator fold and save those last events.
       await backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`));
       await sessions.close();
+      await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();
     },
   };

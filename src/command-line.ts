@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
@@ -15,6 +16,7 @@ import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
+import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
 
@@ -28,6 +30,7 @@ Usage:
   claude-sessions kill <id> [--force]
   claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
+${HISTORY_HELP}
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
@@ -64,10 +67,18 @@ function print(v: unknown): void {
   process.stdout.write(typeof v === "string" ? v + "\n" : JSON.stringify(v, null, 2) + "\n");
 }
 
+const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMANDS as readonly string[]).includes(cmd);
+
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
-  const app = await createApp(process.env, { adopt: cmd === "ls" });
+  if (isHistoryCommand(cmd)) {
+    const cfg = loadConfig();
+    await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
+    print(await runHistoryCommand(cmd, args, { stateDir: cfg.stateDir, configDir: cfg.claudeConfigDir }));
+    return 0;
+  }
+  const app = await createApp(process.env, { adopt: cmd === "ls", indexHistory: false });
   try {
     switch (cmd) {
       case "ls": {

@@ -4,11 +4,13 @@
  * added here is checked end to end.
  */
 import type { z } from "zod";
+import type * as h from "./history.js";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
 import type * as sv from "./server.js";
 
 export * from "./common.js";
+export * from "./history.js";
 export * from "./sessions.js";
 export * from "./turns.js";
 export * from "./server.js";
@@ -38,3 +40,14 @@ export type HealthOutput = z.infer<typeof sv.healthOutput>;
 export type HealthCheck = z.infer<typeof sv.healthCheck>;
 export type ConfigureInput = z.infer<typeof sv.configureInput>;
 export type ConfigureOutput = z.infer<typeof sv.configureOutput>;
+export type HistoryUsage = z.infer<typeof h.historyUsage>;
+export type ListConversationsInput = z.infer<typeof h.listConversationsInput>;
+export type ListConversationsOutput = z.infer<typeof h.listConversationsOutput>;
+export type GetConversationInput = z.infer<typeof h.getConversationInput>;
+export type GetConversationOutput = z.infer<typeof h.getConversationOutput>;
+export type SearchConversationsInput = z.infer<typeof h.searchConversationsInput>;
+export type SearchConversationsOutput = z.infer<typeof h.searchConversationsOutput>;
+export type GetExecutionsInput = z.infer<typeof h.getExecutionsInput>;
+export type GetExecutionsOutput = z.infer<typeof h.getExecutionsOutput>;
+export type ClearExecutionsInput = z.infer<typeof h.clearExecutionsInput>;
+export type ClearExecutionsOutput = z.infer<typeof h.clearExecutionsOutput>;

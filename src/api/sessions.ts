@@ -1,7 +1,7 @@
 /** Schemas of the tools that start, resume, end and list sessions. */
 import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
-import { backend, doppler, env, pendingPermission, sessionId, status } from "./common.js";
+import { backend, doppler, env, pendingPermission, sessionId, status, usage } from "./common.js";
 
 const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 
@@ -12,6 +12,7 @@ export const startInput = z
     model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode.optional().describe("Claude Code permission mode. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
     max_turns: z.number().int().min(1).max(100000).optional().describe("The server refuses prompts after this many turns of the session (resume keeps the count)."),
+    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
     team_name: z.string().min(1).max(200).optional(),
     teammate_name: z.string().min(1).max(200).optional(),
     append_system_prompt: z.string().max(100000).optional(),
@@ -49,6 +50,7 @@ export const resumeInput = z
     cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
     message: z.string().optional().describe("A prompt to deliver once the session is ready."),
     fork: z.boolean().optional(),
+    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
     backend: backend.optional(),
     env: env.optional(),
     doppler: doppler.optional(),
@@ -106,6 +108,10 @@ export const sessionSummary = z.strictObject({
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   attach_command: z.string().optional(),
+  total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
+  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),
+  max_budget_usd: z.number().optional(),
+  limit_reached: z.string().optional().describe("Why the session refuses prompts (e.g. its max_budget_usd is spent)."),
 });
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */

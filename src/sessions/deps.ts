@@ -5,8 +5,10 @@ import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import type { Driver } from "../drivers/driver.js";
+import type { HistoryService } from "../history/service.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
+import type { Ledger } from "./cost.js";
 import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
 
@@ -32,6 +34,10 @@ export interface Deps {
   resuming: Map<string, Promise<unknown>>;
   /** Sessions a time limit ended, with the reason: their waiters get SESSION_DEAD saying it (cleared on resume). */
   endReasons: Map<string, string>;
+  /** Turns under way and being settled (usage and cost from the transcript). */
+  ledger: Ledger;
+  /** The transcript index and the execution history (absent in a bare service). */
+  history?: HistoryService | undefined;
 }
 
 export function runnerOf(d: Deps, kind: BackendKind): Runner {

@@ -70,6 +70,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.model) rec.model = input.model;
   if (input.permission_mode) rec.permission_mode = input.permission_mode;
   if (input.max_turns !== undefined) rec.max_turns = input.max_turns;
+  if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
   if (logFile) {
     rec.log_file = logFile.path;
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
@@ -173,6 +174,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     r.args = argv.slice(1);
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (newId) r.claude_session_id = newId;
+    if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
     // A new process, a new generation (under the lock: unique across servers); a late exit of the old one is ignored.
     r.generation = (r.generation ?? 0) + 1;
     if (doppler?.project) r.doppler_project = doppler.project;

@@ -7,7 +7,7 @@ import type { Backend } from "../backends/backend.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import type { CallContext } from "../core/context.js";
-import type { SessionError } from "../core/errors.js";
+import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive, type Status } from "../core/status.js";
 import type { Driver } from "../drivers/driver.js";
@@ -15,7 +15,9 @@ import type { LiveSession } from "../events/live.js";
 import type { Folded, LogEvent } from "../events/reducer.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
+import type { HistoryService } from "../history/service.js";
 import { adopt, Reconciler } from "./adopt.js";
+import { Ledger, settleTurn } from "./cost.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
@@ -33,6 +35,8 @@ export interface ServiceOptions {
   scripts: ScriptPaths;
   runners: Partial<Record<BackendKind, Runner>>;
   unavailable?: Partial<Record<BackendKind, SessionError>>;
+  /** The transcript index and execution history (the history tools; turns are recorded in it). */
+  history?: HistoryService;
   /** How long after its end a session's follower is released (tests shorten it). */
   releaseAfterMs?: number;
 }
@@ -59,6 +63,7 @@ export class SessionService {
   private readonly reconciler: Reconciler;
   private readonly listeners = new Set<ChangeListener>();
   private readonly lastStatus = new Map<string, Status>();
+  private readonly lastTurns = new Map<string, number>();
   private closed = false;
   private readonly limits: Limits;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
@@ -78,6 +83,8 @@ export class SessionService {
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
       resuming: new Map(),
       endReasons: new Map(),
+      ledger: new Ledger(),
+      history: o.history,
     };
     this.reconciler = new Reconciler(this.d);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -108,6 +115,10 @@ export class SessionService {
         }
       }
     }
+    // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
+    const turns = this.lastTurns.get(s.id);
+    this.lastTurns.set(s.id, s.fold.turn_count);
+    if (turns !== undefined && s.fold.turn_count > turns) void settleTurn(this.d, s.id, s.fold.turn_count, s.fold);
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
@@ -173,6 +184,11 @@ export class SessionService {
   /** The dependencies, for modules of the layers above that add tools over the same sessions (read-only use). */
   get deps(): Readonly<Deps> {
     return this.d;
+  }
+  /** The history tools' service (conversations in the transcripts, the execution history). */
+  get history(): HistoryService {
+    if (this.d.history) return this.d.history;
+    throw new SessionError("INTERNAL", "this server was started without the conversation history.", { suggestion: "Run the server through claude-sessions serve." });
   }
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {

@@ -11,6 +11,7 @@ import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
+import { beginTurn, checkBudget, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { publicPending } from "./views.js";
 
@@ -19,6 +20,10 @@ const PROGRESS_EVERY_MS = 5000;
 const SEND_LOCK_MS = 30_000;
 /** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
 const QUIET_PROBE_MS = 5000;
+/** The value of `p` if it has already settled, else `{}`: no timer, no wait (a resolved promise wins the race first). */
+function ifSettled<T extends object>(p: Promise<T>): Promise<T | Record<string, never>> {
+  return Promise.race([p, Promise.resolve({})]);
+}
 
 type TurnResult = Omit<WaitOutput, "session_id">;
 
@@ -44,7 +49,11 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   const r = await d.registry.record(id);
   const { driver } = runnerOf(d, r.backend);
   const s = await d.registry.handle(id);
-  const delivery = await withSessionKeys(d, id, SEND_LOCK_MS, ctx, () => driver.deliver(s, text, ctx));
+  checkBudget(r);
+  const delivery = await withSessionKeys(d, id, SEND_LOCK_MS, ctx, async () => {
+    await beginTurn(d, r, s.live.fold, s.live.fold.prompts_submitted + 1, text);
+    return driver.deliver(s, text, ctx);
+  });
   await countSent(d, id, text);
   return delivery.sent_at;
 }
@@ -65,6 +74,9 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
       suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
     });
   }
+  // The last turn's cost is read at its end: a budget check waits for it.
+  await settled(d, r.session_id);
+  checkBudget((await d.store.get(r.session_id)) ?? r);
   const { driver } = runnerOf(d, r.backend);
   const t0 = Date.now();
   const timeoutMs = input.timeout_ms ?? 30_000;
@@ -78,6 +90,7 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
       const queued = !acceptsPrompt(now);
       if (queued && !input.queue) throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${now}.`);
       const before = s.live.fold.prompts_submitted;
+      await beginTurn(d, r, s.live.fold, before + 1, text);
       // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
       const sent_at = queued ? await driver.enqueue(s, text) : (await driver.deliver(s, text, ctx)).sent_at;
       return { sent_at, queued, before };
@@ -95,6 +108,7 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
       if (last_response !== undefined) out.response = last_response;
       out.responded_at = new Date().toISOString();
     }
+    if (s.live.fold.turn_count >= promptsBefore + 1) Object.assign(out, await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold));
     return out;
   };
   // One prompt at a time per session in this process.
@@ -107,8 +121,13 @@ export async function wait(d: Deps, input: WaitInput, ctx: CallContext): Promise
   await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   // The turn that is running now (or the last one, if none is) is the one waited for.
-  const out = await waitTurn(d, s, s.live.fold.prompts_submitted, input.timeout_ms ?? 300_000, ctx);
-  return { session_id: input.session_id, ...out };
+  const target = s.live.fold.prompts_submitted;
+  const out = await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx);
+  // A wait returns at the turn's end (its detection is the point: milliseconds after the Stop hook). The usage is
+  // added when it is already read (send_message waits for it); otherwise it is read in the background and the
+  // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop).
+  const cost = target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
+  return { session_id: input.session_id, ...out, ...cost };
 }
 
 /** Waits until `turn_count` reaches `target`, a permission prompt opens, or the process ends. */

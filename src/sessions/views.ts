@@ -3,6 +3,7 @@ import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
 import type { Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
+import { sessionTotals } from "./cost.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
   return { tool_name: p.tool_name, tool_input: p.tool_input, ...(p.suggestions ? { suggestions: p.suggestions } : {}) };
@@ -46,7 +47,8 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.model) s.model = r.model;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
-  return s;
+  if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;
+  return Object.assign(s, sessionTotals(r));
 }
 
 /** What start_session (and resume_session, with more) returns. */

@@ -46,6 +46,12 @@ export const SessionRecordSchema = z.object({
   model: z.string().optional(),
   permission_mode: z.string().optional(),
   max_turns: z.number().int().optional(),
+  /** The server refuses prompts once the session's cost reaches this (USD). */
+  max_budget_usd: z.number().optional(),
+  /** Tokens of the whole session per model, each API message once (read from the transcript at every turn end). */
+  usage_by_model: z.record(z.string(), z.record(z.string(), z.number())).optional(),
+  /** How far each transcript (the conversation's and its sub-agents') has been counted into usage_by_model. */
+  usage_files: z.record(z.string(), z.number().int()).optional(),
   turn_count: z.number().int().default(0),
   last_message: z.string().optional(),
   last_response: z.string().optional(),

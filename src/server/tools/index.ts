@@ -1,6 +1,7 @@
 import type { Tool } from "../tool.js";
 import { configureTool } from "./configure.js";
 import { healthCheck } from "./health-check.js";
+import { HISTORY_TOOLS } from "./history.js";
 import { interruptSession } from "./interrupt-session.js";
 import { killSession } from "./kill-session.js";
 import { listSessions } from "./list-sessions.js";
@@ -23,4 +24,5 @@ export const TOOLS: readonly Tool[] = [
   interruptSession,
   healthCheck,
   configureTool,
+  ...HISTORY_TOOLS,
 ];

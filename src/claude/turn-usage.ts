@@ -1,0 +1,121 @@
+/**
+ * The usage of one turn and what is new for a session's totals, read from a conversation's transcript and its
+ * sub-agent transcripts (`<session>/subagents/*.jsonl`, newer Claude Code). Byte offsets per file say where the
+ * turn began (the sizes when its prompt was delivered) and how far the totals were counted. In the main file the
+ * turn runs from its prompt line (the first real prompt at or after where it began) to the next prompt line, so a
+ * prompt queued during a turn is not charged that turn's replies. Each API message id counts once.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { readFrom } from "../util/files.js";
+import { messageUsageOf, UsageAccumulator, type MessageUsage, type TurnUsage } from "./usage.js";
+
+export type Offsets = Record<string, number>;
+
+/** The conversation's transcript and its sub-agent transcripts that exist now. */
+export function transcriptFiles(main: string): string[] {
+  const dir = join(dirname(main), basename(main, ".jsonl"), "subagents");
+  let subs: string[] = [];
+  try {
+    subs = readdirSync(dir)
+      .filter((n) => n.endsWith(".jsonl"))
+      .map((n) => join(dir, n));
+  } catch {
+    // no sub-agents (yet)
+  }
+  return [main, ...subs];
+}
+
+export function sizes(files: string[]): Offsets {
+  const out: Offsets = {};
+  for (const f of files) {
+    try {
+      out[f] = statSync(f).size;
+    } catch {
+      out[f] = 0;
+    }
+  }
+  return out;
+}
+
+function rec(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** A prompt a person (or this server) typed: a user line that is not a tool result, a sub-agent's, or meta. */
+function isPromptLine(o: Record<string, unknown>): boolean {
+  if (o.type !== "user" || o.isSidechain === true || o.isMeta === true || o.isCompactSummary === true) return false;
+  const content = rec(o.message)?.content;
+  if (typeof content === "string") return true;
+  return Array.isArray(content) && !content.some((b) => rec(b)?.type === "tool_result");
+}
+
+export interface TurnRead {
+  turn: TurnUsage;
+  total: TurnUsage;
+  /** Where each file was read to (whole lines). */
+  ends: Offsets;
+  /** The turn's reply is there: an assistant line with text after its prompt. */
+  reply: boolean;
+}
+
+/**
+ * Reads `files`: lines at or after `turnFrom[f]` (0 for a file not in it) count for the turn, lines at or after
+ * `counted[f]` for the totals.
+ */
+export async function readTurn(main: string, files: string[], turnFrom: Offsets, counted: Offsets): Promise<TurnRead> {
+  const turn = new UsageAccumulator();
+  const total = new UsageAccumulator();
+  const ends: Offsets = {};
+  let reply = false;
+  for (const f of files) {
+    const tFrom = turnFrom[f] ?? 0;
+    const cFrom = counted[f] ?? 0;
+    let offset = Math.min(tFrom, cFrom);
+    // Main file: the turn starts at its prompt line and ends at the next one.
+    let state: "before" | "in" | "after" = f === main ? "before" : "in";
+    const before: { mu: MessageUsage; text: boolean }[] = [];
+    for (;;) {
+      const { text, end } = await readFrom(f, offset, { upTo: "line" });
+      if (end === offset) break;
+      let at = offset;
+      for (const line of text.split("\n")) {
+        const start = at;
+        at += Buffer.byteLength(line) + 1;
+        if (!line) continue;
+        const maybePrompt = f === main && start >= tFrom && state !== "after" && line.includes('"user"');
+        if (!maybePrompt && !line.includes('"assistant"')) continue;
+        let o: Record<string, unknown> | undefined;
+        try {
+          o = rec(JSON.parse(line));
+        } catch {
+          continue;
+        }
+        if (!o) continue;
+        if (maybePrompt && isPromptLine(o)) {
+          state = state === "before" ? "in" : "after";
+          continue;
+        }
+        const mu = messageUsageOf(o);
+        if (!mu) continue;
+        if (start >= tFrom && state === "in") {
+          turn.add(mu);
+          if (f === main && !mu.sidechain) reply = /"type":\s*"text"/.test(line);
+        } else if (start >= tFrom && state === "before") {
+          before.push({ mu, text: /"type":\s*"text"/.test(line) });
+        }
+        if (start >= cFrom) total.add(mu);
+      }
+      offset = end;
+    }
+    // A main file without a prompt line after where the turn began (bash mode, an older layout) counts from there.
+    if (state === "before") {
+      for (const b of before) {
+        turn.add(b.mu);
+        if (!b.mu.sidechain) reply = b.text;
+      }
+    }
+    ends[f] = offset;
+  }
+  return { turn: turn.result(), total: total.result(), ends, reply };
+}

@@ -1,0 +1,199 @@
+/**
+ * Usage and cost of tmux and pty sessions, read from Claude's transcripts. When a prompt is delivered the
+ * sizes of the conversation's transcript and its sub-agents' are remembered; when the turn ends (the fold's
+ * turn_count grows) the turn's lines are read (claude/turn-usage.ts), after a short bounded wait (the assistant
+ * line lands 25–80 ms after Stop). Each API message counts once (streamed replies repeat a message id over
+ * several lines); sub-agent usage counts. The session's totals live in its record with an offset per file
+ * (usage_files) so every byte is counted once, by one server; the turn is recorded in the execution history and
+ * the transcript index is told which files grew.
+ */
+import { existsSync } from "node:fs";
+import type { SendOutput, SessionSummary } from "../api/index.js";
+import { transcriptPath } from "../claude/transcript.js";
+import { readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
+import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../claude/usage.js";
+import { SessionError } from "../core/errors.js";
+import type { Folded } from "../events/reducer.js";
+import { costOfModels } from "../pricing.js";
+import type { SessionRecord } from "../store/schema.js";
+import type { Deps } from "./deps.js";
+
+/** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
+const SETTLE_MAX_MS = 600;
+const SETTLE_REPLY_MAX_MS = 3000;
+const SETTLE_POLL_MS = 20;
+/** Without a reply line: how long the file must have been still before the turn is read as it is. */
+const SETTLE_QUIET_MS = 200;
+
+type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd">;
+type PublicUsage = NonNullable<SendOutput["usage"]>;
+
+interface Begun {
+  promptNo: number;
+  prompt: string;
+  startedAt: string;
+  main: string;
+  offsets: Offsets;
+}
+
+/** Per-process memory of turns under way and turns being settled. */
+export class Ledger {
+  /** Prompts delivered and not yet settled, per session (a queued prompt is delivered during a turn). */
+  readonly begun = new Map<string, Begun[]>();
+  /** Settlements by turn number (the last few), so the turn's end and the send's result share one. */
+  readonly settling = new Map<string, Map<number, Promise<CostFields>>>();
+  /** The last settlement per session: the next one starts after it. */
+  readonly chain = new Map<string, Promise<CostFields>>();
+}
+
+export function publicUsage(u: Usage): PublicUsage {
+  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_creation_input_tokens: u.cache_creation_input_tokens, cache_read_input_tokens: u.cache_read_input_tokens };
+}
+
+function fromRecord(r: SessionRecord): ModelUsage {
+  const out: ModelUsage = {};
+  for (const [model, u] of Object.entries(r.usage_by_model ?? {})) {
+    const x = emptyUsage();
+    for (const f of USAGE_FIELDS) x[f] = u[f] ?? 0;
+    out[model] = x;
+  }
+  return out;
+}
+
+type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "limit_reached">;
+
+/** The session's totals as list_sessions shows them (nothing when nothing was counted). */
+export function sessionTotals(r: SessionRecord): Totals {
+  const mu = fromRecord(r);
+  const out: Totals = {};
+  if (Object.keys(mu).length === 0 && r.max_budget_usd === undefined) return out;
+  const total = emptyUsage();
+  for (const u of Object.values(mu)) addUsage(total, u);
+  const cost = costOfModels(mu).cost_usd;
+  out.total_usage = publicUsage(total);
+  out.total_cost_usd = cost;
+  if (r.max_budget_usd !== undefined && cost !== null && cost >= r.max_budget_usd) out.limit_reached = budgetText(r, cost);
+  return out;
+}
+
+function budgetText(r: SessionRecord, cost: number): string {
+  return `max_budget_usd: the session has cost $${cost.toFixed(4)} of its $${r.max_budget_usd} budget`;
+}
+
+/** LIMIT_REACHED when the session's cost has reached its max_budget_usd. */
+export function checkBudget(r: SessionRecord): void {
+  if (r.max_budget_usd === undefined) return;
+  const cost = costOfModels(fromRecord(r)).cost_usd;
+  if (cost === null || cost < r.max_budget_usd) return;
+  throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has spent its budget: ${budgetText(r, cost)}.`, {
+    suggestion: "resume_session with a higher max_budget_usd (after the session ends), or start a new session.",
+  });
+}
+
+function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
+  return transcriptPath(d.cfg.claudeConfigDir, r.cwd, fold?.claude_session_id ?? r.claude_session_id);
+}
+
+/** Remembers where the transcripts stood when prompt number `promptNo` was delivered. */
+export async function beginTurn(d: Deps, r: SessionRecord, fold: Folded, promptNo: number, prompt: string): Promise<void> {
+  const main = pathOf(d, r, fold);
+  const offsets = sizes(transcriptFiles(main));
+  const list = (d.ledger.begun.get(r.session_id) ?? []).filter((b) => b.promptNo < promptNo).slice(-4);
+  d.ledger.begun.set(r.session_id, [...list, { promptNo, prompt, startedAt: new Date().toISOString(), main, offsets }]);
+  // Transcripts never counted (a new session, a fork, an adopted conversation): totals count from here.
+  if (Object.keys(offsets).some((f) => r.usage_files?.[f] === undefined)) {
+    await d.store.patch(r.session_id, (x) => {
+      const files = { ...(x.usage_files ?? {}) };
+      for (const [f, o] of Object.entries(offsets)) files[f] ??= o;
+      x.usage_files = files;
+    });
+  }
+}
+
+/** The usage of turn number `turn` (which has ended), settled once per process; later calls share it. */
+export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
+  const turns = d.ledger.settling.get(id) ?? new Map<number, Promise<CostFields>>();
+  const known = turns.get(turn);
+  if (known) return known;
+  // One settlement at a time per session: each reads the counted offsets the previous one left.
+  const snapshot = { ...fold };
+  const p = (d.ledger.chain.get(id) ?? Promise.resolve())
+    .then(() => settle(d, id, turn, snapshot))
+    .catch((e: unknown) => {
+      d.log.warn(`${id}: reading the turn's usage failed: ${String(e)}`);
+      return {};
+    });
+  d.ledger.chain.set(id, p);
+  turns.set(turn, p);
+  for (const t of turns.keys()) if (turns.size > 8 && t < turn) turns.delete(t);
+  d.ledger.settling.set(id, turns);
+  return p;
+}
+
+/** Waits for the usage of a turn being settled (so a budget check sees it). */
+export async function settled(d: Deps, id: string): Promise<void> {
+  await d.ledger.chain.get(id);
+}
+
+async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
+  const r = await d.store.get(id);
+  if (!r) return {};
+  const list = d.ledger.begun.get(id) ?? [];
+  const begun = list.find((b) => b.promptNo === turn);
+  const main = begun?.main ?? pathOf(d, r, fold);
+  const counted: Offsets = { ...(r.usage_files ?? {}) };
+  // Without a remembered delivery (a prompt typed in the pane, another server's): from where counting stands.
+  const turnFrom: Offsets = begun?.offsets ?? { ...counted };
+  // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.
+  const t0 = Date.now();
+  let files = transcriptFiles(main);
+  let read = await readTurn(main, files, turnFrom, counted);
+  let grewAt = t0;
+  // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
+  // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
+  const expectReply = fold.last_turn === "completed" && Boolean(fold.last_response) && existsSync(main);
+  while (Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS)) {
+    const now = sizes(files);
+    const still = files.every((f) => now[f] === read.ends[f]);
+    const quiet = Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2;
+    if (still && (read.reply || (quiet && !expectReply))) break;
+    await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
+    const before = JSON.stringify(read.ends);
+    files = transcriptFiles(main);
+    read = await readTurn(main, files, turnFrom, counted);
+    if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
+  }
+  await d.store.patch(id, (x) => {
+    const at = x.usage_files ?? {};
+    // Counted already by another server (or by an earlier settlement): its offsets moved since we read them.
+    if (Object.keys(counted).some((f) => at[f] !== counted[f])) return;
+    const mu = fromRecord(x);
+    for (const [model, u] of Object.entries(read.total.model_usage)) addUsage((mu[model] ??= emptyUsage()), u);
+    x.usage_by_model = Object.fromEntries(Object.entries(mu).map(([m, u]) => [m, { ...u }]));
+    x.usage_files = { ...at, ...read.ends };
+  });
+  const cost = costOfModels(read.turn.model_usage).cost_usd;
+  const out: CostFields = {
+    usage: publicUsage(read.turn.usage),
+    model_usage: Object.fromEntries(Object.entries(read.turn.model_usage).map(([m, u]) => [m, publicUsage(u)])),
+    cost_usd: cost,
+  };
+  if (d.history) {
+    const outcome = fold.last_turn ?? "completed";
+    d.history.recordTurn({
+      session_id: id,
+      claude_session_id: fold.claude_session_id ?? r.claude_session_id,
+      prompt: begun?.prompt ?? fold.last_prompt ?? "",
+      ...(fold.last_response !== undefined ? { response: fold.last_response } : {}),
+      started_at: begun?.startedAt ?? new Date().toISOString(),
+      ended_at: new Date(),
+      outcome,
+      ...(outcome === "failed" && fold.last_error ? { error: fold.last_error } : {}),
+      usage: read.turn.usage,
+      cost_usd: cost,
+    });
+    d.history.noticeAppend(files);
+  }
+  d.ledger.begun.set(id, list.filter((b) => b.promptNo > turn));
+  return out;
+}

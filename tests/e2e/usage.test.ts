@@ -1,0 +1,45 @@
+/**
+ * The real Claude Code CLI (offline, against tests/fixtures/mock-anthropic.ts): the usage a turn reports is
+ * exactly what the API reported for it, although the CLI writes the streamed reply as several transcript lines.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Mcp } from "../helpers/harness.js";
+import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+
+const run = realClaudeOrSkip();
+
+describe.runIf(run)("real claude: usage and cost of a turn", () => {
+  let e: E2e;
+  let m: Mcp;
+  beforeAll(async () => {
+    e = await e2eWorld({ dirs: ["usage"] });
+    m = await e.connect();
+  });
+  afterAll(async () => {
+    await m?.close();
+    expect(e?.mock.stray ?? [], "no traffic may leave for anywhere but the mock").toEqual([]);
+    await e?.cleanup();
+  });
+
+  it("send_message's usage equals the API's tokens for the turn, each message once; cost from the price table", async () => {
+    const cwd = e.dir("usage");
+    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6" });
+    const usage = { input_tokens: 1234, output_tokens: 567, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000 };
+    e.mock.setNextReply({ blocks: [{ type: "text", text: "First part of the answer." }, { type: "text", text: "Second part." }], usage });
+    const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "count my tokens", timeout_ms: 60_000 });
+    expect(r).toMatchObject({ completed: true, usage });
+    expect(r.model_usage).toEqual({ "claude-sonnet-4-6": usage });
+    // $3 input, $15 output, $3.75 5-minute cache writes, $0.30 cache reads per million tokens.
+    expect(r.cost_usd).toBeCloseTo((1234 * 3 + 567 * 15 + 100 * 3.75 + 2000 * 0.3) / 1e6, 9);
+
+    // The CLI wrote this one API message as several lines (one per content block), each repeating its usage.
+    const lines = readFileSync(e.transcriptFile(cwd, s.claude_session_id), "utf8").split("\n").filter((l) => l.includes('"assistant"'));
+    const ids = lines.map((l) => (JSON.parse(l) as { message?: { id?: string } }).message?.id).filter(Boolean);
+    expect(ids.length).toBeGreaterThan(new Set(ids).size);
+
+    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ total_usage: usage });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+});

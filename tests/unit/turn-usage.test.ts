@@ -1,0 +1,56 @@
+/**
+ * A turn's usage as the session layer reads it at the turn's end (src/claude/turn-usage.ts): streamed lines of one
+ * message count once, sidechain lines and sub-agent files count, a prompt queued mid-turn is not charged the
+ * turn before it, and the totals count from where counting stood.
+ */
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { readTurn, sizes, transcriptFiles } from "../../src/claude/turn-usage.js";
+import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
+
+let dirs: Dirs;
+afterEach(() => dirs?.cleanup());
+
+const U = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+
+describe("a turn's usage from the transcripts", () => {
+  it("counts a streamed reply written as several lines once, with sidechain and sub-agent usage", async () => {
+    dirs = tempDirs();
+    const t = new Transcript(dirs.configDir, "/w/turn");
+    t.turn("earlier", "before", { usage: U(1000, 1000) });
+    const start = sizes(transcriptFiles(t.path));
+    t.user("build it").assistant([{ type: "text", text: "on it" }, { type: "tool_use", name: "Task", input: { prompt: "x" } }, { type: "text", text: "done" }], { id: "m1", usage: U(100, 50) });
+    t.user("sub task", { sidechain: true }).assistant("sub done", { id: "m2", model: "claude-haiku-4-5-20251001", usage: U(3, 4), sidechain: true });
+    const sub = join(dirs.configDir, "projects", "-w-turn", t.sessionId, "subagents");
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, "agent-1.jsonl"), JSON.stringify({ type: "assistant", isSidechain: true, message: { id: "m3", model: "claude-haiku-4-5-20251001", usage: U(5, 6) } }) + "\n");
+    const files = transcriptFiles(t.path);
+    expect(files).toHaveLength(2);
+    const r = await readTurn(t.path, files, start, start);
+    expect(r.turn.messages).toBe(3);
+    expect(r.turn.usage).toMatchObject({ input_tokens: 108, output_tokens: 60 });
+    expect(r.turn.model_usage["claude-haiku-4-5-20251001"]).toMatchObject({ input_tokens: 8, output_tokens: 10 });
+    expect(r.reply).toBe(true);
+    expect(r.total.usage).toEqual(r.turn.usage);
+    expect(r.ends[t.path]).toBe(statSync(t.path).size);
+  });
+
+  it("a prompt queued during a turn is charged from its own prompt line, and not the next one's", async () => {
+    dirs = tempDirs();
+    const t = new Transcript(dirs.configDir, "/w/queued");
+    const counted = sizes([t.path]);
+    t.user("first").assistant("working", { usage: U(10, 1) });
+    const queuedAt = sizes([t.path]); // the second prompt is typed while the first turn still runs
+    t.assistant("first done", { usage: U(20, 2) });
+    t.user("second").assistant("second done", { usage: U(30, 3) });
+    t.user("third").assistant("third done", { usage: U(40, 4) });
+    const second = await readTurn(t.path, [t.path], queuedAt, counted);
+    expect(second.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
+    expect(second.total.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+    // Without a prompt line after where the turn began (bash mode), everything after it counts.
+    const tail = sizes([t.path]);
+    t.assistant("no prompt line", { usage: U(7, 7) });
+    expect((await readTurn(t.path, [t.path], tail, tail)).turn.usage).toMatchObject({ input_tokens: 7, output_tokens: 7 });
+  });
+});
