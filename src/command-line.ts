@@ -66,6 +66,7 @@ async function serveHttp(args: string[]): Promise<void> {
   const listen = parseListen(spec);
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
+  delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
   const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
     await app.close();
     throw e;

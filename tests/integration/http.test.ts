@@ -7,7 +7,7 @@ import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, makeWorld, tmuxOrSkip, type World } from "../helpers/harness.js";
+import { CLI, makeWorld, processesIn, tmuxOrSkip, type World } from "../helpers/harness.js";
 import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
 
 const HAS_TMUX = tmuxOrSkip();
@@ -162,6 +162,13 @@ describe("serve --http arguments", () => {
     try {
       const c = await connectHttp(srv.url, token);
       expect((await c.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+      // The sessions' processes do not inherit it.
+      const cwd = w.dir("env");
+      const id = (await c.callOk<{ session_id: string }>("start_session", { cwd, backend: "pty" })).session_id;
+      const pids = processesIn(cwd);
+      expect(pids.length).toBeGreaterThan(0);
+      for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain(token);
+      await c.callOk("kill_session", { session_id: id });
       await c.close();
       expect(() => statSync(join(w.stateDir, "token"))).toThrow();
       expect(srv.stderr()).toContain("CLAUDE_SESSIONS_TOKEN");
