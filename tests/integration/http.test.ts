@@ -120,6 +120,8 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const typed = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf, "content-type": "application/json" }, JSON.stringify({ message: "hi" }));
     expect(typed.status).toBe(404);
     expect(JSON.parse(typed.body).error.code).toBe("SESSION_NOT_FOUND");
+    const badId = await raw(`${srv.url}/api/sessions/${encodeURIComponent("../x;$(id)")}/events`, "GET", { cookie: jar });
+    expect(badId.status).toBe(400);
     const junk = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf }, "{not json");
     expect(junk.status).toBe(400);
     // MCP takes the bearer token only, never the page's cookie.

@@ -4,6 +4,7 @@
  * the sign-in cookie (or the token).
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { z } from "zod";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
@@ -61,7 +62,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
 
   const server = createHttpServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
-      const err = toSessionError(e);
+      const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => i.message).join("; ")) : toSessionError(e);
       if (err.code === "INTERNAL") log.error(`HTTP ${req.method} ${req.url}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       if (!res.headersSent) jsonError(res, err.code === "INVALID_ARGUMENT" ? 400 : 500, err.message);
       else res.end();
