@@ -15,6 +15,9 @@ export function chromiumPath(): string | undefined {
   return undefined;
 }
 
-export function launchChromium(executablePath: string): Promise<Browser> {
-  return chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+/** `home`: the test world's HOME, so the browser's caches and NSS files stay out of the user's. */
+export function launchChromium(executablePath: string, home: string): Promise<Browser> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  return chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"], env: { ...env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` } });
 }

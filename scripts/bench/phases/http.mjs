@@ -176,7 +176,7 @@ async function domLatency(cfg, log) {
     srv = await startHttp(w);
     c = await httpClient(srv);
     const id = (await c.must("start_session", { cwd: w.dir("dom") })).session_id;
-    browser = await chromium.launch({ executablePath: exe, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+    browser = await chromium.launch({ executablePath: exe, args: ["--no-sandbox", "--disable-dev-shm-usage"], env: { ...process.env, HOME: w.home, XDG_CONFIG_HOME: join(w.home, ".config"), XDG_CACHE_HOME: join(w.home, ".cache") } });
     const page = await browser.newPage();
     await page.goto(`${srv.url}/login`);
     await page.fill("#token", srv.token);
