@@ -15,6 +15,8 @@ import { healthChecks } from "./server/health.js";
 import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
+import { parseListen, startHttp } from "./server/http/index.js";
+import { loadToken } from "./server/http/token.js";
 import { toSessionError } from "./core/errors.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
@@ -23,6 +25,9 @@ const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude C
 Usage:
   claude-sessions                 serve MCP over stdio (what an MCP client runs)
   claude-sessions serve           the same
+  claude-sessions serve --http [HOST:]PORT [--allow-remote]
+                                  serve MCP over Streamable HTTP at /mcp and the web view at /
+                                  (default 127.0.0.1:8914; token: CLAUDE_SESSIONS_TOKEN or <state>/token)
   claude-sessions ls [--all]      list sessions (live ones unless --all)
   claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
   claude-sessions send <id> <message…>   send a prompt and print the reply
@@ -61,6 +66,35 @@ async function serve(): Promise<void> {
   transport.onclose = () => void shutdown("transport closed");
   await server.connect(transport);
   app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.backends).join(", ") || "none"})`);
+}
+
+async function serveHttp(args: string[]): Promise<void> {
+  const i = args.indexOf("--http");
+  const spec = args[i + 1] !== undefined && !args[i + 1]!.startsWith("--") ? args[i + 1] : undefined;
+  const unknown = args.filter((a, k) => a !== "--http" && a !== "--allow-remote" && !(k === i + 1 && spec !== undefined));
+  if (unknown.length) throw new Error(`serve: unknown argument ${JSON.stringify(unknown[0])}\n\n${HELP}`);
+  const listen = parseListen(spec);
+  const app = await createApp();
+  const token = await loadToken(app.cfg.stateDir, process.env);
+  delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
+    await app.close();
+    throw e;
+  });
+  process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
+  process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);
+  let closing = false;
+  const shutdown = async (why: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info(`shutting down (${why})`);
+    setTimeout(() => process.exit(0), 10_000).unref();
+    await http.close().catch(() => {});
+    await app.close().catch((e) => app.log.error(String(e)));
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
 function print(v: unknown): void {
@@ -157,6 +191,7 @@ async function main(): Promise<void> {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === "--version" || cmd === "-v") return print(packageVersion());
   if (cmd === "--help" || cmd === "-h" || cmd === "help") return print(HELP);
+  if (cmd === "serve" && args.includes("--http")) return serveHttp(args);
   if (cmd === undefined || cmd === "serve") return serve();
   process.exitCode = await human(cmd, args);
 }

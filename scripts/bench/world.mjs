@@ -35,6 +35,7 @@ export function snapshot() {
   mkdirSync(join(dir, "tests", "helpers"), { recursive: true });
   cpSync(join(from, "dist"), join(dir, "dist"), { recursive: true });
   cpSync(join(from, "package.json"), join(dir, "package.json"));
+  cpSync(join(ROOT, "web"), join(dir, "web"), { recursive: true }); // the web view's page (serve --http)
   cpSync(join(from, "tests", "fixtures"), join(dir, "tests", "fixtures"), { recursive: true });
   cpSync(join(from, "tests", "helpers", "store-worker.mjs"), join(dir, "tests", "helpers", "store-worker.mjs"));
   const remove = () => rmSync(dir, { recursive: true, force: true });

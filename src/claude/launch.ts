@@ -51,7 +51,7 @@ export function wrapWithDoppler(argv: string[], d: DopplerWrap): string[] {
 }
 
 /** Variables that must not reach a nested Claude Code (it refuses to start inside another one). */
-const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET"]);
+const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_TOKEN"]);
 
 
 /** The child's environment: the server's, less what breaks a nested start, plus the session's own. */

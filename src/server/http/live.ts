@@ -1,0 +1,114 @@
+/**
+ * The page's live feeds, as server-sent events driven by SessionService.subscribe (the event logs): the list of
+ * every session, and one session's status, screen and transcript. The page never polls; while a session page is
+ * open and the session lives, the server also re-reads its screen a few times a second (Claude draws between hooks)
+ * and sends a frame only when the screen changed.
+ */
+import type { ServerResponse } from "node:http";
+import * as api from "../../api/index.js";
+import { isLive } from "../../core/status.js";
+import type { SessionChange, SessionService } from "../../sessions/service.js";
+
+const SCREEN_EVERY_MS = 250;
+const HEARTBEAT_MS = 20_000;
+/** After a change, the transcript is re-read for this long (Claude writes its reply line just after Stop). */
+const TRANSCRIPT_AFTER_CHANGE_MS = 3_000;
+
+export interface Feed {
+  send(event: string, data: unknown): void;
+  onClose(fn: () => void): void;
+}
+
+export function openFeed(res: ServerResponse): Feed {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive", "x-accel-buffering": "no" });
+  res.write(": hello\n\n");
+  const beat = setInterval(() => res.write(": beat\n\n"), HEARTBEAT_MS);
+  const closers: Array<() => void> = [() => clearInterval(beat)];
+  res.on("close", () => {
+    for (const c of closers) c();
+  });
+  return {
+    send(event, data) {
+      if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    },
+    onClose: (fn) => void closers.push(fn),
+  };
+}
+
+/** What a row of the list shows, from a change (no store read, no tmux call: a hook reaches the page at once). */
+export function changeRow(c: SessionChange): Record<string, unknown> {
+  const f = c.fold;
+  const cost = (f as { cost_usd?: number | null }).cost_usd;
+  return {
+    session_id: c.session_id,
+    status: c.status,
+    turn_count: f.turn_count,
+    ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
+    pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
+    ...(typeof cost === "number" ? { cost_usd: cost } : {}),
+  };
+}
+
+export async function listFeed(svc: SessionService, feed: Feed): Promise<void> {
+  const pending: SessionChange[] = [];
+  let ready = false;
+  const off = svc.subscribe((c) => (ready ? feed.send("change", changeRow(c)) : pending.push(c)));
+  feed.onClose(off);
+  const all = await svc.list(api.listInput.parse({ status_filter: "all" }));
+  feed.send("snapshot", all.sessions);
+  ready = true;
+  for (const c of pending) feed.send("change", changeRow(c));
+}
+
+export async function sessionFeed(svc: SessionService, id: string, feed: Feed): Promise<void> {
+  let cursor: string | undefined;
+  let lastScreen = "";
+  let status: string | undefined;
+  let changedAt = Date.now();
+  let busy = false;
+  let closed = false;
+  const transcript = async () => {
+    const r = await svc.stream(api.streamInput.parse({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}) })).catch(() => undefined);
+    if (!r) return;
+    cursor = r.cursor ?? cursor;
+    if (r.items?.length) feed.send("transcript", r.items);
+  };
+  const screen = async () => {
+    if (status && !isLive(api.status.parse(status))) return;
+    const r = await svc.stream(api.streamInput.parse({ session_id: id, mode: "screen" })).catch(() => undefined);
+    if (r?.text !== undefined && r.text !== lastScreen) {
+      lastScreen = r.text;
+      feed.send("screen", { text: r.text });
+    }
+  };
+  const tick = async () => {
+    if (busy || closed) return;
+    busy = true;
+    try {
+      await screen();
+      if (Date.now() - changedAt < TRANSCRIPT_AFTER_CHANGE_MS) await transcript();
+    } finally {
+      busy = false;
+    }
+  };
+  const off = svc.subscribe((c) => {
+    if (c.session_id !== id) return;
+    status = c.status;
+    changedAt = Date.now();
+    feed.send("change", changeRow(c));
+    void tick();
+  });
+  const timer = setInterval(() => void tick(), SCREEN_EVERY_MS);
+  feed.onClose(() => {
+    closed = true;
+    off();
+    clearInterval(timer);
+  });
+  const all = await svc.list(api.listInput.parse({ status_filter: "all" }));
+  const row = all.sessions.find((s) => s.session_id === id);
+  if (!row) return feed.send("gone", { session_id: id });
+  status = row.status;
+  feed.send("session", row);
+  await transcript();
+  await screen();
+}

@@ -1,0 +1,132 @@
+/**
+ * The web view's routes: sign-in, the page and its assets (all local: xterm.js from node_modules), the live
+ * feeds, and the controls. Controls go through the same SessionService methods and input schemas as the tools,
+ * so the page's send box meets the same prompt validation as send_message.
+ */
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import * as api from "../../api/index.js";
+import { SessionError, toSessionError } from "../../core/errors.js";
+import type { SessionService } from "../../sessions/service.js";
+import type { Guard, Verdict } from "./guard.js";
+import { listFeed, openFeed, sessionFeed } from "./live.js";
+
+const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
+const XTERM = join(dirname(createRequire(import.meta.url).resolve("@xterm/xterm")), "..");
+const MAX_BODY = 256 * 1024;
+
+const ASSETS: Record<string, [string, string]> = {
+  "/assets/app.js": [join(WEB, "app.js"), "text/javascript"],
+  "/assets/style.css": [join(WEB, "style.css"), "text/css"],
+  "/assets/xterm.js": [join(XTERM, "lib", "xterm.js"), "text/javascript"],
+  "/assets/xterm.css": [join(XTERM, "css", "xterm.css"), "text/css"],
+};
+
+const SECURITY_HEADERS = {
+  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "x-frame-options": "DENY",
+};
+
+const STATUS_OF: Record<string, number> = { INVALID_ARGUMENT: 400, SESSION_NOT_FOUND: 404, PERMISSION_DENIED: 403 };
+
+export function send(res: ServerResponse, status: number, body: string | Buffer, type: string, extra: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": type, "cache-control": "no-store", ...SECURITY_HEADERS, ...extra });
+  res.end(body);
+}
+
+function json(res: ServerResponse, status: number, v: unknown): void {
+  send(res, status, JSON.stringify(v), "application/json");
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let size = 0;
+  const parts: Buffer[] = [];
+  for await (const chunk of req) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += b.length;
+    if (size > MAX_BODY) throw new SessionError("INVALID_ARGUMENT", `the request body is larger than ${MAX_BODY} bytes.`);
+    parts.push(b);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
+
+async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = await readBody(req);
+  let v: unknown;
+  try {
+    v = text ? JSON.parse(text) : {};
+  } catch {
+    throw new SessionError("INVALID_ARGUMENT", "the request body is not JSON.");
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new SessionError("INVALID_ARGUMENT", "the request body must be a JSON object.");
+  return { ...v };
+}
+
+/** Control bodies: only what the page may set; the rest of each tool's input keeps its defaults. */
+const sendBody = z.strictObject({ message: z.string() });
+const respondBody = z.strictObject({ decision: api.permissionDecision });
+
+async function control(svc: SessionService, action: string, id: string, req: IncomingMessage): Promise<unknown> {
+  const body = await bodyJson(req);
+  switch (action) {
+    case "send": {
+      const b = sendBody.parse(body);
+      return svc.send(api.sendInput.parse({ session_id: id, message: b.message, wait_for_response: false }));
+    }
+    case "respond":
+      return svc.respondPermission(api.respondInput.parse({ session_id: id, decision: respondBody.parse(body).decision }));
+    case "interrupt":
+      return svc.interrupt(api.interruptInput.parse({ session_id: id }));
+    case "kill":
+      return svc.kill(api.killInput.parse({ session_id: id }));
+  }
+  throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
+}
+
+export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const path = url.pathname;
+  const asset = ASSETS[path];
+  if (req.method === "GET" && asset) return send(res, 200, await readFile(asset[0]), asset[1], { "cache-control": "max-age=300" });
+  if (path === "/login") {
+    if (req.method === "GET") return send(res, 200, await readFile(join(WEB, "login.html")), "text/html; charset=utf-8");
+    if (req.method !== "POST") return json(res, 405, { error: "method not allowed" });
+    await guard.backoff(req.socket.remoteAddress ?? "?");
+    const given = new URLSearchParams(await readBody(req)).get("token") ?? "";
+    const ok = guard.signIn(req, given.trim());
+    if (!ok) return send(res, 303, "", "text/plain", { location: "/login?failed=1" });
+    return send(res, 303, "", "text/plain", { location: "/", "set-cookie": ok.cookie });
+  }
+  const v: Verdict = guard.authenticate(req);
+  if (!v.ok) {
+    if (req.method === "GET" && (path === "/" || path === "/index.html")) return send(res, 303, "", "text/plain", { location: "/login" });
+    return json(res, v.status, { error: { code: "UNAUTHORIZED", message: v.why } });
+  }
+  if (req.method === "GET") {
+    if (path === "/" || path === "/index.html") return send(res, 200, await readFile(join(WEB, "index.html")), "text/html; charset=utf-8");
+    if (path === "/api/me") return json(res, 200, { csrf: v.csrf ?? null });
+    if (path === "/api/events") return listFeed(svc, openFeed(res));
+    const m = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
+    if (m) return sessionFeed(svc, api.sessionId.parse(decodeURIComponent(m[1]!)), openFeed(res));
+    return json(res, 404, { error: { code: "NOT_FOUND", message: "no such page" } });
+  }
+  if (req.method !== "POST") return json(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "GET or POST" } });
+  if (!guard.csrfOk(req, v)) return json(res, 403, { error: { code: "CSRF", message: "a state-changing request needs the page's x-csrf-token header" } });
+  if (path === "/logout") {
+    guard.signOut(req);
+    return send(res, 303, "", "text/plain", { location: "/login", "set-cookie": "cs_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" });
+  }
+  const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill)$/.exec(path);
+  if (!m) return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
+  try {
+    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req));
+  } catch (e) {
+    const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
+    json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
+  }
+}

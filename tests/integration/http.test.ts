@@ -1,0 +1,183 @@
+/**
+ * MCP over Streamable HTTP (issue #15): the built server as `serve --http`, real MCP clients over the SDK's
+ * StreamableHTTPClientTransport, real tmux on a private socket and the fake claude.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, makeWorld, processesIn, tmuxOrSkip, type World } from "../helpers/harness.js";
+import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
+
+const HAS_TMUX = tmuxOrSkip();
+
+/** A raw request with headers fetch will not let a test forge (Host). */
+function raw(url: string, method: string, headers: Record<string, string>, body = ""): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      let text = "";
+      res.on("data", (b: Buffer) => (text += b.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
+  let w: World;
+  let srv: HttpServerProc;
+  let a: HttpMcp;
+  let b: HttpMcp;
+
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
+    srv = await startHttpServer(w);
+    [a, b] = await Promise.all([connectHttp(srv.url, srv.token, "client-a"), connectHttp(srv.url, srv.token, "client-b")]);
+  });
+  afterAll(async () => {
+    await a?.close().catch(() => {});
+    await b?.close().catch(() => {});
+    await srv?.stop();
+    w?.cleanup();
+  });
+
+  it("two clients at once share the sessions: A starts one, B lists it, drives it and gets its own progress", async () => {
+    const started = await a.callOk<{ session_id: string; status: string }>("start_session", { cwd: w.dir("shared") });
+    const id = started.session_id;
+    const listed = await b.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    expect(listed.sessions.map((s) => s.session_id)).toContain(id);
+
+    const progressA: unknown[] = [];
+    const progressB: unknown[] = [];
+    // A waits on the session while B drives it; each gets the progress of its own call only.
+    const waitA = a.callOk<{ completed: boolean; last_response?: string }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressA.push(p) });
+    await b.callOk("send_message", { session_id: id, message: "FAKE_SLOW:2500 from b", wait_for_response: false });
+    const doneB = await b.callOk<{ completed: boolean; last_response?: string }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressB.push(p) });
+    expect(doneB).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:2500 from b" });
+    expect(progressB.length).toBeGreaterThanOrEqual(1);
+    expect((progressB[0] as { message?: string }).message).toContain(id);
+    await waitA;
+
+    // Cancellation is per client: B's cancelled call ends at once, A's call on the same session goes on.
+    await a.callOk("send_message", { session_id: id, message: "FAKE_SLOW:1500 from a", wait_for_response: false });
+    const ac = new AbortController();
+    const cancelled = b.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { signal: ac.signal });
+    const stillA = a.callOk<{ completed: boolean }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    setTimeout(() => ac.abort(), 200);
+    await expect(cancelled).rejects.toThrow();
+    expect(await stillA).toMatchObject({ completed: true });
+    expect((await b.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions.length).toBe(1);
+    await b.callOk("kill_session", { session_id: id });
+  }, 60_000);
+
+  it("refuses requests without the token or with a wrong one (401), and after repeated failures backs off", async () => {
+    const none = await raw(`${srv.url}/mcp`, "POST", MCP_HEADERS, INIT);
+    expect(none.status).toBe(401);
+    expect(none.headers["www-authenticate"]).toMatch(/^Bearer/);
+    const wrong = await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${srv.token.slice(0, -2)}xx` }, INIT);
+    expect(wrong.status).toBe(401);
+    const t0 = Date.now();
+    for (let i = 0; i < 8; i++) expect((await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: "Bearer nope" }, INIT)).status).toBe(401);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(50 + 100 + 200);
+    const right = await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${srv.token}` }, INIT);
+    expect(right.status).toBe(200);
+    expect(right.headers["mcp-session-id"]).toBeTruthy();
+    // The page's API needs the sign-in as well.
+    expect((await raw(`${srv.url}/api/events`, "GET", {})).status).toBe(401);
+  });
+
+  it("refuses a forged Host or Origin (DNS rebinding), with or without the token", async () => {
+    const auth = { ...MCP_HEADERS, authorization: `Bearer ${srv.token}` };
+    const port = new URL(srv.url).port;
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, host: `evil.example:${port}` }, INIT)).status).toBe(403);
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: "http://evil.example" }, INIT)).status).toBe(403);
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: `http://127.0.0.1:${Number(port) + 1}` }, INIT)).status).toBe(403);
+    expect((await raw(`${srv.url}/login`, "POST", { host: "attacker.example", "content-type": "application/x-www-form-urlencoded" }, `token=${srv.token}`)).status).toBe(403);
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: srv.url }, INIT)).status).toBe(200);
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, host: `localhost:${port}` }, INIT)).status).toBe(200);
+  });
+
+  it("the page signs in once for an HttpOnly SameSite=Strict cookie; its state-changing requests need the CSRF token", async () => {
+    const bad = await raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, "token=wrong");
+    expect(bad.status).toBe(303);
+    expect(bad.headers.location).toBe("/login?failed=1");
+    expect(bad.headers["set-cookie"]).toBeUndefined();
+    const ok = await raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(srv.token)}`);
+    const cookie = String(ok.headers["set-cookie"]);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).not.toContain(srv.token);
+    const jar = cookie.split(";")[0]!;
+    const me = JSON.parse((await raw(`${srv.url}/api/me`, "GET", { cookie: jar })).body) as { csrf: string };
+    expect(me.csrf).toBeTruthy();
+    const noCsrf = await raw(`${srv.url}/api/sessions/abc/kill`, "POST", { cookie: jar, "content-type": "application/json" }, "{}");
+    expect(noCsrf.status).toBe(403);
+    const typed = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf, "content-type": "application/json" }, JSON.stringify({ message: "hi" }));
+    expect(typed.status).toBe(404);
+    expect(JSON.parse(typed.body).error.code).toBe("SESSION_NOT_FOUND");
+    const badId = await raw(`${srv.url}/api/sessions/${encodeURIComponent("../x;$(id)")}/events`, "GET", { cookie: jar });
+    expect(badId.status).toBe(400);
+    const junk = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf }, "{not json");
+    expect(junk.status).toBe(400);
+    // MCP takes the bearer token only, never the page's cookie.
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, cookie: jar }, INIT)).status).toBe(401);
+  });
+
+  it("keeps the generated token in <state>/token (0600), and never in argv, state.json, logs or stderr", () => {
+    const st = statSync(join(w.stateDir, "token"));
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(srv.stderr()).toContain(join(w.stateDir, "token"));
+    expect(srv.stderr()).not.toContain(srv.token);
+    expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).not.toContain(srv.token);
+    expect(readFileSync(`/proc/${srv.proc.pid}/cmdline`, "utf8")).not.toContain(srv.token);
+  });
+});
+
+describe("serve --http arguments", () => {
+  it("refuses a non-loopback address without --allow-remote, and bad [HOST:]PORT, with a typed error", () => {
+    const w = makeWorld();
+    try {
+      const remote = spawnSync(process.execPath, [CLI, "serve", "--http", "0.0.0.0:0"], { env: w.env, encoding: "utf8", timeout: 20_000 });
+      expect(remote.status).toBe(1);
+      expect(remote.stderr).toContain("--allow-remote");
+      expect(remote.stderr).toContain("TLS");
+      const bad = spawnSync(process.execPath, [CLI, "serve", "--http", "localhost:99999"], { env: w.env, encoding: "utf8", timeout: 20_000 });
+      expect(bad.status).toBe(1);
+      expect(bad.stderr).toContain("INVALID_ARGUMENT");
+      const short = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], { env: { ...w.env, CLAUDE_SESSIONS_TOKEN: "short" }, encoding: "utf8", timeout: 20_000 });
+      expect(short.status).toBe(1);
+      expect(short.stderr).toContain("CLAUDE_SESSIONS_TOKEN");
+    } finally {
+      w.cleanup();
+    }
+  });
+
+  it("takes the token from CLAUDE_SESSIONS_TOKEN and writes no token file then", async () => {
+    const w = makeWorld();
+    const token = "a-test-token-of-enough-length-1234";
+    const srv = await startHttpServer(w, { CLAUDE_SESSIONS_TOKEN: token });
+    try {
+      const c = await connectHttp(srv.url, token);
+      expect((await c.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+      // The sessions' processes do not inherit it.
+      const cwd = w.dir("env");
+      const id = (await c.callOk<{ session_id: string }>("start_session", { cwd, backend: "pty" })).session_id;
+      const pids = processesIn(cwd);
+      expect(pids.length).toBeGreaterThan(0);
+      for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain(token);
+      await c.callOk("kill_session", { session_id: id });
+      await c.close();
+      expect(() => statSync(join(w.stateDir, "token"))).toThrow();
+      expect(srv.stderr()).toContain("CLAUDE_SESSIONS_TOKEN");
+      expect(srv.stderr()).not.toContain(token);
+    } finally {
+      await srv.stop();
+      w.cleanup();
+    }
+  });
+});
