@@ -27,6 +27,8 @@ export interface Config {
   allowBypassPermissions: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
   allowBashMode: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
+  allowSetupShell: boolean;
   cols: number;
   rows: number;
   logLevel: Level;
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
+    allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",

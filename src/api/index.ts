@@ -6,10 +6,12 @@
 import type { z } from "zod";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
+import type * as tm from "./teams.js";
 
 export * from "./common.js";
 export * from "./sessions.js";
 export * from "./turns.js";
+export * from "./teams.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;
@@ -32,3 +34,13 @@ export type InterruptOutput = z.infer<typeof t.interruptOutput>;
 export type StreamInput = z.infer<typeof t.streamInput>;
 export type StreamOutput = z.infer<typeof t.streamOutput>;
 export type TranscriptItem = z.infer<typeof t.transcriptItem>;
+export type BroadcastInput = z.infer<typeof tm.broadcastInput>;
+export type BroadcastOutput = z.infer<typeof tm.broadcastOutput>;
+export type MemberResult = z.infer<typeof tm.memberResult>;
+export type WaitManyInput = z.infer<typeof tm.waitManyInput>;
+export type WaitManyOutput = z.infer<typeof tm.waitManyOutput>;
+export type SyncInput = z.infer<typeof tm.syncInput>;
+export type SyncOutput = z.infer<typeof tm.syncOutput>;
+export type SyncResult = z.infer<typeof tm.syncResult>;
+/** A call whose session was named by team_name + teammate_name, after resolution: it has its session_id. */
+export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };
