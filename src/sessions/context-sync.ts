@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { basename, isAbsolute, join, relative, sep } from "node:path";
 import type { Resolved, SyncInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
 import { git } from "./worktree.js";
@@ -119,7 +119,9 @@ export async function gather(id: string, cwd: string, type: ContextType, paths: 
   let filesSynced = 0;
   if (type === "files" || type === "all") {
     const mentions: string[] = [];
-    for (const p of (paths ?? changedFiles).slice(0, MAX_FILES)) {
+    // Files changed by git's account, less .env files: a mention makes Claude read the file, and their values stay out.
+    const auto = changedFiles.filter((f) => !/^\.env(\..*)?$/.test(basename(f)));
+    for (const p of (paths ?? auto).slice(0, MAX_FILES)) {
       if (/[\s\x00-\x1f\x7f"]/.test(p)) {
         warnings.push(`${JSON.stringify(p)} has whitespace or a control character and cannot be an @ mention; skipped.`);
         continue;

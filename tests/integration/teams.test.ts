@@ -3,10 +3,11 @@
  * team_name + teammate_name, broadcast_message (exactly once each, a member killed mid-broadcast), wait_for_sessions
  * any/all with a slow member and one at a permission dialog.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promptsOf as promptsIn } from "../helpers/events.js";
 import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+
+const promptsOf = (w: World, id: string) => promptsIn(w.stateDir, id);
 
 const TMUX = tmuxOrSkip();
 
@@ -18,16 +19,6 @@ interface Member {
   final_state?: string;
   completed?: boolean;
   error?: { code: string; message: string };
-}
-
-/** The prompts a session's Claude accepted (its UserPromptSubmit hooks), from the session's events log. */
-export function promptsOf(w: World, id: string): string[] {
-  return readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { hook_event_name: string; prompt?: string })
-    .filter((e) => e.hook_event_name === "UserPromptSubmit")
-    .map((e) => e.prompt ?? "");
 }
 
 describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
