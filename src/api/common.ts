@@ -14,13 +14,11 @@ export const teamName = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\x00-\x1f\x7f]+$/, "a team name has no control characters")
   .describe("A team: the sessions started with this team_name.");
 export const teammateName = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\x00-\x1f\x7f]+$/, "a teammate name has no control characters")
   .describe("A teammate of team_name (unique among the team's live sessions).");
 
 /**
