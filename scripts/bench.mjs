@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, real)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, broadcast, real)
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
  * Prints one table and writes bench-results/bench-<date>.json and bench-results/latest.json.
@@ -22,6 +22,7 @@ import { scale } from "./bench/phases/scale.mjs";
 import { list } from "./bench/phases/list.mjs";
 import { store } from "./bench/phases/store.mjs";
 import { real } from "./bench/phases/real.mjs";
+import { broadcast } from "./bench/phases/broadcast.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -30,14 +31,14 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,real] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,broadcast,real] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
 const quick = flag("quick");
 const cfg = quick
-  ? { mode: "quick", detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3 }
-  : { mode: "full", detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10 };
+  ? { mode: "quick", detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, broadcastMembers: 10, broadcastRounds: 10 }
+  : { mode: "full", detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, broadcastMembers: 10, broadcastRounds: 50 };
 cfg.real = flag("real");
 
 const PHASES = [
@@ -47,6 +48,7 @@ const PHASES = [
   ["scale", scale],
   ["list", list],
   ["store", store],
+  ["broadcast", broadcast],
   ["real", real],
 ];
 const only = opt("only")?.split(",").filter(Boolean);
