@@ -146,6 +146,8 @@ export class SessionService {
     if (r?.worktree) {
       await removeWorktree(r.worktree, { force: k.force === true });
       out.worktree_removed = true;
+      // The record (kept for resume) no longer names a tree that is gone.
+      if (out.state_saved) await this.d.store.patch(k.session_id, (rec) => void delete rec.worktree);
     }
     return out;
   }

@@ -79,6 +79,8 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
     expect(kb).toMatchObject({ status: "killed", worktree_removed: true });
     expect(existsSync(b.cwd)).toBe(false);
     expect(git(repo, "branch", "--list", "feature/b").trim()).toContain("feature/b");
+    const gone = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    expect(gone.sessions.find((s) => s.session_id === b.session_id)).not.toHaveProperty("branch");
 
     // Clean once committed (the change and the file setup_command made): removed without force.
     git(a.cwd, "add", "-A");
