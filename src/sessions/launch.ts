@@ -264,7 +264,7 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, extraEnv), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);
@@ -337,13 +337,16 @@ async function result(d: Deps, id: string): Promise<StartOutput> {
   return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id));
 }
 
-/** The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside. */
+/**
+ * The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside.
+ * (launch() adds the design's CLAUDE_SESSION_ID: the Claude session's UUID, as the design has it. With this
+ * server's short id in it, the real CLI 2.1.330 often did not take the first prompt of sessions started in parallel.)
+ */
 function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<string, string> {
   return {
     ...env,
     CLAUDE_SESSIONS_ID: r.session_id,
     // The design's name for the same id.
-    CLAUDE_SESSION_ID: r.session_id,
     ...(r.team_name ? { CLAUDE_TEAM_NAME: r.team_name } : {}),
     ...(r.teammate_name ? { CLAUDE_TEAMMATE_NAME: r.teammate_name } : {}),
   };

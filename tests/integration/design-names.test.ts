@@ -61,9 +61,11 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
     expect(processesIn(cwd).length).toBeGreaterThan(0);
   });
 
-  it("the child gets CLAUDE_SESSION_ID as well as CLAUDE_SESSIONS_ID", async () => {
+  it("the child gets CLAUDE_SESSION_ID (the Claude session UUID) as well as CLAUDE_SESSIONS_ID", async () => {
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_ENV:CLAUDE_SESSION_ID" });
-    expect(await reported("CLAUDE_SESSION_ID")).toBe("design-1");
+    const listed = await m.callOk<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
+    // The design's CLAUDE_SESSION_ID is a UUID: the Claude session's id (CLAUDE_SESSIONS_ID is this server's id).
+    expect(await reported("CLAUDE_SESSION_ID")).toBe(listed.sessions.find((s) => s.session_id === "design-1")!.claude_session_id);
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_ENV:CLAUDE_SESSIONS_ID" });
     expect(await reported("CLAUDE_SESSIONS_ID")).toBe("design-1");
   });
