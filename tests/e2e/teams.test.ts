@@ -15,12 +15,11 @@ describe.runIf(run)("real claude: a team of three (tmux)", () => {
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["r1", "r2", "r3"] });
     m = await e.connect({ CLAUDE_SESSIONS_BACKEND: "tmux" });
-    // One after another: started in parallel (load average ~25), the first member's first prompt was not taken
-    // after 3 Enter presses in 2 of 2 runs (the box showed the text). A start-up matter, reported, not hidden here.
-    for (const d of ["r1", "r2", "r3"]) {
-      const s = await m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: e.dir(d), team_name: "crew", permission_mode: "default" });
-      ids[s.teammate_name] = s.session_id;
-    }
+    // In parallel, as a lead would start them (this found that CLAUDE_SESSION_ID must be the Claude session's UUID).
+    const started = await Promise.all(
+      ["r1", "r2", "r3"].map((d) => m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: e.dir(d), team_name: "crew", permission_mode: "default" })),
+    );
+    for (const s of started) ids[s.teammate_name] = s.session_id;
   });
   afterAll(async () => {
     for (const id of Object.values(ids)) await m?.call("kill_session", { session_id: id });

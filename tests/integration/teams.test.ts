@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promptsOf as promptsIn } from "../helpers/events.js";
-import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 
 const promptsOf = (w: World, id: string) => promptsIn(w.stateDir, id);
 
@@ -54,8 +54,8 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(r).toMatchObject({ session_id: ids.carol, response: "FAKE REPLY: who are you" });
     const wr = await m.callOk("wait_for_completion", { team_name: "rev", teammate_name: "carol", timeout_ms: 2000 });
     expect(wr).toMatchObject({ session_id: ids.carol, completed: true });
-    const scr = await m.callOk<{ text: string }>("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" });
-    expect(scr.text).toContain("FAKE REPLY: who are you");
+    // The screen is drawn a moment after the Stop hook: read it until it shows the reply.
+    await until(async () => (await m.callOk<{ text: string }>("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" })).text.includes("FAKE REPLY: who are you"), 5000);
     const both = await m.call("send_message", { session_id: ids.carol, team_name: "rev", teammate_name: "carol", message: "x" });
     expect(both.error?.code).toBe("INVALID_ARGUMENT");
     const none = await m.call("send_message", { team_name: "rev", teammate_name: "nobody", message: "x" });
