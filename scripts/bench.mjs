@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, broadcast)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -28,6 +28,7 @@ import { permission } from "./bench/phases/permission.mjs";
 import { notify } from "./bench/phases/notify.mjs";
 import { history } from "./bench/phases/history.mjs";
 import { http } from "./bench/phases/http.mjs";
+import { broadcast } from "./bench/phases/broadcast.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -36,14 +37,14 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,broadcast] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
 const quick = flag("quick");
 const cfg = quick
-  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10, httpListCalls: 30, httpTurns: 15, httpClients: 20, httpClientTurns: 10, httpDomTurns: 15 }
-  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50, httpListCalls: 200, httpTurns: 100, httpClients: 20, httpClientTurns: 10, httpDomTurns: 50 };
+  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10, httpListCalls: 30, httpTurns: 15, httpClients: 20, httpClientTurns: 10, httpDomTurns: 15, broadcastMembers: 10, broadcastRounds: 10 }
+  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50, httpListCalls: 200, httpTurns: 100, httpClients: 20, httpClientTurns: 10, httpDomTurns: 50, broadcastMembers: 10, broadcastRounds: 50 };
 cfg.real = flag("real");
 
 const PHASES = [
@@ -55,6 +56,7 @@ const PHASES = [
   ["store", store],
   ["permission", permission],
   ["notify", notify],
+  ["broadcast", broadcast],
   ["real", real],
   ["parallel", parallel],
   ["history", history],

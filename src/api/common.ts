@@ -10,6 +10,27 @@ export const sessionId = z
   .regex(/^[A-Za-z0-9_-]+$/, "a session id has only letters, digits, '-' and '_'")
   .describe("The session id returned by start_session (or shown by list_sessions).");
 
+export const teamName = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("A team: the sessions started with this team_name.");
+export const teammateName = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("A teammate of team_name (unique among the team's live sessions).");
+
+/**
+ * How a tool names one session: session_id, or team_name + teammate_name (resolved in one place,
+ * src/sessions/team.ts). Exactly one of the two forms.
+ */
+export const addressFields = {
+  session_id: sessionId.optional().describe("The session id returned by start_session (or shown by list_sessions). Or name it by team_name + teammate_name."),
+  team_name: teamName.optional(),
+  teammate_name: teammateName.optional(),
+};
+
 export const status = z.enum(STATUSES);
 
 export const timeoutMs = (dflt: number, max = 3_600_000) =>

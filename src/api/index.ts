@@ -8,12 +8,14 @@ import type * as h from "./history.js";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
 import type * as sv from "./server.js";
+import type * as tm from "./teams.js";
 
 export * from "./common.js";
 export * from "./history.js";
 export * from "./sessions.js";
 export * from "./turns.js";
 export * from "./server.js";
+export * from "./teams.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;
@@ -51,3 +53,13 @@ export type GetExecutionsInput = z.infer<typeof h.getExecutionsInput>;
 export type GetExecutionsOutput = z.infer<typeof h.getExecutionsOutput>;
 export type ClearExecutionsInput = z.infer<typeof h.clearExecutionsInput>;
 export type ClearExecutionsOutput = z.infer<typeof h.clearExecutionsOutput>;
+export type BroadcastInput = z.infer<typeof tm.broadcastInput>;
+export type BroadcastOutput = z.infer<typeof tm.broadcastOutput>;
+export type MemberResult = z.infer<typeof tm.memberResult>;
+export type WaitManyInput = z.infer<typeof tm.waitManyInput>;
+export type WaitManyOutput = z.infer<typeof tm.waitManyOutput>;
+export type SyncInput = z.infer<typeof tm.syncInput>;
+export type SyncOutput = z.infer<typeof tm.syncOutput>;
+export type SyncResult = z.infer<typeof tm.syncResult>;
+/** A call whose session was named by team_name + teammate_name, after resolution: it has its session_id. */
+export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };

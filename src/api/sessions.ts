@@ -1,20 +1,22 @@
 /** Schemas of the tools that start, resume, end and list sessions. */
 import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
-import { backend, doppler, env, pendingPermission, sessionId, status, usage } from "./common.js";
+import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 
 const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 
 export const startInput = z
   .object({
+    session_id: sessionId.optional().describe("Choose the session id (the design's form). The same id with the same options returns the existing session; with other options, INVALID_ARGUMENT."),
     cwd: z.string().min(1).max(4096).describe("Working directory of the session (must exist)."),
     prompt: z.string().optional().describe("A first prompt, delivered once the session is ready (the same rules as send_message's message)."),
     model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode.optional().describe("Claude Code permission mode. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
     max_turns: z.number().int().min(1).max(100000).optional().describe("The server refuses prompts after this many turns of the session (resume keeps the count)."),
     max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
-    team_name: z.string().min(1).max(200).optional(),
-    teammate_name: z.string().min(1).max(200).optional(),
+    team_name: teamName.optional().describe("Join this team (broadcast_message, wait_for_sessions, and addressing by team_name + teammate_name)."),
+    teammate_name: teammateName.optional().describe("This session's name in its team (default: a readable unique one)."),
     append_system_prompt: z.string().max(100000).optional(),
     add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("More directories Claude may use (--add-dir)."),
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
@@ -29,6 +31,10 @@ export const startInput = z
     backend: backend.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional().describe("Accept Claude Code's 'trust this folder' screen if it appears."),
+    ...dopplerFlat,
+    worktree: worktreeOption.optional(),
+    copy_files: copyFiles.optional(),
+    setup_command: setupCommand.optional(),
   })
   .strict();
 
@@ -39,13 +45,18 @@ export const startOutput = z.strictObject({
   backend,
   pid: z.number().optional(),
   tmux_target: z.string().optional(),
+  tmux_pane: z.string().optional().describe("The tmux pane id (the design's name)."),
   attach_command: z.string().optional(),
   started_at: z.string().optional(),
+  team_name: z.string().optional(),
+  teammate_name: z.string().optional(),
+  cwd: z.string().optional(),
+  worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
 });
 
 export const resumeInput = z
   .object({
-    session_id: sessionId.optional(),
+    ...addressFields,
     claude_session_id: z.string().max(64).optional().describe("Adopt a conversation this server never started (needs cwd)."),
     cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
     message: z.string().optional().describe("A prompt to deliver once the session is ready."),
@@ -55,6 +66,7 @@ export const resumeInput = z
     env: env.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
+    ...dopplerFlat,
   })
   .strict();
 
@@ -67,8 +79,9 @@ export const resumeOutput = startOutput.extend({
 
 export const killInput = z
   .object({
-    session_id: sessionId,
+    ...addressFields,
     force: z.boolean().default(false),
+    remove_worktree: z.boolean().optional().describe("Also remove the session's git worktree: only when it has no uncommitted changes, unless force (its branch is kept)."),
     save_state: z.boolean().default(true).describe("Keep the record so resume_session can bring the conversation back."),
   })
   .strict();
@@ -80,6 +93,7 @@ export const killOutput = z.strictObject({
   left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),
   killed_at: z.string(),
+  worktree_removed: z.boolean().optional(),
 });
 
 export const listInput = z
@@ -112,6 +126,9 @@ export const sessionSummary = z.strictObject({
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),
   max_budget_usd: z.number().optional(),
   limit_reached: z.string().optional().describe("Why the session refuses prompts (e.g. its max_budget_usd is spent)."),
+  branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
+  base: z.string().optional().describe("The commit (or ref) the worktree's branch was made from."),
+  dirty: z.boolean().optional().describe("The worktree has uncommitted changes."),
 });
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */

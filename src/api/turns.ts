@@ -1,10 +1,10 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { sessionId, status, timeoutMs, turnFields } from "./common.js";
+import { addressFields, status, timeoutMs, turnFields } from "./common.js";
 
 export const sendInput = z
   .object({
-    session_id: sessionId,
+    ...addressFields,
     message: z
       .string()
       .describe(
@@ -18,6 +18,7 @@ export const sendInput = z
       .boolean()
       .default(false)
       .describe("Run message as a shell command through Claude Code's bash mode (message without the \"!\"). Only when the server runs with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1; otherwise PERMISSION_DENIED."),
+    include_context: z.boolean().default(false).describe("Put what changed since the last sync (git, files, env names; see sync_context) before the message."),
   })
   .strict();
 
@@ -42,15 +43,27 @@ export const sendOutput = z.strictObject({
   cost_usd: turnFields.cost_usd,
 });
 
-export const waitInput = z.object({ session_id: sessionId, timeout_ms: timeoutMs(300_000, 24 * 3_600_000) }).strict();
+export const waitInput = z
+  .object({
+    ...addressFields,
+    timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
+    poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Accepted for the design's clients and ignored: waits wake on hook events, nothing polls."),
+    check_idle: z.boolean().default(false).describe("Also wait until the background tasks the turn left are done (a SubagentStop/idle hook ends them)."),
+  })
+  .strict();
 
-export const waitOutput = z.strictObject({ session_id: z.string(), last_response: z.string().optional(), ...turnFields });
+export const waitOutput = z.strictObject({
+  session_id: z.string(),
+  last_response: z.string().optional(),
+  completed_at: z.string().optional().describe("When the wait saw the turn end (completed only)."),
+  ...turnFields,
+});
 
 export const permissionDecision = z.enum(["allow", "allow_always", "deny"]);
 
 export const respondInput = z
   .object({
-    session_id: sessionId,
+    ...addressFields,
     decision: permissionDecision,
     message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told (Claude Code's allow carries no message)."),
     updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow or allow_always: the tool input to run instead of the requested one (e.g. an edited command)."),
@@ -59,13 +72,13 @@ export const respondInput = z
 
 export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status });
 
-export const interruptInput = z.object({ session_id: sessionId, timeout_ms: timeoutMs(5000, 60_000) }).strict();
+export const interruptInput = z.object({ ...addressFields, timeout_ms: timeoutMs(5000, 60_000) }).strict();
 
 export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status });
 
 export const streamInput = z
   .object({
-    session_id: sessionId,
+    ...addressFields,
     mode: z.enum(["screen", "log", "transcript"]).default("screen"),
     cursor: z.string().max(32).optional().describe("The cursor a previous call returned."),
     lines: z.number().int().min(1).max(10000).optional().describe("Without a cursor: only the last N lines / items."),

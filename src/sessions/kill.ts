@@ -1,6 +1,6 @@
 /** kill_session: end the process (wherever it runs), record it dead and resumable, or forget it. */
 import { rm } from "node:fs/promises";
-import type { KillInput, KillOutput } from "../api/index.js";
+import type { KillInput, KillOutput, Resolved } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
 import { isAlive, terminate } from "../util/process.js";
@@ -8,7 +8,7 @@ import type { Deps } from "./deps.js";
 import { generationOf } from "./registry.js";
 import { applyFold } from "./views.js";
 
-export async function kill(d: Deps, input: KillInput, reason?: string): Promise<KillOutput> {
+export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string): Promise<KillOutput> {
   const killed_at = new Date().toISOString();
   const r = await d.store.get(input.session_id);
   if (!r) return { session_id: input.session_id, status: "not_found", state_saved: false, killed_at };

@@ -26,24 +26,48 @@ import { timeLeftMs } from "./deadline.js";
 import { kill } from "./kill.js";
 import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
+import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
+import { claimTeammate } from "./team.js";
+import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
 export async function start(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
-  const cwd = await checkCwd(input.cwd);
+  const fingerprint = startFingerprint(input);
+  if (input.session_id !== undefined) {
+    checkChosenId(input.session_id);
+    const existing = await d.store.get(input.session_id);
+    if (existing && sameStart(existing, fingerprint)) return result(d, existing.session_id);
+  }
+  const callerCwd = await checkCwd(input.cwd);
   checkPermissionMode(d.cfg, input.permission_mode);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
-  const doppler = dopplerFor(d.cfg, input.doppler);
+  const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(input.env);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   for (const dir of input.add_dirs ?? []) await checkCwd(dir, "add_dirs");
+  if (!input.worktree && (input.copy_files || input.setup_command)) {
+    throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
+  }
+  const id = input.session_id ?? newSessionId();
+  const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
   await assertOwnedScript(d.scripts.hook);
   // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
   const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
-
-  const id = newSessionId();
+  let worktree: WorktreeInfo | undefined;
+  if (plan) {
+    try {
+      worktree = await makeWorktree(plan, childEnv(process.env, env), logFile?.path ?? d.registry.paths(id).rawLogPath);
+    } catch (e) {
+      if (logFile) await rm(logFile.path, { force: true });
+      // The session's folder held only the setup log (unless another call took the id meanwhile).
+      if (!(await d.store.get(id))) await rm(d.registry.paths(id).dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+  const cwd = plan ? plan.cwd : callerCwd;
   const claudeSessionId = randomUUID();
   const p = d.registry.paths(id);
   const opts = pickClaudeOptions(input);
@@ -60,7 +84,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     command: argv[0]!,
     args: argv.slice(1),
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}) },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -71,20 +95,31 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.permission_mode) rec.permission_mode = input.permission_mode;
   if (input.max_turns !== undefined) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
+  if (worktree) rec.worktree = worktree;
   if (logFile) {
     rec.log_file = logFile.path;
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
-  // Counting and inserting under one lock: two servers cannot both take the last place.
+  // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
+  let existing = false;
   try {
     await d.store.update((s) => {
+      const there = s.sessions[id];
+      if (there) {
+        existing = sameStart(there, fingerprint);
+        return;
+      }
       assertRoom(d.cfg, s.sessions);
+      claimTeammate(s.sessions, rec);
       s.sessions[id] = rec;
     });
   } catch (e) {
     if (logFile) await rm(logFile.path, { force: true });
+    if (worktree) await removeWorktree(worktree, { force: true, deleteBranch: true });
     throw e;
   }
+  // The same id and options, started by another call a moment ago: that session.
+  if (existing) return result(d, id);
   await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx);
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
   return result(d, id);
@@ -137,7 +172,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
-  const doppler = dopplerFor(d.cfg, input.doppler ?? storedDoppler(rec));
+  const doppler = dopplerFor(d.cfg, dopplerChoice(input) ?? storedDoppler(rec));
   const opts = pickClaudeOptions(rec.options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
@@ -167,6 +202,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     const r = s.sessions[rec.session_id];
     if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);
     assertRoom(d.cfg, s.sessions, r.session_id);
+    claimTeammate(s.sessions, r);
     r.status = "starting";
     r.cwd = cwd;
     r.backend = kind;
@@ -238,7 +274,7 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, extraEnv), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);
@@ -312,11 +348,16 @@ async function result(d: Deps, id: string): Promise<StartOutput> {
   return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id));
 }
 
-/** The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside. */
+/**
+ * The session's own variables on top of the caller's `env`: its id and team names, for hooks and tools inside.
+ * (launch() adds the design's CLAUDE_SESSION_ID: the Claude session's UUID, as the design has it. With this
+ * server's short id in it, the real CLI 2.1.330 often did not take the first prompt of sessions started in parallel.)
+ */
 function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<string, string> {
   return {
     ...env,
     CLAUDE_SESSIONS_ID: r.session_id,
+    // The design's name for the same id.
     ...(r.team_name ? { CLAUDE_TEAM_NAME: r.team_name } : {}),
     ...(r.teammate_name ? { CLAUDE_TEAMMATE_NAME: r.teammate_name } : {}),
   };

@@ -4,7 +4,7 @@
  */
 import { watch } from "node:fs";
 import { stripVTControlCharacters } from "node:util";
-import type { StreamInput, StreamOutput, TranscriptItem } from "../api/index.js";
+import type { Resolved, StreamInput, StreamOutput, TranscriptItem } from "../api/index.js";
 import { readTranscript, transcriptPath } from "../claude/transcript.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
@@ -15,7 +15,7 @@ import { readFrom, readTail } from "../util/files.js";
 import { isSameFile } from "../util/owned.js";
 import { runnerOf, type Deps } from "./deps.js";
 
-export async function stream(d: Deps, input: StreamInput, ctx: CallContext): Promise<StreamOutput> {
+export async function stream(d: Deps, input: Resolved<StreamInput>, ctx: CallContext): Promise<StreamOutput> {
   const r = await d.registry.record(input.session_id);
   if (input.mode === "screen") {
     const s = await d.registry.handle(r.session_id);

@@ -26,7 +26,11 @@ import { Limits, type LimitKind } from "./limits.js";
 import { list } from "./list.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
-import { interrupt, respondPermission, send, wait } from "./turns.js";
+import { interrupt, respondPermission, wait } from "./turns.js";
+import { broadcast, waitMany } from "./group.js";
+import { sendWithContext, syncContext } from "./sync.js";
+import { resolved } from "./team.js";
+import { assertRemovable, removeWorktree } from "./worktree.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -136,29 +140,50 @@ export class SessionService {
   start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
     return start(this.d, input, ctx);
   }
-  resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
-    return resume(this.d, input, ctx);
+  // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
+  async resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
+    return resume(this.d, input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input, ctx);
   }
-  send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
-    return send(this.d, input, ctx);
+  async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
+    return sendWithContext(this.d, await resolved(this.d, input), ctx);
   }
-  wait(input: api.WaitInput, ctx: CallContext = {}): Promise<api.WaitOutput> {
-    return wait(this.d, input, ctx);
+  async wait(input: api.WaitInput, ctx: CallContext = {}): Promise<api.WaitOutput> {
+    return wait(this.d, await resolved(this.d, input), ctx);
   }
-  respondPermission(input: api.RespondInput, ctx: CallContext = {}): Promise<api.RespondOutput> {
-    return respondPermission(this.d, input, ctx);
+  async respondPermission(input: api.RespondInput, ctx: CallContext = {}): Promise<api.RespondOutput> {
+    return respondPermission(this.d, await resolved(this.d, input), ctx);
   }
-  interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
-    return interrupt(this.d, input, ctx);
+  async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
+    return interrupt(this.d, await resolved(this.d, input), ctx);
   }
-  kill(input: api.KillInput): Promise<api.KillOutput> {
-    return kill(this.d, input);
+  async kill(input: api.KillInput): Promise<api.KillOutput> {
+    const k = await resolved(this.d, input);
+    const r = k.remove_worktree ? await this.d.store.get(k.session_id) : undefined;
+    // A worktree with changes is refused before anything is ended.
+    if (r) await assertRemovable(r, k.force === true);
+    const out = await kill(this.d, k);
+    if (r?.worktree) {
+      await removeWorktree(r.worktree, { force: k.force === true });
+      out.worktree_removed = true;
+      // The record (kept for resume) no longer names a tree that is gone.
+      if (out.state_saved) await this.d.store.patch(k.session_id, (rec) => void delete rec.worktree);
+    }
+    return out;
+  }
+  broadcast(input: api.BroadcastInput, ctx: CallContext = {}): Promise<api.BroadcastOutput> {
+    return broadcast(this.d, input, ctx);
+  }
+  waitMany(input: api.WaitManyInput, ctx: CallContext = {}): Promise<api.WaitManyOutput> {
+    return waitMany(this.d, input, ctx);
+  }
+  syncContext(input: api.SyncInput, ctx: CallContext = {}): Promise<api.SyncOutput> {
+    return syncContext(this.d, input, ctx);
   }
   list(input: api.ListInput): Promise<api.ListOutput> {
     return list(this.d, this.reconciler, input);
   }
-  stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
-    return stream(this.d, input, ctx);
+  async stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
+    return stream(this.d, await resolved(this.d, input), ctx);
   }
   /** Adopts live sessions left by an earlier server and marks the vanished ones dead (at start-up). */
   async adopt(): Promise<{ adopted: string[]; dead: string[] }> {

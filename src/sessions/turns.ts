@@ -2,7 +2,7 @@
  * A turn: a prompt delivered (through the session's driver), then a wait on the fold until the turn ends, a
  * permission request opens, or the process goes. Permission answers and interrupts are here too.
  */
-import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
+import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
 import { join } from "node:path";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
@@ -58,7 +58,7 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   return delivery.sent_at;
 }
 
-export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise<SendOutput> {
+export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
   const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
@@ -117,28 +117,33 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
   return p;
 }
 
-export async function wait(d: Deps, input: WaitInput, ctx: CallContext): Promise<WaitOutput> {
+export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext): Promise<WaitOutput> {
   await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
-  // The turn that is running now (or the last one, if none is) is the one waited for.
+  // The turn that is running now (or the last one, if none is) is the one waited for. poll_interval_ms is
+  // accepted for the design's clients and ignored: the wait wakes on hook events.
   const target = s.live.fold.prompts_submitted;
-  const out = await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx);
+  const out = await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true });
   // A wait returns at the turn's end (its detection is the point: milliseconds after the Stop hook). The usage is
   // added when it is already read (send_message waits for it); otherwise it is read in the background and the
   // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop).
   const cost = target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
-  return { session_id: input.session_id, ...out, ...cost };
+  return { session_id: input.session_id, ...out, ...cost, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
 }
 
-/** Waits until `turn_count` reaches `target`, a permission prompt opens, or the process ends. */
-async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: number, ctx: CallContext): Promise<TurnResult> {
+/**
+ * Waits until `turn_count` reaches `target`, a permission prompt opens, or the process ends. With checkIdle, a turn
+ * that left background tasks running is not the end: the wait goes on until a turn ends with none.
+ */
+export async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: number, ctx: CallContext, o: { checkIdle?: boolean } = {}): Promise<TurnResult> {
   const t0 = Date.now();
   let lastEventAt = Date.now();
   const unsub = s.live.subscribe(() => (lastEventAt = Date.now()));
   const r = await d.registry.record(s.id);
   const driver = d.runners[r.backend]?.driver;
   try {
-    const f = await s.live.waitFor((x) => x.turn_count >= target || x.status === "waiting_for_permission" || !isLive(x.status), {
+    const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && x.background_tasks > 0 && x.status === "idle");
+    const f = await s.live.waitFor((x) => ended(x) || x.status === "waiting_for_permission" || !isLive(x.status), {
       timeoutMs,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       tickMs: 1000,
@@ -175,7 +180,7 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   return out;
 }
 
-export async function respondPermission(d: Deps, input: RespondInput, ctx: CallContext): Promise<RespondOutput> {
+export async function respondPermission(d: Deps, input: Resolved<RespondInput>, ctx: CallContext): Promise<RespondOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   const pending = s.live.fold.pending_permission;
@@ -191,7 +196,7 @@ export async function respondPermission(d: Deps, input: RespondInput, ctx: CallC
   return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
 }
 
-export async function interrupt(d: Deps, input: InterruptInput, ctx: CallContext): Promise<InterruptOutput> {
+export async function interrupt(d: Deps, input: Resolved<InterruptInput>, ctx: CallContext): Promise<InterruptOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   checkUsable(r, s.live.fold.status);

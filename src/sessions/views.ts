@@ -29,7 +29,7 @@ export function applyFold(r: SessionRecord, f: Folded): void {
 }
 
 /** The short form list_sessions returns. */
-export function summary(r: SessionRecord, opts: { survivesRestart: boolean; attachCommand?: string | undefined }): SessionSummary {
+export function summary(r: SessionRecord, opts: { survivesRestart: boolean; attachCommand?: string | undefined; dirty?: boolean | undefined }): SessionSummary {
   const s: SessionSummary = {
     session_id: r.session_id,
     claude_session_id: r.claude_session_id,
@@ -48,6 +48,11 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;
+  if (r.worktree) {
+    s.branch = r.worktree.branch;
+    s.base = r.worktree.base;
+    if (opts.dirty !== undefined) s.dirty = opts.dirty;
+  }
   return Object.assign(s, sessionTotals(r));
 }
 
@@ -56,6 +61,11 @@ export function startView(r: SessionRecord, status: SessionRecord["status"], att
   const out: StartOutput = { session_id: r.session_id, claude_session_id: r.claude_session_id, status, backend: r.backend };
   if (r.pid !== undefined) out.pid = r.pid;
   if (r.tmux_session) out.tmux_target = r.tmux_session;
+  if (r.tmux_pane_id) out.tmux_pane = r.tmux_pane_id;
+  if (r.team_name) out.team_name = r.team_name;
+  if (r.teammate_name) out.teammate_name = r.teammate_name;
+  out.cwd = r.cwd;
+  if (r.worktree) out.worktree = { path: r.worktree.path, branch: r.worktree.branch, base: r.worktree.base };
   if (attachCommand) out.attach_command = attachCommand;
   if (r.started_at) out.started_at = r.started_at;
   return out;

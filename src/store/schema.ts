@@ -67,6 +67,10 @@ export const SessionRecordSchema = z.object({
   responses_received: z.number().int().default(0),
   total_chars_sent: z.number().int().default(0),
   total_chars_received: z.number().int().default(0),
+  /** A git worktree the server made for this session (start_session {worktree}); kill_session may remove it. */
+  worktree: z
+    .object({ path: z.string(), branch: z.string(), base: z.string(), base_commit: z.string().optional(), repo: z.string() })
+    .optional(),
   /** Launch options kept for resume_session. */
   options: z.record(z.string(), z.unknown()).default({}),
 });

@@ -11,6 +11,9 @@ import { sendMessage } from "./send-message.js";
 import { startSession } from "./start-session.js";
 import { streamOutputTool } from "./stream-output.js";
 import { waitForCompletion } from "./wait-for-completion.js";
+import { broadcastMessage } from "./broadcast-message.js";
+import { waitForSessions } from "./wait-for-sessions.js";
+import { syncContextTool } from "./sync-context.js";
 
 export const TOOLS: readonly Tool[] = [
   startSession,
@@ -25,4 +28,7 @@ export const TOOLS: readonly Tool[] = [
   healthCheck,
   configureTool,
   ...HISTORY_TOOLS,
+  broadcastMessage,
+  waitForSessions,
+  syncContextTool,
 ];
