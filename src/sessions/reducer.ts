@@ -18,7 +18,7 @@ export const HOOK_EVENTS = [
   "SessionEnd",
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
-export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered"] as const;
+export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered", "cs:turn_failed"] as const;
 export type OwnEventName = (typeof OWN_EVENTS)[number];
 export type EventName = HookEventName | OwnEventName;
 
@@ -147,6 +147,17 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.last_turn = "failed";
       f.last_error = ev.last_assistant_message ?? ev.error ?? "the turn failed";
       delete f.pending_permission;
+      return f;
+    case "cs:turn_failed":
+      // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
+      // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.
+      if (f.turn_count < f.prompts_submitted) {
+        f.turn_count += 1;
+        f.status = move(f, "idle");
+        f.last_turn = "failed";
+        f.last_error = ev.message ?? ev.error ?? "the turn failed";
+        delete f.pending_permission;
+      }
       return f;
     case "cs:answered":
       // A dialog answered with Allow: the tool runs now, and no hook says so before PostToolUse (the real CLI).
