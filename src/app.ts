@@ -13,6 +13,8 @@ import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
+import { HeadlessDriver } from "./drivers/headless/driver.js";
+import { HeadlessHost } from "./drivers/headless/host.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
 import { runner, SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
@@ -98,6 +100,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
   for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log));
+  // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
+  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs, startTimeoutMs: cfg.startTimeoutMs });
+  backends.headless = headless;
+  runners.headless = runner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
@@ -111,7 +117,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     async close() {
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
       // then let the orchestrator fold and save those last events.
-      await backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`));
+      await Promise.all([
+        backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
+        headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
+      ]);
       await sessions.close();
       await backends.tmux?.close?.();
     },

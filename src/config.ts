@@ -23,6 +23,8 @@ export interface Config {
   maxSessionDurationMs: number;
   maxMessageChars: number;
   startTimeoutMs: number;
+  /** CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: an unanswered permission request of a headless session is denied after this. */
+  permissionTimeoutMs: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
@@ -49,8 +51,8 @@ function bool(v: string | undefined): boolean {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const backend = env.CLAUDE_SESSIONS_BACKEND;
-  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty") {
-    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux" or "pty" (got ${JSON.stringify(backend)})`);
+  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty" && backend !== "headless") {
+    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux", "pty" or "headless" (got ${JSON.stringify(backend)})`);
   }
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSessionDurationMs: num(env, "MAX_SESSION_DURATION", 24 * 60 * 60 * 1000),
     maxMessageChars: num(env, "CLAUDE_SESSIONS_MAX_MESSAGE_CHARS", 100_000),
     startTimeoutMs: num(env, "CLAUDE_SESSIONS_START_TIMEOUT_MS", 30_000, 100),
+    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 300_000, 100),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
@@ -75,7 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.DOPPLER_PATH) cfg.dopplerPath = env.DOPPLER_PATH;
   if (env.DOPPLER_PROJECT) cfg.dopplerProject = env.DOPPLER_PROJECT;
   if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
-  if (backend === "tmux" || backend === "pty") cfg.defaultBackend = backend;
+  if (backend === "tmux" || backend === "pty" || backend === "headless") cfg.defaultBackend = backend;
   if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
   return cfg;
 }

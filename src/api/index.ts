@@ -6,10 +6,13 @@
 import type { z } from "zod";
 import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
+import type * as rt from "./run-task.js";
 
 export * from "./common.js";
 export * from "./sessions.js";
 export * from "./turns.js";
+export * from "./headless.js";
+export * from "./run-task.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;
@@ -32,3 +35,5 @@ export type InterruptOutput = z.infer<typeof t.interruptOutput>;
 export type StreamInput = z.infer<typeof t.streamInput>;
 export type StreamOutput = z.infer<typeof t.streamOutput>;
 export type TranscriptItem = z.infer<typeof t.transcriptItem>;
+export type RunTaskInput = z.infer<typeof rt.runTaskInput>;
+export type RunTaskOutput = z.infer<typeof rt.runTaskOutput>;

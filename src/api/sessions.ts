@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
 import { backend, doppler, env, pendingPermission, sessionId, status } from "./common.js";
+import { headlessOptionFields } from "./headless.js";
 
 const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 
@@ -11,7 +12,7 @@ export const startInput = z
     prompt: z.string().optional().describe("A first prompt, delivered once the session is ready (the same rules as send_message's message)."),
     model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode.optional().describe("Claude Code permission mode. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("The server refuses prompts after this many turns of the session (resume keeps the count)."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: the server refuses prompts after this many turns of the session (resume keeps the count). headless: the CLI's own limit of agentic turns per prompt (error_subtype error_max_turns)."),
     team_name: z.string().min(1).max(200).optional(),
     teammate_name: z.string().min(1).max(200).optional(),
     append_system_prompt: z.string().max(100000).optional(),
@@ -28,6 +29,7 @@ export const startInput = z
     backend: backend.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional().describe("Accept Claude Code's 'trust this folder' screen if it appears."),
+    ...headlessOptionFields,
   })
   .strict();
 
@@ -53,6 +55,7 @@ export const resumeInput = z
     env: env.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
+    ...headlessOptionFields,
   })
   .strict();
 

@@ -23,6 +23,7 @@ import { resume, start } from "./launch.js";
 import { list } from "./list.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
+import { runTask } from "./run-task.js";
 import { interrupt, respondPermission, send, wait } from "./turns.js";
 
 export interface ServiceOptions {
@@ -131,6 +132,9 @@ export class SessionService {
   }
   interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, input, ctx);
+  }
+  runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
+    return runTask(this.d, input, ctx);
   }
   kill(input: api.KillInput): Promise<api.KillOutput> {
     return kill(this.d, input);

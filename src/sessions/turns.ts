@@ -6,6 +6,7 @@ import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, Send
 import { join } from "node:path";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
+import type { BackendKind } from "../core/events.js";
 import { acceptsPrompt, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
@@ -88,7 +89,7 @@ export async function send(d: Deps, input: SendInput, ctx: CallContext): Promise
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
     if (input.wait_for_response === false) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    const w = await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx);
+    const w = await withFigures(d, r.backend, s, promptsBefore + 1, await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx));
     const { last_response, ...rest } = w;
     Object.assign(out, rest, { waited_ms: Date.now() - t0 });
     if (w.completed) {
@@ -107,7 +108,9 @@ export async function wait(d: Deps, input: WaitInput, ctx: CallContext): Promise
   await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   // The turn that is running now (or the last one, if none is) is the one waited for.
-  const out = await waitTurn(d, s, s.live.fold.prompts_submitted, input.timeout_ms ?? 300_000, ctx);
+  const target = s.live.fold.prompts_submitted;
+  const r = await d.registry.record(input.session_id);
+  const out = await withFigures(d, r.backend, s, target, await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx));
   return { session_id: input.session_id, ...out };
 }
 
@@ -135,6 +138,13 @@ async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: nu
   } finally {
     unsub();
   }
+}
+
+/** A turn that ended gets the figures its driver knows (headless: the SDK's result of that prompt). */
+async function withFigures(d: Deps, kind: BackendKind, s: DriverSession, prompt: number, out: TurnResult): Promise<TurnResult> {
+  if (out.timed_out || prompt < 1 || s.live.fold.turn_count < prompt) return out;
+  const figures = await d.runners[kind]?.driver.turnFigures?.(s, prompt);
+  return figures ? { ...out, ...figures } : out;
 }
 
 function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult {

@@ -81,7 +81,7 @@ export class HeadlessSession {
       const home = plan.options.env?.HOME;
       if (home) s.totals = await savedTotals(transcriptPath(home, o.cwd, o.resume));
     }
-    await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId });
+    if (!o.spawn_logged) await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
     await s.live.start();
     s.launch();
     await s.waitReady(o.start_timeout_ms ?? 30_000);
@@ -259,6 +259,7 @@ export class HeadlessSession {
     this.broker.denyAll("The session ended.");
     const ev: LogEvent = { hook_event_name: "cs:exit" };
     if (info.code !== null) ev.exit_code = info.code;
+    if (this.o.generation !== undefined) ev.generation = this.o.generation;
     await this.emit(ev).catch(() => {});
     await this.live.refresh();
     this.failTurn(this.deadError());

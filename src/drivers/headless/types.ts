@@ -51,6 +51,10 @@ export interface HeadlessOptions {
   verbatim_prompts?: boolean;
   /** SessionStart must arrive within this (default 30000). */
   start_timeout_ms?: number;
+  /** The spawn generation (the session layer's): `cs:spawn` and `cs:exit` carry it. */
+  generation?: number;
+  /** The caller already appended `cs:spawn` for this process (the session layer does): the engine does not. */
+  spawn_logged?: boolean;
   /** Every message from the SDK, in order (for a transcript-like stream). */
   on_message?: (m: SDKMessage) => void;
   /** A tool waits for an answer (see HeadlessSession.respondPermission). */

@@ -1,0 +1,45 @@
+/**
+ * run_task: one call for "do this and tell me the result": start a session (headless unless the call names
+ * another backend), run the prompt as its first turn, and return that turn's result with the ids to go on with
+ * (send_message, resume_session). Cancelling the call interrupts the turn; keep_session false ends the session.
+ */
+import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
+import type { CallContext } from "../core/context.js";
+import type { Deps } from "./deps.js";
+import { kill } from "./kill.js";
+import { start } from "./launch.js";
+import { interrupt, send } from "./turns.js";
+
+export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
+  const { prompt, timeout_ms, keep_session, ...startOptions } = input;
+  const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
+  const t0 = Date.now();
+  const started = await start(d, { ...startOptions, backend }, ctx);
+  const id = started.session_id;
+  ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} started (${backend}); running the task` });
+  const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});
+  ctx.signal?.addEventListener("abort", stop, { once: true });
+  let out: SendOutput;
+  try {
+    out = await send(d, { session_id: id, message: prompt, wait_for_response: true, timeout_ms: timeout_ms ?? 600_000, queue: false, bash_mode: false }, ctx);
+  } catch (e) {
+    if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
+    throw e;
+  } finally {
+    ctx.signal?.removeEventListener("abort", stop);
+  }
+  if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true });
+  const r = await d.registry.record(id);
+  const { session_id: _s, message_sent: _m, sent_at: _a, queued: _q, bash_mode: _b, responded_at: _r, completed, timed_out, waited_ms, ...turn } = out;
+  return {
+    ...turn,
+    session_id: id,
+    claude_session_id: r.claude_session_id,
+    backend,
+    status: d.registry.followed(id)?.fold.status ?? r.status,
+    kept: Boolean(keep_session),
+    completed: completed ?? false,
+    timed_out: timed_out ?? false,
+    waited_ms: Date.now() - t0,
+  };
+}
