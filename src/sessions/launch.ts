@@ -196,12 +196,16 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */
 async function assertNotRunning(d: Deps, rec: SessionRecord): Promise<void> {
-  if (!isLive(rec.status)) return;
+  // The fold this server follows is newer than the stored record (which is written in batches).
+  const status = d.registry.followed(rec.session_id)?.fold.status ?? rec.status;
+  if (!isLive(status)) return;
   const b = d.runners[rec.backend]?.backend;
-  // A terminal that outlives servers is asked; a process owned by a server (pty) is running while its record says so.
-  const running = b && (b.survivesRestart ? (await b.list()).get(rec.session_id)?.alive === true : true);
+  // A terminal that outlives servers is asked; a process owned by a server (pty, headless) is running while its
+  // record says so, unless it is this server's and has ended.
+  const l = b ? (await b.list()).get(rec.session_id) : undefined;
+  const running = b && (b.survivesRestart ? l?.alive === true : (l?.alive ?? true));
   if (running) {
-    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${rec.status}); only an ended session can be resumed.`, {
+    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${status}); only an ended session can be resumed.`, {
       suggestion: "Use send_message to talk to it, or kill_session first.",
     });
   }

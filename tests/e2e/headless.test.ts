@@ -16,7 +16,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse"] });
+    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -232,5 +232,57 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const w = await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(w.data, w.text).toMatchObject({ completed: true, turn_outcome: "interrupted" });
     await m.callOk("kill_session", { session_id: s.session_id as string });
+  });
+
+  it("queue: true hands a prompt to a busy session; it runs as its own turn with its own figures", async () => {
+    const id = await start("queue");
+    await m.callOk("send_message", { session_id: id, message: "MOCK_SLOW:1.5 first", wait_for_response: false });
+    const busy = await m.call("send_message", { session_id: id, message: "refused while busy", wait_for_response: false });
+    expect(busy.error?.code).toBe("SESSION_BUSY");
+    const q = await m.call("send_message", { session_id: id, message: "second, queued", queue: true, timeout_ms: 30_000 });
+    expect(q.data, q.text).toMatchObject({ queued: true, completed: true, response: "MOCK REPLY: second, queued", num_turns: 1 });
+    expect(e.requestsWith("second, queued")).toHaveLength(1);
+    await m.callOk("kill_session", { session_id: id });
+  });
+
+  it("a crash mid-turn wakes the waiter at once with final_state dead; the session is resumable", async () => {
+    const id = await start("crash");
+    const pid = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === id)!.pid as number;
+    // A conversation the CLI has written to its transcript (a process killed in its very first turn leaves none to resume).
+    await m.callOk("send_message", { session_id: id, message: "a first turn" });
+    await m.callOk("send_message", { session_id: id, message: "MOCK_SLOW:30 crash me", wait_for_response: false });
+    await e.mock.waitForRequest((q) => q.lastUserText === "MOCK_SLOW:30 crash me", 20_000);
+    const w = m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    process.kill(-pid, "SIGKILL");
+    const t0 = Date.now();
+    expect((await w).data).toMatchObject({ completed: false, final_state: "dead" });
+    expect(Date.now() - t0).toBeLessThan(3000);
+    const r = await m.call("resume_session", { session_id: id });
+    expect(r.data, r.text).toMatchObject({ backend: "headless", status: "ready" });
+    await m.callOk("kill_session", { session_id: id });
+  });
+
+  it("a headless session lives as long as its server: after the server is killed it is recorded dead, and resumable", async () => {
+    const m2 = await e.connect();
+    const s = await m2.callOk<{ session_id: string; claude_session_id: string; pid: number }>("start_session", { cwd: e.dir("restart"), ...H });
+    await m2.callOk("send_message", { session_id: s.session_id, message: "before the restart" });
+    process.kill(m2.pid!, "SIGKILL");
+    await m2.close().catch(() => undefined);
+    // stdin EOF: the CLI ends on its own shortly after its server.
+    const t0 = Date.now();
+    while (Date.now() - t0 < 15_000 && existsSync(`/proc/${s.pid}`)) await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(`/proc/${s.pid}`)).toBe(false);
+    const m3 = await e.connect();
+    try {
+      const listed = await m3.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+      expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "dead", backend: "headless" });
+      const r = await m3.call("resume_session", { session_id: s.session_id, message: "after the restart" });
+      expect(r.data, r.text).toMatchObject({ backend: "headless", claude_session_id: s.claude_session_id });
+      expect(await m3.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 })).toMatchObject({ completed: true, last_response: "MOCK REPLY: after the restart" });
+      expect(e.userTexts(e.requestsWith("after the restart")[0]!)).toContain("before the restart");
+      await m3.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m3.close();
+    }
   });
 });
