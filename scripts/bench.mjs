@@ -3,8 +3,8 @@
  * claude-sessions bench (issue #6): `npm run bench` (builds first) or `node scripts/bench.mjs`.
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
- *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, real)
+ *   --real           also run the real Claude Code CLI against the mock Anthropic API (phases real, headless)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, real, headless)
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
  * Prints one table and writes bench-results/bench-<date>.json and bench-results/latest.json.
@@ -22,6 +22,7 @@ import { scale } from "./bench/phases/scale.mjs";
 import { list } from "./bench/phases/list.mjs";
 import { store } from "./bench/phases/store.mjs";
 import { real } from "./bench/phases/real.mjs";
+import { headless } from "./bench/phases/headless.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -30,7 +31,7 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,real] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,real,headless] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
@@ -48,6 +49,7 @@ const PHASES = [
   ["list", list],
   ["store", store],
   ["real", real],
+  ["headless", headless],
 ];
 const only = opt("only")?.split(",").filter(Boolean);
 if (only) {

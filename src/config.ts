@@ -25,6 +25,8 @@ export interface Config {
   startTimeoutMs: number;
   /** CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: an unanswered permission request of a headless session is denied after this. */
   permissionTimeoutMs: number;
+  /** CLAUDE_SESSIONS_WARM_POOL: headless sessions kept started per run_task cwd and options (0: none). */
+  warmPool: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMessageChars: num(env, "CLAUDE_SESSIONS_MAX_MESSAGE_CHARS", 100_000),
     startTimeoutMs: num(env, "CLAUDE_SESSIONS_START_TIMEOUT_MS", 30_000, 100),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 300_000, 100),
+    warmPool: num(env, "CLAUDE_SESSIONS_WARM_POOL", 0, 0),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The headless engine's bench (standalone; run `npm run build` first):
- *   node scripts/bench/headless.mjs [--turns=20] [--idle=20]
+ *   node scripts/bench/headless.mjs [--turns=20] [--idle=20] [--json-out=FILE]
+ * (`npm run bench -- --real` runs it as its `headless` phase, with --json-out.)
  *
  * The real CLI ($CLAUDE_PATH, else the pinned node_modules/.bin/claude) offline against
  * tests/fixtures/mock-anthropic.ts with a prepared HOME (tests/fixtures/claude-home.ts), as in the tests.
@@ -174,6 +175,7 @@ try {
   const file = join(ROOT, "bench-results", `headless-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, JSON.stringify({ version, sdkVersion, node: process.version, wall, own, overhead, pWall, pOwn, rssBefore, rssAfter, cliRss, idle: IDLE }, null, 2));
   log(`samples in ${file}`);
+  if (args["json-out"]) writeFileSync(args["json-out"], JSON.stringify({ version, sdkVersion, node: process.version, wall, own, overhead, pWall, pOwn, rssBefore, rssAfter, cliRss, idle: IDLE, allReady }));
 } finally {
   await cleanup();
 }

@@ -9,14 +9,26 @@ import type { Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
+import { WarmPool } from "./warm-pool.js";
+
+const pools = new WeakMap<Deps, WarmPool>();
+
+function poolOf(d: Deps): WarmPool | undefined {
+  if (!d.cfg.warmPool || !d.runners.headless) return undefined;
+  let p = pools.get(d);
+  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
+  return p;
+}
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
   const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
   const t0 = Date.now();
-  const started = await start(d, { ...startOptions, backend }, ctx);
-  const id = started.session_id;
-  ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} started (${backend}); running the task` });
+  const pool = backend === "headless" ? poolOf(d) : undefined;
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  const warm = pooled ? pool?.take(pooled.key) : undefined;
+  const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;
+  ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
   const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});
   ctx.signal?.addEventListener("abort", stop, { once: true });
   let out: SendOutput;
@@ -27,6 +39,8 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     throw e;
   } finally {
     ctx.signal?.removeEventListener("abort", stop);
+    // After the turn, not during it: the spares' start-up would compete with it for the CPU.
+    if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }
   if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true });
   const r = await d.registry.record(id);

@@ -16,7 +16,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart"] });
+    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart", "pool"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -283,6 +283,30 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
       await m3.callOk("kill_session", { session_id: s.session_id });
     } finally {
       await m3.close();
+    }
+  });
+
+  it("warm pool (CLAUDE_SESSIONS_WARM_POOL=1): after a run_task a spare session waits ready, visible in list_sessions; the next run_task like it takes it", async () => {
+    const mp = await e.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
+    try {
+      const args = { cwd: e.dir("pool"), permission_mode: "default", keep_session: false };
+      const first = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool one" });
+      expect(first).toMatchObject({ response: "MOCK REPLY: pool one", kept: false });
+      let spare: Record<string, unknown> | undefined;
+      const t0 = Date.now();
+      while (!spare && Date.now() - t0 < 30_000) {
+        const l = await mp.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+        spare = l.sessions.find((x) => x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!));
+        if (!spare) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(spare, "a ready spare session").toBeDefined();
+      const second = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool two" });
+      expect(second).toMatchObject({ session_id: spare!.session_id, response: "MOCK REPLY: pool two" });
+      // A call with other options does not take it.
+      const other = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool three", model: "claude-sonnet-4-5" });
+      expect(other.session_id).not.toBe(spare!.session_id);
+    } finally {
+      await mp.close();
     }
   });
 });
