@@ -16,8 +16,8 @@ export const runTaskOutput = z.strictObject({
   session_id: z.string(),
   claude_session_id: z.string(),
   backend,
-  status: status.describe("The session's status when the call returned (dead when keep_session was false)."),
-  kept: z.boolean().describe("The session is still running."),
+  status: status.describe("The session's status when the call returned."),
+  kept: z.boolean().describe("keep_session: the session stays for more prompts; false: it is being ended (in the background, after the reply; resumable)."),
   response: z.string().optional(),
   ...turnFields,
 });

@@ -42,7 +42,8 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     // After the turn, not during it: the spares' start-up would compete with it for the CPU.
     if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }
-  if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true });
+  // The reply is in hand: the session ends in the background (its record stays, resumable).
+  if (!keep_session) void kill(d, { session_id: id, force: false, save_state: true }).catch((e: unknown) => d.log.warn(`${id}: ending the run_task session: ${String(e)}`));
   const r = await d.registry.record(id);
   const { session_id: _s, message_sent: _m, sent_at: _a, queued: _q, bash_mode: _b, responded_at: _r, completed, timed_out, waited_ms, ...turn } = out;
   return {

@@ -215,7 +215,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await m.callOk("kill_session", { session_id: id });
 
     const once = await m.call("run_task", { cwd: e.dir("task2"), prompt: "one shot", keep_session: false });
-    expect(once.data, once.text).toMatchObject({ kept: false, status: "dead", response: "MOCK REPLY: one shot" });
+    expect(once.data, once.text).toMatchObject({ kept: false, response: "MOCK REPLY: one shot" });
+    // Ended in the background once the reply is in hand.
+    const t0 = Date.now();
+    const statusOf = async () => (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status;
+    while ((await statusOf()) !== "dead" && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 100));
+    expect(await statusOf()).toBe("dead");
     const back = await m.call("resume_session", { session_id: once.data.session_id, message: "more" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", claude_session_id: once.data.claude_session_id });
     await m.callOk("kill_session", { session_id: once.data.session_id as string });
