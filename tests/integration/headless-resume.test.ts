@@ -51,7 +51,7 @@ describe.runIf(run)("headless engine: resume, fork, secrets", () => {
     expect(history2).toContain("first turn");
     expect(history2).toContain("second turn");
     expect(c.fold.claude_session_id).toBe(c.claudeSessionId);
-    expect(existsSync(transcriptPath(w.home, w.dir("conv"), c.claudeSessionId))).toBe(true);
+    expect(existsSync(transcriptPath(join(w.home, ".claude"), w.dir("conv"), c.claudeSessionId))).toBe(true);
     await c.close();
 
     const evs = w.events("conv");

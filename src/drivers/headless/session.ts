@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { appendFile } from "node:fs/promises";
+import { join } from "node:path";
 import { query, type Query, type SDKMessage, type SDKResultMessage, type SpawnOptions, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import writeFileAtomic from "write-file-atomic";
 import { hooksSettings } from "../../claude/hooks.js";
@@ -78,8 +79,10 @@ export class HeadlessSession {
     await appendFile(o.events_path, "", { mode: 0o600 });
     const s = new HeadlessSession(o, plan.options, plan.claudeSessionId);
     if (o.resume) {
-      const home = plan.options.env?.HOME;
-      if (home) s.totals = await savedTotals(transcriptPath(home, o.cwd, o.resume));
+      // Claude's config directory (transcripts live under it): CLAUDE_CONFIG_DIR, else ~/.claude.
+      const env = plan.options.env;
+      const configDir = env?.CLAUDE_CONFIG_DIR || (env?.HOME ? join(env.HOME, ".claude") : undefined);
+      if (configDir) s.totals = await savedTotals(transcriptPath(configDir, o.cwd, o.resume));
     }
     if (!o.spawn_logged) await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
     await s.live.start();
