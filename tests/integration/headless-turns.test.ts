@@ -98,7 +98,8 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
     const from = w.mock.requests.length;
     const turn = s.send("MOCK_SLOW:30 a slow one");
     await w.mock.waitForRequest((q) => q.seq > from && q.lastUserText === "MOCK_SLOW:30 a slow one", 20_000);
-    expect(s.fold.status).toBe("busy");
+    // The request can reach the mock before the UserPromptSubmit line is folded (the log is read on fs.watch).
+    expect((await s.waitFor((f) => f.status === "busy", 5000))?.status).toBe("busy");
     const t0 = Date.now();
     expect(await s.interrupt()).toBe(true);
     const r = await turn;
