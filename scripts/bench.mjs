@@ -3,8 +3,8 @@
  * claude-sessions bench (issue #6): `npm run bench` (builds first) or `node scripts/bench.mjs`.
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
- *   --real           also run the real Claude Code CLI against the mock Anthropic API
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, broadcast)
+ *   --real           also run the real Claude Code CLI against the mock Anthropic API (phases real, headless, parallel's real rows)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, broadcast, headless)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -29,6 +29,7 @@ import { notify } from "./bench/phases/notify.mjs";
 import { history } from "./bench/phases/history.mjs";
 import { http } from "./bench/phases/http.mjs";
 import { broadcast } from "./bench/phases/broadcast.mjs";
+import { headless } from "./bench/phases/headless.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -37,7 +38,7 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,broadcast] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,broadcast,headless] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
@@ -61,6 +62,7 @@ const PHASES = [
   ["parallel", parallel],
   ["history", history],
   ["http", http],
+  ["headless", headless],
 ];
 const only = opt("only")?.split(",").filter(Boolean);
 if (only) {

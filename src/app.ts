@@ -14,6 +14,8 @@ import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
+import { HeadlessDriver } from "./drivers/headless/driver.js";
+import { HeadlessHost } from "./drivers/headless/host.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
 import { HistoryService } from "./history/service.js";
 import { runner, SessionService } from "./sessions/service.js";
@@ -115,6 +117,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     syncOnOpen: opts.indexHistory !== false,
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
+  // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
+  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || 120_000, startTimeoutMs: cfg.startTimeoutMs });
+  backends.headless = headless;
+  runners.headless = runner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
@@ -129,7 +135,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     async close() {
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
       // then let the orchestrator fold and save those last events.
-      await backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`));
+      await Promise.all([
+        backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
+        headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
+      ]);
       await sessions.close();
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();

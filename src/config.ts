@@ -23,13 +23,16 @@ export interface Config {
   maxSessionDurationMs: number;
   maxMessageChars: number;
   startTimeoutMs: number;
+  /** CLAUDE_SESSIONS_WARM_POOL: headless sessions kept started per run_task cwd and options (0: none). */
+  warmPool: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
   allowBashMode: boolean;
   /**
    * CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: how long a terminal session's PermissionRequest hook waits for
-   * respond_permission before Claude falls back to its on-screen dialog; 0: no hook, the dialog only.
+   * respond_permission before Claude falls back to its on-screen dialog (0: no hook, the dialog only); a headless
+   * session's unanswered request is denied after it (0: the default 120 s).
    */
   permissionTimeoutMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
@@ -72,8 +75,8 @@ function bool(v: string | undefined): boolean {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const backend = env.CLAUDE_SESSIONS_BACKEND;
-  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty") {
-    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux" or "pty" (got ${JSON.stringify(backend)})`);
+  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty" && backend !== "headless") {
+    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux", "pty" or "headless" (got ${JSON.stringify(backend)})`);
   }
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
@@ -84,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxSessionDurationMs: num(env, "MAX_SESSION_DURATION", 24 * 60 * 60 * 1000),
     maxMessageChars: num(env, "CLAUDE_SESSIONS_MAX_MESSAGE_CHARS", 100_000),
     startTimeoutMs: num(env, "CLAUDE_SESSIONS_START_TIMEOUT_MS", 30_000, 100),
+    warmPool: num(env, "CLAUDE_SESSIONS_WARM_POOL", 0, 0),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
@@ -108,7 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.DOPPLER_PATH) cfg.dopplerPath = env.DOPPLER_PATH;
   if (env.DOPPLER_PROJECT) cfg.dopplerProject = env.DOPPLER_PROJECT;
   if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
-  if (backend === "tmux" || backend === "pty") cfg.defaultBackend = backend;
+  if (backend === "tmux" || backend === "pty" || backend === "headless") cfg.defaultBackend = backend;
   if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
   return cfg;
 }

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
 import { STATUSES } from "../core/status.js";
+import { turnFigureFields } from "./headless.js";
 
 export const sessionId = z
   .string()
@@ -36,7 +37,9 @@ export const status = z.enum(STATUSES);
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
   z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
 
-export const backend = z.enum(BACKEND_KINDS).describe("Terminal backend: tmux (survives a server restart, attachable) or pty (lives with the server).");
+export const backend = z
+  .enum(BACKEND_KINDS)
+  .describe("Where the session runs: tmux (survives a server restart, attachable), pty (lives with the server) or headless (no terminal: the CLI through the Agent SDK, lives with the server).");
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -86,4 +89,5 @@ export const turnFields = {
   pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   ...turnCostFields,
+  ...turnFigureFields,
 };

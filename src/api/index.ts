@@ -9,6 +9,7 @@ import type * as s from "./sessions.js";
 import type * as t from "./turns.js";
 import type * as sv from "./server.js";
 import type * as tm from "./teams.js";
+import type * as rt from "./run-task.js";
 
 export * from "./common.js";
 export * from "./history.js";
@@ -16,6 +17,8 @@ export * from "./sessions.js";
 export * from "./turns.js";
 export * from "./server.js";
 export * from "./teams.js";
+export * from "./headless.js";
+export * from "./run-task.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;
@@ -63,3 +66,5 @@ export type SyncOutput = z.infer<typeof tm.syncOutput>;
 export type SyncResult = z.infer<typeof tm.syncResult>;
 /** A call whose session was named by team_name + teammate_name, after resolution: it has its session_id. */
 export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };
+export type RunTaskInput = z.infer<typeof rt.runTaskInput>;
+export type RunTaskOutput = z.infer<typeof rt.runTaskOutput>;

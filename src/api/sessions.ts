@@ -3,6 +3,7 @@ import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
 import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
+import { headlessOptionFields } from "./headless.js";
 
 const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 
@@ -13,8 +14,13 @@ export const startInput = z
     prompt: z.string().optional().describe("A first prompt, delivered once the session is ready (the same rules as send_message's message)."),
     model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode.optional().describe("Claude Code permission mode. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("The server refuses prompts after this many turns of the session (resume keeps the count)."),
-    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: the server refuses prompts after this many turns of the session (resume keeps the count). headless: the CLI's own limit of agentic turns per prompt (error_subtype error_max_turns)."),
+    max_budget_usd: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .optional()
+      .describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it); a headless session's CLI also stops a turn that crosses it."),
     team_name: teamName.optional().describe("Join this team (broadcast_message, wait_for_sessions, and addressing by team_name + teammate_name)."),
     teammate_name: teammateName.optional().describe("This session's name in its team (default: a readable unique one)."),
     append_system_prompt: z.string().max(100000).optional(),
@@ -35,6 +41,7 @@ export const startInput = z
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
+    ...headlessOptionFields,
   })
   .strict();
 
@@ -67,6 +74,7 @@ export const resumeInput = z
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
     ...dopplerFlat,
+    ...headlessOptionFields,
   })
   .strict();
 

@@ -1,6 +1,7 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
 import { addressFields, status, timeoutMs, turnFields } from "./common.js";
+import { turnFigureFields } from "./headless.js";
 
 export const sendInput = z
   .object({
@@ -41,6 +42,7 @@ export const sendOutput = z.strictObject({
   usage: turnFields.usage,
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,
+  ...turnFigureFields,
 });
 
 export const waitInput = z

@@ -22,6 +22,11 @@ export interface SpawnSpec {
   eventsPath: string;
   /** Spawn generation of this process: the exit record carries it, so a late exit of an older process is ignored. */
   generation?: number;
+  /**
+   * The conversation, for a backend that runs Claude itself rather than `argv` (headless): the Claude session id
+   * to start with, or the one to resume (and whether to fork), and the session's launch options.
+   */
+  conversation?: { claude_session_id: string; resume_id?: string; fork?: boolean; options: Record<string, unknown> };
 }
 
 export interface Spawned {

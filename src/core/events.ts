@@ -15,10 +15,11 @@ export const HOOK_EVENTS = [
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 
-export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered", "cs:snapshot", "cs:permission_fallback"] as const;
+export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered", "cs:snapshot", "cs:permission_fallback", "cs:turn_failed"] as const;
 export type OwnEventName = (typeof OWN_EVENTS)[number];
 export type EventName = HookEventName | OwnEventName;
 
-/** Where a session runs: a tmux pane (outlives the server) or a PTY owned by the server process. */
-export const BACKEND_KINDS = ["tmux", "pty"] as const;
+/** Where a session runs: a tmux pane (outlives the server), a PTY owned by the server process, or a headless CLI
+ * (stream-json through the Agent SDK, no terminal) owned by the server process. */
+export const BACKEND_KINDS = ["tmux", "pty", "headless"] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];

@@ -10,7 +10,7 @@
 import type { CallContext } from "../core/context.js";
 import type { LiveSession } from "../events/live.js";
 import type { LogEvent } from "../events/reducer.js";
-import type { PermissionDecision } from "../api/index.js";
+import type { PermissionDecision, WaitOutput } from "../api/index.js";
 
 /** An answer to a pending permission request. */
 export interface PermissionAnswer {
@@ -46,6 +46,12 @@ export interface Delivery {
   attempts: number;
 }
 
+/** What a driver can say about one turn beyond the fold: tokens, cost and the SDK's figures (headless). */
+export type TurnFigures = Pick<
+  WaitOutput,
+  "usage" | "model_usage" | "cost_usd" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
+>;
+
 export interface Driver {
   /**
    * After the process was spawned: resolves once the session takes prompts; otherwise throws a SessionError
@@ -66,4 +72,6 @@ export interface Driver {
   probe(s: DriverSession): Promise<void>;
   /** What the session shows now, as plain text. */
   screen(s: DriverSession): Promise<string>;
+  /** The figures of the session's prompt number `prompt` (1-based, as `prompts_submitted` counts), when it knows them. */
+  turnFigures?(s: DriverSession, prompt: number): Promise<TurnFigures | undefined>;
 }

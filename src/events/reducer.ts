@@ -170,6 +170,17 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.last_error = ev.last_assistant_message ?? ev.error ?? "the turn failed";
       delete f.pending_permission;
       return f;
+    case "cs:turn_failed":
+      // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
+      // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.
+      if (f.turn_count < f.prompts_submitted) {
+        f.turn_count += 1;
+        f.status = move(f, "idle");
+        f.last_turn = "failed";
+        f.last_error = ev.message ?? ev.error ?? "the turn failed";
+        delete f.pending_permission;
+      }
+      return f;
     case "cs:answered":
       // A dialog answered with Allow: the tool runs now, and no hook says so before PostToolUse (the real CLI).
       if (f.status === "waiting_for_permission" && f.pending_permission?.seq === ev.permission_seq) {

@@ -21,6 +21,7 @@ import { withFileLock } from "../util/flock.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, createOwnedFile, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
+import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "./backend-options.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
 import { kill } from "./kill.js";
@@ -44,6 +45,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
+  checkBackendOptions(kind, input, dopplerChoice(input) !== undefined);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(input.env);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
@@ -84,7 +86,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     command: argv[0]!,
     args: argv.slice(1),
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(kind, input) },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -93,7 +95,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
   if (input.permission_mode) rec.permission_mode = input.permission_mode;
-  if (input.max_turns !== undefined) rec.max_turns = input.max_turns;
+  // headless: the CLI's own agentic turn limit (kept in options); elsewhere the server counts prompts.
+  if (input.max_turns !== undefined && kind !== "headless") rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
   if (worktree) rec.worktree = worktree;
   if (logFile) {
@@ -120,7 +123,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   // The same id and options, started by another call a moment ago: that session.
   if (existing) return result(d, id);
-  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx);
+  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions(input));
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
   return result(d, id);
 }
@@ -172,8 +175,11 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
-  const doppler = dopplerFor(d.cfg, dopplerChoice(input) ?? storedDoppler(rec));
-  const opts = pickClaudeOptions(rec.options);
+  const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
+  checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  const doppler = dopplerFor(d.cfg, dopplerWanted);
+  const options = optionsFor(kind, rec.options, input);
+  const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
@@ -206,6 +212,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     r.status = "starting";
     r.cwd = cwd;
     r.backend = kind;
+    r.options = options;
     r.command = argv[0]!;
     r.args = argv.slice(1);
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
@@ -220,19 +227,23 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx);
+  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx, transientOptions(input));
   if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */
 async function assertNotRunning(d: Deps, rec: SessionRecord): Promise<void> {
-  if (!isLive(rec.status)) return;
+  // The fold this server follows is newer than the stored record (which is written in batches).
+  const status = d.registry.followed(rec.session_id)?.fold.status ?? rec.status;
+  if (!isLive(status)) return;
   const b = d.runners[rec.backend]?.backend;
-  // A terminal that outlives servers is asked; a process owned by a server (pty) is running while its record says so.
-  const running = b && (b.survivesRestart ? (await b.list()).get(rec.session_id)?.alive === true : true);
+  // A terminal that outlives servers is asked; a process owned by a server (pty, headless) is running while its
+  // record says so, unless it is this server's and has ended.
+  const l = b ? (await b.list()).get(rec.session_id) : undefined;
+  const running = b && (b.survivesRestart ? l?.alive === true : (l?.alive ?? true));
   if (running) {
-    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${rec.status}); only an ended session can be resumed.`, {
+    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${status}); only an ended session can be resumed.`, {
       suggestion: "Use send_message to talk to it, or kill_session first.",
     });
   }
@@ -259,7 +270,17 @@ function permissionHook(d: Deps, dir: string, kind: BackendKind): PermissionHook
 }
 
 /** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
-async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[], mode: LaunchMode, extraEnv: Record<string, string>, trust: boolean, ctx: CallContext): Promise<void> {
+async function launch(
+  d: Deps,
+  rec: SessionRecord,
+  runner: Runner,
+  argv: string[],
+  mode: LaunchMode,
+  extraEnv: Record<string, string>,
+  trust: boolean,
+  ctx: CallContext,
+  transient: Record<string, unknown> = {},
+): Promise<void> {
   const id = rec.session_id;
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
@@ -274,7 +295,9 @@ async function launch(d: Deps, rec: SessionRecord, runner: Runner, argv: string[
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation };
+  const options = { ...rec.options, ...transient };
+  const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);

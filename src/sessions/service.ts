@@ -31,6 +31,7 @@ import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
+import { runTask } from "./run-task.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -155,6 +156,9 @@ export class SessionService {
   }
   async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, await resolved(this.d, input), ctx);
+  }
+  runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
+    return runTask(this.d, input, ctx);
   }
   async kill(input: api.KillInput): Promise<api.KillOutput> {
     const k = await resolved(this.d, input);

@@ -6,6 +6,7 @@ import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, Reso
 import { join } from "node:path";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
+import type { BackendKind } from "../core/events.js";
 import { acceptsPrompt, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
@@ -101,14 +102,15 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
     if (input.wait_for_response === false) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    const w = await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx);
+    const w = await withFigures(d, r.backend, s, promptsBefore + 1, await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx));
     const { last_response, ...rest } = w;
     Object.assign(out, rest, { waited_ms: Date.now() - t0 });
     if (w.completed) {
       if (last_response !== undefined) out.response = last_response;
       out.responded_at = new Date().toISOString();
     }
-    if (s.live.fold.turn_count >= promptsBefore + 1) Object.assign(out, await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold));
+    // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
+    if (s.live.fold.turn_count >= promptsBefore + 1) Object.assign(out, { ...(await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold)), ...out });
     return out;
   };
   // One prompt at a time per session in this process.
@@ -123,12 +125,14 @@ export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext
   // The turn that is running now (or the last one, if none is) is the one waited for. poll_interval_ms is
   // accepted for the design's clients and ignored: the wait wakes on hook events.
   const target = s.live.fold.prompts_submitted;
-  const out = await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true });
+  const r = await d.registry.record(input.session_id);
+  const out = await withFigures(d, r.backend, s, target, await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true }));
   // A wait returns at the turn's end (its detection is the point: milliseconds after the Stop hook). The usage is
   // added when it is already read (send_message waits for it); otherwise it is read in the background and the
-  // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop).
+  // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop). A headless
+  // turn's own figures (the SDK's) come first.
   const cost = target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
-  return { session_id: input.session_id, ...out, ...cost, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
+  return { session_id: input.session_id, ...cost, ...out, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
 }
 
 /**
@@ -161,6 +165,13 @@ export async function waitTurn(d: Deps, s: DriverSession, target: number, timeou
   } finally {
     unsub();
   }
+}
+
+/** A turn that ended gets the figures its driver knows (headless: the SDK's result of that prompt). */
+async function withFigures(d: Deps, kind: BackendKind, s: DriverSession, prompt: number, out: TurnResult): Promise<TurnResult> {
+  if (out.timed_out || prompt < 1 || s.live.fold.turn_count < prompt) return out;
+  const figures = await d.runners[kind]?.driver.turnFigures?.(s, prompt);
+  return figures ? { ...out, ...figures } : out;
 }
 
 function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult {

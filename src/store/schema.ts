@@ -3,6 +3,7 @@
  * resume and adoption need (claude_session_id, backend, tmux socket, …). Validated on every read.
  */
 import { z } from "zod";
+import { BACKEND_KINDS } from "../core/events.js";
 import { STATUSES } from "../core/status.js";
 
 export const STATE_VERSION = "1.0.0";
@@ -17,7 +18,7 @@ export const PendingPermissionSchema = z.object({
 export const SessionRecordSchema = z.object({
   session_id: z.string(),
   claude_session_id: z.string(),
-  backend: z.enum(["tmux", "pty"]),
+  backend: z.enum(BACKEND_KINDS),
   status: z.enum(STATUSES),
   pid: z.number().int().optional(),
   tmux_pane_id: z.string().optional(),

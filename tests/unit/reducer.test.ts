@@ -29,6 +29,13 @@ describe("status reducer", () => {
     expect(f.pending_permission).toBeUndefined();
   });
 
+  it("cs:turn_failed (headless: an error result with no hook) ends an open turn as failed, and only an open one", () => {
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("cs:turn_failed", { message: "Reached maximum number of turns (1)" })]);
+    expect(f).toMatchObject({ status: "idle", last_turn: "failed", last_error: "Reached maximum number of turns (1)", turn_count: 1, prompts_submitted: 1 });
+    f = reduce(f, ev("cs:turn_failed", { message: "late" }));
+    expect(f).toMatchObject({ turn_count: 1, last_error: "Reached maximum number of turns (1)" });
+  });
+
   it("StopFailure ends the turn as failed with the API's message; the next prompt works", () => {
     let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("StopFailure", { error: "unknown", last_assistant_message: "API Error: 500 boom" })]);
     expect(f).toMatchObject({ status: "idle", last_turn: "failed", last_error: "API Error: 500 boom", turn_count: 1 });

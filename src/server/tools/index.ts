@@ -7,6 +7,7 @@ import { killSession } from "./kill-session.js";
 import { listSessions } from "./list-sessions.js";
 import { respondPermission } from "./respond-permission.js";
 import { resumeSession } from "./resume-session.js";
+import { runTask } from "./run-task.js";
 import { sendMessage } from "./send-message.js";
 import { startSession } from "./start-session.js";
 import { streamOutputTool } from "./stream-output.js";
@@ -31,4 +32,5 @@ export const TOOLS: readonly Tool[] = [
   broadcastMessage,
   waitForSessions,
   syncContextTool,
+  runTask,
 ];

@@ -1,0 +1,130 @@
+/**
+ * Where headless sessions live: a backend-like home for HeadlessSession processes (the CLI through the Agent
+ * SDK, no terminal), owned by this server process like a pty. spawn starts one; list/kill/remove work as on the
+ * other backends; the terminal operations (paste, keys, screen) are refused with the modes that do work.
+ */
+import { createWriteStream, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../../backends/backend.js";
+import { SessionError } from "../../core/errors.js";
+import type { Logger } from "../../util/log.js";
+import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import { logLine } from "./log-lines.js";
+import { headlessOptionsOf } from "./stored.js";
+import { HeadlessSession } from "./session.js";
+
+export interface HeadlessHostOptions {
+  hookScript: string;
+  log: Logger;
+  /** Unanswered permission requests are denied after this (CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS). */
+  permissionTimeoutMs?: number;
+  startTimeoutMs?: number;
+}
+
+const CLOSE_GRACE_MS = 3000;
+
+function noTerminal(what: string): SessionError {
+  return new SessionError("INVALID_ARGUMENT", `headless sessions have no terminal: ${what} is not available.`, {
+    suggestion: "Use send_message, respond_permission and interrupt_session; stream_output works in modes log and transcript (not screen).",
+  });
+}
+
+export class HeadlessHost implements Backend {
+  readonly kind = "headless" as const;
+  readonly survivesRestart = false;
+  private readonly sessions = new Map<string, { hs: HeadlessSession; log: WriteStream }>();
+
+  constructor(private readonly o: HeadlessHostOptions) {}
+
+  /** The running session of id, if this server runs it. */
+  get(id: string): HeadlessSession | undefined {
+    return this.sessions.get(id)?.hs;
+  }
+
+  async spawn(spec: SpawnSpec): Promise<Spawned> {
+    const c = spec.conversation;
+    if (!c) throw new SessionError("INTERNAL", "a headless session needs its conversation (claude session id and options) to start.");
+    const log = createWriteStream(spec.rawLogPath, { flags: "a", mode: 0o600 });
+    log.on("error", (e) => this.o.log.warn(`${spec.id}: output.log: ${String(e)}`));
+    try {
+      const hs = await HeadlessSession.start({
+        ...headlessOptionsOf(c.options),
+        cwd: spec.cwd,
+        claude_path: spec.argv[0]!,
+        events_path: spec.eventsPath,
+        settings_path: join(spec.dir, "settings.json"),
+        hook_script: this.o.hookScript,
+        base_env: spec.env,
+        ...(c.resume_id ? { resume: c.resume_id, ...(c.fork ? { fork_session: true, claude_session_id: c.claude_session_id } : {}) } : { claude_session_id: c.claude_session_id }),
+        ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
+        spawn_logged: true,
+        ...(this.o.permissionTimeoutMs !== undefined ? { permission_timeout_ms: this.o.permissionTimeoutMs } : {}),
+        ...(this.o.startTimeoutMs !== undefined ? { start_timeout_ms: this.o.startTimeoutMs } : {}),
+        on_message: (m) => {
+          const line = logLine(m);
+          if (line) log.write(line);
+        },
+      });
+      this.sessions.set(spec.id, { hs, log });
+      void hs.exited.then(() => setTimeout(() => log.end(), 100));
+      return { pid: hs.pid ?? 0 };
+    } catch (e) {
+      log.end();
+      throw e;
+    }
+  }
+
+  paste(): Promise<void> {
+    return Promise.reject(noTerminal("pasting"));
+  }
+  keys(_id: string, _keys: readonly Key[]): Promise<void> {
+    return Promise.reject(noTerminal("keys"));
+  }
+  screen(): Promise<string> {
+    return Promise.reject(noTerminal("the screen"));
+  }
+
+  list(): Promise<Map<string, Liveness>> {
+    const out = new Map<string, Liveness>();
+    for (const [id, { hs }] of this.sessions) out.set(id, { exists: true, alive: hs.alive, ...(hs.pid !== undefined ? { pid: hs.pid } : {}) });
+    return Promise.resolve(out);
+  }
+
+  async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
+    const e = this.sessions.get(id);
+    if (!e) return { forced: false };
+    const { hs } = e;
+    const tree = sessionTree(hs.alive ? hs.pid : undefined, sessionTag(id));
+    let forced = false;
+    if (hs.alive) {
+      if (opts.graceMs > 0) {
+        // EOF on stdin: the CLI ends as on /exit (SessionEnd fires); SIGKILL after the grace.
+        const t0 = Date.now();
+        await hs.close(opts.graceMs);
+        forced = Date.now() - t0 >= opts.graceMs;
+      } else {
+        forced = true;
+        hs.kill("SIGKILL");
+        await hs.exited;
+      }
+    }
+    const info = await hs.exited;
+    const res: KillResult = info.code !== null ? { exitCode: info.code, forced } : { forced };
+    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
+    if (left.length) res.left = left;
+    return res;
+  }
+
+  async remove(id: string): Promise<void> {
+    const e = this.sessions.get(id);
+    if (!e) return;
+    if (e.hs.alive) await this.kill(id, { graceMs: 1000 });
+    if (this.sessions.get(id) === e) this.sessions.delete(id);
+  }
+
+  /** Ends every session (their SessionEnd and exit land in the logs): they live as long as this server. */
+  async close(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((id) => this.kill(id, { graceMs: CLOSE_GRACE_MS }).catch(() => undefined)));
+    this.sessions.clear();
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * run_task: one call for "do this and tell me the result": start a session (headless unless the call names
+ * another backend), run the prompt as its first turn, and return that turn's result with the ids to go on with
+ * (send_message, resume_session). Cancelling the call interrupts the turn; keep_session false ends the session.
+ */
+import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
+import type { CallContext } from "../core/context.js";
+import type { Deps } from "./deps.js";
+import { kill } from "./kill.js";
+import { start } from "./launch.js";
+import { interrupt, send } from "./turns.js";
+import { WarmPool } from "./warm-pool.js";
+
+const pools = new WeakMap<Deps, WarmPool>();
+
+function poolOf(d: Deps): WarmPool | undefined {
+  if (!d.cfg.warmPool || !d.runners.headless) return undefined;
+  let p = pools.get(d);
+  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
+  return p;
+}
+
+export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
+  const { prompt, timeout_ms, keep_session, ...startOptions } = input;
+  const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
+  const t0 = Date.now();
+  const pool = backend === "headless" ? poolOf(d) : undefined;
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  const warm = pooled ? pool?.take(pooled.key) : undefined;
+  const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;
+  ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
+  const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});
+  ctx.signal?.addEventListener("abort", stop, { once: true });
+  let out: SendOutput;
+  try {
+    out = await send(d, { session_id: id, message: prompt, wait_for_response: true, timeout_ms: timeout_ms ?? 600_000, queue: false, bash_mode: false, include_context: false }, ctx);
+  } catch (e) {
+    if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
+    throw e;
+  } finally {
+    ctx.signal?.removeEventListener("abort", stop);
+    // After the turn, not during it: the spares' start-up would compete with it for the CPU.
+    if (pool && pooled) pool.refill(pooled.key, pooled.options);
+  }
+  // The reply is in hand: the session ends in the background (its record stays, resumable).
+  if (!keep_session) void kill(d, { session_id: id, force: false, save_state: true }).catch((e: unknown) => d.log.warn(`${id}: ending the run_task session: ${String(e)}`));
+  const r = await d.registry.record(id);
+  const { session_id: _s, message_sent: _m, sent_at: _a, queued: _q, bash_mode: _b, responded_at: _r, completed, timed_out, waited_ms, ...turn } = out;
+  return {
+    ...turn,
+    session_id: id,
+    claude_session_id: r.claude_session_id,
+    backend,
+    status: d.registry.followed(id)?.fold.status ?? r.status,
+    kept: Boolean(keep_session),
+    completed: completed ?? false,
+    timed_out: timed_out ?? false,
+    waited_ms: Date.now() - t0,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The warm pool (CLAUDE_SESSIONS_WARM_POOL=N): after a run_task, N headless sessions with the same cwd and
+ * options are started and left ready, so the next run_task like it skips the start-up and only runs its turn.
+ * They are ordinary sessions (list_sessions shows them, ready and idle; an idle CLI uses no API and no CPU) and
+ * end with the server like every headless session. Calls with env or log_file never use the pool.
+ */
+import type { RunTaskInput, StartInput } from "../api/index.js";
+import type { Deps } from "./deps.js";
+import { start } from "./launch.js";
+
+type Options = Omit<StartInput, "prompt">;
+
+export class WarmPool {
+  private readonly spare = new Map<string, string[]>();
+  private readonly filling = new Map<string, number>();
+
+  constructor(
+    private readonly d: Deps,
+    private readonly size: number,
+  ) {}
+
+  /** The pool key of a call's start options, or undefined when the call may not use the pool. */
+  static keyOf(input: RunTaskInput): { key: string; options: Options } | undefined {
+    const { prompt: _p, timeout_ms: _t, keep_session: _k, ...options } = input;
+    if (options.env || options.log_file || options.mcp_servers || options.doppler) return undefined;
+    const sorted = Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b)));
+    return { key: JSON.stringify(sorted), options };
+  }
+
+  /** A ready spare session for these options (taken out of the pool), if there is one. */
+  take(key: string): string | undefined {
+    const ids = this.spare.get(key) ?? [];
+    while (ids.length) {
+      const id = ids.shift()!;
+      if (this.d.registry.followed(id)?.fold.status === "ready") return id;
+    }
+    return undefined;
+  }
+
+  /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
+  refill(key: string, options: Options): void {
+    const have = (this.spare.get(key)?.length ?? 0) + (this.filling.get(key) ?? 0);
+    for (let i = have; i < this.size; i++) {
+      this.filling.set(key, (this.filling.get(key) ?? 0) + 1);
+      void start(this.d, { ...options, backend: "headless" }, {})
+        .then((s) => {
+          this.spare.set(key, [...(this.spare.get(key) ?? []), s.session_id]);
+        })
+        .catch((e: unknown) => this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`))
+        .finally(() => this.filling.set(key, (this.filling.get(key) ?? 1) - 1));
+    }
+  }
+}

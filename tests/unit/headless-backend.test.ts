@@ -1,0 +1,86 @@
+/** The headless backend's pure parts: which options a backend honours, stored options read back, SDK results → tool figures, log lines. */
+import type { SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import { describe, expect, it } from "vitest";
+import { startInput } from "../../src/api/index.js";
+import { figuresOf } from "../../src/drivers/headless/driver.js";
+import { logLine } from "../../src/drivers/headless/log-lines.js";
+import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
+import type { TurnResult } from "../../src/drivers/headless/types.js";
+import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
+
+describe("headless options", () => {
+  it("a headless-only option on tmux or pty is refused, naming the backend that honours it; doppler on headless too", () => {
+    for (const kind of ["tmux", "pty"] as const) {
+      expect(() => checkBackendOptions(kind, { output_schema: { type: "object" }, system_prompt: "x" }, false)).toThrow(/system_prompt, output_schema are honoured by the headless backend only/);
+      expect(() => checkBackendOptions(kind, { max_turns: 3 }, true)).not.toThrow();
+    }
+    expect(() => checkBackendOptions("headless", { max_budget_usd: 1 }, true)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/tmux and pty/) }));
+    expect(() => checkBackendOptions("headless", { max_budget_usd: 1, mcp_servers: {} }, false)).not.toThrow();
+  });
+
+  it("stores the SDK options but never mcp_servers (their env and headers may hold secrets); a take-over to a terminal drops them", () => {
+    const input = startInput.parse({ cwd: "/x", max_turns: 2, max_budget_usd: 0.5, system_prompt: "be brief", mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } }, setting_sources: [] });
+    const stored = storedHeadlessOptions("headless", input);
+    expect(stored).toEqual({ max_turns: 2, max_budget_usd: 0.5, system_prompt: "be brief", setting_sources: [] });
+    expect(JSON.stringify(stored)).not.toContain("secret");
+    expect(storedHeadlessOptions("tmux", input)).toEqual({});
+    expect(transientOptions(input)).toEqual({ mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } } });
+    expect(optionsFor("tmux", { model: "m", ...stored }, {})).toEqual({ model: "m" });
+    expect(optionsFor("headless", { model: "m", max_turns: 2 }, { max_turns: 5, fallback_model: "f" })).toEqual({ model: "m", max_turns: 5, fallback_model: "f" });
+  });
+
+  it("reads stored options back defensively (the stored form is untyped JSON)", () => {
+    expect(headlessOptionsOf({ model: "sonnet", permission_mode: "default", max_turns: 3, output_schema: { type: "object" }, setting_sources: ["user", "nope"], allowed_tools: ["Read"], strict_mcp_config: "yes", system_prompt: "" })).toEqual({
+      model: "sonnet",
+      permission_mode: "default",
+      max_turns: 3,
+      output_schema: { type: "object" },
+      allowed_tools: ["Read"],
+      system_prompt: "",
+    });
+    expect(headlessOptionsOf({ permission_mode: "root", max_turns: "3" })).toEqual({});
+  });
+});
+
+describe("headless results", () => {
+  const turn: TurnResult = {
+    claude_session_id: "c",
+    subtype: "error_max_turns",
+    is_error: true,
+    error_subtype: "error_max_turns",
+    interrupted: false,
+    result: "",
+    usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2 },
+    model_usage: { "claude-x": { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 1, cacheReadInputTokens: 2, webSearchRequests: 0, costUSD: 0.01, contextWindow: 1, maxOutputTokens: 1 } },
+    cost_usd: 0.01,
+    total_cost_usd: 0.03,
+    duration_ms: 120,
+    duration_api_ms: 80,
+    num_turns: 2,
+    stop_reason: null,
+    permission_denials: [{ tool_name: "Bash", tool_use_id: "t1", tool_input: { command: "ls" } }],
+  };
+
+  it("the SDK's turn result → the tools' figures (usage per model in the tools' shape, the turn's own cost)", () => {
+    expect(figuresOf(turn)).toEqual({
+      usage: turn.usage,
+      model_usage: { "claude-x": { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2 } },
+      cost_usd: 0.01,
+      duration_ms: 120,
+      duration_api_ms: 80,
+      num_turns: 2,
+      stop_reason: null,
+      error_subtype: "error_max_turns",
+      permission_denials: [{ tool_name: "Bash", tool_use_id: "t1", tool_input: { command: "ls" } }],
+    });
+    expect(figuresOf({ ...turn, error_subtype: undefined, structured_output: { a: 1 } }).structured_output).toEqual({ a: 1 });
+  });
+
+  it("stream_output log lines: assistant text, tool uses, results", () => {
+    const assistant = { type: "assistant", message: { content: [{ type: "text", text: "hi" }, { type: "tool_use", id: "t", name: "Bash", input: { command: "ls" } }] } } as const;
+    expect(logLine(assistant as unknown as SDKMessage)).toBe('hi\n[tool] Bash {"command":"ls"}\n');
+    const result = { type: "result", subtype: "success", is_error: false, duration_ms: 12, num_turns: 1 } as const;
+    expect(logLine(result as unknown as SDKMessage)).toBe("[result] done in 12 ms, 1 turn(s)\n");
+    expect(logLine({ type: "system" } as unknown as SDKMessage)).toBeUndefined();
+  });
+});
