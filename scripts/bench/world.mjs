@@ -115,7 +115,7 @@ export function makeWorld(name, extraEnv = {}) {
       }
     }
     killTmux();
-    rmSync(root, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   };
   cleanups.add(cleanup);
   let dirs = 0;

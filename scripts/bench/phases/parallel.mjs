@@ -48,6 +48,8 @@ async function run(n, sends, log, real) {
         }
       }),
     );
+    // End the sessions before the world goes (a real CLI still writing into HOME would race its removal).
+    await Promise.all(started.map((x) => m.call("kill_session", { session_id: x.session_id, force: true })));
     const st = summary(lat);
     const ok = retries === 0 && lost === 0 && wrong === 0 && st.p95 <= 2 * st.p50;
     log(`parallel ${n}${real ? " (real)" : ""}: p50 ${round(st.p50)} ms, p95 ${round(st.p95)} ms, max ${round(st.max)} ms, ${retries} retries, ${lost} lost`);
