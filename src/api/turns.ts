@@ -10,7 +10,7 @@ export const sendInput = z
       .string()
       .describe(
         "The prompt (at most 100,000 characters), delivered exactly as text. Control characters other than newline and tab are refused, " +
-          "and so is a leading \"!\" (Claude Code's bash mode) or \"#\": put a space before it to send it as text.",
+          "and so is a leading \"!\" (Claude Code's bash mode): put a space before it to send it as text.",
       ),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),

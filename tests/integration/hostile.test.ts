@@ -157,7 +157,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       const r = await m.call("send_message", { session_id: id, message: msg });
       expect(r.error?.code, JSON.stringify(msg)).toBe("INVALID_ARGUMENT");
     }
-    const delivered = [` !touch ${w.root}/pwned-spaced`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
+    const delivered = [` !touch ${w.root}/pwned-spaced`, `#123 is not a mode (it was memory mode in Claude Code 1.x)`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
     for (const msg of delivered) {
       const r = await m.call<{ response?: string }>("send_message", { session_id: id, message: msg });
       expect(r.ok, r.text).toBe(true);

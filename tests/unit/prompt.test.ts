@@ -63,6 +63,8 @@ describe("prompt validation", () => {
       for (const ws of [" ", "  ", "\t", "\n"]) expect(preparePrompt(`${ws}${p}touch pwned`, rules)).toBe(`${ws}${p}touch pwned`);
     }
     expect(refusal(() => preparePrompt("!ls", rules)).suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BASH_MODE");
+    // Measured on 2.1.197 and 2.1.330: only "!" switches the input box; these stay text.
+    for (const text of ["#123 is broken", "& then", "@file.ts please", "? what"]) expect(preparePrompt(text, rules)).toBe(text);
   });
 
   it("bash mode only when the operator allows it; the message then goes without the '!' the server adds", () => {

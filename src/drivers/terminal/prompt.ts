@@ -7,13 +7,14 @@
 import { SessionError } from "../../core/errors.js";
 
 /**
- * Characters that switch Claude Code's input box into another mode when they are the first character of
- * the input (measured on 2.1.197, 2.1.330 and the newest release; see README "What a message may contain").
- * "!" is bash mode: Enter runs the rest as a shell command in the session's cwd, with no permission check.
+ * Characters that switch Claude Code's input box into another mode when they are the first character of the input.
+ * Measured by pasting every printable ASCII punctuation character into an empty input box of 2.1.197 and 2.1.330
+ * (the newest release on 2026-11-23): only "!" switches ("! for shell mode"; Enter runs the rest as a shell command
+ * in the session's cwd, with no permission check). "#" (memory mode in Claude Code 1.x) and "&" stay text; "@" and
+ * "/" open completion menus and stay text ("/" is a command: an unknown one is refused when it is not sent).
  */
 export const INPUT_MODE_PREFIXES: Readonly<Record<string, string>> = {
   "!": "bash mode (Enter runs the rest as a shell command in the session's cwd, with no permission check)",
-  "#": "memory mode on older Claude Code versions (the rest is saved to a CLAUDE.md memory file)",
 };
 
 /** 2.1.330 wraps a paste of more than 800 characters or 2 newlines in <pasted_content> tags: paste smaller pieces (with a margin). */
