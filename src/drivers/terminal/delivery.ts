@@ -10,7 +10,7 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
-import { briefText, inputText, PASTE_DRAWN_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_RETRY_AFTER_MS } from "./screens.js";
+import { briefText, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_RETRY_AFTER_MS } from "./screens.js";
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
 export async function pasteText(b: Backend, id: string, text: string): Promise<void> {
@@ -46,7 +46,7 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const read = () => b.screen(s.id);
   await pasteText(b, s.id, text);
-  const drawn = await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
+  const drawn = await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
   if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS * PROMPT_ATTEMPTS;

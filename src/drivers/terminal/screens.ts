@@ -21,8 +21,14 @@ export const INPUT_HANDLER_MS = 50;
 export const POLL_MS = 25;
 /** Delivery: how long to wait for a paste to show in the input box before pressing Enter. */
 export const PASTE_DRAWN_MS = 1500;
-/** Delivery: how long an Enter waits for UserPromptSubmit before the input box is looked at again. */
-export const PROMPT_RETRY_AFTER_MS = 1000;
+/**
+ * Delivery: how long an Enter waits for UserPromptSubmit before the input box is looked at again. Claude Code runs
+ * the UserPromptSubmit hook before it clears the box, so on a loaded machine a prompt that was taken still shows
+ * for a while: pressing again sooner only adds retries (measured with 10 real CLIs started at once).
+ */
+export const PROMPT_RETRY_AFTER_MS = 2500;
+/** Delivery: how often the input box is read while waiting for a paste to be drawn (each read is a tmux call). */
+export const PASTE_POLL_MS = 40;
 /** Delivery: the whole confirmation of a prompt is bounded by this, times the attempts. */
 export const PROMPT_CONFIRM_MS = 2500;
 /** Delivery: Enter presses before giving up. */
