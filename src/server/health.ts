@@ -25,6 +25,8 @@ export interface HealthInput {
   armedLimits?: number;
   /** Whether the pty backend can run sessions (tmux missing is then degraded, not down). */
   ptyAvailable?: boolean;
+  /** The transcript index's state, when this server has one. */
+  index?: () => { indexing: boolean; complete_at: string | null };
 }
 
 /** A lock directory not refreshed for this long means a stale or stuck writer. */
@@ -93,6 +95,11 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
       const st = await h.store.read();
       const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
       add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
+      if (h.index) {
+        // The conversation index answers while it builds (saying so); a build is not a fault.
+        const ix = h.index();
+        add("history_index", "ok", ix.indexing ? `building (searches answer from what is indexed so far)${ix.complete_at ? `; last complete ${ix.complete_at}` : ""}` : `up to date as of ${ix.complete_at}`);
+      }
     } catch (e) {
       add("sessions", "degraded", `state.json could not be read: ${String(e).slice(0, 200)}`);
     }
