@@ -157,10 +157,10 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   });
 
   it("headless-only options are refused on tmux, and doppler on headless, naming the backend that can", async () => {
-    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, max_budget_usd: 1 });
+    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, system_prompt: "x" });
     expect(t.ok).toBe(false);
     expect(t.error?.code).toBe("INVALID_ARGUMENT");
-    expect(t.text).toMatch(/max_budget_usd, output_schema are honoured by the headless backend only/);
+    expect(t.text).toMatch(/system_prompt, output_schema are honoured by the headless backend only/);
     const d = await m.call("start_session", { cwd: e.dir("refuse"), backend: "headless", doppler: { project: "p" } });
     expect(d.ok).toBe(false);
     expect(d.error?.code).toBe("INVALID_ARGUMENT");

@@ -151,7 +151,6 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       "stop\x03now",
       "ends with a backslash\\",
       "clear\x15line",
-      `#remember ${w.root}`,
     ];
     for (const msg of refused) {
       const r = await m.call("send_message", { session_id: id, message: msg });

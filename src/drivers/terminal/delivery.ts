@@ -49,7 +49,7 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   const drawn = await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
   if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
-  const end = Date.now() + PROMPT_CONFIRM_MS * PROMPT_ATTEMPTS;
+  const end = Date.now() + PROMPT_CONFIRM_MS;
   const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
   let attempts = 1;
   await b.keys(s.id, ["Enter"]);
@@ -59,8 +59,9 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
     const refused = unknownCommand(screen, text);
     if (refused) throw refused;
     // No hook yet. An empty box means the prompt was taken and its hook is on the way: keep waiting. The text
-    // still in the box means the Enter was lost: press it again (bounded), as a safety net.
-    if (attempts < PROMPT_ATTEMPTS && showsPasted(screen, text)) {
+    // still in the box means the Enter was lost: press it again (bounded), as a safety net — never while a dialog
+    // is open (an Enter there would answer it).
+    if (attempts < PROMPT_ATTEMPTS && showsPasted(screen, text) && !DIALOG_OPEN.test(screen)) {
       attempts += 1;
       log.warn(`${s.id}: Enter #${attempts - 1} was not taken (the text is still in the input box); pressing it again`);
       await b.keys(s.id, ["Enter"]);
@@ -75,6 +76,9 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   if (refused) throw refused;
   throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);
 }
+
+/** A permission dialog (or any menu asking to proceed) is on screen. */
+const DIALOG_OPEN = /Do you want to proceed\?/;
 
 /** A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt. */
 function unknownCommand(screen: string, text: string): SessionError | undefined {
@@ -106,6 +110,8 @@ export async function runShell(b: Backend, s: DriverSession, text: string, ctx: 
     const { value } = await pollScreen(
       () => b.screen(s.id),
       (screen) => {
+        // Taken: the box no longer holds it — or a dialog is open (the turn after the command asks; an Enter would answer it).
+        if (DIALOG_OPEN.test(screen)) return true;
         const box = inputText(screen);
         return box !== undefined && !box.includes(head);
       },

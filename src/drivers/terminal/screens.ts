@@ -17,10 +17,17 @@ export const TRUST_ANSWER_EVERY_MS = 2500;
 export const INPUT_DRAWN_MS = 3000;
 /** The input box is drawn just before its key handler is attached. */
 export const INPUT_HANDLER_MS = 50;
+/** A process that died at start-up: how long its last output may take to reach the raw log through the pipe. */
+export const RAW_LOG_SETTLE_MS = 1000;
 /** How often a screen condition is polled. */
 export const POLL_MS = 25;
-/** Delivery: how long to wait for a paste to show in the input box before pressing Enter. */
-export const PASTE_DRAWN_MS = 1500;
+/**
+ * Delivery: how long to wait for a paste to show in the input box before pressing Enter. Measured: 2.1.330 draws the
+ * box, then works 1–2 s without reading its input (after 4 parallel starts: p50 1.3–1.7 s, p95 2.0–2.9 s); 2.1.197
+ * loses an Enter that arrives before the paste is drawn while it is busy. Pressing Enter only once the text shows made
+ * the first Enter count in 200/200 (2.1.330) and 128/128 (2.1.197) prompts.
+ */
+export const PASTE_DRAWN_MS = 10_000;
 /**
  * Delivery: how long an Enter waits for UserPromptSubmit before the input box is looked at again. Claude Code runs
  * the UserPromptSubmit hook before it clears the box, so on a loaded machine a prompt that was taken still shows
@@ -29,8 +36,8 @@ export const PASTE_DRAWN_MS = 1500;
 export const PROMPT_RETRY_AFTER_MS = 2500;
 /** Delivery: how often the input box is read while waiting for a paste to be drawn (each read is a tmux call). */
 export const PASTE_POLL_MS = 40;
-/** Delivery: the whole confirmation of a prompt is bounded by this, times the attempts. */
-export const PROMPT_CONFIRM_MS = 2500;
+/** Delivery: once the text has left the box, how long the UserPromptSubmit hook may take under load. */
+export const PROMPT_CONFIRM_MS = 30_000;
 /** Delivery: Enter presses before giving up. */
 export const PROMPT_ATTEMPTS = 3;
 /** Permission: how long to wait for the dialog to be drawn after PermissionRequest (2.1.330 fires it earlier). */

@@ -22,6 +22,7 @@ import {
   inputText,
   menuMoves,
   POLL_MS,
+  RAW_LOG_SETTLE_MS,
   STARTUP_TICK_MS,
   TRUST_ANSWER_EVERY_MS,
   type BlockingScreen,
@@ -81,7 +82,12 @@ async function diagnose(b: Backend, s: DriverSession, opts: ReadyOptions, blocke
   const f = s.live.fold;
   if (f.status === "dead") {
     // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").
-    const printed = briefText((await readTail(s.rawLogPath, 16 * 1024)).text);
+    // The raw log is written through a pipe (tmux's pipe-pane): the last words can land a moment after the exit.
+    let printed = "";
+    for (const end = Date.now() + RAW_LOG_SETTLE_MS; ; await sleep(POLL_MS)) {
+      printed = briefText((await readTail(s.rawLogPath, 16 * 1024)).text);
+      if ((printed && (!opts.underDoppler || /doppler/i.test(printed))) || Date.now() > end) break;
+    }
     if (opts.underDoppler && /doppler/i.test(printed)) return new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
     return new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`);
   }
