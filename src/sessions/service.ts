@@ -63,6 +63,9 @@ export interface SessionChange {
 
 export type ChangeListener = (c: SessionChange) => void;
 
+/** A turn's usage is read this long after its end, unless a caller asks for it sooner. */
+const SETTLE_AFTER_MS = 100;
+
 export class SessionService {
   private readonly d: Deps;
   private readonly reconciler: Reconciler;
@@ -123,7 +126,13 @@ export class SessionService {
     // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
     const turns = this.lastTurns.get(s.id);
     this.lastTurns.set(s.id, s.fold.turn_count);
-    if (turns !== undefined && s.fold.turn_count > turns) void settleTurn(this.d, s.id, s.fold.turn_count, s.fold);
+    // Off the hot path: the waiter of this very turn end is answered first, and the transcript's reply line lands
+    // 25–80 ms after Stop anyway (send_message asks for the same settlement at once and shares it).
+    if (turns !== undefined && s.fold.turn_count > turns) {
+      const turn = s.fold.turn_count;
+      const fold = s.fold;
+      setTimeout(() => void settleTurn(this.d, s.id, turn, fold), SETTLE_AFTER_MS).unref();
+    }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).

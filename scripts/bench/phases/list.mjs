@@ -65,7 +65,8 @@ export function records(n, stateDir) {
 
 export async function list(cfg) {
   // debug: the server logs "<tool> ok in N ms" per call, its own share of the round trip.
-  const w = makeWorld("list", { CLAUDE_SESSIONS_LOG_LEVEL: "debug" });
+  // Retention off: the synthetic records are old, and pruning them is not what this phase measures.
+  const w = makeWorld("list", { CLAUDE_SESSIONS_LOG_LEVEL: "debug", CLAUDE_SESSIONS_RETAIN_DEAD_MS: "0" });
   let m;
   try {
     const state = records(cfg.listRecords, w.stateDir);

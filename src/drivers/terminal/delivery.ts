@@ -27,11 +27,16 @@ function tailOf(text: string): string {
   return text.replace(/\s+/g, "").slice(-24);
 }
 
-/** The input box on `screen` holds the end of `text`: the paste is drawn (and not yet submitted). */
+/**
+ * The input box on `screen` holds the end of `text`: the paste is drawn (and not yet submitted). A prompt taller than
+ * the screen has its box's top rule scrolled away; then the end of the text on screen is what counts.
+ */
 export function showsPasted(screen: string, text: string): boolean {
-  const box = inputText(screen);
   const tail = tailOf(text);
-  return box !== undefined && tail.length > 0 && box.replace(/\s+/g, "").endsWith(tail);
+  if (!tail) return false;
+  const box = inputText(screen);
+  if (box !== undefined) return box.replace(/\s+/g, "").endsWith(tail);
+  return screen.replace(/\s+/g, "").includes(tail);
 }
 
 /**

@@ -35,7 +35,7 @@ export const PASTE_DRAWN_MS = 10_000;
  */
 export const PROMPT_RETRY_AFTER_MS = 2500;
 /** Delivery: how often the input box is read while waiting for a paste to be drawn (each read is a tmux call). */
-export const PASTE_POLL_MS = 40;
+export const PASTE_POLL_MS = 20;
 /** Delivery: once the text has left the box, how long the UserPromptSubmit hook may take under load. */
 export const PROMPT_CONFIRM_MS = 30_000;
 /** Delivery: Enter presses before giving up. */
