@@ -17,7 +17,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("npm pack", () => {
   it("packs dist and the node check, installs into an empty project, and its bin runs and serves MCP", async () => {
     const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, encoding: "utf8", env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" }, stdio: ["ignore", "pipe", "pipe"] });
-    npm(["pack", "--pack-destination", dir, "--silent"], ROOT);
+    // --ignore-scripts: npm pack would run `prepare` (tsc), rewriting dist/ under the suites running beside this one.
+    npm(["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], ROOT);
     const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
     expect(tarball).toBeDefined();
     const listed = execFileSync("tar", ["-tzf", join(dir, tarball!)], { encoding: "utf8" }).split("\n");
