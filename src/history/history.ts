@@ -1,7 +1,7 @@
 /**
  * The History service: the transcript index under the state directory, kept up to date in the
  * background, answering queries at once from whatever is indexed. Every answer says `indexing: true`
- * while a full build or rebuild is under way (or has never finished), so a caller knows it may be partial.
+ * while a full build or rebuild is under way (or has not finished yet), so a caller knows it may be partial.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -36,7 +36,7 @@ export interface HistoryOptions {
 }
 
 export interface IndexState {
-  /** A full build or rebuild is running or has never finished: answers may be partial. */
+  /** A full build or rebuild is running or has not finished yet: answers may be partial. */
   indexing: boolean;
   /** When the last full sync finished (null: never since the index was created). */
   complete_at: string | null;
