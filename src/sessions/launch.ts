@@ -25,6 +25,7 @@ import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOption
 import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
 import { kill } from "./kill.js";
+import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
@@ -384,24 +385,4 @@ function sessionEnv(r: SessionRecord, env: Record<string, string>): Record<strin
     ...(r.team_name ? { CLAUDE_TEAM_NAME: r.team_name } : {}),
     ...(r.teammate_name ? { CLAUDE_TEAMMATE_NAME: r.teammate_name } : {}),
   };
-}
-
-/** The launch options a record keeps for resume (read back defensively: the stored form is untyped JSON). */
-function pickClaudeOptions(o: Record<string, unknown> | StartInput): ClaudeOptions {
-  const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
-  const list = (v: unknown) => (Array.isArray(v) && v.length && v.every((x) => typeof x === "string") ? [...(v as string[])] : undefined);
-  const out: ClaudeOptions = {};
-  const model = str(o.model);
-  const permission = str(o.permission_mode);
-  const append = str(o.append_system_prompt);
-  const dirs = list(o.add_dirs);
-  const allowed = list(o.allowed_tools);
-  const disallowed = list(o.disallowed_tools);
-  if (model) out.model = model;
-  if (permission) out.permission_mode = permission;
-  if (append) out.append_system_prompt = append;
-  if (dirs) out.add_dirs = dirs;
-  if (allowed) out.allowed_tools = allowed;
-  if (disallowed) out.disallowed_tools = disallowed;
-  return out;
 }
