@@ -5,8 +5,9 @@
  * and does not look at how much of it was written: on a nearly full disk it renames a truncated file into
  * place (found by the ENOSPC fault scenario).
  */
+import { renameSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /** Thrown when `stillMine` said no just before the rename: nothing was replaced. */
@@ -32,8 +33,10 @@ export async function writeFileWhole(path: string, data: string | Uint8Array, mo
     await fh.sync();
     await fh.close();
     fh = undefined;
+    // The check and the rename in one synchronous step: an async rename goes through Node's thread pool, and a process
+    // stopped (SIGSTOP) after the check but before that thread ran would still replace the file when it resumes.
     if (stillMine && !stillMine()) throw new WriteAbandoned(`not replacing ${path}: the lock is no longer ours`);
-    await rename(tmp, path);
+    renameSync(tmp, path);
   } catch (e) {
     await fh?.close().catch(() => {});
     await unlink(tmp).catch(() => {});
