@@ -93,6 +93,16 @@ function move(f: Folded, to: Status): Status {
   return canMove(f.status, to) ? to : f.status;
 }
 
+/** A turn that ended in an error: counted, the session idle (usable), the message kept. */
+function failTurn(f: Folded, message: string | undefined): Folded {
+  f.turn_count += 1;
+  f.status = move(f, "idle");
+  f.last_turn = "failed";
+  f.last_error = message ?? "the turn failed";
+  delete f.pending_permission;
+  return f;
+}
+
 export function reduce(prev: Folded, ev: LogEvent): Folded {
   const f: Folded = { ...prev, seq: prev.seq + 1 };
   if (ev.ts) f.last_event_at = ev.ts;
@@ -164,23 +174,11 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.last_error;
       return f;
     case "StopFailure":
-      f.turn_count += 1;
-      f.status = move(f, "idle");
-      f.last_turn = "failed";
-      f.last_error = ev.last_assistant_message ?? ev.error ?? "the turn failed";
-      delete f.pending_permission;
-      return f;
+      return failTurn(f, ev.last_assistant_message ?? ev.error);
     case "cs:turn_failed":
       // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
       // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.
-      if (f.turn_count < f.prompts_submitted) {
-        f.turn_count += 1;
-        f.status = move(f, "idle");
-        f.last_turn = "failed";
-        f.last_error = ev.message ?? ev.error ?? "the turn failed";
-        delete f.pending_permission;
-      }
-      return f;
+      return f.turn_count < f.prompts_submitted ? failTurn(f, ev.message ?? ev.error) : f;
     case "cs:answered":
       // A dialog answered with Allow: the tool runs now, and no hook says so before PostToolUse (the real CLI).
       if (f.status === "waiting_for_permission" && f.pending_permission?.seq === ev.permission_seq) {

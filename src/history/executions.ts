@@ -5,11 +5,10 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { z } from "zod";
 import type { Usage } from "../claude/usage.js";
 import { iso, num, strOrNull, type Row } from "./rows.js";
 
-import { EXECUTION_OUTCOMES } from "../api/history.js";
+import { EXECUTION_OUTCOMES, historyUsage } from "../api/history.js";
 
 export const OUTCOMES = EXECUTION_OUTCOMES;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -68,14 +67,8 @@ const ms = (d: Date | string): number => {
 const cut = (s: string) => (s.length > MAX_STORED_CHARS ? s.slice(0, MAX_STORED_CHARS) : s);
 const isOutcome = (v: unknown): v is Outcome => typeof v === "string" && (OUTCOMES as readonly string[]).includes(v);
 
-const usageJson = z.object({
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  cache_creation_input_tokens: z.number(),
-  cache_creation_5m_input_tokens: z.number(),
-  cache_creation_1h_input_tokens: z.number(),
-  cache_read_input_tokens: z.number(),
-});
+/** The stored usage has the tool's shape (src/api/history.ts). */
+const usageJson = historyUsage;
 
 function parseUsageJson(v: unknown): Usage | null {
   if (typeof v !== "string") return null;
