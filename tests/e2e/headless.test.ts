@@ -301,7 +301,8 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
       const t0 = Date.now();
       while (!spare && Date.now() - t0 < 30_000) {
         const l = await mp.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
-        spare = l.sessions.find((x) => x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!));
+        // Not the first task's own session: it is ready too for the moment before its background kill ends it.
+        spare = l.sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!));
         if (!spare) await new Promise((r) => setTimeout(r, 200));
       }
       expect(spare, "a ready spare session").toBeDefined();
