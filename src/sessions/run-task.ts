@@ -26,7 +26,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const t0 = Date.now();
   const pool = backend === "headless" ? poolOf(d) : undefined;
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
-  const warm = pooled ? pool?.take(pooled.key) : undefined;
+  const warm = pooled ? await pool?.take(pooled.key) : undefined;
   const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;
   ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
   const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});

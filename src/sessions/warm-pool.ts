@@ -12,7 +12,8 @@ type Options = Omit<StartInput, "prompt">;
 
 export class WarmPool {
   private readonly spare = new Map<string, string[]>();
-  private readonly filling = new Map<string, number>();
+  /** Spares still starting, per key: a call that finds none ready takes the next one to finish. */
+  private readonly filling = new Map<string, Set<Promise<string | undefined>>>();
 
   constructor(
     private readonly d: Deps,
@@ -27,27 +28,39 @@ export class WarmPool {
     return { key: JSON.stringify(sorted), options };
   }
 
-  /** A ready spare session for these options (taken out of the pool), if there is one. */
-  take(key: string): string | undefined {
-    const ids = this.spare.get(key) ?? [];
-    while (ids.length) {
-      const id = ids.shift()!;
-      if (this.d.registry.followed(id)?.fold.status === "ready") return id;
+  /**
+   * A ready spare session for these options (taken out of the pool), if there is one — or, when one is still
+   * starting, that one once it is ready (it is further along than a new start would be).
+   */
+  async take(key: string): Promise<string | undefined> {
+    for (;;) {
+      const ids = this.spare.get(key) ?? [];
+      while (ids.length) {
+        const id = ids.shift()!;
+        if (this.d.registry.followed(id)?.fold.status === "ready") return id;
+      }
+      const starting = [...(this.filling.get(key) ?? [])];
+      if (!starting.length) return undefined;
+      await Promise.race(starting);
     }
-    return undefined;
   }
 
   /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
   refill(key: string, options: Options): void {
-    const have = (this.spare.get(key)?.length ?? 0) + (this.filling.get(key) ?? 0);
-    for (let i = have; i < this.size; i++) {
-      this.filling.set(key, (this.filling.get(key) ?? 0) + 1);
-      void start(this.d, { ...options, backend: "headless" }, {})
+    const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
+    this.filling.set(key, starting);
+    for (let i = (this.spare.get(key)?.length ?? 0) + starting.size; i < this.size; i++) {
+      const p: Promise<string | undefined> = start(this.d, { ...options, backend: "headless" }, {})
         .then((s) => {
           this.spare.set(key, [...(this.spare.get(key) ?? []), s.session_id]);
+          return s.session_id;
         })
-        .catch((e: unknown) => this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`))
-        .finally(() => this.filling.set(key, (this.filling.get(key) ?? 1) - 1));
+        .catch((e: unknown) => {
+          this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`);
+          return undefined;
+        })
+        .finally(() => starting.delete(p));
+      starting.add(p);
     }
   }
 }
