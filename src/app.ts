@@ -71,7 +71,7 @@ async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
   }
 }
 
-export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean; indexHistory?: boolean } = {}): Promise<App> {
+export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
@@ -110,11 +110,11 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
   for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log, cfg.stateDir));
-  // The transcript index builds in a worker thread; nothing waits for it.
+  // The transcript index syncs in a worker thread when a history query first needs it (and again when it is
+  // stale); nothing else waits for it.
   const history = new HistoryService({
     stateDir: cfg.stateDir,
     configDir: cfg.claudeConfigDir,
-    syncOnOpen: opts.indexHistory !== false,
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
   // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).

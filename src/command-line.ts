@@ -15,8 +15,6 @@ import { healthChecks } from "./server/health.js";
 import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
-import { parseListen, startHttp } from "./server/http/index.js";
-import { loadToken } from "./server/http/token.js";
 import { toSessionError } from "./core/errors.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
@@ -73,6 +71,9 @@ async function serveHttp(args: string[]): Promise<void> {
   const spec = args[i + 1] !== undefined && !args[i + 1]!.startsWith("--") ? args[i + 1] : undefined;
   const unknown = args.filter((a, k) => a !== "--http" && a !== "--allow-remote" && !(k === i + 1 && spec !== undefined));
   if (unknown.length) throw new Error(`serve: unknown argument ${JSON.stringify(unknown[0])}\n\n${HELP}`);
+  // Loaded only here: the HTTP transport and the web view are memory a stdio server never needs.
+  const { parseListen, startHttp } = await import("./server/http/index.js");
+  const { loadToken } = await import("./server/http/token.js");
   const listen = parseListen(spec);
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
@@ -112,7 +113,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
     print(await runHistoryCommand(cmd, args, { stateDir: cfg.stateDir, configDir: cfg.claudeConfigDir }));
     return 0;
   }
-  const app = await createApp(process.env, { adopt: cmd === "ls", indexHistory: false });
+  const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
     switch (cmd) {
       case "ls": {

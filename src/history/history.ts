@@ -31,9 +31,12 @@ export interface HistoryOptions {
   configDir: string;
   /** "worker" (a worker thread; needs the built package), "inline" (batches on this thread), "auto" (default). */
   mode?: "worker" | "inline" | "auto";
-  /** Start a full sync when opened (default true). */
+  /** Start a full sync when opened (default false: a server syncs when a query first needs the index, see freshen). */
   syncOnOpen?: boolean;
 }
+
+/** A query finds the index fresh when its last full sync finished less than this long ago. */
+const FRESH_MS = 5000;
 
 export interface IndexState {
   /** A full build or rebuild is running or has not finished yet: answers may be partial. */
@@ -58,6 +61,8 @@ export class History {
   private fullSync: Promise<SyncStats> | undefined;
   private pendingPaths = new Set<string>();
   private pathSync: Promise<SyncStats> | undefined;
+  /** performance.now() when the last full sync ended (0: none by this process). */
+  private syncedAt = 0;
 
   constructor(readonly opts: HistoryOptions) {
     this.dbPath = join(opts.stateDir, "history.sqlite");
@@ -66,7 +71,7 @@ export class History {
     const script = mode === "inline" ? undefined : workerScript();
     if (mode === "worker" && !script) throw new Error("history worker script not found: build the package (npm run build)");
     this.runner = script ? new OnDemandWorkerRunner(script, this.dbPath, opts.configDir, events) : new InlineRunner(this.dbPath, opts.configDir, events);
-    if (opts.syncOnOpen ?? true) void this.sync().catch(() => undefined);
+    if (opts.syncOnOpen ?? false) void this.sync().catch(() => undefined);
   }
 
   /** Reads every transcript that changed. Concurrent calls share one run. */
@@ -76,9 +81,24 @@ export class History {
     const run = this.runner.sync().finally(() => {
       this.fullSyncs--;
       this.fullSync = undefined;
+      this.syncedAt = performance.now();
     });
     this.fullSync = run;
     return run;
+  }
+
+  /**
+   * Before a query: when the last full sync is older than FRESH_MS (or there was none), one starts in the background
+   * (conversations Claude wrote outside this server, since its last look); the query waits for it at most `waitMs`
+   * and otherwise answers from what is indexed, with `indexing: true`. The thread and its memory exist only for
+   * servers whose clients use the history.
+   */
+  async freshen(waitMs: number): Promise<void> {
+    if (!this.fullSync && this.syncedAt > 0 && performance.now() - this.syncedAt < FRESH_MS) return;
+    const run = this.sync().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([run, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
   }
 
   /**

@@ -14,6 +14,9 @@ export interface HistoryServiceOptions extends HistoryOptions {
   managed?: () => Promise<Map<string, string>>;
 }
 
+/** How long a query waits for the index to catch up with transcripts written elsewhere before it answers. */
+const FRESHEN_WAIT_MS = 150;
+
 export class HistoryService {
   readonly index: History;
   private executionsLog: ExecutionLog | undefined;
@@ -37,17 +40,20 @@ export class HistoryService {
   }
 
   async listConversations(args: api.ListConversationsInput): Promise<api.ListConversationsOutput> {
+    await this.index.freshen(FRESHEN_WAIT_MS);
     const r = this.index.listConversations(args);
     return { ...r, conversations: await this.withManaged(r.conversations) };
   }
 
   async getConversation(args: api.GetConversationInput): Promise<api.GetConversationOutput> {
+    await this.index.freshen(FRESHEN_WAIT_MS);
     const r = this.index.getConversation(args);
     const [conversation] = await this.withManaged([r.conversation]);
     return { ...r, conversation: conversation ?? r.conversation };
   }
 
-  searchConversations(args: api.SearchConversationsInput): api.SearchConversationsOutput {
+  async searchConversations(args: api.SearchConversationsInput): Promise<api.SearchConversationsOutput> {
+    await this.index.freshen(FRESHEN_WAIT_MS);
     return this.index.searchConversations(args);
   }
 
@@ -59,7 +65,8 @@ export class HistoryService {
     return { cleared_count: this.executions.clear(args) };
   }
 
-  usage(args: UsageArgs): { rows: UsageRow[]; total: UsageRow; indexing: boolean } {
+  async usage(args: UsageArgs): Promise<{ rows: UsageRow[]; total: UsageRow; indexing: boolean }> {
+    await this.index.freshen(FRESHEN_WAIT_MS);
     return this.index.usage(args);
   }
 

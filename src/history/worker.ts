@@ -1,10 +1,12 @@
 /** The indexer's worker thread: runs sync and rebuild requests one after another and reports progress. */
 import { parentPort, workerData } from "node:worker_threads";
-import { z } from "zod";
 import { Indexer, type SyncStats } from "./indexer.js";
 import type { WorkerReply, WorkerRequest } from "./runner.js";
 
-const data = z.object({ dbPath: z.string(), configDir: z.string() }).parse(workerData);
+// Checked by hand, not with zod: the thread loads only the indexer (zod alone is ~20 MB of memory).
+const wd = workerData as { dbPath?: unknown; configDir?: unknown } | null;
+if (typeof wd?.dbPath !== "string" || typeof wd.configDir !== "string") throw new Error("history worker: workerData needs dbPath and configDir strings");
+const data = { dbPath: wd.dbPath, configDir: wd.configDir };
 const port = parentPort;
 if (!port) throw new Error("history/worker.js runs as a worker thread");
 const send = (m: WorkerReply) => port.postMessage(m);

@@ -4,7 +4,9 @@
  * history recorded at turn end, and an appended turn found by search_conversations within a second.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
 import { connect, contractBackends, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
+import { Transcript } from "../helpers/transcripts.js";
 
 const BACKENDS = await contractBackends();
 
@@ -93,5 +95,31 @@ describe.each(BACKENDS)("usage, cost, budget and history (%s)", (backend) => {
     const resumed = await m.callOk<{ session_id: string }>("resume_session", hit.resume);
     expect(resumed.session_id).toBe(s.session_id);
     await m.callOk("kill_session", { session_id: s.session_id });
+  });
+});
+
+describe("the transcript index of a running server", () => {
+  let w: World;
+  let m: Mcp;
+  beforeAll(async () => {
+    w = makeWorld();
+    m = await connect(w);
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  it("conversations Claude wrote outside the server after it started are listed and found (the index catches up on queries)", async () => {
+    const configDir = join(w.home, ".claude");
+    const first = new Transcript(configDir, w.dir("outside")).turn("the wombatledger review", "done");
+    const found = await until(async () => (await m.callOk<{ results: Array<{ claude_session_id: string }> }>("search_conversations", { query: "wombatledger" })).results[0], 3000, 50);
+    expect(found.claude_session_id).toBe(first.sessionId);
+    const second = new Transcript(configDir, w.dir("outside")).turn("the numbatledger review", "done");
+    const t0 = Date.now();
+    const listed = await until(async () => (await m.callOk<{ conversations: Array<{ claude_session_id: string }> }>("list_conversations", { cwd: w.dir("outside") })).conversations.find((c) => c.claude_session_id === second.sessionId), 10_000, 100);
+    expect(listed).toBeDefined();
+    // Stale by at most the freshness window (5 s) plus one sync.
+    expect(Date.now() - t0).toBeLessThan(7000);
   });
 });

@@ -87,7 +87,7 @@ describe("tool definitions", () => {
     expect(api.listConversationsInput.safeParse({ bogus: 1 }).success).toBe(false);
     const list = await d.svc.listConversations(api.listConversationsInput.parse({}));
     expect(api.listConversationsOutput.safeParse(list).success).toBe(true);
-    const found = d.svc.searchConversations(api.searchConversationsInput.parse({ query: "配置文件" }));
+    const found = await d.svc.searchConversations(api.searchConversationsInput.parse({ query: "配置文件" }));
     expect(api.searchConversationsOutput.safeParse(found).success).toBe(true);
     expect(found.results).toHaveLength(1);
     const page = await d.svc.getConversation(api.getConversationInput.parse({ claude_session_id: found.results[0]!.claude_session_id }));
