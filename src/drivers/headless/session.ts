@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import { query, type Query, type SDKMessage, type SDKResultMessage, type SpawnOptions, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import type { Query, SDKMessage, SDKResultMessage, SpawnOptions, SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import writeFileAtomic from "write-file-atomic";
 import { hooksSettings } from "../../claude/hooks.js";
 import { transcriptPath } from "../../claude/transcript.js";
@@ -86,7 +86,9 @@ export class HeadlessSession {
     }
     if (!o.spawn_logged) await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
     await s.live.start();
-    s.launch();
+    // Loaded with the first headless session: the SDK is ~40 MB of memory a server without one never needs.
+    const { query } = await import("@anthropic-ai/claude-agent-sdk");
+    s.launch(query);
     await s.waitReady(o.start_timeout_ms ?? 30_000);
     return s;
   }
@@ -179,7 +181,7 @@ export class HeadlessSession {
 
   // ------------------------------------------------------------------ internals
 
-  private launch(): void {
+  private launch(query: typeof import("@anthropic-ai/claude-agent-sdk").query): void {
     const options = { ...this.sdkOptions, canUseTool: this.broker.canUseTool, spawnClaudeCodeProcess: (so: SpawnOptions) => this.spawnCli(so) };
     this.q = query({ prompt: this.input, options });
     void this.pump(this.q);
