@@ -152,7 +152,9 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
   // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
   const expectReply = fold.last_turn === "completed" && Boolean(fold.last_response) && existsSync(main);
-  while (Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS)) {
+  // No transcript at all (Claude writes the prompt's line before the turn runs): nothing is coming to wait for.
+  const nothingWritten = files.length === 0 || !files.some((f) => existsSync(f));
+  while (!nothingWritten && Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS)) {
     const now = sizes(files);
     const still = files.every((f) => now[f] === read.ends[f]);
     const quiet = Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2;

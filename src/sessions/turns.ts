@@ -75,9 +75,12 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
       suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
     });
   }
-  // The last turn's cost is read at its end: a budget check waits for it.
-  await settled(d, r.session_id);
-  checkBudget((await d.store.get(r.session_id)) ?? r);
+  // The last turn's cost is read at its end (its reply line lands after Stop): a budget check waits for it. Without a
+  // budget nothing waits; the reading goes on beside the next turn (it stops at that turn's prompt line).
+  if (r.max_budget_usd !== undefined) {
+    await settled(d, r.session_id);
+    checkBudget((await d.store.get(r.session_id)) ?? r);
+  }
   const { driver } = runnerOf(d, r.backend);
   const t0 = Date.now();
   const timeoutMs = input.timeout_ms ?? 30_000;

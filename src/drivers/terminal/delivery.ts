@@ -10,13 +10,21 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
-import { briefText, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, PROMPT_RETRY_AFTER_MS } from "./screens.js";
+import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
-export async function pasteText(b: Backend, id: string, text: string): Promise<void> {
+export async function pasteText(b: Backend, id: string, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   for (const piece of pastePieces(text)) await b.paste(id, piece);
   // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
-  await sleep(Math.min(500, 40 + Math.floor(text.length / 1000) * 5));
+  await sleep(Math.min(500, timing.pasteLandMs + Math.floor(text.length / 1000) * 5));
+}
+
+/** Pastes the text (bracketed, in pieces) without Enter, and waits until the input box shows it (or PASTE_DRAWN_MS). */
+async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
+  for (const piece of pastePieces(text)) await b.paste(s.id, piece);
+  // Seeing the text drawn is the proof the paste was taken whole: no fixed pause is needed before the Enter.
+  const drawn = await pollScreen(() => b.screen(s.id), (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
+  if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
 }
 
 /**
@@ -45,20 +53,18 @@ export function showsPasted(screen: string, text: string): boolean {
  * UserPromptSubmit comes quickly and the box still holds the text, Enter is pressed again (bounded); an empty box
  * means the prompt was taken and its hook is on the way, so the wait simply goes on.
  */
-export async function deliver(b: Backend, s: DriverSession, text: string, ctx: CallContext, log: Logger): Promise<Delivery> {
+export async function deliver(b: Backend, s: DriverSession, text: string, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<Delivery> {
   const before = s.live.fold.prompts_submitted;
   const sent_at = new Date().toISOString();
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const read = () => b.screen(s.id);
-  await pasteText(b, s.id, text);
-  const drawn = await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
-  if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+  await pasteDrawn(b, s, text, log, signal);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS;
   const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
   let attempts = 1;
   await b.keys(s.id, ["Enter"]);
-  let f = await confirm(PROMPT_RETRY_AFTER_MS);
+  let f = await confirm(timing.promptRetryAfterMs);
   while (!f && Date.now() < end) {
     const screen = await read().catch(() => "");
     const refused = unknownCommand(screen, text);
@@ -71,7 +77,7 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
       log.warn(`${s.id}: Enter #${attempts - 1} was not taken (the text is still in the input box); pressing it again`);
       await b.keys(s.id, ["Enter"]);
     }
-    f = await confirm(PROMPT_RETRY_AFTER_MS);
+    f = await confirm(timing.promptRetryAfterMs);
   }
   // Accepted first (the process may have died right after, in the same batch of events): it became a turn.
   if (f && accepted(f)) return { sent_at, attempts };
@@ -95,9 +101,9 @@ function unknownCommand(screen: string, text: string): SessionError | undefined 
 }
 
 /** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */
-export async function enqueue(b: Backend, s: DriverSession, text: string): Promise<string> {
+export async function enqueue(b: Backend, s: DriverSession, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
   const sent_at = new Date().toISOString();
-  await pasteText(b, s.id, text);
+  await pasteText(b, s.id, text, timing);
   await b.keys(s.id, ["Enter"]);
   return sent_at;
 }
@@ -106,10 +112,10 @@ export async function enqueue(b: Backend, s: DriverSession, text: string): Promi
  * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken once
  * the input box no longer holds it. Its output is in the transcript.
  */
-export async function runShell(b: Backend, s: DriverSession, text: string, ctx: CallContext): Promise<string> {
+export async function runShell(b: Backend, s: DriverSession, text: string, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
   const sent_at = new Date().toISOString();
   const head = text.slice(1, 40).trim();
-  await pasteText(b, s.id, text);
+  await pasteText(b, s.id, text, timing);
   for (let attempt = 1; attempt <= PROMPT_ATTEMPTS; attempt++) {
     await b.keys(s.id, ["Enter"]);
     const { value } = await pollScreen(

@@ -13,6 +13,7 @@ import { deliver, enqueue, runShell } from "./delivery.js";
 import { interruptByEsc, probeInterrupted } from "./interrupt.js";
 import { answerByHook, hookWaits } from "./hook-answer.js";
 import { answerByKeys } from "./permission.js";
+import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
 import { awaitReady } from "./startup.js";
 
 export class TerminalDriver implements Driver {
@@ -21,19 +22,20 @@ export class TerminalDriver implements Driver {
     private readonly log: Logger,
     /** The state directory: a session's hook decisions go to `<stateDir>/<id>/decisions/`. */
     private readonly stateDir?: string,
+    private readonly timing: DriverTiming = DRIVER_TIMING,
   ) {}
 
   awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void> {
-    return awaitReady(this.backend, s, opts, ctx, this.log);
+    return awaitReady(this.backend, s, opts, ctx, this.log, this.timing);
   }
   deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery> {
-    return deliver(this.backend, s, text, ctx, this.log);
+    return deliver(this.backend, s, text, ctx, this.log, this.timing);
   }
   enqueue(s: DriverSession, text: string): Promise<string> {
-    return enqueue(this.backend, s, text);
+    return enqueue(this.backend, s, text, this.timing);
   }
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string> {
-    return runShell(this.backend, s, text, ctx);
+    return runShell(this.backend, s, text, ctx, this.timing);
   }
   async answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void> {
     // The permission channel: the session's PermissionRequest hook waits for a decision file.

@@ -54,6 +54,20 @@ export const STOPPED_STABLE_MS = 250;
 export const ESC_AGAIN_MS = 1500;
 /** Deny: how long to look for the stopped turn after "No" (it fires no hook). */
 export const DENY_STOP_MS = 3000;
+/** Delivery: a paste and its Enter are separate keystrokes; a paste gets this long to land, plus 5 ms per 1,000 characters. */
+export const PASTE_LAND_MS = 40;
+
+/**
+ * The timings a terminal driver may be given instead of the defaults above: the fast test tier drives a scripted
+ * screen that needs no patience. Production always uses the measured values.
+ */
+export interface DriverTiming {
+  promptRetryAfterMs: number;
+  inputHandlerMs: number;
+  pasteLandMs: number;
+}
+export const DRIVER_TIMING: DriverTiming = { promptRetryAfterMs: PROMPT_RETRY_AFTER_MS, inputHandlerMs: INPUT_HANDLER_MS, pasteLandMs: PASTE_LAND_MS };
+
 export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning";
 
 const PATTERNS: Array<[BlockingScreen, RegExp]> = [

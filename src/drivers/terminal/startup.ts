@@ -18,7 +18,8 @@ import {
   DIALOG_SETTLE_MS,
   FIRST_RUN_PROBE_AFTER_MS,
   INPUT_DRAWN_MS,
-  INPUT_HANDLER_MS,
+  DRIVER_TIMING,
+  type DriverTiming,
   inputText,
   menuMoves,
   POLL_MS,
@@ -28,7 +29,7 @@ import {
   type BlockingScreen,
 } from "./screens.js";
 
-export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger): Promise<void> {
+export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   let trustedAt = 0;
   let blocked: BlockingScreen | undefined;
   // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
@@ -57,7 +58,7 @@ export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOption
     },
   });
   if (folded && isLive(folded.status) && folded.status !== "starting") {
-    await inputDrawn(b, s.id, log);
+    await inputDrawn(b, s.id, log, timing.inputHandlerMs);
     return;
   }
   throw await diagnose(b, s, opts, blocked);
@@ -67,14 +68,14 @@ export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOption
  * SessionStart can come before the input box is drawn (2.1.330: ~200 ms before), and a bracketed paste that
  * arrives then loses its brackets (each newline submits). Waits, bounded, until the box shows.
  */
-async function inputDrawn(b: Backend, id: string, log: Logger): Promise<void> {
+async function inputDrawn(b: Backend, id: string, log: Logger, handlerMs: number): Promise<void> {
   const { value } = await pollScreen(
     () => b.screen(id),
     (screen) => inputText(screen) !== undefined,
     { everyMs: POLL_MS, timeoutMs: INPUT_DRAWN_MS },
   );
   if (!value) log.warn(`${id}: no input box on screen ${INPUT_DRAWN_MS} ms after SessionStart; going on`);
-  else await sleep(INPUT_HANDLER_MS);
+  else await sleep(handlerMs);
 }
 
 /** Why a start did not reach ready, with a short excerpt of what the process printed or the screen shows. */
