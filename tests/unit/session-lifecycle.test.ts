@@ -1,0 +1,61 @@
+/**
+ * The session layer against an in-memory backend (tests/helpers/fake-backend.ts), lifecycle: list as a pure read,
+ * released followers, and kills of sessions owned by another process — in milliseconds.
+ */
+import { spawn } from "node:child_process";
+import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import * as api from "../../src/api/index.js";
+import { isAlive } from "../../src/util/process.js";
+import { FakeBackend } from "../helpers/fake-backend.js";
+import { fakeService } from "../helpers/fake-service.js";
+import { until } from "../helpers/harness.js";
+
+const f = fakeService();
+
+describe("session layer on a fake backend: lifecycle", () => {
+  it("list is a pure read: a vanished terminal is shown dead, and recorded by the reconciler afterwards", async () => {
+    const s = await f.svc.start(f.startIn());
+    await new Promise((r) => setTimeout(r, 50));
+    f.fake.sessions.delete(s.session_id); // the terminal vanished without a word (tmux server killed)
+    const before = readFileSync(join(f.root, "state", "state.json"), "utf8");
+    const l = await f.svc.list(api.listInput.parse({}));
+    expect(readFileSync(join(f.root, "state", "state.json"), "utf8")).toBe(before);
+    expect(l.sessions.find((x) => x.session_id === s.session_id)?.status).toBe("dead");
+    // Recorded in the background: soon, however loaded the machine (the unit tier runs files side by side).
+    await until(async () => (await f.store.read()).sessions[s.session_id]!.status === "dead", 5000, 20);
+  });
+
+  it("a follower of an ended session is released (no watch kept per session ever seen)", async () => {
+    const ids: string[] = [];
+    ids.push(...(await Promise.all([0, 1, 2].map(() => f.svc.start(f.startIn())))).map((s) => s.session_id));
+    expect(f.svc.followed).toBe(3);
+    await Promise.all(ids.map((id) => f.svc.kill(api.killInput.parse({ session_id: id }))));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(f.svc.followed).toBe(0);
+    // Looked at again, it is followed again (its log replayed).
+    expect((await f.svc.wait(api.waitInput.parse({ session_id: ids[0], timeout_ms: 10 }))).final_state).toBe("dead");
+  });
+
+  it("kill reaches a pty session's process owned by another server process, and says so", async () => {
+    await f.svc.close();
+    const pty = new FakeBackend("pty", false);
+    f.svc = await f.service(pty);
+    const s = await f.svc.start(f.startIn());
+    // As if another server process owned the terminal: a live owner, and the session's own process group.
+    const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    // The owner records the exit when its process ends, as a pty backend does.
+    child.on("exit", () => appendFileSync(join(f.root, "state", s.session_id, "events.jsonl"), JSON.stringify({ hook_event_name: "cs:exit", exit_code: 143 }) + "\n"));
+    await f.store.patch(s.session_id, (r) => {
+      r.owner_pid = process.ppid;
+      r.pid = child.pid!;
+    });
+    pty.sessions.delete(s.session_id);
+    const k = await f.svc.kill(api.killInput.parse({ session_id: s.session_id, force: true }));
+    expect(k.status).toBe("killed");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(child.pid!)).toBe(false);
+    expect((await f.store.read()).sessions[s.session_id]!.status).toBe("dead");
+  });
+});
