@@ -12,7 +12,14 @@
  *   timer (a process stopped longer than the stale time finds its lock taken when it resumes). Here it is
  *   logged and remembered, and `stillHeld()` tells the store, before it writes, whether the lock is still
  *   its own; if not, the store re-reads and retries instead of overwriting the other process's write.
+ * - **A fence for the last step.** A lock directory is removed by renaming it aside first (then deleting it with
+ *   whatever is inside). The store writes its new file inside the lock directory and renames it into place from
+ *   there: a holder that was stopped between its last check and that rename, and whose lock was taken over
+ *   meanwhile, finds its file gone with the old directory (ENOENT) and writes nothing. No check in user space can
+ *   close that window; the kernel's path lookup in rename does.
  */
+import * as fs from "node:fs";
+import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -21,6 +28,8 @@ import type { Logger } from "../util/log.js";
 import { isAlive } from "../util/process.js";
 
 export interface HeldLock {
+  /** The lock's directory (a temp file written inside it vanishes with a taken-over lock). */
+  readonly dir: string;
   /** Whether the lock is (still) this process's: false once compromised or taken over. */
   stillHeld(): Promise<boolean>;
   /** The same, synchronously (for the moment right before a rename). */
@@ -91,6 +100,32 @@ async function readOwner(path: string): Promise<OwnerRecord | undefined> {
 
 const myStart = processStart(process.pid);
 
+/** A lock directory's name once set aside for removal. */
+function asideName(dir: string): string {
+  return `${dir}.gone-${process.pid}-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * The file system proper-lockfile uses, with a removal that renames the lock directory aside first (atomic: a
+ * path inside it stops resolving at once) and then deletes it with its contents (a temp file of a writer that
+ * died). ENOENT stays ENOENT, which proper-lockfile reads as "already gone".
+ */
+const fencingFs = {
+  ...fs,
+  rmdir(dir: string, cb: (err: NodeJS.ErrnoException | null) => void): void {
+    const aside = asideName(dir);
+    fs.rename(dir, aside, (err) => {
+      if (err) return cb(err);
+      fs.rm(aside, { recursive: true, force: true }, () => cb(null));
+    });
+  },
+  rmdirSync(dir: string): void {
+    const aside = asideName(dir);
+    fs.renameSync(dir, aside);
+    fs.rmSync(aside, { recursive: true, force: true });
+  },
+};
+
 export async function acquireLock(file: string, opts: LockOptions): Promise<HeldLock> {
   const lockDir = `${file}.lock`;
   const ownerPath = `${file}.lock.owner`;
@@ -104,6 +139,7 @@ export async function acquireLock(file: string, opts: LockOptions): Promise<Held
       update: Math.max(1000, Math.floor(opts.staleMs / 5)),
       retries: { retries: 2000, factor: 1.1, minTimeout: 1, maxTimeout: 10, randomize: true },
       realpath: false,
+      fs: fencingFs,
       onCompromised: (e) => {
         compromised = true;
         opts.log.warn(`the state lock was lost while held (${e.message}); the write in progress will re-read and retry`);
@@ -122,6 +158,7 @@ export async function acquireLock(file: string, opts: LockOptions): Promise<Held
       .catch(() => unlink(tmp).catch(() => {}));
   }
   return {
+    dir: lockDir,
     async stillHeld() {
       if (compromised) return false;
       // Nobody can have judged the lock stale before half the stale time: no need to look.

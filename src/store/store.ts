@@ -10,7 +10,7 @@
  * other processes. Reads are served from the last parsed version while the file is unchanged.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, link, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { statSync } from "node:fs";
@@ -34,6 +34,10 @@ function cloneState(s: StateFile): StateFile {
   const c = structuredClone(s);
   c.sessions = sessionMap(c.sessions);
   return c;
+}
+
+function keyOf(s: { ino: number; size: number; mtimeMs: number }): string {
+  return `${s.ino}:${s.size}:${s.mtimeMs}`;
 }
 
 function stamp(): string {
@@ -81,14 +85,23 @@ export class Store {
   }
 
   private async key(): Promise<string> {
-    const s = await stat(this.file);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    return keyOf(await stat(this.file));
+  }
+
+  /** The file's text and its key, from one open file (a replace between a stat and a read cannot mix two versions). */
+  private async readKeyed(): Promise<{ key: string; raw: string }> {
+    const fh = await open(this.file, "r");
+    try {
+      const key = keyOf(await fh.stat());
+      return { key, raw: await fh.readFile("utf8") };
+    } finally {
+      await fh.close();
+    }
   }
 
   private keySync(): string | undefined {
     try {
-      const s = statSync(this.file);
-      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+      return keyOf(statSync(this.file));
     } catch {
       return undefined;
     }
@@ -100,9 +113,8 @@ export class Store {
    */
   async read(): Promise<Readonly<StateFile>> {
     await this.init();
-    const key = await this.key();
-    if (this.cache?.key === key) return this.cache.state;
-    const raw = await readFile(this.file, "utf8");
+    if (this.cache?.key === (await this.key())) return this.cache.state;
+    const { key, raw } = await this.readKeyed();
     const { state, clean, fix } = await this.parse(raw, false);
     if (clean) this.cache = { key, raw, state };
     // Records that fail the schema or need a repair: settle that now (under the lock), once, not on some later write.
@@ -153,7 +165,7 @@ export class Store {
     const lockWaited = Date.now() - t0 > 1;
     this.inLock = true;
     try {
-      const key = await this.key();
+      let key = await this.key();
       let raw: string;
       let state: StateFile;
       let clean: boolean;
@@ -162,7 +174,7 @@ export class Store {
         state = cloneState(this.cache.state);
         clean = true;
       } else {
-        raw = await readFile(this.file, "utf8");
+        ({ key, raw } = await this.readKeyed());
         ({ state, clean } = await this.parse(raw, true));
       }
       const result = await fn(state);
@@ -176,13 +188,18 @@ export class Store {
         // Checked again at the last moment (after the slow fsync), with no await before the rename: the lock is
         // still ours and nobody replaced the file since it was read.
         const stillMine = () => lastTry || (lock.stillHeldSync() && this.keySync() === key);
+        let written;
         try {
-          await writeFileWhole(this.file, text, 0o600, stillMine);
+          // Written inside the lock's directory: if the lock is taken over before the rename, the file is gone with it.
+          written = await writeFileWhole(this.file, text, 0o600, stillMine, lock.dir);
         } catch (e) {
           if (e instanceof WriteAbandoned) return { done: false };
           throw e;
         }
-        this.cache = { key: await this.key(), raw: text, state: cloneState(state) };
+        // The key of the file this process wrote, not of whatever the path shows now: a process stopped right after
+        // its rename, whose lock was taken over meanwhile, must not take the other's file for its own (it would then
+        // serve its own older state from the cache and overwrite the other's update with it).
+        this.cache = { key: keyOf(written), raw: text, state: cloneState(state) };
       }
       return { done: true, result };
     } finally {

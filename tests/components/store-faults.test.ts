@@ -4,11 +4,12 @@
  * lock holder killed with -9. Real processes hold the lock (tests/helpers/lock-holder.mjs, built store).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Store } from "../../src/store/store.js";
+import { WriteAbandoned, writeFileWhole } from "../../src/util/atomic.js";
 import type { SessionRecord } from "../../src/store/schema.js";
 import { ROOT } from "../helpers/harness.js";
 
@@ -130,4 +131,34 @@ describe("state store faults", () => {
     expect(performance.now() - t0).toBeLessThan(5000);
     expect((await s.get("counter"))?.turn_count).toBe(1);
   }, 30_000);
+
+  it("a writer whose lock is taken over between its last check and its rename replaces nothing (the fence), and retries", async () => {
+    const dir = tmp();
+    const file = join(dir, "state.json");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, "the other process's write\n");
+    const lockDir = `${file}.lock`;
+    mkdirSync(lockDir);
+    // The takeover lands right after the check said "still mine": the lock directory is set aside, as a taker does.
+    const stillMine = () => {
+      renameSync(lockDir, `${lockDir}.gone-test`);
+      return true;
+    };
+    await expect(writeFileWhole(file, "a stale write\n", 0o600, stillMine, lockDir)).rejects.toBeInstanceOf(WriteAbandoned);
+    expect(readFileSync(file, "utf8")).toBe("the other process's write\n");
+    expect(readdirSync(dir).filter((n) => n.startsWith(".state.json"))).toEqual([]);
+    // Through the store: a taken-over lock makes the update re-read and write again, under a lock of its own.
+    const s = new Store(join(dirs.at(-1)!, "s2"), log);
+    await s.update((st) => void (st.sessions.counter = record("counter")));
+    let tookOver = false;
+    await s.update((st) => {
+      if (!tookOver) {
+        tookOver = true;
+        renameSync(`${s.file}.lock`, `${s.file}.lock.gone-test`);
+      }
+      st.sessions.counter!.turn_count += 1;
+    });
+    expect((await s.get("counter"))?.turn_count).toBe(1);
+    expect(warnings.some((w) => /taken over/.test(w))).toBe(true);
+  });
 });
