@@ -21,6 +21,7 @@ export const SCENARIOS = [
   ["claude killed mid-turn", "claudeKilled", server.claudeKilled, 3],
   ["2 servers sending to one session at once", "twoServersSend", (n) => server.serversSend(n, 2), 3],
   ["4 servers sending to one session at once", "fourServersSend", (n) => server.serversSend(n, 4), 3],
+  ["wall clock jumps a day forward and back (waits, deadline)", "clockJump", server.clockJump, 3],
 ];
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "10" }, only: { type: "string" } } });

@@ -3,8 +3,10 @@
  * fake claude (tests/fixtures/bin/claude): the server killed with -9 under a 10-session workload, the tmux
  * server killed under live sessions, claude killed mid-turn. Same result shape as store-scenarios.mjs.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { makeWorld } from "../bench/world.mjs";
 import { EventTail } from "../../dist/events/eventlog.js";
 import { foldAll } from "../../dist/events/reducer.js";
@@ -227,6 +229,78 @@ export async function serversSend(runs, servers = 2) {
     out.notes.push(String(e).slice(0, 300));
   } finally {
     await cleanup(w);
+  }
+  return out;
+}
+
+/**
+ * The wall clock jumps a day forward and a day back (scripts/faults/clock-shift.mjs, in the server only) while
+ * a turn is waited for, while a wait times out, and past MAX_SESSION_DURATION: the wait returns at the turn's
+ * end, a time-out comes after its time on the monotonic clock (not at once, not a day late), and no session is
+ * ended by its deadline because of a jump. Worst recovery = the latest any wait came back past its due time.
+ */
+export async function clockJump(runs) {
+  const out = { runs, failures: 0, worstRecoveryMs: 0, notes: [] };
+  const DAY = 86_400_000;
+  for (let i = 0; i < runs; i++) {
+    const box = mkdtempSync(join(tmpdir(), "cs-faults-clock-"));
+    const shiftFile = join(box, "shift");
+    writeFileSync(shiftFile, "0");
+    const w = makeWorld("faults-clock", {
+      NODE_OPTIONS: `--import=${pathToFileURL(join(import.meta.dirname, "clock-shift.mjs")).href}`,
+      CS_CLOCK_SHIFT_FILE: shiftFile,
+      MAX_SESSION_DURATION: "60000",
+    });
+    const fail = (m) => {
+      out.failures++;
+      out.notes.push(`run ${i}: ${m}`);
+    };
+    try {
+      const m = await w.connect();
+      const shift = (ms) => {
+        writeFileSync(shiftFile, String(ms));
+        process.kill(m.pid, "SIGUSR2");
+      };
+      const s = await m.must("start_session", { cwd: w.dir("s") });
+      // 1. A turn of 2 s, waited for across a jump forward and a jump back.
+      let t0 = performance.now();
+      const turn = m.call("send_message", { session_id: s.session_id, message: "FAKE_SLOW:2000 across the jump", timeout_ms: 20_000 });
+      await sleep(rand(100, 700));
+      shift(DAY);
+      await sleep(rand(100, 700));
+      shift(-DAY);
+      const r1 = await turn;
+      let waited = performance.now() - t0;
+      if (!r1.ok || !r1.data.completed || !String(r1.data.response).includes("across the jump")) fail(`the turn across the jumps did not complete: ${JSON.stringify(r1.data ?? r1.text).slice(0, 200)}`);
+      if (waited < 1900) fail(`the wait returned early (${Math.round(waited)} ms for a 2 s turn)`);
+      out.worstRecoveryMs = Math.max(out.worstRecoveryMs, waited - 2000);
+      // 2. A wait that times out (1.5 s) while the clock is a day ahead: it ends after 1.5 s, not at once, not a day late.
+      shift(DAY);
+      t0 = performance.now();
+      const r2 = await m.call("send_message", { session_id: s.session_id, message: "FAKE_SLOW:4000 longer than the wait", timeout_ms: 1500 });
+      waited = performance.now() - t0;
+      if (r2.ok && r2.data.completed) fail("a 4 s turn was reported complete by a 1.5 s wait");
+      if (waited < 1400) fail(`the 1.5 s wait ended after ${Math.round(waited)} ms`);
+      out.worstRecoveryMs = Math.max(out.worstRecoveryMs, waited - 1500);
+      shift(-DAY);
+      const r3 = await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 15_000 });
+      if (!r3.ok || !r3.data.completed) fail(`the turn did not end after the clock went back: ${JSON.stringify(r3.data ?? r3.text).slice(0, 200)}`);
+      // 3. Two days ahead, past MAX_SESSION_DURATION (60 s) on the wall clock: the session lives on.
+      shift(2 * DAY);
+      await sleep(1500);
+      const l = await m.must("list_sessions", { status_filter: "all" });
+      const st = l.sessions.find((x) => x.session_id === s.session_id)?.status;
+      if (!LIVE.has(st)) fail(`the session was ended after a jump past its deadline (status ${st})`);
+      shift(0);
+      const r4 = await m.call("send_message", { session_id: s.session_id, message: "after the jumps", timeout_ms: 10_000 });
+      if (!r4.ok || r4.data.response !== "FAKE REPLY: after the jumps") fail(`a turn after the jumps failed: ${JSON.stringify(r4.data ?? r4.text).slice(0, 200)}`);
+      await m.close();
+    } catch (e) {
+      fail(String(e).slice(0, 300));
+    } finally {
+      await cleanup(w);
+      rmSync(box, { recursive: true, force: true });
+    }
   }
   return out;
 }

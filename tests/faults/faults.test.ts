@@ -71,4 +71,8 @@ describe("fault injection (short form)", () => {
   it("claude killed mid-turn: the waiting send_message returns with the session dead", async () => {
     expectClean(await (await scenarios("server-scenarios.mjs")).claudeKilled!(1), 1);
   }, 90_000);
+
+  it("the wall clock jumps a day forward and back: waits end on time, no session is ended by its deadline", async () => {
+    expectClean(await (await scenarios("server-scenarios.mjs")).clockJump!(1), 1);
+  }, 90_000);
 });
