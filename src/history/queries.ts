@@ -33,38 +33,50 @@ export interface ListArgs {
   cursor?: string;
 }
 
+const USAGE_COLS = "conv, model, input, output, cache_5m, cache_1h, cache_read";
+
 function usageByConv(db: DatabaseSync, ids: number[]): Map<number, ModelUsage> {
   const out = new Map<number, ModelUsage>();
   if (ids.length === 0) return out;
   // A long page reads the whole (small) table once rather than looking each conversation up.
-  const rows = ids.length > 500 ? db.prepare("SELECT * FROM conv_usage").iterate() : db.prepare("SELECT * FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))").iterate(JSON.stringify(ids));
-  for (const r of rows) {
-    const m = out.get(num(r.conv)) ?? {};
-    m[String(r.model)] = usageOfRow(r);
-    out.set(num(r.conv), m);
+  const st = ids.length > 500 ? db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage`) : db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))`);
+  st.setReturnArrays(true);
+  const rows = (ids.length > 500 ? st.all() : st.all(JSON.stringify(ids))) as unknown as unknown[][];
+  for (const [conv, model, input, output, c5, c1, read] of rows) {
+    const id = num(conv);
+    let m = out.get(id);
+    if (!m) out.set(id, (m = {}));
+    m[String(model)] = usageOfRow({ input, output, cache_5m: c5, cache_1h: c1, cache_read: read });
   }
   return out;
 }
 
-function info(r: Row, mu: ModelUsage): ConversationInfo {
+/** The columns a conversation's summary is made of, in this order (read as arrays: a list of 10,000 makes no row objects). */
+const INFO_COLS = "id, claude_session_id, project, cwd, COALESCE(custom_title, summary, first_prompt), first_at, last_at, turns, items, size, models";
+
+function infoOf(c: unknown[], mu: ModelUsage): ConversationInfo {
   const usage = emptyUsage();
   for (const u of Object.values(mu)) addUsage(usage, u);
   const cost = costOfModels(mu);
   return {
-    claude_session_id: String(r.claude_session_id),
-    cwd: strOrNull(r.cwd),
-    project: String(r.project),
-    title: titleOf(r),
-    first_activity: iso(r.first_at),
-    last_activity: iso(r.last_at),
-    turns: num(r.turns),
-    items: num(r.items),
-    size_bytes: num(r.size),
-    models: String(r.models ?? "").split(",").filter(Boolean),
+    claude_session_id: String(c[1]),
+    cwd: strOrNull(c[3]),
+    project: String(c[2]),
+    title: strOrNull(c[4]),
+    first_activity: iso(c[5]),
+    last_activity: iso(c[6]),
+    turns: num(c[7]),
+    items: num(c[8]),
+    size_bytes: num(c[9]),
+    models: String(c[10] ?? "").split(",").filter(Boolean),
     usage,
     cost_usd: cost.cost_usd,
     unpriced_models: cost.unpriced_models,
   };
+}
+
+function info(r: Row, mu: ModelUsage): ConversationInfo {
+  return infoOf([r.id, r.claude_session_id, r.project, r.cwd, titleOf(r), r.first_at, r.last_at, r.turns, r.items, r.size, r.models], mu);
 }
 
 const listCursor = z.tuple([z.number(), z.number()]);
@@ -85,13 +97,15 @@ export function listConversations(db: DatabaseSync, args: ListArgs): { conversat
     where.push("(last_at < ? OR (last_at = ? AND id < ?))");
     params.push(at, at, id);
   }
-  const rows = db.prepare(`SELECT * FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`).all(...params, limit + 1);
-  const page = rows.slice(0, limit);
-  const usage = usageByConv(db, page.map((r) => num(r.id)));
+  const st = db.prepare(`SELECT ${INFO_COLS} FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`);
+  st.setReturnArrays(true);
+  const rows = st.all(...params, limit + 1) as unknown as unknown[][];
+  const page = rows.length > limit ? rows.slice(0, limit) : rows;
+  const usage = usageByConv(db, page.map((c) => num(c[0])));
   const last = page[page.length - 1];
   return {
-    conversations: page.map((r) => info(r, usage.get(num(r.id)) ?? {})),
-    next_cursor: rows.length > limit && last ? encodeCursor([num(last.last_at), num(last.id)]) : null,
+    conversations: page.map((c) => infoOf(c, usage.get(num(c[0])) ?? {})),
+    next_cursor: rows.length > limit && last ? encodeCursor([num(last[6]), num(last[0])]) : null,
     total,
   };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { History } from "../../src/history/history.js";
+import { isoOfMs } from "../../src/history/rows.js";
 import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
 
 let dirs: Dirs;
@@ -54,5 +55,16 @@ describe("get_conversation", () => {
     const p = history.getConversation({ claude_session_id: t.sessionId, limit: 1, max_chars: 100 });
     expect(p.items[0]?.truncated).toBeUndefined();
     expect(() => history.getConversation({ claude_session_id: "no-such-id" })).toThrow(expect.objectContaining({ code: "SESSION_NOT_FOUND" }));
+  });
+});
+
+describe("times in answers", () => {
+  it("isoOfMs writes what toISOString writes, for leap days, ends of years and random times", () => {
+    const fixed = [0, 1, 999, 951_782_400_000, 951_868_799_999, 1_709_164_800_000, 1_709_251_199_999, 4_102_444_800_000, 253_402_300_799_999, Date.parse("2026-11-23T12:34:56.789Z")];
+    let seed = 12_345;
+    const random = Array.from({ length: 20_000 }, () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), Math.floor((seed / 2 ** 31) * 253_402_300_799_999)));
+    for (const ms of [...fixed, ...random]) expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
+    // Outside 1970–9999 (and fractions) it takes the Date path.
+    for (const ms of [-1, -86_400_000 * 400, 253_402_300_800_000, 1.5]) expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
   });
 });
