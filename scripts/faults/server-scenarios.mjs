@@ -72,7 +72,9 @@ export async function kill9Server(runs) {
       const t0 = performance.now();
       const b = await w.connect();
       const first = await b.must("list_sessions", { status_filter: "all" });
-      out.worstRecoveryMs = Math.max(out.worstRecoveryMs, performance.now() - t0);
+      const recovery = performance.now() - t0;
+      out.worstRecoveryMs = Math.max(out.worstRecoveryMs, recovery);
+      if (process.env.FAULTS_VERBOSE) process.stderr.write(`  run ${i}: recovered in ${Math.round(recovery)} ms (${first.sessions.length} sessions: ${[...new Set(first.sessions.map((x) => x.status))].join(", ")})\n`);
       const seen = new Map(first.sessions.map((s) => [s.session_id, s.status]));
       for (const id of acked) if (!seen.has(id)) fail(`session ${id} was started (acknowledged) and is lost`);
       for (const id of await livePanes(w)) {

@@ -61,6 +61,8 @@ export class History {
   private fullSync: Promise<SyncStats> | undefined;
   private pendingPaths = new Set<string>();
   private pathSync: Promise<SyncStats> | undefined;
+  /** Transcripts that grew since the last look (read by the next query's freshen). */
+  private readonly appended = new Set<string>();
   /** performance.now() when the last full sync ended (0: none by this process). */
   private syncedAt = 0;
 
@@ -94,11 +96,26 @@ export class History {
    * servers whose clients use the history.
    */
   async freshen(waitMs: number): Promise<void> {
-    if (!this.fullSync && this.syncedAt > 0 && performance.now() - this.syncedAt < FRESH_MS) return;
-    const run = this.sync().catch(() => undefined);
+    let run: Promise<unknown>;
+    if (this.fullSync || this.syncedAt === 0 || performance.now() - this.syncedAt >= FRESH_MS) {
+      this.appended.clear(); // a full look reads them too
+      run = this.sync();
+    } else if (this.appended.size) {
+      const paths = [...this.appended];
+      this.appended.clear();
+      run = this.update(paths);
+    } else return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([run, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    await Promise.race([run.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
+  }
+
+  /**
+   * Transcripts that grew (a turn of this server's sessions ended): read at the next query, not now, so a server
+   * whose clients never ask for the history never starts the indexer, and turns never pay for it.
+   */
+  noteAppended(paths: string[]): void {
+    for (const p of paths) this.appended.add(p);
   }
 
   /**

@@ -79,9 +79,9 @@ export class HistoryService {
     }
   }
 
-  /** Reads what was appended to these transcripts, in the background. */
+  /** These transcripts grew: the index reads the new bytes before the next query answers. */
   noticeAppend(paths: string[]): void {
-    void this.index.update(paths).catch(() => undefined);
+    this.index.noteAppended(paths);
   }
 
   async close(): Promise<void> {

@@ -42,8 +42,10 @@ export class Ledger {
   readonly begun = new Map<string, Begun[]>();
   /** Settlements by turn number (the last few), so the turn's end and the send's result share one. */
   readonly settling = new Map<string, Map<number, Promise<CostFields>>>();
-  /** The last settlement per session: the next one starts after it. */
-  readonly chain = new Map<string, Promise<CostFields>>();
+  /** Figures read but not yet in the store, per session (list_sessions waits for these: a few milliseconds). */
+  readonly recording = new Map<string, Promise<void>>();
+  /** The last settlement per session, recorded in the store: the next one starts after it. */
+  readonly chain = new Map<string, Promise<unknown>>();
 }
 
 export function publicUsage(u: Usage): PublicUsage {
@@ -117,13 +119,23 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
   if (known) return known;
   // One settlement at a time per session: each reads the counted offsets the previous one left.
   const snapshot = { ...fold };
-  const p = (d.ledger.chain.get(id) ?? Promise.resolve())
-    .then(() => settle(d, id, turn, snapshot))
-    .catch((e: unknown) => {
+  const run = (d.ledger.chain.get(id) ?? Promise.resolve()).then(() => settle(d, id, turn, snapshot));
+  // The turn's figures are known once its lines are read; recording them (the store, the execution history) goes
+  // on behind the result, and the next settlement (and a budget check) waits for that too.
+  const p = run.then(
+    (r) => r.fields,
+    (e: unknown) => {
       d.log.warn(`${id}: reading the turn's usage failed: ${String(e)}`);
       return {};
-    });
-  d.ledger.chain.set(id, p);
+    },
+  );
+  d.ledger.chain.set(
+    id,
+    run.then(
+      (r) => r.recorded,
+      () => undefined,
+    ),
+  );
   turns.set(turn, p);
   for (const t of turns.keys()) if (turns.size > 8 && t < turn) turns.delete(t);
   d.ledger.settling.set(id, turns);
@@ -135,9 +147,9 @@ export async function settled(d: Deps, id: string): Promise<void> {
   await d.ledger.chain.get(id);
 }
 
-async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
+async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<{ fields: CostFields; recorded: Promise<void> }> {
   const r = await d.store.get(id);
-  if (!r) return {};
+  if (!r) return { fields: {}, recorded: Promise.resolve() };
   const list = d.ledger.begun.get(id) ?? [];
   const begun = list.find((b) => b.promptNo === turn);
   const main = begun?.main ?? pathOf(d, r, fold);
@@ -165,37 +177,43 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
     read = await readTurn(main, files, turnFrom, counted);
     if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }
-  await d.store.patch(id, (x) => {
-    const at = x.usage_files ?? {};
-    // Counted already by another server (or by an earlier settlement): its offsets moved since we read them.
-    if (Object.keys(counted).some((f) => at[f] !== counted[f])) return;
-    const mu = fromRecord(x);
-    for (const [model, u] of Object.entries(read.total.model_usage)) addUsage((mu[model] ??= emptyUsage()), u);
-    x.usage_by_model = Object.fromEntries(Object.entries(mu).map(([m, u]) => [m, { ...u }]));
-    x.usage_files = { ...at, ...read.ends };
-  });
   const cost = costOfModels(read.turn.model_usage).cost_usd;
   const out: CostFields = {
     usage: publicUsage(read.turn.usage),
     model_usage: Object.fromEntries(Object.entries(read.turn.model_usage).map(([m, u]) => [m, publicUsage(u)])),
     cost_usd: cost,
   };
-  if (d.history) {
-    const outcome = fold.last_turn ?? "completed";
-    d.history.recordTurn({
-      session_id: id,
-      claude_session_id: fold.claude_session_id ?? r.claude_session_id,
-      prompt: begun?.prompt ?? fold.last_prompt ?? "",
-      ...(fold.last_response !== undefined ? { response: fold.last_response } : {}),
-      started_at: begun?.startedAt ?? new Date().toISOString(),
-      ended_at: new Date(),
-      outcome,
-      ...(outcome === "failed" && fold.last_error ? { error: fold.last_error } : {}),
-      usage: read.turn.usage,
-      cost_usd: cost,
+  const recorded = (async () => {
+    await d.store.patch(id, (x) => {
+      const at = x.usage_files ?? {};
+      // Counted already by another server (or by an earlier settlement): its offsets moved since we read them.
+      if (Object.keys(counted).some((f) => at[f] !== counted[f])) return;
+      const mu = fromRecord(x);
+      for (const [model, u] of Object.entries(read.total.model_usage)) addUsage((mu[model] ??= emptyUsage()), u);
+      x.usage_by_model = Object.fromEntries(Object.entries(mu).map(([m, u]) => [m, { ...u }]));
+      x.usage_files = { ...at, ...read.ends };
     });
-    d.history.noticeAppend(files);
-  }
+    if (d.history) {
+      const outcome = fold.last_turn ?? "completed";
+      d.history.recordTurn({
+        session_id: id,
+        claude_session_id: fold.claude_session_id ?? r.claude_session_id,
+        prompt: begun?.prompt ?? fold.last_prompt ?? "",
+        ...(fold.last_response !== undefined ? { response: fold.last_response } : {}),
+        started_at: begun?.startedAt ?? new Date().toISOString(),
+        ended_at: new Date(),
+        outcome,
+        ...(outcome === "failed" && fold.last_error ? { error: fold.last_error } : {}),
+        usage: read.turn.usage,
+        cost_usd: cost,
+      });
+      d.history.noticeAppend(files);
+    }
+  })().catch((e: unknown) => d.log.warn(`${id}: recording the turn's usage failed: ${String(e)}`));
+  d.ledger.recording.set(id, recorded);
+  void recorded.then(() => {
+    if (d.ledger.recording.get(id) === recorded) d.ledger.recording.delete(id);
+  });
   d.ledger.begun.set(id, list.filter((b) => b.promptNo > turn));
-  return out;
+  return { fields: out, recorded };
 }

@@ -18,6 +18,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
       suggestion: "Leave include_sensitive out: argv, system prompts and environment names are omitted by default.",
     });
   }
+  // Turns whose figures are read and on their way into the store: their totals are part of this answer.
+  if (d.ledger.recording.size) await Promise.all(d.ledger.recording.values());
   const state = await d.store.read();
   const records = Object.values(state.sessions);
   const live = await survivingLiveness(d, records);
