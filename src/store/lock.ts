@@ -6,8 +6,9 @@
  *   process's start time (so a reused pid does not count), host, and the identity (inode + birth time) of
  *   the lock directory it made. A waiter that finds the directory still being the one that record names,
  *   on this host, with that process gone, ages the directory so proper-lockfile takes it over at its next
- *   try, instead of waiting for the mtime to go stale (10 s). A directory with no matching record (a holder
- *   that has just taken it and not yet written its record) is never aged.
+ *   try, instead of waiting for the mtime to go stale (10 s). A directory with no matching record (its holder
+ *   died between making it and writing its record, or has just made it) is aged once it has gone 3 s without
+ *   the refresh a live holder makes every second (a holder only stopped then loses nothing: see the fence).
  * - **A compromised lock never crashes the process.** proper-lockfile's default onCompromised throws from a
  *   timer (a process stopped longer than the stale time finds its lock taken when it resumes). Here it is
  *   logged and remembered, and `stillHeld()` tells the store, before it writes, whether the lock is still
@@ -100,6 +101,11 @@ async function readOwner(path: string): Promise<OwnerRecord | undefined> {
 
 const myStart = processStart(process.pid);
 
+/** How often a holder refreshes its lock directory's mtime. */
+const REFRESH_MS = 1000;
+/** A lock directory no owner record names is taken over once it has not been refreshed for this long. */
+const UNRECORDED_STALE_MS = 3 * REFRESH_MS;
+
 /** A lock directory's name once set aside for removal. */
 function asideName(dir: string): string {
   return `${dir}.gone-${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -136,7 +142,7 @@ export async function acquireLock(file: string, opts: LockOptions): Promise<Held
   try {
     release = await lockfile.lock(file, {
       stale: opts.staleMs,
-      update: Math.max(1000, Math.floor(opts.staleMs / 5)),
+      update: REFRESH_MS,
       retries: { retries: 2000, factor: 1.1, minTimeout: 1, maxTimeout: 10, randomize: true },
       realpath: false,
       fs: fencingFs,
@@ -180,8 +186,21 @@ async function reapDeadHolder(lockDir: string, ownerPath: string, log: Logger): 
   const dir = await dirIdentity(lockDir);
   if (!dir) return;
   const owner = await readOwner(ownerPath);
-  if (!owner || owner.dir !== dir || owner.host !== hostname()) return;
-  if (sameProcessAlive(owner.pid, owner.start)) return;
+  let why: string;
+  if (owner && owner.dir === dir) {
+    if (owner.host !== hostname()) return;
+    if (sameProcessAlive(owner.pid, owner.start)) return;
+    why = `holder (pid ${owner.pid}) is gone`;
+  } else {
+    // No record names this directory: its maker died (or was stopped) between making it and writing its record —
+    // or has just made it. A live holder refreshes the directory's mtime every second.
+    const mtime = await stat(lockDir).then(
+      (st) => st.mtimeMs,
+      () => undefined,
+    );
+    if (mtime === undefined || Date.now() - mtime < UNRECORDED_STALE_MS) return;
+    why = `holder left no record and has not refreshed it for ${((Date.now() - mtime) / 1000).toFixed(1)} s`;
+  }
   try {
     await utimes(lockDir, 0, 0);
   } catch {
@@ -193,5 +212,5 @@ async function reapDeadHolder(lockDir: string, ownerPath: string, log: Logger): 
     await utimes(lockDir, now, now).catch(() => {});
     return;
   }
-  log.info(`the state lock's holder (pid ${owner.pid}) is gone; taking the lock over`);
+  log.info(`the state lock's ${why}; taking the lock over`);
 }

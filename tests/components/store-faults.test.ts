@@ -161,4 +161,17 @@ describe("state store faults", () => {
     expect((await s.get("counter"))?.turn_count).toBe(1);
     expect(warnings.some((w) => /taken over/.test(w))).toBe(true);
   });
+
+  it("a lock directory its maker never recorded (killed between the two) is taken over once unrefreshed for 3 s, not after 10", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log); // the default stale time, 10 s
+    await s.update((st) => void (st.sessions.counter = record("counter")));
+    mkdirSync(`${s.file}.lock`);
+    const t0 = performance.now();
+    await s.update((st) => void (st.sessions.counter!.turn_count += 1));
+    const waited = performance.now() - t0;
+    expect(waited).toBeGreaterThan(2500); // a fresh directory is left alone: its maker may be writing its record
+    expect(waited).toBeLessThan(7000);
+    expect((await s.get("counter"))?.turn_count).toBe(1);
+  }, 30_000);
 });
