@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { INPUT_MODE_PREFIXES, PASTE_PIECE_CHARS, PASTE_PIECE_NEWLINES, pastePieces, preparePrompt } from "../../src/drivers/terminal/prompt.js";
+import { INPUT_MODE_PREFIXES, inputModeOf, PASTE_PIECE_CHARS, PASTE_PIECE_NEWLINES, pastePieces, preparePrompt } from "../../src/drivers/terminal/prompt.js";
 
 const rules = { maxChars: 100_000, allowBashMode: false };
 
@@ -65,6 +65,9 @@ describe("prompt validation", () => {
     expect(refusal(() => preparePrompt("!ls", rules)).suggestion).toContain("CLAUDE_SESSIONS_ALLOW_BASH_MODE");
     // Measured on 2.1.197 and 2.1.330: only "!" switches the input box; these stay text.
     for (const text of ["#123 is broken", "& then", "@file.ts please", "? what"]) expect(preparePrompt(text, rules)).toBe(text);
+    // A "/" whose first word names a command (known or not) runs it instead of sending a prompt; a path is text.
+    for (const text of ["/clear", "/cl", "/exit now", "/compact keep the notes", "/", "/notacommand please"]) expect(refusal(() => preparePrompt(text, rules)).message).toContain('starts with "/"');
+    for (const text of ["/usr/bin/env is a path", "/home/me/app.ts has a bug", "/tmp/x"]) expect(preparePrompt(text, rules)).toBe(text);
   });
 
   it("bash mode only when the operator allows it; the message then goes without the '!' the server adds", () => {
@@ -128,7 +131,7 @@ describe("fuzz: 10,000 random messages through validation and paste splitting", 
         if (p.length > PASTE_PIECE_CHARS) broken.push(`piece of ${p.length}`);
         if (p.split("\n").length - 1 > PASTE_PIECE_NEWLINES) broken.push("piece with too many newlines");
       }
-      if (text[0] !== undefined && text[0] in INPUT_MODE_PREFIXES) broken.push(`prefix reached the terminal: ${JSON.stringify(text.slice(0, 20))}`);
+      if (inputModeOf(text) !== undefined) broken.push(`prefix reached the terminal: ${JSON.stringify(text.slice(0, 20))}`);
     }
     expect(broken).toEqual([]);
     // Both paths were exercised.

@@ -67,8 +67,6 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   let f = await confirm(timing.promptRetryAfterMs);
   while (!f && Date.now() < end) {
     const screen = await read().catch(() => "");
-    const refused = unknownCommand(screen, text);
-    if (refused) throw refused;
     // No hook yet. An empty box means the prompt was taken and its hook is on the way: keep waiting. The text
     // still in the box means the Enter was lost: press it again (bounded), as a safety net — never while a dialog
     // is open (an Enter there would answer it).
@@ -83,22 +81,11 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   if (f && accepted(f)) return { sent_at, attempts };
   if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
   const shown = await read().catch(() => "");
-  const refused = unknownCommand(shown, text);
-  if (refused) throw refused;
   throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);
 }
 
 /** A permission dialog (or any menu asking to proceed) is on screen. */
 const DIALOG_OPEN = /Do you want to proceed\?/;
-
-/** A message that starts with "/" is a command to Claude Code; one it does not know never becomes a prompt. */
-function unknownCommand(screen: string, text: string): SessionError | undefined {
-  const m = text.startsWith("/") ? /^.*Unknown (?:command|skill): \/.*$/m.exec(screen) : null;
-  if (!m) return undefined;
-  return new SessionError("INVALID_ARGUMENT", `Claude Code took the message as a slash command and did not send it: ${m[0].replace(/^[\s●]+/, "")}`, {
-    suggestion: 'Claude Code reads a message that starts with "/" as a command. Put other text before the slash.',
-  });
-}
 
 /** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */
 export async function enqueue(b: Backend, s: DriverSession, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<string> {

@@ -15,7 +15,21 @@ import { SessionError } from "../../core/errors.js";
  */
 export const INPUT_MODE_PREFIXES: Readonly<Record<string, string>> = {
   "!": "bash mode (Enter runs the rest as a shell command in the session's cwd, with no permission check)",
+  // Not an input mode but the same danger: "/" opens the command menu and Enter runs the command it shows
+  // ("/cl" runs /clear), so forwarded text could clear the conversation, end the session or change settings.
+  "/": "a command (Enter runs the Claude Code command the menu shows: /clear, /exit, /model … instead of sending a prompt)",
 };
+
+/**
+ * What Claude Code's input box would make of a text that starts like this instead of a prompt, if anything. A "/"
+ * counts when its first word names a command (`/clear`, `/cl`, `/foo`); a path (`/usr/bin/env is …`) stays text,
+ * as the CLI itself reads it.
+ */
+export function inputModeOf(text: string): string | undefined {
+  const first = text[0] ?? "";
+  if (first === "/" && !/^\/[^\s/]*(?:\s|$)/.test(text)) return undefined;
+  return INPUT_MODE_PREFIXES[first];
+}
 
 /** 2.1.330 wraps a paste of more than 800 characters or 2 newlines in <pasted_content> tags: paste smaller pieces (with a margin). */
 export const PASTE_PIECE_CHARS = 700;
@@ -80,13 +94,15 @@ export function preparePrompt(message: string, rules: PromptRules): string {
     }
     return `!${text}`;
   }
-  const mode = INPUT_MODE_PREFIXES[text[0] ?? ""];
+  const mode = inputModeOf(text);
   if (mode !== undefined) {
     const hint =
       text[0] === "!"
         ? 'To send it as text, put a space before the "!". To run a shell command on purpose, pass bash_mode: true with the command without the "!" (the server must allow it with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1).'
-        : `To send it as text, put a space before the ${JSON.stringify(text[0])}.`;
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} starts with ${JSON.stringify(text[0])}, which switches Claude Code's input box into ${mode}; nothing was sent.`, {
+        : text[0] === "/"
+          ? 'To send it as text, put a space before the "/". Claude Code commands are not sent through this server: run them in the session\'s terminal (attach to its tmux pane).'
+          : `To send it as text, put a space before the ${JSON.stringify(text[0])}.`;
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} starts with ${JSON.stringify(text[0])}, which Claude Code's input box takes as ${mode}; nothing was sent.`, {
       suggestion: hint,
     });
   }
