@@ -81,17 +81,30 @@ export async function kill9Server(runs) {
         if (!seen.has(id)) fail(`live tmux session cs-${id} has no record`);
         else if (!LIVE.has(seen.get(id))) fail(`live tmux session cs-${id} is reported ${seen.get(id)}`);
       }
-      // Let the turns end, then every status must be exactly what its events log says.
+      // Let the turns end, then every status must be exactly what its events log says. A prompt queued behind a turn
+      // starts right after that turn ends, so a list and a replay taken a moment apart may see two moments: a mismatch
+      // counts only when it persists (the same session, still different, over 5 s of looks).
       await Promise.all([...seen.keys()].map((id) => b.call("wait_for_completion", { session_id: id, timeout_ms: 15_000 }).catch(() => {})));
-      const settled = await b.must("list_sessions", { status_filter: "all" });
-      for (const s of settled.sessions) {
-        const f = await replay(w.eventsPath(s.session_id));
-        const want = s.status === "zombie" ? "dead" : s.status;
-        if (f.status !== want && !(f.status === "starting" && want === "error")) fail(`${s.session_id}: reported ${s.status}, its log says ${f.status}`);
+      let mismatches = [];
+      for (let look = 0; look < 11; look++) {
+        if (look) await sleep(500);
+        const settled = await b.must("list_sessions", { status_filter: "all" });
+        mismatches = [];
+        for (const s of settled.sessions) {
+          const f = await replay(w.eventsPath(s.session_id));
+          const want = s.status === "zombie" ? "dead" : s.status;
+          if (f.status !== want && !(f.status === "starting" && want === "error")) mismatches.push(`${s.session_id}: reported ${s.status}, its log says ${f.status}`);
+        }
+        if (!mismatches.length) break;
       }
+      for (const m of mismatches) fail(m);
       await b.close();
     } catch (e) {
-      fail(String(e).slice(0, 300));
+      // The server's last words, when it was the one that went away.
+      const logs = readdirSync(w.root).filter((n) => /^server-\d+\.log$/.test(n)).sort();
+      const last = logs.length ? readFileSync(join(w.root, logs[logs.length - 1]), "utf8") : "";
+      const tail = last.trim().split("\n").slice(-6).join(" | ");
+      fail(`${String(e).slice(0, 300)}${tail ? ` — server stderr: ${tail.slice(-900)}` : ""}`);
     } finally {
       await cleanup(w);
     }

@@ -30,27 +30,41 @@ describe("session deadline", () => {
     expect(timeLeftMs({ created_at: "2026-11-24T12:00:00Z" }, DAY, now)).toBe(DAY);
   });
 
-  it("runs on the monotonic clock: a wall-clock jump of a day after arming changes nothing", async () => {
-    let fired = 0;
-    const t0 = performance.now();
-    const d = new Deadline(120, () => (fired = performance.now() - t0));
-    const real = Date.now();
-    vi.spyOn(Date, "now").mockImplementation(() => real + DAY); // the wall clock jumps forward
-    await new Promise((r) => setTimeout(r, 40));
-    expect(fired).toBe(0);
-    await new Promise((r) => setTimeout(r, 160));
-    expect(fired).toBeGreaterThanOrEqual(119);
-    d.cancel();
+  it("runs on the monotonic clock: a wall-clock jump of a day after arming changes nothing", () => {
+    // Fake timers: the wall clock (Date) and the monotonic one (performance.now) move apart, as in a real jump.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });
+    try {
+      let fired = 0;
+      const t0 = performance.now();
+      const d = new Deadline(300, () => (fired = performance.now() - t0));
+      vi.setSystemTime(Date.now() + DAY); // the wall clock jumps a day forward
+      vi.advanceTimersByTime(100);
+      expect(fired).toBe(0);
+      vi.setSystemTime(Date.now() - 2 * DAY); // and back
+      vi.advanceTimersByTime(199);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toBe(300);
+      d.cancel();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it("waits out durations longer than one timer can hold, in steps", async () => {
-    let fired = false;
-    const d = new Deadline(80, () => (fired = true), 15); // steps of 15 ms stand in for setTimeout's 24.8-day limit
-    await new Promise((r) => setTimeout(r, 35));
-    expect(fired).toBe(false);
-    expect(d.remainingMs()).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 120));
-    expect(fired).toBe(true);
+  it("waits out durations longer than one timer can hold, in steps", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    try {
+      let fired = false;
+      const d = new Deadline(80, () => (fired = true), 15); // steps of 15 ms stand in for setTimeout's 24.8-day limit
+      vi.advanceTimersByTime(35);
+      expect(fired).toBe(false);
+      expect(d.remainingMs()).toBe(45);
+      expect(vi.getTimerCount()).toBe(1); // one step pending, never a timer longer than the step
+      vi.advanceTimersByTime(45);
+      expect(fired).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
