@@ -2,7 +2,7 @@
  * Reading the index: conversations newest first, one conversation's items page by page, and usage totals
  * grouped for `cost`. Pure functions over an open connection; the History service adds the indexing state.
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { z } from "zod";
 import { addUsage, emptyUsage, type ModelUsage, type Usage } from "../claude/usage.js";
 import { costOfModels } from "../pricing.js";
@@ -33,15 +33,23 @@ export interface ListArgs {
   cursor?: string;
 }
 
+/** A statement's rows as arrays of column values (node:sqlite's types describe only the object form). */
+function arrays(st: StatementSync, ...params: SQLInputValue[]): unknown[][] {
+  st.setReturnArrays(true);
+  const rows: unknown = st.all(...params);
+  return Array.isArray(rows) ? rows.filter((r): r is unknown[] => Array.isArray(r)) : [];
+}
+
 const USAGE_COLS = "conv, model, input, output, cache_5m, cache_1h, cache_read";
 
 function usageByConv(db: DatabaseSync, ids: number[]): Map<number, ModelUsage> {
   const out = new Map<number, ModelUsage>();
   if (ids.length === 0) return out;
   // A long page reads the whole (small) table once rather than looking each conversation up.
-  const st = ids.length > 500 ? db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage`) : db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))`);
-  st.setReturnArrays(true);
-  const rows = (ids.length > 500 ? st.all() : st.all(JSON.stringify(ids))) as unknown as unknown[][];
+  const rows =
+    ids.length > 500
+      ? arrays(db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage`))
+      : arrays(db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))`), JSON.stringify(ids));
   for (const [conv, model, input, output, c5, c1, read] of rows) {
     const id = num(conv);
     let m = out.get(id);
@@ -97,9 +105,7 @@ export function listConversations(db: DatabaseSync, args: ListArgs): { conversat
     where.push("(last_at < ? OR (last_at = ? AND id < ?))");
     params.push(at, at, id);
   }
-  const st = db.prepare(`SELECT ${INFO_COLS} FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`);
-  st.setReturnArrays(true);
-  const rows = st.all(...params, limit + 1) as unknown as unknown[][];
+  const rows = arrays(db.prepare(`SELECT ${INFO_COLS} FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`), ...params, limit + 1);
   const page = rows.length > limit ? rows.slice(0, limit) : rows;
   const usage = usageByConv(db, page.map((c) => num(c[0])));
   const last = page[page.length - 1];
