@@ -10,7 +10,8 @@
  * minimal event of that name (`oversized: true`) stands for it, so a huge Stop still ends the turn.
  */
 import { watch, type FSWatcher } from "node:fs";
-import { open } from "node:fs/promises";
+import { appendFile, mkdir, open } from "node:fs/promises";
+import { dirname } from "node:path";
 import { run } from "../util/exec.js";
 import { readFrom } from "../util/files.js";
 import { assertOwnedScript } from "../util/owned.js";
@@ -113,8 +114,14 @@ export class EventTail {
     this.maxLine = Math.max(1024, opts.maxLineBytes ?? MAX_EVENT_LINE_BYTES);
   }
 
-  /** Reads everything there is, then follows the file. */
+  /**
+   * Reads everything there is, then follows the file. A log that is not there yet (a record reserved by a server
+   * killed before it made the session's directory) is created empty: there is nothing to read, and a watch needs
+   * a file.
+   */
   async start(): Promise<void> {
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    await appendFile(this.path, "", { mode: 0o600 });
     this.watcher = watch(this.path, { persistent: false }, () => void this.poke());
     this.watcher.on("error", (e) => this.onError(e));
     await this.poke();

@@ -7,6 +7,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
+import type { SessionRecord } from "../../src/store/schema.js";
 import { isAlive } from "../../src/util/process.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 import { fakeService } from "../helpers/fake-service.js";
@@ -57,5 +58,15 @@ describe("session layer on a fake backend: lifecycle", () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(isAlive(child.pid!)).toBe(false);
     expect((await f.store.read()).sessions[s.session_id]!.status).toBe("dead");
+  });
+
+  it("a record whose session directory was never made (its server killed right after reserving it) is adopted as dead; start-up goes on", async () => {
+    await f.store.update((st) => {
+      const reserved: SessionRecord = { session_id: "reserved", claude_session_id: "00000000-0000-4000-8000-000000000001", backend: "tmux", status: "starting", created_at: new Date().toISOString(), cwd: f.root, command: "claude", args: [], env_names: [], turn_count: 0, error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {} };
+      st.sessions.reserved = reserved;
+    });
+    const r = await f.svc.adopt();
+    expect(r.dead).toContain("reserved");
+    expect((await f.store.read()).sessions.reserved?.status).toBe("dead");
   });
 });
