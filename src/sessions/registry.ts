@@ -50,6 +50,7 @@ export class Registry {
     private readonly onEvents: (s: LiveSession, events: LogEvent[]) => void,
     private readonly releaseAfterMs = RELEASE_AFTER_MS,
     private readonly eventsMaxBytes = EVENTS_MAX_BYTES,
+    private readonly persistGatherMs = PERSIST_GATHER_MS,
   ) {}
 
   private readonly compacting = new Set<string>();
@@ -151,7 +152,7 @@ export class Registry {
     this.flushing ??= (async () => {
       try {
         // A turn brings several events in quick succession: gather them into one write.
-        await sleep(PERSIST_GATHER_MS);
+        await sleep(this.persistGatherMs);
         while (this.dirty.size) {
           const ids = [...this.dirty];
           this.dirty.clear();

@@ -44,6 +44,8 @@ export interface ServiceOptions {
   history?: HistoryService;
   /** How long after its end a session's follower is released (tests shorten it). */
   releaseAfterMs?: number;
+  /** How long folded changes are gathered before one write to state.json (tests shorten it). */
+  persistGatherMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -77,7 +79,7 @@ export class SessionService {
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
 
   constructor(o: ServiceOptions) {
-    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes);
+    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
     const kinds = Object.keys(o.runners) as BackendKind[];
     this.d = {
       cfg: o.cfg,
