@@ -38,6 +38,9 @@ interface Begun {
 
 /** Per-process memory of turns under way and turns being settled. */
 export class Ledger {
+  /** `quietMs`: how long a turn without a reply line waits for its transcript to be still (tests shorten it). */
+  constructor(readonly quietMs: number = SETTLE_QUIET_MS) {}
+
   /** Prompts delivered and not yet settled, per session (a queued prompt is delivered during a turn). */
   readonly begun = new Map<string, Begun[]>();
   /** Settlements by turn number (the last few), so the turn's end and the send's result share one. */
@@ -163,13 +166,13 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   let grewAt = t0;
   // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
   // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
-  const expectReply = fold.last_turn === "completed" && Boolean(fold.last_response) && existsSync(main);
-  // No transcript at all (Claude writes the prompt's line before the turn runs): nothing is coming to wait for.
-  const nothingWritten = files.length === 0 || !files.some((f) => existsSync(f));
-  while (!nothingWritten && Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS)) {
+  // Looked at again on every pass: on a loaded machine the CLI may create the transcript after the first Stop.
+  const replied = fold.last_turn === "completed" && Boolean(fold.last_response);
+  let expectReply = replied && existsSync(main);
+  for (; Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS); expectReply ||= replied && existsSync(main)) {
     const now = sizes(files);
     const still = files.every((f) => now[f] === read.ends[f]);
-    const quiet = Date.now() - t0 >= SETTLE_QUIET_MS && Date.now() - grewAt >= SETTLE_QUIET_MS / 2;
+    const quiet = Date.now() - t0 >= d.ledger.quietMs && Date.now() - grewAt >= d.ledger.quietMs / 2;
     if (still && (read.reply || (quiet && !expectReply))) break;
     await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
     const before = JSON.stringify(read.ends);

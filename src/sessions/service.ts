@@ -46,6 +46,8 @@ export interface ServiceOptions {
   releaseAfterMs?: number;
   /** How long folded changes are gathered before one write to state.json (tests shorten it). */
   persistGatherMs?: number;
+  /** How long a turn without a reply line waits for its transcript to be still (tests shorten it). */
+  settleQuietMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -93,7 +95,7 @@ export class SessionService {
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
       resuming: new Map(),
       endReasons: new Map(),
-      ledger: new Ledger(),
+      ledger: new Ledger(o.settleQuietMs),
       history: o.history,
     };
     this.reconciler = new Reconciler(this.d);

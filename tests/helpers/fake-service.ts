@@ -38,7 +38,7 @@ export function fakeService(): FakeServiceFixture {
       const scripts = await installScripts(cfg.stateDir);
       // A scripted screen needs no patience: an Enter that was not taken is looked at again after 100 ms.
       const driver = new TerminalDriver(b, log, undefined, { promptRetryAfterMs: 100, inputHandlerMs: 0, pasteLandMs: 0 });
-      return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: runner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1 });
+      return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: runner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1, settleQuietMs: 5 });
     },
     startIn: (extra: Record<string, unknown> = {}) => api.startInput.parse({ cwd: f.root, ...extra }),
     sendIn: (session_id: string, message: string) => api.sendInput.parse({ session_id, message, timeout_ms: 3000 }),
