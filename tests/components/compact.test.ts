@@ -11,7 +11,7 @@ import { LiveSession } from "../../src/events/live.js";
 
 let root: string;
 beforeEach(() => (root = mkdtempSync(join(tmpdir(), "cs-compact-"))));
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 const line = (ev: Record<string, unknown>) => `\n${JSON.stringify(ev)}\n`;
 

@@ -14,7 +14,7 @@ import { EventTail, parseLogLine } from "../../src/events/eventlog.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-evf-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 let n = 0;
 const fresh = () => join(root, `events-${++n}.jsonl`);
 

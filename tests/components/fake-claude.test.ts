@@ -131,7 +131,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await run('tmux', ['-L', SOCKET, '-f', '/dev/null', 'kill-server']).catch(() => undefined);
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe('fake claude: command line', () => {

@@ -11,7 +11,7 @@ import { acquireFileLock, LockTimeoutError, withFileLock } from "../../src/util/
 import { ROOT } from "../helpers/harness.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-flock-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("cross-process file lock", () => {
   it("holders never overlap: 6 concurrent critical sections run one at a time", async () => {

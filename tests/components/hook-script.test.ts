@@ -11,7 +11,7 @@ import { hookCommand } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/app.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-hook-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 /** Runs a hook command as Claude does (sh -c), its payload written in 4 KB pieces with pauses, like a slow producer. */
 function runHook(command: string, payload: string): Promise<{ code: number | null; stdout: string }> {

@@ -25,7 +25,7 @@ afterAll(() => {
     }
   }
   spawnSync("tmux", ["-L", socket, "kill-server"]);
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** Pids of `sleep <n>` processes with exactly this argument. */

@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ROOT } from "../helpers/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-pack-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("npm pack", () => {
   it("packs dist and the node check, installs into an empty project, and its bin runs and serves MCP", async () => {

@@ -12,7 +12,7 @@ import { installScripts } from "../../src/app.js";
 import { permissionHookEntry } from "../../src/claude/hooks.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-perm-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 function runHook(command: string, payload: string, cwd: string): { done: Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> } {
   const t0 = Date.now();

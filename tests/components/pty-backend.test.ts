@@ -99,7 +99,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await backend?.close();
-  if (root) rmSync(root, { recursive: true, force: true });
+  if (root) rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe("PtyBackend with the fake claude", () => {

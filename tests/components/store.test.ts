@@ -18,7 +18,7 @@ function tmp(): string {
   return join(d, "sessions");
 }
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   warnings.length = 0;
 });
 

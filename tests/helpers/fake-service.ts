@@ -50,7 +50,7 @@ export function fakeService(): FakeServiceFixture {
   });
   afterEach(async () => {
     await f.svc.close();
-    rmSync(f.root, { recursive: true, force: true });
+    rmSync(f.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   return f;
 }

@@ -77,7 +77,7 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
     },
     cleanup() {
       spawnSync("tmux", ["-L", socket, "kill-server"], { env: { PATH: process.env.PATH ?? "", HOME: home } });
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
   return w;

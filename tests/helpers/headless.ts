@@ -102,7 +102,7 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
     async cleanup() {
       await Promise.all(sessions.map((s) => s.close(3000).catch(() => {})));
       await mock.close();
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -17,7 +17,7 @@ export function tempDirs(): Dirs {
   const stateDir = join(root, "state");
   mkdirSync(join(configDir, "projects"), { recursive: true });
   mkdirSync(stateDir, { recursive: true });
-  return { root, configDir, stateDir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  return { root, configDir, stateDir, cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export interface UsageIn {

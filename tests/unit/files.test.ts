@@ -8,7 +8,7 @@ import type { LogEvent } from "../../src/events/reducer.js";
 import { readFrom, readTail, utf8Complete } from "../../src/util/files.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-files-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("reading a growing file", () => {
   it("utf8Complete stops before a character cut in half", () => {

@@ -48,7 +48,7 @@ describe("notices", () => {
 
 describe("audit log", () => {
   let dir: string;
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
   it("appends one 0600 line per call, rotates by size, and reads back from --since", async () => {
     dir = mkdtempSync(join(tmpdir(), "cs-audit-"));

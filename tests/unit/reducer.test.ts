@@ -102,7 +102,7 @@ describe("status reducer", () => {
         expect(strip(fold), `trial ${trial}`).toEqual(strip(once));
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 

@@ -12,7 +12,7 @@ import { briefText } from "../../src/drivers/terminal/screens.js";
 import { removeStaleHandoffs } from "../../src/store/handoff.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-small-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 afterEach(() => vi.restoreAllMocks());
 const DAY = 86_400_000;
 

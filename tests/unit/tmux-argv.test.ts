@@ -43,7 +43,7 @@ beforeEach(async () => {
   calls = [];
   backend = new TmuxBackend({ socketName: "cs-test-sock", hookScript: scripts.hook, launchScript: scripts.launch, runner });
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("tmux argv", () => {
   it("spawn: one new-session chain of server-made strings; cwd, argv and env only in the hand-off file", async () => {
