@@ -61,8 +61,6 @@ export class History {
   private fullSync: Promise<SyncStats> | undefined;
   private pendingPaths = new Set<string>();
   private pathSync: Promise<SyncStats> | undefined;
-  /** Transcripts that grew since the last look (read by the next query's freshen). */
-  private readonly appended = new Set<string>();
   /** performance.now() when the last full sync ended (0: none by this process). */
   private syncedAt = 0;
 
@@ -98,12 +96,10 @@ export class History {
   async freshen(waitMs: number): Promise<void> {
     let run: Promise<unknown>;
     if (this.fullSync || this.syncedAt === 0 || performance.now() - this.syncedAt >= FRESH_MS) {
-      this.appended.clear(); // a full look reads them too
+      this.pendingPaths.clear(); // a full look reads them too
       run = this.sync();
-    } else if (this.appended.size) {
-      const paths = [...this.appended];
-      this.appended.clear();
-      run = this.update(paths);
+    } else if (this.pendingPaths.size) {
+      run = this.update([]);
     } else return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([run.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
@@ -115,7 +111,7 @@ export class History {
    * whose clients never ask for the history never starts the indexer, and turns never pay for it.
    */
   noteAppended(paths: string[]): void {
-    for (const p of paths) this.appended.add(p);
+    for (const p of paths) this.pendingPaths.add(p);
   }
 
   /**

@@ -12,16 +12,21 @@ import { pollScreen } from "./poll.js";
 import { pastePieces } from "./prompt.js";
 import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
 
+/** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other; no Enter. */
+async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {
+  for (const piece of pastePieces(text)) await b.paste(id, piece);
+}
+
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
 export async function pasteText(b: Backend, id: string, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
-  for (const piece of pastePieces(text)) await b.paste(id, piece);
+  await pasteInPieces(b, id, text);
   // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
   await sleep(Math.min(500, timing.pasteLandMs + Math.floor(text.length / 1000) * 5));
 }
 
 /** Pastes the text (bracketed, in pieces) without Enter, and waits until the input box shows it (or PASTE_DRAWN_MS). */
 async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
-  for (const piece of pastePieces(text)) await b.paste(s.id, piece);
+  await pasteInPieces(b, s.id, text);
   // Seeing the text drawn is the proof the paste was taken whole: no fixed pause is needed before the Enter.
   const drawn = await pollScreen(() => b.screen(s.id), (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
   if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
