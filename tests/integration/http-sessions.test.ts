@@ -119,8 +119,9 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     const w = await connectHttp(srv.url, srv.token, "w"); // takes y's place
     clients.push(w);
     expect(await pingStatus(srv, y)).toBe(404);
-    // Now all three hold an open stream: nobody is evicted, a fourth client is refused.
-    expect(await held(observer)).toMatchObject({ sessions: 3, active: 3, changes: 6, limits: 6 });
+    // Now all three hold an open stream (an SDK client opens it just after connect() returns): nobody is evicted, a
+    // fourth client is refused.
+    expect(await until(async () => ((await held(observer)).active === 3 ? held(observer) : undefined))).toMatchObject({ sessions: 3, active: 3, changes: 6, limits: 6 });
     await expect(connectAndClose(srv, "fourth")).rejects.toThrow(/503|too many MCP sessions/);
     for (const c of [observer, z, w]) expect((await c.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
     expect((await held(observer)).sessions).toBe(3);
