@@ -72,13 +72,14 @@ async function serveHttp(args: string[]): Promise<void> {
   const unknown = args.filter((a, k) => a !== "--http" && a !== "--allow-remote" && !(k === i + 1 && spec !== undefined));
   if (unknown.length) throw new Error(`serve: unknown argument ${JSON.stringify(unknown[0])}\n\n${HELP}`);
   // Loaded only here: the HTTP transport and the web view are memory a stdio server never needs.
-  const { parseListen, startHttp } = await import("./server/http/index.js");
+  const { httpLimits, parseListen, startHttp } = await import("./server/http/index.js");
   const { loadToken } = await import("./server/http/token.js");
   const listen = parseListen(spec);
+  const limits = httpLimits(process.env);
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });

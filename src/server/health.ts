@@ -27,6 +27,8 @@ export interface HealthInput {
   ptyAvailable?: boolean;
   /** The transcript index's state, when this server has one. */
   index?: () => { indexing: boolean; complete_at: string | null };
+  /** Checks of the transport serving this server (the HTTP server's MCP sessions). */
+  extra?: HealthCheck[];
 }
 
 /** A lock directory not refreshed for this long means a stale or stuck writer. */
@@ -108,6 +110,7 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
     const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
     add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
   }
+  checks.push(...(h.extra ?? []));
   if (h.startedAt !== undefined) add("uptime", "ok", `${Math.round((Date.now() - h.startedAt) / 1000)} s`);
   add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);
 

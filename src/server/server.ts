@@ -3,6 +3,7 @@
  * and maps every failure to an `isError` result carrying {error: {code, message, retryable, suggestion}}.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CallContext } from "../core/context.js";
@@ -45,16 +46,23 @@ export function listTools() {
   }));
 }
 
+/**
+ * What every `Server` of this process shares (one per HTTP client): the tools list (about 100 KiB of JSON Schema)
+ * and the SDK's JSON Schema validator (an Ajv instance each otherwise).
+ */
+let shared: { tools: ReturnType<typeof listTools>; validator: AjvJsonSchemaValidator } | undefined;
+
 export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
   const capabilities = { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, completions: {} };
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS });
+  shared ??= { tools: listTools(), validator: new AjvJsonSchemaValidator() };
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS, jsonSchemaValidator: shared.validator });
   serverInfo.version = version;
   const audit = new AuditLog(svc.deps.cfg.stateDir, svc.deps.cfg.auditMaxBytes, log);
   const stops = [installResources(server, svc, log), startNotifications(server, svc, log)];
   installPrompts(server, svc);
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(TOOLS.map((t) => [t.name, t]));
-  const tools = listTools();
+  const tools = shared.tools;
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 

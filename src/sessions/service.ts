@@ -112,6 +112,10 @@ export class SessionService {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
+  /** Listeners registered right now (subscribe, onLimit): health_check shows them over HTTP, so a leak is visible. */
+  get listenerCounts(): { changes: number; limits: number } {
+    return { changes: this.listeners.size, limits: this.limitListeners.size };
+  }
 
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);

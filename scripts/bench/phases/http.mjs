@@ -10,6 +10,10 @@
  *    playwright-core) signed in on the list; for each turn, the moment the Stop line appears in events.jsonl
  *    (the bench's fs.watch) to the moment a MutationObserver in the page sees the row's turn count change
  *    (both wall-clock, same machine). Target: p95 ≤ 100 ms.
+ * 4. (phase http-churn) MCP session churn: 1,000 SDK clients (quick: 300), one after another, each connects (initialize) and closes
+ *    the way the SDK's `client.close()` does, without a DELETE, while one observer client stays connected. Every
+ *    connect must succeed (the server holds at most 256 MCP sessions and evicts the least recently used idle one);
+ *    the server's RSS at the start, after each quarter and at the end, and the MCP sessions it still holds.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -17,7 +21,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { EventWatcher } from "../events.mjs";
-import { cpuMs, round, rssSampler, summary } from "../stats.mjs";
+import { cpuMs, memMiB, round, rssSampler, summary } from "../stats.mjs";
 import { makeWorld, sutPath } from "../world.mjs";
 
 async function startHttp(w) {
@@ -224,6 +228,64 @@ async function domLatency(cfg, log) {
     watcher?.close();
     await browser?.close().catch(() => {});
     await c?.close().catch(() => {});
+    await srv?.stop();
+    w.cleanup();
+  }
+}
+
+/** The health_check line about MCP over HTTP (absent in builds before it existed). */
+async function httpHealth(c) {
+  const h = await c.must("health_check", {});
+  return h.checks?.find((x) => x.name === "http_clients")?.detail;
+}
+
+export async function httpChurn(cfg, log) {
+  const w = makeWorld("http-churn");
+  let srv, observer;
+  try {
+    srv = await startHttp(w);
+    observer = await httpClient(srv, "observer");
+    await observer.must("list_sessions", {});
+    const rss = rssSampler(srv.pid);
+    const at = [round(memMiB(srv.pid).rss, 1)];
+    const lat = [];
+    const errors = [];
+    let ok = 0;
+    for (let i = 1; i <= cfg.httpChurn; i++) {
+      const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${srv.token}` } } });
+      const client = new Client({ name: `churn-${i}`, version: "1.0.0" });
+      const t = performance.now();
+      try {
+        await client.connect(transport);
+        lat.push(performance.now() - t);
+        ok++;
+      } catch (e) {
+        if (errors.length < 3) errors.push(String(e?.message ?? e).slice(0, 120));
+      }
+      // What an SDK client does on close(): the connection ends, no DELETE is sent.
+      await client.close().catch(() => {});
+      if (i % Math.ceil(cfg.httpChurn / 4) === 0 || i === cfg.httpChurn) at.push(round(memMiB(srv.pid).rss, 1));
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    at.push(round(memMiB(srv.pid).rss, 1));
+    const mem = rss.stop();
+    const detail = await httpHealth(observer).catch(() => undefined);
+    log(`http: ${ok}/${cfg.httpChurn} clients connected and closed; RSS ${at.join(" → ")} MiB`);
+    const s = summary(lat);
+    return [
+      {
+        key: "http_session_churn",
+        figure: `${cfg.httpChurn} MCP clients connect and close without DELETE (connect latency)`,
+        runs: s.n,
+        ...s,
+        notes: `${ok}/${cfg.httpChurn} connected${errors.length ? ` (first failure: ${errors[0]})` : ""}; server RSS ${at[0]} MiB at start → ${at.slice(1, -1).join(" → ")} at each quarter → ${at.at(-1)} MiB 1 s after; peak ${mem.peak_rss_mib} MiB; ${detail ?? "no http_clients health line"}`,
+        target: "all connect",
+        result: ok === cfg.httpChurn ? "PASS" : "MISS",
+        data: { connected: ok, cycles: cfg.httpChurn, rss_mib_checkpoints: at, errors, health: detail ?? null, ...mem, connect_latency_ms: s },
+      },
+    ];
+  } finally {
+    await observer?.close().catch(() => {});
     await srv?.stop();
     w.cleanup();
   }

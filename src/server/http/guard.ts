@@ -1,7 +1,9 @@
 /**
  * Who may talk to the HTTP server: the bearer token (or the sign-in cookie the page got for it), from a Host
  * and Origin of the bound address (DNS rebinding), and, for the page's state-changing requests, a CSRF token.
- * Failed sign-ins of one address back off (each further request waits a little longer, up to 2 s).
+ * A wrong token (bearer or sign-in) is answered late: after 5 from one address, each further wrong one waits a
+ * little longer (up to 2 s) before its 401. Only failing requests wait: one with the right credential is answered
+ * at once, however many wrong ones its address sent. An address's failures are forgotten 15 minutes after its last.
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -12,6 +14,7 @@ export const COOKIE = "cs_session";
 const COOKIE_TTL_MS = 7 * 86_400_000;
 const FREE_FAILURES = 5;
 const MAX_BACKOFF_MS = 2_000;
+const FORGET_MS = 15 * 60_000;
 
 export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string } | { ok: false; status: 401 | 403; why: string };
 
@@ -23,7 +26,7 @@ export class Guard {
   private readonly hosts = new Set<string>();
   private readonly anyHost: boolean;
   private readonly cookies = new Map<string, { csrf: string; expires: number }>();
-  private readonly failures = new Map<string, { count: number; until: number }>();
+  private readonly failures = new Map<string, { count: number; last: number }>();
 
   constructor(
     private readonly token: string,
@@ -53,20 +56,16 @@ export class Guard {
     return undefined;
   }
 
-  /** Waits out the back-off of this address (a short delay after repeated failures). */
-  async backoff(addr: string): Promise<void> {
-    const f = this.failures.get(addr);
-    const wait = f ? f.until - Date.now() : 0;
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  }
-
-  authenticate(req: IncomingMessage): Verdict {
-    const addr = req.socket.remoteAddress ?? "?";
+  /**
+   * The bearer token, else the sign-in cookie. A wrong bearer token is a failure of this address and its 401 comes
+   * after the back-off; the right one, a valid cookie and no credential at all are answered at once.
+   */
+  async authenticate(req: IncomingMessage): Promise<Verdict> {
     const auth = req.headers.authorization;
     if (auth !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-      if (m && sameSecret(m[1]!, this.token)) return this.succeeded(addr, { ok: true, via: "bearer" });
-      return this.failed(addr, "wrong bearer token");
+      if (m && sameSecret(m[1]!, this.token)) return { ok: true, via: "bearer" };
+      return this.failed(req, "wrong bearer token");
     }
     const sid = cookieOf(req, COOKIE);
     const c = sid ? this.cookies.get(sid) : undefined;
@@ -74,14 +73,12 @@ export class Guard {
     return { ok: false, status: 401, why: sid ? "the sign-in expired" : "no bearer token" };
   }
 
-  /** The page's sign-in: the token in exchange for a cookie (and its CSRF token). */
-  signIn(req: IncomingMessage, given: string): { cookie: string; csrf: string } | undefined {
-    const addr = req.socket.remoteAddress ?? "?";
+  /** The page's sign-in: the token in exchange for a cookie (and its CSRF token); a wrong token waits out the back-off. */
+  async signIn(req: IncomingMessage, given: string): Promise<{ cookie: string; csrf: string } | undefined> {
     if (!sameSecret(given, this.token)) {
-      this.failed(addr, "wrong token");
+      await this.failed(req, "wrong token");
       return undefined;
     }
-    this.failures.delete(addr);
     const sid = randomBytes(32).toString("base64url");
     const csrf = randomBytes(24).toString("base64url");
     this.cookies.set(sid, { csrf, expires: Date.now() + COOKIE_TTL_MS });
@@ -101,17 +98,21 @@ export class Guard {
     return typeof h === "string" && v.csrf !== undefined && sameSecret(h, v.csrf);
   }
 
-  private succeeded(addr: string, v: Verdict): Verdict {
-    this.failures.delete(addr);
-    return v;
-  }
-
-  private failed(addr: string, why: string): Verdict {
-    const f = this.failures.get(addr) ?? { count: 0, until: 0 };
+  /**
+   * Counts a wrong token of this address and resolves after its back-off. A success does not clear the count: every
+   * local process shares 127.0.0.1, so a right client must not wipe the back-off of a guessing one.
+   */
+  private async failed(req: IncomingMessage, why: string): Promise<Verdict> {
+    const addr = req.socket.remoteAddress ?? "?";
+    const now = Date.now();
+    let f = this.failures.get(addr);
+    if (!f || now - f.last > FORGET_MS) f = { count: 0, last: now };
     f.count++;
-    if (f.count > FREE_FAILURES) f.until = Date.now() + Math.min(MAX_BACKOFF_MS, 50 * 2 ** (f.count - FREE_FAILURES));
+    f.last = now;
+    if (this.failures.size >= 10_000 && !this.failures.has(addr)) this.failures.clear();
     this.failures.set(addr, f);
-    if (this.failures.size > 10_000) this.failures.clear();
+    const wait = f.count > FREE_FAILURES ? Math.min(MAX_BACKOFF_MS, 50 * 2 ** (f.count - FREE_FAILURES)) : 0;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     return { ok: false, status: 401, why };
   }
 }

@@ -9,8 +9,9 @@ import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import type { ServerOptions } from "../server.js";
+import { serverInfo } from "../info.js";
 import { Guard, isLoopback } from "./guard.js";
-import { jsonError, McpRoute } from "./mcp-route.js";
+import { DEFAULT_IDLE_MS, DEFAULT_MAX_CLIENTS, jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
 import { handleWeb } from "./web.js";
 
 export const DEFAULT_PORT = 8914;
@@ -20,6 +21,8 @@ export interface HttpOptions extends ServerOptions {
   port: number;
   token: string;
   allowRemote?: boolean;
+  /** MCP sessions held at once, and how long an idle one lives (see httpLimits). */
+  limits?: Partial<McpLimits>;
 }
 
 export interface HttpServer {
@@ -37,13 +40,29 @@ export function parseListen(spec: string | undefined): { host: string; port: num
   return { host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port };
 }
 
+/**
+ * CLAUDE_SESSIONS_HTTP_MAX_CLIENTS (MCP sessions held at once, default 256) and CLAUDE_SESSIONS_HTTP_IDLE_MS (an MCP
+ * session with no request and no open stream this long ends, default 30 min; 0: only evicted at the cap).
+ */
+export function httpLimits(env: NodeJS.ProcessEnv): McpLimits {
+  const num = (key: string, dflt: number, min: number): number => {
+    const v = env[key];
+    if (v === undefined || v === "") return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new SessionError("INVALID_ARGUMENT", `${key} must be a whole number ≥ ${min} (got ${JSON.stringify(v)}).`, { suggestion: `Unset it for the default (${dflt}).` });
+    return n;
+  };
+  return { maxClients: num("CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", DEFAULT_MAX_CLIENTS, 1), idleMs: num("CLAUDE_SESSIONS_HTTP_IDLE_MS", DEFAULT_IDLE_MS, 0) };
+}
+
 export async function startHttp(svc: SessionService, log: Logger, version: string, o: HttpOptions): Promise<HttpServer> {
   if (!isLoopback(o.host) && !o.allowRemote) {
     throw new SessionError("INVALID_ARGUMENT", `${o.host} is not a loopback address; serving beyond this machine needs --allow-remote.`, {
       suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
     });
   }
-  const mcp = new McpRoute(svc, log, version, o.strictResults !== undefined ? { strictResults: o.strictResults } : {});
+  const mcp = new McpRoute(svc, log, version, o.strictResults !== undefined ? { strictResults: o.strictResults } : {}, o.limits);
+  const health = () => mcp.health();
   let guard: Guard | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -52,8 +71,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
     if (bad) return jsonError(res, 403, bad);
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname === "/mcp") {
-      await guard.backoff(req.socket.remoteAddress ?? "?");
-      const v = guard.authenticate(req);
+      const v = await guard.authenticate(req);
       if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
       return mcp.handle(req, res);
     }
@@ -76,12 +94,14 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : o.port;
   guard = new Guard(o.token, o.host, port);
+  serverInfo.checks.add(health);
   const shown = o.host.includes(":") ? `[${o.host}]` : o.host;
   if (!isLoopback(o.host)) log.warn(`serving on ${shown}:${port}, beyond this machine: put TLS in front (the token and the page travel in clear otherwise)`);
   return {
     url: `http://${shown}:${port}`,
     port,
     async close() {
+      serverInfo.checks.delete(health);
       await mcp.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -96,13 +96,12 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   if (path === "/login") {
     if (req.method === "GET") return send(res, 200, await readFile(join(WEB, "login.html")), "text/html; charset=utf-8");
     if (req.method !== "POST") return json(res, 405, { error: "method not allowed" });
-    await guard.backoff(req.socket.remoteAddress ?? "?");
     const given = new URLSearchParams(await readBody(req)).get("token") ?? "";
-    const ok = guard.signIn(req, given.trim());
+    const ok = await guard.signIn(req, given.trim());
     if (!ok) return send(res, 303, "", "text/plain", { location: "/login?failed=1" });
     return send(res, 303, "", "text/plain", { location: "/", "set-cookie": ok.cookie });
   }
-  const v: Verdict = guard.authenticate(req);
+  const v: Verdict = await guard.authenticate(req);
   if (!v.ok) {
     if (req.method === "GET" && (path === "/" || path === "/index.html")) return send(res, 303, "", "text/plain", { location: "/login" });
     return json(res, v.status, { error: { code: "UNAUTHORIZED", message: v.why } });

@@ -8,9 +8,9 @@ export const healthCheck = defineTool({
   title: "Check the server's health",
   description:
     "Checks tmux, the claude binary and its version, flock, doppler (when configured), the state directory, the store lock, live sessions " +
-    "against the limit, uptime and version. status is down when no session can start, degraded when something is missing or unhealthy.",
+    "against the limit, the MCP sessions held over HTTP (when serving HTTP), uptime and version. status is down when no session can start, degraded when something is missing or unhealthy.",
   input: healthInput,
   output: healthOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined, ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}) }),
+  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined, ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()) }),
 });
