@@ -12,9 +12,10 @@ import { shQuote } from "../util/shell.js";
  * start with a newline of its own, so an event always begins on a fresh line even when a writer killed half-way
  * left a torn line behind (the reader skips the blank lines). It prints nothing (a hook's stdout becomes context
  * for Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
+ * umask 077: a lock or log it creates is the owner's alone.
  */
 export function hookCommand(eventsPath: string): string {
-  return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
+  return `umask 077; exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
 }
 
 /** The folder of a session's directory where the server writes permission decisions for its hook. */

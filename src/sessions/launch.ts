@@ -10,7 +10,7 @@ import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { ResumeInput, ResumeOutput, StartInput, StartOutput } from "../api/index.js";
 import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
-import { buildClaudeArgs, childEnv, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
@@ -286,7 +286,8 @@ async function launch(
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
-  await writeFile(p.eventsPath, "", { flag: "a", mode: 0o600 });
+  // The files the session's hooks and terminal append to exist before they run, the owner's alone.
+  for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
   const perm = permissionHook(d, p.dir, backend.kind);
   if (perm) await assertOwnedScript(perm.script);
   await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
@@ -298,7 +299,7 @@ async function launch(
 
   const options = { ...rec.options, ...transient };
   const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);
