@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildClaudeArgs, childEnv, wrapWithDoppler } from "../../src/claude/launch.js";
+import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
+import { headlessEnv } from "../../src/drivers/headless/options.js";
 import { encodeHandoff } from "../../src/backends/launcher.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
@@ -38,6 +39,15 @@ describe("argv builders", () => {
   it("the child environment drops what breaks a nested Claude Code and adds the session's own", () => {
     const env = childEnv({ PATH: "/bin", CLAUDECODE: "1", CLAUDE_CODE_ENTRYPOINT: "cli", TMUX: "/tmp/x", TERM: "xterm", "BASH_FUNC_x%%": "() {}", KEEP: "1" }, { SECRET: "s3cr3t" });
     expect(env).toEqual({ PATH: "/bin", TERM: "xterm", KEEP: "1", SECRET: "s3cr3t" });
+  });
+
+  it("the server's own secrets stay with it: DOPPLER_* only for a session under doppler run, never its HTTP token", () => {
+    const base = { PATH: "/bin", DOPPLER_TOKEN: "dp.st.x", DOPPLER_PROJECT: "p", CLAUDE_SESSIONS_TOKEN: "t" };
+    expect(childEnv(base, {})).toEqual({ PATH: "/bin" });
+    expect(childEnv(base, {}, { doppler: true })).toEqual({ PATH: "/bin", DOPPLER_TOKEN: "dp.st.x", DOPPLER_PROJECT: "p" });
+    expect(headlessEnv({ base_env: base, env: {} })).toEqual({ PATH: "/bin" });
+    expect(usesDoppler(wrapWithDoppler(["/bin/claude", "--session-id=u"], { path: "/bin/doppler" }))).toBe(true);
+    expect(usesDoppler(["/bin/claude", "--session-id=u"])).toBe(false);
   });
 
   it("the launcher's hand-off file: cwd, events, argv and env as NUL-terminated tagged records, any other byte kept", () => {
