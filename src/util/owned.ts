@@ -4,7 +4,7 @@
  * session's files. Also: the one way a caller's path becomes a file we write (a session's log_file).
  */
 import { constants } from "node:fs";
-import { chmod, lstat, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { SessionError } from "../core/errors.js";
 
@@ -32,6 +32,36 @@ export async function assertOwnedDir(dir: string, what = "the state directory"):
         `Fix: chown "$(id -u)" ${JSON.stringify(dir)} && chmod 700 ${JSON.stringify(dir)}, or set CLAUDE_SESSIONS_DIR to a directory of your own.`,
     );
   }
+}
+
+/**
+ * Resolves the state directory once, at start-up (made 0700 when missing): its real path, which is the only one the
+ * server uses afterwards, so a link naming it that is later pointed elsewhere changes nothing. The directory must be
+ * ours (assertOwnedDir) and so must the way to it: every ancestor belongs to root or to the server's user and is not
+ * writable by group or others, unless it is sticky (like /tmp: then nobody else may rename or remove the next
+ * entry, which itself belongs to root or to us). Otherwise another user could swap a parent and the scripts in it.
+ */
+export async function resolveStateDir(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await assertOwnedDir(dir);
+  const real = await realpath(dir);
+  const me = uid();
+  for (let a = dirname(real), prev = real; a !== prev; prev = a, a = dirname(a)) {
+    const st = await lstat(a);
+    const why =
+      me !== undefined && st.uid !== 0 && st.uid !== me
+        ? `it belongs to uid ${st.uid}, neither root nor this server's user (uid ${me})`
+        : st.mode & 0o022 && !(st.mode & 0o1000)
+          ? `it is writable by ${st.mode & 0o002 ? "every user" : "its group"} (mode ${(st.mode & 0o777).toString(8)}) and not sticky`
+          : undefined;
+    if (why) {
+      throw new Error(
+        `the state directory ${real} cannot be trusted: its parent ${a} is not safe: ${why}. Another user could swap the directories on the way and the scripts sessions run. ` +
+          `Fix: set CLAUDE_SESSIONS_DIR to a directory whose every parent belongs to you or root and is writable by nobody else (or is sticky, like /tmp).`,
+      );
+    }
+  }
+  return real;
 }
 
 /**
