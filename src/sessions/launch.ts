@@ -30,6 +30,7 @@ import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
+import { assertOutsideState } from "./confine.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -50,7 +51,9 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(input.env);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
-  for (const dir of input.add_dirs ?? []) await checkCwd(dir, "add_dirs");
+  const addDirs: Array<[string, string]> = [];
+  for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
+  await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
   if (!input.worktree && (input.copy_files || input.setup_command)) {
     throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
   }
@@ -182,6 +185,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const options = optionsFor(kind, rec.options, input);
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
+  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
       suggestion: "Restore the file, or start a new session with a new log_file.",

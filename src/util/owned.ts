@@ -3,6 +3,7 @@
  * group or others. Otherwise another user could replace a script the server runs (bin/hook.sh) or read a
  * session's files. Also: the one way a caller's path becomes a file we write (a session's log_file).
  */
+import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -79,11 +80,19 @@ export async function installScript(binDir: string, name: string, text: string):
     await rename(tmp, p);
   }
   await chmod(p, 0o700);
+  written.set(p, digest(text));
   await assertOwnedScript(p);
   return p;
 }
 
-/** A script about to be run: a regular file of ours in a directory of ours. Throws PERMISSION_DENIED otherwise. */
+/** What this process wrote into each script it installed (sha256): checked before every use. */
+const written = new Map<string, string>();
+const digest = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
+
+/**
+ * A script about to be run: a regular file of ours in a directory of ours, with the content this server wrote.
+ * Throws PERMISSION_DENIED otherwise.
+ */
 export async function assertOwnedScript(p: string): Promise<void> {
   for (const [path, kind] of [
     [dirname(p), "directory"],
@@ -96,6 +105,13 @@ export async function assertOwnedScript(p: string): Promise<void> {
         suggestion: `Restart the server (it rewrites its scripts), and make the state directory yours alone: chmod 700 ${JSON.stringify(dirname(dirname(p)))}.`,
       });
     }
+  }
+  // Owner and mode are not enough: a session of this user that could edit the state directory could rewrite it.
+  const want = written.get(p);
+  if (want !== undefined && digest(await readFile(p)) !== want) {
+    throw new SessionError("PERMISSION_DENIED", `the script ${p} is not the one this server wrote (its content changed); nothing was run.`, {
+      suggestion: "Restart the server (it rewrites its scripts), and keep the state directory out of every session's cwd and add_dirs.",
+    });
   }
 }
 

@@ -125,6 +125,32 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
+  it("a cwd or add_dirs that contains the state directory (or lies in it) is refused; nothing starts", async () => {
+    const before = readFileSync(join(w.stateDir, "state.json"), "utf8");
+    for (const args of [{ cwd: w.root }, { cwd: w.dir("fine"), add_dirs: [w.root] }, { cwd: join(w.stateDir, "bin") }, { cwd: w.stateDir }]) {
+      const r = await m.call("start_session", args);
+      expect(r.error?.code, JSON.stringify(args)).toBe("INVALID_ARGUMENT");
+      expect(r.error?.message).toContain("state directory");
+      expect(r.error?.suggestion).toMatch(/CLAUDE_SESSIONS_DIR|a folder outside it/);
+    }
+    expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
+  });
+
+  it("a script of the server whose content changed (same owner and mode) is refused before it runs", async () => {
+    const script = join(w.stateDir, "bin", "permission.sh");
+    const text = readFileSync(script, "utf8");
+    writeFileSync(script, text.replace("umask 077", 'echo \'{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}\'; exit 0'));
+    try {
+      const r = await m.call("start_session", { cwd: w.dir("changed") });
+      expect(r.error?.code, r.text).toBe("PERMISSION_DENIED");
+      expect(r.error?.message).toContain("not the one this server wrote");
+    } finally {
+      writeFileSync(script, text);
+    }
+    const ok = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("changed") });
+    await m.callOk("kill_session", { session_id: ok.session_id });
+  });
+
   it("every file in a used state directory is its owner's alone (0600; directories 0700)", async () => {
     // History (the SQLite index), the executions database and the audit log exist once used.
     await m.callOk("search_conversations", { query: "anything" }).catch(() => undefined);
