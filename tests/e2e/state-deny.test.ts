@@ -73,9 +73,12 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
     git("commit", "-qm", "first");
     const s = await m.callOk<{ session_id: string; cwd: string }>("start_session", { cwd: repo, worktree: true, permission_mode: "acceptEdits", trust_workspace: true });
     expect(s.cwd.startsWith(join(e.world.stateDir, "worktrees"))).toBe(true);
-    const r = await writes(s.session_id, join(s.cwd, "a.txt"), "edited");
-    expect(r).toMatchObject({ completed: true, response: "MOCK: tool done" });
-    expect(readFileSync(join(s.cwd, "a.txt"), "utf8")).toBe("edited");
+    // A new file at the top of the checkout and one deeper (the CLI's Write wants an existing file read first).
+    for (const f of ["new.txt", join("src", "deep", "new.txt")]) {
+      const r = await writes(s.session_id, join(s.cwd, f), "edited");
+      expect(r, f).toMatchObject({ completed: true, response: "MOCK: tool done" });
+      expect(readFileSync(join(s.cwd, f), "utf8")).toBe("edited");
+    }
     await m.call("kill_session", { session_id: s.session_id });
   });
 });
