@@ -23,7 +23,7 @@ import type { Runner } from "./sessions/deps.js";
 import { removeStaleHandoffs } from "./store/handoff.js";
 import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
-import { assertOwnedDir, installScript } from "./util/owned.js";
+import { assertOwnedDir, installScript, resolveStateDir } from "./util/owned.js";
 import { isSafePath } from "./util/shell.js";
 
 export interface App {
@@ -77,9 +77,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   if (!isSafePath(cfg.stateDir)) {
     throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
   }
-  // Ours or refused: a directory another user can write could swap the scripts sessions run.
-  await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
-  await assertOwnedDir(cfg.stateDir);
+  // Ours or refused (and the way to it): a directory another user can write could swap the scripts sessions run.
+  // Resolved once: from here on only its real path is used.
+  cfg.stateDir = await resolveStateDir(cfg.stateDir);
+  if (!isSafePath(cfg.stateDir)) throw new Error(`the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`);
   const store = new Store(cfg.stateDir, log);
   const state = await store.read(); // creates the file with its mode
   // Environment hand-offs (secrets) left by a server that died before its launcher read them.

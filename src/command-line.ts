@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { mkdir } from "node:fs/promises";
+import { resolveStateDir } from "./util/owned.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
@@ -110,8 +110,8 @@ async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "audit") return await audit(args);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();
-    await mkdir(cfg.stateDir, { recursive: true, mode: 0o700 });
-    print(await runHistoryCommand(cmd, args, { stateDir: cfg.stateDir, configDir: cfg.claudeConfigDir }));
+    const stateDir = await resolveStateDir(cfg.stateDir);
+    print(await runHistoryCommand(cmd, args, { stateDir, configDir: cfg.claudeConfigDir }));
     return 0;
   }
   const app = await createApp(process.env, { adopt: cmd === "ls" });

@@ -18,6 +18,7 @@ export const OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;
 export const CAPTURE_SH = `#!/bin/sh
 # claude-sessions: append a terminal's raw output (stdin) to FILE; every MAX bytes, FILE is copied to FILE.1 and emptied.
 #   capture.sh FILE MAX
+umask 077
 if [ "$1" = --rotate ]; then
   f=$2
   case $FILE in *.aa) ;; *) cp -f -- "$f" "$f.1" 2>/dev/null; : > "$f" ;; esac

@@ -1,6 +1,7 @@
 /**
  * The per-session settings file that makes Claude Code report every state change to our log.
  */
+import { dirname } from "node:path";
 import { HOOK_EVENTS } from "../core/events.js";
 import { shQuote } from "../util/shell.js";
 
@@ -12,9 +13,10 @@ import { shQuote } from "../util/shell.js";
  * start with a newline of its own, so an event always begins on a fresh line even when a writer killed half-way
  * left a torn line behind (the reader skips the blank lines). It prints nothing (a hook's stdout becomes context
  * for Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
+ * umask 077: a lock or log it creates is the owner's alone.
  */
 export function hookCommand(eventsPath: string): string {
-  return `exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
+  return `umask 077; exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
 }
 
 /** The folder of a session's directory where the server writes permission decisions for its hook. */
@@ -35,6 +37,22 @@ export function permissionHookEntry(eventsPath: string, p: PermissionHook): { ty
   return { type: "command", command: `exec ${shQuote(p.script)} ${shQuote(eventsPath)} ${shQuote(p.decisionsDir)} ${ms}`, timeout: Math.ceil(ms / 1000) + 30 };
 }
 
+/**
+ * Permission rules that keep a session's file tools off the server's own files, whatever its permission mode
+ * (deny wins over every allow, and holds in acceptEdits and bypassPermissions): no Edit (which covers Write,
+ * MultiEdit and NotebookEdit) of the scripts (bin/), of the top-level files (state.json, the databases, the HTTP
+ * token) or of any session's files (settings.json, events, logs, permission decisions), and no Read of the token.
+ * Not the worktrees the server makes under <state>/worktrees/<id>: a session edits its own checkout. `//` starts
+ * an absolute path in the CLI's rule syntax; the state directory is the session's events path's grandparent
+ * (<state>/<id>/events.jsonl). Session ids have no dot, so `*.*` never names a session's or a worktree's folder.
+ * Shell commands are not covered by these rules (Bash asks unless allowed).
+ */
+export function stateDenyRules(eventsPath: string): string[] {
+  const s = "/" + dirname(dirname(eventsPath)).replace(/[*?[\]!()]/g, "\\$&");
+  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map((p) => `Edit(${p})`);
+  return [...edit, `Read(${s}/token)`];
+}
+
 export function hooksSettings(eventsPath: string, permission?: PermissionHook): object {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
@@ -42,5 +60,5 @@ export function hooksSettings(eventsPath: string, permission?: PermissionHook): 
     const entry = ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
-  return { hooks };
+  return { permissions: { deny: stateDenyRules(eventsPath) }, hooks };
 }

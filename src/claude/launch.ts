@@ -54,11 +54,22 @@ export function wrapWithDoppler(argv: string[], d: DopplerWrap): string[] {
 const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_TOKEN"]);
 
 
-/** The child's environment: the server's, less what breaks a nested start, plus the session's own. */
-export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
+/** The server's own Doppler credentials: only a session run under `doppler run` gets them. */
+const DOPPLER_OWN = /^DOPPLER_/;
+
+/** Whether `argv` is one wrapWithDoppler built (`<doppler> run --forward-signals … -- <claude …>`). */
+export function usesDoppler(argv: readonly string[]): boolean {
+  return argv[1] === "run" && argv[2] === "--forward-signals" && argv.includes("--");
+}
+
+/**
+ * The child's environment: the server's, less what breaks a nested start and the server's own secrets (its HTTP
+ * token; DOPPLER_* unless the session runs under doppler), plus the session's own (`extra`, which may set any).
+ */
+export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>, o: { doppler?: boolean } = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
-    if (v === undefined || DROP.has(k) || !ENV_NAME.test(k)) continue;
+    if (v === undefined || DROP.has(k) || !ENV_NAME.test(k) || (!o.doppler && DOPPLER_OWN.test(k))) continue;
     env[k] = v;
   }
   for (const [k, v] of Object.entries(extra)) env[k] = v;

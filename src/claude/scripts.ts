@@ -15,6 +15,7 @@
  */
 export const HOOK_SH = `#!/bin/sh
 # claude-sessions: append one event line to a session's events log. Keep it cheap.
+umask 077
 f=$1
 if [ "$2" = exit ]; then
   case $3 in ''|*[!0-9]*) c=null ;; *) c=$3 ;; esac
@@ -38,6 +39,7 @@ exec flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
 export const PERMISSION_SH = `#!/bin/sh
 # claude-sessions: a PermissionRequest hook that waits for the server's decision. Prints only that decision.
 exec 2>/dev/null
+umask 077
 f=$1 d=$2
 case $3 in ''|*[!0-9]*) t=120000 ;; *) t=$3 ;; esac
 k="r$$"x"$(date +%s%N)"

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { ensurePrivateFile, SQLITE_FILES } from "../util/private-file.js";
 import type { Usage } from "../claude/usage.js";
 import { iso, num, strOrNull, type Row } from "./rows.js";
 
@@ -103,6 +104,7 @@ export class ExecutionLog {
   private readonly db: DatabaseSync;
 
   constructor(stateDir: string) {
+    ensurePrivateFile(join(stateDir, "executions.sqlite"), SQLITE_FILES);
     this.db = new DatabaseSync(join(stateDir, "executions.sqlite"));
     this.db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=2000;");
     this.db.exec(DDL);

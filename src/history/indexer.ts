@@ -10,6 +10,7 @@ import { parseLine } from "./lines.js";
 import { refForPath, scanTranscripts, type TranscriptRef } from "./scan.js";
 import { ensureSchema, isCorruption, tune } from "./schema.js";
 import { IndexWriter } from "./writer.js";
+import { ensurePrivateFile, SQLITE_FILES } from "../util/private-file.js";
 
 export interface SyncStats {
   files_seen: number;
@@ -50,6 +51,7 @@ export class Indexer {
 
   private open(): void {
     try {
+      ensurePrivateFile(this.dbPath, SQLITE_FILES);
       this.db = new DatabaseSync(this.dbPath);
       tune(this.db);
       if (ensureSchema(this.db)) {
@@ -70,6 +72,7 @@ export class Indexer {
       // already closed or unusable: it is being deleted anyway
     }
     removeDbFiles(this.dbPath);
+    ensurePrivateFile(this.dbPath, SQLITE_FILES);
     this.db = new DatabaseSync(this.dbPath);
     tune(this.db);
     ensureSchema(this.db);

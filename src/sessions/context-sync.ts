@@ -11,7 +11,8 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import type { Resolved, SyncInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
-import { git } from "./worktree.js";
+import { git } from "../util/git.js";
+import { isSecretPath } from "../util/secret-files.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
@@ -54,8 +55,8 @@ async function gitPart(cwd: string, warnings: string[]): Promise<{ text: string;
   }
   const [branch, status, stat] = await Promise.all([
     git(cwd, ["rev-parse", "--abbrev-ref", "HEAD"]),
-    git(cwd, ["status", "--porcelain=v1", "--untracked-files=all", "--", "."]),
-    git(cwd, ["diff", "HEAD", "--stat=120", "--", "."]),
+    git(cwd, ["status", "--porcelain=v1", "--untracked-files=all", "--ignore-submodules=all", "--", "."]),
+    git(cwd, ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "HEAD", "--stat=120", "--", "."]),
   ]);
   const head = await git(cwd, ["rev-parse", "--short", "HEAD"]);
   const lines = status.stdout.split("\n").filter(Boolean);
@@ -119,14 +120,18 @@ export async function gather(id: string, cwd: string, type: ContextType, paths: 
   let filesSynced = 0;
   if (type === "files" || type === "all") {
     const mentions: string[] = [];
-    // Files changed by git's account, less .env files: a mention makes Claude read the file, and their values stay out.
-    const auto = changedFiles.filter((f) => !/^\.env(\..*)?$/.test(basename(f)));
-    for (const p of (paths ?? auto).slice(0, MAX_FILES)) {
+    // Named files, or those changed by git's account. Secret files (util/secret-files.ts) never: a mention makes
+    // Claude read the file and send it to the API. Judged on the name given and on the file it resolves to.
+    for (const p of (paths ?? changedFiles).slice(0, MAX_FILES)) {
       if (/[\s\x00-\x1f\x7f"]/.test(p)) {
         warnings.push(`${JSON.stringify(p)} has whitespace or a control character and cannot be an @ mention; skipped.`);
         continue;
       }
       const abs = isAbsolute(p) ? p : join(cwd, p);
+      if (isSecretPath(relative(realCwd, abs)) || isSecretPath(basename(abs))) {
+        if (paths) warnings.push(`${p} looks like a file of secrets; it is never mentioned.`);
+        continue;
+      }
       const real = await realpath(abs).catch(() => undefined);
       if (!real) {
         const rel = relative(realCwd, abs);
@@ -138,6 +143,10 @@ export async function gather(id: string, cwd: string, type: ContextType, paths: 
       }
       if (real !== realCwd && !real.startsWith(realCwd + sep)) {
         warnings.push(`${p} is outside the session's cwd; skipped.`);
+        continue;
+      }
+      if (isSecretPath(relative(realCwd, real))) {
+        if (paths) warnings.push(`${p} resolves to a file of secrets; it is never mentioned.`);
         continue;
       }
       const fp = await fileFingerprint(real);

@@ -10,7 +10,7 @@ import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { ResumeInput, ResumeOutput, StartInput, StartOutput } from "../api/index.js";
 import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
-import { buildClaudeArgs, childEnv, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
@@ -30,6 +30,7 @@ import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
+import { assertOutsideState } from "./confine.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -50,7 +51,9 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(input.env);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
-  for (const dir of input.add_dirs ?? []) await checkCwd(dir, "add_dirs");
+  const addDirs: Array<[string, string]> = [];
+  for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
+  await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
   if (!input.worktree && (input.copy_files || input.setup_command)) {
     throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
   }
@@ -182,6 +185,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const options = optionsFor(kind, rec.options, input);
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
+  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
       suggestion: "Restore the file, or start a new session with a new log_file.",
@@ -286,7 +290,8 @@ async function launch(
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
-  await writeFile(p.eventsPath, "", { flag: "a", mode: 0o600 });
+  // The files the session's hooks and terminal append to exist before they run, the owner's alone.
+  for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
   const perm = permissionHook(d, p.dir, backend.kind);
   if (perm) await assertOwnedScript(perm.script);
   await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
@@ -298,7 +303,7 @@ async function launch(
 
   const options = { ...rec.options, ...transient };
   const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);

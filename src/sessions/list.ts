@@ -61,5 +61,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
 export function redactRecord(r: SessionRecord, sensitive: boolean): Omit<SessionRecord, "command" | "args" | "env_names"> & Partial<Pick<SessionRecord, "command" | "args" | "env_names">> {
   if (sensitive) return r;
   const { command: _c, args: _a, env_names: _e, ...rest } = r;
-  return rest;
+  // The system prompts a caller gave are the caller's text, as sensitive as argv: only with include_sensitive.
+  const { append_system_prompt: _p, system_prompt: _s, ...options } = r.options;
+  return { ...rest, options };
 }

@@ -1,10 +1,11 @@
 /**
  * A git worktree per session (start_session {worktree, copy_files, setup_command}): a new branch from a base, made
  * under <state>/worktrees/<id>, untracked files copied in, a setup command run once; all of it undone when a step
- * fails. git runs with argv arrays (util/exec.ts), with the repository's hooks and fsmonitor switched off: a
- * repository's own configuration runs nothing of the server's.
+ * fails. git runs through util/git.ts (argv arrays; the repository's hooks, fsmonitor, filter drivers, external
+ * diff and textconv switched off): a repository's own configuration runs nothing as the server.
  */
-import { appendFile, copyFile, mkdir, realpath, rm, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { appendFile, lstat, mkdir, open, readFile, realpath, rm, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { StartInput } from "../api/index.js";
 import type { Config } from "../config.js";
@@ -12,17 +13,12 @@ import { SessionError } from "../core/errors.js";
 import { briefText } from "../drivers/terminal/screens.js";
 import type { SessionRecord } from "../store/schema.js";
 import { run, type RunResult } from "../util/exec.js";
+import { git } from "../util/git.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 
-const GIT_SAFE = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
-
-/** git with argv only, no prompts, no optional locks (a read never blocks the session's own git). */
-export function git(cwd: string, args: string[], timeoutMs = 30_000): Promise<RunResult> {
-  return run("git", [...GIT_SAFE, ...args], { cwd, timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" } });
-}
 
 async function gitOk(cwd: string, args: string[], what: string): Promise<string> {
   const r = await git(cwd, args).catch((e: unknown) => {
@@ -104,12 +100,12 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
 export async function makeWorktree(plan: WorktreePlan, env: Record<string, string>, logPath: string): Promise<WorktreeInfo> {
   const info: WorktreeInfo = { path: plan.path, branch: plan.branch, base: plan.base, base_commit: plan.baseCommit, repo: plan.top };
   await mkdir(dirname(plan.path), { recursive: true, mode: 0o700 });
-  await gitOk(plan.top, ["worktree", "add", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit], "git worktree add");
+  // No checkout by `worktree add`: the files are checked out by a second call in the new worktree, whose filter
+  // drivers (includeIf onbranch: the new branch) util/git.ts reads and switches off there.
+  await gitOk(plan.top, ["worktree", "add", "--no-checkout", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit], "git worktree add");
   try {
-    for (const f of plan.copies) {
-      await mkdir(dirname(join(plan.path, f)), { recursive: true });
-      await copyFile(join(plan.top, f), join(plan.path, f));
-    }
+    await gitOk(plan.path, ["reset", "--hard", "--quiet"], "checking out the worktree");
+    for (const f of plan.copies) await copyInto(plan, f);
     if (plan.setup) {
       await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
       const r = await run(plan.setup.file, plan.setup.args, { cwd: plan.cwd, env, timeoutMs: SETUP_TIMEOUT_MS }).catch((e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }) satisfies RunResult);
@@ -129,9 +125,50 @@ export async function makeWorktree(plan: WorktreePlan, env: Record<string, strin
   return info;
 }
 
+const refuseCopy = (f: string, why: string) =>
+  new SessionError("INVALID_ARGUMENT", `copy_files: ${JSON.stringify(f)} cannot be copied into the worktree: ${why}; nothing was left behind.`, {
+    suggestion: "Leave that path out of copy_files (a path the base commit tracks as a symbolic link, or through one, is refused).",
+  });
+
+/**
+ * Copies one of copy_files into the new worktree without ever leaving it: no directory on the way may be a symbolic
+ * link (the base commit can check links out), the parent's real path must be inside the worktree, and the file is
+ * created exclusively without following a link (a regular file the checkout already has is replaced, a link is
+ * refused).
+ */
+async function copyInto(plan: WorktreePlan, f: string): Promise<void> {
+  const root = await realpath(plan.path);
+  const parts = f.split(/[\\/]/).filter((p) => p && p !== ".");
+  let dir = root;
+  for (const part of parts.slice(0, -1)) {
+    dir = join(dir, part);
+    const st = await lstat(dir).catch(() => undefined);
+    if (!st) await mkdir(dir, { mode: 0o755 });
+    else if (st.isSymbolicLink()) throw refuseCopy(f, `${relative(root, dir)} is a symbolic link in the checkout`);
+    else if (!st.isDirectory()) throw refuseCopy(f, `${relative(root, dir)} is not a directory in the checkout`);
+  }
+  const parent = await realpath(dir);
+  if (parent !== root && !parent.startsWith(root + sep)) throw refuseCopy(f, "its directory is outside the worktree");
+  const dest = join(parent, parts.at(-1)!);
+  const cur = await lstat(dest).catch(() => undefined);
+  if (cur?.isSymbolicLink()) throw refuseCopy(f, "the checkout has it as a symbolic link");
+  if (cur && !cur.isFile()) throw refuseCopy(f, "the checkout has something else than a file there");
+  if (cur) await unlink(dest);
+  const src = join(plan.top, f);
+  const mode = (await stat(src)).mode & 0o777;
+  const fh = await open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode).catch((e: NodeJS.ErrnoException) => {
+    throw refuseCopy(f, e.code === "EEXIST" || e.code === "ELOOP" ? "something appeared at that path" : e.message);
+  });
+  try {
+    await fh.writeFile(await readFile(src));
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Uncommitted changes (untracked files included) in a worktree; undefined when git cannot tell. */
 export async function isDirty(path: string): Promise<boolean | undefined> {
-  const r = await git(path, ["status", "--porcelain"]).catch(() => undefined);
+  const r = await git(path, ["status", "--porcelain", "--ignore-submodules=all"]).catch(() => undefined);
   return r && r.code === 0 ? r.stdout.trim().length > 0 : undefined;
 }
 

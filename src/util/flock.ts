@@ -7,6 +7,7 @@
  * Cost: one short-lived process per hold (flock + sh + cat), a few milliseconds.
  */
 import { spawn } from "node:child_process";
+import { ensurePrivateFile } from "./private-file.js";
 import { SessionError } from "../core/errors.js";
 
 export interface FileLock {
@@ -23,6 +24,7 @@ export class LockTimeoutError extends SessionError {
 
 export function acquireFileLock(path: string, opts: { timeoutMs?: number; signal?: AbortSignal; flockPath?: string } = {}): Promise<FileLock> {
   const timeoutS = Math.max(0, (opts.timeoutMs ?? 30_000) / 1000).toFixed(3);
+  ensurePrivateFile(path); // flock would make it 0644
   // The lock is held by flock while its command runs: sh says so, then waits for stdin to close.
   const child = spawn(opts.flockPath ?? "flock", ["-w", timeoutS, path, "sh", "-c", "echo locked; exec cat >/dev/null"], {
     stdio: ["pipe", "pipe", "pipe"],

@@ -3,8 +3,9 @@
  * group or others. Otherwise another user could replace a script the server runs (bin/hook.sh) or read a
  * session's files. Also: the one way a caller's path becomes a file we write (a session's log_file).
  */
+import { createHash } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, lstat, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { SessionError } from "../core/errors.js";
 
@@ -35,6 +36,36 @@ export async function assertOwnedDir(dir: string, what = "the state directory"):
 }
 
 /**
+ * Resolves the state directory once, at start-up (made 0700 when missing): its real path, which is the only one the
+ * server uses afterwards, so a link naming it that is later pointed elsewhere changes nothing. The directory must be
+ * ours (assertOwnedDir) and so must the way to it: every ancestor belongs to root or to the server's user and is not
+ * writable by group or others, unless it is sticky (like /tmp: then nobody else may rename or remove the next
+ * entry, which itself belongs to root or to us). Otherwise another user could swap a parent and the scripts in it.
+ */
+export async function resolveStateDir(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await assertOwnedDir(dir);
+  const real = await realpath(dir);
+  const me = uid();
+  for (let a = dirname(real), prev = real; a !== prev; prev = a, a = dirname(a)) {
+    const st = await lstat(a);
+    const why =
+      me !== undefined && st.uid !== 0 && st.uid !== me
+        ? `it belongs to uid ${st.uid}, neither root nor this server's user (uid ${me})`
+        : st.mode & 0o022 && !(st.mode & 0o1000)
+          ? `it is writable by ${st.mode & 0o002 ? "every user" : "its group"} (mode ${(st.mode & 0o777).toString(8)}) and not sticky`
+          : undefined;
+    if (why) {
+      throw new Error(
+        `the state directory ${real} cannot be trusted: its parent ${a} is not safe: ${why}. Another user could swap the directories on the way and the scripts sessions run. ` +
+          `Fix: set CLAUDE_SESSIONS_DIR to a directory whose every parent belongs to you or root and is writable by nobody else (or is sticky, like /tmp).`,
+      );
+    }
+  }
+  return real;
+}
+
+/**
  * Writes a script the server runs into its bin directory (unchanged files are left alone) and checks it is
  * ours. Used at start-up; `assertOwnedScript` repeats the check before each use.
  */
@@ -49,11 +80,19 @@ export async function installScript(binDir: string, name: string, text: string):
     await rename(tmp, p);
   }
   await chmod(p, 0o700);
+  written.set(p, digest(text));
   await assertOwnedScript(p);
   return p;
 }
 
-/** A script about to be run: a regular file of ours in a directory of ours. Throws PERMISSION_DENIED otherwise. */
+/** What this process wrote into each script it installed (sha256): checked before every use. */
+const written = new Map<string, string>();
+const digest = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
+
+/**
+ * A script about to be run: a regular file of ours in a directory of ours, with the content this server wrote.
+ * Throws PERMISSION_DENIED otherwise.
+ */
 export async function assertOwnedScript(p: string): Promise<void> {
   for (const [path, kind] of [
     [dirname(p), "directory"],
@@ -66,6 +105,13 @@ export async function assertOwnedScript(p: string): Promise<void> {
         suggestion: `Restart the server (it rewrites its scripts), and make the state directory yours alone: chmod 700 ${JSON.stringify(dirname(dirname(p)))}.`,
       });
     }
+  }
+  // Owner and mode are not enough: a session of this user that could edit the state directory could rewrite it.
+  const want = written.get(p);
+  if (want !== undefined && digest(await readFile(p)) !== want) {
+    throw new SessionError("PERMISSION_DENIED", `the script ${p} is not the one this server wrote (its content changed); nothing was run.`, {
+      suggestion: "Restart the server (it rewrites its scripts), and keep the state directory out of every session's cwd and add_dirs.",
+    });
   }
 }
 

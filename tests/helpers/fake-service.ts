@@ -2,7 +2,7 @@
  * The session layer on an in-memory backend (fake-backend.ts) for the fast tier: a fresh state directory, store
  * and SessionService per test, closed and removed after it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
@@ -40,11 +40,13 @@ export function fakeService(): FakeServiceFixture {
       const driver = new TerminalDriver(b, log, undefined, { promptRetryAfterMs: 100, inputHandlerMs: 0, pasteLandMs: 0 });
       return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: runner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1, settleQuietMs: 5 });
     },
-    startIn: (extra: Record<string, unknown> = {}) => api.startInput.parse({ cwd: f.root, ...extra }),
+    // A folder next to the state directory: a cwd that contains it is refused.
+    startIn: (extra: Record<string, unknown> = {}) => api.startInput.parse({ cwd: join(f.root, "work"), ...extra }),
     sendIn: (session_id: string, message: string) => api.sendInput.parse({ session_id, message, timeout_ms: 3000 }),
   } as FakeServiceFixture;
   beforeEach(async () => {
     f.root = mkdtempSync(join(tmpdir(), "cs-unit-"));
+    mkdirSync(join(f.root, "work"));
     f.fake = new FakeBackend();
     f.svc = await f.service(f.fake);
   });

@@ -60,6 +60,9 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "each session gets its own config's secrets through doppler run; only project and config are stored": { does_not_apply: "doppler is refused on headless (INVALID_ARGUMENT naming tmux and pty); secrets go in env" },
   "doppler's own failures give DOPPLER_ERROR with its message, not a timeout": { does_not_apply: "doppler is refused on headless" },
   "a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned": { does_not_apply: "doppler is refused on headless" },
+  "a session without doppler never gets the server's DOPPLER_TOKEN (nor its HTTP token)": {
+    covered_by: [["tests/unit/launch.test.ts", "the server's own secrets stay with it: DOPPLER_* only for a session under doppler run, never its HTTP token"]],
+  },
   "no secret value or token appears in the state directory, event logs, raw logs, server logs, tool results or ps": {
     covered_by: [[RESUME, "env and MCP server env reach the child's environment only, never its argv"]],
   },

@@ -137,6 +137,19 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await until(() => groupLeaders(processesIn(w.work)).length === 0, 10_000);
   });
 
+  it("a session without doppler never gets the server's DOPPLER_TOKEN (nor its HTTP token)", async () => {
+    const s = await call("start_session", { cwd: w.dir("plain") });
+    expect(s.ok, s.text).toBe(true);
+    await call("send_message", { session_id: s.data.session_id, message: "FAKE_ENV:DOPPLER_TOKEN" });
+    await call("send_message", { session_id: s.data.session_id, message: "FAKE_ENV:DOPPLER_PROJECT" });
+    const got = reported().filter((x) => x.session_id === s.data.claude_session_id);
+    expect(got.map((x) => [x.name, x.value])).toEqual([
+      ["DOPPLER_TOKEN", null],
+      ["DOPPLER_PROJECT", null],
+    ]);
+    await call("kill_session", { session_id: s.data.session_id });
+  });
+
   it("doppler's own failures give DOPPLER_ERROR with its message, not a timeout", async () => {
     const t0 = Date.now();
     const bad = await call("start_session", { cwd: w.dir("bad"), doppler: { project: "nope", config: "dev" } });

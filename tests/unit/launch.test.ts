@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildClaudeArgs, childEnv, wrapWithDoppler } from "../../src/claude/launch.js";
+import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
+import { headlessEnv } from "../../src/drivers/headless/options.js";
 import { encodeHandoff } from "../../src/backends/launcher.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
@@ -40,6 +41,15 @@ describe("argv builders", () => {
     expect(env).toEqual({ PATH: "/bin", TERM: "xterm", KEEP: "1", SECRET: "s3cr3t" });
   });
 
+  it("the server's own secrets stay with it: DOPPLER_* only for a session under doppler run, never its HTTP token", () => {
+    const base = { PATH: "/bin", DOPPLER_TOKEN: "dp.st.x", DOPPLER_PROJECT: "p", CLAUDE_SESSIONS_TOKEN: "t" };
+    expect(childEnv(base, {})).toEqual({ PATH: "/bin" });
+    expect(childEnv(base, {}, { doppler: true })).toEqual({ PATH: "/bin", DOPPLER_TOKEN: "dp.st.x", DOPPLER_PROJECT: "p" });
+    expect(headlessEnv({ base_env: base, env: {} })).toEqual({ PATH: "/bin" });
+    expect(usesDoppler(wrapWithDoppler(["/bin/claude", "--session-id=u"], { path: "/bin/doppler" }))).toBe(true);
+    expect(usesDoppler(["/bin/claude", "--session-id=u"])).toBe(false);
+  });
+
   it("the launcher's hand-off file: cwd, events, argv and env as NUL-terminated tagged records, any other byte kept", () => {
     expect(encodeHandoff({ cwd: "/w/x#(y);", eventsPath: "/s/e", argv: ["/bin/claude", "--model=a;", "-p", "line\nbreak"], env: { A: "1", B: "two\nlines 'q' \"d\" $(x)" } })).toBe(
       "C:/w/x#(y);\0E:/s/e\0A:/bin/claude\0A:--model=a;\0A:-p\0A:line\nbreak\0V:A=1\0V:B=two\nlines 'q' \"d\" $(x)\0",
@@ -52,7 +62,7 @@ describe("argv builders", () => {
   it("hook settings subscribe every event to one cheap locked append, the path quoted", () => {
     const s = hooksSettings("/state/it's/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
     expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd"]);
-    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`exec flock -w 10 '/state/it'\\''s/events.jsonl.lock' paste -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
+    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`umask 077; exec flock -w 10 '/state/it'\\''s/events.jsonl.lock' paste -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
   });
 
   it("discovery looks where the spec says, in order", () => {
