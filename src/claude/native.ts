@@ -1,8 +1,8 @@
 /**
  * Claude Code's own background sessions (`claude --bg`), through the CLI's public commands only: `claude agents
- * --json --all` lists them, `claude --bg --resume <session> -- <prompt>` continues a stopped one under the same id,
- * and `claude attach <id>` opens a running one (drivers/terminal/attach.ts types into it). Nothing here reads the
- * CLI's private files (~/.claude/jobs, daemon sockets). Measured on 2.1.197, 2.1.330 and 2.1.331 (facts §14).
+ * --json --all` lists them, `claude --bg --resume <session> -- <prompt>` continues a stopped one, and `claude attach
+ * <id>` opens a running one (sessions/native.ts types into it in a terminal of this server). Nothing here reads the
+ * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331.
  */
 import { run } from "../util/exec.js";
 
@@ -100,15 +100,23 @@ export async function listNative(c: CliRun): Promise<NativeSession[]> {
   return parseAgentsJson(r.stdout);
 }
 
+/** The id in `claude --bg`'s "backgrounded · <id>" line. */
+export function backgroundedId(output: string): string | undefined {
+  const id = /backgrounded\s*·\s*([A-Za-z0-9][A-Za-z0-9_-]{0,63})/.exec(output)?.[1];
+  return id && NATIVE_ID.test(id) ? id : undefined;
+}
+
 /**
- * Continues a stopped background session with a prompt: `claude --bg --resume <session> -- <prompt>` keeps its id
- * and saved options. The prompt goes after `--`, so one that starts with "-" is text, not an option.
+ * Continues a stopped background session with a prompt: `claude --bg --resume <session> -- <prompt>`. 2.1.330 and
+ * later keep its id and saved options; 2.1.197 carries the conversation over into a new background session with a
+ * new id. The prompt goes after `--`, so one that starts with "-" is text, not an option.
  */
-export async function resumeInBackground(c: CliRun, claudeSessionId: string, prompt: string): Promise<string> {
+export async function resumeInBackground(c: CliRun, claudeSessionId: string, prompt: string): Promise<{ id: string | undefined; output: string }> {
   if (!UUID.test(claudeSessionId)) throw new Error(`not a conversation id: ${JSON.stringify(claudeSessionId)}`);
   const r = await run(c.bin, ["--bg", "--resume", claudeSessionId, "--", prompt], { env: c.env, timeoutMs: RESUME_TIMEOUT_MS, ...(c.cwd ? { cwd: c.cwd } : {}) });
   if (r.code !== 0) throw new Error(`claude --bg --resume failed (${said(r)})`);
-  return r.stdout + r.stderr;
+  const output = r.stdout + r.stderr;
+  return { id: backgroundedId(output), output };
 }
 
 /** argv of `claude attach <id>` (the id checked: it is an argument, never an option). */

@@ -80,15 +80,18 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
   const base = { session_id: id, native_session_id: id, message_sent: true, sent_at, ...(note ? { note } : {}) };
   if (!isRunning(s)) {
     if (!s.claude_session_id) throw new SessionError("PROCESS_ERROR", `background session ${id} is ${s.state ?? "stopped"} and the CLI printed no conversation id to resume it with.`);
-    let said: string;
+    let got: { id: string | undefined; output: string };
     try {
-      said = await resumeInBackground(cli(d, s.cwd), s.claude_session_id, text);
+      got = await resumeInBackground(cli(d, s.cwd), s.claude_session_id, text);
     } catch (e) {
       throw new SessionError("PROCESS_ERROR", e instanceof Error ? e.message : String(e));
     }
-    // The CLI continues a stopped session under its id; if it was started again meanwhile, it starts a copy and says so.
-    const copy = /\bcopy\b/i.test(said) && !said.includes(id);
-    return { ...base, delivered_via: "resume", final_state: "working", ...(copy ? { note: `the CLI started a copy: ${briefText(said, 300)}` } : {}) };
+    // 2.1.330+ continue a stopped session under its id. 2.1.197 (and any CLI when the session was started again
+    // meanwhile) carries the conversation into a new background session: the caller gets that one's id.
+    if (got.id && got.id !== id) {
+      return { ...base, session_id: got.id, native_session_id: got.id, delivered_via: "resume", final_state: "working", note: `Claude Code continued ${id}'s conversation as a new background session ${got.id}: ${briefText(got.output, 300)}` };
+    }
+    return { ...base, delivered_via: "resume", final_state: "working" };
   }
   if (s.status === "busy") {
     throw new SessionError("SESSION_BUSY", `background session ${id} is running a turn.`, {
