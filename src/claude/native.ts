@@ -72,10 +72,18 @@ export function parseAgentsJson(stdout: string): NativeSession[] {
   return out;
 }
 
+/** Job states of a session whose conversation has ended (its process is gone, or on its way out). */
+const ENDED = new Set(["stopped", "done", "failed"]);
+
 /** The session is running (the CLI prints a pid only for a live process; 2.1.197 never does, then the job state says). */
 export function isRunning(s: NativeSession): boolean {
   if (s.pid !== undefined) return true;
   return s.status !== undefined || s.state === "working" || s.state === "blocked";
+}
+
+/** Just stopped: the job says it ended but the CLI still lists its process (for a moment after `claude stop`). */
+export function isExiting(s: NativeSession): boolean {
+  return s.pid !== undefined && s.state !== undefined && ENDED.has(s.state);
 }
 
 export interface CliRun {

@@ -11,9 +11,10 @@ import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { SendInput, SendOutput } from "../api/index.js";
 import { childEnv } from "../claude/launch.js";
-import { attachArgs, isRunning, listNative, resumeInBackground, type CliRun, type NativeSession } from "../claude/native.js";
+import { attachArgs, isExiting, isRunning, listNative, resumeInBackground, type CliRun, type NativeSession } from "../claude/native.js";
 import { SessionError } from "../core/errors.js";
 import type { CallContext } from "../core/context.js";
 import { pollScreen } from "../drivers/terminal/poll.js";
@@ -46,6 +47,8 @@ export async function nativeSessions(d: Deps, records: SessionRecord[]): Promise
   }
 }
 
+const EXIT_WAIT_STEPS = 25;
+const EXIT_WAIT_STEP_MS = 200;
 const ATTACH_READY_MS = 20_000;
 const PASTE_DRAWN_MS = 5_000;
 const SUBMIT_MS = 10_000;
@@ -69,7 +72,13 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
   } catch (e) {
     throw new SessionError("PROCESS_ERROR", e instanceof Error ? e.message : String(e), { suggestion: "Background sessions need Claude Code 2.1.197 or later (claude --bg, claude agents --json)." });
   }
-  const s = all.find((x) => x.kind === "background" && x.id === id);
+  let s = all.find((x) => x.kind === "background" && x.id === id);
+  // Just stopped, its process still listed: wait for it to go (else attach would find it closing, and
+  // --bg --resume would start a copy). One that stays is treated as running.
+  for (let i = 0; s && isExiting(s) && i < EXIT_WAIT_STEPS; i++) {
+    await sleep(EXIT_WAIT_STEP_MS);
+    s = (await listNative(cli(d)).catch(() => [])).find((x) => x.kind === "background" && x.id === id) ?? s;
+  }
   if (!s) {
     throw new SessionError("SESSION_NOT_FOUND", `Claude Code has no background session ${id} (claude agents --json --all).`, {
       suggestion: "list_sessions {include_native: true} shows the ids of Claude Code's own background sessions.",

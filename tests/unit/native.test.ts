@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
-import { attachArgs, backgroundedId, isRunning, parseAgentsJson } from "../../src/claude/native.js";
+import { attachArgs, backgroundedId, isExiting, isRunning, parseAgentsJson } from "../../src/claude/native.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "../fixtures/native", name), "utf8");
 
@@ -40,6 +40,12 @@ describe("claude agents --json", () => {
     expect(s!.status).toBeUndefined();
     expect(isRunning(s!)).toBe(true);
     expect(isRunning({ kind: "background", id: "x", state: "done" })).toBe(false);
+  });
+
+  it("just stopped: the job says stopped while the process is still listed (measured on 2.1.331 right after claude stop)", () => {
+    expect(isExiting({ kind: "background", id: "x", state: "stopped", pid: 11306 })).toBe(true);
+    expect(isExiting({ kind: "background", id: "x", state: "stopped" })).toBe(false);
+    expect(isExiting({ kind: "background", id: "x", state: "working", pid: 1, status: "idle" })).toBe(false);
   });
 
   it("malformed output: not JSON or not an array is an error; bad entries and fields are dropped, not trusted", () => {
