@@ -66,9 +66,10 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
   }
   const text = checkPrompt(d.cfg, input.message, "message");
   const id = input.native_session_id;
+  const c = cli(d); // CLAUDE_NOT_FOUND as it is
   let all: NativeSession[];
   try {
-    all = await listNative(cli(d));
+    all = await listNative(c);
   } catch (e) {
     throw new SessionError("PROCESS_ERROR", e instanceof Error ? e.message : String(e), { suggestion: "Background sessions need Claude Code 2.1.197 or later (claude --bg, claude agents --json)." });
   }
@@ -76,8 +77,9 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
   // Just stopped, its process still listed: wait for it to go (else attach would find it closing, and
   // --bg --resume would start a copy). One that stays is treated as running.
   for (let i = 0; s && isExiting(s) && i < EXIT_WAIT_STEPS; i++) {
+    if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
     await sleep(EXIT_WAIT_STEP_MS);
-    s = (await listNative(cli(d)).catch(() => [])).find((x) => x.kind === "background" && x.id === id) ?? s;
+    s = (await listNative(c).catch(() => [])).find((x) => x.kind === "background" && x.id === id) ?? s;
   }
   if (!s) {
     throw new SessionError("SESSION_NOT_FOUND", `Claude Code has no background session ${id} (claude agents --json --all).`, {
@@ -126,7 +128,8 @@ async function typeThroughAttach(d: Deps, s: NativeSession, text: string, ctx: C
   if (!b) throw new SessionError("PROCESS_ERROR", "typing into a running background session needs a terminal backend (pty or tmux); neither is available.", { suggestion: `Attach yourself: claude attach ${s.id}.` });
   const c = cli(d, s.cwd);
   const tid = `native-${s.id}-${randomBytes(4).toString("hex")}`;
-  const dir = join(d.cfg.stateDir, "native", tid);
+  // A session-like directory (the tmux launcher's hand-off files go here; start-up removes leftovers), removed after.
+  const dir = join(d.cfg.stateDir, tid);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const read = () => b.screen(tid);
