@@ -111,8 +111,28 @@ export const listInput = z
     limit: z.number().int().min(0).max(100000).optional(),
     include_metadata: z.boolean().default(false).describe("Return the whole stored record of each session (argv, system prompt and environment names left out)."),
     include_sensitive: z.boolean().default(false).describe("With include_metadata: keep argv, the appended system prompt and environment names. Only when the server allows it (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
+    include_native: z
+      .boolean()
+      .default(false)
+      .describe("Also list Claude Code's own sessions (claude --bg, and interactive ones) as `claude agents --json --all` prints them: read-only, in native_sessions."),
   })
   .strict();
+
+/** One of Claude Code's own sessions (claude agents --json), read-only. */
+export const nativeSession = z.strictObject({
+  id: z.string().optional().describe("The short id (background sessions): send_message {native_session_id}, or `claude attach <id>`."),
+  kind: z.enum(["background", "interactive"]),
+  state: z.string().optional().describe("The CLI's job state: working, blocked, done, failed, stopped."),
+  status: z.string().optional().describe("The process: idle, busy or waiting (Claude Code 2.1.330 and later, while it runs)."),
+  waiting_for: z.string().optional(),
+  pid: z.number().optional(),
+  cwd: z.string().optional(),
+  claude_session_id: z.string().optional(),
+  name: z.string().optional(),
+  started_at: z.string().optional(),
+  managed_session_id: z.string().optional().describe("The session of this server that runs this conversation, if one does."),
+  attach_command: z.string().optional(),
+});
 
 export const sessionSummary = z.strictObject({
   session_id: z.string(),
@@ -151,4 +171,6 @@ export const listOutput = z.strictObject({
   sessions: z.array(z.union([sessionSummary, sessionRecordView])),
   total_count: z.number(),
   filtered_count: z.number(),
+  native_sessions: z.array(nativeSession).optional().describe("include_native: Claude Code's own sessions."),
+  native_error: z.string().optional().describe("include_native: why the CLI could not list them (e.g. a Claude Code without `claude agents --json`)."),
 });

@@ -3,9 +3,22 @@ import { z } from "zod";
 import { addressFields, status, timeoutMs, turnFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
+/** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
+const nativeSessionId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "a background session id has only letters, digits, '-' and '_', and starts with a letter or digit");
+
 export const sendInput = z
   .object({
     ...addressFields,
+    native_session_id: nativeSessionId
+      .optional()
+      .describe(
+        "Instead of session_id: one of Claude Code's own background sessions (claude --bg; list_sessions {include_native: true} shows their ids). " +
+          "A stopped one is continued with `claude --bg --resume`; a running idle one gets the prompt typed through `claude attach`. Not waited on.",
+      ),
     message: z
       .string()
       .describe(
@@ -25,6 +38,9 @@ export const sendInput = z
 
 export const sendOutput = z.strictObject({
   session_id: z.string(),
+  native_session_id: z.string().optional().describe("The background session the prompt went to (native_session_id calls)."),
+  delivered_via: z.enum(["attach", "resume"]).optional().describe("native_session_id calls: typed through `claude attach`, or a stopped session continued with `claude --bg --resume`."),
+  note: z.string().optional(),
   message_sent: z.boolean(),
   sent_at: z.string(),
   queued: z.boolean().optional(),

@@ -10,6 +10,7 @@ import type { SessionRecord } from "../store/schema.js";
 import { survivingLiveness, type Reconciler } from "./adopt.js";
 import type { Deps } from "./deps.js";
 import { applyFold, summary } from "./views.js";
+import { nativeSessions } from "./native.js";
 import { isDirty } from "./worktree.js";
 
 export async function list(d: Deps, reconciler: Reconciler, input: ListInput): Promise<ListOutput> {
@@ -22,6 +23,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
   if (d.ledger.recording.size) await Promise.all(d.ledger.recording.values());
   const state = await d.store.read();
   const records = Object.values(state.sessions);
+  // include_native: the CLI's own list, asked for beside the reads below (one `claude agents --json` run).
+  const native = input.include_native ? nativeSessions(d, records) : undefined;
   const live = await survivingLiveness(d, records);
   // Sessions in worktrees the server made: whether each has uncommitted changes (one git status each, in parallel).
   const dirty = new Map(await Promise.all(records.filter((r) => r.worktree).map(async (r) => [r.session_id, await isDirty(r.worktree!.path)] as const)));
@@ -54,7 +57,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) }));
   }
   if (vanished.length) reconciler.notice(vanished);
-  return { sessions: out, total_count: records.length, filtered_count: filtered };
+  return { sessions: out, total_count: records.length, filtered_count: filtered, ...(native ? await native : {}) };
 }
 
 /** A stored record without argv (which holds an appended system prompt) and environment names, unless `sensitive`. */

@@ -24,6 +24,7 @@ import { kill } from "./kill.js";
 import { resume, start } from "./launch.js";
 import { Limits, type LimitKind } from "./limits.js";
 import { list } from "./list.js";
+import { sendNative } from "./native.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
 import { interrupt, respondPermission, wait } from "./turns.js";
@@ -163,6 +164,8 @@ export class SessionService {
     return resume(this.d, input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input, ctx);
   }
   async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
+    // Claude Code's own background sessions are addressed apart from this server's (native.ts).
+    if (input.native_session_id !== undefined) return sendNative(this.d, { ...input, native_session_id: input.native_session_id }, ctx);
     return sendWithContext(this.d, await resolved(this.d, input), ctx);
   }
   async wait(input: api.WaitInput, ctx: CallContext = {}): Promise<api.WaitOutput> {
