@@ -45,7 +45,10 @@ export const SessionRecordSchema = z.object({
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
   model: z.string().optional(),
+  /** The permission mode the CLI was started in (always passed explicitly; the server's default when none was asked for). */
   permission_mode: z.string().optional(),
+  /** `claude --version` of the binary the current process runs (read at start and resume). */
+  claude_version: z.string().optional(),
   max_turns: z.number().int().optional(),
   /** The server refuses prompts once the session's cost reaches this (USD). */
   max_budget_usd: z.number().optional(),
