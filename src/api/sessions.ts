@@ -139,6 +139,7 @@ export const sessionSummary = z.strictObject({
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
+  needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),

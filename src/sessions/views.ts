@@ -25,6 +25,8 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   if (f.pending_permission) r.pending_permission = publicPending(f.pending_permission);
   else delete r.pending_permission;
   if (f.exit_code !== undefined) r.exit_code = f.exit_code;
+  if (f.needs_input) r.needs_input = f.needs_input.message;
+  else delete r.needs_input;
   if (f.last_event_at) r.last_active = f.last_event_at;
   if (!isLive(f.status)) delete r.pid;
 }
@@ -48,6 +50,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.model) s.model = r.model;
   if (r.permission_mode) s.permission_mode = r.permission_mode;
   if (r.claude_version) s.claude_version = r.claude_version;
+  if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;

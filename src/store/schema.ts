@@ -61,6 +61,8 @@ export const SessionRecordSchema = z.object({
   last_response: z.string().optional(),
   last_error: z.string().optional(),
   pending_permission: PendingPermissionSchema.optional(),
+  /** Claude Code's own "needs your input" notice (agent_needs_input), while it stands. */
+  needs_input: z.string().optional(),
   exit_code: z.number().int().optional(),
   /** A log file the server created for this session at the caller's path (output.log links to it). */
   log_file: z.string().optional(),

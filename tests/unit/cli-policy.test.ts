@@ -12,6 +12,7 @@ import { buildSdkOptions } from "../../src/drivers/headless/options.js";
 import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
 import { healthChecks } from "../../src/server/health.js";
 import { fakeService } from "../helpers/fake-service.js";
+import { until } from "../helpers/harness.js";
 
 const f = fakeService();
 
@@ -76,6 +77,8 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     // The default changes; the sessions resumed keep what they were started with.
     f.svc.deps.cfg.defaultPermissionMode = "default";
     for (const s of [a, b]) await f.svc.kill(api.killInput.parse({ session_id: s.session_id }));
+    // The ended sessions' followers are released (30 ms in the fixture) before they are resumed.
+    await until(async () => f.svc.followed === 0, 5000, 10);
     const ra = await f.svc.resume(api.resumeInput.parse({ session_id: a.session_id }));
     const rb = await f.svc.resume(api.resumeInput.parse({ session_id: b.session_id }));
     expect(modeArgs(a.session_id)).toEqual(["--permission-mode=acceptEdits"]);
@@ -89,6 +92,7 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
   it("a session recorded without a mode (an older server's) resumes with the server's default", async () => {
     const s = await f.svc.start(f.startIn({ permission_mode: "plan" }));
     await f.svc.kill(api.killInput.parse({ session_id: s.session_id }));
+    await until(async () => f.svc.followed === 0, 5000, 10);
     await f.store.patch(s.session_id, (r) => {
       delete r.options.permission_mode;
       delete r.permission_mode;
