@@ -36,11 +36,11 @@ export function versionWarning(version: string | undefined): string | undefined 
   return undefined;
 }
 
-const cache = new Map<string, { key: string; version: string | undefined }>();
+const cache = new Map<string, { key: string; version: Promise<string | undefined> }>();
 
 /**
- * `<path> --version`, cached per binary (its real path, size and mtime: an update in place is read again).
- * undefined when the binary does not run or prints no version.
+ * `<path> --version`, cached per binary (its real path, size and mtime: an update in place is read again; calls at
+ * the same moment share one run). undefined when the binary does not run or prints no version.
  */
 export async function cliVersion(path: string, timeoutMs = 10_000): Promise<string | undefined> {
   const real = await realpath(path).catch(() => path);
@@ -49,13 +49,10 @@ export async function cliVersion(path: string, timeoutMs = 10_000): Promise<stri
   const key = `${st.size}:${st.mtimeMs}`;
   const hit = cache.get(real);
   if (hit?.key === key) return hit.version;
-  let version: string | undefined;
-  try {
-    const r = await run(path, ["--version"], { timeoutMs, env: { ...process.env, DISABLE_AUTOUPDATER: "1" } });
-    version = r.code === 0 ? parseCliVersion(r.stdout) : undefined;
-  } catch {
-    version = undefined;
-  }
+  const version = run(path, ["--version"], { timeoutMs, env: { ...process.env, DISABLE_AUTOUPDATER: "1" } }).then(
+    (r) => (r.code === 0 ? parseCliVersion(r.stdout) : undefined),
+    () => undefined,
+  );
   cache.set(real, { key, version });
   return version;
 }

@@ -2,11 +2,11 @@
  * What the server decides for every launch instead of the CLI (issue #20): an explicit permission mode on start and
  * resume, the CLI's version recorded (a warning outside the tested range), the auto-updater off.
  */
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
-import { compareVersions, parseCliVersion, TESTED_CLI, versionWarning } from "../../src/claude/versions.js";
+import { cliVersion, compareVersions, parseCliVersion, TESTED_CLI, versionWarning } from "../../src/claude/versions.js";
 import { loadConfig } from "../../src/config.js";
 import { buildSdkOptions } from "../../src/drivers/headless/options.js";
 import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
@@ -39,6 +39,19 @@ describe("versions: one tested range", () => {
     expect(versionWarning("2.1.100")).toMatch(/older than the oldest supported/);
     expect(versionWarning("2.1.400")).toMatch(/newer than the newest version checked.*CLAUDE_PATH/);
     expect(versionWarning(undefined)).toMatch(/did not report its version/);
+  });
+
+  it("`claude --version` is read once per binary, and again when the file changes (an update in place)", async () => {
+    const p = cliReporting("2.1.100");
+    const log = join(f.root, "runs");
+    writeFileSync(p, `#!/bin/sh\necho run >> ${log}\necho "2.1.100 (Claude Code)"\n`);
+    expect(await Promise.all([cliVersion(p), cliVersion(p)])).toEqual(["2.1.100", "2.1.100"]);
+    expect(await cliVersion(p)).toBe("2.1.100");
+    expect(readFileSync(log, "utf8")).toBe("run\n");
+    writeFileSync(p, `#!/bin/sh\necho run >> ${log}\necho "2.1.331 (Claude Code)"\n`);
+    utimesSync(p, new Date(), new Date(Date.now() + 5000));
+    expect(await cliVersion(p)).toBe("2.1.331");
+    expect(readFileSync(log, "utf8")).toBe("run\nrun\n");
   });
 });
 
