@@ -97,6 +97,8 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     expect(modeArgs(a.session_id)).toEqual(["--permission-mode=acceptEdits"]);
     expect(argvOf(a.session_id)[0]).toBe(f.svc.deps.cfg.claudePath);
     expect(modeArgs(b.session_id)).toEqual(["--permission-mode=plan"]);
+    // The options a headless spawn reads carry it too.
+    expect(f.fake.sessions.get(a.session_id)!.spec.conversation!.options.permission_mode).toBe("acceptEdits");
     expect(ra).toMatchObject({ permission_mode: "acceptEdits", claude_version: "2.1.330" });
     expect(rb.permission_mode).toBe("plan");
     expect(f.fake.sessions.get(b.session_id)!.spec.env.DISABLE_AUTOUPDATER).toBe("1");
