@@ -5,6 +5,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
+import { isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 
 export interface Config {
@@ -27,6 +28,13 @@ export interface Config {
   warmPool: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
+  /**
+   * CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: the mode of sessions started without permission_mode (default
+   * "default"), always passed to the CLI explicitly. bypassPermissions still needs CLAUDE_SESSIONS_ALLOW_BYPASS.
+   */
+  defaultPermissionMode: PermissionModeName;
+  /** CLAUDE_SESSIONS_ALLOW_AUTOUPDATE: leave the CLI's auto-updater on (by default sessions get DISABLE_AUTOUPDATER=1). */
+  allowAutoupdate: boolean;
   /** CLAUDE_SESSIONS_ALLOW_BASH_MODE: callers may send shell commands through Claude Code's bash mode. */
   allowBashMode: boolean;
   /**
@@ -78,6 +86,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty" && backend !== "headless") {
     throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux", "pty" or "headless" (got ${JSON.stringify(backend)})`);
   }
+  const mode = env.CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE || SERVER_DEFAULT_PERMISSION_MODE;
+  if (!isPermissionMode(mode)) {
+    throw new Error(`CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of ${PERMISSION_MODES.join(", ")} (got ${JSON.stringify(mode)})`);
+  }
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
@@ -90,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warmPool: num(env, "CLAUDE_SESSIONS_WARM_POOL", 0, 0),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
+    defaultPermissionMode: mode,
+    allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),

@@ -88,6 +88,7 @@ export const turnFields = {
   error: z.string().optional(),
   pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
+  needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
   ...turnCostFields,
   ...turnFigureFields,
 };

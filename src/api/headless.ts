@@ -43,6 +43,9 @@ export const turnFigureFields = {
     .string()
     .optional()
     .describe("headless: why the turn ended in error: error_max_turns, error_max_budget_usd, error_during_execution (interrupt), error_max_structured_output_retries, api_error."),
-  permission_denials: z.array(z.strictObject({ tool_name: z.string(), tool_use_id: z.string(), tool_input: z.unknown() })).optional().describe("headless: tool uses denied during the turn."),
+  permission_denials: z
+    .array(z.strictObject({ tool_name: z.string(), tool_use_id: z.string(), tool_input: z.unknown(), reason: z.string().optional() }))
+    .optional()
+    .describe("Tool uses denied during the turn: headless, the SDK's result; every backend, auto mode's PermissionDenied hook (with its reason; the turn went on without them)."),
   structured_output: z.unknown().optional().describe("headless, with output_schema: the answer as JSON matching the schema."),
 };

@@ -5,7 +5,7 @@ export const checkStatus = z.enum(["ok", "degraded", "down"]);
 
 export const healthCheck = z.strictObject({
   name: z.string(),
-  status: checkStatus,
+  status: z.enum(["ok", "warn", "degraded", "down"]).describe("warn: works, but the detail says what to look at (it does not change the overall status)."),
   detail: z.string(),
 });
 

@@ -1,11 +1,12 @@
 /** Schemas of the tools that start, resume, end and list sessions. */
 import { z } from "zod";
+import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
 import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
 
-const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
+const permissionMode = z.enum(PERMISSION_MODES);
 
 export const startInput = z
   .object({
@@ -13,7 +14,11 @@ export const startInput = z
     cwd: z.string().min(1).max(4096).describe("Working directory of the session (must exist)."),
     prompt: z.string().optional().describe("A first prompt, delivered once the session is ready (the same rules as send_message's message)."),
     model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
-    permission_mode: permissionMode.optional().describe("Claude Code permission mode. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
+    permission_mode: permissionMode
+      .optional()
+      .describe(
+        "Claude Code permission mode, always passed to the CLI (default: the server's, \"default\", which asks before tools; CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE changes it). auto: the vendor's classifier decides, and tool calls it allows are not surfaced. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1.",
+      ),
     max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: the server refuses prompts after this many turns of the session (resume keeps the count). headless: the CLI's own limit of agentic turns per prompt (error_subtype error_max_turns)."),
     max_budget_usd: z
       .number()
@@ -59,6 +64,9 @@ export const startOutput = z.strictObject({
   teammate_name: z.string().optional(),
   cwd: z.string().optional(),
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
+  permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
+  claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
+  warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
 });
 
 export const resumeInput = z
@@ -147,8 +155,11 @@ export const sessionSummary = z.strictObject({
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
   model: z.string().optional(),
+  permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),
+  claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
+  needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),

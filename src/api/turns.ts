@@ -55,6 +55,7 @@ export const sendOutput = z.strictObject({
   error: turnFields.error,
   pending_permission: turnFields.pending_permission,
   background_tasks: turnFields.background_tasks,
+  needs_input: turnFields.needs_input,
   usage: turnFields.usage,
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,
@@ -66,7 +67,7 @@ export const waitInput = z
     ...addressFields,
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
     poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Accepted for the design's clients and ignored: waits wake on hook events, nothing polls."),
-    check_idle: z.boolean().default(false).describe("Also wait until the background tasks the turn left are done (a SubagentStop/idle hook ends them)."),
+    check_idle: z.boolean().default(false).describe("Also wait until the background tasks the turn left are done: Claude Code reports them in the Stop hook (background_tasks) and runs a turn of its own when they finish; the wait ends when a turn ends with none left (a CLI that does not report them ends at the Stop)."),
   })
   .strict();
 

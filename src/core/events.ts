@@ -12,6 +12,8 @@ export const HOOK_EVENTS = [
   "Stop",
   "StopFailure",
   "SessionEnd",
+  // Auto mode denied a tool call (its classifier said no; 2.1.197 also when the classifier cannot be reached).
+  "PermissionDenied",
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 

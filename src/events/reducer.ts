@@ -3,7 +3,7 @@
  * started after a crash, reaches the same state by replaying the same log.
  */
 import { assertNever } from "../core/errors.js";
-import { canMove, type Status } from "../core/status.js";
+import { canMove, isLive, type Status } from "../core/status.js";
 import { HOOK_EVENTS, OWN_EVENTS, type EventName } from "../core/events.js";
 
 export { HOOK_EVENTS, OWN_EVENTS, type EventName, type HookEventName, type OwnEventName } from "../core/events.js";
@@ -73,6 +73,13 @@ export interface Folded {
   pending_permission?: PendingPermission;
   /** Background tasks still running when the last Stop fired (a Stop with these is not the end of the work). */
   background_tasks: number;
+  /**
+   * The CLI said it waits for the user (Notification `agent_needs_input`, 2.1.330+: e.g. auto mode's "can't check"
+   * screen, ~6 s after it opened); cleared by the next sign of progress.
+   */
+  needs_input?: { message: string; since?: string };
+  /** Tool calls auto mode denied in the current turn (PermissionDenied hook; the turn goes on without them). */
+  permission_denials?: Array<{ tool_name: string; tool_use_id: string; tool_input: unknown; reason?: string }>;
   exit_code?: number;
   end_reason?: string;
   last_event_at?: string;
@@ -103,8 +110,12 @@ function failTurn(f: Folded, message: string | undefined): Folded {
   return f;
 }
 
+/** Events that show the CLI moved on: a "needs input" notice before them is over. */
+const PROGRESS: ReadonlySet<string> = new Set(["UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "PermissionDenied", "Stop", "StopFailure", "SessionEnd", "cs:exit", "cs:answered", "cs:interrupted", "cs:turn_failed"]);
+
 export function reduce(prev: Folded, ev: LogEvent): Folded {
   const f: Folded = { ...prev, seq: prev.seq + 1 };
+  if (f.needs_input && PROGRESS.has(ev.hook_event_name)) delete f.needs_input;
   if (ev.ts) f.last_event_at = ev.ts;
   if (ev.transcript_path) f.transcript_path = ev.transcript_path;
   const name = ev.hook_event_name;
@@ -135,6 +146,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       if (ev.prompt !== undefined) f.last_prompt = ev.prompt;
       f.status = move(f, "busy");
       delete f.pending_permission;
+      delete f.permission_denials;
       return f;
     case "PreToolUse":
     case "PostToolUse":
@@ -159,6 +171,13 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       }
       return f;
     case "Notification":
+      if (ev.notification_type === "agent_needs_input" && isLive(f.status)) {
+        f.needs_input = { message: typeof ev.message === "string" ? ev.message : "Claude Code needs input", ...(ev.ts ? { since: ev.ts } : {}) };
+      }
+      return f;
+    case "PermissionDenied":
+      // Auto mode's classifier (or its fallback) refused a tool call: the model is told, the turn goes on.
+      f.permission_denials = [...(f.permission_denials ?? []), { tool_name: ev.tool_name ?? "unknown", tool_use_id: ev.tool_use_id ?? "", tool_input: ev.tool_input ?? null, ...(typeof ev.reason === "string" ? { reason: ev.reason } : {}) }].slice(-20);
       return f;
     case "Stop":
       f.turn_count += 1;

@@ -1,5 +1,5 @@
 /**
- * health_check and `claude-sessions doctor`: one list of checks, each ok, degraded or down, and an overall status
+ * health_check and `claude-sessions doctor`: one list of checks, each ok, warn (works; read the detail), degraded or down, and an overall status
  * (down when no session can start, degraded when something is missing or unhealthy). Every check runs a program
  * by argv with a short timeout or looks at a file; none changes a session.
  */
@@ -10,10 +10,11 @@ import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
 import { TmuxBackend } from "../backends/tmux.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
+import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
 import { isLive } from "../core/status.js";
 import type { Store } from "../store/store.js";
-import { run } from "../util/exec.js";
+import type { SessionRecord } from "../store/schema.js";
 
 export interface HealthInput {
   cfg: Config;
@@ -34,13 +35,14 @@ export interface HealthInput {
 /** A lock directory not refreshed for this long means a stale or stuck writer. */
 const STUCK_LOCK_MS = 30_000;
 
-async function programVersion(path: string, args: string[]): Promise<string | undefined> {
-  try {
-    const r = await run(path, args, { timeoutMs: 5000 });
-    return r.code === 0 ? (r.stdout.trim().split("\n")[0] ?? "").slice(0, 200) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The CLI versions live sessions run (recorded at their start or resume): warn when one is outside the tested range. */
+function sessionVersions(live: SessionRecord[], add: (name: string, status: HealthCheck["status"], detail: string) => void): void {
+  if (!live.length) return;
+  const by = new Map<string, string[]>();
+  for (const r of live) by.set(r.claude_version ?? "unknown", [...(by.get(r.claude_version ?? "unknown") ?? []), r.session_id]);
+  const parts = [...by].map(([v, ids]) => `${v}: ${ids.length > 5 ? `${ids.slice(0, 5).join(", ")} …` : ids.join(", ")}`);
+  const outside = [...by.keys()].filter((v) => v !== "unknown" && versionWarning(v));
+  add("session_cli_versions", outside.length ? "warn" : "ok", `${parts.join("; ")}${outside.length ? ` (outside the tested range: ${outside.join(", ")})` : ""}`);
 }
 
 /** The nearest existing ancestor of `dir` is a writable directory. */
@@ -64,9 +66,13 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   add("tmux", tmux ? "ok" : h.ptyAvailable === false ? "down" : "degraded", tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable (pty sessions still work)`);
 
   const claude = findClaude(cfg.claudePath);
-  const cv = claude.path ? await programVersion(claude.path, ["--version"]) : undefined;
+  const cv = claude.path ? await cliVersion(claude.path) : undefined;
   if (!claude.path) add("claude", "down", `not found; looked in ${claude.searched.length} places (set CLAUDE_PATH)`);
   else add("claude", cv ? "ok" : "degraded", cv ? `${claude.path} (${cv})` : `${claude.path} did not report a version`);
+  if (cv) {
+    const w = versionWarning(cv);
+    add("claude_version", w ? "warn" : "ok", w ?? `${cv} is in the tested range (${TESTED_CLI.oldest}–${TESTED_CLI.newest}, pinned ${TESTED_CLI.pinned})`);
+  }
 
   const flock = findOnPath("flock", undefined);
   add("flock", flock.path ? "ok" : "down", flock.path ?? "not found (the event hook needs it; util-linux / brew install flock)");
@@ -97,6 +103,7 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
       const st = await h.store.read();
       const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
       add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
+      sessionVersions(Object.values(st.sessions).filter((r) => isLive(r.status)), add);
       if (h.index) {
         // The conversation index answers while it builds (saying so); a build is not a fault.
         const ix = h.index();

@@ -28,6 +28,7 @@ import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
+import { effectiveMode, policyEnv, setVersion, versionOf, withMode } from "./cli-policy.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
@@ -43,7 +44,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     if (existing && sameStart(existing, fingerprint)) return result(d, existing.session_id);
   }
   const callerCwd = await checkCwd(input.cwd);
-  checkPermissionMode(d.cfg, input.permission_mode);
+  const permissionMode = effectiveMode(d.cfg, input.permission_mode);
+  checkPermissionMode(d.cfg, permissionMode);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
@@ -76,7 +78,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const cwd = plan ? plan.cwd : callerCwd;
   const claudeSessionId = randomUUID();
   const p = d.registry.paths(id);
-  const opts = pickClaudeOptions(input);
+  const opts = pickClaudeOptions({ ...input, permission_mode: permissionMode });
   const mode: LaunchMode = { kind: "new", claudeSessionId };
   const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
   const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
@@ -98,7 +100,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.team_name) rec.team_name = input.team_name;
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
-  if (input.permission_mode) rec.permission_mode = input.permission_mode;
+  rec.permission_mode = permissionMode;
+  setVersion(rec, await versionOf(claude));
   // headless: the CLI's own agentic turn limit (kept in options); elsewhere the server counts prompts.
   if (input.max_turns !== undefined && kind !== "headless") rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
@@ -182,7 +185,8 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
   checkBackendOptions(kind, input, dopplerWanted !== undefined);
   const doppler = dopplerFor(d.cfg, dopplerWanted);
-  const options = optionsFor(kind, rec.options, input);
+  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
+  const options = withMode(d.cfg, optionsFor(kind, rec.options, input));
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
@@ -192,6 +196,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     });
   }
   await assertOwnedScript(d.scripts.hook);
+  const version = await versionOf(claude);
   const newId = input.fork ? randomUUID() : undefined;
   const mode: LaunchMode = { kind: "resume", resumeId: rec.claude_session_id, ...(newId ? { fork: { newId } } : {}) };
   const p = d.registry.paths(rec.session_id);
@@ -218,6 +223,8 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     r.cwd = cwd;
     r.backend = kind;
     r.options = options;
+    r.permission_mode = options.permission_mode;
+    setVersion(r, version);
     r.command = argv[0]!;
     r.args = argv.slice(1);
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
@@ -303,7 +310,7 @@ async function launch(
 
   const options = { ...rec.options, ...transient };
   const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
+  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId, ...policyEnv(d.cfg) }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
     spawned = await backend.spawn(spec);

@@ -102,6 +102,9 @@ export class Registry {
 
   /** Appends one of the server's own events through the hooks' locked path, then folds it at once. */
   async emit(id: string, ev: LogEvent): Promise<void> {
+    // A session the server writes to is in use: a follower just made for it (a resume of an ended session replays
+    // to dead) is not released while its cs:spawn is on its way, which would leave the caller a closed view.
+    this.cancelRelease(id);
     await appendEvent(this.hookScript, this.paths(id).eventsPath, ev);
     await this.live.get(id)?.refresh();
   }

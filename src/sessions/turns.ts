@@ -149,7 +149,9 @@ export async function waitTurn(d: Deps, s: DriverSession, target: number, timeou
   const r = await d.registry.record(s.id);
   const driver = d.runners[r.backend]?.driver;
   try {
-    const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && x.background_tasks > 0 && x.status === "idle");
+    // check_idle: the CLI starts a turn of its own (a <task-notification> prompt) when background work ends, so
+    // the session is done only when every submitted turn has ended and the last left nothing running.
+    const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && isLive(x.status) && (x.background_tasks > 0 || x.turn_count < x.prompts_submitted));
     const f = await s.live.waitFor((x) => ended(x) || x.status === "waiting_for_permission" || !isLive(x.status), {
       timeoutMs,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -191,6 +193,8 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   if (final === "error" && cur.last_error) out.error = cur.last_error;
   if (cur.pending_permission) out.pending_permission = publicPending(cur.pending_permission);
   if (cur.background_tasks) out.background_tasks = cur.background_tasks;
+  if (cur.needs_input) out.needs_input = cur.needs_input.message;
+  if (cur.permission_denials?.length) out.permission_denials = cur.permission_denials;
   return out;
 }
 

@@ -3,6 +3,7 @@ import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
 import type { Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
+import { launchWarnings } from "./cli-policy.js";
 import { sessionTotals } from "./cost.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
@@ -24,6 +25,8 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   if (f.pending_permission) r.pending_permission = publicPending(f.pending_permission);
   else delete r.pending_permission;
   if (f.exit_code !== undefined) r.exit_code = f.exit_code;
+  if (f.needs_input) r.needs_input = f.needs_input.message;
+  else delete r.needs_input;
   if (f.last_event_at) r.last_active = f.last_event_at;
   if (!isLive(f.status)) delete r.pid;
 }
@@ -45,6 +48,9 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.team_name) s.team_name = r.team_name;
   if (r.teammate_name) s.teammate_name = r.teammate_name;
   if (r.model) s.model = r.model;
+  if (r.permission_mode) s.permission_mode = r.permission_mode;
+  if (r.claude_version) s.claude_version = r.claude_version;
+  if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;
@@ -68,5 +74,9 @@ export function startView(r: SessionRecord, status: SessionRecord["status"], att
   if (r.worktree) out.worktree = { path: r.worktree.path, branch: r.worktree.branch, base: r.worktree.base };
   if (attachCommand) out.attach_command = attachCommand;
   if (r.started_at) out.started_at = r.started_at;
+  if (r.permission_mode) out.permission_mode = r.permission_mode;
+  if (r.claude_version) out.claude_version = r.claude_version;
+  const warnings = launchWarnings(r);
+  if (warnings) out.warnings = warnings;
   return out;
 }

@@ -45,7 +45,10 @@ export const SessionRecordSchema = z.object({
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
   model: z.string().optional(),
+  /** The permission mode the CLI was started in (always passed explicitly; the server's default when none was asked for). */
   permission_mode: z.string().optional(),
+  /** `claude --version` of the binary the current process runs (read at start and resume). */
+  claude_version: z.string().optional(),
   max_turns: z.number().int().optional(),
   /** The server refuses prompts once the session's cost reaches this (USD). */
   max_budget_usd: z.number().optional(),
@@ -58,6 +61,8 @@ export const SessionRecordSchema = z.object({
   last_response: z.string().optional(),
   last_error: z.string().optional(),
   pending_permission: PendingPermissionSchema.optional(),
+  /** Claude Code's own "needs your input" notice (agent_needs_input), while it stands. */
+  needs_input: z.string().optional(),
   exit_code: z.number().int().optional(),
   /** A log file the server created for this session at the caller's path (output.log links to it). */
   log_file: z.string().optional(),

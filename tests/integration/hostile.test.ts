@@ -117,6 +117,8 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         `--session-id=${claudeId}`,
         `--settings=${settings}`,
         ...(args.model !== undefined ? [`--model=${v}`] : []),
+        // Never left to the CLI's own default (2.1.331's is auto mode).
+        "--permission-mode=default",
         `--append-system-prompt=${v}`,
         `--add-dir=${cwd}`,
         `--allowedTools=${v}`,
@@ -125,6 +127,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       expect(readlinkSync(`/proc/${pid}/cwd`), JSON.stringify(v)).toBe(realpathSync(cwd));
       const env = environ(pid);
       expect(env.get("HOSTILE_VALUE")).toBe(v);
+      expect(env.get("DISABLE_AUTOUPDATER")).toBe("1");
       expect(env.get("CLAUDE_TEAM_NAME")).toBe(v);
       expect(env.get("CLAUDE_TEAMMATE_NAME")).toBe(v);
       // The log file is new, ours alone, at exactly that path.

@@ -61,7 +61,7 @@ describe("argv builders", () => {
 
   it("hook settings subscribe every event to one cheap locked append, the path quoted", () => {
     const s = hooksSettings("/state/it's/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
-    expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd"]);
+    expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd", "PermissionDenied"]);
     expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`umask 077; exec flock -w 10 '/state/it'\\''s/events.jsonl.lock' paste -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
   });
 

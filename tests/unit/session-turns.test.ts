@@ -16,7 +16,7 @@ describe("session layer on a fake backend: turns", () => {
     const s = await f.svc.start(f.startIn({ model: "sonnet;" }));
     expect(s).toMatchObject({ status: "ready", backend: "tmux", tmux_target: `cs-${s.session_id}` });
     const spec = f.fake.sessions.get(s.session_id)!.spec;
-    expect(spec.argv).toEqual([FAKE_CLAUDE, `--session-id=${s.claude_session_id}`, `--settings=${join(f.root, "state", s.session_id, "settings.json")}`, "--model=sonnet;"]);
+    expect(spec.argv).toEqual([FAKE_CLAUDE, `--session-id=${s.claude_session_id}`, `--settings=${join(f.root, "state", s.session_id, "settings.json")}`, "--model=sonnet;", "--permission-mode=default"]);
     expect(spec.cwd).toBe(join(f.root, "work"));
     const r = await f.svc.send(f.sendIn(s.session_id, "hello\r\nworld"));
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: hello\nworld", final_state: "idle" });
