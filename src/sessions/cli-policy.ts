@@ -6,6 +6,7 @@ import { cliVersion, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
 import { isPermissionMode, type PermissionModeName } from "../core/modes.js";
 import type { SessionRecord } from "../store/schema.js";
+import { containsStateWarning } from "./confine.js";
 
 /** The mode a launch runs in: the one asked for (or recorded), else the server's default. */
 export function effectiveMode(cfg: Config, asked: unknown): PermissionModeName {
@@ -31,8 +32,9 @@ export function setVersion(r: SessionRecord, v: string | undefined): void {
   else delete r.claude_version;
 }
 
-/** The warnings of a start or resume result: a CLI outside the tested range. */
-export function launchWarnings(r: SessionRecord): string[] | undefined {
-  const w = versionWarning(r.claude_version);
-  return w ? [w] : undefined;
+/** The warnings of a start or resume result: a CLI outside the tested range, a cwd or add_dirs over the state directory. */
+export function launchWarnings(r: SessionRecord, stateDir?: string): string[] | undefined {
+  const addDirs = Array.isArray(r.options.add_dirs) ? r.options.add_dirs.filter((x): x is string => typeof x === "string") : [];
+  const w = [versionWarning(r.claude_version), stateDir ? containsStateWarning(stateDir, [r.cwd, ...addDirs]) : undefined].filter((x): x is string => x !== undefined);
+  return w.length ? w : undefined;
 }

@@ -381,7 +381,7 @@ async function failStart(d: Deps, id: string, why: string): Promise<void> {
 async function result(d: Deps, id: string): Promise<StartOutput> {
   await d.registry.flushed();
   const r = await d.registry.record(id);
-  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id));
+  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id), d.cfg.stateDir);
 }
 
 /**

@@ -63,7 +63,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
 }
 
 /** What start_session (and resume_session, with more) returns. */
-export function startView(r: SessionRecord, status: SessionRecord["status"], attachCommand: string | undefined): StartOutput {
+export function startView(r: SessionRecord, status: SessionRecord["status"], attachCommand: string | undefined, stateDir?: string): StartOutput {
   const out: StartOutput = { session_id: r.session_id, claude_session_id: r.claude_session_id, status, backend: r.backend };
   if (r.pid !== undefined) out.pid = r.pid;
   if (r.tmux_session) out.tmux_target = r.tmux_session;
@@ -76,7 +76,7 @@ export function startView(r: SessionRecord, status: SessionRecord["status"], att
   if (r.started_at) out.started_at = r.started_at;
   if (r.permission_mode) out.permission_mode = r.permission_mode;
   if (r.claude_version) out.claude_version = r.claude_version;
-  const warnings = launchWarnings(r);
+  const warnings = launchWarnings(r, stateDir);
   if (warnings) out.warnings = warnings;
   return out;
 }

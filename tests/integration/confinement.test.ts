@@ -125,15 +125,20 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
-  it("a cwd or add_dirs that contains the state directory (or lies in it) is refused; nothing starts", async () => {
+  it("a cwd or add_dirs inside the state directory is refused (nothing starts); one that contains it starts with a warning", async () => {
     const before = readFileSync(join(w.stateDir, "state.json"), "utf8");
-    for (const args of [{ cwd: w.root }, { cwd: w.dir("fine"), add_dirs: [w.root] }, { cwd: join(w.stateDir, "bin") }, { cwd: w.stateDir }]) {
+    for (const args of [{ cwd: join(w.stateDir, "bin") }, { cwd: w.stateDir }, { cwd: w.dir("fine"), add_dirs: [w.stateDir] }]) {
       const r = await m.call("start_session", args);
       expect(r.error?.code, JSON.stringify(args)).toBe("INVALID_ARGUMENT");
       expect(r.error?.message).toContain("state directory");
-      expect(r.error?.suggestion).toMatch(/CLAUDE_SESSIONS_DIR|a folder outside it/);
+      expect(r.error?.suggestion).toMatch(/a folder outside it/);
     }
     expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
+    for (const args of [{ cwd: w.root }, { cwd: w.dir("fine"), add_dirs: [w.root] }]) {
+      const s = await m.callOk<{ session_id: string; warnings?: string[] }>("start_session", args);
+      expect(s.warnings?.join(" "), JSON.stringify(args)).toMatch(/contains this server's state directory.*CLAUDE_SESSIONS_DIR/);
+      await m.callOk("kill_session", { session_id: s.session_id });
+    }
   });
 
   it("a script of the server whose content changed (same owner and mode) is refused before it runs", async () => {
