@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
 import type { Level } from "./util/log.js";
+import { parseList } from "./util/programs.js";
 
 export interface Config {
   stateDir: string;
@@ -37,6 +38,16 @@ export interface Config {
   permissionTimeoutMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
   allowSetupShell: boolean;
+  /** CLAUDE_SESSIONS_SETUP_COMMANDS: the programs (names or absolute paths) a setup_command may run; none by default. */
+  setupCommands: string[];
+  /** CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: headless mcp_servers may start any program (stdio servers). */
+  allowMcpServers: boolean;
+  /** CLAUDE_SESSIONS_MCP_COMMANDS: the programs a headless stdio MCP server may be (without the switch above). */
+  mcpCommands: string[];
+  /** CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE (default on; 0 turns it off): callers may pass trust_workspace: true. */
+  allowTrustWorkspace: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_ENV: variables of the refused kind (sessions/env-policy.ts) a caller's env may still set. */
+  allowEnv: string[];
   cols: number;
   rows: number;
   logLevel: Level;
@@ -93,6 +104,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
+    setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
+    allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),
+    mcpCommands: parseList(env.CLAUDE_SESSIONS_MCP_COMMANDS),
+    allowTrustWorkspace: !/^(0|false|no|off)$/i.test(env.CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE ?? ""),
+    allowEnv: parseList(env.CLAUDE_SESSIONS_ALLOW_ENV),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",

@@ -30,6 +30,7 @@ import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
+import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -43,12 +44,14 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const callerCwd = await checkCwd(input.cwd);
   checkPermissionMode(d.cfg, input.permission_mode);
+  checkTrustWorkspace(d.cfg, input.trust_workspace);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
   checkBackendOptions(kind, input, dopplerChoice(input) !== undefined);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const env = checkEnv(input.env);
+  const env = checkEnv(d.cfg, input.env);
+  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   for (const dir of input.add_dirs ?? []) await checkCwd(dir, "add_dirs");
   if (!input.worktree && (input.copy_files || input.setup_command)) {
@@ -56,6 +59,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const id = input.session_id ?? newSessionId();
   const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
+  await checkHeadlessTrust(kind, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace));
   await assertOwnedScript(d.scripts.hook);
   // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
   const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
@@ -124,7 +128,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   // The same id and options, started by another call a moment ago: that session.
   if (existing) return result(d, id);
-  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions(input));
+  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
   return result(d, id);
 }
@@ -148,7 +152,8 @@ export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Pro
 
 async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
   const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message") : undefined;
-  const env = checkEnv(input.env);
+  const env = checkEnv(d.cfg, input.env);
+  checkTrustWorkspace(d.cfg, input.trust_workspace);
   let rec: SessionRecord;
   if (input.session_id) {
     rec = await d.registry.record(input.session_id);
@@ -182,6 +187,10 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const options = optionsFor(kind, rec.options, input);
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
+  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  // A trust_workspace stored before the operator turned it off is not acted on.
+  const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
+  await checkHeadlessTrust(kind, cwd, childEnv(process.env, env), trust);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
       suggestion: "Restore the file, or start a new session with a new log_file.",
@@ -228,7 +237,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace ?? rec.options.trust_workspace), ctx, transientOptions(input));
+  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), trust, ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
   if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
 }

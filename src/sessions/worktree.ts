@@ -12,6 +12,7 @@ import { SessionError } from "../core/errors.js";
 import { briefText } from "../drivers/terminal/screens.js";
 import type { SessionRecord } from "../store/schema.js";
 import { run, type RunResult } from "../util/exec.js";
+import { checkSetupCommand } from "./gates.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
@@ -81,19 +82,8 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
   const path = join(cfg.stateDir, "worktrees", id);
   const rel = relative(top, await realpath(cwd));
   const plan: WorktreePlan = { top, branch, base, baseCommit: baseRes.stdout.trim(), path, cwd: rel ? join(path, rel) : path, copies };
-  const sc = input.setup_command;
-  if (Array.isArray(sc)) {
-    if (!sc[0] || sc.some((a) => a.includes("\0"))) throw new SessionError("INVALID_ARGUMENT", "setup_command: the program (its first element) must be given, and no element may contain NUL.");
-    plan.setup = { file: sc[0], args: sc.slice(1), shown: JSON.stringify(sc) };
-  } else if (typeof sc === "string") {
-    if (!cfg.allowSetupShell) {
-      throw new SessionError("PERMISSION_DENIED", "setup_command as a string is a shell command line, which this server does not run.", {
-        suggestion: 'Pass it as an argv array (e.g. ["npm", "ci"]), or start the server with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1.',
-      });
-    }
-    if (sc.includes("\0")) throw new SessionError("INVALID_ARGUMENT", "setup_command contains a NUL character.");
-    plan.setup = { file: "/bin/sh", args: ["-c", sc], shown: sc };
-  }
+  // Every form needs the operator (gates.ts): the program, resolved, in CLAUDE_SESSIONS_SETUP_COMMANDS.
+  if (input.setup_command !== undefined) plan.setup = checkSetupCommand(cfg, input.setup_command);
   return plan;
 }
 
