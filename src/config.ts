@@ -46,8 +46,14 @@ export interface Config {
   mcpCommands: string[];
   /** CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE (default on; 0 turns it off): callers may pass trust_workspace: true. */
   allowTrustWorkspace: boolean;
-  /** CLAUDE_SESSIONS_ALLOW_ENV: variables of the refused kind (sessions/env-policy.ts) a caller's env may still set. */
+  /** CLAUDE_SESSIONS_ALLOW_ENV: variables of the refused kind (sessions/gates.ts) a caller's env may still set. */
   allowEnv: string[];
+  /** CLAUDE_SESSIONS_PERMISSION_MODES: the permission modes callers may choose (unset: all; bypass also needs its switch). */
+  permissionModes?: string[];
+  /** CLAUDE_SESSIONS_ALLOW_TOOL_RULES (default on; 0 turns it off): callers may pass allowed_tools. */
+  allowToolRules: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_ADD_DIRS (default on; 0 turns it off): callers may pass add_dirs. */
+  allowAddDirs: boolean;
   cols: number;
   rows: number;
   logLevel: Level;
@@ -80,6 +86,11 @@ function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number
   return Math.floor(n);
 }
 
+/** A switch that is on unless set to 0/false/no/off. */
+function off(v: string | undefined): boolean {
+  return v !== undefined && /^(0|false|no|off)$/i.test(v.trim());
+}
+
 function bool(v: string | undefined): boolean {
   return v !== undefined && /^(1|true|yes|on)$/i.test(v);
 }
@@ -107,7 +118,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
     allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),
     mcpCommands: parseList(env.CLAUDE_SESSIONS_MCP_COMMANDS),
-    allowTrustWorkspace: !/^(0|false|no|off)$/i.test(env.CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE ?? ""),
+    allowTrustWorkspace: !off(env.CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE),
+    allowToolRules: !off(env.CLAUDE_SESSIONS_ALLOW_TOOL_RULES),
+    allowAddDirs: !off(env.CLAUDE_SESSIONS_ALLOW_ADD_DIRS),
     allowEnv: parseList(env.CLAUDE_SESSIONS_ALLOW_ENV),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
@@ -130,5 +143,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
   if (backend === "tmux" || backend === "pty" || backend === "headless") cfg.defaultBackend = backend;
   if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
+  if (env.CLAUDE_SESSIONS_PERMISSION_MODES !== undefined) cfg.permissionModes = parseList(env.CLAUDE_SESSIONS_PERMISSION_MODES);
   return cfg;
 }

@@ -153,6 +153,23 @@ export function checkMcpServers<T extends Record<string, McpServer>>(cfg: Config
   return out as T;
 }
 
+/**
+ * Options that widen what Claude may do without asking: a permission mode the operator did not list
+ * (CLAUDE_SESSIONS_PERMISSION_MODES), allowed_tools (CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0 refuses it) and add_dirs
+ * (CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0). bypassPermissions also needs CLAUDE_SESSIONS_ALLOW_BYPASS (checks.ts).
+ */
+export function checkWidening(cfg: Config, o: { permission_mode?: string | undefined; allowed_tools?: string[] | undefined; add_dirs?: string[] | undefined; trust_workspace?: boolean | undefined }): void {
+  checkTrustWorkspace(cfg, o.trust_workspace);
+  const deny = (what: string, variable: string, suggestion: string) => {
+    throw new SessionError("PERMISSION_DENIED", `${what} is turned off for callers on this server.`, { suggestion, details: { variable } });
+  };
+  if (o.permission_mode !== undefined && cfg.permissionModes && !cfg.permissionModes.includes(o.permission_mode)) {
+    deny(`permission_mode ${o.permission_mode}`, "CLAUDE_SESSIONS_PERMISSION_MODES", `Use one of ${cfg.permissionModes.join(", ") || "(none)"}, or ask the operator to add it to CLAUDE_SESSIONS_PERMISSION_MODES.`);
+  }
+  if (o.allowed_tools?.length && !cfg.allowToolRules) deny("allowed_tools (tools Claude may use without asking)", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES", "Leave allowed_tools out (answer permission requests with respond_permission), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.");
+  if (o.add_dirs?.length && !cfg.allowAddDirs) deny("add_dirs (more folders Claude may read and edit)", "CLAUDE_SESSIONS_ALLOW_ADD_DIRS", "Leave add_dirs out, or ask the operator to unset CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0.");
+}
+
 /** trust_workspace: true, unless the operator turned it off for callers. */
 export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): void {
   if (given && !cfg.allowTrustWorkspace) {

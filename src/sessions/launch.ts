@@ -30,7 +30,7 @@ import { deliverPrompt } from "./turns.js";
 import { startView } from "./views.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
-import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace } from "./gates.js";
+import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
@@ -44,7 +44,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const callerCwd = await checkCwd(input.cwd);
   checkPermissionMode(d.cfg, input.permission_mode);
-  checkTrustWorkspace(d.cfg, input.trust_workspace);
+  checkWidening(d.cfg, input);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
@@ -187,6 +187,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const options = optionsFor(kind, rec.options, input);
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
+  checkWidening(d.cfg, opts);
   const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
   // A trust_workspace stored before the operator turned it off is not acted on.
   const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));

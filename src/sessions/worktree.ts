@@ -58,6 +58,8 @@ export interface WorktreePlan {
 
 /** Checks everything before anything is made: the repository, the branch and base, the files, the setup command. */
 export async function planWorktree(cfg: Config, id: string, cwd: string, input: Pick<StartInput, "worktree" | "copy_files" | "setup_command">): Promise<WorktreePlan> {
+  // Every form needs the operator (gates.ts): the program, resolved, in CLAUDE_SESSIONS_SETUP_COMMANDS. First: nothing runs before it.
+  const setup = input.setup_command !== undefined ? checkSetupCommand(cfg, input.setup_command) : undefined;
   const top = await realpath(await repoTop(cwd));
   const o = typeof input.worktree === "object" ? input.worktree : {};
   const branch = o.branch ?? `cs/${id}`;
@@ -82,8 +84,7 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
   const path = join(cfg.stateDir, "worktrees", id);
   const rel = relative(top, await realpath(cwd));
   const plan: WorktreePlan = { top, branch, base, baseCommit: baseRes.stdout.trim(), path, cwd: rel ? join(path, rel) : path, copies };
-  // Every form needs the operator (gates.ts): the program, resolved, in CLAUDE_SESSIONS_SETUP_COMMANDS.
-  if (input.setup_command !== undefined) plan.setup = checkSetupCommand(cfg, input.setup_command);
+  if (setup) plan.setup = setup;
   return plan;
 }
 
