@@ -6,7 +6,7 @@
  * sentinel file that must never appear); rows fixed on other branches of issue #19 name the test that covers them
  * (`coveredBy`), and the lead fills those names in when the branches are merged.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, processesIn, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
@@ -21,7 +21,7 @@ interface Ctx {
   m: Mcp;
   /** A server started with these extra variables (one per set, kept for the file). */
   server(env: Record<string, string>): Promise<Mcp>;
-  /** A path that must never be created. */
+  /** A path that must never be created (one per probe). */
   sentinel: string;
   /** A folder Claude Code does not trust, whose project settings would create the sentinel at SessionStart. */
   hooked(): string;
@@ -373,7 +373,7 @@ describe.runIf(TMUX)("every argument that can start a program, touch a file or w
       hooked() {
         const dir = w.dir(`hooked-${n++}`);
         mkdirSync(join(dir, ".claude"), { recursive: true });
-        writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${w.root}/pwned-table` }] }] } }));
+        writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${this.sentinel}` }] }] } }));
         return dir;
       },
       async session() {
@@ -410,13 +410,14 @@ describe.runIf(TMUX)("every argument that can start a program, touch a file or w
   });
 
   const probes = Object.entries(TABLE).flatMap(([tool, rows]) => Object.entries(rows).flatMap(([arg, row]) => (row.probe ? [{ name: `${tool}.${arg} (${row.effect}): ${row.gate}`, probe: row.probe }] : [])));
-  it.each(probes)("$name", async ({ probe }) => {
+  it.each(probes.map((p, i) => ({ ...p, i })))("$name", async ({ probe, i }) => {
+    ctx.sentinel = join(w.root, `pwned-probe-${i}`);
     await probe(ctx);
     expect(existsSync(ctx.sentinel)).toBe(false);
   });
 
-  it("no probe started anything in a hooked folder or left the sentinel", () => {
+  it("no probe started anything in a hooked folder or left a sentinel", () => {
     for (let i = 0; i < 50; i++) expect(processesIn(join(w.work, `hooked-${i}`))).toEqual([]);
-    expect(existsSync(ctx.sentinel)).toBe(false);
+    expect(readdirSync(w.root).filter((f) => f.startsWith("pwned-"))).toEqual([]);
   });
 });
