@@ -57,13 +57,18 @@ async function realish(p: string): Promise<string> {
   }
 }
 
-/** Whether the CLI run with environment `env` trusts folder `dir` (the folder or one above it accepted). */
-export async function isFolderTrusted(dir: string, env: Record<string, string | undefined>): Promise<boolean> {
+/**
+ * Whether the CLI run with environment `env` trusts folder `dir` (the folder or one above it accepted). `project`:
+ * the repository a git worktree belongs to, which the CLI also looks up by its own path (its project key is the
+ * canonical repository root).
+ */
+export async function isFolderTrusted(dir: string, env: Record<string, string | undefined>, project?: string): Promise<boolean> {
   if (env.CLAUDE_CODE_SANDBOXED) return true;
   const projects = await readProjects(trustRecordFiles(env));
   if (!projects) return false;
   const abs = resolve(dir);
   const candidates = new Set([...ancestors(abs), ...ancestors(await realish(abs))]);
+  if (project) for (const p of [resolve(project), await realish(resolve(project))]) candidates.add(p);
   for (const c of candidates) if (projects[c]?.hasTrustDialogAccepted === true) return true;
   return false;
 }

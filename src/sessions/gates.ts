@@ -184,9 +184,9 @@ export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): vo
  * A headless CLI never shows the trust screen: it runs the folder's settings (hooks) as a trusted one. So a headless
  * start in a folder Claude Code does not trust stops here, with the terminal's error and way out.
  */
-export async function checkHeadlessTrust(kind: BackendKind, cwd: string, env: Record<string, string | undefined>, trust: boolean): Promise<void> {
+export async function checkHeadlessTrust(kind: BackendKind, cwd: string, env: Record<string, string | undefined>, trust: boolean, repo?: string): Promise<void> {
   if (kind !== "headless" || trust) return;
-  if (await isFolderTrusted(cwd, env)) return;
+  if (await isFolderTrusted(cwd, env, repo)) return;
   throw new SessionError("STARTUP_BLOCKED", `Claude Code does not trust the folder ${cwd} (no accepted trust record for it or a folder above it), and a headless session would run its settings unasked.`, {
     suggestion: "Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
     details: { screen: "trust" },

@@ -59,7 +59,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const id = input.session_id ?? newSessionId();
   const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
-  await checkHeadlessTrust(kind, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace));
+  await checkHeadlessTrust(kind, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
   await assertOwnedScript(d.scripts.hook);
   // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
   const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;

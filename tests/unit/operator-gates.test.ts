@@ -46,6 +46,9 @@ describe("Claude Code's folder trust, read as the CLI reads it", () => {
     expect(await isFolderTrusted(join(work, "other"), env)).toBe(false);
     expect(await isFolderTrusted(work, env)).toBe(false);
     expect(await isFolderTrusted("/", env)).toBe(false);
+    // A worktree elsewhere counts as its repository, as the CLI keys a worktree's project by the repository's root.
+    expect(await isFolderTrusted(join(root, "state", "worktrees", "x"), env, join(work, "trusted"))).toBe(true);
+    expect(await isFolderTrusted(join(root, "state", "worktrees", "x"), env, join(work, "other"))).toBe(false);
   });
 
   it("CLAUDE_CONFIG_DIR moves the record; a missing or unreadable file trusts nothing; the legacy file counts when the main one is missing", async () => {
