@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
 import { isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
+import { parseList } from "./util/programs.js";
 
 export interface Config {
   stateDir: string;
@@ -45,6 +46,22 @@ export interface Config {
   permissionTimeoutMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
   allowSetupShell: boolean;
+  /** CLAUDE_SESSIONS_SETUP_COMMANDS: the programs (names or absolute paths) a setup_command may run; none by default. */
+  setupCommands: string[];
+  /** CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: headless mcp_servers may start any program (stdio servers). */
+  allowMcpServers: boolean;
+  /** CLAUDE_SESSIONS_MCP_COMMANDS: the programs a headless stdio MCP server may be (without the switch above). */
+  mcpCommands: string[];
+  /** CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE (default on; 0 turns it off): callers may pass trust_workspace: true. */
+  allowTrustWorkspace: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_ENV: variables of the refused kind (sessions/gates.ts) a caller's env may still set. */
+  allowEnv: string[];
+  /** CLAUDE_SESSIONS_PERMISSION_MODES: the permission modes callers may choose (unset: all; bypass also needs its switch). */
+  permissionModes?: string[];
+  /** CLAUDE_SESSIONS_ALLOW_TOOL_RULES (default on; 0 turns it off): callers may pass allowed_tools. */
+  allowToolRules: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_ADD_DIRS (default on; 0 turns it off): callers may pass add_dirs. */
+  allowAddDirs: boolean;
   cols: number;
   rows: number;
   logLevel: Level;
@@ -77,6 +94,11 @@ function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number
   return Math.floor(n);
 }
 
+/** A switch that is on unless set to 0/false/no/off. */
+function off(v: string | undefined): boolean {
+  return v !== undefined && /^(0|false|no|off)$/i.test(v.trim());
+}
+
 function bool(v: string | undefined): boolean {
   return v !== undefined && /^(1|true|yes|on)$/i.test(v);
 }
@@ -107,6 +129,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
+    setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
+    allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),
+    mcpCommands: parseList(env.CLAUDE_SESSIONS_MCP_COMMANDS),
+    allowTrustWorkspace: !off(env.CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE),
+    allowToolRules: !off(env.CLAUDE_SESSIONS_ALLOW_TOOL_RULES),
+    allowAddDirs: !off(env.CLAUDE_SESSIONS_ALLOW_ADD_DIRS),
+    allowEnv: parseList(env.CLAUDE_SESSIONS_ALLOW_ENV),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),
     logLevel: ["debug", "info", "warn", "error"].includes(level) ? level : "info",
@@ -128,5 +157,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
   if (backend === "tmux" || backend === "pty" || backend === "headless") cfg.defaultBackend = backend;
   if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
+  if (env.CLAUDE_SESSIONS_PERMISSION_MODES !== undefined) cfg.permissionModes = parseList(env.CLAUDE_SESSIONS_PERMISSION_MODES);
   return cfg;
 }

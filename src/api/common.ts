@@ -53,7 +53,10 @@ export const doppler = z
 
 export const env = z
   .record(z.string(), z.string())
-  .describe("Extra environment variables for this session only. Values reach the process and nothing else; only names are stored.");
+  .describe(
+    "Extra environment variables for this session only. Values reach the process and nothing else; only names are stored. " +
+      "Variables that choose what runs (PATH, HOME, LD_*, NODE_OPTIONS, BASH_ENV, CLAUDE_CONFIG_DIR, GIT_*, …) only when the operator allows them (CLAUDE_SESSIONS_ALLOW_ENV).",
+  );
 
 export const pendingPermission = z.object({
   tool_name: z.string(),

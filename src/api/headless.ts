@@ -24,7 +24,10 @@ export const headlessOptionFields = {
   mcp_servers: z
     .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/), mcpServer)
     .optional()
-    .describe("headless: MCP servers for the session, sent over stdin at start (never on a command line, never stored: pass them again on resume)."),
+    .describe(
+      "headless: MCP servers for the session, sent over stdin at start (never on a command line, never stored: pass them again on resume). " +
+        "A stdio server (command) is a program: only with the server's CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1 or its command in CLAUDE_SESSIONS_MCP_COMMANDS; http and sse servers always.",
+    ),
   strict_mcp_config: z.boolean().optional().describe("headless: use only mcp_servers, none from settings files."),
   setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: which settings files the CLI loads (default: all)."),
   output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: a JSON Schema; each turn's answer comes back as structured_output."),

@@ -41,7 +41,10 @@ export const startInput = z
       .describe("An absolute path for a new file that gets the raw terminal output (created by the server, mode 0600; it must not exist yet, and its directory must exist and be yours)."),
     backend: backend.optional(),
     doppler: doppler.optional(),
-    trust_workspace: z.boolean().optional().describe("Accept Claude Code's 'trust this folder' screen if it appears."),
+    trust_workspace: z
+      .boolean()
+      .optional()
+      .describe("Accept Claude Code's 'trust this folder' screen if it appears (headless: start in a folder Claude Code does not trust). The operator can turn it off (CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0)."),
     ...dopplerFlat,
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),

@@ -38,8 +38,9 @@ export const setupCommand = z
     z.string().min(1).max(10_000),
   ])
   .describe(
-    "Runs once in the new worktree before Claude starts; its output goes to the session's log. An argv array runs without a shell. " +
-      "A string is a shell command line: only when the server runs with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1 (otherwise PERMISSION_DENIED).",
+    "Runs once in the new worktree before Claude starts; its output goes to the session's log. An argv array runs without a shell; its program " +
+      "(resolved on the server's PATH) must be one the operator lists in CLAUDE_SESSIONS_SETUP_COMMANDS (otherwise PERMISSION_DENIED). " +
+      "A string is a shell command line: only when the server also runs with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1.",
   );
 
 /** A group of sessions: a team, or a list of ids. */

@@ -4,6 +4,8 @@
  * notices the file got shorter than its cursor and reads it again from the start.
  */
 import { copyFile, truncate } from "node:fs/promises";
+import { shQuote } from "../util/shell.js";
+import { toolPaths, type ToolPaths } from "../util/tools.js";
 
 /** CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES default: 64 MiB of raw output per session (plus one archive). */
 export const OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;
@@ -15,18 +17,21 @@ export const OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;
  * FILE.1, empties it, and appends the piece. FILE and the script's own path are paths the server made under its
  * state directory, which cannot hold a quote.
  */
-export const CAPTURE_SH = `#!/bin/sh
+export function captureScript(t: ToolPaths = toolPaths()): string {
+  return `#!${t.sh}
 # claude-sessions: append a terminal's raw output (stdin) to FILE; every MAX bytes, FILE is copied to FILE.1 and emptied.
 #   capture.sh FILE MAX
 umask 077
 if [ "$1" = --rotate ]; then
   f=$2
-  case $FILE in *.aa) ;; *) cp -f -- "$f" "$f.1" 2>/dev/null; : > "$f" ;; esac
-  exec cat >> "$f"
+  case $FILE in *.aa) ;; *) ${shQuote(t.cp)} -f -- "$f" "$f.1" 2>/dev/null; : > "$f" ;; esac
+  exec ${shQuote(t.cat)} >> "$f"
 fi
 f=$1 max=$2
-exec split -b "$max" --filter="exec '$0' --rotate '$f'" - "$f.piece."
+exec ${shQuote(t.split)} -b "$max" --filter="exec '$0' --rotate '$f'" - "$f.piece."
 `;
+}
+export const CAPTURE_SH = captureScript();
 
 /** The same rotation for a file this process appends to itself (the pty backend's raw log). */
 export async function rotate(path: string): Promise<void> {

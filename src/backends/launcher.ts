@@ -12,15 +12,19 @@
  * The launcher runs the program as its child and waits, then appends the exit status to the events log
  * itself: tmux 3.3 can miss the SIGCHLD that would run pane-died (tmux/tmux#311). It traps HUP/INT/TERM with
  * a no-op handler (a handler, not an ignore, so the program keeps default signal handling) to outlive the
- * program long enough to write that line. tmux's own TERM/TMUX/TMUX_PANE are kept.
+ * program long enough to write that line. tmux's own TERM/TMUX/TMUX_PANE are kept. bash and the programs it calls
+ * are named by the absolute paths found at server start (util/tools.ts).
  *   launch.sh HANDOFF
  */
 import { ENV_NAME } from "../util/env.js";
+import { shQuote } from "../util/shell.js";
+import { toolPaths, type ToolPaths } from "../util/tools.js";
 
-export const LAUNCH_SH = `#!/usr/bin/env bash
+export function launchScript(t: ToolPaths = toolPaths()): string {
+  return `#!${t.bash}
 # claude-sessions launcher: read the hand-off file, delete it, enter the directory, run the program, record its exit.
 handoff=$1
-hook="$(cd "$(dirname "$0")" && pwd)/hook.sh"
+hook="$(cd "$(${shQuote(t.dirname)} "$0")" && pwd)/hook.sh"
 cwd= events= gen= argv=() kv=()
 while IFS= read -r -d '' rec; do
   case $rec in
@@ -31,7 +35,7 @@ while IFS= read -r -d '' rec; do
     V:*) kv+=("\${rec#V:}") ;;
   esac
 done < "$handoff"
-rm -f -- "$handoff"
+${shQuote(t.rm)} -f -- "$handoff"
 keep_term=$TERM keep_tmux=$TMUX keep_pane=$TMUX_PANE
 for v in $(compgen -e); do unset "$v" 2>/dev/null; done
 for line in "\${kv[@]}"; do export "$line"; done
@@ -50,6 +54,8 @@ fi
 [ -n "$events" ] && "$hook" "$events" exit "$code" $gen
 exit "$code"
 `;
+}
+export const LAUNCH_SH = launchScript();
 
 export interface Handoff {
   cwd: string;

@@ -4,6 +4,7 @@
 import { dirname } from "node:path";
 import { HOOK_EVENTS } from "../core/events.js";
 import { shQuote } from "../util/shell.js";
+import { toolPaths, type ToolPaths } from "../util/tools.js";
 
 /**
  * The command Claude runs (through sh) for every hook event, inside its own loop, so it must be cheap: sh execs
@@ -13,10 +14,11 @@ import { shQuote } from "../util/shell.js";
  * start with a newline of its own, so an event always begins on a fresh line even when a writer killed half-way
  * left a torn line behind (the reader skips the blank lines). It prints nothing (a hook's stdout becomes context
  * for Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
- * umask 077: a lock or log it creates is the owner's alone.
+ * umask 077: a lock or log it creates is the owner's alone. flock and paste are named by the absolute paths found at server start: the command runs in Claude's environment,
+ * whose PATH a caller's `env` could otherwise point at programs of its own.
  */
-export function hookCommand(eventsPath: string): string {
-  return `umask 077; exec flock -w 10 ${shQuote(eventsPath + ".lock")} paste -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
+export function hookCommand(eventsPath: string, t: ToolPaths = toolPaths()): string {
+  return `umask 077; exec ${shQuote(t.flock)} -w 10 ${shQuote(eventsPath + ".lock")} ${shQuote(t.paste)} -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
 }
 
 /** The folder of a session's directory where the server writes permission decisions for its hook. */

@@ -3,28 +3,35 @@
  * capture.sh, see src/backends/) and points sessions at. They live in
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
+import { toolPaths, type ToolPaths } from "../util/tools.js";
+import { shQuote } from "../util/shell.js";
 
 /**
  * Appends one event line to an events log under flock, so concurrent hooks never interleave.
  * Runs inside Claude's loop (hooks are synchronous): sh + flock + paste, a few milliseconds.
  * Lines are joined (JSON escapes newlines inside strings, so only formatting goes); every record starts
  * with a newline (so it begins on a fresh line whatever a killed writer left) and ends with one: exactly
- * one line per event, the format of the hook command in hooks.ts. It prints nothing.
+ * one line per event, the format of the hook command in hooks.ts. It prints nothing. Every program it calls is
+ * named by the absolute path found when the server started (util/tools.ts): it runs in the session's environment.
  *   hook.sh EVENTS                 payload on stdin
  *   hook.sh EVENTS exit CODE [GEN] the terminal's process of spawn generation GEN ended (tmux pane-died, launcher)
  */
-export const HOOK_SH = `#!/bin/sh
+export function hookScript(t: ToolPaths = toolPaths()): string {
+  const q = (k: keyof ToolPaths) => shQuote(t[k]);
+  return `#!${t.sh}
 # claude-sessions: append one event line to a session's events log. Keep it cheap.
 umask 077
 f=$1
 if [ "$2" = exit ]; then
   case $3 in ''|*[!0-9]*) c=null ;; *) c=$3 ;; esac
   case $4 in ''|*[!0-9]*) g= ;; *) g=",\\"generation\\":$4" ;; esac
-  printf '\\n{"hook_event_name":"cs:exit","exit_code":%s%s}\\n' "$c" "$g" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f" 2>/dev/null
+  printf '\\n{"hook_event_name":"cs:exit","exit_code":%s%s}\\n' "$c" "$g" | ${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f" 2>/dev/null
   exit 0
 fi
-exec flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
+exec ${q("flock")} -w 10 "$f.lock" ${q("paste")} -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
 `;
+}
+export const HOOK_SH = hookScript();
 
 /**
  * The blocking PermissionRequest hook of tmux and pty sessions (the permission channel). It appends the request's
@@ -36,29 +43,33 @@ exec flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
  * every 100 ms.
  *   permission.sh EVENTS DECISIONS TIMEOUT_MS   payload on stdin
  */
-export const PERMISSION_SH = `#!/bin/sh
+export function permissionScript(t: ToolPaths = toolPaths()): string {
+  const q = (k: keyof ToolPaths) => shQuote(t[k]);
+  return `#!${t.sh}
 # claude-sessions: a PermissionRequest hook that waits for the server's decision. Prints only that decision.
 exec 2>/dev/null
 umask 077
 f=$1 d=$2
 case $3 in ''|*[!0-9]*) t=120000 ;; *) t=$3 ;; esac
-k="r$$"x"$(date +%s%N)"
-case $k in *[!a-zA-Z0-9]*) k="r$$"x"$(date +%s)" ;; esac
-sed '1s/^[[:space:]]*{/{"cs_request":"'"$k"'",/' | flock -w 10 "$f.lock" paste -s -d '\\0' /dev/null - >> "$f"
+k="r$$"x"$(${q("date")} +%s%N)"
+case $k in *[!a-zA-Z0-9]*) k="r$$"x"$(${q("date")} +%s)" ;; esac
+${q("sed")} '1s/^[[:space:]]*{/{"cs_request":"'"$k"'",/' | ${q("flock")} -w 10 "$f.lock" ${q("paste")} -s -d '\\0' /dev/null - >> "$f"
 w=0 s=0.02 n=20
 while [ ! -f "$d/$k.json" ]; do
   if [ "$w" -ge "$t" ]; then
-    printf '\\n{"hook_event_name":"cs:permission_fallback","cs_request":"%s"}\\n' "$k" | flock -w 10 "$f.lock" sh -c 'cat >> "$0"' "$f"
+    printf '\\n{"hook_event_name":"cs:permission_fallback","cs_request":"%s"}\\n' "$k" | ${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f"
     exit 0
   fi
-  sleep $s || exit 0
+  ${q("sleep")} $s || exit 0
   w=$((w + n))
   [ "$w" -ge 2000 ] && s=0.1 n=100
 done
-cat -- "$d/$k.json"
-rm -f -- "$d/$k.json"
+${q("cat")} -- "$d/$k.json"
+${q("rm")} -f -- "$d/$k.json"
 exit 0
 `;
+}
+export const PERMISSION_SH = permissionScript();
 
 export interface ScriptPaths {
   hook: string;

@@ -9,6 +9,7 @@ import { isLive, type Status } from "../core/status.js";
 import { preparePrompt } from "../drivers/terminal/prompt.js";
 import type { SessionRecord } from "../store/schema.js";
 import { ENV_NAME } from "../util/env.js";
+import { checkEnvNames } from "./gates.js";
 
 /** A prompt as it will be typed, or INVALID_ARGUMENT / PERMISSION_DENIED (see prompt.ts). */
 export function checkPrompt(cfg: Config, m: string, what: string, bashMode?: boolean): string {
@@ -29,13 +30,15 @@ export function checkUsable(r: SessionRecord, status: Status): void {
   if (status === "starting") throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} is still starting.`);
 }
 
-export function checkEnv(env: Record<string, string> | undefined): Record<string, string> {
+/** A caller's env: valid names and values, and none that chooses what runs unless the operator allows it (gates.ts). */
+export function checkEnv(cfg: Config, env: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env ?? {})) {
     if (!ENV_NAME.test(k)) throw new SessionError("INVALID_ARGUMENT", `env name ${JSON.stringify(k)} is not a valid variable name.`);
     if (typeof v !== "string" || v.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `env ${k} must be a string without NUL characters.`);
     out[k] = v;
   }
+  checkEnvNames(cfg, out);
   return out;
 }
 

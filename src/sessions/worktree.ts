@@ -14,6 +14,7 @@ import { briefText } from "../drivers/terminal/screens.js";
 import type { SessionRecord } from "../store/schema.js";
 import { run, type RunResult } from "../util/exec.js";
 import { git } from "../util/git.js";
+import { checkSetupCommand } from "./gates.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
@@ -53,6 +54,8 @@ export interface WorktreePlan {
 
 /** Checks everything before anything is made: the repository, the branch and base, the files, the setup command. */
 export async function planWorktree(cfg: Config, id: string, cwd: string, input: Pick<StartInput, "worktree" | "copy_files" | "setup_command">): Promise<WorktreePlan> {
+  // Every form needs the operator (gates.ts): the program, resolved, in CLAUDE_SESSIONS_SETUP_COMMANDS. First: nothing runs before it.
+  const setup = input.setup_command !== undefined ? checkSetupCommand(cfg, input.setup_command) : undefined;
   const top = await realpath(await repoTop(cwd));
   const o = typeof input.worktree === "object" ? input.worktree : {};
   const branch = o.branch ?? `cs/${id}`;
@@ -77,19 +80,7 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
   const path = join(cfg.stateDir, "worktrees", id);
   const rel = relative(top, await realpath(cwd));
   const plan: WorktreePlan = { top, branch, base, baseCommit: baseRes.stdout.trim(), path, cwd: rel ? join(path, rel) : path, copies };
-  const sc = input.setup_command;
-  if (Array.isArray(sc)) {
-    if (!sc[0] || sc.some((a) => a.includes("\0"))) throw new SessionError("INVALID_ARGUMENT", "setup_command: the program (its first element) must be given, and no element may contain NUL.");
-    plan.setup = { file: sc[0], args: sc.slice(1), shown: JSON.stringify(sc) };
-  } else if (typeof sc === "string") {
-    if (!cfg.allowSetupShell) {
-      throw new SessionError("PERMISSION_DENIED", "setup_command as a string is a shell command line, which this server does not run.", {
-        suggestion: 'Pass it as an argv array (e.g. ["npm", "ci"]), or start the server with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1.',
-      });
-    }
-    if (sc.includes("\0")) throw new SessionError("INVALID_ARGUMENT", "setup_command contains a NUL character.");
-    plan.setup = { file: "/bin/sh", args: ["-c", sc], shown: sc };
-  }
+  if (setup) plan.setup = setup;
   return plan;
 }
 

@@ -3,7 +3,7 @@
  * against the mock API: the same tools as on tmux/pty, the SDK's per-turn figures, headless-only options,
  * run_task, and take-over to tmux and back. See tests/helpers/real-claude.ts.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Mcp } from "../helpers/harness.js";
@@ -16,7 +16,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart", "pool"] });
+    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart", "pool", "mcp"], untrusted: ["hooked"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -32,6 +32,56 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(s.data.attach_command).toBeUndefined();
     return s.data.session_id as string;
   }
+
+  it("a folder Claude Code does not trust: STARTUP_BLOCKED and its SessionStart hook never ran (start and run_task); trust_workspace: true is the way out", async () => {
+    const cwd = e.dir("hooked");
+    const ran = join(cwd, "hook-ran");
+    mkdirSync(join(cwd, ".claude"), { recursive: true });
+    writeFileSync(join(cwd, ".claude", "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${ran}` }] }] } }));
+    for (const [tool, extra] of [
+      ["start_session", H],
+      ["run_task", { prompt: "hi" }],
+    ] as const) {
+      const r = await m.call(tool, { cwd, ...extra });
+      expect(r.error?.code, r.text).toBe("STARTUP_BLOCKED");
+      expect(r.error?.suggestion).toContain("trust_workspace: true");
+    }
+    expect(existsSync(ran)).toBe(false);
+    const ok = await m.call("start_session", { cwd, ...H, trust_workspace: true });
+    expect(ok.ok, ok.text).toBe(true);
+    // The folder's own hook ran, as it does once the terminal's trust screen is answered Yes.
+    const t0 = Date.now();
+    while (!existsSync(ran) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(ran)).toBe(true);
+    await m.callOk("kill_session", { session_id: ok.data.session_id as string });
+  });
+
+  it("a stdio MCP server starts only when the operator lists its command (CLAUDE_SESSIONS_MCP_COMMANDS); then it really runs", async () => {
+    const cwd = e.dir("mcp");
+    const started = join(e.world.root, "mcp-server-started");
+    const server = join(e.world.root, "mcp-probe.sh");
+    writeFileSync(server, `#!/bin/sh\n: > '${started}'\nexit 0\n`, { mode: 0o755 });
+    const mcp_servers = { probe: { command: server } };
+    const refused = await m.call("start_session", { cwd, ...H, mcp_servers });
+    expect(refused.error?.code).toBe("PERMISSION_DENIED");
+    expect(existsSync(started)).toBe(false);
+    const listed = await e.connect({ CLAUDE_SESSIONS_MCP_COMMANDS: server });
+    try {
+      const s = await listed.call("start_session", { cwd, ...H, mcp_servers });
+      if (!s.ok && /unknown option '--await-initialize'/.test(s.error?.message ?? "")) {
+        // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): nothing started either way.
+        expect(existsSync(started)).toBe(false);
+        return;
+      }
+      expect(s.ok, s.text).toBe(true);
+      const t0 = Date.now();
+      while (!existsSync(started) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(started)).toBe(true);
+      await listed.callOk("kill_session", { session_id: s.data.session_id as string });
+    } finally {
+      await listed.close();
+    }
+  });
 
   it("parallel starts and turns: each its own session, reply, usage and cost from the SDK; list and log work, screen is refused", async () => {
     const ids = await Promise.all([0, 1, 2].map((i) => start(`par-${i}`)));

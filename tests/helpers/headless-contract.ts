@@ -26,7 +26,10 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "MAX_CONCURRENT_SESSIONS: the fourth session gets LIMIT_REACHED": same("assertRoom under the store lock"),
   "CLAUDE_NOT_FOUND says where it looked": same("claudeBinary, before the runner"),
   "a claude that exits at start-up gives PROCESS_ERROR with what it printed": { does_not_apply: "the fake claude's start-up crash is a terminal screen; the headless engine's start-up failure (stderr tail in PROCESS_ERROR) needs a real CLI that fails, which the mock cannot make" },
-  "first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen": { does_not_apply: "no terminal: the CLI in stream-json mode shows no trust, login or API-key screens" },
+  "first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen": {
+    // No screens in stream-json mode; the server reads Claude's trust record itself and stops the same way.
+    covered_by: [[E2E, "a folder Claude Code does not trust: STARTUP_BLOCKED and its SessionStart hook never ran (start and run_task); trust_workspace: true is the way out"]],
+  },
   "bypassPermissions is refused unless the server allows it": same("checkPermissionMode"),
   "MAX_SESSION_DURATION ends a session that outlived it and leaves it resumable": same("the deadline calls kill_session, which the headless kill and resume tests cover"),
   // tests/integration/hostile.test.ts
@@ -44,6 +47,9 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   },
   "bash mode runs a command only with the operator's switch": { does_not_apply: "bash mode is a feature of the interactive screen; headless sessions refuse it (checked in the e2e parallel test)" },
   "log_file is a new file of the session's own: existing files, links, missing or foreign directories are refused": same("createOwnedFile, before the runner"),
+  "env cannot choose the programs hooks and scripts run: such variables are refused, and allowed by the operator they still pick none": same(
+    "checkEnv refuses the variables before the runner; a headless session's hooks are the same hookCommand (absolute paths, tests/unit/launch.test.ts)",
+  ),
   "a script of the state directory that others could change is refused before it runs": same("assertOwnedScript, before the runner"),
   // tests/integration/lifecycle.test.ts
   "lists its tools with input and output schemas and honest annotations": same("tools/list"),

@@ -249,6 +249,52 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     expect(readFileSync(secret, "utf8")).toBe("TOP-SECRET-CONTENT\n");
   });
 
+  it("env cannot choose the programs hooks and scripts run: such variables are refused, and allowed by the operator they still pick none", async () => {
+    // Programs of the caller's that record being run, then do the real job (so a session works either way).
+    const planted = join(w.root, `planted-${backend}`);
+    mkdirSync(planted, { recursive: true });
+    for (const name of ["flock", "paste", "cat", "sh", "sed", "date", "sleep", "rm", "dirname", "bash"]) {
+      const real = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).stdout.trim();
+      writeFileSync(join(planted, name), `#!/bin/sh\n: > '${w.root}/pwned-${name}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    }
+    const path = `${planted}:${process.env.PATH ?? ""}`;
+    const cwd = w.dir(`env-gate-${backend}`);
+    for (const env of [{ PATH: path }, { LD_PRELOAD: "/tmp/x.so" }, { NODE_OPTIONS: "--require /tmp/x.js" }, { BASH_ENV: "/tmp/x" }, { HOME: w.root }, { CLAUDE_CONFIG_DIR: w.root }, { SHELL: "/tmp/x" }, { GIT_CONFIG_GLOBAL: "/tmp/x" }, { npm_config_script_shell: "/tmp/x" }, { PYTHONSTARTUP: "/tmp/x" }, { DYLD_INSERT_LIBRARIES: "/tmp/x" }]) {
+      const name = Object.keys(env)[0]!;
+      for (const [tool, args] of [
+        ["start_session", { cwd, env }],
+        ["run_task", { cwd, env, prompt: "hi", backend }],
+      ] as const) {
+        const r = await m.call(tool, args);
+        expect(r.error?.code, `${tool} ${name}`).toBe("PERMISSION_DENIED");
+        expect(r.error?.message, name).toContain(name);
+        expect(r.error?.suggestion, name).toContain(`CLAUDE_SESSIONS_ALLOW_ENV=${name}`);
+      }
+    }
+    expect(processesIn(cwd)).toEqual([]);
+    // resume_session too (a session that ended).
+    const ok = await m.callOk<{ session_id: string }>("start_session", { cwd, env: { GIT_AUTHOR_NAME: "a caller", PLAIN: "1" } });
+    await m.callOk("kill_session", { session_id: ok.session_id });
+    const rs = await m.call("resume_session", { session_id: ok.session_id, env: { PATH: path } });
+    expect(rs.error?.code).toBe("PERMISSION_DENIED");
+
+    // Allowed by the operator, PATH reaches Claude, and still no hook, permission answer or exit record runs the caller's programs.
+    const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_ENV: "PATH" });
+    try {
+      const s = await m2.callOk<{ session_id: string; pid: number }>("start_session", { cwd, env: { PATH: path } });
+      const asked = await m2.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "FAKE_BASH:true" });
+      expect(asked).toMatchObject({ final_state: "waiting_for_permission" });
+      await m2.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
+      expect(await m2.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 })).toMatchObject({ completed: true });
+      const claudePid = processesIn(cwd).find((pid) => cmdline(pid).includes(FAKE_CLAUDE))!;
+      expect(environ(claudePid).get("PATH")).toBe(path);
+      await m2.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m2.close();
+    }
+    expect(sentinels(w.root)).toEqual([]);
+  });
+
   it("a script of the state directory that others could change is refused before it runs", async () => {
     const launch = join(w.stateDir, "bin", backend === "tmux" ? "launch.sh" : "hook.sh");
     chmodSync(launch, 0o770);
@@ -265,6 +311,108 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     } finally {
       chmodSync(launch, 0o700);
     }
+  });
+});
+
+describe("what only the operator can allow: stdio MCP servers, untrusted folders headless, trust_workspace", () => {
+  let w: World;
+  let m: Mcp;
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
+    m = await connect(w);
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  /** A folder whose project settings would run a program at SessionStart. */
+  function hookedFolder(name: string): string {
+    const dir = w.dir(name);
+    mkdirSync(join(dir, ".claude"), { recursive: true });
+    const hooks = { hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${w.root}/pwned-hook` }] }] } };
+    writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify(hooks));
+    return dir;
+  }
+
+  it("a headless stdio MCP server (a program) needs the operator's switch or list; http and sse servers start nothing here", async () => {
+    const cwd = w.dir("mcp");
+    const stdio = { evil: { command: "/bin/sh", args: ["-c", `touch ${w.root}/pwned-mcp`] } };
+    for (const [tool, extra] of [
+      ["start_session", {}],
+      ["run_task", { prompt: "hi" }],
+    ] as const) {
+      const r = await m.call(tool, { cwd, backend: "headless", mcp_servers: stdio, ...extra });
+      expect(r.error?.code, tool).toBe("PERMISSION_DENIED");
+      expect(r.error?.suggestion, tool).toContain("CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1");
+      expect(r.error?.suggestion, tool).toContain("CLAUDE_SESSIONS_MCP_COMMANDS");
+    }
+    // http/sse pass this gate (this folder is untrusted, so the start stops at the next one).
+    const http = await m.call("start_session", { cwd, backend: "headless", mcp_servers: { web: { type: "http", url: "http://127.0.0.1:9/mcp" } } });
+    expect(http.error?.code, http.text).toBe("STARTUP_BLOCKED");
+    // A listed command runs by its resolved path; anything else, or its env choosing what it loads, is refused.
+    const listed = await connect(w, { CLAUDE_SESSIONS_MCP_COMMANDS: "true" });
+    try {
+      const other = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: stdio });
+      expect(other.error?.code).toBe("PERMISSION_DENIED");
+      const env = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: { t: { command: "true", env: { LD_PRELOAD: `${w.root}/x.so` } } } });
+      expect(env.error?.code).toBe("PERMISSION_DENIED");
+      expect(env.error?.message).toContain("mcp_servers.t.env LD_PRELOAD");
+      const ok = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: { t: { command: "true" } } });
+      expect(ok.error?.code, ok.text).toBe("STARTUP_BLOCKED");
+    } finally {
+      await listed.close();
+    }
+    expect(processesIn(cwd)).toEqual([]);
+    expect(sentinels(w.root)).toEqual([]);
+  });
+
+  it("a headless session in a folder Claude Code does not trust stops with the trust screen's error and way out (start, run_task, resume)", async () => {
+    const cwd = hookedFolder("untrusted");
+    const before = readFileSync(join(w.stateDir, "state.json"), "utf8");
+    for (const [tool, extra] of [
+      ["start_session", {}],
+      ["run_task", { prompt: "hi" }],
+    ] as const) {
+      const r = await m.call(tool, { cwd, backend: "headless", ...extra });
+      expect(r.error?.code, tool).toBe("STARTUP_BLOCKED");
+      expect(r.error?.message, tool).toContain(cwd);
+      expect(r.error?.suggestion, tool).toContain("trust_workspace: true");
+    }
+    expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
+    // A terminal session of that folder (it answers the trust screen itself) cannot be taken over headless either.
+    const t = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("ended") });
+    await m.callOk("kill_session", { session_id: t.session_id });
+    const r = await m.call("resume_session", { session_id: t.session_id, backend: "headless", cwd });
+    expect(r.error?.code).toBe("STARTUP_BLOCKED");
+    expect(processesIn(cwd)).toEqual([]);
+    expect(sentinels(w.root)).toEqual([]);
+  });
+
+  it("the operator can take trust_workspace away from callers (CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0)", async () => {
+    const cwd = w.dir("no-trust");
+    const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE: "0" });
+    try {
+      for (const [tool, args] of [
+        ["start_session", { cwd, trust_workspace: true }],
+        ["start_session", { cwd, trust_workspace: true, backend: "headless" }],
+        ["run_task", { cwd, trust_workspace: true, prompt: "hi" }],
+      ] as const) {
+        const r = await m2.call(tool, args);
+        expect(r.error?.code, tool).toBe("PERMISSION_DENIED");
+        expect(r.error?.suggestion, tool).toContain("CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE");
+      }
+      const s = await m2.callOk<{ session_id: string }>("start_session", { cwd });
+      await m2.callOk("kill_session", { session_id: s.session_id });
+      const r = await m2.call("resume_session", { session_id: s.session_id, trust_workspace: true });
+      expect(r.error?.code).toBe("PERMISSION_DENIED");
+    } finally {
+      await m2.close();
+    }
+    // Without the switch, the fake's trust screen is answered as before.
+    const ok = await m.call("start_session", { cwd, env: { FAKE_CLAUDE_SCREEN: "trust" }, trust_workspace: true });
+    expect(ok.ok, ok.text).toBe(true);
+    await m.call("kill_session", { session_id: ok.data.session_id });
   });
 });
 

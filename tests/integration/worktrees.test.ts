@@ -4,7 +4,7 @@
  * kill_session {remove_worktree} refuses a dirty tree unless force.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
@@ -24,7 +24,8 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
   const git = (cwd: string, ...args: string[]) =>
     execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
   beforeAll(async () => {
-    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
+    // The programs setup commands may run on this server (the operator's list; none by default).
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux", CLAUDE_SESSIONS_SETUP_COMMANDS: "touch,sh" });
     m = await connect(w);
     repo = w.dir("repo");
     git(repo, "init", "-q", "-b", "main");
@@ -123,6 +124,52 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
     const noWt = await m.call("start_session", { cwd: repo, setup_command: ["true"] });
     expect(noWt.error?.code).toBe("INVALID_ARGUMENT");
     expect(readdirSync(join(w.stateDir, "worktrees"))).toEqual([]);
+  });
+
+  it("setup_command runs only a program of the operator's list, matched on its resolved path; every other form is refused before anything is made", async () => {
+    const sentinel = join(w.root, "pwned-setup");
+    const shReal = execFileSync("sh", ["-c", "command -v sh"], { encoding: "utf8" }).trim();
+    // A link named like an allowed program that is another one; a relative path; interpreters and wrappers.
+    const disguised = join(w.dir("disguise"), "touch");
+    symlinkSync(shReal, disguised);
+    const branchesBefore = git(repo, "branch", "--list").trim();
+    const m2 = await connect(w, { CLAUDE_SESSIONS_SETUP_COMMANDS: "touch" });
+    const mNone = await connect(w, { CLAUDE_SESSIONS_SETUP_COMMANDS: "" });
+    try {
+      const hostile: string[][] = [
+        ["/bin/sh", "-c", `id > ${sentinel}`],
+        ["sh", "-c", `id > ${sentinel}`],
+        ["env", "sh", "-c", `id > ${sentinel}`],
+        ["python3", "-c", `open('${sentinel}','w')`],
+        [process.execPath, "-e", `require('fs').writeFileSync('${sentinel}','')`],
+        ["git", "-c", `alias.x=!touch ${sentinel}`, "x"],
+        [disguised, "-c", `id > ${sentinel}`],
+        ["./touch", sentinel],
+        ["no-such-program-here", sentinel],
+      ];
+      for (const argv of hostile) {
+        const r = await m2.call("start_session", { cwd: repo, worktree: true, setup_command: argv });
+        expect(r.error?.code, JSON.stringify(argv)).toBe("PERMISSION_DENIED");
+        expect(r.error?.suggestion, JSON.stringify(argv)).toContain("CLAUDE_SESSIONS_SETUP_COMMANDS");
+      }
+      // With no list, not even an everyday program runs; the string form needs its own switch as well.
+      const none = await mNone.call("start_session", { cwd: repo, worktree: true, setup_command: ["touch", sentinel] });
+      expect(none.error?.code).toBe("PERMISSION_DENIED");
+      expect(none.error?.suggestion).toContain("CLAUDE_SESSIONS_SETUP_COMMANDS");
+      const str = await m2.call("start_session", { cwd: repo, worktree: true, setup_command: `touch ${sentinel}` });
+      expect(str.error?.code).toBe("PERMISSION_DENIED");
+      expect(str.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_SETUP_SHELL");
+      expect(existsSync(sentinel)).toBe(false);
+      expect(readdirSync(join(w.stateDir, "worktrees"))).toEqual([]);
+      expect(git(repo, "branch", "--list").trim()).toBe(branchesBefore);
+      // The listed program runs, by the path it resolved to (a caller's PATH in env is refused anyway).
+      const s = await m2.callOk<Started>("start_session", { cwd: repo, worktree: true, setup_command: ["touch", "listed-ran"] });
+      expect(existsSync(join(s.cwd, "listed-ran"))).toBe(true);
+      await m2.callOk("kill_session", { session_id: s.session_id, remove_worktree: true, force: true });
+    } finally {
+      await m2.close();
+      await mNone.close();
+    }
   });
 
   it("runs a shell setup command when the operator allows it", async () => {

@@ -3,6 +3,10 @@ import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../s
 import { headlessEnv } from "../../src/drivers/headless/options.js";
 import { encodeHandoff } from "../../src/backends/launcher.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
+import { hookScript, permissionScript } from "../../src/claude/scripts.js";
+import { launchScript } from "../../src/backends/launcher.js";
+import { captureScript } from "../../src/backends/capture.js";
+import { resolveToolPaths, toolPaths } from "../../src/util/tools.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
 import { transcriptPath } from "../../src/claude/transcript.js";
 
@@ -62,7 +66,25 @@ describe("argv builders", () => {
   it("hook settings subscribe every event to one cheap locked append, the path quoted", () => {
     const s = hooksSettings("/state/it's/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
     expect(Object.keys(s.hooks)).toEqual(["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Notification", "Stop", "StopFailure", "SessionEnd", "PermissionDenied"]);
-    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`umask 077; exec flock -w 10 '/state/it'\\''s/events.jsonl.lock' paste -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
+    const t = toolPaths();
+    expect(t.flock).toMatch(/^\/.*\/flock$/);
+    expect(t.paste).toMatch(/^\/.*\/paste$/);
+    expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`umask 077; exec '${t.flock}' -w 10 '/state/it'\\''s/events.jsonl.lock' '${t.paste}' -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
+  });
+
+  it("the server's scripts name every program they call by an absolute path (a caller's PATH picks none of them)", () => {
+    const t = resolveToolPaths("/nowhere:/usr/bin:/bin");
+    for (const [name, path] of Object.entries(t)) expect(path, name).toMatch(new RegExp(`^/.*/${name}$`));
+    const scripts = { hook: hookScript(t), permission: permissionScript(t), launch: launchScript(t), capture: captureScript(t) };
+    // A program called by its bare name would be looked up on PATH (shell builtins such as printf are not programs).
+    for (const [name, text] of Object.entries(scripts)) {
+      expect(text.split("\n")[0], name).toMatch(/^#!\/\S+$/);
+      for (const prog of Object.keys(t)) {
+        // A program name only ever right after a quote and a slash: '…/flock'.
+        const bare = new RegExp(`(^|[\\s|;&(]|\\$\\()${prog}(?=\\s)`, "m");
+        expect(bare.test(text.split("\n").slice(1).filter((l) => !l.startsWith("#")).join("\n")), `${name} calls ${prog} by name`).toBe(false);
+      }
+    }
   });
 
   it("discovery looks where the spec says, in order", () => {
