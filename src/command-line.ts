@@ -16,6 +16,7 @@ import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
+import { formatNodeLine, nodeReport } from "./nodes/cli.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -31,6 +32,7 @@ Usage:
   claude-sessions send <id> <message…>   send a prompt and print the reply
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
+  claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
 ${HISTORY_HELP}
@@ -40,11 +42,12 @@ Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_T
 MAX_CONCURRENT_SESSIONS, MAX_SESSION_DURATION, CLAUDE_SESSIONS_START_TIMEOUT_MS, CLAUDE_SESSIONS_ALLOW_BYPASS,
 DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE,
 CLAUDE_SESSIONS_IDLE_TTL_MS, CLAUDE_SESSIONS_BUSY_MAX_MS, CLAUDE_SESSIONS_RETAIN_DEAD_MS, CLAUDE_SESSIONS_ALLOW_CONFIGURE,
-CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES (see README).`;
+CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSIONS_NODES (see README).`;
 
 async function serve(): Promise<void> {
   const app = await createApp();
-  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults });
+  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults, router: app.nodes });
+  app.nodes.start();
   const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = async (why: string) => {
@@ -78,10 +81,11 @@ async function serveHttp(args: string[]): Promise<void> {
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), strictResults: app.cfg.strictResults, router: app.nodes }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
+  app.nodes.start();
   process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
   process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);
   let closing = false;
@@ -121,6 +125,12 @@ async function human(cmd: string, args: string[]): Promise<number> {
         if (!res.sessions.length) print("no sessions");
         for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
         return 0;
+      }
+      case "nodes": {
+        if (!app.nodes.links.size) print("no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json)");
+        const lines = await nodeReport(app.nodes);
+        for (const n of lines) print(formatNodeLine(n));
+        return lines.every((n) => n.status === "reachable") ? 0 : 1;
       }
       case "attach": {
         const id = args[0];

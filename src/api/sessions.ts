@@ -1,9 +1,11 @@
 /** Schemas of the tools that start, resume, end and list sessions. */
 import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
+
+const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 
 const permissionMode = z.enum(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 
@@ -42,6 +44,7 @@ export const startInput = z
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
     ...headlessOptionFields,
+    node: nodeName.optional().describe("Where the session runs: a node of the coordinator's nodes.json, \"local\" (this machine, the default) or \"auto\" (the reachable node with the most free slots, then free memory)."),
   })
   .strict();
 
@@ -59,6 +62,7 @@ export const startOutput = z.strictObject({
   teammate_name: z.string().optional(),
   cwd: z.string().optional(),
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
+  ...nodeField,
 });
 
 export const resumeInput = z
@@ -102,6 +106,7 @@ export const killOutput = z.strictObject({
   state_saved: z.boolean(),
   killed_at: z.string(),
   worktree_removed: z.boolean().optional(),
+  ...nodeField,
 });
 
 export const listInput = z
@@ -111,6 +116,7 @@ export const listInput = z
     limit: z.number().int().min(0).max(100000).optional(),
     include_metadata: z.boolean().default(false).describe("Return the whole stored record of each session (argv, system prompt and environment names left out)."),
     include_sensitive: z.boolean().default(false).describe("With include_metadata: keep argv, the appended system prompt and environment names. Only when the server allows it (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
+    node_filter: nodeName.optional().describe("Only the sessions of this node (\"local\": this machine's)."),
   })
   .strict();
 
@@ -137,6 +143,8 @@ export const sessionSummary = z.strictObject({
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
   base: z.string().optional().describe("The commit (or ref) the worktree's branch was made from."),
   dirty: z.boolean().optional().describe("The worktree has uncommitted changes."),
+  ...nodeField,
+  node_status: nodeStatus.optional().describe("unreachable: the node does not answer; this is its last known state."),
 });
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
@@ -145,10 +153,16 @@ export const sessionRecordView = SessionRecordSchema.extend({
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),
   survives_restart: z.boolean(),
+  ...nodeField,
+  node_status: nodeStatus.optional(),
 });
 
 export const listOutput = z.strictObject({
   sessions: z.array(z.union([sessionSummary, sessionRecordView])),
   total_count: z.number(),
   filtered_count: z.number(),
+  nodes: z
+    .array(z.strictObject({ name: z.string(), status: nodeStatus, sessions: z.number().describe("Sessions of the node in this answer's count (the last known ones when unreachable)."), version: z.string().optional(), error: z.string().optional() }))
+    .optional()
+    .describe("With nodes configured: each node's link (this machine is not listed)."),
 });

@@ -43,7 +43,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
     });
   }
-  const mcp = new McpRoute(svc, log, version, o.strictResults !== undefined ? { strictResults: o.strictResults } : {});
+  const mcp = new McpRoute(svc, log, version, { ...(o.strictResults !== undefined ? { strictResults: o.strictResults } : {}), ...(o.router ? { router: o.router } : {}) });
   let guard: Guard | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
