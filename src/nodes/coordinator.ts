@@ -91,7 +91,10 @@ export class Coordinator implements CallRouter {
   private notice(node: string, level: LoggingLevel, data: unknown): void {
     if (typeof data !== "object" || data === null || Array.isArray(data)) return;
     const d: Record<string, unknown> = { ...(data as Record<string, unknown>), node };
-    if (typeof d.session_id === "string") this.router.learn(d.session_id, node);
+    if (typeof d.session_id === "string") {
+      this.router.learn(d.session_id, node);
+      this.router.note(node, d.session_id, d.status);
+    }
     for (const l of [...this.notices]) l(level, d);
   }
 
@@ -121,6 +124,7 @@ export class Coordinator implements CallRouter {
   /** The same call on `node`, its result marked with the node. */
   async remote(node: string, tool: Tool, args: Args, ctx: CallContext): Promise<Args> {
     const value = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
+    if (typeof value.session_id === "string") this.router.note(node, value.session_id, value.status ?? value.final_state);
     return this.mark(node, value, keysOf(tool.output).has("node"));
   }
 
@@ -176,7 +180,10 @@ export class Coordinator implements CallRouter {
     // A remote task must outlive the link's server process: tmux unless the caller chose otherwise.
     const forwarded: Args = { ...args, session_id: sid, ...(tool.name === "run_task" && args.backend === undefined ? { backend: "tmux" } : {}) };
     this.router.learn(sid, node);
-    return this.remote(node, tool, forwarded, ctx);
+    const out = await this.remote(node, tool, forwarded, ctx);
+    // Its row joins the node's last known ones (what an outage shows) without waiting for the next listing.
+    void this.router.refresh(node).catch(() => {});
+    return out;
   }
 
   /** node "auto": the reachable machine (this one included) with the most free slots, then the most free memory. */

@@ -4,6 +4,7 @@
  * in it is looked up on every reachable node before a call is refused. The rows of the last listing of each node are
  * kept, so an unreachable node's sessions stay listed with their last known status.
  */
+import { STATUSES } from "../core/status.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import type { NodeLink } from "./link.js";
@@ -26,6 +27,16 @@ export class Router {
   /** Records a session the coordinator placed on `node`. */
   learn(id: string, node: string): void {
     this.owner.set(id, node);
+  }
+
+  /**
+   * A newer status of a node's session (from a call's result or a notice), so the last known rows stay exact
+   * between listings: they are what an unreachable node's sessions show.
+   */
+  note(node: string, id: string, status: unknown): void {
+    if (typeof status !== "string" || !(STATUSES as readonly string[]).includes(status)) return;
+    const row = this.rows.get(node)?.find((r) => r.session_id === id);
+    if (row) row.status = status;
   }
 
   /** The last rows a node listed (all statuses). */
