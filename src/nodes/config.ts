@@ -23,12 +23,14 @@ const nodeEntry = z.strictObject({
   attach: z.array(arg).min(1).max(100).optional().describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
 });
 
-const nodesFile = z.strictObject({
-  nodes: z.record(
-    nodeName.refine((n) => !(RESERVED_NODE_NAMES as readonly string[]).includes(n), `"local", "auto" and "all" are not node names`),
-    nodeEntry,
-  ),
-});
+const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });
+
+/** Why `name` is not a node name (undefined: it is one). */
+function badName(name: string): string | undefined {
+  if ((RESERVED_NODE_NAMES as readonly string[]).includes(name)) return `"local", "auto" and "all" are not node names`;
+  const r = nodeName.safeParse(name);
+  return r.success ? undefined : `${r.error.issues[0]?.message ?? "not a node name"} (at most 32)`;
+}
 
 export type NodeEntry = z.infer<typeof nodeEntry>;
 export interface NodeConfig extends NodeEntry {
@@ -53,6 +55,10 @@ export function parseNodes(text: string, path: string): NodeConfig[] {
   if (!r.success) {
     const why = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`).join("; ");
     throw new Error(`${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], "attach": ["ssh", "-t", "host", "--"]}}}.`);
+  }
+  for (const name of Object.keys(r.data.nodes)) {
+    const why = badName(name);
+    if (why) throw new Error(`${path} is not a valid nodes file: ${JSON.stringify(name.slice(0, 64))}: ${why}.`);
   }
   return Object.entries(r.data.nodes).map(([name, e]) => ({ name, ...e }));
 }

@@ -92,6 +92,11 @@ export class NodeLink {
     return this.cfg.name;
   }
 
+  /** The exec command's process id while a link is open. */
+  get pid(): number | undefined {
+    return this.transport?.pid ?? undefined;
+  }
+
   start(): void {
     void this.connect();
   }
