@@ -26,7 +26,7 @@ export interface LinkTimings {
   backoffMaxMs: number;
 }
 
-export const DEFAULT_TIMINGS: LinkTimings = { heartbeatMs: 1000, pingTimeoutMs: 3000, connectTimeoutMs: 15_000, backoffMinMs: 250, backoffMaxMs: 4000 };
+export const DEFAULT_TIMINGS: LinkTimings = { heartbeatMs: 1000, pingTimeoutMs: 3000, connectTimeoutMs: 15_000, backoffMinMs: 250, backoffMaxMs: 2000 };
 
 /** A call forwarded to a node waits at most this long (the node's own timeout_ms ends it sooner). */
 const CALL_LIMIT_MS = 25 * 3_600_000;

@@ -9,7 +9,7 @@ import { SessionError } from "../../src/core/errors.js";
 import { NodeLink } from "../../src/nodes/link.js";
 import { createLogger } from "../../src/util/log.js";
 import { makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
-import { loopbackExec } from "../helpers/test-hosts.js";
+import { loopbackExec } from "../helpers/test-hosts.mjs";
 
 const log = createLogger({ level: "error" });
 const fast = { heartbeatMs: 200, pingTimeoutMs: 600, connectTimeoutMs: 15_000, backoffMinMs: 100, backoffMaxMs: 400 };

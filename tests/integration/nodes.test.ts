@@ -9,7 +9,7 @@
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
-import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.js";
+import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
 
 const enabled = tmuxOrSkip() && testHostsOrSkip();
 

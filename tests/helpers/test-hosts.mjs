@@ -6,18 +6,19 @@
  * CI they fail instead. Everything made here is removed in `destroy()` — namespaces, users and the processes of those
  * users, by pid — and nothing talks to any address but the hosts' own and loopback.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { CLI, FIXTURES, ROOT } from "./harness.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
 
 const SSHD = "/usr/sbin/sshd";
 
 /** Why test hosts cannot be made on this machine (undefined: they can). */
-export function testHostsMissing(): string | undefined {
+export function testHostsMissing() {
   if (process.getuid?.() !== 0) return "test hosts need root (network namespaces, users, sshd)";
-  for (const [bin, pkg] of [[SSHD, "openssh-server"], ["/usr/bin/ssh", "openssh-client"], ["/usr/sbin/ip", "iproute2"], ["/usr/sbin/useradd", "passwd"]] as const) {
+  for (const [bin, pkg] of [[SSHD, "openssh-server"], ["/usr/bin/ssh", "openssh-client"], ["/usr/sbin/ip", "iproute2"], ["/usr/sbin/useradd", "passwd"]]) {
     try {
       statSync(bin);
     } catch {
@@ -28,7 +29,7 @@ export function testHostsMissing(): string | undefined {
 }
 
 /** On CI missing test hosts are a failure; elsewhere the suite is skipped with the reason. */
-export function testHostsOrSkip(): boolean {
+export function testHostsOrSkip() {
   const why = testHostsMissing();
   if (!why) return true;
   if (process.env.CI) throw new Error(`${why}, and CI must run the nodes suites (.ci/run installs openssh-server and runs as root)`);
@@ -36,38 +37,12 @@ export function testHostsOrSkip(): boolean {
   return false;
 }
 
-export interface TestHost {
-  name: string;
-  /** The host's address (inside its namespace) and the coordinator's end of the link. */
-  address: string;
-  gateway: string;
-  user: string;
-  home: string;
-  /** The node's state directory and tmux socket name. */
-  stateDir: string;
-  socket: string;
-  /** The coordinator's end of the veth pair (what a link cut takes down). */
-  veth: string;
-  /** nodes.json entry: ssh to the host running this package's built server. */
-  exec: string[];
-  attach: string[];
-  /** A directory of the node user's, for session cwds. */
-  work: string;
-  cut(): void;
-  restore(): void;
-  /** Runs a command on the host as its user (through ssh), for checks. */
-  ssh(args: string[]): string;
-}
-
-export interface TestHosts {
-  hosts: TestHost[];
-  destroy(): void;
-}
-
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+/** @param {string} cmd @param {string[]} args */
+const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
 
 /** The Node binary and the package must be readable by the node users: every ancestor directory searchable by others. */
-function assertReadableByOthers(path: string): void {
+/** @param {string} path */
+function assertReadableByOthers(path) {
   for (let p = path; ; p = dirname(p)) {
     if ((statSync(p).mode & 0o001) === 0) throw new Error(`${p} is not searchable by other users (mode ${(statSync(p).mode & 0o777).toString(8)}); the test hosts' users need to read ${path}`);
     if (p === dirname(p)) return;
@@ -78,11 +53,17 @@ function assertReadableByOthers(path: string): void {
  * Makes `count` hosts. `env` is added to every node's server environment (e.g. MAX_CONCURRENT_SESSIONS).
  * Host i uses 10.231.<base+i>.0/30 and names made of `tag` (short: interface names are 15 characters at most).
  */
-export function makeTestHosts(count: number, opts: { tag?: string; env?: Record<string, string> } = {}): TestHosts {
+/** @param {number} count @param {{tag?: string, env?: Record<string,string>, root?: string}} opts @returns {import("./test-hosts.d.mts").TestHosts} */
+export function makeTestHosts(count, opts = {}) {
   const tag = opts.tag ?? `t${process.pid % 10000}`;
   const base = 1 + (process.pid % 200);
   const root = mkdtempSync(join(tmpdir(), "cs-hosts-"));
-  const made = { netns: [] as string[], users: [] as string[], veths: [] as string[], sshd: [] as ChildProcess[] };
+  /** @type {{netns: string[], users: string[], veths: string[], sshd: import("node:child_process").ChildProcess[]}} */
+  const made = { netns: [], users: [], veths: [], sshd: [] };
+  // The package the hosts run: this checkout, or a copy of it (the bench's snapshot).
+  const pkg = opts.root ?? ROOT;
+  const CLI = join(pkg, "dist", "bin.js");
+  const FIXTURES = join(pkg, "tests", "fixtures");
   const destroy = () => {
     for (const p of made.sshd) if (p.pid && p.exitCode === null) p.kill("SIGTERM");
     for (const u of made.users) {
@@ -102,7 +83,8 @@ export function makeTestHosts(count: number, opts: { tag?: string; env?: Record<
     run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
     const hostKey = join(root, "host_ed25519");
     run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey]);
-    const hosts: TestHost[] = [];
+    /** @type {import("./test-hosts.d.mts").TestHost[]} */
+    const hosts = [];
     for (let i = 0; i < count; i++) {
       const name = `h${i + 1}`;
       const ns = `cs-${tag}-${name}`;
@@ -159,7 +141,7 @@ export function makeTestHosts(count: number, opts: { tag?: string; env?: Record<
       const sshd = spawn("ip", ["netns", "exec", ns, SSHD, "-D", "-e", "-f", conf], { stdio: ["ignore", "ignore", "pipe"] });
       made.sshd.push(sshd);
       let sshdErr = "";
-      sshd.stderr?.on("data", (b: Buffer) => (sshdErr = (sshdErr + b.toString()).slice(-4000)));
+      sshd.stderr?.on("data", (b) => (sshdErr = (sshdErr + b.toString()).slice(-4000)));
       const sshBase = ["ssh", "-F", "/dev/null", "-i", key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5"];
       const target = `${user}@${address}`;
       const env = {
@@ -195,12 +177,12 @@ export function makeTestHosts(count: number, opts: { tag?: string; env?: Record<
           // The address's route comes back with the link.
           spawnSync("ip", ["addr", "add", `${gateway}/30`, "dev", veth], { stdio: "ignore" });
         },
-        ssh: (args) => run(sshBase[0]!, [...sshBase.slice(1), target, "--", ...args]),
+        ssh: (args) => run(sshBase[0], [...sshBase.slice(1), target, "--", ...args]),
       });
       // sshd is listening when a connection is answered.
       const until = Date.now() + 10_000;
       for (;;) {
-        const r = spawnSync(sshBase[0]!, [...sshBase.slice(1), target, "--", "true"], { encoding: "utf8", timeout: 10_000 });
+        const r = spawnSync(sshBase[0], [...sshBase.slice(1), target, "--", "true"], { encoding: "utf8", timeout: 10_000 });
         if (r.status === 0) break;
         if (Date.now() > until) throw new Error(`sshd on ${name} did not answer: ${r.stderr}\nsshd: ${sshdErr}`);
         spawnSync("sleep", ["0.1"]);
@@ -214,8 +196,9 @@ export function makeTestHosts(count: number, opts: { tag?: string; env?: Record<
 }
 
 /** Processes of a user (by uid), read from /proc. */
-function pidsOf(uid: number): number[] {
-  const out: number[] = [];
+/** @param {number} uid */
+function pidsOf(uid) {
+  const out = [];
   for (const p of readdirSync("/proc")) {
     if (!/^\d+$/.test(p)) continue;
     try {
@@ -228,7 +211,8 @@ function pidsOf(uid: number): number[] {
   return out;
 }
 
-function safeKill(pid: number): void {
+/** @param {number} pid */
+function safeKill(pid) {
   try {
     process.kill(pid, "SIGKILL");
   } catch {
@@ -237,7 +221,8 @@ function safeKill(pid: number): void {
 }
 
 /** Writes a coordinator's nodes.json (mode 0600) and returns its path. */
-export function writeNodesFile(dir: string, nodes: Record<string, { exec: string[]; attach?: string[] }>): string {
+/** @param {string} dir @param {Record<string, {exec: string[], attach?: string[]}>} nodes */
+export function writeNodesFile(dir, nodes) {
   const p = join(dir, "nodes.json");
   writeFileSync(p, JSON.stringify({ nodes }, null, 2), { mode: 0o600 });
   chmodSync(p, 0o600);
@@ -245,8 +230,7 @@ export function writeNodesFile(dir: string, nodes: Record<string, { exec: string
 }
 
 /** A "node" on this machine: the built server with a world of its own, reached through `env` instead of ssh. */
-export function loopbackExec(env: Record<string, string>): string[] {
-  return ["env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, CLI];
+/** @param {Record<string,string>} env */
+export function loopbackExec(env) {
+  return ["env", "-i", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, join(ROOT, "dist", "bin.js")];
 }
-
-export { ROOT };
