@@ -17,6 +17,10 @@ export interface TestHost {
   /** A directory of the node user's, for session cwds. */
   work: string;
   cut(): void;
+  /** Variables every later ssh session of the host gets (~/.ssh/environment, 0600): secrets stay out of argv. */
+  setUserEnv(vars: Record<string, string>): void;
+  /** Gives everything under the user's HOME back to the user (after root prepared files there). */
+  chownHome(): void;
   restore(): void;
   /** Runs a command on the host as its user (through ssh), for checks. */
   ssh(args: string[]): string;

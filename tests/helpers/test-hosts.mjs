@@ -131,6 +131,8 @@ export function makeTestHosts(count, opts = {}) {
           "KbdInteractiveAuthentication no",
           "PubkeyAuthentication yes",
           "UsePAM no",
+          // ~/.ssh/environment: a node's own settings and secrets, as an operator's shell profile would hold them.
+          "PermitUserEnvironment yes",
           "PermitRootLogin no",
           // A connection whose client is gone (a cut link) is dropped by the server side too.
           "ClientAliveInterval 2",
@@ -172,6 +174,12 @@ export function makeTestHosts(count, opts = {}) {
         exec: [...sshBase, target, "--", ...remote],
         attach: [...sshBase, "-t", target, "--"],
         cut: () => run("ip", ["link", "set", veth, "down"]),
+        setUserEnv: (vars) => {
+          const p = join(ssh, "environment");
+          writeFileSync(p, Object.entries(vars).map(([k, v]) => `${k}=${v}\n`).join(""), { mode: 0o600 });
+          chownSync(p, uid, gid);
+        },
+        chownHome: () => run("chown", ["-R", `${uid}:${gid}`, home]),
         restore: () => {
           run("ip", ["link", "set", veth, "up"]);
           // The address's route comes back with the link.
