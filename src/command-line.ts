@@ -16,7 +16,8 @@ import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
-import { formatNodeLine, nodeReport } from "./nodes/cli.js";
+import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
+import { listSessions } from "./server/tools/list-sessions.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -121,9 +122,13 @@ async function human(cmd: string, args: string[]): Promise<number> {
   try {
     switch (cmd) {
       case "ls": {
-        const res = await app.sessions.list(api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" }));
+        const input = api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" });
+        // With nodes configured, every machine's sessions (a node column first).
+        if (app.nodes.links.size) app.nodes.start();
+        const listed = app.nodes.links.size ? await app.nodes.invoke(listSessions, app.sessions, input, {}) : undefined;
+        const res = listed?.ok ? (listed.value as api.ListOutput) : await app.sessions.list(input);
         if (!res.sessions.length) print("no sessions");
-        for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
+        for (const s of res.sessions) print(`${app.nodes.links.size ? `${s.node ?? "local"}${s.node_status ? ` (${s.node_status})` : ""}\t` : ""}${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
         return 0;
       }
       case "nodes": {
@@ -136,7 +141,8 @@ async function human(cmd: string, args: string[]): Promise<number> {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions attach <id>");
         const rec = await app.store.get(api.sessionId.parse(id));
-        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : undefined) ?? [];
+        const remote = rec ? undefined : await remoteAttachArgv(app.nodes, app.sessions, id);
+        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : remote) ?? [];
         if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
         const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;

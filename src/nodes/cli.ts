@@ -1,5 +1,8 @@
 /** `claude-sessions nodes`: each configured node, reached once — its link, version, health and sessions. */
+import type { SessionService } from "../sessions/service.js";
+import { splitQuoted } from "./attach.js";
 import { capacityOf, withTimeout, type Coordinator } from "./coordinator.js";
+import { LOCAL } from "./router.js";
 
 export interface NodeLine {
   name: string;
@@ -33,4 +36,22 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
 export function formatNodeLine(n: NodeLine): string {
   if (n.status !== "reachable") return `${n.name}\tunreachable\t${n.error ?? ""}`;
   return `${n.name}\treachable\tclaude-sessions ${n.version ?? "?"}\thealth ${n.health ?? "?"}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}`;
+}
+
+/**
+ * `claude-sessions attach <id>` for a session on a node: the node's attach prefix and its exact tmux attach, as argv
+ * (undefined when no node has the session). Throws when the node cannot be attached to (no prefix, not tmux).
+ */
+export async function remoteAttachArgv(c: Coordinator, svc: SessionService, id: string): Promise<string[] | undefined> {
+  if (!c.links.size) return undefined;
+  c.start();
+  const owner = await c.router.ownerOf(id, svc);
+  if (!owner || owner === LOCAL) return undefined;
+  const link = c.linkOf(owner);
+  const res = await link.call("list_sessions", { status_filter: "all" });
+  const row = (res.sessions as Array<{ session_id: string; attach_command?: string }>).find((r) => r.session_id === id);
+  const words = row?.attach_command ? splitQuoted(row.attach_command) : undefined;
+  if (!link.cfg.attach?.length) throw new Error(`session ${id} runs on node ${owner}, which has no "attach" prefix in nodes.json`);
+  if (!words) throw new Error(`session ${id} on node ${owner} cannot be attached to (it is not a live tmux session; use tail or stream_output)`);
+  return [...link.cfg.attach, ...words];
 }

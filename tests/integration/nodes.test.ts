@@ -6,9 +6,10 @@
  * working, and the same sessions answer once the link is back; a coordinator killed with -9 and restarted lists
  * every remote session with its exact status.
  */
+import { spawnSync } from "node:child_process";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
 
 const enabled = tmuxOrSkip() && testHostsOrSkip();
@@ -155,6 +156,18 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const byIds = await m.callOk<{ done: boolean; sessions: unknown[] }>("wait_for_sessions", { session_ids: members.map((x) => x.session_id), mode: "any", timeout_ms: 5000 });
     expect(byIds).toMatchObject({ done: true });
     expect(byIds.sessions).toHaveLength(3);
+  });
+
+  it("the CLI: `nodes` reaches every node; `ls` shows every machine's sessions with their node", () => {
+    const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
+    const n = cli(["nodes"]);
+    expect(n.status, n.stderr).toBe(0);
+    expect(n.stdout).toMatch(/^h1\treachable\tclaude-sessions \d+\.\d+\.\d+\thealth ok\t\d+ live of 30$/m);
+    expect(n.stdout).toMatch(/^h2\treachable\t.*live of 40$/m);
+    const ls = cli(["ls"]);
+    expect(ls.status, ls.stderr).toBe(0);
+    expect(ls.stdout.split("\n")).toContain(`h1\t${s1}\tidle\ttmux\t${h1.work}\t${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`);
+    expect(ls.stdout).toMatch(/^local\t\w+\tidle\ttmux\t/m);
   });
 
   it("a cut link: NODE_UNREACHABLE for its calls (a wait in flight too), the other node unaffected; back up, the same sessions answer", async () => {
