@@ -18,7 +18,7 @@ import type { Logger } from "../util/log.js";
 import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";
 import { fanOut, groupOf } from "./fanout.js";
-import { DEFAULT_TIMINGS, NodeLink, type LinkTimings } from "./link.js";
+import { DEFAULT_TIMINGS, NodeLink, unreachable, type LinkTimings } from "./link.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 
@@ -143,7 +143,14 @@ export class Coordinator implements CallRouter {
   /** Who runs a call that names one session: its owner (this machine when nobody else has it). */
   private async targetOf(svc: SessionService, args: Args): Promise<string> {
     if (!this.links.size) return LOCAL;
-    if (typeof args.session_id === "string") return (await this.router.ownerOf(args.session_id, svc)) ?? LOCAL;
+    if (typeof args.session_id === "string") {
+      const owner = await this.router.ownerOf(args.session_id, svc);
+      if (owner) return owner;
+      // Nobody reachable has it: when a node is down, it may well be there (say so, retryable), else not found here.
+      const down = [...this.links.values()].filter((l) => l.status !== "reachable").map((l) => l.name);
+      if (down.length) throw unreachable(down.join(", "), `session ${JSON.stringify(args.session_id)} is on no reachable machine, and ${down.length > 1 ? "these nodes do" : "this node does"} not answer (${this.links.get(down[0]!)?.error ?? "connecting"})`);
+      return LOCAL;
+    }
     if (typeof args.team_name === "string" && typeof args.teammate_name === "string") return this.teammateOwner(svc, args.team_name, args.teammate_name);
     return LOCAL;
   }

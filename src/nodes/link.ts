@@ -92,6 +92,11 @@ export class NodeLink {
     return this.cfg.name;
   }
 
+  /** What a person is told: connecting before the first connection, then reachable or unreachable (retries included). */
+  get shownStatus(): LinkStatus {
+    return this.status === "reachable" ? "reachable" : this.everUp ? "unreachable" : this.status;
+  }
+
   /** The exec command's process id while a link is open. */
   get pid(): number | undefined {
     return this.transport?.pid ?? undefined;

@@ -42,8 +42,8 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
         } catch (e) {
           // Its last known sessions stay in the view, marked as such.
           const known = c.router.lastRows(l.name);
-          const rows = known.filter((r) => matches(r, rest)).map((r) => ({ ...r, node_status: l.status === "reachable" ? "unreachable" : l.status }));
-          const view: NodeView = { name: l.name, status: l.status === "reachable" ? "unreachable" : l.status, sessions: rows.length, error: e instanceof Error ? e.message : String(e), ...(l.version ? { version: l.version } : {}) };
+          const rows = known.filter((r) => matches(r, rest)).map((r) => ({ ...r, node_status: "unreachable" }));
+          const view: NodeView = { name: l.name, status: l.shownStatus === "reachable" ? "unreachable" : l.shownStatus, sessions: rows.length, error: e instanceof Error ? e.message : String(e), ...(l.version ? { version: l.version } : {}) };
           return { rows, total: known.length, filtered: rows.length, view };
         }
       }),
@@ -65,7 +65,7 @@ export async function healthAll(c: Coordinator, tool: Tool, svc: SessionService,
   const nodes = await Promise.all(
     [...c.links.values()].map(async (l) => {
       const name = `node ${l.name}`;
-      if (l.status !== "reachable") return { name, status: "degraded", detail: `${l.status}: ${l.error ?? "connecting"} (its sessions keep running there)` };
+      if (l.status !== "reachable") return { name, status: "degraded", detail: `${l.shownStatus}: ${l.error ?? "connecting"} (its sessions keep running there)` };
       try {
         const h = await withTimeout(l.call(tool.name, {}, ctx), 5000);
         const hc = (h.checks ?? []) as Array<{ name: string; detail: string }>;

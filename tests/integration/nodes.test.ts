@@ -156,6 +156,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const byIds = await m.callOk<{ done: boolean; sessions: unknown[] }>("wait_for_sessions", { session_ids: members.map((x) => x.session_id), mode: "any", timeout_ms: 5000 });
     expect(byIds).toMatchObject({ done: true });
     expect(byIds.sessions).toHaveLength(3);
+    // sync_context of the team: one result per member, from every machine.
+    const synced = await m.callOk<{ results: Array<{ session_id: string; node?: string; error?: unknown }> }>("sync_context", { team_name: "tri", force: true, wait_for_response: false });
+    expect(synced.results.map((x) => x.node ?? "local").sort()).toEqual(["h1", "h2", "local"]);
+    expect(synced.results.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
+    await m.callOk("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
   });
 
   it("the CLI: `nodes` reaches every node; `ls` shows every machine's sessions with their node", () => {
@@ -189,8 +194,10 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(s.error?.code).toBe("NODE_UNREACHABLE");
     expect((await m.callOk<{ response: string }>("send_message", { session_id: on2.session_id, message: "still here" })).response).toBe("FAKE REPLY: still here");
     const l = await list();
-    expect(l.nodes.find((n) => n.name === "h1")?.status).not.toBe("reachable");
-    expect(l.sessions.find((x) => x.session_id === s1)).toMatchObject({ node: "h1", node_status: expect.stringMatching(/unreachable|connecting/), status: "busy" });
+    expect(l.nodes.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
+    expect(l.sessions.find((x) => x.session_id === s1)).toMatchObject({ node: "h1", node_status: "unreachable", status: "busy" });
+    const h = await m.callOk<{ status: string; checks: Array<{ name: string; status: string; detail: string }> }>("health_check");
+    expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({ status: "degraded", detail: expect.stringMatching(/^unreachable: /) });
     h1.restore();
     await until(async () => (await list()).nodes.find((n) => n.name === "h1")?.status === "reachable", 30_000, 250);
     // The session kept running on h1 through the outage: interrupt the long turn, then it answers again.
