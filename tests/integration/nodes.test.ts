@@ -68,6 +68,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const bad = await m.call("start_session", { cwd: "/tmp", node: "h9" });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
     expect(bad.error?.suggestion).toContain("h1, h2");
+    // A node argument is a name, never part of a command.
+    for (const node of ["h1; touch /tmp/x", "-oProxyCommand=x", "H1", "h1 h2", "$(id)"]) {
+      expect((await m.call("start_session", { cwd: "/tmp", node })).error?.code).toBe("INVALID_ARGUMENT");
+    }
+    expect((await m.call("list_sessions", { node_filter: "nope" })).error?.code).toBe("INVALID_ARGUMENT");
     const h = await m.callOk<{ checks: Array<{ name: string; status: string; detail: string }> }>("health_check");
     expect(h.checks.filter((c) => c.name.startsWith("node "))).toEqual([
       expect.objectContaining({ name: "node h1", status: "ok", detail: expect.stringContaining("0 live of 30") }),
