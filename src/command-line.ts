@@ -17,6 +17,7 @@ import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
+import { loadNodes } from "./nodes/config.js";
 import { listSessions } from "./server/tools/list-sessions.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
@@ -190,8 +191,12 @@ async function doctor(): Promise<number> {
   const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
   for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
-  print(`status: ${nodeOk ? h.status : "down"} (state directory ${cfg.stateDir})`);
-  return nodeOk && h.status !== "down" ? 0 : 1;
+  // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
+  const nodes = await loadNodes(process.env, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
+  print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
+  const status = !nodeOk || !nodes.ok ? "down" : h.status;
+  print(`status: ${status} (state directory ${cfg.stateDir})`);
+  return status !== "down" ? 0 : 1;
 }
 
 async function audit(args: string[]): Promise<number> {

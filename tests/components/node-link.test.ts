@@ -4,11 +4,14 @@
  * errors come back typed; a node that stops answering (SIGSTOP) is found by the heartbeat, its call in flight fails
  * at once, and the link comes back by itself with a new process.
  */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
 import { NodeLink } from "../../src/nodes/link.js";
 import { createLogger } from "../../src/util/log.js";
-import { makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 import { loopbackExec } from "../helpers/test-hosts.mjs";
 
 const log = createLogger({ level: "error" });
@@ -38,6 +41,39 @@ describe.skipIf(!tmuxOrSkip())("a node's link", () => {
   afterAll(async () => {
     await Promise.all(links.map((l) => l.close()));
     w.cleanup();
+  });
+
+  it("a bad nodes.json stops the server with the reason, and doctor says so; a node name no file has is refused", async () => {
+    const w = makeWorld();
+    try {
+      const p = join(w.root, "bad-nodes.json");
+      writeFileSync(p, JSON.stringify({ nodes: { "h1; rm -rf /": { exec: ["ssh", "h1"] } } }), { mode: 0o600 });
+      const env = { ...w.env, CLAUDE_SESSIONS_NODES: p };
+      const serve = spawnSync(process.execPath, [CLI, "serve"], { env, encoding: "utf8", input: "", timeout: 30_000 });
+      expect(serve.status).toBe(1);
+      expect(serve.stderr).toContain(`${p} is not a valid nodes file`);
+      const doctor = spawnSync(process.execPath, [CLI, "doctor"], { env, encoding: "utf8", timeout: 30_000 });
+      expect(doctor.status).toBe(1);
+      expect(doctor.stdout).toMatch(/^down nodes: .*is not a valid nodes file/m);
+      const none = spawnSync(process.execPath, [CLI, "doctor"], { env: w.env, encoding: "utf8", timeout: 30_000 });
+      expect(none.stdout).toMatch(/^ok {3}nodes: none configured$/m);
+      const m = await connect(w);
+      try {
+        const r = await m.call("start_session", { cwd: w.work, node: "h1" });
+        expect(r.error?.code).toBe("INVALID_ARGUMENT");
+        expect(r.error?.suggestion).toContain("no nodes configured");
+        expect((await m.call("list_sessions", { node_filter: "h1" })).error?.code).toBe("INVALID_ARGUMENT");
+        // "local" and "auto" mean this machine when it is the only one.
+        const s = await m.callOk<{ session_id: string; node?: string }>("start_session", { cwd: w.work, node: "auto" });
+        expect(s.node).toBeUndefined();
+        expect((await m.callOk<{ sessions: unknown[]; nodes?: unknown }>("list_sessions", { node_filter: "local" })).nodes).toBeUndefined();
+        await m.callOk("kill_session", { session_id: s.session_id });
+      } finally {
+        await m.close();
+      }
+    } finally {
+      w.cleanup();
+    }
   });
 
   it("a command that exits is NODE_UNREACHABLE naming the node, with what it printed", async () => {
