@@ -41,6 +41,7 @@ export class Coordinator implements CallRouter {
   readonly links = new Map<string, NodeLink>();
   readonly router: Router;
   private readonly notices = new Set<NoticeListener>();
+  private readonly updates = new Set<(uri: string) => void>();
 
   constructor(
     nodes: readonly NodeConfig[],
@@ -54,6 +55,9 @@ export class Coordinator implements CallRouter {
         log,
         {
           notice: (node, level, data) => this.notice(node, level, data),
+          resourceUpdated: (_node, uri) => {
+            for (const l of [...this.updates]) l(uri);
+          },
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
           up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
         },
@@ -209,6 +213,19 @@ export class Coordinator implements CallRouter {
     );
     cands.sort((a, b) => b.free - a.free || b.mem - a.mem);
     return cands[0]!.name;
+  }
+
+  async subscribeResource(uri: string, id: string, svc: SessionService): Promise<boolean> {
+    if (!this.links.size) return false;
+    const owner = await this.router.ownerOf(id, svc);
+    if (!owner || owner === LOCAL) return false;
+    await this.linkOf(owner).subscribe(uri);
+    return true;
+  }
+
+  onResourceUpdated(l: (uri: string) => void): () => void {
+    this.updates.add(l);
+    return () => this.updates.delete(l);
   }
 
   async readResource(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined> {

@@ -6,7 +6,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LoggingMessageNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
@@ -34,6 +34,8 @@ const CALL_LIMIT_MS = 25 * 3_600_000;
 export interface LinkEvents {
   /** The node's notifications/message (session notices), as it sent them. */
   notice?(node: string, level: LoggingLevel, data: unknown): void;
+  /** The node's notifications/resources/updated of a URI this link subscribed to. */
+  resourceUpdated?(node: string, uri: string): void;
   /** The link came up (first time or after an outage). */
   up?(node: string): void;
   down?(node: string, why: string): void;
@@ -78,6 +80,8 @@ export class NodeLink {
   private closed = false;
   private stderrTail = "";
   private readonly inflight = new Set<(e: SessionError) => void>();
+  /** Resource URIs subscribed to on the node (again after each reconnection). */
+  private readonly subscriptions = new Set<string>();
   private readonly changed = new Set<() => void>();
 
   constructor(
@@ -124,6 +128,9 @@ export class NodeLink {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       if (gen === this.generation) this.events.notice?.(this.name, n.params.level, n.params.data);
     });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (gen === this.generation) this.events.resourceUpdated?.(this.name, n.params.uri);
+    });
     transport.onclose = () => this.lost(gen, `its command exited${this.lastStderr()}`);
     transport.onerror = (e) => this.log.debug(`node ${this.name}: ${String(e)}`);
     this.transport = transport;
@@ -144,6 +151,7 @@ export class NodeLink {
     this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"})`);
     this.heartbeat = setInterval(() => void this.beat(gen), this.t.heartbeatMs);
     this.heartbeat.unref();
+    for (const uri of this.subscriptions) void client.subscribeResource({ uri }).catch((e: unknown) => this.log.debug(`node ${this.name}: resubscribing ${uri}: ${String(e)}`));
     this.events.up?.(this.name);
   }
 
@@ -261,6 +269,14 @@ export class NodeLink {
       throw this.status !== "reachable" ? unreachable(this.name, this.error ?? String(e)) : new SessionError("SESSION_NOT_FOUND", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`);
     });
     return res.contents as { uri: string; mimeType?: string; text?: string }[];
+  }
+
+  /** Subscribes to a resource on the node (kept across reconnections; updates arrive through resourceUpdated). */
+  async subscribe(uri: string): Promise<void> {
+    if (this.subscriptions.has(uri)) return;
+    const client = await this.ready();
+    await client.subscribeResource({ uri }, { timeout: 10_000 });
+    this.subscriptions.add(uri);
   }
 
   async close(): Promise<void> {

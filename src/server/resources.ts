@@ -109,10 +109,13 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     return { contents: remote ?? [await readResource(svc, req.params.uri)] };
   }));
   server.setRequestHandler(SubscribeRequestSchema, rpc(async (req) => {
-    parseUri(req.params.uri);
+    const { id } = parseUri(req.params.uri);
+    // A session on a node: its updates come from the node's own resource (through the link).
+    await router?.subscribeResource?.(req.params.uri, id, svc);
     subscribed.add(req.params.uri);
     return {};
   }));
+  const offRemote = router?.onResourceUpdated?.((uri) => subscribed.has(uri) && updated(uri));
   server.setRequestHandler(UnsubscribeRequestSchema, rpc(async (req) => {
     subscribed.delete(req.params.uri);
     return {};
@@ -147,6 +150,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   return () => {
     off();
     offLimit();
+    offRemote?.();
     for (const t of screenTimers.values()) clearTimeout(t);
     screenTimers.clear();
   };

@@ -50,6 +50,10 @@ export interface CallRouter {
   onNotice(l: (level: LoggingLevel, data: Record<string, unknown>) => void): () => void;
   /** A session:// resource of a session on a node; undefined when the session is this machine's. */
   readResource?(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined>;
+  /** Subscribes to a session:// resource of a session on a node (false: the session is this machine's). */
+  subscribeResource?(uri: string, id: string, svc: SessionService): Promise<boolean>;
+  /** notifications/resources/updated of subscribed remote resources. */
+  onResourceUpdated?(l: (uri: string) => void): () => void;
 }
 
 export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool {

@@ -7,7 +7,7 @@
  * every remote session with its exact status.
  */
 import { spawnSync } from "node:child_process";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
@@ -34,10 +34,12 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   let w: World;
   let m: Mcp;
   const notices: Array<{ level: string; data: Record<string, unknown> }> = [];
+  const updated: string[] = [];
 
   const open = async () => {
     const c = await connect(w);
     c.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push({ level: n.params.level, data: n.params.data as Record<string, unknown> }));
+    c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
     return c;
   };
 
@@ -104,6 +106,16 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     // A remote session's resource is read through its node.
     const res = await m.client.readResource({ uri: `session://${s1}` });
     expect(JSON.parse((res.contents[0] as { text: string }).text)).toMatchObject({ session_id: s1, status: "idle" });
+  });
+
+  it("a remote session's resources: subscribed through its node, updated by its turns", async () => {
+    await m.client.subscribeResource({ uri: `session://${s1}` });
+    await m.client.subscribeResource({ uri: `session://${s1}/transcript` });
+    updated.length = 0;
+    await m.callOk("send_message", { session_id: s1, message: "watched" });
+    await until(() => updated.includes(`session://${s1}`) && updated.includes(`session://${s1}/transcript`), 10_000);
+    const t = await m.client.readResource({ uri: `session://${s1}/transcript` });
+    expect((t.contents[0] as { text: string }).text).toContain("FAKE REPLY: watched");
   });
 
   it('start with node "auto" lands on the node with the most free slots', async () => {
