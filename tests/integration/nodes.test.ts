@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { startHttpServer } from "../helpers/http.js";
 import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
 
 const enabled = tmuxOrSkip() && testHostsOrSkip();
@@ -178,6 +179,42 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(synced.results.map((x) => x.node ?? "local").sort()).toEqual(["h1", "h2", "local"]);
     expect(synced.results.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
     await m.callOk("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
+  });
+
+  it("the web view (serve --http) lists every machine's sessions with their node and drives a remote one", async () => {
+    const token = "nodes-test-token-0123456789";
+    const srv = await startHttpServer(w, { CLAUDE_SESSIONS_TOKEN: token });
+    const auth = { authorization: `Bearer ${token}` };
+    // The first event of a feed, read from the stream.
+    const firstEvent = async (path: string, name: string): Promise<unknown> => {
+      const ctl = new AbortController();
+      const res = await fetch(`${srv.url}${path}`, { headers: auth, signal: ctl.signal });
+      const reader = res.body!.getReader();
+      let text = "";
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the feed ended before ${name}: ${text}`);
+          text += new TextDecoder().decode(value);
+          const m = new RegExp(`event: ${name}\ndata: (.*)\n\n`).exec(text);
+          if (m) return JSON.parse(m[1]!);
+        }
+      } finally {
+        ctl.abort();
+      }
+    };
+    try {
+      const rows = (await firstEvent("/api/events", "snapshot")) as Row[];
+      expect(rows.find((r) => r.session_id === s1)).toMatchObject({ node: "h1", status: "idle" });
+      const page = (await firstEvent(`/api/sessions/${s1}/events`, "session")) as Row;
+      expect(page).toMatchObject({ session_id: s1, node: "h1" });
+      const sent = await fetch(`${srv.url}/api/sessions/${s1}/send`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ message: "from the page" }) });
+      expect(sent.status).toBe(200);
+      expect(await sent.json()).toMatchObject({ session_id: s1, node: "h1", message_sent: true });
+      expect(await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 })).toMatchObject({ last_response: "FAKE REPLY: from the page" });
+    } finally {
+      await srv.stop();
+    }
   });
 
   it("the CLI: `nodes` reaches every node; `ls` shows every machine's sessions with their node", () => {

@@ -57,7 +57,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
       return mcp.handle(req, res);
     }
-    return handleWeb(svc, guard, req, res, url);
+    return handleWeb(svc, guard, req, res, url, o.router);
   };
 
   const server = createHttpServer((req, res) => {
