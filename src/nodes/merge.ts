@@ -50,7 +50,9 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
   );
   const all = [...(local.sessions as Row[]), ...parts.flatMap((p) => p.rows)];
   all.sort((a, b) => String(a.created_at ?? "").localeCompare(String(b.created_at ?? "")));
+  // This machine's answer as it is (fields other tools add to it stay), with every machine's rows and counts.
   const out: Args = {
+    ...local,
     sessions: typeof limit === "number" ? all.slice(0, limit) : all,
     total_count: (local.total_count as number) + parts.reduce((n, p) => n + p.total, 0),
     filtered_count: (local.filtered_count as number) + parts.reduce((n, p) => n + p.filtered, 0),
