@@ -227,6 +227,10 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(ls.status, ls.stderr).toBe(0);
     expect(ls.stdout.split("\n")).toContain(`h1\t${s1}\tidle\ttmux\t${h1.work}\t${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`);
     expect(ls.stdout).toMatch(/^local\t\w+\tidle\ttmux\t/m);
+    // attach runs the node's prefix and its tmux attach: here without a terminal, so the node's tmux says so.
+    const at = cli(["attach", s1]);
+    expect(at.status).not.toBe(0);
+    expect(at.stderr).toContain("open terminal failed: not a terminal");
   });
 
   it("a cut link: NODE_UNREACHABLE for its calls (a wait in flight too), the other node unaffected; back up, the same sessions answer", async () => {
