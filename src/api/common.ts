@@ -34,6 +34,16 @@ export const addressFields = {
 
 export const status = z.enum(STATUSES);
 
+/** A node's name in the coordinator's nodes.json ("local" is this machine; "auto" picks one). */
+export const nodeName = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, "a node name has lowercase letters, digits, '-' and '_'");
+
+/** On results and list rows: the node the session runs on (absent: this machine). */
+export const nodeField = { node: z.string().optional().describe("The node the session runs on (absent or \"local\": this machine).") };
+
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
   z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
 

@@ -1,6 +1,6 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, status, timeoutMs, turnFields } from "./common.js";
+import { addressFields, nodeField, status, timeoutMs, turnFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -60,6 +60,7 @@ export const sendOutput = z.strictObject({
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,
   ...turnFigureFields,
+  ...nodeField,
 });
 
 export const waitInput = z
@@ -76,6 +77,7 @@ export const waitOutput = z.strictObject({
   last_response: z.string().optional(),
   completed_at: z.string().optional().describe("When the wait saw the turn end (completed only)."),
   ...turnFields,
+  ...nodeField,
 });
 
 export const permissionDecision = z.enum(["allow", "allow_always", "deny"]);
@@ -89,11 +91,11 @@ export const respondInput = z
   })
   .strict();
 
-export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status });
+export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status, ...nodeField });
 
 export const interruptInput = z.object({ ...addressFields, timeout_ms: timeoutMs(5000, 60_000) }).strict();
 
-export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status });
+export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status, ...nodeField });
 
 export const streamInput = z
   .object({
@@ -115,4 +117,5 @@ export const streamOutput = z.strictObject({
   items: z.array(transcriptItem).optional(),
   cursor: z.string().optional(),
   status: status.optional(),
+  ...nodeField,
 });

@@ -17,13 +17,14 @@ export const ERROR_CODES = [
   "STARTUP_BLOCKED",
   "PERMISSION_DENIED",
   "LIMIT_REACHED",
+  "NODE_UNREACHABLE",
   "INTERNAL",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes a caller may simply try again later. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED"]);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "NODE_UNREACHABLE"]);
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
@@ -40,6 +41,7 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   STARTUP_BLOCKED: "Claude Code is showing a first-run screen; see the message for the option that answers it.",
   PERMISSION_DENIED: "This server was not started with the option that allows it.",
   LIMIT_REACHED: "Kill sessions you no longer need (kill_session), or raise the limit in the server's environment.",
+  NODE_UNREACHABLE: "The node did not answer (its link is down or its server stopped); its sessions keep running there. Try again once list_sessions shows the node reachable.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };
 
