@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pastePieces } from "../../src/drivers/terminal/prompt.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
+import { classifyScreen, pickChoice, unknownScreen } from "../../src/drivers/terminal/blocking.js";
 import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "../../src/drivers/terminal/screens.js";
 
 const SAMPLES = join(import.meta.dirname, "..", "fixtures", "screens");
@@ -75,5 +76,67 @@ describe("screen helpers", () => {
     const seq = pending.pending_permission!.seq;
     expect(foldAll([ev("cs:answered", { permission_seq: seq + 7 })], pending).status).toBe("waiting_for_permission");
     expect(foldAll([ev("cs:answered", { permission_seq: seq })], pending)).toMatchObject({ status: "busy" });
+  });
+});
+
+describe("blocking screens (issue 20): each sample is recognised with its choices", () => {
+  const cases: Array<[string, string, string[]]> = [
+    ["auto-mode-cant-check.2.1.331.txt", "auto_mode_unavailable", ["stay in auto mode", "leave for accept edits mode and stop", "cancel"]],
+    ["trust.2.1.331.txt", "trust", ["No, exit", "Yes, I trust this folder"]],
+    ["mcp-server.2.1.331.txt", "mcp_server", ["Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"]],
+    ["plan-exit.2.1.331.txt", "plan_approval", ["Yes, and switch to default (ask each time) for this session", "No"]],
+    ["plan-proceed.from-strings.2.1.331.txt", "plan_approval", ["Yes, and use auto mode", "Yes, and switch to default (ask each time)", "No, keep planning"]],
+    ["usage-limit.from-strings.2.1.331.txt", "usage_limit", ["Stop and wait for limit to reset", "Wait here, then continue automatically at 3pm", "Switch to Sonnet and continue", "Upgrade your plan"]],
+  ];
+  for (const [file, kind, labels] of cases) {
+    it(`${file} → ${kind}`, () => {
+      const p = classifyScreen(sample(file));
+      expect(p?.kind).toBe(kind);
+      expect(p?.choices.map((c) => c.label)).toEqual(labels);
+      expect(p!.text.length).toBeGreaterThan(10);
+    });
+  }
+
+  it("the auto-mode screen's choices are its footer's keys; its text names the problem", () => {
+    const p = classifyScreen(sample("auto-mode-cant-check.2.1.331.txt"))!;
+    expect(p.choices.map((c) => c.keys)).toEqual([["Enter"], ["BTab"], ["Escape"]]);
+    expect(p.text).toMatch(/^Auto mode can't check actions in this session/);
+    expect(p.text).toMatch(/Enter to stay in auto mode/);
+  });
+
+  it("a menu's keys move the cursor from where it is, then Enter", () => {
+    const mcp = classifyScreen(sample("mcp-server.2.1.331.txt"))!;
+    expect(mcp.choices.map((c) => c.keys)).toEqual([["Up", "Up", "Enter"], ["Up", "Enter"], ["Enter"]]);
+    const trust = classifyScreen(sample("trust.2.1.331.txt"))!;
+    expect(pickChoice(trust.choices, "yes, i trust  this folder")?.keys).toEqual(["Down", "Enter"]);
+    expect(pickChoice(trust.choices, 1)?.label).toBe("No, exit");
+    expect(pickChoice(trust.choices, "2")?.label).toBe("Yes, I trust this folder");
+    expect(pickChoice(trust.choices, 3)).toBeUndefined();
+    expect(pickChoice(trust.choices, "rm -rf /")).toBeUndefined();
+  });
+
+  it("screens that do not hold a turn are not blocking: idle, busy, a 429 (its turn failed), the input box", () => {
+    for (const f of ["idle-start.txt", "idle-after-reply.txt", "busy.txt", "after-esc.txt", "rate-limit-429.2.1.331.txt"]) {
+      expect(classifyScreen(sample(f)), f).toBeUndefined();
+      expect(classifyScreen(sample(f), { late: true }), f).toBeUndefined();
+    }
+    expect(unknownScreen(sample("busy.txt"), false)).toBeUndefined();
+    expect(unknownScreen(sample("idle-start.txt"), true)).toBeUndefined();
+  });
+
+  it("a permission dialog whose hook did not fire is reported only late (its hook may be on its way)", () => {
+    expect(classifyScreen(sample("permission-prompt.txt"))).toBeUndefined();
+    const p = classifyScreen(sample("permission-prompt.txt"), { late: true })!;
+    expect(p.kind).toBe("permission_dialog");
+    expect(p.choices.map((c) => c.label)).toEqual(["Yes", "Yes, and always allow access to work/ from this project", "No"]);
+  });
+
+  it("a screen no pattern knows is unknown, with the text and the menu it shows", () => {
+    const s = sample("unknown-screen.invented.txt");
+    expect(classifyScreen(s, { late: true })).toBeUndefined();
+    const u = unknownScreen(s, false)!;
+    expect(u.kind).toBe("unknown");
+    expect(u.text).toMatch(/A brand-new question this server has never seen/);
+    expect(u.choices.map((c) => c.label)).toEqual(["Go ahead", "Stop here"]);
   });
 });
