@@ -35,6 +35,11 @@ export interface Config {
    * session's unanswered request is denied after it (0: the default 120 s).
    */
   permissionTimeoutMs: number;
+  /**
+   * CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: a turn whose screen shows neither work nor the input box nor a known prompt, with
+   * no hook for this long, is reported as blocked (kind unknown) instead of staying busy until the caller's time-out.
+   */
+  unknownScreenMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
   allowSetupShell: boolean;
   cols: number;
@@ -92,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
+    unknownScreenMs: num(env, "CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS", 10_000, 1000),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     cols: num(env, "CLAUDE_SESSIONS_COLS", 200, 20),
     rows: num(env, "CLAUDE_SESSIONS_ROWS", 50, 10),

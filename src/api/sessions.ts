@@ -1,7 +1,7 @@
 /** Schemas of the tools that start, resume, end and list sessions. */
 import { z } from "zod";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
 
@@ -129,6 +129,7 @@ export const sessionSummary = z.strictObject({
   model: z.string().optional(),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
+  blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),

@@ -23,10 +23,11 @@ import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { resume, start } from "./launch.js";
 import { Limits, type LimitKind } from "./limits.js";
+import { ScreenWatch } from "./screen-watch.js";
 import { list } from "./list.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
-import { interrupt, respondPermission, wait } from "./turns.js";
+import { answerPrompt, interrupt, respondPermission, wait } from "./turns.js";
 import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   persistGatherMs?: number;
   /** How long a turn without a reply line waits for its transcript to be still (tests shorten it). */
   settleQuietMs?: number;
+  /** How often a quiet turn's screen is looked at for a prompt that blocks it (tests may shorten it). */
+  screenProbeMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -78,6 +81,7 @@ export class SessionService {
   private readonly lastTurns = new Map<string, number>();
   private closed = false;
   private readonly limits: Limits;
+  private readonly screens: ScreenWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
 
   constructor(o: ServiceOptions) {
@@ -99,6 +103,7 @@ export class SessionService {
       history: o.history,
     };
     this.reconciler = new Reconciler(this.d);
+    this.screens = new ScreenWatch(this.d, o.screenProbeMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -139,6 +144,7 @@ export class SessionService {
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
+    if (!this.closed) this.screens.changed(s.id, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
   }
@@ -166,6 +172,9 @@ export class SessionService {
   }
   async respondPermission(input: api.RespondInput, ctx: CallContext = {}): Promise<api.RespondOutput> {
     return respondPermission(this.d, await resolved(this.d, input), ctx);
+  }
+  async answerPrompt(input: api.AnswerPromptInput, ctx: CallContext = {}): Promise<api.AnswerPromptOutput> {
+    return answerPrompt(this.d, await resolved(this.d, input), ctx);
   }
   async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, await resolved(this.d, input), ctx);
@@ -242,6 +251,7 @@ export class SessionService {
     this.closed = true;
     this.d.deadlines.clearAll();
     this.limits.clearAll();
+    this.screens.clearAll();
     await this.d.registry.close();
   }
 }
