@@ -38,6 +38,7 @@ export const sendOutput = z.strictObject({
   turn_outcome: turnFields.turn_outcome,
   error: turnFields.error,
   pending_permission: turnFields.pending_permission,
+  blocked: turnFields.blocked,
   background_tasks: turnFields.background_tasks,
   usage: turnFields.usage,
   model_usage: turnFields.model_usage,

@@ -49,8 +49,9 @@ export interface ServiceOptions {
   persistGatherMs?: number;
   /** How long a turn without a reply line waits for its transcript to be still (tests shorten it). */
   settleQuietMs?: number;
-  /** How often a quiet turn's screen is looked at for a prompt that blocks it (tests may shorten it). */
+  /** How often a quiet turn's screen is looked at for a prompt that blocks it, and after how long quiet (tests shorten them). */
   screenProbeMs?: number;
+  screenQuietMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -103,7 +104,7 @@ export class SessionService {
       history: o.history,
     };
     this.reconciler = new Reconciler(this.d);
-    this.screens = new ScreenWatch(this.d, o.screenProbeMs);
+    this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
