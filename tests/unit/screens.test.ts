@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { pastePieces } from "../../src/drivers/terminal/prompt.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
 import { classifyScreen, pickChoice, unknownScreen } from "../../src/drivers/terminal/blocking.js";
-import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsStoppedTurn } from "../../src/drivers/terminal/screens.js";
+import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "../../src/drivers/terminal/screens.js";
 
 const SAMPLES = join(import.meta.dirname, "..", "fixtures", "screens");
 const sample = (name: string) => readFileSync(join(SAMPLES, name), "utf8");
@@ -104,6 +104,17 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
     expect(p.text).toMatch(/Enter to stay in auto mode/);
   });
 
+  it("the end of an interrupted turn is seen however far above the input box it is (2.1.330's tall pane)", () => {
+    const rule = "─".repeat(60);
+    const far = ["❯ MOCK_BASH:touch x", "● MOCK: running a command.", "  ⎿  Interrupted · What should Claude do instead?", "● Auto mode lets Claude …", ...Array(35).fill(""), rule, "❯ ", rule, "  ⏵⏵ auto mode on"].join("\n");
+    expect(showsInterrupted(far)).toBe(false);
+    expect(showsInterruptedTurn(far)).toBe(true);
+    const next = far.replace("● Auto mode lets Claude …", "❯ the next prompt\n✶ Waddling… (1s)");
+    expect(showsInterruptedTurn(next)).toBe(false);
+    const answered = far.replace("● Auto mode lets Claude …", "❯ the next prompt\n● MOCK REPLY: the next prompt");
+    expect(showsInterruptedTurn(answered)).toBe(false);
+  });
+
   it("a menu's keys move the cursor from where it is, then Enter", () => {
     const mcp = classifyScreen(sample("mcp-server.2.1.331.txt"))!;
     expect(mcp.choices.map((c) => c.keys)).toEqual([["Up", "Up", "Enter"], ["Up", "Enter"], ["Enter"]]);
@@ -118,22 +129,30 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
   it("screens that do not hold a turn are not blocking: idle, busy, a 429 (its turn failed), the input box", () => {
     for (const f of ["idle-start.txt", "idle-after-reply.txt", "busy.txt", "after-esc.txt", "rate-limit-429.2.1.331.txt"]) {
       expect(classifyScreen(sample(f)), f).toBeUndefined();
-      expect(classifyScreen(sample(f), { late: true }), f).toBeUndefined();
+      expect(classifyScreen(sample(f), { quietMs: 0 }), f).toBeUndefined();
     }
     expect(unknownScreen(sample("busy.txt"), false)).toBeUndefined();
     expect(unknownScreen(sample("idle-start.txt"), true)).toBeUndefined();
   });
 
-  it("a permission dialog whose hook did not fire is reported only late (its hook may be on its way)", () => {
-    expect(classifyScreen(sample("permission-prompt.txt"))).toBeUndefined();
-    const p = classifyScreen(sample("permission-prompt.txt"), { late: true })!;
+  it("a permission dialog whose hook did not fire is reported only after 2 s without a hook (its hook may be on its way)", () => {
+    expect(classifyScreen(sample("permission-prompt.txt"), { quietMs: 0 })).toBeUndefined();
+    expect(classifyScreen(sample("permission-prompt.txt"), { quietMs: 1999 })).toBeUndefined();
+    const p = classifyScreen(sample("permission-prompt.txt"), { quietMs: 2000 })!;
     expect(p.kind).toBe("permission_dialog");
     expect(p.choices.map((c) => c.label)).toEqual(["Yes", "Yes, and always allow access to work/ from this project", "No"]);
   });
 
+  it("the permission dialog auto mode shows after 'stay' is a permission dialog, not the auto-mode screen (its words are in a message above)", () => {
+    const s = sample("auto-mode-asks.2.1.330.txt");
+    expect(classifyScreen(s, { quietMs: 0 })).toBeUndefined();
+    expect(classifyScreen(s)).toMatchObject({ kind: "permission_dialog" });
+    expect(classifyScreen(s)!.choices.map((c) => c.label)).toEqual(["No", "Yes"]);
+  });
+
   it("a screen no pattern knows is unknown, with the text and the menu it shows", () => {
     const s = sample("unknown-screen.invented.txt");
-    expect(classifyScreen(s, { late: true })).toBeUndefined();
+    expect(classifyScreen(s)).toBeUndefined();
     const u = unknownScreen(s, false)!;
     expect(u.kind).toBe("unknown");
     expect(u.text).toMatch(/A brand-new question this server has never seen/);

@@ -13,6 +13,11 @@ import { briefText, showsBusy } from "./screens.js";
 export const BLOCKED_PROBE_MS = 1000;
 /** A turn is "quiet" when no hook fired for this long: only then is its screen read. */
 export const BLOCKED_QUIET_MS = 800;
+/**
+ * A permission dialog on screen while the turn is busy, with no hook for this long, is one whose PermissionRequest hook
+ * does not fire (auto mode's own approval dialog, 2.1.330/2.1.331): the hook of a dialog comes ~50 ms after it opens.
+ */
+export const HOOKLESS_DIALOG_MS = 2000;
 /** A screen the server does not know is reported after this long without a hook (CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS). */
 export const UNKNOWN_SCREEN_MS = 10_000;
 /** How long an answer waits for its screen to go, per attempt. */
@@ -37,20 +42,24 @@ interface Known {
   kind: BlockedKind;
   /** The screen's title or question: where its text starts. */
   title: RegExp;
-  /** Reported only after the unknown-screen time (a permission dialog whose hook did not fire may be about to). */
-  late?: boolean;
+  /** Reported only once the turn was quiet this long (a permission dialog's hook may be on its way). */
+  afterQuietMs?: number;
 }
 
-/** In order: the first that matches the bottom of the screen wins. */
+/**
+ * In order: the first whose title is a line of the bottom of the screen wins. Titles match whole lines (trimmed): the
+ * same words inside a message ("Auto mode can't check actions in this session, so this one needs your approval"
+ * above a permission dialog) are not the screen.
+ */
 const KNOWN: Known[] = [
-  { kind: "auto_mode_unavailable", title: /Auto mode can't check actions in this session/ },
-  { kind: "plan_approval", title: /Exit plan mode\?|Would you like to proceed\?|Here is Claude's plan:/ },
-  { kind: "mcp_server", title: /New MCP servers? found in (this project|\.mcp\.json)/ },
-  { kind: "trust", title: /Do you trust the files in this folder\?|Accessing workspace:|Is this a project you created or one you trust\?/ },
-  { kind: "api_key", title: /Do you want to use this API key\?/ },
-  { kind: "usage_limit", title: /What do you want to do\?/ },
-  { kind: "bypass_warning", title: /Bypass Permissions mode|Switch to bypass permissions\?/ },
-  { kind: "permission_dialog", title: /Do you want to proceed\?|Do you want to allow (this connection|Claude to fetch this content)\?|Do you want to (make this edit|create) /, late: true },
+  { kind: "auto_mode_unavailable", title: /^Auto mode can't check actions in this session$/ },
+  { kind: "plan_approval", title: /^(Exit plan mode\?|Here is Claude's plan:|.*ready to execute\. Would you like to proceed\?)$/ },
+  { kind: "mcp_server", title: /^New MCP servers? found in (this project|\.mcp\.json)\b/ },
+  { kind: "trust", title: /^(Do you trust the files in this folder\?|Accessing workspace:)$/ },
+  { kind: "api_key", title: /^Do you want to use this API key\?$/ },
+  { kind: "usage_limit", title: /^What do you want to do\?$/ },
+  { kind: "bypass_warning", title: /^(WARNING: Claude Code running in Bypass Permissions mode|Switch to bypass permissions\?)$/ },
+  { kind: "permission_dialog", title: /^(Do you want to proceed\?|Do you want to allow (this connection|Claude to fetch this content)\?|Do you want to (make this edit to|create) .+\?)$/, afterQuietMs: HOOKLESS_DIALOG_MS },
 ];
 
 /** The bottom of the screen: what is drawn now (scrollback above can hold old dialogs' text). */
@@ -113,14 +122,17 @@ export function footerChoices(lines: readonly string[]): ScreenChoice[] {
   return [];
 }
 
-/** A known blocking screen at the bottom of `screen`, with its text and choices; undefined when none shows. */
-export function classifyScreen(screen: string, opts: { late?: boolean } = {}): ScreenPrompt | undefined {
+/**
+ * A known blocking screen at the bottom of `screen`, with its text and choices; undefined when none shows. `quietMs`:
+ * how long the turn has been quiet (screens that may still get their hook are left out until then; default: any).
+ */
+export function classifyScreen(screen: string, opts: { quietMs?: number } = {}): ScreenPrompt | undefined {
   const lines = bottom(screen);
   for (const k of KNOWN) {
-    if (k.late && !opts.late) continue;
+    if ((k.afterQuietMs ?? 0) > (opts.quietMs ?? Infinity)) continue;
     let at = -1;
     lines.forEach((l, i) => {
-      if (k.title.test(l)) at = at < 0 ? i : at;
+      if (at < 0 && k.title.test(l.trim())) at = i;
     });
     if (at < 0) continue;
     const region = lines.slice(at);

@@ -10,7 +10,7 @@ import { SessionError } from "../../core/errors.js";
 import { inTurn } from "../../core/status.js";
 import type { DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
-import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
+import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
 
 export async function interruptByEsc(b: Backend, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
   const id = s.id;
@@ -54,8 +54,9 @@ export async function probeInterrupted(b: Backend, s: DriverSession): Promise<vo
   const screen = await b.screen(s.id).catch(() => "");
   if (!screen) return;
   const restored = inputText(screen);
-  if (showsInterrupted(screen) || (restored && showsStoppedTurn(screen))) {
-    if (restored && !showsInterrupted(screen)) await b.keys(s.id, ["C-c"]);
+  const interrupted = showsInterrupted(screen) || showsInterruptedTurn(screen);
+  if (interrupted || (restored && showsStoppedTurn(screen))) {
+    if (restored && !interrupted) await b.keys(s.id, ["C-c"]);
     await s.emit({ hook_event_name: "cs:interrupted" });
   }
 }

@@ -99,6 +99,30 @@ export function showsInterrupted(screen: string): boolean {
 }
 
 /**
+ * The last turn on screen ended with "Interrupted" and the input box is back, however far above the box the line is
+ * (2.1.330 draws the conversation at the top and the box at the bottom of a tall pane, with blank rows between):
+ * no prompt line after the "Interrupted" line, no busy indicator, an input box.
+ */
+export function showsInterruptedTurn(screen: string): boolean {
+  if (showsBusy(screen) || inputText(screen) === undefined) return false;
+  const lines = screen.split("\n");
+  let rule = -1;
+  let seen = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (/^─{20,}\s*$/.test(lines[i]!) && ++seen === 2) {
+      rule = i;
+      break;
+    }
+  }
+  for (let i = rule - 1; i >= 0; i--) {
+    const l = lines[i]!;
+    if (/Interrupted · What should Claude do instead\?/.test(l)) return true;
+    if (/^❯\s/.test(l)) return false;
+  }
+  return false;
+}
+
+/**
  * Up/Down presses that move a menu's cursor (`❯`) onto the option matching `target`, or undefined when
  * either is not on screen. 2.1.197 numbers the trust screen's options with "Yes" first; 2.1.330 does not
  * number them and puts "No, exit" first, so Enter alone would exit.
