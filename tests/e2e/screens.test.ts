@@ -2,7 +2,8 @@
  * Issue 20, no screen stalls a session silently, with the real CLI (offline, tests/fixtures/mock-anthropic.ts) on tmux
  * and pty: in auto mode a Bash command outside cwd makes the CLI ask its classifier, which the mock cannot be; the
  * "Auto mode can't check actions in this session" screen (no hook fires) must come back as `blocked` with its choices
- * within 2 s of showing, announced as a notification, and answer_prompt must get the turn going again.
+ * within 2 s of showing, announced as a notification, and answer_prompt must get the turn going again. Headless
+ * sessions have no screen: the same failure is a denied tool (`permission_denials`) in a completed turn.
  *
  * The screen exists from 2.1.330 on (2.1.330 shows it with --permission-mode=auto; 2.1.331 also by default): with an
  * older CLI under CLAUDE_PATH this file says so and does not run.
@@ -29,7 +30,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
   let outside: string;
   const notices: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "esc"] });
+    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless"] });
     m = await e.connect();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
     outside = mkdtempSync(join(tmpdir(), "cs-outside-"));
@@ -105,5 +106,16 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
     const next = await m.callOk<Record<string, unknown>>("send_message", { session_id: id, message: "after the screen", timeout_ms: 30_000 });
     expect(next).toMatchObject({ completed: true, response: "MOCK REPLY: after the screen" });
     await m.call("kill_session", { session_id: id });
+  });
+
+  it("headless has no screen: the classifier's failure denies the tool (permission_denials) and the turn completes", async () => {
+    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("headless"), backend: "headless", permission_mode: "auto" });
+    const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: `MOCK_BASH:touch ${join(outside, "headless.txt")}`, timeout_ms: 30_000 });
+    expect(r).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool failed", permission_denials: [{ tool_name: "Bash" }] });
+    expect(r.blocked).toBeUndefined();
+    const told = e.mock.mainRequests().find((q) => q.toolResult?.isError && /Auto mode is unavailable/.test(q.toolResult.text));
+    expect(told, "the model is told why the tool did not run").toBeDefined();
+    expect(existsSync(join(outside, "headless.txt"))).toBe(false);
+    await m.call("kill_session", { session_id: s.session_id });
   });
 });
