@@ -8,7 +8,7 @@
  * The screen exists from 2.1.330 on (2.1.330 shows it with --permission-mode=auto; 2.1.331 also by default): with an
  * older CLI under CLAUDE_PATH this file says so and does not run.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -30,7 +30,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
   let outside: string;
   const notices: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless"] });
+    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless", "mcp"] });
     m = await e.connect();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
     outside = mkdtempSync(join(tmpdir(), "cs-outside-"));
@@ -117,5 +117,15 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
     expect(told, "the model is told why the tool did not run").toBeDefined();
     expect(existsSync(join(outside, "headless.txt"))).toBe(false);
     await m.call("kill_session", { session_id: s.session_id });
+  });
+
+  it("a project .mcp.json nobody approved: the start says so at once (the CLI asks before SessionStart) instead of timing out", async () => {
+    writeFileSync(join(e.dir("mcp"), ".mcp.json"), JSON.stringify({ mcpServers: { demo: { command: "/bin/true", args: [] } } }));
+    const t0 = Date.now();
+    const s = await m.call("start_session", { cwd: e.dir("mcp"), permission_mode: "default" });
+    expect(s.error, s.text).toMatchObject({ code: "STARTUP_BLOCKED" });
+    expect(s.error!.message).toMatch(/New MCP server found in this project: demo/);
+    expect(s.error!.suggestion).toMatch(/enabledMcpjsonServers/);
+    expect(Date.now() - t0).toBeLessThan(20_000);
   });
 });

@@ -97,6 +97,11 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
     });
   }
 
+  it("start-up screens: the MCP approval and the trust screen of 2.1.331 are recognised before SessionStart", () => {
+    expect(detectBlockingScreen(sample("mcp-server.2.1.331.txt"))).toBe("mcp_server");
+    expect(detectBlockingScreen(sample("trust.2.1.331.txt"))).toBe("trust");
+  });
+
   it("the auto-mode screen's choices are its footer's keys; its text names the problem", () => {
     const p = classifyScreen(sample("auto-mode-cant-check.2.1.331.txt"))!;
     expect(p.choices.map((c) => c.keys)).toEqual([["Enter"], ["BTab"], ["Escape"]]);

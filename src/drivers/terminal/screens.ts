@@ -68,13 +68,15 @@ export interface DriverTiming {
 }
 export const DRIVER_TIMING: DriverTiming = { promptRetryAfterMs: PROMPT_RETRY_AFTER_MS, inputHandlerMs: INPUT_HANDLER_MS, pasteLandMs: PASTE_LAND_MS };
 
-export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning";
+export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning" | "mcp_server";
 
 const PATTERNS: Array<[BlockingScreen, RegExp]> = [
   ["trust", /trust (the files in )?this folder|Do you trust the files/i],
   ["api_key", /Do you want to use this API key/i],
   ["login", /Select login method|Choose the text style|Log in to Claude|Login with your Claude account/i],
   ["bypass_warning", /Bypass Permissions mode/i],
+  // A project .mcp.json server nobody approved yet: asked before SessionStart (2.1.330, 2.1.331).
+  ["mcp_server", /New MCP servers? found in (this project|\.mcp\.json)/],
 ];
 
 export function detectBlockingScreen(screen: string): BlockingScreen | undefined {
@@ -87,6 +89,8 @@ export const BLOCKING_HELP: Record<BlockingScreen, string> = {
   api_key:
     "Claude Code asks whether to use the API key in ANTHROPIC_API_KEY (its default answer is No). Run `claude` once in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
   login: "Claude Code is not logged in. Run `claude` once in a terminal and log in (or set ANTHROPIC_API_KEY).",
+  mcp_server:
+    "Claude Code asks whether to use the MCP servers of the folder's .mcp.json. Approve them in Claude Code's settings (enabledMcpjsonServers: [\"<name>\"], or enableAllProjectMcpServers: true; disabledMcpjsonServers to refuse), or run `claude` once in that folder and answer.",
   bypass_warning:
     "Claude Code asks to confirm bypass-permissions mode. Set skipDangerousModePermissionPrompt in ~/.claude/settings.json, or start without bypassPermissions.",
 };
