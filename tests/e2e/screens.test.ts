@@ -30,7 +30,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
   let outside: string;
   const notices: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless", "mcp"] });
+    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless", "mcp", "plan"] });
     m = await e.connect();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
     outside = mkdtempSync(join(tmpdir(), "cs-outside-"));
@@ -127,5 +127,33 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
     expect(s.error!.message).toMatch(/New MCP server found in this project: demo/);
     expect(s.error!.suggestion).toMatch(/enabledMcpjsonServers/);
     expect(Date.now() - t0).toBeLessThan(20_000);
+  });
+
+  it("plan approval (ExitPlanMode): a permission request first (respond_permission), then the CLI's own \"Exit plan mode?\" screen (blocked: plan_approval), answered by answer_prompt", async () => {
+    e.mock.setHandler((q) =>
+      !q.toolResult && q.lastUserText?.includes("PLAN_PLEASE")
+        ? { blocks: [{ type: "text", text: "Here is the plan." }, { type: "tool_use", name: "ExitPlanMode", input: { plan: "1. Do the thing\n2. Check it" } }] }
+        : undefined,
+    );
+    try {
+      const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("plan"), permission_mode: "plan" });
+      const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "PLAN_PLEASE", timeout_ms: 30_000 });
+      expect(r).toMatchObject({ final_state: "waiting_for_permission", pending_permission: { tool_name: "ExitPlanMode" } });
+      expect(r.blocked).toBeUndefined();
+      await m.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
+      // The hook's allow is not the end of it: the CLI still asks its own "Exit plan mode?" (no hook fires for it).
+      const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      expect(w).toMatchObject({ final_state: "blocked", blocked: { kind: "plan_approval" } });
+      const choices = (w.blocked as { choices: string[] }).choices;
+      expect(choices[0]).toMatch(/^Yes/);
+      expect(choices.at(-1)).toBe("No");
+      const a = await m.call("answer_prompt", { session_id: s.session_id, choice: 1 });
+      expect(a.data, a.text).toMatchObject({ answered: true, kind: "plan_approval", choice: choices[0] });
+      const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      expect(done).toMatchObject({ completed: true, final_state: "idle" });
+      await m.call("kill_session", { session_id: s.session_id });
+    } finally {
+      e.mock.setHandler(undefined);
+    }
   });
 });
