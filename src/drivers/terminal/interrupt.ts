@@ -54,7 +54,8 @@ export async function probeInterrupted(b: Backend, s: DriverSession): Promise<vo
   const screen = await b.screen(s.id).catch(() => "");
   if (!screen) return;
   const restored = inputText(screen);
-  const interrupted = showsInterrupted(screen) || showsInterruptedTurn(screen);
+  // The "Interrupted" line far above an empty input box (2.1.330's tall pane) counts too.
+  const interrupted = showsInterrupted(screen) || (restored === "" && showsInterruptedTurn(screen));
   if (interrupted || (restored && showsStoppedTurn(screen))) {
     if (restored && !interrupted) await b.keys(s.id, ["C-c"]);
     await s.emit({ hook_event_name: "cs:interrupted" });

@@ -34,7 +34,8 @@ export async function probeScreen(b: Backend, s: DriverSession, o: ProbeOptions)
   if (f.status === "busy") {
     const screen = await b.screen(s.id).catch(() => "");
     if (!screen || s.live.fold.status !== "busy") return;
-    if (showsInterruptedTurn(screen) || o.quietMs >= INTERRUPT_QUIET_MS) {
+    // Not sooner: right after UserPromptSubmit the last turn's "Interrupted" can still be the last line on screen.
+    if (o.quietMs >= INTERRUPT_QUIET_MS) {
       await probeInterrupted(b, s);
       if (s.live.fold.status !== "busy") return;
     }
