@@ -196,7 +196,10 @@ export async function respondPermission(d: Deps, input: Resolved<RespondInput>, 
   const pending = s.live.fold.pending_permission;
   if (s.live.fold.status !== "waiting_for_permission" || !pending) {
     throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} has no pending permission prompt (it is ${s.live.fold.status}).`, {
-      suggestion: "Call wait_for_completion; it reports pending_permission when a prompt opens.",
+      suggestion:
+        s.live.fold.status === "blocked"
+          ? "A screen waits for an answer (a permission dialog without its hook is one): answer it with answer_prompt and one of `blocked.choices`."
+          : "Call wait_for_completion; it reports pending_permission when a prompt opens.",
     });
   }
   const { driver } = runnerOf(d, r.backend);

@@ -82,6 +82,16 @@ describe("blocking screens on a scripted backend", () => {
     expect(w).toMatchObject({ final_state: "idle", turn_outcome: "interrupted" });
   });
 
+  it("interrupt_session stops a blocked turn (Esc); respond_permission points to answer_prompt", async () => {
+    const { s } = await blockedTurn(autoMode());
+    const e = await errorOf(f.svc.respondPermission(api.respondInput.parse({ session_id: s.session_id, decision: "allow" })));
+    expect(e.code).toBe("SESSION_NOT_READY");
+    expect(e.suggestion).toMatch(/answer_prompt/);
+    const i = await f.svc.interrupt(api.interruptInput.parse({ session_id: s.session_id, timeout_ms: 3000 }));
+    expect(i).toMatchObject({ interrupted: true, status: "idle" });
+    expect(f.fake.sessions.get(s.session_id)!.keys).toContain("Escape");
+  });
+
   it("answer_prompt on a session that is not blocked says so", async () => {
     const s = await f.svc.start(f.startIn());
     const e = await errorOf(f.svc.answerPrompt(api.answerPromptInput.parse({ session_id: s.session_id, choice: 1 })));
