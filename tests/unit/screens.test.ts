@@ -131,12 +131,13 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
     expect(pickChoice(trust.choices, "rm -rf /")).toBeUndefined();
   });
 
-  it("screens that do not hold a turn are not blocking: idle, busy, a 429 (its turn failed), the input box", () => {
-    for (const f of ["idle-start.txt", "idle-after-reply.txt", "busy.txt", "after-esc.txt", "rate-limit-429.2.1.331.txt"]) {
+  it("screens that do not hold a turn are not blocking: idle, busy, a 429 (its turn failed, or retried with a countdown), the input box", () => {
+    for (const f of ["idle-start.txt", "idle-after-reply.txt", "busy.txt", "after-esc.txt", "rate-limit-429.2.1.331.txt", "rate-limit-retrying.2.1.330.txt"]) {
       expect(classifyScreen(sample(f)), f).toBeUndefined();
       expect(classifyScreen(sample(f), { quietMs: 0 }), f).toBeUndefined();
     }
     expect(unknownScreen(sample("busy.txt"), false)).toBeUndefined();
+    expect(unknownScreen(sample("rate-limit-retrying.2.1.330.txt"), inputText(sample("rate-limit-retrying.2.1.330.txt")) !== undefined)).toBeUndefined();
     expect(unknownScreen(sample("idle-start.txt"), true)).toBeUndefined();
   });
 
