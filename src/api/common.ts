@@ -66,7 +66,7 @@ export const blockedKind = z.enum(BLOCKED_KINDS);
 export const blockedScreen = z
   .object({
     kind: blockedKind.describe(
-      "auto_mode_unavailable (auto mode's classifier cannot be reached), plan_approval, mcp_server, trust, api_key, usage_limit, permission_dialog (a dialog no hook reported), bypass_warning, or unknown (a screen the server does not know).",
+      "auto_mode_unavailable (auto mode's classifier cannot be reached), plan_approval, question (AskUserQuestion's options), mcp_server, trust, api_key, usage_limit, permission_dialog (a dialog no hook reported), bypass_warning, or unknown (a screen the server does not know).",
     ),
     text: z.string().describe("What the screen says (brief)."),
     choices: z.array(z.string()).describe("Its choices in screen order: answer_prompt takes one by label or 1-based number. Empty when the server cannot tell them."),

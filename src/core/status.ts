@@ -48,8 +48,8 @@ export function statusGroup(s: Status): "active" | "inactive" | "error" {
 
 /**
  * The screens that hold a turn besides a permission request (answered by answer_prompt): auto mode's "can't check"
- * screen, plan approval, MCP server approval, the trust and API-key questions, the usage-limit menu, a permission
+ * screen, plan approval, AskUserQuestion's question, MCP server approval, the trust and API-key questions, the usage-limit menu, a permission
  * dialog no hook reported, the bypass-mode warning, and any screen the server does not know (`unknown`).
  */
-export const BLOCKED_KINDS = ["auto_mode_unavailable", "plan_approval", "mcp_server", "trust", "api_key", "usage_limit", "permission_dialog", "bypass_warning", "unknown"] as const;
+export const BLOCKED_KINDS = ["auto_mode_unavailable", "plan_approval", "question", "mcp_server", "trust", "api_key", "usage_limit", "permission_dialog", "bypass_warning", "unknown"] as const;
 export type BlockedKind = (typeof BLOCKED_KINDS)[number];

@@ -30,7 +30,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
   let outside: string;
   const notices: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless", "mcp", "plan"] });
+    e = await e2eWorld({ dirs: ["tmux", "pty", "esc", "headless", "mcp", "plan", "ask"] });
     m = await e.connect();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
     outside = mkdtempSync(join(tmpdir(), "cs-outside-"));
@@ -151,6 +151,30 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
       expect(a.data, a.text).toMatchObject({ answered: true, kind: "plan_approval", choice: choices[0] });
       const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
       expect(done).toMatchObject({ completed: true, final_state: "idle" });
+      await m.call("kill_session", { session_id: s.session_id });
+    } finally {
+      e.mock.setHandler(undefined);
+    }
+  });
+
+  it("AskUserQuestion: a permission request, then the question (blocked: question) whose option answer_prompt picks; the model gets the answer", async () => {
+    const question = { question: "Which colour should the button be?", header: "Colour", multiSelect: false, options: [{ label: "Red", description: "A red button" }, { label: "Blue", description: "A blue button" }] };
+    e.mock.setHandler((q) => (!q.toolResult && q.lastUserText?.includes("ASK_PLEASE") ? { blocks: [{ type: "tool_use", name: "AskUserQuestion", input: { questions: [question] } }] } : undefined));
+    try {
+      const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("ask"), permission_mode: "default" });
+      const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "ASK_PLEASE", timeout_ms: 30_000 });
+      expect(r).toMatchObject({ final_state: "waiting_for_permission", pending_permission: { tool_name: "AskUserQuestion" } });
+      await m.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
+      const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      expect(w).toMatchObject({ final_state: "blocked", blocked: { kind: "question" } });
+      expect((w.blocked as { choices: string[] }).choices.slice(0, 2)).toEqual(["Red", "Blue"]);
+      expect((w.blocked as { text: string }).text).toMatch(/Which colour should the button be\?/);
+      const a = await m.call("answer_prompt", { session_id: s.session_id, choice: "Blue" });
+      expect(a.data, a.text).toMatchObject({ answered: true, kind: "question", choice: "Blue" });
+      const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      expect(done).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
+      const answered = e.mock.mainRequests().find((q) => q.toolResult && /Blue/.test(q.toolResult.text));
+      expect(answered, "the tool result the model got names the chosen option").toBeDefined();
       await m.call("kill_session", { session_id: s.session_id });
     } finally {
       e.mock.setHandler(undefined);

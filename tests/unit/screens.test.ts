@@ -86,6 +86,7 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
     ["mcp-server.2.1.331.txt", "mcp_server", ["Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"]],
     ["plan-exit.2.1.331.txt", "plan_approval", ["Yes, and switch to default (ask each time) for this session", "No"]],
     ["plan-proceed.from-strings.2.1.331.txt", "plan_approval", ["Yes, and use auto mode", "Yes, and switch to default (ask each time)", "No, keep planning"]],
+    ["question.2.1.330.txt", "question", ["Red", "Blue", "Type something.", "Chat about this"]],
     ["usage-limit.from-strings.2.1.331.txt", "usage_limit", ["Stop and wait for limit to reset", "Wait here, then continue automatically at 3pm", "Switch to Sonnet and continue", "Upgrade your plan"]],
   ];
   for (const [file, kind, labels] of cases) {
@@ -118,6 +119,13 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
     expect(showsInterruptedTurn(next)).toBe(false);
     const answered = far.replace("● Auto mode lets Claude …", "❯ the next prompt\n● MOCK REPLY: the next prompt");
     expect(showsInterruptedTurn(answered)).toBe(false);
+  });
+
+  it("a numbered menu with descriptions and a rule between its rows (AskUserQuestion) is read by its numbers", () => {
+    const q = classifyScreen(sample("question.2.1.330.txt"))!;
+    expect(q.text).toMatch(/Which colour should the button be\?/);
+    expect(pickChoice(q.choices, "blue")?.keys).toEqual(["Down", "Enter"]);
+    expect(pickChoice(q.choices, 4)?.keys).toEqual(["Down", "Down", "Down", "Enter"]);
   });
 
   it("a menu's keys move the cursor from where it is, then Enter", () => {

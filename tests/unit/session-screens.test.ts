@@ -116,6 +116,7 @@ describe("blocking screens on a scripted backend", () => {
     ["plan-exit.2.1.331.txt", "plan_approval"],
     ["plan-proceed.from-strings.2.1.331.txt", "plan_approval"],
     ["usage-limit.from-strings.2.1.331.txt", "usage_limit"],
+    ["question.2.1.330.txt", "question"],
   ];
   for (const [file, kind] of known) {
     it(`the terminal driver reports ${file} as blocked: ${kind}`, async () => {

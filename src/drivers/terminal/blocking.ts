@@ -53,7 +53,9 @@ interface Known {
  */
 const KNOWN: Known[] = [
   { kind: "auto_mode_unavailable", title: /^Auto mode can't check actions in this session$/ },
-  { kind: "plan_approval", title: /^(Exit plan mode\?|Here is Claude's plan:|.*ready to execute\. Would you like to proceed\?)$/ },
+  { kind: "plan_approval", title: /^(Exit plan mode\?|Enter plan mode\?|How should the plan be implemented\?|Here is Claude's plan:|.*ready to execute\. Would you like to proceed\?)$/ },
+  // AskUserQuestion, once its PermissionRequest was allowed: "☐ <header>", the question, numbered options.
+  { kind: "question", title: /^[☐☒]\s+\S/ },
   { kind: "mcp_server", title: /^New MCP servers? found in (this project|\.mcp\.json)\b/ },
   { kind: "trust", title: /^(Do you trust the files in this folder\?|Accessing workspace:)$/ },
   { kind: "api_key", title: /^Do you want to use this API key\?$/ },
@@ -72,6 +74,8 @@ function bottom(screen: string): string[] {
  * "1. Yes" reads as "Yes". Keys move the cursor from where it is, then Enter.
  */
 export function menuChoices(lines: readonly string[]): ScreenChoice[] {
+  const numbered = numberedChoices(lines);
+  if (numbered.length) return numbered;
   let cur = -1;
   for (let i = lines.length - 1; i >= 0; i--) {
     // A menu's cursor is indented; the input box's `❯` sits in column 0.
@@ -94,6 +98,29 @@ export function menuChoices(lines: readonly string[]): ScreenChoice[] {
     const d = i - at;
     const moves: Key[] = Array.from({ length: Math.abs(d) }, () => (d > 0 ? "Down" : "Up"));
     return { label, keys: [...moves, "Enter"] };
+  });
+}
+
+/**
+ * A numbered menu ("❯ 1. Red", "  2. Blue"), whose rows may have description lines or a rule between them
+ * (AskUserQuestion): the rows 1, 2, 3… in order, wherever their column. The cursor row may sit in column 0.
+ */
+function numberedChoices(lines: readonly string[]): ScreenChoice[] {
+  const rows: Array<{ label: string; cursor: boolean }> = [];
+  for (const l of lines) {
+    const m = /^\s*(❯\s*)?([1-9])\.\s+(\S.*)$/.exec(l);
+    if (!m) continue;
+    const n = Number(m[2]);
+    if (n === 1) rows.length = 0;
+    if (n !== rows.length + 1) continue;
+    rows.push({ label: m[3]!.trim(), cursor: Boolean(m[1]) });
+  }
+  const at = rows.findIndex((r) => r.cursor);
+  if (rows.length < 2 || at < 0) return [];
+  return rows.map((r, i) => {
+    const d = i - at;
+    const moves: Key[] = Array.from({ length: Math.abs(d) }, () => (d > 0 ? "Down" : "Up"));
+    return { label: r.label, keys: [...moves, "Enter"] };
   });
 }
 
