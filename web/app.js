@@ -25,7 +25,7 @@
     const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
     return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`;
   }
-  const needsAnswer = (r) => r.status === "waiting_for_permission" || Boolean(r.pending_permission);
+  const needsAnswer = (r) => r.status === "waiting_for_permission" || r.status === "blocked" || Boolean(r.pending_permission) || Boolean(r.blocked);
 
   async function post(path, body) {
     const r = await fetch(path, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf || "" }, body: JSON.stringify(body || {}) });

@@ -1,7 +1,7 @@
 /** Pieces shared by the tool schemas. */
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
-import { STATUSES } from "../core/status.js";
+import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
 import { turnFigureFields } from "./headless.js";
 
 export const sessionId = z
@@ -74,6 +74,19 @@ export const pendingPermission = z.object({
   suggestions: z.array(z.unknown()).optional().describe("The CLI's permission suggestions: the rule(s) decision allow_always applies."),
 });
 
+export const blockedKind = z.enum(BLOCKED_KINDS);
+
+export const blockedScreen = z
+  .object({
+    kind: blockedKind.describe(
+      "auto_mode_unavailable (auto mode's classifier cannot be reached), plan_approval, question (AskUserQuestion's options), mcp_server, trust, api_key, usage_limit, permission_dialog (a dialog no hook reported), bypass_warning, or unknown (a screen the server does not know).",
+    ),
+    text: z.string().describe("What the screen says (brief)."),
+    choices: z.array(z.string()).describe("Its choices in screen order: answer_prompt takes one by label or 1-based number. Empty when the server cannot tell them."),
+    since: z.string().optional(),
+  })
+  .describe("A screen of Claude Code that waits for an answer (status blocked): answer it with answer_prompt, or interrupt_session.");
+
 export const turnOutcome = z.enum(["completed", "failed", "interrupted"]);
 
 /** Tokens of a turn (or a session), as the API reports them. Each API message counts once. */
@@ -100,6 +113,7 @@ export const turnFields = {
   turn_outcome: turnOutcome.optional(),
   error: z.string().optional(),
   pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
+  blocked: blockedScreen.optional(),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
   ...turnCostFields,

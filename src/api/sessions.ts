@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
 
@@ -169,6 +169,7 @@ export const sessionSummary = z.strictObject({
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
+  blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),

@@ -96,10 +96,11 @@ export const waitManyOutput = z.strictObject({
     z.strictObject({
       session_id: z.string(),
       teammate_name: z.string().optional(),
-      done: z.boolean().describe("Its turn ended, it needs a permission answer, or its process ended."),
+      done: z.boolean().describe("Its turn ended, it needs a permission answer or a screen's answer (blocked), or its process ended."),
       final_state: turnFields.final_state,
       last_response: z.string().optional(),
       pending_permission: turnFields.pending_permission,
+      blocked: turnFields.blocked,
       error: z.string().optional(),
       ...nodeField,
     }),

@@ -48,6 +48,7 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
     turn_count: f.turn_count,
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
     pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
+    blocked: f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
     ...(typeof cost === "number" ? { cost_usd: cost } : {}),
   };
 }
