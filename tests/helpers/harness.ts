@@ -3,7 +3,7 @@
  * the built server started as a real process and driven by the MCP SDK's own Client over stdio.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -45,6 +45,11 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
   const stateDir = join(root, "state");
   const work = join(root, "work");
   for (const d of [home, work]) mkdirSync(d, { recursive: true });
+  // Headless sessions have no trust screen: the server reads Claude's trust record, as a person who ran `claude`
+  // once in the work folder would have left it (the record covers the folders below it).
+  if (extraEnv.CLAUDE_SESSIONS_BACKEND === "headless") {
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ projects: { [work]: { hasTrustDialogAccepted: true } } }), { mode: 0o600 });
+  }
   const socket = `cs-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const env: Record<string, string> = {
     PATH: [join(FIXTURES, "bin"), process.env.PATH ?? ""].join(delimiter),
@@ -181,6 +186,32 @@ export async function contractBackends(): Promise<Array<"tmux" | "pty">> {
   else if (process.env.CI) throw new Error("node-pty does not load, and CI must run the pty suites");
   else console.warn("\n*** node-pty does not load: SKIPPING the pty suites. Run npm install with a C++ toolchain. ***\n");
   return out;
+}
+
+export type BackendKind = "tmux" | "pty" | "headless";
+
+/**
+ * What each backend can do, as the contract suites ask it. Stated once here: a contract case that needs what a
+ * backend lacks runs `it.runIf(can(backend, "…"))` and is not run for it. Headless sessions run the fake claude
+ * in the Agent SDK's stream-json mode (tests/fixtures/fake-claude/stream-json.mjs): no terminal, so no screen,
+ * no keys and nothing typed; the CLI's own agentic turn limit instead of the server's prompt count; no
+ * doppler wrapping; the trust record read by the server instead of a trust screen.
+ */
+export const CAPABILITIES = {
+  tmux: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true },
+  pty: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true },
+  headless: { screen: false, keys: false, prompt_limit: false, doppler: false, startup_screens: false },
+} as const satisfies Record<BackendKind, Record<string, boolean>>;
+
+export type Capability = keyof (typeof CAPABILITIES)["tmux"];
+
+export function can(backend: BackendKind, what: Capability): boolean {
+  return CAPABILITIES[backend][what];
+}
+
+/** The contract suites' backends: the terminal ones (contractBackends()) and headless, which needs neither tmux nor node-pty. */
+export async function contractKinds(): Promise<BackendKind[]> {
+  return [...(await contractBackends()), "headless"];
 }
 
 /** Processes whose working directory is inside `dir`: the sessions a test started, whatever the backend. */
