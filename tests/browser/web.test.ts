@@ -34,8 +34,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     srv = await startHttpServer(w);
     mcp = await connectHttp(srv.url, srv.token);
-    one = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
-    two = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
+    one = (await mcp.callOk("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
+    two = (await mcp.callOk("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
     browser = await launchChromium(CHROMIUM!, w.home);
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
   }, 60_000);
@@ -106,7 +106,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     page.once("dialog", (d) => void d.accept());
     await page.click("#kill");
     await until(async () => (await page.textContent("#s-status")) === "dead", 15_000);
-    const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const listed = await mcp.callOk("list_sessions", {});
     expect(listed.sessions.find((s) => s.session_id === two)?.status).toBe("dead");
   }, 60_000);
 

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { ToolArgs, ToolData, ToolName } from "./tools.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const CLI = join(ROOT, "dist", "bin.js");
@@ -95,12 +96,24 @@ export interface ToolResult<T = Record<string, unknown>> {
   text: string;
 }
 
+export interface CallOpts {
+  timeout?: number;
+  onprogress?: (p: unknown) => void;
+  signal?: AbortSignal;
+}
+
 export interface Mcp {
   client: Client;
   stderr: () => string;
-  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<ToolResult<T>>;
+  /** A tool call typed by the tool's schemas in src/api (tests/helpers/tools.ts): arguments checked, data typed. */
+  call<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolResult<ToolData<N>>>;
   /** A call that must succeed: its data, or an Error carrying the tool's error text. */
-  callOk<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<T>;
+  callOk<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolData<N>>;
+  /**
+   * The loose escape hatch: any name, any arguments, untyped data. For tests that send invalid arguments on
+   * purpose (hostile input, unknown tools, wrong types) and for tables of calls over several tools.
+   */
+  callRaw<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<ToolResult<T>>;
   close(): Promise<void>;
   pid: number | undefined;
 }
@@ -121,7 +134,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
     client,
     stderr: () => err,
     pid: transport.pid ?? undefined,
-    async call<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
+    async callRaw<T>(name: string, args: Record<string, unknown> = {}, opts: CallOpts = {}) {
       const res = await client.callTool({ name, arguments: args }, undefined, {
         timeout: opts.timeout ?? 60_000,
         ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
@@ -141,9 +154,12 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
       }
       return { ok: true, data: res.structuredContent as T, text };
     },
-    async callOk<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
-      const r = await mcp.call<T>(name, args, opts);
-      if (!r.ok) throw new Error(`${name} ${JSON.stringify(args).slice(0, 300)} failed: ${r.text}`);
+    call(name, args, opts) {
+      return mcp.callRaw(name, args as Record<string, unknown> | undefined, opts);
+    },
+    async callOk(name, args, opts) {
+      const r = await mcp.call(name, args, opts);
+      if (!r.ok) throw new Error(`${name} ${JSON.stringify(args ?? {}).slice(0, 300)} failed: ${r.text}`);
       return r.data;
     },
     async close() {

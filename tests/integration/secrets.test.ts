@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { can, connect, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();
 
@@ -43,7 +44,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
   let logFile: string;
   const results: Array<[string, string]> = [];
   const psSnapshots: Array<[string, string]> = [];
-  const call = async (name: string, args: Record<string, unknown>) => {
+  const call = async <N extends ToolName>(name: N, args: ToolArgs<N>) => {
     const r = await m.call(name, args);
     results.push([`${name} result`, r.text]);
     return r;

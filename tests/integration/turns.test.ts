@@ -27,7 +27,7 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const id = s.data.session_id as string;
     const r = await m.call("send_message", { session_id: id, message: "FAKE_BASH:touch allowed.txt" });
     expect(r.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command: "touch allowed.txt" } } });
-    const listed = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.call("list_sessions", {});
     expect(listed.data.sessions.find((y) => y.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
     const w1 = await m.call("wait_for_completion", { session_id: id, timeout_ms: 2000 });
     expect(w1.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
@@ -88,7 +88,7 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     expect(r.data).toMatchObject({ completed: false, timed_out: false, final_state: "dead" });
     // The exit status can reach tmux a moment after the pane died.
     const l = await until(async () => {
-      const x = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", { include_metadata: true });
+      const x = await m.call("list_sessions", { include_metadata: true });
       return x.data.sessions.find((y) => y.session_id === id)?.exit_code !== undefined ? x : undefined;
     }, 5000);
     expect(l.data.sessions.find((y) => y.session_id === id)).toMatchObject({ status: "dead", exit_code: 3 });
@@ -103,7 +103,7 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const q = await m.call("send_message", { session_id: id, message: "second", queue: true, timeout_ms: 10_000 });
     expect(q.data).toMatchObject({ queued: true, completed: true, response: "FAKE REPLY: second" });
     const l = await until(async () => {
-      const x = await m.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
+      const x = await m.call("list_sessions", {});
       return x.data.sessions.find((y) => y.session_id === id && y.turn_count === 2);
     });
     expect(l).toMatchObject({ session_id: id, turn_count: 2 });
