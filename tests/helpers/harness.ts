@@ -169,20 +169,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
   return mcp;
 }
 
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
+export { until, waitFor } from "./wait.js";
 
 /** node-pty loads in this Node (it is an optional native addon). */
 export async function hasPty(): Promise<boolean> {

@@ -114,7 +114,11 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
     const first = await m.call("stream_output", { session_id: id, mode: "log" });
     const cursor = first.data.cursor;
     const follow = m.call("stream_output", { session_id: id, mode: "log", cursor, follow: true, timeout_ms: 10_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    let settled = false;
+    void follow.finally(() => (settled = true));
+    // The server takes calls in order: once it answered a later one, the follow is in hand, and it is still waiting.
+    await m.callOk("list_sessions", {});
+    expect(settled).toBe(false);
     await m.call("send_message", { session_id: id, message: "FAKE_FLOOD:50 tell me more", wait_for_response: true });
     const got = await follow;
     expect(Number(got.data.cursor)).toBeGreaterThan(Number(cursor));

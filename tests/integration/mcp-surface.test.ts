@@ -56,6 +56,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     expect(transcript.text).toContain(MESSAGE);
     // An idle session's resources stay quiet: nothing polls it.
     updated.length = 0;
+    // Time passing is the point: nothing arrives during a quiet second.
     await new Promise((r) => setTimeout(r, 1000));
     expect(updated).toEqual([]);
   });

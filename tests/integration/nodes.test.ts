@@ -237,7 +237,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const on2 = await m.callOk("start_session", { cwd: h2.work, node: "h2" });
     await m.callOk("send_message", { session_id: s1, message: "FAKE_SLOW:60000 long turn", wait_for_response: false });
     const waiting = m.call("wait_for_completion", { session_id: s1, timeout_ms: 120_000 }, { timeout: 120_000 });
-    await new Promise((r) => setTimeout(r, 500));
+    let settled = false;
+    void waiting.finally(() => (settled = true));
+    // In flight at the node: a later call that went through h1's link has been answered, and the wait has not.
+    expect((await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s1)).toMatchObject({ status: "busy" });
+    expect(settled).toBe(false);
     const t0 = Date.now();
     h1.cut();
     const w1 = await waiting;

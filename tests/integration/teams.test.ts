@@ -121,7 +121,8 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
   it("a member killed mid-broadcast gets its own error; the others complete", async () => {
     const msg = "FAKE_SLOW:1500 everyone";
     const b = m.callOk("broadcast_message", { team_name: "rev", message: msg, timeout_ms: 15_000 });
-    await new Promise((r) => setTimeout(r, 600));
+    // Mid-broadcast: every member has taken the prompt and is busy with it.
+    await until(async () => (await m.callOk("list_sessions", {})).sessions.filter((x) => x.team_name === "rev" && x.status === "busy").length === 3, 10_000);
     await m.callOk("kill_session", { team_name: "rev", teammate_name: "member-2", force: true });
     const r = await b;
     const by = Object.fromEntries(r.results.map((x) => [x.teammate_name, x]));
