@@ -150,7 +150,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
       const r = await m.call("send_message", { native_session_id: id, message: "second prompt, via attach" });
       expect(r.error?.code, r.text).toBe("SESSION_BUSY");
       expect(r.error?.suggestion).toContain(`claude attach ${id}`);
-      await sleep(1000);
+      await sleep(1000); // "nothing was typed" needs time to pass: nothing reaches the conversation while we look
       expect(transcriptPrompts(e.dir("bg"), conversation)).toEqual(["first native prompt"]);
       return;
     }
@@ -206,7 +206,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     expect(r.error?.code).toBe("SESSION_BUSY");
     expect(r.error?.message).toMatch(waiting.status === undefined ? /no empty input box/ : /is waiting for an answer/);
     expect(r.error?.suggestion).toContain(`claude attach ${id}`);
-    await sleep(1000);
+    await sleep(1000); // likewise: nothing reaches the API while we look
     expect(e.requestsWith("do not type me")).toEqual([]);
     expect(transcriptPrompts(e.dir("bg-wait"), waiting.claude_session_id!)).toEqual([prompt]);
   });
