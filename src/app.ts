@@ -14,6 +14,7 @@ import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "./core/modes.js";
 import { HeadlessDriver } from "./drivers/headless/driver.js";
 import { HeadlessHost } from "./drivers/headless/host.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
@@ -119,7 +120,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
   // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
-  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || 120_000, startTimeoutMs: cfg.startTimeoutMs });
+  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
   backends.headless = headless;
   runners.headless = runner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });

@@ -5,7 +5,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
-import { isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
 
@@ -41,7 +41,7 @@ export interface Config {
   /**
    * CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: how long a terminal session's PermissionRequest hook waits for
    * respond_permission before Claude falls back to its on-screen dialog (0: no hook, the dialog only); a headless
-   * session's unanswered request is denied after it (0: the default 120 s).
+   * session's unanswered request is denied after it (0: the default, DEFAULT_PERMISSION_TIMEOUT_MS).
    */
   permissionTimeoutMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
@@ -127,7 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
-    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
+    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", DEFAULT_PERMISSION_TIMEOUT_MS, 0),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
     allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),
