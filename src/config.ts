@@ -44,6 +44,10 @@ export interface Config {
    * session's unanswered request is denied after it (0: the default, DEFAULT_PERMISSION_TIMEOUT_MS).
    */
   permissionTimeoutMs: number;
+  /** CLAUDE_SESSIONS_HISTORY_KEEP: the execution history keeps this many newest records (default 10,000). */
+  historyKeep: number;
+  /** CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS: and none older than this many days (0, the default: no age limit). */
+  historyMaxAgeDays: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
   allowSetupShell: boolean;
   /** CLAUDE_SESSIONS_SETUP_COMMANDS: the programs (names or absolute paths) a setup_command may run; none by default. */
@@ -128,6 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", DEFAULT_PERMISSION_TIMEOUT_MS, 0),
+    historyKeep: num(env, "CLAUDE_SESSIONS_HISTORY_KEEP", 10_000, 1),
+    historyMaxAgeDays: num(env, "CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS", 0, 0),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
     allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),

@@ -91,7 +91,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     await m.client.setLoggingLevel("error");
     messages.length = 0;
     await m.callOk("send_message", { session_id: s.session_id, message: "quiet" });
-    await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_FAIL:overloaded" });
+    expect((await m.call("send_message", { session_id: s.session_id, message: "FAKE_FAIL:overloaded" })).error?.code).toBe("TURN_FAILED");
     const failed = await until(() => messages.find((x) => x.data.event === "failed"), 5000);
     expect(failed).toMatchObject({ level: "error", data: { session_id: s.session_id, error: expect.stringContaining("overloaded") } });
     expect(messages.some((x) => x.data.event === "turn_ended")).toBe(false);
