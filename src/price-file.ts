@@ -51,7 +51,10 @@ export function readPriceFile(path: string): Loaded {
   }
   const r = fileSchema.safeParse(raw);
   if (!r.success) {
-    const why = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`).join("; ");
+    // A bad key's own reason is one level down (zod reports "Invalid key in record" above it).
+    const why = r.error.issues
+      .map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.code === "invalid_key" ? i.issues.map((x) => x.message).join(", ") : i.message}`)
+      .join("; ");
     throw new Error(`${PRICES_ENV}=${path}: ${why} (each entry: {"input", "output", "cache_write", "cache_read"[, "cache_write_1h"]}, USD per million tokens)`);
   }
   const exact = new Map<string, ModelPrice>();

@@ -212,9 +212,9 @@ export class ExecutionLog {
         e.cost_usd ?? null,
         e.cost_complete ? 1 : 0,
       ).lastInsertRowid;
-    this.prune();
     const row = this.db.prepare("SELECT * FROM executions WHERE id = ?").get(id);
     if (!row) throw new Error("execution record vanished after insert");
+    this.prune();
     return toExecution(row);
   }
 

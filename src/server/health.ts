@@ -88,15 +88,16 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
   const sdk = await agentSdk();
   const headless = h.headlessAvailable !== false && sdk.ok;
-  add("agent_sdk", sdk.ok ? "ok" : "degraded", sdk.detail);
   const pty = h.ptyAvailable === false ? { ok: false, detail: "this server has no pty backend" } : await nodePty();
-  add("pty", pty.ok ? "ok" : headless || tmux ? "degraded" : "down", pty.detail);
+  // Down only when no backend can start a session: tmux, pty (node-pty) and headless (the Agent SDK) all missing.
   const others = [pty.ok ? "pty" : "", headless ? "headless" : ""].filter(Boolean);
   add(
     "tmux",
     tmux ? "ok" : others.length ? "degraded" : "down",
     tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`,
   );
+  add("pty", pty.ok ? "ok" : headless || tmux ? "degraded" : "down", pty.detail);
+  add("agent_sdk", sdk.ok ? "ok" : tmux || pty.ok ? "degraded" : "down", sdk.detail);
 
   const claude = findClaude(cfg.claudePath);
   const cv = claude.path ? await cliVersion(claude.path) : undefined;
