@@ -90,6 +90,10 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     // wait_for_completion reports the same failed turn the same way.
     expect(failedTurn(await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 1000 }))).toMatchObject({ turn_outcome: "failed" });
     await m.callOk("kill_session", { session_id: s.session_id });
+    // run_task: the first turn with the session's totals; a failed first turn is a tool error too.
+    const t = await m.callOk<Row>("run_task", { cwd: w.dir("task"), prompt: "task", backend: BACKEND, keep_session: false });
+    expect(t).toMatchObject({ completed: true, cost_usd: opus("FAKE REPLY: task"), session_turns: 1, session_cost_usd: opus("FAKE REPLY: task"), session_cost_complete: true });
+    expect(failedTurn(await m.call("run_task", { cwd: w.dir("task"), prompt: "FAKE_FAIL:500 down", backend: BACKEND, keep_session: false }))).toMatchObject({ turn_outcome: "failed", session_turns: 1 });
   });
 
   it("the execution history records died turns, failed starts, timed-out and cancelled waits; metrics in list_sessions and the CLI", async () => {
