@@ -27,6 +27,8 @@ import { Store } from "./store/store.js";
 import { createLogger, type Logger } from "./util/log.js";
 import { assertOwnedDir, installScript, resolveStateDir } from "./util/owned.js";
 import { isSafePath } from "./util/shell.js";
+import { loadNodes } from "./nodes/config.js";
+import { Coordinator } from "./nodes/coordinator.js";
 
 export interface App {
   cfg: Config;
@@ -36,6 +38,8 @@ export interface App {
   history: HistoryService;
   backends: Partial<Record<BackendKind, Backend>>;
   version: string;
+  /** The other machines of nodes.json (none configured: every call stays here). Links start with start(). */
+  nodes: Coordinator;
   close(): Promise<void>;
 }
 
@@ -130,6 +134,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
+  const nodes = new Coordinator(await loadNodes(env, cfg.stateDir), log, version);
   return {
     cfg,
     log,
@@ -138,7 +143,9 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     history,
     backends,
     version,
+    nodes,
     async close() {
+      await nodes.close();
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
       // then let the orchestrator fold and save those last events.
       await Promise.all([

@@ -16,6 +16,9 @@ import { createServer } from "./server/server.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
+import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
+import { loadNodes } from "./nodes/config.js";
+import { listSessions } from "./server/tools/list-sessions.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -31,6 +34,7 @@ Usage:
   claude-sessions send <id> <message…>   send a prompt and print the reply
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
+  claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
 ${HISTORY_HELP}
@@ -40,11 +44,12 @@ Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_T
 MAX_CONCURRENT_SESSIONS, MAX_SESSION_DURATION, CLAUDE_SESSIONS_START_TIMEOUT_MS, CLAUDE_SESSIONS_ALLOW_BYPASS,
 DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE,
 CLAUDE_SESSIONS_IDLE_TTL_MS, CLAUDE_SESSIONS_BUSY_MAX_MS, CLAUDE_SESSIONS_RETAIN_DEAD_MS, CLAUDE_SESSIONS_ALLOW_CONFIGURE,
-CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES (see README).`;
+CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSIONS_NODES (see README).`;
 
 async function serve(): Promise<void> {
   const app = await createApp();
-  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults });
+  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults, router: app.nodes });
+  app.nodes.start();
   const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = async (why: string) => {
@@ -79,10 +84,11 @@ async function serveHttp(args: string[]): Promise<void> {
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, strictResults: app.cfg.strictResults }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, strictResults: app.cfg.strictResults, router: app.nodes }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
+  app.nodes.start();
   process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
   process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);
   let closing = false;
@@ -118,16 +124,27 @@ async function human(cmd: string, args: string[]): Promise<number> {
   try {
     switch (cmd) {
       case "ls": {
-        const res = await app.sessions.list(api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" }));
+        const input = api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" });
+        // With nodes configured, every machine's sessions (a node column first).
+        if (app.nodes.links.size) app.nodes.start();
+        const listed = app.nodes.links.size ? await app.nodes.invoke(listSessions, app.sessions, input, {}) : undefined;
+        const res = listed?.ok ? (listed.value as api.ListOutput) : await app.sessions.list(input);
         if (!res.sessions.length) print("no sessions");
-        for (const s of res.sessions) print(`${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
+        for (const s of res.sessions) print(`${app.nodes.links.size ? `${s.node ?? "local"}${s.node_status ? ` (${s.node_status})` : ""}\t` : ""}${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
         return 0;
+      }
+      case "nodes": {
+        if (!app.nodes.links.size) print("no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json)");
+        const lines = await nodeReport(app.nodes);
+        for (const n of lines) print(formatNodeLine(n));
+        return lines.every((n) => n.status === "reachable") ? 0 : 1;
       }
       case "attach": {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions attach <id>");
         const rec = await app.store.get(api.sessionId.parse(id));
-        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : undefined) ?? [];
+        const remote = rec ? undefined : await remoteAttachArgv(app.nodes, app.sessions, id);
+        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : remote) ?? [];
         if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
         const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;
@@ -175,8 +192,12 @@ async function doctor(): Promise<number> {
   const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
   for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
-  print(`status: ${nodeOk ? h.status : "down"} (state directory ${cfg.stateDir})`);
-  return nodeOk && h.status !== "down" ? 0 : 1;
+  // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
+  const nodes = await loadNodes(process.env, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
+  print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
+  const status = !nodeOk || !nodes.ok ? "down" : h.status;
+  print(`status: ${status} (state directory ${cfg.stateDir})`);
+  return status !== "down" ? 0 : 1;
 }
 
 async function audit(args: string[]): Promise<number> {

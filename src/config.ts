@@ -48,6 +48,11 @@ export interface Config {
   historyKeep: number;
   /** CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS: and none older than this many days (0, the default: no age limit). */
   historyMaxAgeDays: number;
+  /**
+   * CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: a turn whose screen shows neither work nor the input box nor a known prompt, with
+   * no hook for this long, is reported as blocked (kind unknown) instead of staying busy until the caller's time-out.
+   */
+  unknownScreenMs: number;
   /** CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: start_session's setup_command may be a shell command line (run with /bin/sh -c). */
   allowSetupShell: boolean;
   /** CLAUDE_SESSIONS_SETUP_COMMANDS: the programs (names or absolute paths) a setup_command may run; none by default. */
@@ -134,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", DEFAULT_PERMISSION_TIMEOUT_MS, 0),
     historyKeep: num(env, "CLAUDE_SESSIONS_HISTORY_KEEP", 10_000, 1),
     historyMaxAgeDays: num(env, "CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS", 0, 0),
+    unknownScreenMs: num(env, "CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS", 10_000, 1000),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
     allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),

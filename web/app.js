@@ -25,7 +25,7 @@
     const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
     return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`;
   }
-  const needsAnswer = (r) => r.status === "waiting_for_permission" || Boolean(r.pending_permission);
+  const needsAnswer = (r) => r.status === "waiting_for_permission" || r.status === "blocked" || Boolean(r.pending_permission) || Boolean(r.blocked);
 
   async function post(path, body) {
     const r = await fetch(path, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf || "" }, body: JSON.stringify(body || {}) });
@@ -41,21 +41,24 @@
     if (!tr) {
       tr = el("tr", "row");
       tr.dataset.id = r.session_id;
-      for (const c of ["id", "status", "team", "cwd", "backend", "active", "turns", "cost"]) tr.appendChild(el("td", c));
+      for (const c of ["id", "node", "status", "team", "cwd", "backend", "active", "turns", "cost"]) tr.appendChild(el("td", c));
       tr.addEventListener("click", () => (location.hash = `#/s/${encodeURIComponent(r.session_id)}`));
       $("#sessions tbody").prepend(tr);
     }
     const c = tr.children;
     c[0].textContent = r.session_id;
-    c[1].replaceChildren(el("span", `status ${r.status}`, r.status));
-    c[2].textContent = [r.team_name, r.teammate_name].filter(Boolean).join(" / ");
-    c[3].textContent = r.cwd || "";
-    c[3].title = r.cwd || "";
-    c[4].textContent = r.backend || "";
-    c[5].textContent = ago(r.last_active);
-    c[5].dataset.iso = r.last_active || "";
-    c[6].textContent = String(r.turn_count ?? "");
-    c[7].textContent = typeof r.cost_usd === "number" ? `$${r.cost_usd.toFixed(4)}` : "";
+    // The machine it runs on, when the server coordinates nodes (the column shows once a row has one).
+    c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
+    if (r.node) $("#sessions").classList.add("with-nodes");
+    c[2].replaceChildren(el("span", `status ${r.status}`, r.status));
+    c[3].textContent = [r.team_name, r.teammate_name].filter(Boolean).join(" / ");
+    c[4].textContent = r.cwd || "";
+    c[4].title = r.cwd || "";
+    c[5].textContent = r.backend || "";
+    c[6].textContent = ago(r.last_active);
+    c[6].dataset.iso = r.last_active || "";
+    c[7].textContent = String(r.turn_count ?? "");
+    c[8].textContent = typeof r.cost_usd === "number" ? `$${r.cost_usd.toFixed(4)}` : "";
     tr.dataset.status = r.status;
     tr.dataset.turns = String(r.turn_count ?? "");
     tr.classList.toggle("needs-answer", needsAnswer(r));

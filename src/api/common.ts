@@ -1,7 +1,7 @@
 /** Pieces shared by the tool schemas. */
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
-import { STATUSES } from "../core/status.js";
+import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
 import { turnFigureFields } from "./headless.js";
 
 export const sessionId = z
@@ -34,6 +34,16 @@ export const addressFields = {
 
 export const status = z.enum(STATUSES);
 
+/** A node's name in the coordinator's nodes.json ("local" is this machine; "auto" picks one). */
+export const nodeName = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, "a node name has lowercase letters, digits, '-' and '_'");
+
+/** On results and list rows: the node the session runs on (absent: this machine). */
+export const nodeField = { node: z.string().optional().describe("The node the session runs on (absent or \"local\": this machine).") };
+
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
   z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
 
@@ -63,6 +73,19 @@ export const pendingPermission = z.object({
   tool_input: z.unknown(),
   suggestions: z.array(z.unknown()).optional().describe("The CLI's permission suggestions: the rule(s) decision allow_always applies."),
 });
+
+export const blockedKind = z.enum(BLOCKED_KINDS);
+
+export const blockedScreen = z
+  .object({
+    kind: blockedKind.describe(
+      "auto_mode_unavailable (auto mode's classifier cannot be reached), plan_approval, question (AskUserQuestion's options), mcp_server, trust, api_key, usage_limit, permission_dialog (a dialog no hook reported), bypass_warning, or unknown (a screen the server does not know).",
+    ),
+    text: z.string().describe("What the screen says (brief)."),
+    choices: z.array(z.string()).describe("Its choices in screen order: answer_prompt takes one by label or 1-based number. Empty when the server cannot tell them."),
+    since: z.string().optional(),
+  })
+  .describe("A screen of Claude Code that waits for an answer (status blocked): answer it with answer_prompt, or interrupt_session.");
 
 export const turnOutcome = z.enum(["completed", "failed", "interrupted"]);
 
@@ -102,6 +125,7 @@ export const turnFields = {
   turn_outcome: turnOutcome.optional(),
   error: z.string().optional(),
   pending_permission: pendingPermission.optional().describe("The tool waiting for a permission answer (see respond_permission)."),
+  blocked: blockedScreen.optional(),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
   ...turnCostFields,

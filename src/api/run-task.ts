@@ -1,6 +1,6 @@
 /** Schemas of run_task: start a session, run one prompt, return its result (the one-call "do this" tool). */
 import { z } from "zod";
-import { backend, status, timeoutMs, turnFields } from "./common.js";
+import { backend, nodeField, status, timeoutMs, turnFields } from "./common.js";
 import { startInput } from "./sessions.js";
 
 export const runTaskInput = startInput
@@ -20,4 +20,5 @@ export const runTaskOutput = z.strictObject({
   kept: z.boolean().describe("keep_session: the session stays for more prompts; false: it is being ended (in the background, after the reply; resumable)."),
   response: z.string().optional(),
   ...turnFields,
+  ...nodeField,
 });

@@ -2,9 +2,11 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, doppler, env, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
+
+const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 
 const permissionMode = z.enum(PERMISSION_MODES);
 
@@ -50,6 +52,7 @@ export const startInput = z
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
     ...headlessOptionFields,
+    node: nodeName.optional().describe("Where the session runs: a node of the coordinator's nodes.json, \"local\" (this machine, the default) or \"auto\" (the reachable node with the most free slots, then free memory)."),
   })
   .strict();
 
@@ -70,6 +73,7 @@ export const startOutput = z.strictObject({
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
   warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
+  ...nodeField,
 });
 
 export const resumeInput = z
@@ -113,6 +117,7 @@ export const killOutput = z.strictObject({
   state_saved: z.boolean(),
   killed_at: z.string(),
   worktree_removed: z.boolean().optional(),
+  ...nodeField,
 });
 
 export const listInput = z
@@ -126,6 +131,7 @@ export const listInput = z
       .boolean()
       .default(false)
       .describe("Also list Claude Code's own sessions (claude --bg, and interactive ones) as `claude agents --json --all` prints them: read-only, in native_sessions."),
+    node_filter: nodeName.optional().describe("Only the sessions of this node (\"local\": this machine's)."),
   })
   .strict();
 
@@ -163,6 +169,7 @@ export const sessionSummary = z.strictObject({
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
+  blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when no model's price is known."),
@@ -172,6 +179,8 @@ export const sessionSummary = z.strictObject({
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
   base: z.string().optional().describe("The commit (or ref) the worktree's branch was made from."),
   dirty: z.boolean().optional().describe("The worktree has uncommitted changes."),
+  ...nodeField,
+  node_status: nodeStatus.optional().describe("unreachable: the node does not answer; this is its last known state."),
 });
 
 /** include_metadata: per-session figures (turn counts and times from the execution history, tokens and cost from the session's totals). */
@@ -192,6 +201,8 @@ export const sessionRecordView = SessionRecordSchema.extend({
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),
   survives_restart: z.boolean(),
+  ...nodeField,
+  node_status: nodeStatus.optional(),
 });
 
 export const listOutput = z.strictObject({
@@ -200,4 +211,8 @@ export const listOutput = z.strictObject({
   filtered_count: z.number(),
   native_sessions: z.array(nativeSession).optional().describe("include_native: Claude Code's own sessions."),
   native_error: z.string().optional().describe("include_native: why the CLI could not list them (e.g. a Claude Code without `claude agents --json`)."),
+  nodes: z
+    .array(z.strictObject({ name: z.string(), status: nodeStatus, sessions: z.number().describe("Sessions of the node in this answer's count (the last known ones when unreachable)."), version: z.string().optional(), error: z.string().optional() }))
+    .optional()
+    .describe("With nodes configured: each node's link (this machine is not listed)."),
 });

@@ -1,6 +1,6 @@
 /** Schemas of the team tools (broadcast, wait on many, context sync) and of the worktree options of start_session. */
 import { z } from "zod";
-import { addressFields, pendingPermission, sessionId, teamName, timeoutMs, turnFields } from "./common.js";
+import { addressFields, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields } from "./common.js";
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -69,6 +69,7 @@ export const memberResult = z.strictObject({
   timed_out: z.boolean().optional(),
   pending_permission: pendingPermission.optional(),
   error: z.strictObject({ code: z.string(), message: z.string() }).optional().describe("Why this member got nothing (or no answer)."),
+  ...nodeField,
 });
 
 export const broadcastOutput = z.strictObject({
@@ -95,11 +96,13 @@ export const waitManyOutput = z.strictObject({
     z.strictObject({
       session_id: z.string(),
       teammate_name: z.string().optional(),
-      done: z.boolean().describe("Its turn ended, it needs a permission answer, or its process ended."),
+      done: z.boolean().describe("Its turn ended, it needs a permission answer or a screen's answer (blocked), or its process ended."),
       final_state: turnFields.final_state,
       last_response: z.string().optional(),
       pending_permission: turnFields.pending_permission,
+      blocked: turnFields.blocked,
       error: z.string().optional(),
+      ...nodeField,
     }),
   ),
 });
@@ -126,6 +129,7 @@ const syncFields = {
   warnings: z.array(z.string()).optional(),
   final_state: z.string().optional(),
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  ...nodeField,
 };
 
 export const syncResult = z.strictObject(syncFields);

@@ -1,6 +1,6 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, sessionTotalFields, status, timeoutMs, turnFields } from "./common.js";
+import { addressFields, blockedKind, nodeField, sessionTotalFields, status, timeoutMs, turnFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -54,6 +54,7 @@ export const sendOutput = z.strictObject({
   turn_outcome: turnFields.turn_outcome,
   error: turnFields.error,
   pending_permission: turnFields.pending_permission,
+  blocked: turnFields.blocked,
   background_tasks: turnFields.background_tasks,
   needs_input: turnFields.needs_input,
   usage: turnFields.usage,
@@ -62,6 +63,7 @@ export const sendOutput = z.strictObject({
   cost_complete: turnFields.cost_complete,
   ...sessionTotalFields,
   ...turnFigureFields,
+  ...nodeField,
 });
 
 export const waitInput = z
@@ -78,6 +80,7 @@ export const waitOutput = z.strictObject({
   last_response: z.string().optional(),
   completed_at: z.string().optional().describe("When the wait saw the turn end (completed only)."),
   ...turnFields,
+  ...nodeField,
 });
 
 export const permissionDecision = z.enum(["allow", "allow_always", "deny"]);
@@ -91,11 +94,28 @@ export const respondInput = z
   })
   .strict();
 
-export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status });
+export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status, ...nodeField });
+
+export const answerPromptInput = z
+  .object({
+    ...addressFields,
+    choice: z
+      .union([z.number().int().min(1).max(9), z.string().min(1).max(200)])
+      .describe("One of the choices `blocked.choices` lists: its label (case and spacing ignored) or its 1-based number. The server presses the keys of that row of the screen as it reads it now; the text is never typed."),
+  })
+  .strict();
+
+export const answerPromptOutput = z.strictObject({
+  session_id: z.string(),
+  answered: z.boolean(),
+  kind: blockedKind,
+  choice: z.string().describe("The label of the choice that was pressed."),
+  status,
+});
 
 export const interruptInput = z.object({ ...addressFields, timeout_ms: timeoutMs(5000, 60_000) }).strict();
 
-export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status });
+export const interruptOutput = z.strictObject({ session_id: z.string(), interrupted: z.boolean(), status, ...nodeField });
 
 export const streamInput = z
   .object({
@@ -117,4 +137,5 @@ export const streamOutput = z.strictObject({
   items: z.array(transcriptItem).optional(),
   cursor: z.string().optional(),
   status: status.optional(),
+  ...nodeField,
 });

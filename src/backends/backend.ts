@@ -49,7 +49,7 @@ export interface Liveness {
 }
 
 /** Named keys the orchestrator sends. */
-export type Key = "Enter" | "Escape" | "Up" | "Down" | "Tab" | "C-c" | "1" | "2" | "3" | "4";
+export type Key = "Enter" | "Escape" | "Up" | "Down" | "Tab" | "BTab" | "C-c" | "1" | "2" | "3" | "4";
 
 export interface KillResult {
   exitCode?: number;

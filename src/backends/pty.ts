@@ -75,6 +75,7 @@ const KEY_BYTES: Record<Key, string> = {
   Up: "\x1b[A",
   Down: "\x1b[B",
   Tab: "\t",
+  BTab: "\x1b[Z",
   "C-c": "\x03",
   "1": "1",
   "2": "2",

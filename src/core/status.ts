@@ -1,16 +1,19 @@
 /**
  * Session statuses and the one table that says which moves are legal.
- * Names follow the spec (starting, ready, busy, idle, error, dead, zombie) plus waiting_for_permission.
+ * Names follow the spec (starting, ready, busy, idle, error, dead, zombie) plus waiting_for_permission and blocked
+ * (a screen of Claude Code other than a permission dialog waits for an answer: answer_prompt).
  */
-export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "error", "dead", "zombie"] as const;
+export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie"] as const;
 export type Status = (typeof STATUSES)[number];
 
 const T: Record<Status, readonly Status[]> = {
   starting: ["ready", "busy", "error", "dead", "zombie"],
-  ready: ["busy", "waiting_for_permission", "idle", "dead", "zombie", "error"],
-  busy: ["idle", "waiting_for_permission", "busy", "dead", "zombie", "error", "ready"],
-  idle: ["busy", "ready", "idle", "waiting_for_permission", "dead", "zombie", "error"],
-  waiting_for_permission: ["busy", "idle", "waiting_for_permission", "dead", "zombie", "error"],
+  ready: ["busy", "waiting_for_permission", "blocked", "idle", "dead", "zombie", "error"],
+  busy: ["idle", "waiting_for_permission", "blocked", "busy", "dead", "zombie", "error", "ready"],
+  idle: ["busy", "ready", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
+  waiting_for_permission: ["busy", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
+  // A screen that waits for an answer (cs:blocked); any hook of the turn, or cs:unblocked, moves it on.
+  blocked: ["busy", "idle", "ready", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
   // error is reached when a start fails or the process misbehaves; the record stays for resume_session.
   error: ["busy", "ready", "idle", "dead", "starting", "zombie"],
   // Terminal until resume_session spawns a new process (which appends a "cs:spawn" event).
@@ -24,7 +27,12 @@ export function canMove(from: Status, to: Status): boolean {
 
 /** Statuses in which a live process is expected. */
 export function isLive(s: Status): boolean {
-  return s === "starting" || s === "ready" || s === "busy" || s === "idle" || s === "waiting_for_permission";
+  return s === "starting" || s === "ready" || s === "busy" || s === "idle" || s === "waiting_for_permission" || s === "blocked";
+}
+
+/** A turn is under way (running, or held by a permission request or another screen). */
+export function inTurn(s: Status): boolean {
+  return s === "busy" || s === "waiting_for_permission" || s === "blocked";
 }
 
 /** The session accepts a new prompt without queueing. */
@@ -37,3 +45,11 @@ export function statusGroup(s: Status): "active" | "inactive" | "error" {
   if (s === "error" || s === "zombie") return "error";
   return isLive(s) ? "active" : "inactive";
 }
+
+/**
+ * The screens that hold a turn besides a permission request (answered by answer_prompt): auto mode's "can't check"
+ * screen, plan approval, AskUserQuestion's question, MCP server approval, the trust and API-key questions, the usage-limit menu, a permission
+ * dialog no hook reported, the bypass-mode warning, and any screen the server does not know (`unknown`).
+ */
+export const BLOCKED_KINDS = ["auto_mode_unavailable", "plan_approval", "question", "mcp_server", "trust", "api_key", "usage_limit", "permission_dialog", "bypass_warning", "unknown"] as const;
+export type BlockedKind = (typeof BLOCKED_KINDS)[number];

@@ -32,6 +32,20 @@ export interface DriverSession {
   emit(ev: LogEvent): Promise<void>;
 }
 
+/** What the screen watch knows when it asks a driver to look at a quiet turn. */
+export interface ProbeOptions {
+  /** Milliseconds since the session's last event. */
+  quietMs: number;
+  /** A screen the server does not know is reported as blocked (kind unknown) once the turn was quiet this long. */
+  unknownAfterMs: number;
+}
+
+/** The choice answer_prompt pressed, as the screen labelled it. */
+export interface PromptAnswer {
+  kind: string;
+  label: string;
+}
+
 export interface ReadyOptions {
   /** Answer Claude Code's "trust this folder" screen with Yes. */
   trustWorkspace: boolean;
@@ -68,8 +82,13 @@ export interface Driver {
   answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void>;
   /** Stops the running turn (bounded by timeoutMs); the fold says whether it stopped. */
   interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void>;
-  /** During a long wait with no events: notices a turn that ended without a hook (an Esc typed by a person). */
-  probe(s: DriverSession): Promise<void>;
+  /**
+   * A turn with no events for a while (the session layer's screen watch): notices a turn that ended without a hook
+   * (an Esc typed by a person), a screen that waits for an answer (cs:blocked) and that screen going (cs:unblocked).
+   */
+  probe(s: DriverSession, o: ProbeOptions): Promise<void>;
+  /** Picks one of the choices of the screen that blocks the session (by label or 1-based number) and confirms it went. */
+  answerPrompt(s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer>;
   /** What the session shows now, as plain text. */
   screen(s: DriverSession): Promise<string>;
   /** The figures of the session's prompt number `prompt` (1-based, as `prompts_submitted` counts), when it knows them. */

@@ -7,6 +7,7 @@
  * their offset and read the file again from its snapshot.
  */
 import { copyFile, stat, truncate, appendFile } from "node:fs/promises";
+import { inTurn } from "../core/status.js";
 import { acquireFileLock } from "../util/flock.js";
 import type { LiveSession } from "./live.js";
 
@@ -22,7 +23,7 @@ export async function compactIfLarge(s: LiveSession, maxBytes: number): Promise<
     // Under the lock nobody appends: read what is left, so the snapshot holds every event in the file.
     await s.refresh();
     const fold = s.fold;
-    if (fold.status === "busy" || fold.status === "waiting_for_permission") return false;
+    if (inTurn(fold.status)) return false;
     await copyFile(s.eventsPath, `${s.eventsPath}.1`);
     await truncate(s.eventsPath, 0);
     await appendFile(s.eventsPath, `\n${JSON.stringify({ hook_event_name: "cs:snapshot", fold, ts: new Date().toISOString() })}\n`);

@@ -3,7 +3,7 @@
  * started after a crash, reaches the same state by replaying the same log.
  */
 import { assertNever } from "../core/errors.js";
-import { canMove, isLive, type Status } from "../core/status.js";
+import { BLOCKED_KINDS, canMove, isLive, type BlockedKind, type Status } from "../core/status.js";
 import { HOOK_EVENTS, OWN_EVENTS, type EventName } from "../core/events.js";
 
 export { HOOK_EVENTS, OWN_EVENTS, type EventName, type HookEventName, type OwnEventName } from "../core/events.js";
@@ -36,6 +36,8 @@ export interface LogEvent {
   permission_seq?: number;
   /** cs:spawn, cs:exit: the spawn generation (an exit of an older generation is the old process's, and ignored). */
   generation?: number;
+  /** cs:blocked: the screen that holds the session (kind, its text, the choices answer_prompt offers). */
+  blocked?: { kind: BlockedKind; text: string; choices: string[] };
   /** cs:snapshot: the fold of everything the log held before it was compacted. */
   fold?: Folded;
   /** The line was longer than the reader's cap: only its name (and session id) were kept. */
@@ -57,6 +59,20 @@ export interface PendingPermission {
   fallback?: boolean;
 }
 
+/** A screen of Claude Code that waits for an answer (cs:blocked), other than a permission request. */
+export interface BlockedScreen {
+  kind: BlockedKind;
+  /** What the screen says, brief. */
+  text: string;
+  /** Its choices, in screen order (answer_prompt takes one by label or 1-based number); empty for unknown. */
+  choices: string[];
+  /** Sequence number of the cs:blocked event. */
+  seq: number;
+  since?: string;
+  /** The status to go back to when the screen goes without a hook (cs:unblocked). */
+  from: Status;
+}
+
 export interface Folded {
   status: Status;
   claude_session_id?: string;
@@ -71,6 +87,8 @@ export interface Folded {
   last_turn?: "completed" | "failed" | "interrupted";
   last_error?: string;
   pending_permission?: PendingPermission;
+  /** A screen holds the session (status blocked). */
+  blocked?: BlockedScreen;
   /** Background tasks still running when the last Stop fired (a Stop with these is not the end of the work). */
   background_tasks: number;
   /**
@@ -107,6 +125,7 @@ function failTurn(f: Folded, message: string | undefined): Folded {
   f.last_turn = "failed";
   f.last_error = message ?? "the turn failed";
   delete f.pending_permission;
+  delete f.blocked;
   return f;
 }
 
@@ -119,6 +138,11 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
   if (ev.ts) f.last_event_at = ev.ts;
   if (ev.transcript_path) f.transcript_path = ev.transcript_path;
   const name = ev.hook_event_name;
+  // Any hook of the turn means the screen that held it is gone (the CLI went on): back to busy, then the event.
+  if (f.blocked && CLEARS_BLOCKED.has(name)) {
+    if (f.status === "blocked") f.status = f.blocked.from === "ready" || f.blocked.from === "idle" ? f.blocked.from : "busy";
+    delete f.blocked;
+  }
   switch (name) {
     case "cs:spawn":
       // A new process for this record (start or resume): everything about the old process is over.
@@ -179,6 +203,21 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       // Auto mode's classifier (or its fallback) refused a tool call: the model is told, the turn goes on.
       f.permission_denials = [...(f.permission_denials ?? []), { tool_name: ev.tool_name ?? "unknown", tool_use_id: ev.tool_use_id ?? "", tool_input: ev.tool_input ?? null, ...(typeof ev.reason === "string" ? { reason: ev.reason } : {}) }].slice(-20);
       return f;
+    case "cs:blocked":
+      // The server saw a screen that waits for an answer while no hook fired (drivers/terminal/blocking.ts).
+      if (isBlockedEvent(ev.blocked) && (f.status === "busy" || f.status === "ready" || f.status === "idle" || f.status === "blocked")) {
+        const from = f.status === "blocked" ? (f.blocked?.from ?? "busy") : f.status;
+        f.status = "blocked";
+        f.blocked = { kind: ev.blocked.kind, text: ev.blocked.text, choices: [...ev.blocked.choices], seq: prev.seq, from, ...(ev.ts ? { since: ev.ts } : {}) };
+      }
+      return f;
+    case "cs:unblocked":
+      // The screen went (answered, or gone by itself) with no hook to say so.
+      if (f.status === "blocked") {
+        f.status = f.blocked?.from ?? "busy";
+        delete f.blocked;
+      }
+      return f;
     case "Stop":
       f.turn_count += 1;
       f.status = move(f, "idle");
@@ -206,11 +245,12 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       }
       return f;
     case "cs:interrupted":
-      if (f.status === "busy" || f.status === "waiting_for_permission") {
+      if (f.status === "busy" || f.status === "waiting_for_permission" || f.status === "blocked") {
         f.turn_count += 1;
         f.status = "idle";
         f.last_turn = "interrupted";
         delete f.pending_permission;
+        delete f.blocked;
       }
       return f;
     case "SessionEnd":
@@ -225,6 +265,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       if (typeof ev.exit_code === "number") f.exit_code = ev.exit_code;
       f.end_reason ??= "exit";
       delete f.pending_permission;
+      delete f.blocked;
       return f;
     case "cs:snapshot":
       // The first line of a compacted log: everything before it, folded. A malformed one changes nothing.
@@ -239,11 +280,32 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
   }
 }
 
+function isBlockedEvent(v: unknown): v is NonNullable<LogEvent["blocked"]> {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.kind === "string" && (BLOCKED_KINDS as readonly string[]).includes(o.kind) && typeof o.text === "string" && Array.isArray(o.choices) && o.choices.every((c) => typeof c === "string");
+}
+
 function isFold(v: unknown): v is Folded {
   if (typeof v !== "object" || v === null) return false;
   const o = v as Record<string, unknown>;
   return typeof o.status === "string" && typeof o.turn_count === "number" && typeof o.prompts_submitted === "number" && typeof o.seq === "number";
 }
+
+/** Events that show the CLI went on past a screen: the turn's hooks and the process's end. */
+const CLEARS_BLOCKED: ReadonlySet<EventName> = new Set<EventName>([
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PostToolUse",
+  "PermissionRequest",
+  "PermissionDenied",
+  "Stop",
+  "StopFailure",
+  "SessionEnd",
+  "cs:turn_failed",
+  "cs:interrupted",
+  "cs:start_failed",
+]);
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...HOOK_EVENTS, ...OWN_EVENTS]);
 

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
 import { access, stat, unlink, writeFile } from "node:fs/promises";
+import { freemem, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
 import { TmuxBackend } from "../backends/tmux.js";
@@ -151,6 +152,8 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
     const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
     add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
   }
+  // A coordinator's node "auto" compares free slots, then this.
+  add("memory", "ok", `${Math.round(freemem() / 1048576)} MiB available of ${Math.round(totalmem() / 1048576)} MiB`);
   checks.push(...(h.extra ?? []));
   if (h.startedAt !== undefined) add("uptime", "ok", `${Math.round((Date.now() - h.startedAt) / 1000)} s`);
   add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);

@@ -1,5 +1,6 @@
 /**
- * Notifications that need no subscription: when a session needs a permission answer, ends a turn, fails or dies,
+ * Notifications that need no subscription: when a session needs a permission answer or a screen's answer (blocked),
+ * ends a turn, fails or dies,
  * or a time limit acts on it, every client hears it as a `notifications/message` (the logging capability; the SDK
  * honours logging/setLevel). Driven by SessionService.subscribe, so it fires as the hook's line is folded.
  */
@@ -11,7 +12,7 @@ import type { Logger } from "../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice {
-  event: "permission" | "turn_ended" | "failed" | "dead" | "limit";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -20,6 +21,10 @@ export interface SessionNotice {
   tool_name?: string;
   tool_input?: unknown;
   turn_outcome?: string;
+  /** blocked: the screen's kind, what it says and its choices (answer_prompt). */
+  kind?: string;
+  text?: string;
+  choices?: string[];
   error?: string;
   exit_code?: number;
   reason?: string;
@@ -33,12 +38,16 @@ export function noticeOf(c: SessionChange): { level: LoggingLevel; notice: Sessi
   if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {
     return { level: "warning", notice: { event: "permission", ...base, tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } };
   }
+  const shown = c.events.some((e) => e.hook_event_name === "cs:blocked");
+  if (c.status === "blocked" && (c.previous !== c.status || shown) && f.blocked) {
+    return { level: "warning", notice: { event: "blocked", ...base, kind: f.blocked.kind, text: f.blocked.text, choices: [...f.blocked.choices] } };
+  }
   if (c.previous === undefined || c.previous === c.status) return undefined;
   if (c.status === "error") return { level: "error", notice: { event: "failed", ...base, ...(f.last_error ? { error: f.last_error } : {}) } };
   if (c.status === "dead" || c.status === "zombie") {
     return { level: "warning", notice: { event: "dead", ...base, ...(f.exit_code !== undefined ? { exit_code: f.exit_code } : {}), ...(f.end_reason ? { reason: f.end_reason } : {}) } };
   }
-  if (c.status === "idle" && (c.previous === "busy" || c.previous === "waiting_for_permission")) {
+  if (c.status === "idle" && (c.previous === "busy" || c.previous === "waiting_for_permission" || c.previous === "blocked")) {
     const failed = f.last_turn === "failed";
     return {
       level: failed ? "error" : f.last_turn === "interrupted" ? "notice" : "info",

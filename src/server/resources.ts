@@ -20,6 +20,7 @@ import { isLive } from "../core/status.js";
 import { rpc } from "./rpc-error.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
+import type { CallRouter } from "./tool.js";
 
 export const RESOURCE_KINDS = ["summary", "screen", "transcript", "events"] as const;
 type Kind = (typeof RESOURCE_KINDS)[number];
@@ -83,7 +84,7 @@ export async function readResource(svc: SessionService, uri: string): Promise<{ 
 }
 
 /** Installs the resource handlers on `server` and starts pushing updates and list changes; returns the stop. */
-export function installResources(server: Server, svc: SessionService, log: Logger): () => void {
+export function installResources(server: Server, svc: SessionService, log: Logger, router?: CallRouter): () => void {
   const subscribed = new Set<string>();
   const screenTimers = new Map<string, NodeJS.Timeout>();
   const updated = (uri: string) => void server.sendResourceUpdated({ uri }).catch((e: unknown) => log.debug(`resource update not sent: ${String(e)}`));
@@ -102,12 +103,19 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     }
     return { resources };
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, rpc(async (req) => ({ contents: [await readResource(svc, req.params.uri)] })));
+  server.setRequestHandler(ReadResourceRequestSchema, rpc(async (req) => {
+    // A session on a node: the node's own resource, read through its link.
+    const remote = router?.readResource ? await router.readResource(req.params.uri, parseUri(req.params.uri).id, svc) : undefined;
+    return { contents: remote ?? [await readResource(svc, req.params.uri)] };
+  }));
   server.setRequestHandler(SubscribeRequestSchema, rpc(async (req) => {
-    parseUri(req.params.uri);
+    const { id } = parseUri(req.params.uri);
+    // A session on a node: its updates come from the node's own resource (through the link).
+    await router?.subscribeResource?.(req.params.uri, id, svc);
     subscribed.add(req.params.uri);
     return {};
   }));
+  const offRemote = router?.onResourceUpdated?.((uri) => subscribed.has(uri) && updated(uri));
   server.setRequestHandler(UnsubscribeRequestSchema, rpc(async (req) => {
     subscribed.delete(req.params.uri);
     return {};
@@ -142,6 +150,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   return () => {
     off();
     offLimit();
+    offRemote?.();
     for (const t of screenTimers.values()) clearTimeout(t);
     screenTimers.clear();
   };

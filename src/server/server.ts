@@ -13,10 +13,10 @@ import type { Logger } from "../util/log.js";
 import { AuditLog, sessionOf } from "./audit.js";
 import { serverInfo } from "./info.js";
 import { INSTRUCTIONS } from "./instructions.js";
-import { startNotifications } from "./notify.js";
+import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
-import type { Tool } from "./tool.js";
+import type { CallRouter, Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
 export const SERVER_NAME = "claude-sessions";
@@ -33,6 +33,8 @@ function zodMessage(err: z.ZodError): string {
 export interface ServerOptions {
   /** A result that does not match its tool's output schema is an INTERNAL error (tests) instead of a logged warning. */
   strictResults?: boolean;
+  /** With nodes configured (src/nodes): routes every call to the machine that runs its session. */
+  router?: CallRouter;
 }
 
 /** The tools as tools/list shows them: names, JSON Schemas of input and output, annotations. */
@@ -59,7 +61,9 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS, jsonSchemaValidator: shared.validator });
   serverInfo.version = version;
   const audit = new AuditLog(svc.deps.cfg.stateDir, svc.deps.cfg.auditMaxBytes, log);
-  const stops = [installResources(server, svc, log), startNotifications(server, svc, log)];
+  const stops = [installResources(server, svc, log, opts.router), startNotifications(server, svc, log)];
+  // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
+  if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
   installPrompts(server, svc);
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(TOOLS.map((t) => [t.name, t]));
@@ -90,7 +94,7 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
       void audit.append({ time: new Date(t0).toISOString(), tool: tool.name, ...(session_id ? { session_id } : {}), ...(client ? { client } : {}), outcome: code ? "error" : "ok", ...(code ? { error_code: code } : {}), duration_ms: Date.now() - t0 });
     };
     try {
-      const res = await tool.invoke(svc, req.params.arguments ?? {}, ctx);
+      const res = opts.router ? await opts.router.invoke(tool, svc, req.params.arguments ?? {}, ctx) : await tool.invoke(svc, req.params.arguments ?? {}, ctx);
       if (!res.ok) audited(undefined, "INVALID_ARGUMENT");
       if (!res.ok) return errorResult(new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(res.error)}`));
       // The result must be what the tool's output schema promises.

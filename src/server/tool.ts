@@ -3,6 +3,7 @@
  * that calls the session service. `defineTool` keeps the handler typed with its own schemas and gives the server
  * one erased shape to list and call; validation, error mapping and the text copy happen once, in server.ts.
  */
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { CallContext } from "../core/context.js";
 import type { SessionService } from "../sessions/service.js";
@@ -36,6 +37,23 @@ export interface Tool {
   readonly annotations: ToolAnnotations;
   /** Validates the raw arguments against the input schema and runs the handler. */
   invoke(svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked>;
+}
+
+/**
+ * Where calls go when this server coordinates other machines (src/nodes): it validates the arguments with the
+ * tool's schema and runs the call here or forwards it to the node that owns the session. Tools need nothing of
+ * their own for it; the server calls `invoke` instead of `tool.invoke` when one is given.
+ */
+export interface CallRouter {
+  invoke(tool: Tool, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked>;
+  /** Session notices of the nodes (notifications/message data, with `node`), for this server's clients. */
+  onNotice(l: (level: LoggingLevel, data: Record<string, unknown>) => void): () => void;
+  /** A session:// resource of a session on a node; undefined when the session is this machine's. */
+  readResource?(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined>;
+  /** Subscribes to a session:// resource of a session on a node (false: the session is this machine's). */
+  subscribeResource?(uri: string, id: string, svc: SessionService): Promise<boolean>;
+  /** notifications/resources/updated of subscribed remote resources. */
+  onResourceUpdated?(l: (uri: string) => void): () => void;
 }
 
 export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool {

@@ -12,7 +12,7 @@ import { checkPrompt } from "./checks.js";
 import type { Deps } from "./deps.js";
 import { members, progressStream, type Member } from "./team.js";
 import { send, waitTurn } from "./turns.js";
-import { publicPending } from "./views.js";
+import { publicBlocked, publicPending } from "./views.js";
 
 const TICK_MS = 5000;
 
@@ -106,7 +106,7 @@ export async function waitMany(d: Deps, input: WaitManyInput, ctx: CallContext):
       // Stopped because another member was done first (mode any): is this one done as well?
       const f = s.live.fold;
       const done = f.turn_count >= f.prompts_submitted && f.status !== "busy";
-      return entry(base, f, done || f.status === "waiting_for_permission" || !isLive(f.status));
+      return entry(base, f, done || f.status === "waiting_for_permission" || f.status === "blocked" || !isLive(f.status));
     }
   });
   const doneCount = entries.filter((e) => e.done).length;
@@ -120,6 +120,7 @@ function entry(base: { session_id: string; teammate_name?: string }, f: Folded, 
   const e: WaitEntry = { ...base, done, final_state: final };
   if (f.last_response !== undefined) e.last_response = f.last_response;
   if (f.pending_permission && f.status === "waiting_for_permission") e.pending_permission = publicPending(f.pending_permission);
+  if (f.blocked && f.status === "blocked") e.blocked = publicBlocked(f.blocked);
   if (final === "error" && f.last_error) e.error = f.last_error;
   return e;
 }

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { SessionError } from "../core/errors.js";
-import { isLive } from "../core/status.js";
+import { inTurn, isLive } from "../core/status.js";
 import { compactIfLarge, EVENTS_MAX_BYTES } from "../events/compact.js";
 import { appendEvent } from "../events/eventlog.js";
 import { LiveSession } from "../events/live.js";
@@ -58,7 +58,7 @@ export class Registry {
   /** A log past its cap is compacted once its turn is over (compact.ts); never two at once for a session. */
   private maybeCompact(s: LiveSession): void {
     const st = s.fold.status;
-    if (this.compacting.has(s.id) || st === "busy" || st === "waiting_for_permission" || st === "starting") return;
+    if (this.compacting.has(s.id) || inTurn(st) || st === "starting") return;
     this.compacting.add(s.id);
     void compactIfLarge(s, this.eventsMaxBytes)
       .then((did) => did && this.log.info(`${s.id}: events log compacted (over ${this.eventsMaxBytes} bytes; the previous content is events.jsonl.1)`))

@@ -24,11 +24,12 @@ import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { resume } from "./resume.js";
 import { Limits, type LimitKind } from "./limits.js";
+import { ScreenWatch } from "./screen-watch.js";
 import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
 import { generationOf, Registry } from "./registry.js";
-import { interrupt, respondPermission, wait } from "./turns.js";
+import { answerPrompt, interrupt, respondPermission, wait } from "./turns.js";
 import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
@@ -50,6 +51,9 @@ export interface ServiceOptions {
   persistGatherMs?: number;
   /** How long a turn without a reply line waits for its transcript to be still (tests shorten it). */
   settleQuietMs?: number;
+  /** How often a quiet turn's screen is looked at for a prompt that blocks it, and after how long quiet (tests shorten them). */
+  screenProbeMs?: number;
+  screenQuietMs?: number;
 }
 
 /** A backend paired with the driver that holds conversations through it. */
@@ -80,6 +84,7 @@ export class SessionService {
   private readonly lastTurns = new Map<string, number>();
   private closed = false;
   private readonly limits: Limits;
+  private readonly screens: ScreenWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
 
   constructor(o: ServiceOptions) {
@@ -101,6 +106,7 @@ export class SessionService {
       history: o.history,
     };
     this.reconciler = new Reconciler(this.d);
+    this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -150,6 +156,7 @@ export class SessionService {
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
+    if (!this.closed) this.screens.changed(s.id, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
   }
@@ -179,6 +186,9 @@ export class SessionService {
   }
   async respondPermission(input: api.RespondInput, ctx: CallContext = {}): Promise<api.RespondOutput> {
     return respondPermission(this.d, await resolved(this.d, input), ctx);
+  }
+  async answerPrompt(input: api.AnswerPromptInput, ctx: CallContext = {}): Promise<api.AnswerPromptOutput> {
+    return answerPrompt(this.d, await resolved(this.d, input), ctx);
   }
   async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, await resolved(this.d, input), ctx);
@@ -255,6 +265,7 @@ export class SessionService {
     this.closed = true;
     this.d.deadlines.clearAll();
     this.limits.clearAll();
+    this.screens.clearAll();
     await this.d.registry.close();
   }
 }

@@ -2,31 +2,39 @@
  * A turn: a prompt delivered (through the session's driver), then a wait on the fold until the turn ends, a
  * permission request opens, or the process goes. Permission answers and interrupts are here too.
  */
-import type { InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
+import type { AnswerPromptInput, AnswerPromptOutput, InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
 import { join } from "node:path";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
-import { acceptsPrompt, isLive } from "../core/status.js";
+import { acceptsPrompt, inTurn, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
-import { publicPending } from "./views.js";
+import { publicBlocked, publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
 /** How long a call waits for another caller's keys to this session (a paste and its confirmation). */
 const SEND_LOCK_MS = 30_000;
-/** While a wait sees no events for this long, the driver looks once (an Esc typed in an attached pane fires no hook). */
-const QUIET_PROBE_MS = 5000;
 /** The value of `p` if it has already settled, else `{}`: no timer, no wait (a resolved promise wins the race first). */
 function ifSettled<T extends object>(p: Promise<T>): Promise<T | Record<string, never>> {
   return Promise.race([p, Promise.resolve({})]);
 }
 
 type TurnResult = Omit<WaitOutput, "session_id">;
+
+function busyError(id: string, status: string): SessionError {
+  const suggestion =
+    status === "waiting_for_permission"
+      ? "Answer the pending permission prompt with respond_permission first."
+      : status === "blocked"
+        ? "A screen of Claude Code waits for an answer: see `blocked` in wait_for_completion or list_sessions, and answer it with answer_prompt (or interrupt_session)."
+        : undefined;
+  return new SessionError("SESSION_BUSY", `session ${id} is ${status}.`, suggestion ? { suggestion } : {});
+}
 
 async function countSent(d: Deps, id: string, text: string): Promise<void> {
   await d.store.patch(id, (rec) => {
@@ -65,11 +73,7 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
   const s = await d.registry.handle(input.session_id);
   const status = s.live.fold.status;
   checkUsable(r, status);
-  if (!acceptsPrompt(status) && !input.queue) {
-    throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${status}.`, {
-      ...(status === "waiting_for_permission" ? { suggestion: "Answer the pending permission prompt with respond_permission first." } : {}),
-    });
-  }
+  if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
   if (r.max_turns !== undefined && s.live.fold.prompts_submitted >= r.max_turns) {
     throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
       suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
@@ -92,7 +96,8 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
       checkUsable(r, now);
       if (input.bash_mode) return { sent_at: await driver.runShell(s, text, ctx), queued: false, before: s.live.fold.prompts_submitted };
       const queued = !acceptsPrompt(now);
-      if (queued && !input.queue) throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${now}.`);
+      // A screen that waits for an answer would take the text as its answer: never typed into.
+      if (now === "blocked" || (queued && !input.queue)) throw busyError(r.session_id, now);
       const before = s.live.fold.prompts_submitted;
       await beginTurn(d, r, s.live.fold, before + 1, text);
       // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
@@ -165,32 +170,22 @@ async function totalsAfter(d: Deps, id: string, s: DriverSession): Promise<Retur
  */
 export async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: number, ctx: CallContext, o: { checkIdle?: boolean } = {}): Promise<TurnResult> {
   const t0 = Date.now();
-  let lastEventAt = Date.now();
-  const unsub = s.live.subscribe(() => (lastEventAt = Date.now()));
-  const r = await d.registry.record(s.id);
-  const driver = d.runners[r.backend]?.driver;
-  try {
-    // check_idle: the CLI starts a turn of its own (a <task-notification> prompt) when background work ends, so
-    // the session is done only when every submitted turn has ended and the last left nothing running.
-    const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && isLive(x.status) && (x.background_tasks > 0 || x.turn_count < x.prompts_submitted));
-    const f = await s.live.waitFor((x) => ended(x) || x.status === "waiting_for_permission" || !isLive(x.status), {
-      timeoutMs,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      tickMs: 1000,
-      tick: async (ms) => {
-        if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.live.fold.status}` });
-        if (Date.now() - lastEventAt >= QUIET_PROBE_MS && s.live.fold.status === "busy") {
-          lastEventAt = Date.now();
-          await driver?.probe(s);
-        }
-      },
-    });
-    const why = f && !isLive(f.status) ? d.endReasons.get(s.id) : undefined;
-    if (why) throw new SessionError("SESSION_DEAD", `session ${s.id} was ended: ${why}.`, { details: { reason: why } });
-    return turnResult(f ?? s.live.fold, f === undefined, Date.now() - t0);
-  } finally {
-    unsub();
-  }
+  // A quiet turn's screen (an Esc typed in an attached pane, a prompt that blocks it) is looked at by the
+  // session layer's screen watch, whoever waits: the fold says what it found (cs:interrupted, cs:blocked).
+  // check_idle: the CLI starts a turn of its own (a <task-notification> prompt) when background work ends, so
+  // the session is done only when every submitted turn has ended and the last left nothing running.
+  const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && isLive(x.status) && (x.background_tasks > 0 || x.turn_count < x.prompts_submitted));
+  const f = await s.live.waitFor((x) => ended(x) || x.status === "waiting_for_permission" || x.status === "blocked" || !isLive(x.status), {
+    timeoutMs,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    tickMs: 1000,
+    tick: (ms) => {
+      if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.live.fold.status}` });
+    },
+  });
+  const why = f && !isLive(f.status) ? d.endReasons.get(s.id) : undefined;
+  if (why) throw new SessionError("SESSION_DEAD", `session ${s.id} was ended: ${why}.`, { details: { reason: why } });
+  return turnResult(f ?? s.live.fold, f === undefined, Date.now() - t0);
 }
 
 /** A turn that ended gets the figures its driver knows (headless: the SDK's result of that prompt). */
@@ -213,6 +208,7 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   if (cur.last_turn) out.turn_outcome = cur.last_turn;
   if (final === "error" && cur.last_error) out.error = cur.last_error;
   if (cur.pending_permission) out.pending_permission = publicPending(cur.pending_permission);
+  if (cur.blocked && cur.status === "blocked") out.blocked = publicBlocked(cur.blocked);
   if (cur.background_tasks) out.background_tasks = cur.background_tasks;
   if (cur.needs_input) out.needs_input = cur.needs_input.message;
   if (cur.permission_denials?.length) out.permission_denials = cur.permission_denials;
@@ -225,7 +221,10 @@ export async function respondPermission(d: Deps, input: Resolved<RespondInput>, 
   const pending = s.live.fold.pending_permission;
   if (s.live.fold.status !== "waiting_for_permission" || !pending) {
     throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} has no pending permission prompt (it is ${s.live.fold.status}).`, {
-      suggestion: "Call wait_for_completion; it reports pending_permission when a prompt opens.",
+      suggestion:
+        s.live.fold.status === "blocked"
+          ? "A screen waits for an answer (a permission dialog without its hook is one): answer it with answer_prompt and one of `blocked.choices`."
+          : "Call wait_for_completion; it reports pending_permission when a prompt opens.",
     });
   }
   const { driver } = runnerOf(d, r.backend);
@@ -235,11 +234,28 @@ export async function respondPermission(d: Deps, input: Resolved<RespondInput>, 
   return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
 }
 
+/** Answers the screen that blocks a session with one of its choices (the driver presses the server-made keys). */
+export async function answerPrompt(d: Deps, input: Resolved<AnswerPromptInput>, ctx: CallContext): Promise<AnswerPromptOutput> {
+  const r = await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  await s.live.refresh();
+  if (s.live.fold.status !== "blocked" || !s.live.fold.blocked) {
+    throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} is not blocked by a screen (it is ${s.live.fold.status}).`, {
+      suggestion:
+        s.live.fold.status === "waiting_for_permission" ? "A permission request waits: answer it with respond_permission." : "Call wait_for_completion; it reports `blocked` with the choices when a screen waits for an answer.",
+    });
+  }
+  const { driver } = runnerOf(d, r.backend);
+  const picked = await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPrompt(s, input.choice, ctx));
+  await d.registry.flushed();
+  return { session_id: r.session_id, answered: true, kind: picked.kind as AnswerPromptOutput["kind"], choice: picked.label, status: s.live.fold.status };
+}
+
 export async function interrupt(d: Deps, input: Resolved<InterruptInput>, ctx: CallContext): Promise<InterruptOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   checkUsable(r, s.live.fold.status);
-  const busy = () => s.live.fold.status === "busy" || s.live.fold.status === "waiting_for_permission";
+  const busy = () => inTurn(s.live.fold.status);
   if (!busy()) return { session_id: r.session_id, interrupted: false, status: s.live.fold.status };
   await runnerOf(d, r.backend).driver.interrupt(s, input.timeout_ms ?? 5000, ctx);
   await d.registry.flushed();

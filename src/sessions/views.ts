@@ -1,13 +1,17 @@
 /** Converters between the live fold, the stored record, and what the tools return. */
 import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
-import type { Folded, PendingPermission } from "../events/reducer.js";
+import type { BlockedScreen, Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
 import { launchWarnings } from "./cli-policy.js";
 import { sessionTotals } from "./cost.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
   return { tool_name: p.tool_name, tool_input: p.tool_input, ...(p.suggestions ? { suggestions: p.suggestions } : {}) };
+}
+
+export function publicBlocked(b: Pick<BlockedScreen, "kind" | "text" | "choices" | "since">): { kind: BlockedScreen["kind"]; text: string; choices: string[]; since?: string } {
+  return { kind: b.kind, text: b.text, choices: [...b.choices], ...(b.since ? { since: b.since } : {}) };
 }
 
 /** Writes what the fold knows into a stored record (the fold is the truth; the record a snapshot of it). */
@@ -24,6 +28,8 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   else delete r.last_error;
   if (f.pending_permission) r.pending_permission = publicPending(f.pending_permission);
   else delete r.pending_permission;
+  if (f.blocked && f.status === "blocked") r.blocked = publicBlocked(f.blocked);
+  else delete r.blocked;
   if (f.exit_code !== undefined) r.exit_code = f.exit_code;
   if (f.needs_input) r.needs_input = f.needs_input.message;
   else delete r.needs_input;
@@ -52,6 +58,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.claude_version) s.claude_version = r.claude_version;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
+  if (r.blocked && r.status === "blocked") s.blocked = publicBlocked(r.blocked);
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;
   if (r.worktree) {

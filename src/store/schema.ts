@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
-import { STATUSES } from "../core/status.js";
+import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
 
 export const STATE_VERSION = "1.0.0";
 
@@ -63,6 +63,8 @@ export const SessionRecordSchema = z.object({
   pending_permission: PendingPermissionSchema.optional(),
   /** Claude Code's own "needs your input" notice (agent_needs_input), while it stands. */
   needs_input: z.string().optional(),
+  /** The screen that holds the session (status blocked). */
+  blocked: z.object({ kind: z.enum(BLOCKED_KINDS), text: z.string(), choices: z.array(z.string()), since: z.string().optional() }).optional(),
   exit_code: z.number().int().optional(),
   /** A log file the server created for this session at the caller's path (output.log links to it). */
   log_file: z.string().optional(),

@@ -7,6 +7,16 @@ import { appendFileSync } from "node:fs";
 import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "../../src/backends/backend.js";
 import type { BackendKind } from "../../src/core/events.js";
 
+/**
+ * A screen a scripted turn shows instead of replying (a prompt that blocks the turn, no hook fires), and what a key
+ * does to it: nothing (undefined), "end" (the screen goes and the turn ends with Stop), "interrupted" (the screen goes,
+ * "Interrupted" shows, no hook: Esc), "permission" (a PermissionRequest hook), or the next screen.
+ */
+export interface ScriptedScreen {
+  text: string;
+  onKey?: (k: Key) => "end" | "interrupted" | "permission" | ScriptedScreen | undefined;
+}
+
 export interface FakeSession {
   spec: SpawnSpec;
   pid: number;
@@ -15,6 +25,9 @@ export interface FakeSession {
   pastes: string[];
   keys: Key[];
   prompts: string[];
+  /** The scripted screen shown now (instead of the input box). */
+  shown?: ScriptedScreen | undefined;
+  interrupted?: boolean;
 }
 
 const RULE = "─".repeat(60);
@@ -25,6 +38,8 @@ export class FakeBackend implements Backend {
   dropEnters = 0;
   /** The reply to a prompt. */
   reply: (prompt: string) => string = (p) => `FAKE REPLY: ${p}`;
+  /** A screen a prompt's turn shows instead of its reply (undefined: it replies). */
+  screenFor: (prompt: string) => ScriptedScreen | undefined = () => undefined;
   private nextPid = 900_000;
 
   constructor(
@@ -59,6 +74,10 @@ export class FakeBackend implements Backend {
     const s = this.get(id);
     for (const k of keys) {
       s.keys.push(k);
+      if (s.shown) {
+        this.onScreenKey(s, k);
+        continue;
+      }
       if (k !== "Enter") continue;
       if (this.dropEnters > 0) {
         this.dropEnters--;
@@ -68,13 +87,35 @@ export class FakeBackend implements Backend {
       s.input = "";
       if (!prompt) continue;
       s.prompts.push(prompt);
+      s.interrupted = false;
       this.event(s, { hook_event_name: "UserPromptSubmit", prompt });
+      const shown = this.screenFor(prompt);
+      if (shown) {
+        s.shown = shown;
+        continue;
+      }
       setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
     }
   }
 
+  private onScreenKey(s: FakeSession, k: Key): void {
+    const next = s.shown?.onKey?.(k);
+    if (next === undefined) return;
+    if (typeof next === "object") {
+      s.shown = next;
+      return;
+    }
+    s.shown = undefined;
+    const prompt = s.prompts.at(-1) ?? "";
+    if (next === "end") setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
+    if (next === "interrupted") s.interrupted = true;
+    if (next === "permission") this.event(s, { hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command: "touch /tmp/outside.txt" } });
+  }
+
   async screen(id: string): Promise<string> {
     const s = this.get(id);
+    if (s.shown) return s.shown.text;
+    if (s.interrupted) return ["  ⎿  Interrupted · What should Claude do instead?", "", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join("\n");
     return ["", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join("\n");
   }
 

@@ -54,6 +54,7 @@ const ADDRESS = "names a session of this server (validated id, resolved in src/s
 
 /** start_session's arguments; run_task has them too. */
 const START: Record<string, Row> = {
+  node: { effect: "none", gate: "names a node of the operator's nodes file (validated name; the exec argv comes from that file only, the call travels as MCP JSON)", coveredBy: "tests/integration/nodes.test.ts (hostile node names refused), tests/unit/nodes-config.test.ts" },
   session_id: {
     effect: "file",
     gate: "names <state>/<id>: letters, digits, '-' and '_' only (schema)",
@@ -258,6 +259,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       gate: "CLAUDE_SESSIONS_ALLOW_SENSITIVE",
       probe: async (c) => refused(c.m.call("list_sessions", { include_metadata: true, include_sensitive: true }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_SENSITIVE"),
     },
+    node_filter: none("a filter over the configured nodes"),
     include_native: { effect: "reveal", gate: "the server user's own Claude Code background sessions, read with `claude agents --json --all` (a fixed argv)", coveredBy: "tests/e2e/native.test.ts" },
   },
   send_message: {
@@ -302,6 +304,16 @@ const TABLE: Record<string, Record<string, Row>> = {
     decision: { effect: "widen", gate: "the MCP client is the one who approves (by design); a session approving its own requests", coveredBy: "item 8 (self-approval through the state directory): tests/e2e/state-deny.test.ts and tests/integration/confinement.test.ts (deny rules, script content)" },
     message: none("text Claude reads with a denial"),
     updated_input: { effect: "widen", gate: "the approver's edit of the tool input (as decision)", coveredBy: "tests/integration/permission-hook.test.ts" },
+  },
+  answer_prompt: {
+    session_id: none(ADDRESS),
+    team_name: none(ADDRESS),
+    teammate_name: none(ADDRESS),
+    choice: {
+      effect: "widen",
+      gate: "the MCP client answers the screen (by design, as respond_permission); only a row of the table the server made from the screen is pressed, the caller's text is never typed",
+      coveredBy: "tests/unit/session-screens.test.ts (an off-screen choice presses nothing), tests/e2e/screens.test.ts",
+    },
   },
   interrupt_session: { session_id: none(ADDRESS), team_name: none(ADDRESS), teammate_name: none(ADDRESS), timeout_ms: none("a number") },
   health_check: {},

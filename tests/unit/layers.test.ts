@@ -24,6 +24,8 @@ const LAYERS: Record<string, number> = {
   history: 4,
   sessions: 5,
   server: 6,
+  // The coordinator of other machines: above the server's tool seam (it routes Tool calls), below the composition root.
+  nodes: 6.5,
   "app.ts": 7,
   "command-line.ts": 8,
   "bin.ts": 9,

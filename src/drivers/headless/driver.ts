@@ -8,7 +8,7 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { priceOf } from "../../pricing.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, ReadyOptions, TurnFigures } from "../driver.js";
+import type { Delivery, Driver, DriverSession, PermissionAnswer, PromptAnswer, ReadyOptions, TurnFigures } from "../driver.js";
 import type { HeadlessHost } from "./host.js";
 import type { HeadlessSession } from "./session.js";
 import type { TurnResult } from "./types.js";
@@ -110,8 +110,17 @@ export class HeadlessDriver implements Driver {
     await s.live.waitFor((x) => x.status !== "busy" && x.status !== "waiting_for_permission", { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   }
 
+  /** No screen, so nothing can block a headless turn but a permission request (canUseTool): nothing to look at. */
   probe(): Promise<void> {
     return Promise.resolve();
+  }
+
+  answerPrompt(s: DriverSession): Promise<PromptAnswer> {
+    return Promise.reject(
+      new SessionError("SESSION_NOT_READY", `session ${s.id} is headless: it has no screen, and only permission requests (respond_permission) wait for an answer.`, {
+        suggestion: "Answer permission requests with respond_permission.",
+      }),
+    );
   }
 
   screen(): Promise<string> {

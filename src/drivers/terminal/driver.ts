@@ -8,9 +8,10 @@ import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, ReadyOptions } from "../driver.js";
+import type { Delivery, Driver, DriverSession, PermissionAnswer, ProbeOptions, PromptAnswer, ReadyOptions } from "../driver.js";
 import { deliver, enqueue, runShell } from "./delivery.js";
-import { interruptByEsc, probeInterrupted } from "./interrupt.js";
+import { interruptByEsc } from "./interrupt.js";
+import { answerPrompt, probeScreen } from "./screen-prompt.js";
 import { answerByHook, hookWaits } from "./hook-answer.js";
 import { answerByKeys } from "./permission.js";
 import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
@@ -55,8 +56,11 @@ export class TerminalDriver implements Driver {
   interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
     return interruptByEsc(this.backend, s, timeoutMs, ctx);
   }
-  probe(s: DriverSession): Promise<void> {
-    return probeInterrupted(this.backend, s);
+  probe(s: DriverSession, o: ProbeOptions): Promise<void> {
+    return probeScreen(this.backend, s, o);
+  }
+  answerPrompt(s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer> {
+    return answerPrompt(this.backend, s, choice, ctx);
   }
   async screen(s: DriverSession): Promise<string> {
     return (await this.backend.screen(s.id)).replace(/\s+$/, "");

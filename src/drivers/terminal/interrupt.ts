@@ -7,14 +7,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
+import { inTurn } from "../../core/status.js";
 import type { DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
-import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
+import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
 
 export async function interruptByEsc(b: Backend, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
   const id = s.id;
   const deadline = Date.now() + timeoutMs;
-  const stillBusy = () => s.live.fold.status === "busy" || s.live.fold.status === "waiting_for_permission";
+  const stillBusy = () => inTurn(s.live.fold.status);
   // A frame read too early can look idle (the busy frame not drawn yet): wait, bounded, until the turn shows as
   // busy before pressing Esc, and believe a stopped screen only once it has held for a moment.
   await pollScreen(() => b.screen(id), showsBusy, { everyMs: 50, timeoutMs: BUSY_FRAME_MS, stop: () => s.live.fold.status !== "busy" });
@@ -53,8 +54,10 @@ export async function probeInterrupted(b: Backend, s: DriverSession): Promise<vo
   const screen = await b.screen(s.id).catch(() => "");
   if (!screen) return;
   const restored = inputText(screen);
-  if (showsInterrupted(screen) || (restored && showsStoppedTurn(screen))) {
-    if (restored && !showsInterrupted(screen)) await b.keys(s.id, ["C-c"]);
+  // The "Interrupted" line far above an empty input box (2.1.330's tall pane) counts too.
+  const interrupted = showsInterrupted(screen) || (restored === "" && showsInterruptedTurn(screen));
+  if (interrupted || (restored && showsStoppedTurn(screen))) {
+    if (restored && !interrupted) await b.keys(s.id, ["C-c"]);
     await s.emit({ hook_event_name: "cs:interrupted" });
   }
 }

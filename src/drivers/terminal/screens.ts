@@ -68,13 +68,15 @@ export interface DriverTiming {
 }
 export const DRIVER_TIMING: DriverTiming = { promptRetryAfterMs: PROMPT_RETRY_AFTER_MS, inputHandlerMs: INPUT_HANDLER_MS, pasteLandMs: PASTE_LAND_MS };
 
-export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning";
+export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning" | "mcp_server";
 
 const PATTERNS: Array<[BlockingScreen, RegExp]> = [
   ["trust", /trust (the files in )?this folder|Do you trust the files/i],
   ["api_key", /Do you want to use this API key/i],
   ["login", /Select login method|Choose the text style|Log in to Claude|Login with your Claude account/i],
   ["bypass_warning", /Bypass Permissions mode/i],
+  // A project .mcp.json server nobody approved yet: asked before SessionStart (2.1.330, 2.1.331).
+  ["mcp_server", /New MCP servers? found in (this project|\.mcp\.json)/],
 ];
 
 export function detectBlockingScreen(screen: string): BlockingScreen | undefined {
@@ -87,6 +89,8 @@ export const BLOCKING_HELP: Record<BlockingScreen, string> = {
   api_key:
     "Claude Code asks whether to use the API key in ANTHROPIC_API_KEY (its default answer is No). Run `claude` once in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
   login: "Claude Code is not logged in. Run `claude` once in a terminal and log in (or set ANTHROPIC_API_KEY).",
+  mcp_server:
+    "Claude Code asks whether to use the MCP servers of the folder's .mcp.json. Approve them in Claude Code's settings (enabledMcpjsonServers: [\"<name>\"], or enableAllProjectMcpServers: true; disabledMcpjsonServers to refuse), or run `claude` once in that folder and answer.",
   bypass_warning:
     "Claude Code asks to confirm bypass-permissions mode. Set skipDangerousModePermissionPrompt in ~/.claude/settings.json, or start without bypassPermissions.",
 };
@@ -96,6 +100,30 @@ export function showsInterrupted(screen: string): boolean {
   const lines = screen.trimEnd().split("\n");
   const tail = lines.slice(-30).join("\n");
   return /Interrupted · What should Claude do instead\?/.test(tail) && !/esc to interrupt/i.test(tail);
+}
+
+/**
+ * The last turn on screen ended with "Interrupted" and the input box is back, however far above the box the line is
+ * (2.1.330 draws the conversation at the top and the box at the bottom of a tall pane, with blank rows between):
+ * no prompt line after the "Interrupted" line, no busy indicator, an input box.
+ */
+export function showsInterruptedTurn(screen: string): boolean {
+  if (showsBusy(screen) || inputText(screen) === undefined) return false;
+  const lines = screen.split("\n");
+  let rule = -1;
+  let seen = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (/^─{20,}\s*$/.test(lines[i]!) && ++seen === 2) {
+      rule = i;
+      break;
+    }
+  }
+  for (let i = rule - 1; i >= 0; i--) {
+    const l = lines[i]!;
+    if (/Interrupted · What should Claude do instead\?/.test(l)) return true;
+    if (/^❯\s/.test(l)) return false;
+  }
+  return false;
 }
 
 /**

@@ -61,7 +61,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
     });
   }
-  const mcp = new McpRoute(svc, log, version, o.strictResults !== undefined ? { strictResults: o.strictResults } : {}, o.limits);
+  const mcp = new McpRoute(svc, log, version, { ...(o.strictResults !== undefined ? { strictResults: o.strictResults } : {}), ...(o.router ? { router: o.router } : {}) }, o.limits);
   const health = () => mcp.health();
   let guard: Guard | undefined;
 
@@ -75,7 +75,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
       return mcp.handle(req, res);
     }
-    return handleWeb(svc, guard, req, res, url);
+    return handleWeb(svc, guard, req, res, url, o.router);
   };
 
   const server = createHttpServer((req, res) => {

@@ -8,6 +8,9 @@ import type { ServerResponse } from "node:http";
 import * as api from "../../api/index.js";
 import { isLive } from "../../core/status.js";
 import type { SessionChange, SessionService } from "../../sessions/service.js";
+import type { CallRouter, Tool } from "../tool.js";
+import { listSessions } from "../tools/list-sessions.js";
+import { streamOutputTool } from "../tools/stream-output.js";
 
 const SCREEN_EVERY_MS = 250;
 const HEARTBEAT_MS = 20_000;
@@ -45,22 +48,38 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
     turn_count: f.turn_count,
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
     pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
+    blocked: f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
     ...(typeof cost === "number" ? { cost_usd: cost } : {}),
   };
 }
 
-export async function listFeed(svc: SessionService, feed: Feed): Promise<void> {
+/**
+ * With nodes (a coordinator): the tools through its router, so the page sees and drives every machine's sessions.
+ * A remote session's row changes with its node's notices (permission, turn end, failure, death).
+ */
+async function call<T>(svc: SessionService, router: CallRouter | undefined, tool: Tool, args: Record<string, unknown>): Promise<T> {
+  const r = router ? await router.invoke(tool, svc, args, {}) : await tool.invoke(svc, args, {});
+  if (!r.ok) throw r.error;
+  return r.value as T;
+}
+
+function noticeRow(d: Record<string, unknown>): Record<string, unknown> {
+  return { session_id: d.session_id, status: d.status, node: d.node, node_status: null, pending_permission: d.event === "permission" ? { tool_name: d.tool_name, tool_input: d.tool_input } : null };
+}
+
+export async function listFeed(svc: SessionService, feed: Feed, router?: CallRouter): Promise<void> {
   const pending: SessionChange[] = [];
   let ready = false;
   const off = svc.subscribe((c) => (ready ? feed.send("change", changeRow(c)) : pending.push(c)));
   feed.onClose(off);
-  const all = await svc.list(api.listInput.parse({ status_filter: "all" }));
+  if (router) feed.onClose(router.onNotice((_level, d) => ready && feed.send("change", noticeRow(d))));
+  const all = await call<api.ListOutput>(svc, router, listSessions, { status_filter: "all" });
   feed.send("snapshot", all.sessions);
   ready = true;
   for (const c of pending) feed.send("change", changeRow(c));
 }
 
-export async function sessionFeed(svc: SessionService, id: string, feed: Feed): Promise<void> {
+export async function sessionFeed(svc: SessionService, id: string, feed: Feed, router?: CallRouter): Promise<void> {
   let cursor: string | undefined;
   let lastScreen = "";
   let status: string | undefined;
@@ -68,14 +87,14 @@ export async function sessionFeed(svc: SessionService, id: string, feed: Feed): 
   let busy = false;
   let closed = false;
   const transcript = async () => {
-    const r = await svc.stream(api.streamInput.parse({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}) })).catch(() => undefined);
+    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, { session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}) }).catch(() => undefined);
     if (!r) return;
     cursor = r.cursor ?? cursor;
     if (r.items?.length) feed.send("transcript", r.items);
   };
   const screen = async () => {
     if (status && !isLive(api.status.parse(status))) return;
-    const r = await svc.stream(api.streamInput.parse({ session_id: id, mode: "screen" })).catch(() => undefined);
+    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, { session_id: id, mode: "screen" }).catch(() => undefined);
     if (r?.text !== undefined && r.text !== lastScreen) {
       lastScreen = r.text;
       feed.send("screen", { text: r.text });
@@ -91,20 +110,21 @@ export async function sessionFeed(svc: SessionService, id: string, feed: Feed): 
       busy = false;
     }
   };
-  const off = svc.subscribe((c) => {
-    if (c.session_id !== id) return;
-    status = c.status;
+  const changed = (row: Record<string, unknown>) => {
+    status = String(row.status);
     changedAt = Date.now();
-    feed.send("change", changeRow(c));
+    feed.send("change", row);
     void tick();
-  });
+  };
+  const off = svc.subscribe((c) => c.session_id === id && changed(changeRow(c)));
+  if (router) feed.onClose(router.onNotice((_level, d) => d.session_id === id && changed(noticeRow(d))));
   const timer = setInterval(() => void tick(), SCREEN_EVERY_MS);
   feed.onClose(() => {
     closed = true;
     off();
     clearInterval(timer);
   });
-  const all = await svc.list(api.listInput.parse({ status_filter: "all" }));
+  const all = await call<api.ListOutput>(svc, router, listSessions, { status_filter: "all" });
   const row = all.sessions.find((s) => s.session_id === id);
   if (!row) return feed.send("gone", { session_id: id });
   status = row.status;

@@ -12,6 +12,11 @@ import { z } from "zod";
 import * as api from "../../api/index.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
+import type { CallRouter, Tool } from "../tool.js";
+import { interruptSession } from "../tools/interrupt-session.js";
+import { killSession } from "../tools/kill-session.js";
+import { respondPermission } from "../tools/respond-permission.js";
+import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 
@@ -72,24 +77,28 @@ async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 const sendBody = z.strictObject({ message: z.string() });
 const respondBody = z.strictObject({ decision: api.permissionDecision });
 
-async function control(svc: SessionService, action: string, id: string, req: IncomingMessage): Promise<unknown> {
+async function control(svc: SessionService, action: string, id: string, req: IncomingMessage, router?: CallRouter): Promise<unknown> {
   const body = await bodyJson(req);
+  // The tools themselves (their input schemas), through the coordinator's router when there are nodes.
+  const call = async (tool: Tool, args: Record<string, unknown>) => {
+    const r = router ? await router.invoke(tool, svc, args, {}) : await tool.invoke(svc, args, {});
+    if (!r.ok) throw r.error;
+    return r.value;
+  };
   switch (action) {
-    case "send": {
-      const b = sendBody.parse(body);
-      return svc.send(api.sendInput.parse({ session_id: id, message: b.message, wait_for_response: false }));
-    }
+    case "send":
+      return call(sendMessage, { session_id: id, message: sendBody.parse(body).message, wait_for_response: false });
     case "respond":
-      return svc.respondPermission(api.respondInput.parse({ session_id: id, decision: respondBody.parse(body).decision }));
+      return call(respondPermission, { session_id: id, decision: respondBody.parse(body).decision });
     case "interrupt":
-      return svc.interrupt(api.interruptInput.parse({ session_id: id }));
+      return call(interruptSession, { session_id: id });
     case "kill":
-      return svc.kill(api.killInput.parse({ session_id: id }));
+      return call(killSession, { session_id: id });
   }
   throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
 }
 
-export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL, router?: CallRouter): Promise<void> {
   const path = url.pathname;
   const asset = ASSETS[path];
   if (req.method === "GET" && asset) return send(res, 200, await readFile(asset[0]), asset[1], { "cache-control": "max-age=300" });
@@ -109,9 +118,9 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   if (req.method === "GET") {
     if (path === "/" || path === "/index.html") return send(res, 200, await readFile(join(WEB, "index.html")), "text/html; charset=utf-8");
     if (path === "/api/me") return json(res, 200, { csrf: v.csrf ?? null });
-    if (path === "/api/events") return listFeed(svc, openFeed(res));
+    if (path === "/api/events") return listFeed(svc, openFeed(res), router);
     const m = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
-    if (m) return sessionFeed(svc, api.sessionId.parse(decodeURIComponent(m[1]!)), openFeed(res));
+    if (m) return sessionFeed(svc, api.sessionId.parse(decodeURIComponent(m[1]!)), openFeed(res), router);
     return json(res, 404, { error: { code: "NOT_FOUND", message: "no such page" } });
   }
   if (req.method !== "POST") return json(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: "GET or POST" } });
@@ -123,7 +132,7 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill)$/.exec(path);
   if (!m) return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
-    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req));
+    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req, router));
   } catch (e) {
     const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
     json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });

@@ -6,6 +6,7 @@ import { interruptSession } from "./interrupt-session.js";
 import { killSession } from "./kill-session.js";
 import { listSessions } from "./list-sessions.js";
 import { respondPermission } from "./respond-permission.js";
+import { answerPrompt } from "./answer-prompt.js";
 import { resumeSession } from "./resume-session.js";
 import { runTask } from "./run-task.js";
 import { sendMessage } from "./send-message.js";
@@ -25,6 +26,7 @@ export const TOOLS: readonly Tool[] = [
   waitForCompletion,
   streamOutputTool,
   respondPermission,
+  answerPrompt,
   interruptSession,
   healthCheck,
   configureTool,

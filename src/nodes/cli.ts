@@ -1,0 +1,57 @@
+/** `claude-sessions nodes`: each configured node, reached once — its link, version, health and sessions. */
+import type { SessionService } from "../sessions/service.js";
+import { splitQuoted } from "./attach.js";
+import { capacityOf, withTimeout, type Coordinator } from "./coordinator.js";
+import { LOCAL } from "./router.js";
+
+export interface NodeLine {
+  name: string;
+  status: "reachable" | "unreachable";
+  version?: string;
+  health?: string;
+  live?: number;
+  max?: number;
+  error?: string;
+}
+
+/** Connects every node (they are started here), asks each for its health and returns one line per node. */
+export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
+  c.start();
+  return Promise.all(
+    [...c.links.values()].map(async (l): Promise<NodeLine> => {
+      try {
+        await l.ready();
+        const h = await withTimeout(l.call("health_check", {}), 10_000);
+        const cap = capacityOf(h);
+        const sessions = ((h.checks ?? []) as Array<{ name: string; detail: string }>).find((x) => x.name === "sessions")?.detail;
+        const live = sessions ? Number(/(\d+) live/.exec(sessions)?.[1]) : undefined;
+        return { name: l.name, status: "reachable", ...(l.version ? { version: l.version } : {}), health: String(h.status), ...(live !== undefined && cap ? { live, max: live + cap.free } : {}) };
+      } catch (e) {
+        return { name: l.name, status: "unreachable", error: e instanceof Error ? e.message : String(e) };
+      }
+    }),
+  );
+}
+
+export function formatNodeLine(n: NodeLine): string {
+  if (n.status !== "reachable") return `${n.name}\tunreachable\t${n.error ?? ""}`;
+  return `${n.name}\treachable\tclaude-sessions ${n.version ?? "?"}\thealth ${n.health ?? "?"}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}`;
+}
+
+/**
+ * `claude-sessions attach <id>` for a session on a node: the node's attach prefix and its exact tmux attach, as argv
+ * (undefined when no node has the session). Throws when the node cannot be attached to (no prefix, not tmux).
+ */
+export async function remoteAttachArgv(c: Coordinator, svc: SessionService, id: string): Promise<string[] | undefined> {
+  if (!c.links.size) return undefined;
+  c.start();
+  const owner = await c.router.ownerOf(id, svc);
+  if (!owner || owner === LOCAL) return undefined;
+  const link = c.linkOf(owner);
+  const res = await link.call("list_sessions", { status_filter: "all" });
+  const row = (res.sessions as Array<{ session_id: string; attach_command?: string }>).find((r) => r.session_id === id);
+  const words = row?.attach_command ? splitQuoted(row.attach_command) : undefined;
+  if (!link.cfg.attach?.length) throw new Error(`session ${id} runs on node ${owner}, which has no "attach" prefix in nodes.json`);
+  if (!words) throw new Error(`session ${id} on node ${owner} cannot be attached to (it is not a live tmux session; use tail or stream_output)`);
+  return [...link.cfg.attach, ...words];
+}

@@ -1,0 +1,81 @@
+/**
+ * nodes.json: the other machines this server coordinates, each reached by one operator-given command that speaks
+ * MCP on stdio to that machine's claude-sessions (usually ssh). Only the operator writes it: it is read from
+ * CLAUDE_SESSIONS_NODES (default <state>/nodes.json), must belong to this server's user and not be writable by
+ * others, and is validated strictly. Nothing a tool caller sends ever becomes part of these argv arrays.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { nodeName } from "../api/index.js";
+
+/** Names a tool argument uses for something other than a configured node. */
+export const RESERVED_NODE_NAMES = ["local", "auto", "all"] as const;
+
+const arg = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((s) => !/[\0\n\r]/.test(s), "an argument has no NUL or line breaks");
+
+const nodeEntry = z.strictObject({
+  exec: z.array(arg).min(1).max(100).describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
+  attach: z.array(arg).min(1).max(100).optional().describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
+});
+
+const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });
+
+/** Why `name` is not a node name (undefined: it is one). */
+function badName(name: string): string | undefined {
+  if ((RESERVED_NODE_NAMES as readonly string[]).includes(name)) return `"local", "auto" and "all" are not node names`;
+  const r = nodeName.safeParse(name);
+  return r.success ? undefined : `${r.error.issues[0]?.message ?? "not a node name"} (at most 32)`;
+}
+
+export type NodeEntry = z.infer<typeof nodeEntry>;
+export interface NodeConfig extends NodeEntry {
+  name: string;
+}
+
+/** Where nodes.json is: CLAUDE_SESSIONS_NODES, else <state>/nodes.json. `explicit`: the operator named it (it must exist). */
+export function nodesPath(env: NodeJS.ProcessEnv, stateDir: string): { path: string; explicit: boolean } {
+  const v = env.CLAUDE_SESSIONS_NODES;
+  return v ? { path: resolve(v), explicit: true } : { path: join(stateDir, "nodes.json"), explicit: false };
+}
+
+/** Parses and checks the text of nodes.json; throws an Error naming the file and the problem. */
+export function parseNodes(text: string, path: string): NodeConfig[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  const r = nodesFile.safeParse(raw);
+  if (!r.success) {
+    const why = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`).join("; ");
+    throw new Error(`${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], "attach": ["ssh", "-t", "host", "--"]}}}.`);
+  }
+  for (const name of Object.keys(r.data.nodes)) {
+    const why = badName(name);
+    if (why) throw new Error(`${path} is not a valid nodes file: ${JSON.stringify(name.slice(0, 64))}: ${why}.`);
+  }
+  return Object.entries(r.data.nodes).map(([name, e]) => ({ name, ...e }));
+}
+
+/** Reads nodes.json (none when the default file does not exist). The file must be the operator's own. */
+export async function loadNodes(env: NodeJS.ProcessEnv, stateDir: string): Promise<NodeConfig[]> {
+  const { path, explicit } = nodesPath(env, stateDir);
+  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT" && !explicit) return undefined;
+    throw new Error(`CLAUDE_SESSIONS_NODES: ${path} cannot be read (${e.code ?? String(e)})`);
+  });
+  if (!st) return [];
+  if (!st.isFile()) throw new Error(`${path} is not a file`);
+  const me = process.getuid?.();
+  // Its argv arrays are run by this server: a file someone else can write would run their commands.
+  if ((me !== undefined && st.uid !== me && st.uid !== 0) || st.mode & 0o022) {
+    throw new Error(`${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`);
+  }
+  return parseNodes(await readFile(path, "utf8"), path);
+}

@@ -1,0 +1,252 @@
+/**
+ * The coordinator: the layer above the session service that makes every tool work across nodes. A call that names a
+ * session (session_id, or team_name + teammate_name) goes to the node that owns it — this machine's service as
+ * before, or an MCP tools/call to the node with the same validated arguments; start_session and run_task go where
+ * `node` says; list_sessions, health_check and the team tools (broadcast_message, wait_for_sessions, sync_context
+ * of a team) ask every node and merge. Nothing is tool-specific beyond those: a new tool that takes a session id is
+ * routed with no code of its own.
+ */
+import { freemem } from "node:os";
+import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { CallContext } from "../core/context.js";
+import { SessionError } from "../core/errors.js";
+import { isLive, type Status } from "../core/status.js";
+import type { CallRouter, Invoked, Tool } from "../server/tool.js";
+import type { SessionService } from "../sessions/service.js";
+import { newSessionId } from "../sessions/launch.js";
+import type { Logger } from "../util/log.js";
+import { remoteAttach } from "./attach.js";
+import type { NodeConfig } from "./config.js";
+import { fanOut, groupOf } from "./fanout.js";
+import { DEFAULT_TIMINGS, NodeLink, unreachable, type LinkTimings } from "./link.js";
+import { healthAll, listAll } from "./merge.js";
+import { LOCAL, Router, type Row } from "./router.js";
+
+export type Args = Record<string, unknown>;
+
+/** Keys of a tool's object schema (its input or output). */
+export function keysOf(schema: unknown): Set<string> {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  return new Set(shape ? Object.keys(shape) : []);
+}
+
+function withoutNode(args: Args): Args {
+  const { node: _n, node_filter: _f, ...rest } = args;
+  return rest;
+}
+
+type NoticeListener = (level: LoggingLevel, data: Record<string, unknown>) => void;
+
+export class Coordinator implements CallRouter {
+  readonly links = new Map<string, NodeLink>();
+  readonly router: Router;
+  private readonly notices = new Set<NoticeListener>();
+  private readonly updates = new Set<(uri: string) => void>();
+
+  constructor(
+    nodes: readonly NodeConfig[],
+    readonly log: Logger,
+    version = "0.0.0",
+    timings: LinkTimings = DEFAULT_TIMINGS,
+  ) {
+    for (const n of nodes) {
+      const link = new NodeLink(
+        n,
+        log,
+        {
+          notice: (node, level, data) => this.notice(node, level, data),
+          resourceUpdated: (_node, uri) => {
+            for (const l of [...this.updates]) l(uri);
+          },
+          // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
+          up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
+        },
+        timings,
+        version,
+      );
+      this.links.set(n.name, link);
+    }
+    this.router = new Router(this.links, log);
+  }
+
+  start(): void {
+    for (const l of this.links.values()) l.start();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.links.values()].map((l) => l.close()));
+  }
+
+  /** The link of a configured node, or INVALID_ARGUMENT naming the configured ones. */
+  linkOf(name: string): NodeLink {
+    const l = this.links.get(name);
+    if (l) return l;
+    const names = [...this.links.keys()];
+    throw new SessionError("INVALID_ARGUMENT", `there is no node named ${JSON.stringify(name)}.`, {
+      suggestion: names.length ? `The nodes are: local, auto, ${names.join(", ")}.` : "This server has no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json); leave node out.",
+    });
+  }
+
+  onNotice(l: NoticeListener): () => void {
+    this.notices.add(l);
+    return () => this.notices.delete(l);
+  }
+
+  private notice(node: string, level: LoggingLevel, data: unknown): void {
+    if (typeof data !== "object" || data === null || Array.isArray(data)) return;
+    const d: Record<string, unknown> = { ...(data as Record<string, unknown>), node };
+    if (typeof d.session_id === "string") {
+      this.router.learn(d.session_id, node);
+      this.router.note(node, d.session_id, d.status);
+    }
+    for (const l of [...this.notices]) l(level, d);
+  }
+
+  async invoke(tool: Tool, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked> {
+    const parsed = tool.input.safeParse(raw);
+    if (!parsed.success) return { ok: false, error: parsed.error };
+    return { ok: true, value: await this.dispatch(tool, svc, parsed.data as Args, ctx) };
+  }
+
+  private async dispatch(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<unknown> {
+    if (tool.name === "list_sessions") return listAll(this, tool, svc, args, ctx);
+    if (tool.name === "health_check") return healthAll(this, tool, svc, ctx);
+    if (keysOf(tool.input).has("node")) return this.place(tool, svc, args, ctx);
+    const group = groupOf(tool, args);
+    if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);
+    const target = await this.targetOf(svc, args);
+    return target === LOCAL ? this.local(tool, svc, args, ctx) : this.remote(target, tool, args, ctx);
+  }
+
+  /** This machine's session service, as if there were no nodes. */
+  async local(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<Args> {
+    const res = await tool.invoke(svc, withoutNode(args), ctx);
+    if (!res.ok) throw new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${res.error.message}`);
+    return res.value as Args;
+  }
+
+  /** The same call on `node`, its result marked with the node. */
+  async remote(node: string, tool: Tool, args: Args, ctx: CallContext): Promise<Args> {
+    const value = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
+    if (typeof value.session_id === "string") this.router.note(node, value.session_id, value.status ?? value.final_state);
+    return this.mark(node, value, keysOf(tool.output).has("node"));
+  }
+
+  /** A node's result or row: `node` on it (when its schema has the field) and attach_command through the node. */
+  mark(node: string, value: Args, withNode = true): Args {
+    const out: Args = { ...value };
+    if (withNode) out.node = node;
+    if (typeof out.attach_command === "string") {
+      const a = remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command);
+      if (a) out.attach_command = a;
+      else delete out.attach_command;
+    }
+    return out;
+  }
+
+  /** Who runs a call that names one session: its owner (this machine when nobody else has it). */
+  private async targetOf(svc: SessionService, args: Args): Promise<string> {
+    if (!this.links.size) return LOCAL;
+    if (typeof args.session_id === "string") {
+      const owner = await this.router.ownerOf(args.session_id, svc);
+      if (owner) return owner;
+      // Nobody reachable has it: when a node is down, it may well be there (say so, retryable), else not found here.
+      const down = [...this.links.values()].filter((l) => l.status !== "reachable").map((l) => l.name);
+      if (down.length) throw unreachable(down.join(", "), `session ${JSON.stringify(args.session_id)} is on no reachable machine, and ${down.length > 1 ? "these nodes do" : "this node does"} not answer (${this.links.get(down[0]!)?.error ?? "connecting"})`);
+      return LOCAL;
+    }
+    if (typeof args.team_name === "string" && typeof args.teammate_name === "string") return this.teammateOwner(svc, args.team_name, args.teammate_name);
+    return LOCAL;
+  }
+
+  private async teammateOwner(svc: SessionService, team: string, mate: string): Promise<string> {
+    const st = await svc.deps.store.read();
+    const mine = Object.values(st.sessions).filter((r) => r.team_name === team && r.teammate_name === mate);
+    if (mine.some((r) => isLive(r.status))) return LOCAL;
+    await this.router.refreshAll();
+    const theirs: Row[] = [...this.links.keys()].flatMap((n) => this.router.lastRows(n)).filter((r) => r.team_name === team && r.teammate_name === mate);
+    const live = theirs.find((r) => isLive(r.status as Status));
+    if (live?.node) return live.node;
+    if (mine.length) return LOCAL;
+    return theirs[0]?.node ?? LOCAL;
+  }
+
+  /** start_session / run_task: on the node named, the best one (auto), or here. */
+  private async place(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<unknown> {
+    const asked = typeof args.node === "string" ? args.node : LOCAL;
+    const node = asked === "auto" ? await this.pick(svc) : asked;
+    if (node !== LOCAL) this.linkOf(node);
+    const id = typeof args.session_id === "string" ? args.session_id : undefined;
+    if (id && this.links.size) {
+      // Ids are unique across nodes: the same id again is only the idempotent start on the same node.
+      const owner = await this.router.ownerOf(id, svc);
+      if (owner && owner !== node) throw new SessionError("INVALID_ARGUMENT", `session id ${JSON.stringify(id)} is already used on ${owner === LOCAL ? "this machine" : `node ${owner}`}.`, { suggestion: "Choose another session_id, or leave it out." });
+    }
+    if (node === LOCAL) return this.local(tool, svc, args, ctx);
+    let sid = id;
+    while (!sid) {
+      const fresh = newSessionId();
+      if (!(await svc.deps.store.get(fresh)) && !this.router.lastRows(node).some((r) => r.session_id === fresh)) sid = fresh;
+    }
+    // A remote task must outlive the link's server process: tmux unless the caller chose otherwise.
+    const forwarded: Args = { ...args, session_id: sid, ...(tool.name === "run_task" && args.backend === undefined ? { backend: "tmux" } : {}) };
+    this.router.learn(sid, node);
+    const out = await this.remote(node, tool, forwarded, ctx);
+    // Its row joins the node's last known ones (what an outage shows) without waiting for the next listing.
+    void this.router.refresh(node).catch(() => {});
+    return out;
+  }
+
+  /** node "auto": the reachable machine (this one included) with the most free slots, then the most free memory. */
+  async pick(svc: SessionService): Promise<string> {
+    const st = await svc.deps.store.read();
+    const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
+    const cands = [{ name: LOCAL, free: svc.deps.cfg.maxSessions - live, mem: freemem() / 1048576 }];
+    await Promise.all(
+      [...this.links.values()]
+        .filter((l) => l.status === "reachable")
+        .map(async (l) => {
+          const h = await withTimeout(l.call("health_check", {}), 3000).catch(() => undefined);
+          const load = h ? capacityOf(h) : undefined;
+          if (load) cands.push({ name: l.name, ...load });
+        }),
+    );
+    cands.sort((a, b) => b.free - a.free || b.mem - a.mem);
+    return cands[0]!.name;
+  }
+
+  async subscribeResource(uri: string, id: string, svc: SessionService): Promise<boolean> {
+    if (!this.links.size) return false;
+    const owner = await this.router.ownerOf(id, svc);
+    if (!owner || owner === LOCAL) return false;
+    await this.linkOf(owner).subscribe(uri);
+    return true;
+  }
+
+  onResourceUpdated(l: (uri: string) => void): () => void {
+    this.updates.add(l);
+    return () => this.updates.delete(l);
+  }
+
+  async readResource(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined> {
+    if (!this.links.size) return undefined;
+    const owner = await this.router.ownerOf(id, svc);
+    return !owner || owner === LOCAL ? undefined : this.linkOf(owner).readResource(uri);
+  }
+}
+
+/** Free slots and memory from a node's health_check ("N live of M", "X MiB available"). */
+export function capacityOf(h: Args): { free: number; mem: number } | undefined {
+  const checks = (h.checks ?? []) as Array<{ name: string; detail: string }>;
+  const s = /(\d+) live of (\d+)/.exec(checks.find((c) => c.name === "sessions")?.detail ?? "");
+  if (!s) return undefined;
+  const m = /(\d+) MiB available/.exec(checks.find((c) => c.name === "memory")?.detail ?? "");
+  return { free: Number(s[2]) - Number(s[1]), mem: m ? Number(m[1]) : 0 };
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new SessionError("TIMEOUT", `no answer within ${ms} ms`)), ms);
+    p.then(resolve, reject).finally(() => clearTimeout(t));
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * The real Claude Code CLI on a far node (issue #22): a test host (network namespace + sshd, a user of its own) runs
+ * the node's server with the real CLI, which reaches the mock Messages API over the namespace's link (the mock bound
+ * on the host's gateway address). The API key and the offline block reach the node through its ~/.ssh/environment,
+ * never an argv. Driven through a coordinator by id alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prepareClaudeHome } from "../fixtures/claude-home.js";
+import { startMockApi, type MockApi } from "../fixtures/mock-anthropic.js";
+import { connect, makeWorld, type Mcp, type World } from "../helpers/harness.js";
+import { API_KEY, REAL_CLAUDE, realClaudeOrSkip, realClaudeVersion } from "../helpers/real-claude.js";
+import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
+
+const run = realClaudeOrSkip() && testHostsOrSkip();
+
+describe.runIf(run)("real claude on a far node", () => {
+  let hosts: TestHosts;
+  let h: TestHost;
+  let mock: MockApi;
+  let w: World;
+  let m: Mcp;
+
+  beforeAll(async () => {
+    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: REAL_CLAUDE, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" } });
+    h = hosts.hosts[0]!;
+    mock = await startMockApi({ host: h.gateway });
+    const prepared = await prepareClaudeHome({ home: h.home, apiKey: API_KEY, trustedDirs: [h.work], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
+    h.chownHome();
+    h.setUserEnv(prepared.env);
+    w = makeWorld();
+    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, { far: { exec: h.exec, attach: h.attach } });
+    m = await connect(w);
+  });
+
+  afterAll(async () => {
+    expect(mock?.stray ?? [], "no traffic may leave for anywhere but the mock").toEqual([]);
+    await m?.close().catch(() => {});
+    w?.cleanup();
+    hosts?.destroy();
+    await mock?.close();
+  });
+
+  it("starts on the node, answers through the mock over the link, and is killed by id", async () => {
+    const s = await m.callOk<{ session_id: string; node: string; status: string }>("start_session", { cwd: h.work, node: "far" }, { timeout: 90_000 });
+    expect(s.node).toBe("far");
+    const r = await m.callOk<{ response: string; node: string; usage?: { output_tokens: number } }>("send_message", { session_id: s.session_id, message: "hello over the wire", timeout_ms: 60_000 }, { timeout: 90_000 });
+    expect(r).toMatchObject({ response: "MOCK REPLY: hello over the wire", node: "far" });
+    expect(mock.mainRequests().some((x) => x.lastUserText === "hello over the wire")).toBe(true);
+    // The key is the node's environment, not anyone's command line.
+    expect(h.exec.join(" ")).not.toContain(API_KEY);
+    const k = await m.callOk<{ status: string }>("kill_session", { session_id: s.session_id });
+    expect(k.status).toBe("killed");
+  });
+});
