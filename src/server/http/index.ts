@@ -8,7 +8,6 @@ import { z } from "zod";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
-import type { ServerOptions } from "../server.js";
 import { serverInfo } from "../info.js";
 import { Guard, isLoopback } from "./guard.js";
 import { DEFAULT_IDLE_MS, DEFAULT_MAX_CLIENTS, jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
@@ -16,7 +15,7 @@ import { handleWeb } from "./web.js";
 
 export const DEFAULT_PORT = 8914;
 
-export interface HttpOptions extends ServerOptions {
+export interface HttpOptions {
   host: string;
   port: number;
   token: string;
@@ -61,7 +60,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
     });
   }
-  const mcp = new McpRoute(svc, log, version, o.strictResults !== undefined ? { strictResults: o.strictResults } : {}, o.limits);
+  const mcp = new McpRoute(svc, log, version, { transport: "http" }, o.limits);
   const health = () => mcp.health();
   let guard: Guard | undefined;
 

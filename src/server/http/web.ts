@@ -1,7 +1,8 @@
 /**
  * The web view's routes: sign-in, the page and its assets (all local: xterm.js from node_modules), the live
- * feeds, and the controls. Controls go through the same SessionService methods and input schemas as the tools,
- * so the page's send box meets the same prompt validation as send_message.
+ * feeds, and the controls. Controls call the tools themselves through call.ts (their input schemas, the result
+ * check, an audit line with the sign-in as actor), so the page's send box meets the same prompt validation as
+ * send_message.
  */
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -12,6 +13,11 @@ import { z } from "zod";
 import * as api from "../../api/index.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
+import { callTool } from "../call.js";
+import { interruptSession } from "../tools/interrupt-session.js";
+import { killSession } from "../tools/kill-session.js";
+import { respondPermission } from "../tools/respond-permission.js";
+import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 
@@ -72,19 +78,18 @@ async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 const sendBody = z.strictObject({ message: z.string() });
 const respondBody = z.strictObject({ decision: api.permissionDecision });
 
-async function control(svc: SessionService, action: string, id: string, req: IncomingMessage): Promise<unknown> {
+async function control(svc: SessionService, action: string, id: string, req: IncomingMessage, actor: string): Promise<unknown> {
   const body = await bodyJson(req);
+  const ctx = { actor };
   switch (action) {
-    case "send": {
-      const b = sendBody.parse(body);
-      return svc.send(api.sendInput.parse({ session_id: id, message: b.message, wait_for_response: false }));
-    }
+    case "send":
+      return callTool(svc, sendMessage, { session_id: id, message: sendBody.parse(body).message, wait_for_response: false }, ctx);
     case "respond":
-      return svc.respondPermission(api.respondInput.parse({ session_id: id, decision: respondBody.parse(body).decision }));
+      return callTool(svc, respondPermission, { session_id: id, decision: respondBody.parse(body).decision }, ctx);
     case "interrupt":
-      return svc.interrupt(api.interruptInput.parse({ session_id: id }));
+      return callTool(svc, interruptSession, { session_id: id }, ctx);
     case "kill":
-      return svc.kill(api.killInput.parse({ session_id: id }));
+      return callTool(svc, killSession, { session_id: id }, ctx);
   }
   throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
 }
@@ -123,7 +128,7 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill)$/.exec(path);
   if (!m) return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
-    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req));
+    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req, v.actor));
   } catch (e) {
     const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
     json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
