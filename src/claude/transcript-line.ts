@@ -146,22 +146,29 @@ function contentOf(v: unknown): string | Block[] | undefined {
   return out;
 }
 
+/** Sets the optional fields every line may carry (in place: one object per line). */
+function common<T extends Common>(out: T, o: Record<string, unknown>): T {
+  const timestamp = str(o.timestamp);
+  if (timestamp) out.timestamp = timestamp;
+  const uuid = str(o.uuid);
+  if (uuid) out.uuid = uuid;
+  const promptId = str(o.promptId);
+  if (promptId) out.promptId = promptId;
+  const cwd = str(o.cwd);
+  if (cwd) out.cwd = cwd;
+  return out;
+}
+
 /** A parsed JSON value (one transcript line) → TranscriptLine; undefined when it is not an object. */
 export function transcriptLineOf(value: unknown): TranscriptLine | undefined {
   const o = rec(value);
   if (!o) return undefined;
-  const common: Common = { sidechain: o.isSidechain === true, meta: o.isMeta === true, compactSummary: o.isCompactSummary === true };
-  const timestamp = str(o.timestamp);
-  if (timestamp) common.timestamp = timestamp;
-  const uuid = str(o.uuid);
-  if (uuid) common.uuid = uuid;
-  const promptId = str(o.promptId);
-  if (promptId) common.promptId = promptId;
-  const cwd = str(o.cwd);
-  if (cwd) common.cwd = cwd;
+  const sidechain = o.isSidechain === true;
+  const meta = o.isMeta === true;
+  const compactSummary = o.isCompactSummary === true;
   const type = o.type;
   if (type === "summary") {
-    const out: SummaryLine = { kind: "summary", ...common };
+    const out = common<SummaryLine>({ kind: "summary", sidechain, meta, compactSummary }, o);
     const summary = str(o.summary);
     if (summary) out.summary = summary;
     const leafUuid = str(o.leafUuid);
@@ -169,34 +176,33 @@ export function transcriptLineOf(value: unknown): TranscriptLine | undefined {
     return out;
   }
   if (type === "custom-title") {
-    const out: TitleLine = { kind: "custom-title", ...common };
+    const out = common<TitleLine>({ kind: "custom-title", sidechain, meta, compactSummary }, o);
     const title = str(o.customTitle) ?? str(o.title);
     if (title) out.title = title;
     return out;
   }
   if (type === "system") {
-    const out: SystemLine = { kind: "system", ...common };
+    const out = common<SystemLine>({ kind: "system", sidechain, meta, compactSummary }, o);
     const subtype = str(o.subtype);
     if (subtype) out.subtype = subtype;
     return out;
   }
   const msg = rec(o.message);
   if ((type !== "user" && type !== "assistant") || !msg) {
-    const out: OtherLine = { kind: "other", ...common };
+    const out = common<OtherLine>({ kind: "other", sidechain, meta, compactSummary }, o);
     if (typeof type === "string") out.type = type;
     return out;
   }
-  const m: Message = { ...common };
+  // The hot path (most lines): one literal of a fixed shape per kind; absent fields are undefined.
+  const timestamp = str(o.timestamp);
+  const uuid = str(o.uuid);
+  const promptId = str(o.promptId);
+  const cwd = str(o.cwd);
   const messageId = str(msg.id);
-  if (messageId) m.messageId = messageId;
   const content = contentOf(msg.content);
-  if (content !== undefined) m.content = content;
-  if (type === "user") return { kind: "user", ...m };
-  const out: AssistantLine = { kind: "assistant", ...m };
-  const model = str(msg.model);
-  if (model) out.model = model;
-  if (rec(msg.usage)) out.usage = parseUsage(msg.usage);
-  return out;
+  if (type === "user") return { kind: "user", sidechain, meta, compactSummary, timestamp, uuid, promptId, cwd, messageId, content };
+  const usage = rec(msg.usage) ? parseUsage(msg.usage) : undefined;
+  return { kind: "assistant", sidechain, meta, compactSummary, timestamp, uuid, promptId, cwd, messageId, content, model: str(msg.model), usage };
 }
 
 /** One JSONL line → TranscriptLine; undefined for a line that is not a JSON object. */
