@@ -167,7 +167,8 @@ export class SessionService {
       const turn = s.fold.turn_count;
       const fold = s.fold;
       const id = s.id;
-      setTimeout(() => void settleTurn(this.d, id, turn, fold).then(() => this.totalsChanged(id)), SETTLE_AFTER_MS).unref();
+      const after = () => this.totalsChanged(id).catch((e: unknown) => this.d.log.warn(`${id}: reading the totals: ${String(e)}`));
+      setTimeout(() => void settleTurn(this.d, id, turn, fold).then(after), SETTLE_AFTER_MS).unref();
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
