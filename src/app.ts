@@ -147,12 +147,19 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     async close() {
       await nodes.close();
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
-      // then let the orchestrator fold and save those last events.
+      // then let the orchestrator fold and save those last events. Each is the server's own end in the audit log.
+      const t0 = Date.now();
+      const ending: string[] = [];
+      for (const b of Object.values(backends)) {
+        if (b.survivesRestart) continue;
+        for (const [id, l] of await b.list().catch(() => new Map<string, { alive: boolean }>())) if (l.alive) ending.push(id);
+      }
       await Promise.all([
         backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
         headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
       ]);
-      await sessions.close();
+      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
+      await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();
     },

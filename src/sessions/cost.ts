@@ -66,7 +66,7 @@ function fromRecord(r: SessionRecord): ModelUsage {
   return out;
 }
 
-type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "cost_complete" | "limit_reached">;
+export type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "cost_complete" | "limit_reached">;
 
 /** The session's totals as list_sessions shows them (nothing when nothing was counted). */
 export function sessionTotals(r: SessionRecord): Totals {

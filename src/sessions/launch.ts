@@ -22,6 +22,7 @@ import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./
 import { checkBudgetModels } from "./budget.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
+import { serverAction } from "./audit.js";
 import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
@@ -215,7 +216,7 @@ export function armDeadline(d: Deps, r: SessionRecord): void {
   d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
     d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
-    void kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration").catch((e: unknown) => d.log.warn(String(e)));
+    void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));
   });
 }
 

@@ -197,7 +197,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
   it("audit: lines for a start, a send and a failed call, with no secret and no message text; the audit command prints them", async () => {
     const audit = readFileSync(join(w.stateDir, "audit.jsonl"), "utf8");
     const lines = audit.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => l.tool === "start_session" && l.outcome === "ok")).toMatchObject({ client: "cs-test", session_id: expect.any(String), duration_ms: expect.any(Number), time: expect.any(String) });
+    expect(lines.find((l) => l.tool === "start_session" && l.outcome === "ok")).toMatchObject({ client: "cs-test", actor: expect.stringMatching(/^mcp:stdio:cs-test\//), session_id: expect.any(String), duration_ms: expect.any(Number), time: expect.any(String) });
     expect(lines.find((l) => l.tool === "send_message" && l.outcome === "ok")).toBeDefined();
     expect(lines.find((l) => l.tool === "configure" && l.outcome === "error")).toMatchObject({ error_code: "PERMISSION_DENIED" });
     expect(lines.some((l) => l.tool === "list_sessions" || l.tool === "health_check")).toBe(false);
