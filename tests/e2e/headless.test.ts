@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failedTurn, type Mcp } from "../helpers/harness.js";
+import { failedTurn, until, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
@@ -50,9 +50,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const ok = await m.call("start_session", { cwd, ...H, trust_workspace: true });
     expect(ok.ok, ok.text).toBe(true);
     // The folder's own hook ran, as it does once the terminal's trust screen is answered Yes.
-    const t0 = Date.now();
-    while (!existsSync(ran) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
-    expect(existsSync(ran)).toBe(true);
+    await until(() => existsSync(ran), 10_000, 100);
     await m.callOk("kill_session", { session_id: ok.data.session_id as string });
   });
 
@@ -74,9 +72,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
         return;
       }
       expect(s.ok, s.text).toBe(true);
-      const t0 = Date.now();
-      while (!existsSync(started) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
-      expect(existsSync(started)).toBe(true);
+      await until(() => existsSync(started), 10_000, 100);
       await listed.callOk("kill_session", { session_id: s.data.session_id as string });
     } finally {
       await listed.close();
@@ -267,10 +263,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const once = await m.call("run_task", { cwd: e.dir("task2"), prompt: "one shot", keep_session: false });
     expect(once.data, once.text).toMatchObject({ kept: false, response: "MOCK REPLY: one shot" });
     // Ended in the background once the reply is in hand.
-    const t0 = Date.now();
-    const statusOf = async () => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status;
-    while ((await statusOf()) !== "dead" && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 100));
-    expect(await statusOf()).toBe("dead");
+    await until(async () => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status === "dead", 15_000, 100);
     const back = await m.call("resume_session", { session_id: once.data.session_id, message: "more" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", claude_session_id: once.data.claude_session_id });
     await m.callOk("kill_session", { session_id: once.data.session_id as string });
@@ -324,9 +317,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     process.kill(m2.pid!, "SIGKILL");
     await m2.close().catch(() => undefined);
     // stdin EOF: the CLI ends on its own shortly after its server.
-    const t0 = Date.now();
-    while (Date.now() - t0 < 15_000 && existsSync(`/proc/${s.pid}`)) await new Promise((r) => setTimeout(r, 100));
-    expect(existsSync(`/proc/${s.pid}`)).toBe(false);
+    await until(() => !existsSync(`/proc/${s.pid}`), 15_000, 100);
     const m3 = await e.connect();
     try {
       const listed = await m3.callOk("list_sessions", {});
@@ -347,15 +338,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
       const args = { cwd: e.dir("pool"), permission_mode: "default" as const, keep_session: false };
       const first = await mp.callOk("run_task", { ...args, prompt: "pool one" });
       expect(first).toMatchObject({ response: "MOCK REPLY: pool one", kept: false });
-      let spare: Record<string, unknown> | undefined;
-      const t0 = Date.now();
-      while (!spare && Date.now() - t0 < 30_000) {
-        const l = await mp.callOk("list_sessions", {});
-        // Not the first task's own session: it is ready too for the moment before its background kill ends it.
-        spare = l.sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!));
-        if (!spare) await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(spare, "a ready spare session").toBeDefined();
+      // Not the first task's own session: it is ready too for the moment before its background kill ends it.
+      const spare = await until(
+        async () => (await mp.callOk("list_sessions", {})).sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!)),
+        30_000,
+        200,
+      );
       const second = await mp.callOk("run_task", { ...args, prompt: "pool two" });
       expect(second).toMatchObject({ session_id: spare!.session_id, response: "MOCK REPLY: pool two" });
       // A call with other options does not take it.
