@@ -204,13 +204,14 @@ export type BackendKind = "tmux" | "pty" | "headless";
  * backend lacks runs `it.runIf(can(backend, "…"))` and is not run for it. Headless sessions run the fake claude
  * in the Agent SDK's stream-json mode (tests/fixtures/fake-claude/stream-json.mjs): no terminal, so no screen,
  * no keys and nothing typed; the CLI's own agentic turn limit instead of the server's prompt count; no
- * doppler wrapping; the trust record read by the server instead of a trust screen; and (a gap, not a design) the
- * headless host appends the SDK's messages to output.log without rotating it.
+ * doppler wrapping; the trust record read by the server instead of a trust screen; and two gaps, not designs: the
+ * headless host appends the SDK's messages to output.log without rotating it, and a headless turn's figures come
+ * from the SDK's result at once while the session's totals (from the transcript) catch up a moment later.
  */
 export const CAPABILITIES = {
-  tmux: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true },
-  pty: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true },
-  headless: { screen: false, keys: false, prompt_limit: false, doppler: false, startup_screens: false, raw_log_rotated: false },
+  tmux: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
+  pty: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
+  headless: { screen: false, keys: false, prompt_limit: false, doppler: false, startup_screens: false, raw_log_rotated: false, totals_at_turn_end: false },
 } as const satisfies Record<BackendKind, Record<string, boolean>>;
 
 export type Capability = keyof (typeof CAPABILITIES)["tmux"];
