@@ -6,6 +6,7 @@ import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import type { Driver } from "../drivers/driver.js";
 import type { HistoryService } from "../history/service.js";
+import type { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { Ledger } from "./cost.js";
@@ -36,6 +37,8 @@ export interface Deps {
   endReasons: Map<string, string>;
   /** Turns under way and being settled (usage and cost from the transcript). */
   ledger: Ledger;
+  /** The audit log (one per process): every transport's state-changing calls and the server's own actions. */
+  audit: AuditLog;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
 }
