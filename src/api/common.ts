@@ -45,7 +45,7 @@ export const nodeName = z
 export const nodeField = { node: z.string().optional().describe("The node the session runs on (absent or \"local\": this machine).") };
 
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
-  z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
+  z.number().int().min(0).max(max).default(dflt).describe("Milliseconds.");
 
 export const backend = z
   .enum(BACKEND_KINDS)
@@ -63,10 +63,7 @@ export const doppler = z
 
 export const env = z
   .record(z.string(), z.string())
-  .describe(
-    "Extra environment variables for this session only. Values reach the process and nothing else; only names are stored. " +
-      "Variables that choose what runs (PATH, HOME, LD_*, NODE_OPTIONS, BASH_ENV, CLAUDE_CONFIG_DIR, GIT_*, …) only when the operator allows them (CLAUDE_SESSIONS_ALLOW_ENV).",
-  );
+  .describe("Environment for this session only (names stored, values not). PATH, LD_*, NODE_OPTIONS… only with CLAUDE_SESSIONS_ALLOW_ENV.");
 
 export const pendingPermission = z.object({
   tool_name: z.string(),

@@ -24,9 +24,9 @@ export const headlessOptionFields = {
   mcp_servers: z
     .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/), mcpServer)
     .optional()
-    .describe("headless: MCP servers (not stored). stdio ones need CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or CLAUDE_SESSIONS_MCP_COMMANDS."),
-  strict_mcp_config: z.boolean().optional().describe("headless: use only mcp_servers, none from settings files."),
-  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: which settings files the CLI loads (default: all)."),
+    .describe("headless: name → {command, args?, env?} or {type: \"http\"|\"sse\", url, headers?}; not stored. A command needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or CLAUDE_SESSIONS_MCP_COMMANDS."),
+  strict_mcp_config: z.boolean().optional().describe("headless: only mcp_servers, none from settings."),
+  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: settings files to load (default: all)."),
   output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: a JSON Schema for structured_output."),
 };
 

@@ -6,7 +6,7 @@ import { startInput } from "./sessions.js";
 export const runTaskInput = startInput
   .extend({
     prompt: z.string().describe("The task: the first prompt."),
-    backend: backend.optional().describe("Where it runs (default: headless when this server has it)."),
+    backend: backend.optional().describe("Default: headless when available."),
     timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("Wait for the turn this long (ms); it runs on after."),
     keep_session: z.boolean().default(true).describe("false: end the session after the turn (resumable)."),
   })

@@ -13,14 +13,12 @@ const permissionMode = z.enum(PERMISSION_MODES);
 export const startInput = z
   .object({
     session_id: sessionId.optional().describe("Choose the id; the same id with the same options returns that session."),
-    cwd: z.string().min(1).max(4096).describe("Working directory of the session (must exist)."),
+    cwd: z.string().min(1).max(4096).describe("Working directory (must exist)."),
     prompt: z.string().optional().describe("A first prompt, sent once ready (rules of send_message's message)."),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
+    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode
       .optional()
-      .describe(
-        "Claude Code permission mode, always passed to the CLI (default: the server's, \"default\", which asks before tools; CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE changes it). auto: the vendor's classifier decides, and tool calls it allows are not surfaced. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1.",
-      ),
+      .describe("Default: the server's (\"default\": asks before tools). bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
     max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: prompts refused after this many turns; headless: the CLI's agentic turns per prompt."),
     max_budget_usd: z
       .number()
@@ -29,7 +27,7 @@ export const startInput = z
       .optional()
       .describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
     team_name: teamName.optional().describe("Join this team (teams tools; address by team_name + teammate_name)."),
-    teammate_name: teammateName.optional().describe("This session's name in its team (default: a readable unique one)."),
+    teammate_name: teammateName.optional().describe("Its name in the team (default: generated)."),
     append_system_prompt: z.string().max(100000).optional(),
     add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("--add-dir"),
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
@@ -40,7 +38,7 @@ export const startInput = z
       .min(1)
       .max(4096)
       .optional()
-      .describe("A new absolute file path for the raw terminal output (created 0600)."),
+      .describe("A new file (absolute path) for the raw terminal output."),
     backend: backend.optional(),
     doppler: doppler.optional(),
     trust_workspace: z
@@ -105,7 +103,7 @@ export const killInput = z
     ...addressFields,
     force: z.boolean().default(false),
     remove_worktree: z.boolean().optional().describe("Also remove its git worktree (if clean, or force; the branch stays)."),
-    save_state: z.boolean().default(true).describe("Keep the record so resume_session can bring the conversation back."),
+    save_state: z.boolean().default(true).describe("Keep the record (resumable)."),
   })
   .strict();
 

@@ -25,7 +25,7 @@ export const sendInput = z
     bash_mode: z
       .boolean()
       .default(false)
-      .describe("Run message as a shell command through Claude Code's bash mode (message without the \"!\"). Only when the server runs with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1; otherwise PERMISSION_DENIED."),
+      .describe("Run message as a shell command (bash mode); needs CLAUDE_SESSIONS_ALLOW_BASH_MODE=1."),
     include_context: z.boolean().default(false).describe("Prefix what changed since the last sync (sync_context)."),
   })
   .strict();
@@ -65,7 +65,7 @@ export const waitInput = z
     ...addressFields,
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
     poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Ignored (waits wake on hook events)."),
-    check_idle: z.boolean().default(false).describe("Also wait until the background tasks the turn left are done: Claude Code reports them in the Stop hook (background_tasks) and runs a turn of its own when they finish; the wait ends when a turn ends with none left (a CLI that does not report them ends at the Stop)."),
+    check_idle: z.boolean().default(false).describe("Also wait for the background tasks the turn left."),
   })
   .strict();
 

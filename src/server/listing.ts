@@ -19,14 +19,17 @@ const VALIDATION_ONLY = new Set(["$schema", "minLength", "maxLength", "minItems"
 const SAFE = Number.MAX_SAFE_INTEGER;
 
 /**
- * `depth` counts object levels of a result: the result is 1, its objects 2; deeper objects and arrays of them
- * are listed by type only (their shapes are in the README), and result fields carry no descriptions past level 1.
+ * `depth` counts object levels: the arguments or the result are 1, their fields 2, and so on (through properties,
+ * record values and array items). A result lists its fields with their types; objects in it are listed as objects
+ * (their shapes are in the README). Arguments keep their shapes to level 3 (an option object's fields); deeper
+ * objects, such as the server definitions of mcp_servers, are described by their field's description.
+ * Results carry no descriptions: the model calling a tool reads the arguments' ones.
  */
 function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, isOutput, depth));
   if (typeof node !== "object" || node === null) return node;
   const src = node as Json;
-  if (isOutput && depth > OUTPUT_DEPTH && src.properties) return { type: "object" };
+  if (src.properties && depth > (isOutput ? 1 : 2)) return { type: "object" };
   const out: Json = {};
   for (const [k, v] of Object.entries(src)) {
     if (VALIDATION_ONLY.has(k)) continue;
@@ -36,12 +39,31 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
     if (isOutput && k === "additionalProperties" && v === false) continue;
     if (k === "properties" && typeof v === "object" && v !== null) {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, compact(s, isOutput, depth + 1)]));
+    } else if ((k === "items" || k === "additionalProperties") && typeof v === "object" && v !== null) {
+      out[k] = compact(v, isOutput, depth + 1);
+    } else if (k === "anyOf" && Array.isArray(v)) {
+      out[k] = dedupeAlternatives(v.map((n) => compact(n, isOutput, depth)));
     } else out[k] = compact(v, isOutput, depth);
+  }
+  // anyOf with one alternative left (all reduced to the same shape) is that alternative.
+  if (Array.isArray(out.anyOf) && out.anyOf.length === 1) {
+    const { anyOf, ...rest } = out;
+    return { ...rest, ...(anyOf[0] as Json) };
   }
   return out;
 }
 
-const OUTPUT_DEPTH = 1;
+/** Alternatives that became the same once compacted are listed once. */
+function dedupeAlternatives(list: unknown[]): unknown[] {
+  const seen = new Set<string>();
+  return list.filter((x) => {
+    if (typeof x !== "object" || x === null) return true;
+    const key = JSON.stringify(x);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
 
 type Seen = Map<string, { json: string; description?: string; tool: string }[]>;
 

@@ -31,9 +31,10 @@ describe("tools/list", () => {
     expect(bytes({ tools: listTools(toolsOf(["all"])) })).toBeLessThanOrEqual(32 * 1024);
   });
 
-  // Issue 25 asks for core ≤ 12 KB; this pins what is reached so far (about 20.7 KB) so it can only shrink.
+  // Issue 25 asks for core ≤ 12 KB. The typed schemas of its 11 tools alone (no descriptions) are about 11.4 KB,
+  // so this pins what is reached (about 19.2 KB, 67 KB before) and keeps it from growing.
   it("core costs no more than it does now", () => {
-    expect(bytes({ tools: listTools(toolsOf(["core"])) })).toBeLessThanOrEqual(21 * 1024);
+    expect(bytes({ tools: listTools(toolsOf(["core"])) })).toBeLessThanOrEqual(19.5 * 1024);
   });
 
   it("a field described once is not described again, and the tool says where it is", () => {
