@@ -12,7 +12,7 @@ import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import { actorPart, callTool } from "./call.js";
 import { serverInfo } from "./info.js";
-import { INSTRUCTIONS } from "./instructions.js";
+import { instructionsFor } from "./instructions.js";
 import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
@@ -56,13 +56,15 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   validator ??= new AjvJsonSchemaValidator();
   const key = sets.join(",");
   if (!listings.has(key)) listings.set(key, listTools(offered));
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS, jsonSchemaValidator: validator });
+  const names = new Set(offered.map((t) => t.name));
+  const instructions = instructionsFor(names, TOOLS.map((t) => t.name));
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
   serverInfo.version = version;
   const stops = [startNotifications(server, svc, log)];
   if (core) stops.push(installResources(server, svc, log, opts.router));
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
   if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
-  if (core) installPrompts(server, svc);
+  if (core) installPrompts(server, svc, names);
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(offered.map((t) => [t.name, t]));
   const tools = listings.get(key)!;

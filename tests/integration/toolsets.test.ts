@@ -26,6 +26,10 @@ describe("toolsets (issue 25)", () => {
     expect(caps?.tools).toBeDefined();
     expect(caps?.resources).toBeUndefined();
     expect(caps?.prompts).toBeUndefined();
+    // The instructions speak only of tools this server has.
+    const instructions = m.client.getInstructions() ?? "";
+    expect(instructions).toMatch(/search_conversations/);
+    expect(instructions).not.toMatch(/start_session|broadcast_message/);
     // Listed alone, a tool describes its own fields (nothing points to a tool the client does not see).
     for (const t of tools) expect(t.description, t.name).not.toMatch(/start_session/);
   });
