@@ -3,9 +3,9 @@
  * The zod schemas keep every bound and check (the server validates each call and result with them); the listing
  * keeps what a model needs to call a tool right — types, enums, required fields, defaults, number ranges and
  * descriptions — and leaves out what only validation needs (string lengths, array sizes, patterns, formats).
- * A field described once means the same everywhere: a later tool with the same field and the same description
- * lists it without one (the server's instructions say so). Results keep their types; their field descriptions
- * are only where they say something the name does not.
+ * A field described once means the same everywhere: a later tool of the same listing with the same field and
+ * schema lists it as {} (the tool's description names the tool that describes it). Results list their fields
+ * with types and no descriptions. No $ref: each tool's schema stands alone, as clients read them one by one.
  */
 import { z } from "zod";
 import type { Tool } from "./tool.js";
@@ -111,7 +111,7 @@ export function listingOf(tools: readonly Tool[]): ListedTool[] {
     const outputSchema = compact(z.toJSONSchema(t.output, { io: "output" }), true) as ListedTool["outputSchema"];
     const from = [...dedupe(inputSchema, seenIn, t.name, false)];
     const outFrom = [...dedupe(outputSchema, seenOut, t.name, true)];
-    const notes = [...(from.length ? [`Arguments shown as {}: as in ${from.join(", ")}.`] : []), ...(outFrom.length ? [`More result fields: as in ${outFrom.join(", ")}.`] : [])];
+    const notes = [...(from.length ? [`Arguments shown as {}: as in ${from.join(", ")}.`] : []), ...(outFrom.length ? [`Result fields not listed here: as in ${outFrom.join(", ")}.`] : [])];
     return { name: t.name, title: t.title, description: [t.description, ...notes].join(" "), inputSchema, outputSchema, annotations: { ...t.annotations } };
   });
 }
