@@ -106,12 +106,13 @@ export const killInput = z
     force: z.boolean().default(false),
     remove_worktree: z.boolean().optional().describe("Also remove the session's git worktree: only when it has no uncommitted changes, unless force (its branch is kept)."),
     save_state: z.boolean().default(true).describe("Keep the record so resume_session can bring the conversation back."),
+    hibernate: z.boolean().optional().describe("End the process but keep the session as it is (hibernated): the next prompt wakes it. Only an idle session."),
   })
   .strict();
 
 export const killOutput = z.strictObject({
   session_id: z.string(),
-  status: z.enum(["killed", "not_found", "already_dead"]),
+  status: z.enum(["killed", "not_found", "already_dead", "hibernated"]),
   exit_code: z.number().optional(),
   left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),

@@ -36,6 +36,7 @@ import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
+import { hibernateAtShutdown, hibernateCall, makeRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -192,12 +193,15 @@ export class SessionService {
     await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...generationOf(s.fold) }).catch(() => {});
   }
 
-  start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
+  async start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
+    await makeRoom(this.d);
     return start(this.d, input, ctx);
   }
   // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
   async resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
-    return resume(this.d, input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input, ctx);
+    const r = input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input;
+    await makeRoom(this.d, r.session_id);
+    return resume(this.d, r, ctx);
   }
   async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
     // Claude Code's own background sessions are addressed apart from this server's (native.ts).
@@ -216,11 +220,13 @@ export class SessionService {
   async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, await resolved(this.d, input), ctx);
   }
-  runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
+  async runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
+    await makeRoom(this.d);
     return runTask(this.d, input, ctx);
   }
   async kill(input: api.KillInput): Promise<api.KillOutput> {
     const k = await resolved(this.d, input);
+    if (k.hibernate) return hibernateCall(this.d, k);
     const r = k.remove_worktree ? await this.d.store.get(k.session_id) : undefined;
     // A worktree with changes is refused before anything is ended.
     if (r) await assertRemovable(r, k.force === true);
@@ -285,6 +291,11 @@ export class SessionService {
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
     return this.d.registry.size;
+  }
+
+  /** Server shutdown: these sessions (whose processes end with it) become hibernated; returns the ones that did. */
+  hibernateAtShutdown(ids: string[]): Promise<string[]> {
+    return hibernateAtShutdown(this.d, ids);
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,7 @@ import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
+import { wakeIfHibernated, type Woke } from "./hibernate.js";
 import { publicBlocked, publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
@@ -67,11 +68,33 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   return delivery.sent_at;
 }
 
+/** The session was hibernated between the wake check and the send lock: wake it and try again. */
+class HibernatedMeanwhile extends Error {}
+
+/**
+ * send_message and every call that sends a prompt (broadcast, sync_context): a hibernated session is woken first
+ * (hibernate.ts), and the result says so (`woke`, `wake_ms`).
+ */
 export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
   const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
+  let woke: Woke | undefined;
+  for (let attempt = 0; ; attempt++) {
+    woke = (await wakeIfHibernated(d, input.session_id, ctx)) ?? woke;
+    try {
+      const out = await sendOnce(d, input, text, ctx);
+      return woke ? { ...out, ...woke } : out;
+    } catch (e) {
+      if (!(e instanceof HibernatedMeanwhile)) throw e;
+      if (attempt >= 2) throw new SessionError("SESSION_BUSY", `session ${input.session_id} was hibernated again while its wake was under way.`, { suggestion: "Try again (CLAUDE_SESSIONS_MAX_LIVE may be too low for the sessions in use)." });
+    }
+  }
+}
+
+async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext): Promise<SendOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   const status = s.live.fold.status;
+  if (status === "hibernated") throw new HibernatedMeanwhile();
   checkUsable(r, status);
   if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
   if (r.max_turns !== undefined && s.live.fold.prompts_submitted >= r.max_turns) {
@@ -93,6 +116,7 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     const typed = await withSessionKeys(d, r.session_id, Math.max(SEND_LOCK_MS, timeoutMs), ctx, async () => {
       await s.live.refresh();
       const now = s.live.fold.status;
+      if (now === "hibernated") throw new HibernatedMeanwhile();
       checkUsable(r, now);
       if (input.bash_mode) return { sent_at: await driver.runShell(s, text, ctx), queued: false, before: s.live.fold.prompts_submitted };
       const queued = !acceptsPrompt(now);
@@ -178,7 +202,7 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   let final: string = cur.status;
   if (!timedOut && cur.status === "idle" && cur.last_turn === "failed") final = "error";
   const out: TurnResult = {
-    completed: !timedOut && (cur.status === "idle" || cur.status === "ready"),
+    completed: !timedOut && (cur.status === "idle" || cur.status === "ready" || cur.status === "hibernated"),
     timed_out: timedOut,
     waited_ms: waited,
     final_state: final,
