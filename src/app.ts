@@ -150,12 +150,12 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
         for (const [id, l] of await b.list().catch(() => new Map<string, { alive: boolean }>())) if (l.alive) ending.push(id);
       }
       // Issue #23: those with a conversation are hibernated, not dead: the next server wakes them on the next prompt.
-      const hibernated = new Set(await sessions.hibernateAtShutdown(ending).catch(() => []));
+      await sessions.hibernateAtShutdown(ending).catch((e: unknown) => log.warn(`hibernating at shutdown: ${String(e)}`));
       await Promise.all([
         backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
         headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
       ]);
-      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: hibernated.has(id) ? "hibernate_session" : "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
+      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
       await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();
