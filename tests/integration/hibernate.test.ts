@@ -6,7 +6,7 @@
  * sessions are never hibernated.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readAudit } from "../../src/store/audit.js";
@@ -175,7 +175,7 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       const panes = w.tmux(["list-panes", "-a", "-F", "#{session_name}"]).split("\n").filter((l) => l.includes(s.session_id));
       expect(panes.length).toBe(1);
       await m1.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000, check_idle: true });
-      const events = (await import("node:fs")).readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8");
+      const events = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8");
       const prompts = events.split("\n").filter((l) => l.includes('"UserPromptSubmit"'));
       expect(prompts.filter((l) => l.includes("from one")).length).toBe(1);
       expect(prompts.filter((l) => l.includes("from two")).length).toBe(1);
@@ -184,6 +184,25 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
     } finally {
       await m1.close();
       await m2.close();
+    }
+  });
+
+  it("a prompt that arrives while the session is being hibernated waits, and is delivered once", async () => {
+    const m = await connect(w);
+    try {
+      const s = await started(m, w.dir("meanwhile"));
+      const hib = m.call("kill_session", { session_id: s.session_id, hibernate: true });
+      await new Promise((r) => setTimeout(r, 30));
+      const sent = await m.callOk<Sent>("send_message", { session_id: s.session_id, message: "in the middle", timeout_ms: 20_000 });
+      const h = await hib;
+      expect(sent.completed).toBe(true);
+      // Whichever went first, the prompt is in the conversation once; when the hibernation went first, it was woken.
+      if (h.ok && sent.woke) expect((h.data as { status: string }).status).toBe("hibernated");
+      const events = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8");
+      expect(events.split("\n").filter((l) => l.includes('"UserPromptSubmit"') && l.includes("in the middle")).length).toBe(1);
+      await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
     }
   });
 
