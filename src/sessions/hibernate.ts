@@ -104,9 +104,8 @@ export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): P
 async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undefined> {
   const t0 = Date.now();
   const s = await d.registry.follow(id);
-  await makeRoom(d, id);
   const dir = d.registry.paths(id).dir;
-  const woke = await withFileLock(
+  const woke = await withRoom(d, id, () => withFileLock(
     join(dir, "resume.lock"),
     async () => {
       await s.refresh();
@@ -125,7 +124,7 @@ async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undef
       return true;
     },
     { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) },
-  );
+  ));
   if (!woke) {
     // Woken by another server: its process is starting; the prompt goes in once it takes prompts.
     await s.waitFor((f) => f.status !== "starting" && f.status !== "hibernated", { timeoutMs: d.cfg.startTimeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
@@ -150,19 +149,45 @@ function statusOf(d: Deps, id: string, stored: Status): Status {
   return d.registry.followed(id)?.fold.status ?? stored;
 }
 
+/** Per service: one room decision at a time, and the starts that were given room but may not be live yet. */
+const rooms = new WeakMap<Deps, { turn: Promise<void>; reserved: number }>();
+
 /**
- * CLAUDE_SESSIONS_MAX_LIVE: before a start or wake, while the live processes would pass the limit, the least
- * recently used idle session (not `except`) is hibernated. Sessions in a turn, at a permission request or blocked
- * are never chosen; when none can go the start goes ahead over the limit (logged), rather than fail a prompt.
+ * CLAUDE_SESSIONS_MAX_LIVE: runs `fn` (a start, resume or wake) once there is room for one more live process:
+ * while the live processes (and the starts given room and still under way) would pass the limit, the least
+ * recently used idle session (not `except`) is hibernated. Room decisions are taken one at a time. Sessions in a
+ * turn, at a permission request or blocked are never chosen; when none can go the start goes ahead over the limit
+ * (logged), rather than fail a prompt.
  */
-export async function makeRoom(d: Deps, except?: string): Promise<void> {
+export async function withRoom<T>(d: Deps, except: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (d.cfg.maxLive <= 0) return fn();
+  let r = rooms.get(d);
+  if (!r) rooms.set(d, (r = { turn: Promise.resolve(), reserved: 0 }));
+  const room = r;
+  const before = room.turn;
+  let done!: () => void;
+  room.turn = new Promise<void>((res) => (done = res));
+  try {
+    await before;
+    await makeRoom(d, except, room.reserved);
+    room.reserved += 1;
+  } finally {
+    done();
+  }
+  try {
+    return await fn();
+  } finally {
+    room.reserved -= 1;
+  }
+}
+
+async function makeRoom(d: Deps, except: string | undefined, reserved: number): Promise<void> {
   const max = d.cfg.maxLive;
-  if (max <= 0) return;
   const tried = new Set<string>();
   for (;;) {
     const records = Object.values((await d.store.read()).sessions).filter((r) => r.session_id !== except);
     const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status)));
-    if (live.length < max) return;
+    if (live.length + reserved < max) return;
     const idle = live
       .filter((r) => !tried.has(r.session_id) && d.runners[r.backend])
       .filter((r) => {

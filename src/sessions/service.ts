@@ -36,7 +36,7 @@ import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
-import { hibernateAtShutdown, hibernateCall, makeRoom } from "./hibernate.js";
+import { hibernateAtShutdown, hibernateCall, withRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -193,15 +193,13 @@ export class SessionService {
     await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...generationOf(s.fold) }).catch(() => {});
   }
 
-  async start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
-    await makeRoom(this.d);
-    return start(this.d, input, ctx);
+  start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
+    return withRoom(this.d, undefined, () => start(this.d, input, ctx));
   }
   // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
   async resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
     const r = input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input;
-    await makeRoom(this.d, r.session_id);
-    return resume(this.d, r, ctx);
+    return withRoom(this.d, r.session_id, () => resume(this.d, r, ctx));
   }
   async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
     // Claude Code's own background sessions are addressed apart from this server's (native.ts).
@@ -220,9 +218,8 @@ export class SessionService {
   async interrupt(input: api.InterruptInput, ctx: CallContext = {}): Promise<api.InterruptOutput> {
     return interrupt(this.d, await resolved(this.d, input), ctx);
   }
-  async runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
-    await makeRoom(this.d);
-    return runTask(this.d, input, ctx);
+  runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
+    return withRoom(this.d, undefined, () => runTask(this.d, input, ctx));
   }
   async kill(input: api.KillInput): Promise<api.KillOutput> {
     const k = await resolved(this.d, input);
