@@ -68,6 +68,14 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   return delivery.sent_at;
 }
 
+function checkTurns(r: { session_id: string; max_turns?: number | undefined }, f: Folded): void {
+  if (r.max_turns !== undefined && f.prompts_submitted >= r.max_turns) {
+    throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
+      suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
+    });
+  }
+}
+
 /** The session was hibernated between the wake check and the send lock: wake it and try again. */
 class HibernatedMeanwhile extends Error {}
 
@@ -77,6 +85,13 @@ class HibernatedMeanwhile extends Error {}
  */
 export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
   const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
+  // A prompt the session would refuse anyway (max_turns, its budget spent) does not wake it.
+  const r0 = await d.registry.record(input.session_id);
+  const f0 = (await d.registry.follow(input.session_id)).fold;
+  if (f0.status === "hibernated") {
+    checkTurns(r0, f0);
+    checkBudget(r0);
+  }
   let woke: Woke | undefined;
   for (let attempt = 0; ; attempt++) {
     woke = (await wakeIfHibernated(d, input.session_id, ctx)) ?? woke;
@@ -97,11 +112,7 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
   if (status === "hibernated") throw new HibernatedMeanwhile();
   checkUsable(r, status);
   if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
-  if (r.max_turns !== undefined && s.live.fold.prompts_submitted >= r.max_turns) {
-    throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
-      suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
-    });
-  }
+  checkTurns(r, s.live.fold);
   // The last turn's cost is read at its end (its reply line lands after Stop): a budget check waits for it. Without a
   // budget nothing waits; the reading goes on beside the next turn (it stops at that turn's prompt line).
   if (r.max_budget_usd !== undefined) {

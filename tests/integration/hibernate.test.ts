@@ -206,6 +206,22 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
     }
   });
 
+  it("a prompt the session would refuse anyway (max_turns used) does not wake it", async () => {
+    const m = await connect(w);
+    try {
+      const cwd = w.dir("no-wake");
+      const s = await started(m, cwd, { max_turns: 1 });
+      await m.callOk("kill_session", { session_id: s.session_id, hibernate: true });
+      const r = await m.call("send_message", { session_id: s.session_id, message: "one more" });
+      expect(r.error?.code).toBe("LIMIT_REACHED");
+      expect(await statusOf(m, s.session_id)).toBe("hibernated");
+      expect(processesIn(cwd)).toEqual([]);
+      await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  });
+
   it("a wake that fails (the conversation file is gone) is WAKE_FAILED and leaves the session hibernated", async () => {
     const m = await connect(w);
     try {
