@@ -5,7 +5,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
-import { isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
 
@@ -41,9 +41,13 @@ export interface Config {
   /**
    * CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: how long a terminal session's PermissionRequest hook waits for
    * respond_permission before Claude falls back to its on-screen dialog (0: no hook, the dialog only); a headless
-   * session's unanswered request is denied after it (0: the default 120 s).
+   * session's unanswered request is denied after it (0: the default, DEFAULT_PERMISSION_TIMEOUT_MS).
    */
   permissionTimeoutMs: number;
+  /** CLAUDE_SESSIONS_HISTORY_KEEP: the execution history keeps this many newest records (default 10,000). */
+  historyKeep: number;
+  /** CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS: and none older than this many days (0, the default: no age limit). */
+  historyMaxAgeDays: number;
   /**
    * CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: a turn whose screen shows neither work nor the input box nor a known prompt, with
    * no hook for this long, is reported as blocked (kind unknown) instead of staying busy until the caller's time-out.
@@ -136,7 +140,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
-    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
+    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", DEFAULT_PERMISSION_TIMEOUT_MS, 0),
+    historyKeep: num(env, "CLAUDE_SESSIONS_HISTORY_KEEP", 10_000, 1),
+    historyMaxAgeDays: num(env, "CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS", 0, 0),
     unknownScreenMs: num(env, "CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS", 10_000, 1000),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),

@@ -107,7 +107,19 @@ export const usage = z.strictObject({
 export const turnCostFields = {
   usage: usage.optional().describe("Tokens of the turn that ended (each API message once, sub-agents included)."),
   model_usage: z.record(z.string(), usage).optional().describe("The same, per model."),
-  cost_usd: z.number().nullable().optional().describe("What the turn cost in USD; null when a model's price is not known (never a guess)."),
+  cost_usd: z.number().nullable().optional().describe("What the turn cost in USD; null when no model's price is known (never a guess)."),
+  cost_complete: z
+    .boolean()
+    .optional()
+    .describe("false: a model of the turn has no price (the built-in table or CLAUDE_SESSIONS_PRICES), so cost_usd leaves its tokens out and is a lower bound."),
+};
+
+/** The session's totals after the turn, on every turn result (send_message, wait_for_completion, run_task). */
+export const sessionTotalFields = {
+  session_usage: usage.optional().describe("Tokens of the whole session so far, this turn included."),
+  session_cost_usd: z.number().nullable().optional().describe("What the whole session has cost so far in USD (null when no model's price is known)."),
+  session_cost_complete: z.boolean().optional().describe("false: session_cost_usd leaves out tokens of a model without a price (a lower bound)."),
+  session_turns: z.number().optional().describe("Turns the session has ended so far, this one included."),
 };
 
 /** What a wait on a turn reports (send_message with wait_for_response, wait_for_completion). */
@@ -123,5 +135,6 @@ export const turnFields = {
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
   ...turnCostFields,
+  ...sessionTotalFields,
   ...turnFigureFields,
 };

@@ -173,7 +173,8 @@ export const sessionSummary = z.strictObject({
   blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
-  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),
+  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when no model's price is known."),
+  cost_complete: z.boolean().optional().describe("false: total_cost_usd leaves out tokens of a model without a price (a lower bound)."),
   max_budget_usd: z.number().optional(),
   limit_reached: z.string().optional().describe("Why the session refuses prompts (e.g. its max_budget_usd is spent)."),
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
@@ -183,8 +184,20 @@ export const sessionSummary = z.strictObject({
   node_status: nodeStatus.optional().describe("unreachable: the node does not answer; this is its last known state."),
 });
 
+/** include_metadata: per-session figures (turn counts and times from the execution history, tokens and cost from the session's totals). */
+export const sessionMetrics = z.strictObject({
+  turns: z.number().describe("Turns in the execution history (within its retention), start failures and deaths included."),
+  avg_turn_ms: z.number().nullable(),
+  p95_turn_ms: z.number().nullable().describe("95th percentile turn time (nearest rank)."),
+  error_rate: z.number().nullable().describe("Share of those turns that failed, died or never started (0–1)."),
+  usage,
+  cost_usd: z.number().nullable(),
+  cost_complete: z.boolean().describe("false: cost_usd leaves out tokens of a model without a price (a lower bound)."),
+});
+
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
 export const sessionRecordView = SessionRecordSchema.extend({
+  metrics: sessionMetrics.optional().describe("Turns, average and p95 turn time, error rate, tokens and cost."),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),

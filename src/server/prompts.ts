@@ -60,9 +60,11 @@ export const PROMPTS: PromptDef[] = [
       const team = a.team_name ?? "review";
       return (
         `Start ${n} reviewer sessions with start_session (cwd ${JSON.stringify(a.cwd)}, team_name ${JSON.stringify(team)}, teammate_name reviewer-1 … reviewer-${n}). ` +
-        `Send each the same request with send_message (wait_for_response: false): review ${a.change}; each reviewer takes one angle ` +
-        `(correctness, tests, security, design, …), lists findings with file:line and severity, and says what it did not check. ` +
-        `Use wait_for_completion on each. Then start a lead session (teammate_name lead) and send it all the findings, asking for one summary: ` +
+        `Send them one request with broadcast_message (team_name ${JSON.stringify(team)}, wait_for_response: false): review ${a.change}; ` +
+        `each reviewer takes the angle its teammate name gives in this order — correctness, tests, security, design, performance, docs, ` +
+        `error handling, concurrency, API — lists findings with file:line and severity, and says what it did not check. ` +
+        `Then wait_for_sessions (team_name ${JSON.stringify(team)}, mode all) and read each reviewer's last_response. ` +
+        `Then start a lead session (same team, teammate_name lead) and send it all the findings with send_message, asking for one summary: ` +
         `blocking issues first, duplicates merged, and a verdict. Kill the reviewers when the lead has answered.`
       );
     },

@@ -12,6 +12,7 @@ import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import { actorPart, callTool } from "./call.js";
 import { serverInfo } from "./info.js";
+import { INSTRUCTIONS } from "./instructions.js";
 import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
@@ -102,9 +103,3 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
 function structured(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? { ...v } : { value: v };
 }
-
-const INSTRUCTIONS = `claude-sessions runs interactive Claude Code sessions in tmux panes (or PTYs).
-Typical flow: start_session {cwd} → send_message {session_id, message} (waits for the reply by default) →
-wait_for_completion for long turns → respond_permission when a turn waits for a permission answer →
-kill_session when done; resume_session brings an ended session back with its conversation.
-A person can watch a tmux session with the attach_command that start_session returns.`;

@@ -1,5 +1,6 @@
 import { runTaskInput, runTaskOutput } from "../../api/index.js";
 import { defineTool } from "../tool.js";
+import { failIfTurnFailed } from "./turn-failure.js";
 
 export const runTask = defineTool({
   name: "run_task",
@@ -11,5 +12,5 @@ export const runTask = defineTool({
   input: runTaskInput,
   output: runTaskOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  handler: (svc, args, ctx) => svc.runTask(args, ctx),
+  handler: async (svc, args, ctx) => failIfTurnFailed("run_task", await svc.runTask(args, ctx)),
 });

@@ -1,5 +1,6 @@
 import { sendInput, sendOutput } from "../../api/index.js";
 import { defineTool } from "../tool.js";
+import { failIfTurnFailed } from "./turn-failure.js";
 
 export const sendMessage = defineTool({
   name: "send_message",
@@ -10,5 +11,5 @@ export const sendMessage = defineTool({
   input: sendInput,
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  handler: (svc, args, ctx) => svc.send(args, ctx),
+  handler: async (svc, args, ctx) => failIfTurnFailed("send_message", await svc.send(args, ctx)),
 });

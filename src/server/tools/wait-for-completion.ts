@@ -1,5 +1,6 @@
 import { waitInput, waitOutput } from "../../api/index.js";
 import { defineTool } from "../tool.js";
+import { failIfTurnFailed } from "./turn-failure.js";
 
 export const waitForCompletion = defineTool({
   name: "wait_for_completion",
@@ -12,5 +13,5 @@ export const waitForCompletion = defineTool({
   output: waitOutput,
   // Not read-only: it may record an interrupt and clear the input box (see the description).
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler: (svc, args, ctx) => svc.wait(args, ctx),
+  handler: async (svc, args, ctx) => failIfTurnFailed("wait_for_completion", await svc.wait(args, ctx)),
 });
