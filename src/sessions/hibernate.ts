@@ -228,13 +228,15 @@ export async function hibernateCall(d: Deps, k: Resolved<KillInput>): Promise<Ki
  */
 export async function hibernateAtShutdown(d: Deps, ids: string[]): Promise<string[]> {
   const out: string[] = [];
-  for (const id of ids) {
-    const f = d.registry.followed(id)?.fold;
-    if (!f || !isLive(f.status) || f.prompts_submitted === 0) continue;
-    await markHibernated(d, id).then(
-      () => out.push(id),
-      (e: unknown) => d.log.warn(`${id}: hibernating at shutdown failed: ${String(e)}`),
-    );
-  }
+  await Promise.all(
+    ids.map(async (id) => {
+      const f = d.registry.followed(id)?.fold;
+      if (!f || !isLive(f.status) || f.prompts_submitted === 0) return;
+      await markHibernated(d, id).then(
+        () => out.push(id),
+        (e: unknown) => d.log.warn(`${id}: hibernating at shutdown failed: ${String(e)}`),
+      );
+    }),
+  );
   return out;
 }
