@@ -9,8 +9,22 @@ import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERV
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
 
+/** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
+export const TOOLSET_NAMES = ["all", "core", "teams", "history", "admin"] as const;
+export type ToolsetName = (typeof TOOLSET_NAMES)[number];
+
+/** A comma list of toolset names (empty: all); an unknown name stops the server at start. */
+export function parseToolsets(v: string | undefined): ToolsetName[] {
+  const names = (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(TOOLSET_NAMES as readonly string[]).includes(n));
+  if (bad.length) throw new Error(`CLAUDE_SESSIONS_TOOLSETS: unknown toolset ${bad.map((b) => JSON.stringify(b)).join(", ")} (the toolsets are ${TOOLSET_NAMES.join(", ")})`);
+  return names.length ? (names as ToolsetName[]) : ["all"];
+}
+
 export interface Config {
   stateDir: string;
+  /** CLAUDE_SESSIONS_TOOLSETS: the toolsets tools/list offers (default all). */
+  toolsets: ToolsetName[];
   /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
   claudeConfigDir: string;
   tmuxPath: string;
@@ -128,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
+    toolsets: parseToolsets(env.CLAUDE_SESSIONS_TOOLSETS),
     claudeConfigDir: resolve(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")),
     tmuxPath: env.CLAUDE_SESSIONS_TMUX || "tmux",
     maxSessions: num(env, "MAX_CONCURRENT_SESSIONS", 10),

@@ -20,7 +20,7 @@ export const configureInput = z
   .object({
     action: z
       .enum(["get_config", "set_bypass_permissions", "enable_bypass", "disable_bypass"])
-      .describe("get_config reads the effective settings; set_bypass_permissions switches whether sessions may use bypassPermissions (with allow_bypass_permissions); enable_bypass and disable_bypass (the design's names) set it to true / false."),
+      .describe("enable_bypass / disable_bypass: set_bypass_permissions to true / false."),
     allow_bypass_permissions: z.boolean().optional().describe("For set_bypass_permissions: the new value."),
   })
   .strict();

@@ -11,3 +11,15 @@ Teams: start sessions with team_name and teammate_name, then broadcast_message s
 History: list_conversations, get_conversation and search_conversations read Claude Code's transcripts (any conversation); get_execution_history and clear_execution_history are this server's record of the turns it ran.
 Server: health_check says what works (tmux, pty, headless, the CLI); configure reads the settings (get_config) and, when the operator allows it, switches permission bypass.
 Budgets: a session with max_budget_usd refuses prompts (LIMIT_REACHED) once spent, and refuses to start or go on when its cost cannot be computed (a model without a price); cost_complete: false marks a cost that leaves out unpriced tokens.`;
+
+
+/**
+ * The instructions for a server offering only some tools (CLAUDE_SESSIONS_TOOLSETS): the lines that name a tool it
+ * does not offer are left out, so the model reads only about tools it has.
+ */
+export function instructionsFor(offered: ReadonlySet<string>, all: readonly string[]): string {
+  const missing = all.filter((n) => !offered.has(n));
+  return INSTRUCTIONS.split("\n")
+    .filter((line) => !missing.some((n) => new RegExp(`\\b${n}\\b`).test(line)))
+    .join("\n");
+}

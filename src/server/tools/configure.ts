@@ -39,9 +39,7 @@ async function configure(svc: SessionService, args: ConfigureInput): Promise<Con
 export const configureTool = defineTool({
   name: "configure",
   title: "Read or change the server's settings",
-  description:
-    "get_config returns the effective settings (secrets redacted). set_bypass_permissions {allow_bypass_permissions} (or enable_bypass / disable_bypass) switches whether new sessions may use " +
-    "permission_mode bypassPermissions; only when the server runs with CLAUDE_SESSIONS_ALLOW_CONFIGURE=1, otherwise PERMISSION_DENIED.",
+  description: "get_config: the effective settings (secrets redacted). set_bypass_permissions (or enable_bypass / disable_bypass): whether new sessions may use bypassPermissions (needs CLAUDE_SESSIONS_ALLOW_CONFIGURE=1).",
   input: configureInput,
   output: configureOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -6,9 +6,7 @@ import { defineTool } from "../tool.js";
 export const healthCheck = defineTool({
   name: "health_check",
   title: "Check the server's health",
-  description:
-    "Checks tmux, the claude binary and its version, flock, doppler (when configured), the state directory, the store lock, live sessions " +
-    "against the limit, the MCP sessions held over HTTP (when serving HTTP), uptime and version. status is down when no session can start, degraded when something is missing or unhealthy.",
+  description: "Checks tmux, the claude CLI, the state directory and lock, doppler, session limits and uptime. status down: no session can start; degraded: something is missing.",
   input: healthInput,
   output: healthOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

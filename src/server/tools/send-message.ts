@@ -5,9 +5,7 @@ import { failIfTurnFailed } from "./turn-failure.js";
 export const sendMessage = defineTool({
   name: "send_message",
   title: "Send a prompt to a session",
-  description:
-    "Types a prompt into the session (bracketed paste, then Enter), confirms Claude accepted it, and by default waits for the reply. " +
-    "A busy session gives SESSION_BUSY unless queue is true. The message is delivered exactly as text, or refused.",
+  description: "Types a prompt into a session and by default waits for the reply. A busy session gives SESSION_BUSY unless queue. The text is delivered exactly, or refused.",
   input: sendInput,
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
