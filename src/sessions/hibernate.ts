@@ -105,9 +105,13 @@ async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undef
   const t0 = Date.now();
   const s = await d.registry.follow(id);
   const dir = d.registry.paths(id).dir;
-  const woke = await withRoom(d, id, () => withFileLock(
-    join(dir, "resume.lock"),
-    async () => {
+  // The resume lock orders wakes (and resumes) across servers; the send lock waits for a hibernation still ending
+  // the old process (it holds that lock from its cs:hibernated to the process's end) and keeps a new one from starting.
+  const waitMs = d.cfg.startTimeoutMs * 2;
+  const locked = (fn: () => Promise<boolean>) =>
+    withFileLock(join(dir, "resume.lock"), () => withSessionKeys(d, id, waitMs, ctx, fn), { timeoutMs: waitMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const woke = await withRoom(d, id, () =>
+    locked(async () => {
       await s.refresh();
       if (s.fold.status !== "hibernated") return false; // another server woke it a moment ago
       const rec = await d.registry.record(id);
@@ -122,15 +126,20 @@ async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undef
         });
       }
       return true;
-    },
-    { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) },
-  ));
+    }),
+  );
   if (!woke) {
     // Woken by another server: its process is starting; the prompt goes in once it takes prompts.
     await s.waitFor((f) => f.status !== "starting" && f.status !== "hibernated", { timeoutMs: d.cfg.startTimeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     return undefined;
   }
   return { woke: true, wake_ms: Date.now() - t0 };
+}
+
+/** Waits for a hibernation of `id` still ending its process (resume_session of a session being hibernated). */
+export async function hibernationSettled(d: Deps, id: string, ctx: CallContext): Promise<void> {
+  if (d.registry.followed(id)?.fold.status !== "hibernated") return;
+  await withSessionKeys(d, id, 30_000, ctx, async () => {});
 }
 
 /** A wake whose process did not come up: whatever is left of it ends, and the record is hibernated again. */
