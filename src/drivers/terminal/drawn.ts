@@ -30,7 +30,7 @@ export function inputBox(screen: string): InputBox | undefined {
   const box = lines.slice(a + 1, b);
   const hidden = Number(RULE.exec(lines[a]!)?.[1] ?? 0);
   if (!box[0] || (hidden === 0 && !/^❯(\s|$)/.test(box[0])) || (hidden > 0 && !/^ {2}/.test(box[0]))) return undefined;
-  return { text: box.map((l) => l.slice(2).trimEnd()).join("\n"), hidden };
+  return { text: box.map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd()).join("\n"), hidden };
 }
 
 /** The characters a terminal shows for `s`: whitespace (the box wraps and indents) and invisible format characters go. */
