@@ -109,7 +109,10 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   const sent_at = new Date().toISOString();
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const read = () => b.screen(s.id);
-  await pasteDrawn(b, s, text, log, signal);
+  // Claude Code trims trailing whitespace: it is not typed (a blank drawn at the end shows nothing to wait for), unless
+  // it follows a backslash, which Enter would otherwise take as "new line".
+  const typed = /\\$/.test(text.trimEnd()) ? text : text.trimEnd();
+  await pasteDrawn(b, s, typed, log, signal);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS;
   const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
