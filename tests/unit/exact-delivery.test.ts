@@ -106,5 +106,8 @@ describe("pacing the paste by what the screen can identify (real screens)", () =
     expect(showsExactly(sc, text)).toBe(false);
     expect(showsDrawn(sc, text, "d", boxSignature(sc))).toBe(false);
     expect(showsDrawn(sc, text, "d", boxSignature(sc.replace("word end", "word en")))).toBe(true);
+    // The box's end counts, not the text's end somewhere on screen: "…word en" is inside "…word end" but not its end.
+    expect(showsDrawn(sc, text.slice(0, -1), "", "")).toBe(false);
+    expect(showsDrawn(sc, text, "", "")).toBe(true);
   });
 });

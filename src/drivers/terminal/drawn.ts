@@ -33,6 +33,23 @@ export function inputBox(screen: string): InputBox | undefined {
   return { text: box.map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd()).join("\n"), hidden };
 }
 
+/**
+ * The end of an input box whose top is scrolled off the screen (2.1.197 draws a tall box whole): the lines above the
+ * last rule, up to the rule before it or the top of the screen. Undefined when no rule is drawn.
+ */
+export function boxEnd(screen: string): string | undefined {
+  const lines = screen.split("\n");
+  let b = -1;
+  for (let i = lines.length - 1; i >= 0 && b < 0; i--) if (lines[i]!.length >= 20 && RULE.test(lines[i]!)) b = i;
+  if (b < 0) return undefined;
+  let a = b - 1;
+  while (a >= 0 && !(lines[a]!.length >= 20 && RULE.test(lines[a]!))) a--;
+  return lines
+    .slice(a + 1, b)
+    .map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd())
+    .join("\n");
+}
+
 /** The characters a terminal shows for `s`: whitespace (the box wraps and indents) and invisible format characters go. */
 export function visibleChars(s: string): string {
   return s.replace(/[\s\p{Cf}]/gu, "");
@@ -74,7 +91,11 @@ export function showsDrawn(screen: string, sofar: string, piece: string, before:
   // A piece with something to see must change the box (a piece of blanks changes its lines).
   if (sig === before && visibleChars(piece) !== "") return false;
   const tail = want.slice(-24);
-  if (!box) return visibleChars(screen).includes(tail);
+  if (!box) {
+    // The box's end, right above its closing rule: the text's end must be the box's end, not just somewhere on screen.
+    const end = boxEnd(screen);
+    return end !== undefined ? visibleChars(end).endsWith(tail) : visibleChars(screen).includes(tail);
+  }
   const shown = visibleChars(box.text);
   if (box.hidden === 0 && countable(sofar)) return shown.length === want.length && shown === want;
   return shown.endsWith(tail);
