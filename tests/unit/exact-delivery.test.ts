@@ -41,7 +41,8 @@ describe("comparing what Claude Code received with what was typed", () => {
     expect(firstDifference("abc", "abc")).toBe(-1);
     expect(firstDifference("abc", "abd")).toBe(2);
     expect(firstDifference("ab", "abc")).toBe(2);
-    expect(excerpt("line\nnext", 4)).toBe("line\\nnext");
+    expect(excerpt("line\nnext", 4)).toBe("line\nnext");
+    expect(excerpt("a\tb\u200bc", 1)).toBe("a<U+0009>b<U+200B>c");
   });
 });
 

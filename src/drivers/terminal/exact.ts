@@ -23,12 +23,12 @@ export function firstDifference(a: string, b: string): number {
   return n;
 }
 
-/** A short, readable window of `s` around `at`, with invisible and control characters spelled out. */
+/** A short window of `s` around `at`, invisible and control characters but newline spelled out (JSON shows "\n"). */
 export function excerpt(s: string, at: number, radius = 20): string {
   const from = Math.max(0, at - radius);
   const body = s
     .slice(from, at + radius)
-    .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) => (c === "\n" ? "\\n" : `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`));
+    .replace(/[^\P{Cc}\n]|[\p{Cf}\u2028\u2029]/gu, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`);
   return `${from > 0 ? "…" : ""}${body}${at + radius < s.length ? "…" : ""}`;
 }
 
