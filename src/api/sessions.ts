@@ -82,7 +82,13 @@ export const resumeInput = z
     claude_session_id: z.string().max(64).optional().describe("Adopt a conversation this server never started (needs cwd)."),
     cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
     message: z.string().optional().describe("A prompt to deliver once the session is ready."),
-    fork: z.boolean().optional(),
+    fork: z.boolean().optional().describe("Branch the conversation into a new session (new session_id, its own totals); works on a running session too, which keeps running."),
+    model: startInput.shape.model.describe("Replaces the session's model for this and later resumes."),
+    permission_mode: permissionMode.optional().describe("Replaces the stored permission mode (the same checks as start_session)."),
+    allowed_tools: startInput.shape.allowed_tools.describe("Replaces the stored list."),
+    disallowed_tools: startInput.shape.disallowed_tools.describe("Replaces the stored list."),
+    add_dirs: startInput.shape.add_dirs.describe("Replaces the stored list."),
+    append_system_prompt: startInput.shape.append_system_prompt.describe("Replaces the stored text."),
     max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
     backend: backend.optional(),
     env: env.optional(),
@@ -96,6 +102,7 @@ export const resumeInput = z
 export const resumeOutput = startOutput.extend({
   resumed_at: z.string(),
   forked: z.boolean(),
+  forked_from: z.string().optional().describe("fork: the session this new one branched from (it keeps running, with its own totals)."),
   previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }),
   already_running: z.boolean().optional().describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
 });

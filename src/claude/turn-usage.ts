@@ -103,3 +103,35 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
   }
   return { turn: turn.result(), total: total.result(), ends, reply };
 }
+
+/**
+ * A fork's transcript starts with the history Claude copied from its parent (the lines keep their timestamps):
+ * the byte offset after the last of those, i.e. the lines stamped before `before` (the fork's start) at the top.
+ */
+export async function copiedHistoryEnd(file: string, before: string): Promise<number> {
+  const limit = Date.parse(before);
+  if (Number.isNaN(limit)) return 0;
+  let offset = 0;
+  let copied = 0;
+  for (;;) {
+    const { text, end } = await readFrom(file, offset, { upTo: "line" });
+    if (end === offset) return copied;
+    let at = offset;
+    for (const line of text.split("\n")) {
+      at += Buffer.byteLength(line) + 1;
+      if (!line) continue;
+      let ts: unknown;
+      try {
+        ts = (JSON.parse(line) as { timestamp?: unknown }).timestamp;
+      } catch {
+        continue;
+      }
+      if (typeof ts !== "string") continue;
+      const t = Date.parse(ts);
+      if (Number.isNaN(t)) continue;
+      if (t >= limit) return copied;
+      copied = Math.min(at, end);
+    }
+    offset = end;
+  }
+}

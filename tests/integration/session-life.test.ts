@@ -1,0 +1,121 @@
+/**
+ * Issue #24 items 1–4 through the built server and the fake claude: reset and compact of a live session, options
+ * changed on resume, a fork of a running session as a new session with its own totals (and its parent's intact),
+ * kill {force} as an immediate SIGKILL, and resume of an unknown id.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, contractBackends, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
+
+const BACKENDS = await contractBackends();
+
+// The fake claude writes every assistant line with input 12, output ceil(reply/4), model claude-opus-4-8 ($5/$25 per M).
+const outOf = (reply: string) => Math.max(1, Math.ceil(reply.length / 4));
+const costOf = (...replies: string[]) => replies.reduce((a, r) => a + (12 * 5 + outOf(r) * 25) / 1e6, 0);
+const usageOf = (...replies: string[]) => ({ input_tokens: 12 * replies.length, output_tokens: replies.reduce((a, r) => a + outOf(r), 0), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+
+type Row = Record<string, unknown> & { session_id: string };
+
+describe.each(BACKENDS)("a session's life (%s)", (backend) => {
+  let w: World;
+  let m: Mcp;
+  let argvLog: string;
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
+    argvLog = join(w.root, "argv.jsonl");
+    m = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog });
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  const row = async (id: string) => (await m.callOk<{ sessions: Row[] }>("list_sessions", {})).sessions.find((x) => x.session_id === id);
+  const argvOf = (claudeId: string) =>
+    readFileSync(argvLog, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { argv: string[]; session_id: string })
+      .filter((x) => x.session_id === claudeId)
+      .at(-1)?.argv;
+
+  it("a fork of a running session is a new session with its own totals; the parent runs on with its own", async () => {
+    const p = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("fork"), team_name: "forkers", teammate_name: "parent" });
+    await m.callOk("send_message", { session_id: p.session_id, message: "one" });
+    await m.callOk("send_message", { session_id: p.session_id, message: "two" });
+    await until(async () => ((await row(p.session_id))?.total_usage ? true : undefined));
+
+    const f = await m.callOk<{ session_id: string; claude_session_id: string; forked: boolean; forked_from: string; teammate_name: string; previous_state: { claude_session_id: string } }>("resume_session", {
+      session_id: p.session_id,
+      fork: true,
+    });
+    expect(f).toMatchObject({ forked: true, forked_from: p.session_id, previous_state: { claude_session_id: p.claude_session_id } });
+    expect(f.session_id).not.toBe(p.session_id);
+    expect(f.claude_session_id).not.toBe(p.claude_session_id);
+    // Same team, a name of its own (a teammate name means one conversation).
+    expect(f.teammate_name).not.toBe("parent");
+    expect(argvOf(f.claude_session_id)).toEqual(expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]));
+
+    // Both run: a turn in each.
+    const fr = await m.callOk<Record<string, unknown>>("send_message", { session_id: f.session_id, message: "fork turn" });
+    expect(fr).toMatchObject({ completed: true, response: "FAKE REPLY: fork turn", usage: usageOf("FAKE REPLY: fork turn") });
+    const pr = await m.callOk<Record<string, unknown>>("send_message", { session_id: p.session_id, message: "parent turn" });
+    expect(pr).toMatchObject({ completed: true, response: "FAKE REPLY: parent turn" });
+
+    // The fork's transcript holds the copied history, but its totals are its own turn only; the parent's are its three.
+    const transcript = readFileSync(join(w.home, ".claude", "projects", w.dir("fork").replace(/[^A-Za-z0-9]/g, "-"), `${f.claude_session_id}.jsonl`), "utf8");
+    expect(transcript).toContain("FAKE REPLY: one");
+    const fRow = await until(async () => {
+      const r = await row(f.session_id);
+      return r?.total_usage ? r : undefined;
+    });
+    expect(fRow).toMatchObject({ status: "idle", total_usage: usageOf("FAKE REPLY: fork turn"), team_name: "forkers" });
+    expect(fRow.total_cost_usd).toBeCloseTo(costOf("FAKE REPLY: fork turn"), 9);
+    const pRow = await until(async () => {
+      const r = await row(p.session_id);
+      return r?.turn_count === 3 && (r.total_usage as { input_tokens: number }).input_tokens === 36 ? r : undefined;
+    });
+    expect(pRow).toMatchObject({ status: "idle", claude_session_id: p.claude_session_id, total_usage: usageOf("FAKE REPLY: one", "FAKE REPLY: two", "FAKE REPLY: parent turn") });
+    expect(pRow.total_cost_usd).toBeCloseTo(costOf("FAKE REPLY: one", "FAKE REPLY: two", "FAKE REPLY: parent turn"), 9);
+    expect(fRow.turn_count).toBe(1);
+
+    await m.callOk("kill_session", { session_id: f.session_id });
+    await m.callOk("kill_session", { session_id: p.session_id });
+  });
+
+  it("resume replaces model, permission mode, tools, dirs and system prompt, for that and later resumes", async () => {
+    const extra = w.dir("extra-dir");
+    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("change"), model: "sonnet", allowed_tools: ["Read"] });
+    await m.callOk("send_message", { session_id: s.session_id, message: "hi" });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const r = await m.callOk<Record<string, unknown>>("resume_session", {
+      session_id: s.session_id,
+      model: "opus",
+      permission_mode: "acceptEdits",
+      allowed_tools: ["Bash(git:*)"],
+      disallowed_tools: ["WebFetch"],
+      add_dirs: [extra],
+      append_system_prompt: "be brief",
+    });
+    expect(r).toMatchObject({ session_id: s.session_id, permission_mode: "acceptEdits" });
+    const argv = argvOf(s.claude_session_id)!;
+    expect(argv).toEqual(expect.arrayContaining(["--model=opus", "--permission-mode=acceptEdits", "--allowedTools=Bash(git:*)", "--disallowedTools=WebFetch", `--add-dir=${extra}`, "--append-system-prompt=be brief"]));
+    expect(argv).not.toContain("--model=sonnet");
+    expect((await row(s.session_id))?.model).toBe("opus");
+    // Kept for the next resume; an empty list clears one.
+    await m.callOk("kill_session", { session_id: s.session_id });
+    await m.callOk("resume_session", { session_id: s.session_id, allowed_tools: [] });
+    const again = argvOf(s.claude_session_id)!;
+    expect(again).toEqual(expect.arrayContaining(["--model=opus", "--permission-mode=acceptEdits", "--disallowedTools=WebFetch"]));
+    expect(again.some((a) => a.startsWith("--allowedTools"))).toBe(false);
+    await m.callOk("kill_session", { session_id: s.session_id });
+
+    // The same checks as start: a mode the operator did not allow, a missing directory.
+    const bad = await m.call("resume_session", { session_id: s.session_id, permission_mode: "bypassPermissions" });
+    expect(bad.error?.code).toBe("PERMISSION_DENIED");
+    const missing = await m.call("resume_session", { session_id: s.session_id, add_dirs: [join(w.root, "nope")] });
+    expect(missing.error?.code).toBe("INVALID_ARGUMENT");
+    expect((await row(s.session_id))?.status).toBe("dead");
+  });
+});
