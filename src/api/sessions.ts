@@ -210,3 +210,22 @@ export const listOutput = z.strictObject({
     .optional()
     .describe("With nodes configured: each node's link (this machine is not listed)."),
 });
+
+export const resetInput = z.object({ ...addressFields }).strict();
+
+export const resetOutput = z.strictObject({
+  session_id: z.string(),
+  claude_session_id: z.string().describe("The new conversation's id."),
+  old_claude_session_id: z.string().describe("The conversation before the reset (it stays resumable: resume_session {claude_session_id, cwd})."),
+  status,
+  ...nodeField,
+});
+
+export const compactInput = z
+  .object({
+    ...addressFields,
+    instructions: z.string().max(2000).optional().describe("What the summary should keep (one line of text, typed after /compact)."),
+  })
+  .strict();
+
+export const compactOutput = z.strictObject({ session_id: z.string(), claude_session_id: z.string(), status, ...nodeField });
