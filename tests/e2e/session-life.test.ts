@@ -13,7 +13,7 @@ const run = realClaudeOrSkip();
 describe.runIf(run)("real claude: reset, compact, resume with changes, live fork", () => {
   let e: E2e;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["reset", "compact", "model", "fork"] });
+    e = await e2eWorld({ dirs: ["reset", "compact", "model", "fork", "headless"] });
   });
   afterAll(async () => {
     expect(e?.mock.stray ?? [], "no traffic may leave for anywhere but the mock").toEqual([]);
@@ -75,6 +75,27 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     expect(e.mock.requests.some((r) => JSON.stringify(r.body ?? {}).includes("keep the bird names"))).toBe(true);
     const next = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "after compaction" });
     expect(next.response).toBe("MOCK REPLY: after compaction");
+    await m.callOk("kill_session", { session_id: s.session_id });
+    await m.close();
+  });
+
+  it("headless: reset and compact go through the SDK as slash commands", async () => {
+    const m = await e.connect();
+    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: e.dir("headless"), backend: "headless" });
+    await m.callOk("send_message", { session_id: s.session_id, message: "remember the word stork" });
+    const c = await m.call<{ claude_session_id: string }>("compact_session", { session_id: s.session_id });
+    expect(c.ok, c.text).toBe(true);
+    expect(c.data.claude_session_id).toBe(s.claude_session_id);
+    const r = await m.call<{ claude_session_id: string; old_claude_session_id: string }>("reset_session", { session_id: s.session_id });
+    expect(r.ok, r.text).toBe(true);
+    expect(r.data.old_claude_session_id).toBe(s.claude_session_id);
+    expect(r.data.claude_session_id).not.toBe(s.claude_session_id);
+    const next = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "headless fresh" });
+    expect(next.response).toBe("MOCK REPLY: headless fresh");
+    const [req] = e.requestsWith("headless fresh");
+    expect(e.userTexts(req!).join("\n")).not.toContain("stork");
+    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle" });
     await m.callOk("kill_session", { session_id: s.session_id });
     await m.close();
   });

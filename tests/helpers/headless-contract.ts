@@ -72,6 +72,17 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "no secret value or token appears in the state directory, event logs, raw logs, server logs, tool results or ps": {
     covered_by: [[RESUME, "env and MCP server env reach the child's environment only, never its argv"]],
   },
+  // tests/integration/session-life.test.ts
+  "reset_session: a new conversation in the same session, totals and turns go on; refused while busy": {
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands"]],
+  },
+  "compact_session types /compact with the checked instructions and the session goes on": {
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands"]],
+  },
+  "a fork of a running session is a new session with its own totals; the parent runs on with its own": {
+    covered_by: [[E2E, "resume keeps the Claude session id and the history; fork branches it"]],
+  },
+  "resume replaces model, permission mode, tools, dirs and system prompt, for that and later resumes": same("planLaunch in sessions/resume.ts builds the stored options and argv for every backend; the headless engine takes the same options"),
   // tests/integration/turns.test.ts
 
   "interrupt_session ends a slow turn (no Stop hook fires) and the session stays usable": { covered_by: [[E2E, "interrupt_session stops a slow turn at once; the session goes on"]] },

@@ -21,10 +21,12 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
   let w: World;
   let m: Mcp;
   let argvLog: string;
+  let report: string;
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
     argvLog = join(w.root, "argv.jsonl");
-    m = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog });
+    report = join(w.root, "report.jsonl");
+    m = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog, FAKE_CLAUDE_REPORT: report });
   });
   afterAll(async () => {
     await m?.close();
@@ -39,6 +41,58 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
       .map((l) => JSON.parse(l) as { argv: string[]; session_id: string })
       .filter((x) => x.session_id === claudeId)
       .at(-1)?.argv;
+
+  it("reset_session: a new conversation in the same session, totals and turns go on; refused while busy", async () => {
+    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("reset"), team_name: "resetters" });
+    await m.callOk("send_message", { session_id: s.session_id, message: "before" });
+    await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:1500 slow", wait_for_response: false });
+    const busy = await m.call("reset_session", { session_id: s.session_id });
+    expect(busy.error?.code).toBe("SESSION_BUSY");
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+
+    const r = await m.callOk<{ claude_session_id: string; old_claude_session_id: string; status: string }>("reset_session", { session_id: s.session_id });
+    expect(r.old_claude_session_id).toBe(s.claude_session_id);
+    expect(r.claude_session_id).not.toBe(s.claude_session_id);
+    const after = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "after" });
+    expect(after).toMatchObject({ completed: true, response: "FAKE REPLY: after", usage: usageOf("FAKE REPLY: after") });
+    const me = await until(async () => {
+      const x = await row(s.session_id);
+      return x?.turn_count === 3 && (x.total_usage as { input_tokens: number } | undefined)?.input_tokens === 36 ? x : undefined;
+    });
+    // Same session, team and cwd; the record follows the new conversation; totals add up across the reset.
+    expect(me).toMatchObject({ status: "idle", claude_session_id: r.claude_session_id, team_name: "resetters", cwd: w.dir("reset"), total_usage: usageOf("FAKE REPLY: before", "FAKE REPLY: FAKE_SLOW:1500 slow", "FAKE REPLY: after") });
+    const transcript = (id: string) => readFileSync(join(w.home, ".claude", "projects", w.dir("reset").replace(/[^A-Za-z0-9]/g, "-"), `${id}.jsonl`), "utf8");
+    expect(transcript(r.claude_session_id)).toContain("FAKE REPLY: after");
+    expect(transcript(r.claude_session_id)).not.toContain("before");
+    expect(transcript(s.claude_session_id)).not.toContain("FAKE REPLY: after");
+
+    // A resume after the reset continues the new conversation.
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const back = await m.callOk<{ claude_session_id: string }>("resume_session", { session_id: s.session_id });
+    expect(back.claude_session_id).toBe(r.claude_session_id);
+    expect(argvOf(r.claude_session_id)).toContain(`--resume=${r.claude_session_id}`);
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const dead = await m.call("reset_session", { session_id: s.session_id });
+    expect(dead.error?.code).toBe("SESSION_DEAD");
+  });
+
+  it("compact_session types /compact with the checked instructions and the session goes on", async () => {
+    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("compact") });
+    await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    for (const instructions of ["two\nlines", "esc \u001b[2J", "x".repeat(2001), "ends with \\"]) {
+      const bad = await m.call("compact_session", { session_id: s.session_id, instructions });
+      expect(bad.error?.code, instructions).toBe("INVALID_ARGUMENT");
+    }
+    const c = await m.callOk<{ claude_session_id: string; status: string }>("compact_session", { session_id: s.session_id, instructions: "keep the names; drop the rest" });
+    expect(c).toMatchObject({ claude_session_id: s.claude_session_id, status: "idle" });
+    const facts = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(facts.filter((f) => f.session_id === s.claude_session_id && "compact_instructions" in f).map((f) => f.compact_instructions)).toEqual(["keep the names; drop the rest"]);
+    await m.callOk("compact_session", { session_id: s.session_id });
+    const next = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "more" });
+    expect(next).toMatchObject({ completed: true, response: "FAKE REPLY: more" });
+    expect((await row(s.session_id))?.turn_count).toBe(2);
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
 
   it("a fork of a running session is a new session with its own totals; the parent runs on with its own", async () => {
     const p = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("fork"), team_name: "forkers", teammate_name: "parent" });
