@@ -42,6 +42,7 @@ export const startInput = z
       .optional()
       .describe("An absolute path for a new file that gets the raw terminal output (created by the server, mode 0600; it must not exist yet, and its directory must exist and be yours)."),
     backend: backend.optional(),
+    stream_output: z.boolean().optional().describe("Stream the session's output to this client: it is subscribed to session://{id}/transcript (resources/updated as the conversation grows)."),
     doppler: doppler.optional(),
     trust_workspace: z
       .boolean()
@@ -72,6 +73,7 @@ export const startOutput = z.strictObject({
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
+  output_resource: z.string().optional().describe("stream_output: the resource this client was subscribed to."),
   warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
   ...nodeField,
 });

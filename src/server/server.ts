@@ -55,7 +55,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   shared ??= { tools: listTools(), validator: new AjvJsonSchemaValidator() };
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS, jsonSchemaValidator: shared.validator });
   serverInfo.version = version;
-    const stops = [installResources(server, svc, log, opts.router), startNotifications(server, svc, log)];
+  const resources = installResources(server, svc, log, opts.router);
+  const stops = [resources.stop, startNotifications(server, svc, log)];
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
   if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
   installPrompts(server, svc);
@@ -87,6 +88,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
     try {
       const value = await callTool(svc, tool, req.params.arguments ?? {}, ctx, { ...(client ? { client } : {}), ...(opts.router ? { router: opts.router } : {}) });
       const out = structured(value);
+      // start_session {stream_output}: this client follows the session's transcript (the design's "stream output").
+      if (typeof out.output_resource === "string") await resources.subscribe(out.output_resource).catch((e: unknown) => log.warn(`stream_output: ${String(e)}`));
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {

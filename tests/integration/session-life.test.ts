@@ -94,6 +94,20 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
+  it("kill_session {force: true} is an immediate SIGKILL: no SessionEnd (which SIGTERM gives)", async () => {
+    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("force") });
+    const k = await m.callOk<{ status: string; exit_code?: number }>("kill_session", { session_id: s.session_id, force: true });
+    expect(k.status).toBe("killed");
+    const names = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
+    expect(names).not.toContain("SessionEnd");
+    // pty reads the signal's status (128 + 9); tmux's launcher may not live to report one.
+    if (k.exit_code !== undefined) expect(k.exit_code).toBe(137);
+    // Without force: SIGTERM first, and the CLI's SessionEnd runs.
+    const t = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("force") });
+    await m.callOk("kill_session", { session_id: t.session_id });
+    expect(readFileSync(join(w.stateDir, t.session_id, "events.jsonl"), "utf8")).toContain('"SessionEnd"');
+  });
+
   it("a fork of a running session is a new session with its own totals; the parent runs on with its own", async () => {
     const p = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("fork"), team_name: "forkers", teammate_name: "parent" });
     await m.callOk("send_message", { session_id: p.session_id, message: "one" });
