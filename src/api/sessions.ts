@@ -102,10 +102,14 @@ export const resumeInput = z
   .strict();
 
 export const resumeOutput = startOutput.extend({
+  // An unknown session_id is answered as the design has it: status not_found, and nothing else started.
+  status: z.union([status, z.literal("not_found")]).describe("not_found: no session with this session_id (nothing was started)."),
+  claude_session_id: z.string().optional(),
+  backend: backend.optional(),
   resumed_at: z.string(),
   forked: z.boolean(),
   forked_from: z.string().optional().describe("fork: the session this new one branched from (it keeps running, with its own totals)."),
-  previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }),
+  previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }).optional(),
   already_running: z.boolean().optional().describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
 });
 

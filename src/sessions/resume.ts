@@ -52,7 +52,10 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   checkTrustWorkspace(d.cfg, input.trust_workspace);
   let rec: SessionRecord;
   if (input.session_id) {
-    rec = await d.registry.record(input.session_id);
+    const found = await d.store.get(input.session_id);
+    // The design's answer for an id it does not know: a result saying so (as kill_session's not_found), not an error.
+    if (!found) return { session_id: input.session_id, status: "not_found", resumed_at: new Date().toISOString(), forked: false };
+    rec = found;
   } else if (input.claude_session_id) {
     if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
     rec = await adoptConversation(d, input.claude_session_id, await checkCwd(input.cwd), input.backend);

@@ -82,6 +82,8 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "a fork of a running session is a new session with its own totals; the parent runs on with its own": {
     covered_by: [[E2E, "resume keeps the Claude session id and the history; fork branches it"]],
   },
+  "kill_session {force: true} is an immediate SIGKILL: no SessionEnd (which SIGTERM gives)": { does_not_apply: "HeadlessHost.kill with no grace signals SIGKILL to the CLI's group at once (no EOF first); the fake claude that reports SIGTERM does not speak the SDK" },
+  "start_session {stream_output: true} subscribes the caller to the session's transcript: updates arrive as it grows": same("the transport subscribes the client to session://{id}/transcript; updates come from the change feed, as for every backend"),
   "resume replaces model, permission mode, tools, dirs and system prompt, for that and later resumes": same("planLaunch in sessions/resume.ts builds the stored options and argv for every backend; the headless engine takes the same options"),
   // tests/integration/turns.test.ts
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, contractBackends, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
 
@@ -106,6 +107,30 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     const t = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("force") });
     await m.callOk("kill_session", { session_id: t.session_id });
     expect(readFileSync(join(w.stateDir, t.session_id, "events.jsonl"), "utf8")).toContain('"SessionEnd"');
+  });
+
+  it("start_session {stream_output: true} subscribes the caller to the session's transcript: updates arrive as it grows", async () => {
+    const other = await connect(w);
+    const updates: string[] = [];
+    const others: string[] = [];
+    m.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+    other.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void others.push(n.params.uri));
+    const s = await m.callOk<{ session_id: string; output_resource: string }>("start_session", { cwd: w.dir("stream"), stream_output: true });
+    expect(s.output_resource).toBe(`session://${s.session_id}/transcript`);
+    await m.callOk("send_message", { session_id: s.session_id, message: "streamed" });
+    await until(() => (updates.includes(s.output_resource) ? true : undefined), 5000);
+    const read = await m.client.readResource({ uri: s.output_resource });
+    expect(JSON.stringify(read.contents[0])).toContain("FAKE REPLY: streamed");
+    // Only the caller: another client that did not ask gets nothing.
+    expect(others).toEqual([]);
+    // Without it, the same start subscribes nothing.
+    const t = await m.callOk<Record<string, unknown>>("start_session", { cwd: w.dir("stream") });
+    expect(t.output_resource).toBeUndefined();
+    await m.callOk("send_message", { session_id: t.session_id as string, message: "quiet" });
+    expect(updates.filter((u) => u.includes(t.session_id as string))).toEqual([]);
+    await other.close();
+    await m.callOk("kill_session", { session_id: s.session_id });
+    await m.callOk("kill_session", { session_id: t.session_id as string });
   });
 
   it("a fork of a running session is a new session with its own totals; the parent runs on with its own", async () => {
