@@ -105,8 +105,9 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
 }
 
 /**
- * A fork's transcript starts with the history Claude copied from its parent (the lines keep their timestamps):
- * the byte offset after the last of those, i.e. the lines stamped before `before` (the fork's start) at the top.
+ * A fork's transcript starts with the history Claude copied from its parent; those lines keep their timestamps, and
+ * everything the fork writes itself is stamped after it started (`before`). The copied history ends after the last
+ * line stamped before `before` (headless forks write a few bookkeeping lines of their own above the copy).
  */
 export async function copiedHistoryEnd(file: string, before: string): Promise<number> {
   const limit = Date.parse(before);
@@ -120,17 +121,9 @@ export async function copiedHistoryEnd(file: string, before: string): Promise<nu
     for (const line of text.split("\n")) {
       at += Buffer.byteLength(line) + 1;
       if (!line) continue;
-      let ts: unknown;
-      try {
-        ts = (JSON.parse(line) as { timestamp?: unknown }).timestamp;
-      } catch {
-        continue;
-      }
-      if (typeof ts !== "string") continue;
-      const t = Date.parse(ts);
-      if (Number.isNaN(t)) continue;
-      if (t >= limit) return copied;
-      copied = Math.min(at, end);
+      const m = /"timestamp":"([^"]+)"/.exec(line);
+      const t = m ? Date.parse(m[1]!) : NaN;
+      if (!Number.isNaN(t) && t < limit) copied = Math.min(at, end);
     }
     offset = end;
   }

@@ -79,7 +79,7 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     await m.close();
   });
 
-  it("headless: reset and compact go through the SDK as slash commands", async () => {
+  it("headless: reset and compact go through the SDK as slash commands; a running session forks", async () => {
     const m = await e.connect();
     const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: e.dir("headless"), backend: "headless" });
     await m.callOk("send_message", { session_id: s.session_id, message: "remember the word stork" });
@@ -96,6 +96,28 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     expect(e.userTexts(req!).join("\n")).not.toContain("stork");
     const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle" });
+
+    // A fork of the running headless session (the SDK's forkSession): a new session with the conversation so far.
+    const f = await m.call<{ session_id: string; claude_session_id: string; backend: string }>("resume_session", { session_id: s.session_id, fork: true });
+    expect(f.ok, f.text).toBe(true);
+    expect(f.data).toMatchObject({ backend: "headless", forked_from: s.session_id });
+    expect(f.data.claude_session_id).not.toBe(r.data.claude_session_id);
+    const fr = await m.callOk<{ response: string }>("send_message", { session_id: f.data.session_id, message: "forked headless" });
+    expect(fr.response).toBe("MOCK REPLY: forked headless");
+    expect(e.userTexts(e.requestsWith("forked headless")[0]!)).toContain("headless fresh");
+    const pr = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "parent headless" });
+    expect(pr.response).toBe("MOCK REPLY: parent headless");
+    expect(e.userTexts(e.requestsWith("parent headless")[0]!)).not.toContain("forked headless");
+    // The fork's totals are its one turn (the copied history is the parent's).
+    const fRow = await until(async () => {
+      const l = await m.callOk<{ sessions: Array<Record<string, unknown> & { total_usage?: { output_tokens: number } }> }>("list_sessions", {});
+      const x = l.sessions.find((y) => y.session_id === f.data.session_id);
+      return x?.total_usage ? x : undefined;
+    }, 10_000);
+    const ex = await m.callOk<{ executions: Array<{ usage?: { output_tokens: number } }> }>("get_execution_history", { session_id: f.data.session_id });
+    expect(ex.executions).toHaveLength(1);
+    expect(fRow.total_usage?.output_tokens).toBe(ex.executions[0]?.usage?.output_tokens);
+    await m.callOk("kill_session", { session_id: f.data.session_id });
     await m.callOk("kill_session", { session_id: s.session_id });
     await m.close();
   });

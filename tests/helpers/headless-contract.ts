@@ -74,10 +74,10 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   },
   // tests/integration/session-life.test.ts
   "reset_session: a new conversation in the same session, totals and turns go on; refused while busy": {
-    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands"]],
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands; a running session forks"]],
   },
   "compact_session types /compact with the checked instructions and the session goes on": {
-    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands"]],
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands; a running session forks"]],
   },
   "a fork of a running session is a new session with its own totals; the parent runs on with its own": {
     covered_by: [[E2E, "resume keeps the Claude session id and the history; fork branches it"]],
