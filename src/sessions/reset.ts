@@ -38,7 +38,7 @@ export async function compact(d: Deps, input: Resolved<CompactInput>, ctx: CallC
     if (/[\n\r\t]/.test(instructions)) throw new SessionError("INVALID_ARGUMENT", "instructions must be one line of text (no newline or tab).");
   }
   const { now, status } = await runCommand(d, input.session_id, { kind: "compact", ...(instructions ? { instructions } : {}) }, COMPACT_MS, ctx);
-  return { session_id: input.session_id, claude_session_id: now, status };
+  return { session_id: input.session_id, claude_session_id: now, status, compacted_at: new Date().toISOString() };
 }
 
 function busy(id: string, status: string): SessionError {

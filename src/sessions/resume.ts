@@ -17,6 +17,7 @@ import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
+import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
@@ -195,6 +196,9 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
   checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
+  if (forId === rec.session_id) checkResumeBudget(rec, input);
+  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? (typeof rec.options.fallback_model === "string" ? rec.options.fallback_model : undefined)]);
   const doppler = dopplerFor(d.cfg, dopplerWanted);
   const stored = optionsFor(kind, rec.options, input);
   for (const k of CHANGEABLE) {

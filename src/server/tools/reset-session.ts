@@ -3,8 +3,8 @@ import { defineTool } from "../tool.js";
 
 export const resetSession = defineTool({
   name: "reset_session",
-  title: "Start a fresh conversation in a session",
-  description: "Clears an idle session's conversation (Claude Code's /clear): same session, cwd and options; the old conversation stays resumable (old_claude_session_id).",
+  title: "Reset a session's conversation",
+  description: "/clear in an idle session: a fresh conversation, same session; the old one stays resumable.",
   input: resetInput,
   output: resetOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -14,7 +14,7 @@ export const resetSession = defineTool({
 export const compactSession = defineTool({
   name: "compact_session",
   title: "Compact a session's conversation",
-  description: "Summarises an idle session's conversation to free context (Claude Code's /compact, with optional instructions).",
+  description: "/compact in an idle session: its conversation summarised to free context.",
   input: compactInput,
   output: compactOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
