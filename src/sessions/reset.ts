@@ -12,6 +12,7 @@ import type { SessionCommand } from "../drivers/driver.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { settled } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
+import { wakeIfHibernated } from "./hibernate.js";
 import { withSessionKeys } from "./turns.js";
 
 /** /clear is quick; /compact asks the model for a summary of the whole conversation. */
@@ -50,6 +51,8 @@ function busy(id: string, status: string): SessionError {
 async function runCommand(d: Deps, id: string, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<{ old: string; now: string; status: ResetOutput["status"] }> {
   const r = await d.registry.record(id);
   const s = await d.registry.handle(id);
+  // A hibernated session has no process: it is woken first (as a prompt would wake it).
+  if (s.live.fold.status === "hibernated") await wakeIfHibernated(d, id, ctx);
   checkUsable(r, s.live.fold.status);
   if (!acceptsPrompt(s.live.fold.status)) throw busy(id, s.live.fold.status);
   const { driver } = runnerOf(d, r.backend);

@@ -78,7 +78,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
 }
 
-async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
   const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
   const { options, argv, mode, runner, kind, cwd, doppler, version } = plan;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
