@@ -275,6 +275,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),
     force: none("how a process is ended"),
+    hibernate: none("ends the process and keeps the session (the next prompt resumes it)"),
     remove_worktree: { effect: "file", gate: "removes the session's own worktree under <state>/worktrees (refused with uncommitted changes unless force)", coveredBy: "tests/integration/worktrees.test.ts" },
     save_state: none("keeps or drops the server's own record"),
   },
