@@ -75,6 +75,16 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     await m.callOk("kill_session", { session_id: s.session_id });
     const dead = await m.call("reset_session", { session_id: s.session_id });
     expect(dead.error?.code).toBe("SESSION_DEAD");
+
+    // A hibernated session (no process, conversation kept) is woken first, as a prompt would wake it.
+    const h = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("reset") });
+    await m.callOk("send_message", { session_id: h.session_id, message: "before sleep" });
+    expect(await m.callOk("kill_session", { session_id: h.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
+    const hr = await m.callOk<{ claude_session_id: string; old_claude_session_id: string; status: string }>("reset_session", { session_id: h.session_id });
+    expect(hr.old_claude_session_id).toBe(h.claude_session_id);
+    expect(hr.claude_session_id).not.toBe(h.claude_session_id);
+    expect(await row(h.session_id)).toMatchObject({ claude_session_id: hr.claude_session_id });
+    await m.callOk("kill_session", { session_id: h.session_id });
   });
 
   it("compact_session types /compact with the checked instructions and the session goes on", async () => {
