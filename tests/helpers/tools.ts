@@ -10,6 +10,8 @@ export const TOOLS = {
   start_session: [api.startInput, api.startOutput],
   resume_session: [api.resumeInput, api.resumeOutput],
   kill_session: [api.killInput, api.killOutput],
+  reset_session: [api.resetInput, api.resetOutput],
+  compact_session: [api.compactInput, api.compactOutput],
   list_sessions: [api.listInput, api.listOutput],
   send_message: [api.sendInput, api.sendOutput],
   wait_for_completion: [api.waitInput, api.waitOutput],
