@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const resumeSession = defineTool({
   name: "resume_session",
   title: "Resume a Claude Code session",
-  description: "Brings an ended session back with its conversation (claude --resume; fork: a new conversation id). Adopts any conversation given claude_session_id and cwd.",
+  description: "An ended session, with its conversation (fork: as a new one).",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
