@@ -104,12 +104,13 @@ export const killInput = z
     force: z.boolean().default(false),
     remove_worktree: z.boolean().optional().describe("Remove its worktree (if clean, or force)."),
     save_state: z.boolean().default(true).describe("Keep it resumable."),
+    hibernate: z.boolean().optional().describe("Keep the session, end the process; a prompt wakes it (idle only)."),
   })
   .strict();
 
 export const killOutput = z.strictObject({
   session_id: z.string(),
-  status: z.enum(["killed", "not_found", "already_dead"]),
+  status: z.enum(["killed", "not_found", "already_dead", "hibernated"]),
   exit_code: z.number().optional(),
   left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),

@@ -254,6 +254,8 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       }
       return f;
     case "SessionEnd":
+      // A hibernated session's process is already over: a late end of it changes nothing.
+      if (f.status === "hibernated") return f;
       f.status = move(f, "dead");
       if (ev.reason) f.end_reason = ev.reason;
       delete f.pending_permission;
@@ -261,11 +263,23 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     case "cs:exit":
       // The late exit of a process this record has since replaced (resume) says nothing about the new one.
       if (typeof ev.generation === "number" && f.generation !== undefined && ev.generation < f.generation) return f;
+      // A hibernated session ends only by kill_session (reason "kill"), not by a late exit of its ended process.
+      if (f.status === "hibernated" && ev.reason !== "kill") return f;
       f.status = move(f, "dead");
       if (typeof ev.exit_code === "number") f.exit_code = ev.exit_code;
       f.end_reason ??= "exit";
       delete f.pending_permission;
       delete f.blocked;
+      return f;
+    case "cs:hibernated":
+      // The server ended the process on purpose (idle time, kill_session {hibernate}, MAX_LIVE, shutdown): the
+      // conversation is kept and the next prompt wakes it. One of an older generation is the old process's.
+      if (typeof ev.generation === "number" && f.generation !== undefined && ev.generation < f.generation) return f;
+      if (f.status === "starting") return f;
+      f.status = "hibernated";
+      delete f.pending_permission;
+      delete f.blocked;
+      delete f.needs_input;
       return f;
     case "cs:snapshot":
       // The first line of a compacted log: everything before it, folded. A malformed one changes nothing.

@@ -44,6 +44,8 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   }
   d.deadlines.clear(id);
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });
+  // A hibernated session has no process: only this says it is over (a late exit of its old process does not).
+  else if (s.fold.status === "hibernated") await d.registry.emit(id, { hook_event_name: "cs:exit", reason: "kill", ...generationOf(s.fold) });
   await d.registry.flushed();
   const save = input.save_state !== false;
   if (save) {

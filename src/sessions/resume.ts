@@ -71,7 +71,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
 }
 
-async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
   const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);

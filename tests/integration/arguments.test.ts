@@ -250,6 +250,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     force: none("how a process is ended"),
     remove_worktree: { effect: "file", gate: "removes the session's own worktree under <state>/worktrees (refused with uncommitted changes unless force)", coveredBy: "tests/integration/worktrees.test.ts" },
     save_state: none("keeps or drops the server's own record"),
+    hibernate: none("ends the session's own process; the next prompt relaunches it with its stored options (as resume_session)"),
   },
   list_sessions: {
     status_filter: none("a filter"),

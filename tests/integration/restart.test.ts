@@ -173,7 +173,7 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
   });
   afterAll(() => w?.cleanup());
 
-  it("on shutdown the server ends its pty sessions gracefully and records them dead and resumable", async () => {
+  it("on shutdown the server ends its pty sessions gracefully and records them hibernated (issue #23) and resumable", async () => {
     const m1 = await connect(w);
     const s = await m1.call("start_session", { cwd: w.dir("pty-a") });
     expect(s.data).toMatchObject({ backend: "pty", status: "ready" });
@@ -192,7 +192,7 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
 
     const m2 = await connect(w);
     const l = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
-    expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("dead");
+    expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("hibernated");
     const r = await m2.call("resume_session", { session_id: id, message: "which animal?" });
     expect(r.ok, r.text).toBe(true);
     const done = await m2.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
