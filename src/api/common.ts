@@ -14,8 +14,7 @@ export const sessionId = z
 export const teamName = z
   .string()
   .min(1)
-  .max(200)
-  .describe("A team_name of start_session.");
+  .max(200);
 export const teammateName = z
   .string()
   .min(1)

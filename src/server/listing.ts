@@ -42,7 +42,7 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
     // An absent boolean is read as false; saying its default is false tells a model nothing.
     if (k === "default" && v === false && src.type === "boolean") continue;
     // A result's values are read, not chosen: its fields list their types, not their descriptions or enums.
-    if (isOutput && (k === "description" || k === "enum")) continue;
+    if (isOutput && (k === "description" || k === "enum" || k === "const")) continue;
     // A result is the server's: a client must not reject one because a newer server added a field.
     if (isOutput && k === "additionalProperties" && v === false) continue;
     if (k === "properties" && typeof v === "object" && v !== null) {

@@ -18,7 +18,8 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   let status: "killed" | "already_dead" = "already_dead";
   let exitCode: number | undefined = s.fold.exit_code;
   let left: number[] = [];
-  const graceMs = input.force ? 200 : d.cfg.killGraceMs;
+  // force: SIGKILL of the process group at once (the design's "SIGKILL instead of SIGTERM"); else TERM, then KILL after the grace.
+  const graceMs = input.force ? 0 : d.cfg.killGraceMs;
   if (b) {
     const here = (await b.list()).get(id);
     if (here?.alive) {

@@ -24,6 +24,7 @@ import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { resume } from "./resume.js";
+import { compact, reset } from "./reset.js";
 import { Limits, type LimitKind } from "./limits.js";
 import { ScreenWatch } from "./screen-watch.js";
 import { list } from "./list.js";
@@ -228,6 +229,12 @@ export class SessionService {
   }
   runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
     return withRoom(this.d, undefined, () => runTask(this.d, input, ctx));
+  }
+  async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
+    return reset(this.d, await resolved(this.d, input), ctx);
+  }
+  async compact(input: api.CompactInput, ctx: CallContext = {}): Promise<api.CompactOutput> {
+    return compact(this.d, await resolved(this.d, input), ctx);
   }
   async kill(input: api.KillInput): Promise<api.KillOutput> {
     const k = await resolved(this.d, input);

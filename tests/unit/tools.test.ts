@@ -89,6 +89,6 @@ describe("toolsets", () => {
     expect(parseToolsets(undefined)).toEqual(["all"]);
     expect(parseToolsets(" core, history ")).toEqual(["core", "history"]);
     expect(toolsOf(parseToolsets("admin")).map((t) => t.name)).toEqual(["health_check", "configure"]);
-    expect(() => parseToolsets("core,kitchen")).toThrow(/unknown toolset "kitchen".*core, teams, history, admin/);
+    expect(() => parseToolsets("core,kitchen")).toThrow(/unknown toolset "kitchen".*core, context, teams, history, admin/);
   });
 });

@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const resumeSession = defineTool({
   name: "resume_session",
   title: "Resume a Claude Code session",
-  description: "An ended session, with its conversation (fork: as a new one).",
+  description: "Given options replace the stored ones; fork: a new session from it.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
