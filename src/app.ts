@@ -5,18 +5,18 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Backend } from "./backends/backend.js";
-import { LazyBackend } from "./backends/lazy.js";
-import { TmuxBackend } from "./backends/tmux.js";
+import type { Backend } from "./runners/host.js";
+import { LazyBackend } from "./runners/terminal/lazy.js";
+import { TmuxBackend } from "./runners/terminal/tmux.js";
 import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
-import { CAPTURE_SH } from "./backends/capture.js";
-import { LAUNCH_SH } from "./backends/launcher.js";
+import { CAPTURE_SH } from "./runners/terminal/capture.js";
+import { LAUNCH_SH } from "./runners/terminal/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
-import { HeadlessDriver } from "./drivers/headless/driver.js";
-import { HeadlessHost } from "./drivers/headless/host.js";
-import { TerminalDriver } from "./drivers/terminal/driver.js";
+import { HeadlessDriver } from "./runners/headless/driver.js";
+import { HeadlessHost } from "./runners/headless/host.js";
+import { TerminalDriver } from "./runners/terminal/driver.js";
 import { HistoryService } from "./history/service.js";
 import { runner, SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
@@ -110,7 +110,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
   // built for another Node, only pty goes, with the reason in the error.
   backends.pty = new LazyBackend("pty", false, async () => {
-    const { PtyBackend } = await import("./backends/pty.js");
+    const { PtyBackend } = await import("./runners/terminal/pty.js");
     return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};

@@ -1,10 +1,10 @@
 /** What every part of the session layer works with: configuration, store, backends and drivers, the registry. */
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../runners/host.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
-import type { Driver } from "../drivers/driver.js";
+import type { Driver } from "../runners/driver.js";
 import type { HistoryService } from "../history/service.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";

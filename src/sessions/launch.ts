@@ -15,7 +15,7 @@ import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
-import { briefText } from "../drivers/terminal/screens.js";
+import { briefText } from "../runners/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
 import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";

@@ -14,7 +14,7 @@ import type { LogEvent } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
-import type { DriverSession } from "../drivers/driver.js";
+import type { DriverSession } from "../runners/driver.js";
 import { applyFold } from "./views.js";
 
 /** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */

@@ -5,7 +5,7 @@
  * `busy` again. Armed and cleared by the change feed, like the time limits; a session at rest costs nothing, and a
  * turn whose hooks keep firing is never looked at. Headless drivers look at nothing (they have no screen).
  */
-import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../drivers/terminal/blocking.js";
+import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../runners/terminal/blocking.js";
 import type { Status } from "../core/status.js";
 import type { Deps } from "./deps.js";
 

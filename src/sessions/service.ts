@@ -3,14 +3,14 @@
  * types (src/api). Each method is a few lines that hand the call to the module doing that job.
  */
 import type * as api from "../api/index.js";
-import type { Backend } from "../backends/backend.js";
+import type { Backend } from "../runners/host.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive, type Status } from "../core/status.js";
-import type { Driver } from "../drivers/driver.js";
+import type { Driver } from "../runners/driver.js";
 import type { LiveSession } from "../events/live.js";
 import type { Folded, LogEvent } from "../events/reducer.js";
 import type { Store } from "../store/store.js";

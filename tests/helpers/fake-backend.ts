@@ -4,7 +4,7 @@
  * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
  */
 import { appendFileSync } from "node:fs";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "../../src/backends/backend.js";
+import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "../../src/runners/host.js";
 import type { BackendKind } from "../../src/core/events.js";
 
 /**

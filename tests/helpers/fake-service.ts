@@ -9,7 +9,7 @@ import { afterEach, beforeEach } from "vitest";
 import * as api from "../../src/api/index.js";
 import { installScripts } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { TerminalDriver } from "../../src/drivers/terminal/driver.js";
+import { TerminalDriver } from "../../src/runners/terminal/driver.js";
 import { runner, SessionService } from "../../src/sessions/service.js";
 import { Store } from "../../src/store/store.js";
 import { createLogger } from "../../src/util/log.js";

@@ -2,10 +2,10 @@
 import type { SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { describe, expect, it } from "vitest";
 import { startInput } from "../../src/api/index.js";
-import { figuresOf } from "../../src/drivers/headless/driver.js";
-import { logLine } from "../../src/drivers/headless/log-lines.js";
-import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
-import type { TurnResult } from "../../src/drivers/headless/types.js";
+import { figuresOf } from "../../src/runners/headless/driver.js";
+import { logLine } from "../../src/runners/headless/log-lines.js";
+import { headlessOptionsOf } from "../../src/runners/headless/stored.js";
+import type { TurnResult } from "../../src/runners/headless/types.js";
 import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
 
 describe("headless options", () => {

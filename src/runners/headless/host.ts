@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../../backends/backend.js";
+import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../host.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
