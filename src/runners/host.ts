@@ -1,5 +1,7 @@
 /**
- * The one interface both terminal backends implement. Nothing above backends/ runs tmux or imports node-pty.
+ * Where a session's process lives. `Host`: what every runner's host does (spawn, liveness, kill, remove, attach);
+ * `TerminalHost` (tmux, pty) adds the terminal: paste, keys, screen. Nothing above runners/ runs tmux or imports
+ * node-pty.
  */
 import type { BackendKind } from "../core/events.js";
 export type { BackendKind };
@@ -58,17 +60,12 @@ export interface KillResult {
   left?: number[];
 }
 
-export interface Backend {
+export interface Host {
   readonly kind: BackendKind;
   /** Whether a session outlives this server process. */
   readonly survivesRestart: boolean;
   spawn(spec: SpawnSpec): Promise<Spawned>;
-  /** Bracketed paste of text into the terminal (no trailing Enter). */
-  paste(id: string, text: string): Promise<void>;
-  keys(id: string, keys: readonly Key[]): Promise<void>;
-  /** The visible screen as plain text. */
-  screen(id: string): Promise<string>;
-  /** Liveness of all sessions of this backend, in one call. Keyed by our session id. */
+  /** Liveness of all sessions of this host, in one call. Keyed by our session id. */
   list(): Promise<Map<string, Liveness>>;
   /**
    * Signals the process group; escalates to SIGKILL after graceMs (0: at once). Then ends the rest of the
@@ -76,17 +73,29 @@ export interface Backend {
    * Resolves when gone; `left` lists pids still running after all that (normally absent).
    */
   kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult>;
-  /** Removes what is left of the terminal (dead tmux session). */
+  /** Removes what is left of the session's home (dead tmux session, ended headless process). */
   remove(id: string): Promise<void>;
-  /** Releases resources of this backend in this process (pty: ends its sessions). */
+  /** Releases resources of this host in this process (pty, headless: ends its sessions). */
   close?(): Promise<void>;
-  /** The command a person runs to watch a session, where the backend allows it (tmux). */
+  /** The command a person runs to watch a session, where the host allows it (tmux). */
   attachCommand?(id: string): string;
   /** The same as argv, for the CLI's `attach` to run. */
   attachArgv?(id: string): string[];
   /**
-   * The exit status of a session whose exit was recorded without one, when the backend can still find it out
+   * The exit status of a session whose exit was recorded without one, when the host can still find it out
    * (tmux 3.3 can run pane-died before it knows the status, and can miss the SIGCHLD: it is nudged to reap).
    */
   settleExit?(id: string): Promise<number | undefined>;
 }
+
+/** A host with a terminal: the terminal driver pastes, presses keys and reads the screen through it. */
+export interface TerminalHost extends Host {
+  /** Bracketed paste of text into the terminal (no trailing Enter). */
+  paste(id: string, text: string): Promise<void>;
+  keys(id: string, keys: readonly Key[]): Promise<void>;
+  /** The visible screen as plain text. */
+  screen(id: string): Promise<string>;
+}
+
+/** The terminal backends' name for their interface (tmux, pty). */
+export type Backend = TerminalHost;

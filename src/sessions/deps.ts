@@ -1,10 +1,9 @@
-/** What every part of the session layer works with: configuration, store, backends and drivers, the registry. */
-import type { Backend } from "../runners/host.js";
+/** What every part of the session layer works with: configuration, store, runners, the registry. */
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
-import type { Driver } from "../runners/driver.js";
+import type { Runner } from "../runners/runner.js";
 import type { HistoryService } from "../history/service.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
@@ -12,11 +11,7 @@ import type { Ledger } from "./cost.js";
 import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
 
-/** A way to run sessions: where they run (backend) and how the conversation is held (driver). */
-export interface Runner {
-  backend: Backend;
-  driver: Driver;
-}
+export type { Runner };
 
 export interface Deps {
   cfg: Config;
@@ -38,6 +33,11 @@ export interface Deps {
   ledger: Ledger;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
+}
+
+/** The runners of this server. */
+export function allRunners(d: Deps): Runner[] {
+  return Object.values(d.runners);
 }
 
 export function runnerOf(d: Deps, kind: BackendKind): Runner {

@@ -13,13 +13,12 @@ import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hoo
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler, type LaunchMode } from "../claude/launch.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
-import type { BackendKind } from "../core/events.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
 import { briefText } from "../runners/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
 import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";
-import { runnerOf, type Deps, type Runner } from "./deps.js";
+import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
 import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
@@ -48,10 +47,10 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
-  checkBackendOptions(kind, input, dopplerChoice(input) !== undefined);
+  checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
-  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
@@ -61,7 +60,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const id = input.session_id ?? newSessionId();
   const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
-  await checkHeadlessTrust(kind, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
+  await checkHeadlessTrust(runner.caps.trustScreen, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
   await assertOwnedScript(d.scripts.hook);
   // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
   const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
@@ -93,7 +92,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     command: argv[0]!,
     args: argv.slice(1),
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(kind, input) },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -103,8 +102,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.model) rec.model = input.model;
   rec.permission_mode = permissionMode;
   setVersion(rec, await versionOf(claude));
-  // headless: the CLI's own agentic turn limit (kept in options); elsewhere the server counts prompts.
-  if (input.max_turns !== undefined && kind !== "headless") rec.max_turns = input.max_turns;
+  // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
+  if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
   if (worktree) rec.worktree = worktree;
   if (logFile) {
@@ -136,10 +135,10 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   return result(d, id);
 }
 
-/** The blocking permission hook of a terminal session (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */
-function permissionHook(d: Deps, dir: string, kind: BackendKind): PermissionHook | undefined {
+/** The blocking permission hook of a session whose runner uses one (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */
+function permissionHook(d: Deps, dir: string, runner: Runner): PermissionHook | undefined {
   const timeoutMs = d.cfg.permissionTimeoutMs;
-  return timeoutMs > 0 && (kind === "tmux" || kind === "pty") ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
+  return timeoutMs > 0 && runner.caps.permissionHook ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
 }
 
 /** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
@@ -160,7 +159,7 @@ export async function launch(
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
-  const perm = permissionHook(d, p.dir, backend.kind);
+  const perm = permissionHook(d, p.dir, runner);
   if (perm) await assertOwnedScript(perm.script);
   await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
   await linkRawLog(d, rec);
@@ -185,7 +184,7 @@ export async function launch(
     if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
     if (spawned.target) r.tmux_session = spawned.target;
     if (spawned.socket) r.tmux_socket = spawned.socket;
-    if (!backend.survivesRestart) r.owner_pid = process.pid;
+    if (!runner.caps.survivesRestart) r.owner_pid = process.pid;
   });
 
   const t0 = Date.now();

@@ -17,7 +17,7 @@ import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
-import { runnerOf, type Deps } from "./deps.js";
+import { allRunners, runnerOf, type Deps } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
@@ -76,18 +76,18 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
-  checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
   const doppler = dopplerFor(d.cfg, dopplerWanted);
   // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
-  const options = withMode(d.cfg, optionsFor(kind, rec.options, input));
+  const options = withMode(d.cfg, optionsFor(runner, rec.options, input));
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   checkWidening(d.cfg, opts);
-  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   // A trust_workspace stored before the operator turned it off is not acted on.
   const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
-  await checkHeadlessTrust(kind, cwd, childEnv(process.env, env), trust);
+  await checkHeadlessTrust(runner.caps.trustScreen, cwd, childEnv(process.env, env), trust);
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
       suggestion: "Restore the file, or start a new session with a new log_file.",

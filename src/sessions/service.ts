@@ -3,14 +3,12 @@
  * types (src/api). Each method is a few lines that hand the call to the module doing that job.
  */
 import type * as api from "../api/index.js";
-import type { Backend } from "../runners/host.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive, type Status } from "../core/status.js";
-import type { Driver } from "../runners/driver.js";
 import type { LiveSession } from "../events/live.js";
 import type { Folded, LogEvent } from "../events/reducer.js";
 import type { Store } from "../store/store.js";
@@ -54,11 +52,6 @@ export interface ServiceOptions {
   /** How often a quiet turn's screen is looked at for a prompt that blocks it, and after how long quiet (tests shorten them). */
   screenProbeMs?: number;
   screenQuietMs?: number;
-}
-
-/** A backend paired with the driver that holds conversations through it. */
-export function runner(backend: Backend, driver: Driver): Runner {
-  return { backend, driver };
 }
 
 /** What changed in a session this server follows: the events of one batch and the fold after them. */

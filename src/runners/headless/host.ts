@@ -1,11 +1,11 @@
 /**
  * Where headless sessions live: a backend-like home for HeadlessSession processes (the CLI through the Agent
  * SDK, no terminal), owned by this server process like a pty. spawn starts one; list/kill/remove work as on the
- * other backends; the terminal operations (paste, keys, screen) are refused with the modes that do work.
+ * other hosts; it has no terminal (no paste, keys or screen: the headless runner says so in its capabilities).
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../host.js";
+import type { Host, KillResult, Liveness, SpawnSpec, Spawned } from "../host.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
@@ -23,13 +23,7 @@ export interface HeadlessHostOptions {
 
 const CLOSE_GRACE_MS = 3000;
 
-function noTerminal(what: string): SessionError {
-  return new SessionError("INVALID_ARGUMENT", `headless sessions have no terminal: ${what} is not available.`, {
-    suggestion: "Use send_message, respond_permission and interrupt_session; stream_output works in modes log and transcript (not screen).",
-  });
-}
-
-export class HeadlessHost implements Backend {
+export class HeadlessHost implements Host {
   readonly kind = "headless" as const;
   readonly survivesRestart = false;
   private readonly sessions = new Map<string, { hs: HeadlessSession; log: WriteStream }>();
@@ -72,16 +66,6 @@ export class HeadlessHost implements Backend {
       log.end();
       throw e;
     }
-  }
-
-  paste(): Promise<void> {
-    return Promise.reject(noTerminal("pasting"));
-  }
-  keys(_id: string, _keys: readonly Key[]): Promise<void> {
-    return Promise.reject(noTerminal("keys"));
-  }
-  screen(): Promise<string> {
-    return Promise.reject(noTerminal("the screen"));
   }
 
   list(): Promise<Map<string, Liveness>> {
