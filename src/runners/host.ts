@@ -4,32 +4,51 @@
  * node-pty.
  */
 import type { BackendKind } from "../core/events.js";
+import type { LiveSession } from "../events/live.js";
 export type { BackendKind };
 
-export interface SpawnSpec {
-  /** Our session id; the backend derives its own names from it (tmux: cs-<id>). */
+/** What every plan says: the session, its folder and files, where it runs, and the child's environment. */
+interface PlanBase {
+  /** Our session id; the host derives its own names from it (tmux: cs-<id>). */
   id: string;
   /** The session's own directory under the state directory (server-made; holds the files below). */
   dir: string;
-  /** argv of the program to run in the terminal (argv[0] is a path). */
-  argv: string[];
   cwd: string;
-  /** The complete environment of the child (the backend may replace TERM with its terminal's). Handed over without argv. */
+  /** The complete environment of the child (a terminal may replace TERM with its own). Handed over without argv. */
   env: Record<string, string>;
-  cols: number;
-  rows: number;
-  /** Raw terminal output is appended here (in `dir`; a symbolic link to the session's own log_file when it has one). */
+  /** Raw output is appended here (in `dir`; a symbolic link to the session's own log_file when it has one). */
   rawLogPath: string;
-  /** The session's events log: the backend appends {"hook_event_name":"cs:exit"} when the process ends. */
+  /** The session's events log: the host appends {"hook_event_name":"cs:exit"} when the process ends. */
   eventsPath: string;
   /** Spawn generation of this process: the exit record carries it, so a late exit of an older process is ignored. */
   generation?: number;
-  /**
-   * The conversation, for a backend that runs Claude itself rather than `argv` (headless): the Claude session id
-   * to start with, or the one to resume (and whether to fork), and the session's launch options.
-   */
-  conversation?: { claude_session_id: string; resume_id?: string; fork?: boolean; options: Record<string, unknown> };
 }
+
+/** A terminal host's plan: a program to run in a terminal of a size. */
+export interface TerminalPlan extends PlanBase {
+  /** argv of the program to run in the terminal (argv[0] is a path). */
+  argv: string[];
+  cols: number;
+  rows: number;
+}
+
+/**
+ * A conversation host's plan (headless): the host runs Claude itself — the binary, the Claude session id to start
+ * with or the one to resume (and whether to fork), the session's launch options — and follows the session layer's
+ * fold of the events log (no second watcher of the same file).
+ */
+export interface ConversationPlan extends PlanBase {
+  /** The claude binary. */
+  claude: string;
+  claude_session_id: string;
+  resume_id?: string;
+  fork?: boolean;
+  options: Record<string, unknown>;
+  /** The session layer's fold and waiters of `eventsPath`. */
+  live: LiveSession;
+}
+
+export type SpawnSpec = TerminalPlan | ConversationPlan;
 
 export interface Spawned {
   pid: number;
@@ -60,11 +79,11 @@ export interface KillResult {
   left?: number[];
 }
 
-export interface Host {
+export interface Host<P extends SpawnSpec = SpawnSpec> {
   readonly kind: BackendKind;
   /** Whether a session outlives this server process. */
   readonly survivesRestart: boolean;
-  spawn(spec: SpawnSpec): Promise<Spawned>;
+  spawn(plan: P): Promise<Spawned>;
   /** Liveness of all sessions of this host, in one call. Keyed by our session id. */
   list(): Promise<Map<string, Liveness>>;
   /**
@@ -89,7 +108,7 @@ export interface Host {
 }
 
 /** A host with a terminal: the terminal driver pastes, presses keys and reads the screen through it. */
-export interface TerminalHost extends Host {
+export interface TerminalHost extends Host<TerminalPlan> {
   /** Bracketed paste of text into the terminal (no trailing Enter). */
   paste(id: string, text: string): Promise<void>;
   keys(id: string, keys: readonly Key[]): Promise<void>;

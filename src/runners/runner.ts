@@ -3,9 +3,11 @@
  * driver), and what it can do (its capabilities). The session layer asks capabilities; it never names a kind.
  */
 import { HEADLESS_ONLY } from "../api/index.js";
+import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../claude/launch.js";
 import type { BackendKind } from "../core/events.js";
+import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
-import type { Host, TerminalHost } from "./host.js";
+import type { Host, Spawned, TerminalHost } from "./host.js";
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
 export const RUNNER_OPTIONS = [...HEADLESS_ONLY, "doppler"] as const;
@@ -34,6 +36,42 @@ export interface Capabilities {
   keeps: readonly KeepableOption[];
 }
 
+/** What the session layer knows of a launch; each runner makes its own plan of it. */
+export interface LaunchRequest {
+  id: string;
+  dir: string;
+  cwd: string;
+  settingsPath: string;
+  eventsPath: string;
+  rawLogPath: string;
+  cols: number;
+  rows: number;
+  /** The claude binary. */
+  claude: string;
+  mode: LaunchMode;
+  claudeOptions: ClaudeOptions;
+  doppler?: DopplerWrap | undefined;
+  /** The session's own variables (caller's env, its ids, the server's policy), on top of the server's environment. */
+  env: Record<string, string>;
+  /** The session's launch options (stored and this launch's own). */
+  options: Record<string, unknown>;
+}
+
+/** A runner's plan of one launch. */
+export interface LaunchPlan {
+  /** What the record shows as its command and args. */
+  command: string[];
+  /** Start-up output is doppler's first (a failure there is a DOPPLER_ERROR). */
+  underDoppler: boolean;
+  /** Starts the process; `live` is the session layer's fold of the events log. */
+  spawn(session: { live: LiveSession; generation?: number | undefined }): Promise<Spawned>;
+}
+
+/** The Claude session id a launch runs under. */
+export function claudeIdOf(mode: LaunchMode): string {
+  return mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
+}
+
 export interface Runner {
   readonly kind: BackendKind;
   readonly caps: Capabilities;
@@ -42,4 +80,5 @@ export interface Runner {
   /** The same host as a terminal, when it has one (caps.screen). */
   readonly terminal?: TerminalHost;
   readonly driver: Driver;
+  plan(req: LaunchRequest): LaunchPlan;
 }

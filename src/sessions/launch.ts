@@ -10,7 +10,8 @@ import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../api/index.js";
 import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
-import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler, type LaunchMode } from "../claude/launch.js";
+import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../claude/launch.js";
+import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../runners/runner.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
@@ -77,11 +78,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const cwd = plan ? plan.cwd : callerCwd;
   const claudeSessionId = randomUUID();
-  const p = d.registry.paths(id);
   const opts = pickClaudeOptions({ ...input, permission_mode: permissionMode });
   const mode: LaunchMode = { kind: "new", claudeSessionId };
-  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
-  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
   const rec = newRecord({
     session_id: id,
     claude_session_id: claudeSessionId,
@@ -89,8 +87,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     status: "starting",
     created_at: new Date().toISOString(),
     cwd,
-    command: argv[0]!,
-    args: argv.slice(1),
+    command: claude,
+    args: [],
     env_names: Object.keys(env).sort(),
     options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
     generation: 1,
@@ -110,6 +108,9 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     rec.log_file = logFile.path;
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
+  const transient = transientOptions({ ...input, mcp_servers: mcpServers });
+  const launchPlan = runner.plan(launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient } }));
+  [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
   try {
@@ -130,7 +131,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   // The same id and options, started by another call a moment ago: that session.
   if (existing) return result(d, id);
-  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
+  await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx);
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
   return result(d, id);
 }
@@ -141,18 +142,32 @@ function permissionHook(d: Deps, dir: string, runner: Runner): PermissionHook | 
   return timeoutMs > 0 && runner.caps.permissionHook ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
 }
 
-/** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
-export async function launch(
+/** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
+export function launchRequest(
   d: Deps,
-  rec: SessionRecord,
-  runner: Runner,
-  argv: string[],
-  mode: LaunchMode,
-  extraEnv: Record<string, string>,
-  trust: boolean,
-  ctx: CallContext,
-  transient: Record<string, unknown> = {},
-): Promise<void> {
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown> },
+): LaunchRequest {
+  const p = d.registry.paths(o.id);
+  return {
+    id: o.id,
+    dir: p.dir,
+    cwd: o.cwd,
+    settingsPath: p.settingsPath,
+    eventsPath: p.eventsPath,
+    rawLogPath: p.rawLogPath,
+    cols: d.cfg.cols,
+    rows: d.cfg.rows,
+    claude: o.claude,
+    mode: o.mode,
+    claudeOptions: o.opts,
+    doppler: o.doppler,
+    env: { ...o.env, ...policyEnv(d.cfg) },
+    options: o.options,
+  };
+}
+
+/** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
+export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext): Promise<void> {
   const id = rec.session_id;
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
@@ -163,17 +178,13 @@ export async function launch(
   if (perm) await assertOwnedScript(perm.script);
   await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
   await linkRawLog(d, rec);
-  const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
   const s = await d.registry.handle(id);
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const options = { ...rec.options, ...transient };
-  const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId, ...policyEnv(d.cfg) }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
-    spawned = await backend.spawn(spec);
+    spawned = await plan.spawn({ live: s.live, generation: rec.generation });
   } catch (e) {
     await failStart(d, id, e instanceof SessionError ? e.message : String(e));
     throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
@@ -189,7 +200,7 @@ export async function launch(
 
   const t0 = Date.now();
   try {
-    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? "") }, ctx);
+    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler }, ctx);
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});

@@ -6,7 +6,8 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../api/index.js";
-import { buildClaudeArgs, childEnv, wrapWithDoppler, type LaunchMode } from "../claude/launch.js";
+import { childEnv, type LaunchMode } from "../claude/launch.js";
+import { claudeIdOf } from "../runners/runner.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
@@ -25,7 +26,7 @@ import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
-import { launch, newSessionId, result, sessionEnv } from "./launch.js";
+import { launch, launchRequest, newSessionId, result, sessionEnv } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -97,9 +98,9 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const version = await versionOf(claude);
   const newId = input.fork ? randomUUID() : undefined;
   const mode: LaunchMode = { kind: "resume", resumeId: rec.claude_session_id, ...(newId ? { fork: { newId } } : {}) };
-  const p = d.registry.paths(rec.session_id);
-  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
-  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+  const transient = transientOptions({ ...input, mcp_servers: mcpServers });
+  const plan = runner.plan(launchRequest(d, { id: rec.session_id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...options, ...transient } }));
+  const [command, ...args] = plan.command as [string, ...string[]];
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
   // Clear what is left of the old terminal before reusing its name, and let the old process finish: when its
@@ -123,8 +124,8 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     r.options = options;
     r.permission_mode = options.permission_mode;
     setVersion(r, version);
-    r.command = argv[0]!;
-    r.args = argv.slice(1);
+    r.command = command;
+    r.args = args;
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (newId) r.claude_session_id = newId;
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
@@ -137,7 +138,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), trust, ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
+  await launch(d, updated, runner, plan, claudeIdOf(mode), trust, ctx);
   if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
 }

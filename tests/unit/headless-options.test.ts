@@ -13,7 +13,7 @@ import { timeoutMessage, toPermissionResult } from "../../src/runners/headless/p
 import { savedTotals, toTurnResult, zeroTotals } from "../../src/runners/headless/result.js";
 import type { HeadlessOptions } from "../../src/runners/headless/types.js";
 
-const base: HeadlessOptions = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin", CLAUDECODE: "1", TERM: "xterm" } };
+const base: Omit<HeadlessOptions, "live"> = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin", CLAUDECODE: "1", TERM: "xterm" } };
 
 describe("buildSdkOptions", () => {
   it("a new session: its own id, our settings and binary, env without what breaks a nested start", () => {

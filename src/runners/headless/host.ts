@@ -5,8 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { Host, KillResult, Liveness, SpawnSpec, Spawned } from "../host.js";
-import { SessionError } from "../../core/errors.js";
+import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../host.js";
 import type { Logger } from "../../util/log.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
 import { logLine } from "./log-lines.js";
@@ -23,7 +22,7 @@ export interface HeadlessHostOptions {
 
 const CLOSE_GRACE_MS = 3000;
 
-export class HeadlessHost implements Host {
+export class HeadlessHost implements Host<ConversationPlan> {
   readonly kind = "headless" as const;
   readonly survivesRestart = false;
   private readonly sessions = new Map<string, { hs: HeadlessSession; log: WriteStream }>();
@@ -35,23 +34,26 @@ export class HeadlessHost implements Host {
     return this.sessions.get(id)?.hs;
   }
 
-  async spawn(spec: SpawnSpec): Promise<Spawned> {
-    const c = spec.conversation;
-    if (!c) throw new SessionError("INTERNAL", "a headless session needs its conversation (claude session id and options) to start.");
+  /**
+   * Starts the CLI on the session layer's files: it wrote settings.json, appended cs:spawn, follows the events log
+   * (`spec.live`) and waits for start-up itself (the driver's awaitReady).
+   */
+  async spawn(spec: ConversationPlan): Promise<Spawned> {
     const log = createWriteStream(spec.rawLogPath, { flags: "a", mode: 0o600 });
     log.on("error", (e) => this.o.log.warn(`${spec.id}: output.log: ${String(e)}`));
     try {
       const hs = await HeadlessSession.start({
-        ...headlessOptionsOf(c.options),
+        ...headlessOptionsOf(spec.options),
         cwd: spec.cwd,
-        claude_path: spec.argv[0]!,
+        claude_path: spec.claude,
         events_path: spec.eventsPath,
         settings_path: join(spec.dir, "settings.json"),
         hook_script: this.o.hookScript,
         base_env: spec.env,
-        ...(c.resume_id ? { resume: c.resume_id, ...(c.fork ? { fork_session: true, claude_session_id: c.claude_session_id } : {}) } : { claude_session_id: c.claude_session_id }),
+        ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
-        spawn_logged: true,
+        live: spec.live,
+        managed: true,
         ...(this.o.permissionTimeoutMs !== undefined ? { permission_timeout_ms: this.o.permissionTimeoutMs } : {}),
         ...(this.o.startTimeoutMs !== undefined ? { start_timeout_ms: this.o.startTimeoutMs } : {}),
         on_message: (m) => {

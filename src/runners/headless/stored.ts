@@ -5,7 +5,7 @@
 import type { McpServerConfig, SettingSource } from "@anthropic-ai/claude-agent-sdk";
 import type { HeadlessOptions, PermissionMode } from "./types.js";
 
-type Launch = Omit<HeadlessOptions, "cwd" | "claude_path" | "events_path" | "settings_path" | "hook_script">;
+type Launch = Omit<HeadlessOptions, "cwd" | "claude_path" | "events_path" | "settings_path" | "hook_script" | "live">;
 
 const MODES = new Set<string>(["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"]);
 const SOURCES = new Set<string>(["user", "project", "local"]);

@@ -1,7 +1,11 @@
-/** A terminal runner (tmux, pty): Claude Code's interactive screen in a terminal host, held by the terminal driver. */
+/**
+ * A terminal runner (tmux, pty): Claude Code's interactive screen in a terminal host, held by the terminal driver.
+ * Its plan is the Claude argv (wrapped in `doppler run` when asked) and the child's environment.
+ */
+import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
-import type { Capabilities, Runner } from "../runner.js";
+import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 
 export function terminalCaps(host: TerminalHost): Capabilities {
   return {
@@ -16,6 +20,18 @@ export function terminalCaps(host: TerminalHost): Capabilities {
   };
 }
 
+export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
+  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions)];
+  const argv = req.doppler ? wrapWithDoppler(claudeArgv, req.doppler) : claudeArgv;
+  const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
+  return {
+    command: argv,
+    underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
+    spawn: ({ generation }) =>
+      host.spawn({ id: req.id, dir: req.dir, argv, cwd: req.cwd, env, cols: req.cols, rows: req.rows, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}) }),
+  };
+}
+
 export function terminalRunner(host: TerminalHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: terminalCaps(host), backend: host, terminal: host, driver };
+  return { kind: host.kind, caps: terminalCaps(host), backend: host, terminal: host, driver, plan: (req) => terminalPlan(host, req) };
 }

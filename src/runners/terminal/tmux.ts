@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../host.js";
+import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
 import { ExecError, run, type RunResult } from "../../util/exec.js";
 import { SessionError } from "../../core/errors.js";
 import { isSafePath, shQuote } from "../../util/shell.js";
@@ -101,7 +101,7 @@ export class TmuxBackend implements Backend {
    * at start-up), each also checked again below. What came from the caller (cwd, argv, env) is in the
    * hand-off file. tmux's TERM is the terminal's; the launcher keeps it.
    */
-  async spawn(spec: SpawnSpec): Promise<Spawned> {
+  async spawn(spec: TerminalPlan): Promise<Spawned> {
     const name = sessionName(spec.id);
     const pane = `=${name}:`;
     await assertOwnedScript(this.opts.launchScript);
