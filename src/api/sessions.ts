@@ -184,6 +184,8 @@ export const sessionSummary = z.strictObject({
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
 export const sessionRecordView = SessionRecordSchema.extend({
+  // The stored options are typed in the store (store/options.ts); the published shape stays an open object.
+  options: z.record(z.string(), z.unknown()).default({}),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),

@@ -4,7 +4,12 @@
  * node-pty.
  */
 import type { BackendKind } from "../core/events.js";
+import type { StartInput } from "../api/index.js";
 import type { LiveSession } from "../events/live.js";
+import type { StoredOptions } from "../store/options.js";
+
+/** A launch's options: what the record keeps, and what this launch alone gets (mcp_servers: never stored). */
+export type LaunchOptions = StoredOptions & Pick<StartInput, "mcp_servers">;
 export type { BackendKind };
 
 /** What every plan says: the session, its folder and files, where it runs, and the child's environment. */
@@ -43,7 +48,7 @@ export interface ConversationPlan extends PlanBase {
   claude_session_id: string;
   resume_id?: string;
   fork?: boolean;
-  options: Record<string, unknown>;
+  options: LaunchOptions;
   /** The session layer's fold and waiters of `eventsPath`. */
   live: LiveSession;
 }

@@ -7,7 +7,8 @@ import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../claude/launch.js
 import type { BackendKind } from "../core/events.js";
 import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
-import type { Host, Spawned, TerminalHost } from "./host.js";
+import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
+export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
 export const RUNNER_OPTIONS = [...HEADLESS_ONLY, "doppler"] as const;
@@ -54,7 +55,7 @@ export interface LaunchRequest {
   /** The session's own variables (caller's env, its ids, the server's policy), on top of the server's environment. */
   env: Record<string, string>;
   /** The session's launch options (stored and this launch's own). */
-  options: Record<string, unknown>;
+  options: LaunchOptions;
 }
 
 /** A runner's plan of one launch. */

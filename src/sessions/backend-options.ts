@@ -5,7 +5,8 @@
  */
 import type { ResumeInput, StartInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
-import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type Runner } from "../runners/runner.js";
+import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptions, type Runner } from "../runners/runner.js";
+import { StoredOptionsSchema, type StoredOptions } from "../store/options.js";
 
 type Given = Partial<Pick<StartInput & ResumeInput, (typeof RUNNER_OPTIONS)[number] | "max_turns" | "max_budget_usd">>;
 
@@ -21,20 +22,20 @@ export function checkBackendOptions(runner: Runner, all: readonly Runner[], inpu
 }
 
 /** What a session on `runner` keeps of its options for resume_session (mcp_servers never: they may hold secrets). */
-export function storedHeadlessOptions(runner: Runner, input: Given): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of runner.caps.keeps) if (input[k] !== undefined) out[k] = input[k];
-  return out;
+export function storedHeadlessOptions(runner: Runner, input: Given): Pick<StoredOptions, KeepableOption> {
+  return StoredOptionsSchema.pick(PICK).parse(Object.fromEntries(runner.caps.keeps.filter((k) => input[k] !== undefined).map((k) => [k, input[k]])));
 }
 
+const PICK = Object.fromEntries(KEEPABLE_OPTIONS.map((k) => [k, true])) as { [K in KeepableOption]: true };
+
 /** The record's options for a session now running on `runner`: what it does not keep is dropped on a take-over. */
-export function optionsFor(runner: Runner, stored: Record<string, unknown>, input: Given): Record<string, unknown> {
+export function optionsFor(runner: Runner, stored: StoredOptions, input: Given): StoredOptions {
   const out = { ...stored };
   for (const k of KEEPABLE_OPTIONS) if (!runner.caps.keeps.includes(k)) delete out[k];
   return { ...out, ...storedHeadlessOptions(runner, input) };
 }
 
 /** Options passed to this launch only (never stored). */
-export function transientOptions(input: Given): Record<string, unknown> {
+export function transientOptions(input: Given): Pick<LaunchOptions, "mcp_servers"> {
   return input.mcp_servers ? { mcp_servers: input.mcp_servers } : {};
 }

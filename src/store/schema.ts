@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
 import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
+import { StoredOptionsSchema } from "./options.js";
 
 export const STATE_VERSION = "1.0.0";
 
@@ -80,7 +81,7 @@ export const SessionRecordSchema = z.object({
     .object({ path: z.string(), branch: z.string(), base: z.string(), base_commit: z.string().optional(), repo: z.string() })
     .optional(),
   /** Launch options kept for resume_session. */
-  options: z.record(z.string(), z.unknown()).default({}),
+  options: StoredOptionsSchema.default({}),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;

@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { startInput } from "../../src/api/index.js";
 import { figuresOf } from "../../src/runners/headless/driver.js";
 import { logLine } from "../../src/runners/headless/log-lines.js";
-import { headlessOptionsOf } from "../../src/runners/headless/stored.js";
 import type { TurnResult } from "../../src/runners/headless/types.js";
 import { HeadlessDriver } from "../../src/runners/headless/driver.js";
 import { HeadlessHost } from "../../src/runners/headless/host.js";
@@ -45,18 +44,6 @@ describe("headless options", () => {
     expect(transientOptions(input)).toEqual({ mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } } });
     expect(optionsFor(runners.tmux, { model: "m", ...stored }, {})).toEqual({ model: "m" });
     expect(optionsFor(runners.headless, { model: "m", max_turns: 2 }, { max_turns: 5, fallback_model: "f" })).toEqual({ model: "m", max_turns: 5, fallback_model: "f" });
-  });
-
-  it("reads stored options back defensively (the stored form is untyped JSON)", () => {
-    expect(headlessOptionsOf({ model: "sonnet", permission_mode: "default", max_turns: 3, output_schema: { type: "object" }, setting_sources: ["user", "nope"], allowed_tools: ["Read"], strict_mcp_config: "yes", system_prompt: "" })).toEqual({
-      model: "sonnet",
-      permission_mode: "default",
-      max_turns: 3,
-      output_schema: { type: "object" },
-      allowed_tools: ["Read"],
-      system_prompt: "",
-    });
-    expect(headlessOptionsOf({ permission_mode: "root", max_turns: "3" })).toEqual({});
   });
 });
 

@@ -3,9 +3,10 @@
  * permission request and its answer look like. Field names follow the MCP tools (snake_case).
  */
 import type { McpServerConfig, ModelUsage, SDKMessage, SettingSource } from "@anthropic-ai/claude-agent-sdk";
+import type { PermissionModeName } from "../../core/modes.js";
 import type { LiveSession } from "../../events/live.js";
 
-export type PermissionMode = "default" | "acceptEdits" | "plan" | "auto" | "dontAsk" | "bypassPermissions";
+export type PermissionMode = PermissionModeName;
 
 export interface HeadlessOptions {
   /** Working directory of the session (absolute). */
