@@ -67,6 +67,10 @@ export type TurnFigures = Pick<
 >;
 
 export interface Driver {
+  /** Forgets what the driver keeps of a session the server no longer follows. */
+  forget?(id: string): void;
+  /** Sessions the driver keeps something of (tests: nothing is kept of forgotten sessions). */
+  readonly kept?: number;
   /**
    * After the process was spawned: resolves once the session takes prompts; otherwise throws a SessionError
    * that says why (a first-run screen, what the process printed before it died, a time-out with the screen).

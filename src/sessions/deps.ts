@@ -10,6 +10,7 @@ import type { Logger } from "../util/log.js";
 import type { Ledger } from "./cost.js";
 import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
+import type { WarmPool } from "./warm-pool.js";
 
 export type { Runner };
 
@@ -31,6 +32,8 @@ export interface Deps {
   endReasons: Map<string, string>;
   /** Turns under way and being settled (usage and cost from the transcript). */
   ledger: Ledger;
+  /** run_task's ready spares (CLAUDE_SESSIONS_WARM_POOL), made on first use. */
+  pool?: WarmPool;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
 }

@@ -11,13 +11,9 @@ import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
 import { WarmPool } from "./warm-pool.js";
 
-const pools = new WeakMap<Deps, WarmPool>();
-
 function poolOf(d: Deps): WarmPool | undefined {
   if (!d.cfg.warmPool) return undefined;
-  let p = pools.get(d);
-  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
-  return p;
+  return (d.pool ??= new WarmPool(d, d.cfg.warmPool));
 }
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {

@@ -53,7 +53,7 @@ export class ScreenWatch {
     }
   }
 
-  private clear(id: string): void {
+  clear(id: string): void {
     const t = this.timers.get(id);
     if (t) clearInterval(t);
     this.timers.delete(id);
@@ -63,6 +63,11 @@ export class ScreenWatch {
   /** Sessions watched right now (health and tests). */
   get size(): number {
     return this.timers.size;
+  }
+
+  /** Entries kept, per map (tests). */
+  get sizes(): Record<string, number> {
+    return { timers: this.timers.size, lastEvent: this.lastEvent.size, looking: this.looking.size };
   }
 
   clearAll(): void {

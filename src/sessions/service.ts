@@ -33,6 +33,7 @@ import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
+import { forgetSync, syncSnapshots } from "./context-sync.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -98,6 +99,7 @@ export class SessionService {
       ledger: new Ledger(o.settleQuietMs),
       history: o.history,
     };
+    registry.onForget = (id) => this.forget(id);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -121,7 +123,9 @@ export class SessionService {
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
     const previous = this.lastStatus.get(s.id);
-    this.lastStatus.set(s.id, s.fold.status);
+    // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
+    const followed = this.d.registry.followed(s.id) === s;
+    if (followed) this.lastStatus.set(s.id, s.fold.status);
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -134,7 +138,7 @@ export class SessionService {
     }
     // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
     const turns = this.lastTurns.get(s.id);
-    this.lastTurns.set(s.id, s.fold.turn_count);
+    if (followed) this.lastTurns.set(s.id, s.fold.turn_count);
     // Off the hot path: the waiter of this very turn end is answered first, and the transcript's reply line lands
     // 25–80 ms after Stop anyway (send_message asks for the same settlement at once and shares it).
     if (turns !== undefined && s.fold.turn_count > turns) {
@@ -246,6 +250,39 @@ export class SessionService {
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
     return this.d.registry.size;
+  }
+
+  /**
+   * The one place what is kept per session is forgotten, once the server no longer follows it (released after
+   * its end, or dropped): statuses seen, the cost ledger, the context-sync snapshot, the screen watch, the
+   * duration deadline, the drivers' results.
+   */
+  private forget(id: string): void {
+    this.lastStatus.delete(id);
+    this.lastTurns.delete(id);
+    this.d.ledger.forget(id);
+    forgetSync(id);
+    this.screens.clear(id);
+    this.d.deadlines.clear(id);
+    this.d.pool?.forget(id);
+    for (const r of Object.values(this.d.runners)) r.driver.forget?.(id);
+  }
+
+  /** Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them). */
+  get footprint(): Record<string, number> {
+    const drivers = Object.fromEntries(Object.values(this.d.runners).map((r) => [`driver:${r.kind}`, r.driver.kept ?? 0]));
+    return {
+      followed: this.d.registry.size,
+      lastStatus: this.lastStatus.size,
+      lastTurns: this.lastTurns.size,
+      ...Object.fromEntries(Object.entries(this.d.ledger.sizes).map(([k, v]) => [`ledger:${k}`, v])),
+      ...Object.fromEntries(Object.entries(this.screens.sizes).map(([k, v]) => [`screens:${k}`, v])),
+      syncSnapshots: syncSnapshots(),
+      deadlines: this.d.deadlines.size,
+      resuming: this.d.resuming.size,
+      pool: this.d.pool?.spares ?? 0,
+      ...drivers,
+    };
   }
 
   async close(): Promise<void> {

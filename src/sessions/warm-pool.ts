@@ -45,6 +45,22 @@ export class WarmPool {
     }
   }
 
+  /** A spare that ended is no longer one. */
+  forget(id: string): void {
+    for (const [key, ids] of this.spare) {
+      const rest = ids.filter((x) => x !== id);
+      if (rest.length) this.spare.set(key, rest);
+      else this.spare.delete(key);
+    }
+  }
+
+  /** Spares waiting, all keys (tests). */
+  get spares(): number {
+    let n = 0;
+    for (const ids of this.spare.values()) n += ids.length;
+    return n;
+  }
+
   /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
   refill(key: string, options: Options): void {
     const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();

@@ -46,6 +46,14 @@ export class HeadlessDriver implements Driver {
 
   constructor(private readonly host: HeadlessHost) {}
 
+  forget(id: string): void {
+    this.results.delete(id);
+  }
+
+  get kept(): number {
+    return this.results.size;
+  }
+
   private session(s: DriverSession): HeadlessSession {
     const hs = this.host.get(s.id);
     if (!hs?.alive) throw new SessionError("SESSION_DEAD", `session ${s.id} is not running on this server.`, { suggestion: "Use resume_session to start it again." });
