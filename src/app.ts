@@ -14,8 +14,10 @@ import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./runners/terminal/capture.js";
 import { LAUNCH_SH } from "./runners/terminal/launcher.js";
 import { loadConfig, type Config } from "./config.js";
+import { operatorPrices } from "./price-file.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "./core/modes.js";
 import { HeadlessDriver } from "./runners/headless/driver.js";
 import { HeadlessHost } from "./runners/headless/host.js";
 import { TerminalDriver } from "./runners/terminal/driver.js";
@@ -79,6 +81,8 @@ async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
 
 export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
+  // A bad operator price file stops the server here, naming the entry: a budget must never rest on a price ignored.
+  operatorPrices(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
     throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
@@ -123,11 +127,12 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // stale); nothing else waits for it.
   const history = new HistoryService({
     stateDir: cfg.stateDir,
+    retention: { keep: cfg.historyKeep, maxAgeMs: cfg.historyMaxAgeDays * 86_400_000 },
     configDir: cfg.claudeConfigDir,
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
   // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
-  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || 120_000, startTimeoutMs: cfg.startTimeoutMs });
+  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
   backends.headless = headless;
   runners.headless = headlessRunner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
@@ -146,12 +151,19 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     async close() {
       await nodes.close();
       // PTY sessions end with this process: end them first so their SessionEnd and exit land in the logs,
-      // then let the orchestrator fold and save those last events.
+      // then let the orchestrator fold and save those last events. Each is the server's own end in the audit log.
+      const t0 = Date.now();
+      const ending: string[] = [];
+      for (const b of Object.values(backends)) {
+        if (b.survivesRestart) continue;
+        for (const [id, l] of await b.list().catch(() => new Map<string, { alive: boolean }>())) if (l.alive) ending.push(id);
+      }
       await Promise.all([
         backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
         headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
       ]);
-      await sessions.close();
+      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
+      await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();
     },

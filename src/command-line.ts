@@ -3,6 +3,7 @@
  * share the same core: ls, attach, send, tail, kill, doctor.
  */
 import { spawnSync } from "node:child_process";
+import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "./util/owned.js";
@@ -10,9 +11,12 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
 import { loadConfig } from "./config.js";
-import { parseSince, readAudit } from "./server/audit.js";
+import { parseSince, readAudit } from "./store/audit.js";
 import { healthChecks } from "./server/health.js";
+import { actorPart, callTool } from "./server/call.js";
 import { createServer } from "./server/server.js";
+import { killSession } from "./server/tools/kill-session.js";
+import { sendMessage } from "./server/tools/send-message.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
@@ -48,7 +52,7 @@ CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSION
 
 async function serve(): Promise<void> {
   const app = await createApp();
-  const server = createServer(app.sessions, app.log, app.version, { strictResults: app.cfg.strictResults, router: app.nodes });
+  const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
   app.nodes.start();
   const transport = new StdioServerTransport();
   let closing = false;
@@ -84,7 +88,7 @@ async function serveHttp(args: string[]): Promise<void> {
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, strictResults: app.cfg.strictResults, router: app.nodes }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
@@ -152,7 +156,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
       case "send": {
         const [id, ...rest] = args;
         if (!id || !rest.length) throw new Error("usage: claude-sessions send <id> <message…>");
-        const res = await app.sessions.send(api.sendInput.parse({ session_id: id, message: rest.join(" "), timeout_ms: 600_000 }));
+        const res = await callTool(app.sessions, sendMessage, { session_id: id, message: rest.join(" "), timeout_ms: 600_000 }, { actor: cliActor() });
         print(res.response ?? `(no reply; the session is ${res.final_state})`);
         return 0;
       }
@@ -171,7 +175,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
       case "kill": {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions kill <id> [--force]");
-        print(await app.sessions.kill(api.killInput.parse({ session_id: id, force: args.includes("--force") })));
+        print(await callTool(app.sessions, killSession, { session_id: id, force: args.includes("--force") }, { actor: cliActor() }));
         return 0;
       }
       default:
@@ -181,6 +185,17 @@ async function human(cmd: string, args: string[]): Promise<number> {
   } finally {
     await app.close();
   }
+}
+
+/** The audit log's actor for the CLI's state-changing commands: the unix user who ran it. */
+function cliActor(): string {
+  let name: string;
+  try {
+    name = userInfo().username;
+  } catch {
+    name = `uid-${process.getuid?.() ?? "?"}`;
+  }
+  return `cli:${actorPart(name)}`;
 }
 
 async function doctor(): Promise<number> {

@@ -58,7 +58,7 @@
     c[6].textContent = ago(r.last_active);
     c[6].dataset.iso = r.last_active || "";
     c[7].textContent = String(r.turn_count ?? "");
-    c[8].textContent = typeof r.cost_usd === "number" ? `$${r.cost_usd.toFixed(4)}` : "";
+    c[8].textContent = typeof r.total_cost_usd === "number" ? `$${r.total_cost_usd.toFixed(4)}` : "";
     tr.dataset.status = r.status;
     tr.dataset.turns = String(r.turn_count ?? "");
     tr.classList.toggle("needs-answer", needsAnswer(r));

@@ -1,10 +1,11 @@
 /**
  * Reading Claude's own transcript (<config>/projects/<cwd mangled>/<id>.jsonl, where <config> is
  * CLAUDE_CONFIG_DIR or ~/.claude) from a byte
- * cursor. The format is internal to Claude Code and changes between versions: parse defensively.
+ * cursor. The line format is parsed in transcript-line.ts.
  */
 import { join } from "node:path";
 import { readFrom } from "../util/files.js";
+import { parseTranscriptLine, type Block } from "./transcript-line.js";
 
 export function transcriptPath(configDir: string, cwd: string, claudeSessionId: string): string {
   return join(configDir, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"), `${claudeSessionId}.jsonl`);
@@ -17,36 +18,30 @@ export interface TranscriptItem {
   uuid?: string;
 }
 
-function textOf(content: unknown): string {
+function textOf(content: string | Block[] | undefined): string {
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+  if (!content) return "";
   return content
-    .map((b: unknown) => {
-      if (b && typeof b === "object") {
-        const o = b as { type?: string; text?: string; name?: string; input?: unknown };
-        if (o.type === "text" && typeof o.text === "string") return o.text;
-        if (o.type === "tool_use") return `[tool_use ${o.name ?? ""} ${JSON.stringify(o.input ?? {})}]`;
-        if (o.type === "tool_result") return "[tool_result]";
-      }
+    .map((b) => {
+      if (b.type === "text") return b.text;
+      if (b.type === "tool_use") return `[tool_use ${b.name ?? ""} ${JSON.stringify(b.input ?? {})}]`;
+      if (b.type === "tool_result") return "[tool_result]";
       return "";
     })
     .filter(Boolean)
     .join("\n");
 }
 
-export function parseTranscriptLine(line: string): TranscriptItem | undefined {
-  try {
-    const o = JSON.parse(line) as { type?: string; message?: { role?: string; content?: unknown }; timestamp?: string; uuid?: string; isMeta?: boolean };
-    if ((o.type !== "user" && o.type !== "assistant") || !o.message || o.isMeta) return undefined;
-    const text = textOf(o.message.content);
-    if (!text) return undefined;
-    const item: TranscriptItem = { role: o.type, text };
-    if (o.timestamp) item.timestamp = o.timestamp;
-    if (o.uuid) item.uuid = o.uuid;
-    return item;
-  } catch {
-    return undefined;
-  }
+/** A line → the conversation item it shows: a user or assistant message with text, not Claude Code's meta lines. */
+export function itemOf(line: string): TranscriptItem | undefined {
+  const l = parseTranscriptLine(line);
+  if ((l?.kind !== "user" && l?.kind !== "assistant") || l.meta) return undefined;
+  const text = textOf(l.content);
+  if (!text) return undefined;
+  const item: TranscriptItem = { role: l.kind, text };
+  if (l.timestamp) item.timestamp = l.timestamp;
+  if (l.uuid) item.uuid = l.uuid;
+  return item;
 }
 
 /** Items after `cursor` (a byte offset); the new cursor stops after the last complete line. */
@@ -54,7 +49,7 @@ export async function readTranscript(path: string, cursor: number): Promise<{ it
   const { text, end } = await readFrom(path, cursor, { upTo: "line" });
   const items: TranscriptItem[] = [];
   for (const line of text.split("\n")) {
-    const it = line ? parseTranscriptLine(line) : undefined;
+    const it = line ? itemOf(line) : undefined;
     if (it) items.push(it);
   }
   return { items, cursor: end };

@@ -8,7 +8,8 @@
 import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { readFrom } from "../util/files.js";
-import { messageUsageOf, UsageAccumulator, type MessageUsage, type TurnUsage } from "./usage.js";
+import { hasTextBlock, isPrompt, mayBe, messageUsageOf, parseTranscriptLine, type MessageUsage } from "./transcript-line.js";
+import { UsageAccumulator, type TurnUsage } from "./usage.js";
 
 export type Offsets = Record<string, number>;
 
@@ -36,18 +37,6 @@ export function sizes(files: string[]): Offsets {
     }
   }
   return out;
-}
-
-function rec(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
-/** A prompt a person (or this server) typed: a user line that is not a tool result, a sub-agent's, or meta. */
-function isPromptLine(o: Record<string, unknown>): boolean {
-  if (o.type !== "user" || o.isSidechain === true || o.isMeta === true || o.isCompactSummary === true) return false;
-  const content = rec(o.message)?.content;
-  if (typeof content === "string") return true;
-  return Array.isArray(content) && !content.some((b) => rec(b)?.type === "tool_result");
 }
 
 export interface TurnRead {
@@ -83,26 +72,21 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
         const start = at;
         at += Buffer.byteLength(line) + 1;
         if (!line) continue;
-        const maybePrompt = f === main && start >= tFrom && state !== "after" && line.includes('"user"');
-        if (!maybePrompt && !line.includes('"assistant"')) continue;
-        let o: Record<string, unknown> | undefined;
-        try {
-          o = rec(JSON.parse(line));
-        } catch {
-          continue;
-        }
-        if (!o) continue;
-        if (maybePrompt && isPromptLine(o)) {
+        const maybePrompt = f === main && start >= tFrom && state !== "after" && mayBe(line, "user");
+        if (!maybePrompt && !mayBe(line, "assistant")) continue;
+        const l = parseTranscriptLine(line);
+        if (!l) continue;
+        if (maybePrompt && isPrompt(l)) {
           state = state === "before" ? "in" : "after";
           continue;
         }
-        const mu = messageUsageOf(o);
+        const mu = messageUsageOf(l);
         if (!mu) continue;
         if (start >= tFrom && state === "in") {
           turn.add(mu);
-          if (f === main && !mu.sidechain) reply = /"type":\s*"text"/.test(line);
+          if (f === main && !mu.sidechain) reply = hasTextBlock(l);
         } else if (start >= tFrom && state === "before") {
-          before.push({ mu, text: /"type":\s*"text"/.test(line) });
+          before.push({ mu, text: hasTextBlock(l) });
         }
         if (start >= cFrom) total.add(mu);
       }

@@ -5,27 +5,11 @@
  * when its lines disagree (a later line with the final output count) the largest value of each field wins.
  */
 import { readFrom } from "../util/files.js";
+import { mayBe, messageUsageOf, parseTranscriptLine, transcriptLineOf, type MessageUsage, type Usage } from "./transcript-line.js";
 
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  /** All cache writes: 5-minute plus 1-hour. */
-  cache_creation_input_tokens: number;
-  cache_creation_5m_input_tokens: number;
-  cache_creation_1h_input_tokens: number;
-  cache_read_input_tokens: number;
-}
+export { messageUsageOf, parseUsage, type MessageUsage, type Usage } from "./transcript-line.js";
 
 export type ModelUsage = Record<string, Usage>;
-
-/** One API message's usage, as read from a transcript line. */
-export interface MessageUsage {
-  message_id: string;
-  model: string;
-  usage: Usage;
-  sidechain: boolean;
-  timestamp?: string;
-}
 
 export const USAGE_FIELDS = [
   "input_tokens",
@@ -62,51 +46,6 @@ export function totalTokens(u: Usage): number {
   return u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
 }
 
-function count(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
-}
-
-function rec(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-}
-
-/**
- * The API's usage object → Usage. Cache writes are split by TTL when `cache_creation` says so;
- * older lines only have the total, which is the 5-minute default.
- */
-export function parseUsage(raw: unknown): Usage {
-  const u = rec(raw) ?? {};
-  const total = count(u.cache_creation_input_tokens);
-  const split = rec(u.cache_creation);
-  let m5 = split ? count(split.ephemeral_5m_input_tokens) : 0;
-  const h1 = split ? count(split.ephemeral_1h_input_tokens) : 0;
-  if (m5 + h1 < total) m5 = total - h1;
-  return {
-    input_tokens: count(u.input_tokens),
-    output_tokens: count(u.output_tokens),
-    cache_creation_input_tokens: Math.max(total, m5 + h1),
-    cache_creation_5m_input_tokens: m5,
-    cache_creation_1h_input_tokens: h1,
-    cache_read_input_tokens: count(u.cache_read_input_tokens),
-  };
-}
-
-/**
- * The usage an assistant line reports, or undefined for any other line. Lines without a message id or
- * with Claude Code's `<synthetic>` model (local error notices, no API call) carry no billable usage.
- */
-export function messageUsageOf(line: unknown): MessageUsage | undefined {
-  const o = rec(line);
-  if (!o || o.type !== "assistant") return undefined;
-  const m = rec(o.message);
-  if (!m || typeof m.id !== "string" || !m.id || !rec(m.usage)) return undefined;
-  const model = typeof m.model === "string" && m.model ? m.model : "unknown";
-  if (model === "<synthetic>") return undefined;
-  const out: MessageUsage = { message_id: m.id, model, usage: parseUsage(m.usage), sidechain: o.isSidechain === true };
-  if (typeof o.timestamp === "string") out.timestamp = o.timestamp;
-  return out;
-}
-
 export interface TurnUsage {
   usage: Usage;
   model_usage: ModelUsage;
@@ -141,16 +80,8 @@ export class UsageAccumulator {
 export function usageOfLines(lines: Iterable<string | unknown>): TurnUsage {
   const acc = new UsageAccumulator();
   for (const line of lines) {
-    let obj: unknown = line;
-    if (typeof line === "string") {
-      if (!line.includes('"assistant"')) continue;
-      try {
-        obj = JSON.parse(line);
-      } catch {
-        continue;
-      }
-    }
-    const mu = messageUsageOf(obj);
+    if (typeof line === "string" && !mayBe(line, "assistant")) continue;
+    const mu = messageUsageOf(typeof line === "string" ? parseTranscriptLine(line) : transcriptLineOf(line));
     if (mu) acc.add(mu);
   }
   return acc.result();
@@ -168,13 +99,9 @@ export async function readTurnUsage(transcriptPath: string, fromOffset: number):
     if (end === offset) break;
     offset = end;
     for (const line of text.split("\n")) {
-      if (!line.includes('"assistant"')) continue;
-      try {
-        const mu = messageUsageOf(JSON.parse(line));
-        if (mu) acc.add(mu);
-      } catch {
-        // whole lines only are read, so this is a line that is not JSON: skipped
-      }
+      if (!mayBe(line, "assistant")) continue;
+      const mu = messageUsageOf(parseTranscriptLine(line));
+      if (mu) acc.add(mu);
     }
   }
   return { ...acc.result(), end: offset };

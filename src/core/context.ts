@@ -1,5 +1,10 @@
-/** What a long call receives from its caller: cancellation, and a way to report progress. */
+/** What a call receives from its caller: who asked, cancellation, and a way to report progress. */
 export interface CallContext {
+  /**
+   * Who asked, for the audit log: `mcp:<stdio|http>:<client name>`, `web:<sign-in id prefix>`, `cli:<unix user>`,
+   * `server:<reason>`. Never a token, a cookie or message text.
+   */
+  actor?: string;
   signal?: AbortSignal;
   /** Reports progress to the client (MCP progress notifications reset its request timeout). */
   progress?: (p: { progress: number; total?: number; message?: string }) => void;

@@ -1,8 +1,8 @@
 /**
- * One transcript line → what the index keeps of it. Claude Code's format is internal and changes
- * between versions: every field is optional, anything unexpected is ignored, nothing throws.
+ * One transcript line → what the index keeps of it. The line format is parsed (defensively) in
+ * claude/transcript-line.ts; this keeps what the index needs.
  */
-import { messageUsageOf, type MessageUsage } from "../claude/usage.js";
+import { messageUsageOf, parseTranscriptLine, type Block, type MessageUsage } from "../claude/transcript-line.js";
 
 export interface ToolCall {
   name: string;
@@ -64,69 +64,50 @@ interface Blocks {
   toolResult: boolean;
 }
 
-function blocksOf(content: unknown): Blocks {
+function blocksOf(content: string | Block[] | undefined): Blocks {
   if (typeof content === "string") return { text: content, tools: [], toolResult: false };
   const out: Blocks = { text: "", tools: [], toolResult: false };
-  if (!Array.isArray(content)) return out;
+  if (!content) return out;
   const texts: string[] = [];
   for (const b of content) {
-    const o = rec(b);
-    if (!o) continue;
-    if (o.type === "text" && typeof o.text === "string") texts.push(o.text);
-    else if (o.type === "tool_use") out.tools.push({ name: str(o.name) ?? "tool", input: toolInput(o.input) });
-    else if (o.type === "tool_result") out.toolResult = true;
+    if (b.type === "text") texts.push(b.text);
+    else if (b.type === "tool_use") out.tools.push({ name: b.name || "tool", input: toolInput(b.input) });
+    else if (b.type === "tool_result") out.toolResult = true;
   }
   out.text = texts.join("\n");
   return out;
 }
 
 export function parseLine(line: string): ParsedLine | undefined {
-  let o: Record<string, unknown> | undefined;
-  try {
-    o = rec(JSON.parse(line));
-  } catch {
-    return undefined;
-  }
-  if (!o) return undefined;
-  const out: ParsedLine = { sidechain: o.isSidechain === true, prompt: false };
-  const ts = str(o.timestamp);
-  if (ts) {
-    const ms = Date.parse(ts);
+  const l = parseTranscriptLine(line);
+  if (!l) return undefined;
+  const out: ParsedLine = { sidechain: l.sidechain, prompt: false };
+  if (l.timestamp) {
+    const ms = Date.parse(l.timestamp);
     if (Number.isFinite(ms)) out.at = ms;
   }
-  const cwd = str(o.cwd);
-  if (cwd) out.cwd = cwd;
-  const type = o.type;
-  if (type === "summary") {
-    const text = str(o.summary);
-    const leafUuid = str(o.leafUuid);
-    if (text && leafUuid) out.summary = { text: shorten(text, 300), leafUuid };
+  if (l.cwd) out.cwd = l.cwd;
+  if (l.kind === "summary") {
+    if (l.summary && l.leafUuid) out.summary = { text: shorten(l.summary, 300), leafUuid: l.leafUuid };
     return out;
   }
-  if (type === "custom-title") {
-    const t = str(o.customTitle) ?? str(o.title);
-    if (t) out.customTitle = shorten(t, 300);
+  if (l.kind === "custom-title") {
+    if (l.title) out.customTitle = shorten(l.title, 300);
     return out;
   }
-  if (type !== "user" && type !== "assistant") return out;
-  const msg = rec(o.message);
-  if (!msg) return out;
-  if (type === "assistant") {
-    const mu = messageUsageOf(o);
-    if (mu) out.usage = mu;
-  }
-  if (out.sidechain || o.isMeta === true || o.isCompactSummary === true) return out;
-  const b = blocksOf(msg.content);
-  if (b.toolResult && type === "user") return out;
+  if (l.kind !== "user" && l.kind !== "assistant") return out;
+  const mu = messageUsageOf(l);
+  if (mu) out.usage = mu;
+  if (l.sidechain || l.meta || l.compactSummary) return out;
+  const b = blocksOf(l.content);
+  if (b.toolResult && l.kind === "user") return out;
   const text = b.text.length > MAX_ITEM_CHARS ? b.text.slice(0, MAX_ITEM_CHARS) : b.text;
   if (!text.trim() && b.tools.length === 0) return out;
-  const item: LineItem = { role: type, text, tools: b.tools };
-  const uuid = str(o.uuid);
-  if (uuid) item.uuid = uuid;
-  const msgId = str(msg.id);
-  if (msgId) item.msgId = msgId;
+  const item: LineItem = { role: l.kind, text, tools: b.tools };
+  if (l.uuid) item.uuid = l.uuid;
+  if (l.messageId) item.msgId = l.messageId;
   out.item = item;
-  out.prompt = type === "user";
+  out.prompt = l.kind === "user";
   return out;
 }
 

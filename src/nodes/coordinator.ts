@@ -102,10 +102,12 @@ export class Coordinator implements CallRouter {
     for (const l of [...this.notices]) l(level, d);
   }
 
-  async invoke(tool: Tool, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked> {
+  async invoke<R>(tool: Tool<R>, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked<R>> {
     const parsed = tool.input.safeParse(raw);
     if (!parsed.success) return { ok: false, error: parsed.error };
-    return { ok: true, value: await this.dispatch(tool, svc, parsed.data as Args, ctx) };
+    // A result from another machine (or merged from several) comes as JSON: the caller (server/call.ts) checks it
+    // against the tool's output schema before anyone reads it.
+    return { ok: true, value: (await this.dispatch(tool, svc, parsed.data as Args, ctx)) as R };
   }
 
   private async dispatch(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<unknown> {

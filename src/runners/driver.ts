@@ -4,7 +4,7 @@
  * read what the session shows. The session layer stays the same whatever the driver: hooks feed the event
  * log, the reducer folds it, waiters wake on the fold, the store keeps the records.
  *
- * The terminal driver (drivers/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
+ * The terminal driver (runners/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
  * a PTY): pastes, keys, and the screen as a fallback signal where no hook fires.
  */
 import type { CallContext } from "../core/context.js";
@@ -63,7 +63,7 @@ export interface Delivery {
 /** What a driver can say about one turn beyond the fold: tokens, cost and the SDK's figures (headless). */
 export type TurnFigures = Pick<
   WaitOutput,
-  "usage" | "model_usage" | "cost_usd" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
+  "usage" | "model_usage" | "cost_usd" | "cost_complete" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
 >;
 
 export interface Driver {

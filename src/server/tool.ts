@@ -1,7 +1,8 @@
 /**
  * A tool: its name, the zod schemas of its input and output (from src/api), honest annotations, and a handler
  * that calls the session service. `defineTool` keeps the handler typed with its own schemas and gives the server
- * one erased shape to list and call; validation, error mapping and the text copy happen once, in server.ts.
+ * one erased shape to list and call. Every transport calls a tool through server/call.ts (validation, the result
+ * check, the audit line); server.ts maps errors to MCP results.
  */
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
@@ -26,9 +27,10 @@ interface ToolDef<I extends z.ZodType, O extends z.ZodType> {
   handler(svc: SessionService, args: z.infer<I>, ctx: CallContext): Promise<z.infer<O>>;
 }
 
-export type Invoked = { ok: true; value: unknown } | { ok: false; error: z.ZodError };
+export type Invoked<R = unknown> = { ok: true; value: R } | { ok: false; error: z.ZodError };
 
-export interface Tool {
+/** A tool; `R` is its result's type (unknown in the erased list the server shows). */
+export interface Tool<R = unknown> {
   readonly name: string;
   readonly title: string;
   readonly description: string;
@@ -36,7 +38,7 @@ export interface Tool {
   readonly output: z.ZodType;
   readonly annotations: ToolAnnotations;
   /** Validates the raw arguments against the input schema and runs the handler. */
-  invoke(svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked>;
+  invoke(svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked<R>>;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface Tool {
  * their own for it; the server calls `invoke` instead of `tool.invoke` when one is given.
  */
 export interface CallRouter {
-  invoke(tool: Tool, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked>;
+  invoke<R>(tool: Tool<R>, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked<R>>;
   /** Session notices of the nodes (notifications/message data, with `node`), for this server's clients. */
   onNotice(l: (level: LoggingLevel, data: Record<string, unknown>) => void): () => void;
   /** A session:// resource of a session on a node; undefined when the session is this machine's. */
@@ -56,7 +58,7 @@ export interface CallRouter {
   onResourceUpdated?(l: (uri: string) => void): () => void;
 }
 
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool {
+export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool<z.infer<O>> {
   return {
     name: t.name,
     title: t.title,

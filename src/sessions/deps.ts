@@ -5,6 +5,7 @@ import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import type { Runner } from "../runners/runner.js";
 import type { HistoryService } from "../history/service.js";
+import type { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { Ledger } from "./cost.js";
@@ -34,6 +35,8 @@ export interface Deps {
   ledger: Ledger;
   /** run_task's ready spares (CLAUDE_SESSIONS_WARM_POOL), made on first use. */
   pool?: WarmPool;
+  /** The audit log (one per process): every transport's state-changing calls and the server's own actions. */
+  audit: AuditLog;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
 }

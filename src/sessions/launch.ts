@@ -19,8 +19,10 @@ import { briefText } from "../runners/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
 import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";
+import { checkBudgetModels } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
+import { serverAction } from "./audit.js";
 import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
@@ -49,6 +51,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
+  checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
@@ -169,6 +172,7 @@ export function launchRequest(
 /** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
 export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext): Promise<void> {
   const id = rec.session_id;
+  const since = new Date();
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
@@ -186,7 +190,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   try {
     spawned = await plan.spawn({ live: s.live, generation: rec.generation });
   } catch (e) {
-    await failStart(d, id, e instanceof SessionError ? e.message : String(e));
+    await failStart(d, id, e instanceof SessionError ? e.message : String(e), since);
     throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
   }
   const startedAt = new Date().toISOString();
@@ -204,7 +208,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});
-    await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled");
+    await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled", since);
     throw e;
   }
   await d.registry.flushed();
@@ -222,7 +226,7 @@ export function armDeadline(d: Deps, r: SessionRecord): void {
   d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
     d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
-    void kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration").catch((e: unknown) => d.log.warn(String(e)));
+    void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));
   });
 }
 
@@ -238,8 +242,11 @@ async function linkRawLog(d: Deps, r: SessionRecord): Promise<void> {
   await symlink(r.log_file, raw);
 }
 
-async function failStart(d: Deps, id: string, why: string): Promise<void> {
+async function failStart(d: Deps, id: string, why: string, since: Date): Promise<void> {
   const brief = briefText(why);
+  const r = await d.store.get(id);
+  // The execution history has every start that never took prompts (a turn-less record: prompt "").
+  d.history?.recordTurn({ session_id: id, ...(r ? { claude_session_id: r.claude_session_id } : {}), prompt: "", started_at: since, ended_at: new Date(), outcome: "start_failed", error: brief });
   await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: brief }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(id, (r) => {

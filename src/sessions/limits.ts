@@ -7,6 +7,7 @@
  */
 import { rm } from "node:fs/promises";
 import type { Status } from "../core/status.js";
+import { serverAction } from "./audit.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps } from "./deps.js";
 import { kill } from "./kill.js";
@@ -75,7 +76,7 @@ export class Limits {
     this.d.log.info(`${id}: ${why}; ending it`);
     this.d.endReasons.set(id, why);
     this.onLimit(id, "idle_ttl", why);
-    await kill(this.d, { session_id: id, force: false, save_state: true }, why).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
+    await serverAction(this.d, "idle_ttl", "kill_session", id, () => kill(this.d, { session_id: id, force: false, save_state: true }, why)).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
   }
 
   private async busyExpired(id: string): Promise<void> {
@@ -87,7 +88,7 @@ export class Limits {
     await this.d.store.patch(id, (r) => {
       r.error_log = [...r.error_log, `${new Date().toISOString()} ${why}`].slice(-20);
     });
-    await interrupt(this.d, { session_id: id, timeout_ms: 5000 }, {}).catch((e: unknown) => this.d.log.warn(`${id}: interrupt after the busy limit failed: ${String(e)}`));
+    await serverAction(this.d, "busy_limit", "interrupt_session", id, () => interrupt(this.d, { session_id: id, timeout_ms: 5000 }, {})).catch((e: unknown) => this.d.log.warn(`${id}: interrupt after the busy limit failed: ${String(e)}`));
   }
 
   /** Removes a record dead longer than the retention and its directory under the state directory. */
@@ -103,9 +104,11 @@ export class Limits {
       pruned = true;
     });
     if (!pruned) return;
-    this.d.registry.drop(id);
-    this.d.endReasons.delete(id);
-    await rm(this.d.registry.paths(id).dir, { recursive: true, force: true }).catch(() => {});
+    await serverAction(this.d, "retention", "prune_session", id, async () => {
+      this.d.registry.drop(id);
+      this.d.endReasons.delete(id);
+      await rm(this.d.registry.paths(id).dir, { recursive: true, force: true }).catch(() => {});
+    });
     this.d.log.info(`${id}: pruned (dead longer than CLAUDE_SESSIONS_RETAIN_DEAD_MS)`);
     this.onLimit(id, "retention", "pruned");
   }

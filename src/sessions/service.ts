@@ -11,11 +11,12 @@ import type { BackendKind } from "../core/events.js";
 import { isLive, type Status } from "../core/status.js";
 import type { LiveSession } from "../events/live.js";
 import type { Folded, LogEvent } from "../events/reducer.js";
+import { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { HistoryService } from "../history/service.js";
 import { adopt, Reconciler } from "./adopt.js";
-import { Ledger, settleTurn } from "./cost.js";
+import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
@@ -67,6 +68,9 @@ export interface SessionChange {
 
 export type ChangeListener = (c: SessionChange) => void;
 
+/** A session's totals (as list_sessions shows them) after a turn's usage was read and recorded. */
+export type TotalsListener = (id: string, totals: Totals) => void;
+
 /** A turn's usage is read this long after its end, unless a caller asks for it sooner. */
 const SETTLE_AFTER_MS = 100;
 
@@ -80,6 +84,7 @@ export class SessionService {
   private readonly limits: Limits;
   private readonly screens: ScreenWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
+  private readonly totalsListeners = new Set<TotalsListener>();
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -97,6 +102,7 @@ export class SessionService {
       resuming: new Map(),
       endReasons: new Map(),
       ledger: new Ledger(o.settleQuietMs),
+      audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
     };
     registry.onForget = (id) => this.forget(id);
@@ -116,8 +122,28 @@ export class SessionService {
     return () => this.listeners.delete(l);
   }
   /** Listeners registered right now (subscribe, onLimit): health_check shows them over HTTP, so a leak is visible. */
-  get listenerCounts(): { changes: number; limits: number } {
-    return { changes: this.listeners.size, limits: this.limitListeners.size };
+  get listenerCounts(): { changes: number; limits: number; totals: number } {
+    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size };
+  }
+  /** Calls `l` with a session's totals each time a turn's usage has been recorded (the web list's cost column). */
+  onTotals(l: TotalsListener): () => void {
+    this.totalsListeners.add(l);
+    return () => this.totalsListeners.delete(l);
+  }
+
+  private async totalsChanged(id: string): Promise<void> {
+    if (!this.totalsListeners.size || this.closed) return;
+    await settled(this.d, id);
+    const r = await this.d.store.get(id);
+    if (!r) return;
+    const t = sessionTotals(r);
+    for (const l of [...this.totalsListeners]) {
+      try {
+        l(id, t);
+      } catch (e) {
+        this.d.log.warn(`a totals listener failed: ${String(e)}`);
+      }
+    }
   }
 
   private onEvents(s: LiveSession, events: LogEvent[]): void {
@@ -144,7 +170,14 @@ export class SessionService {
     if (turns !== undefined && s.fold.turn_count > turns) {
       const turn = s.fold.turn_count;
       const fold = s.fold;
-      setTimeout(() => void settleTurn(this.d, s.id, turn, fold), SETTLE_AFTER_MS).unref();
+      const id = s.id;
+      const after = () => this.totalsChanged(id).catch((e: unknown) => this.d.log.warn(`${id}: reading the totals: ${String(e)}`));
+      setTimeout(() => void settleTurn(this.d, id, turn, fold).then(after), SETTLE_AFTER_MS).unref();
+    }
+    // The process ended with a turn under way: that turn is recorded as died (once: the status leaves live once).
+    if (previous && isLive(previous) && !isLive(s.fold.status) && s.fold.prompts_submitted > s.fold.turn_count) {
+      const why = this.d.endReasons.get(s.id) ?? s.fold.last_error ?? (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
+      recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
@@ -238,6 +271,10 @@ export class SessionService {
   get armedLimits(): number {
     return this.limits.armed;
   }
+  /** The audit log every transport's state-changing calls are written to (server/call.ts), one per process. */
+  get audit(): AuditLog {
+    return this.d.audit;
+  }
   /** The dependencies, for modules of the layers above that add tools over the same sessions (read-only use). */
   get deps(): Readonly<Deps> {
     return this.d;
@@ -292,5 +329,6 @@ export class SessionService {
     this.limits.clearAll();
     this.screens.clearAll();
     await this.d.registry.close();
+    await this.d.audit.flushed();
   }
 }

@@ -68,6 +68,12 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     // A turn driven by another client shows up in the row without a reload.
     await mcp.callOk("send_message", { session_id: one, message: "hello from the api" });
     await until(async () => (await row(one).getAttribute("data-turns")) === "1", 10_000);
+    // Its cost column fills once the turn's usage is read: the session's total, as list_sessions has it.
+    await until(async () => (await row(one).locator("td.cost").textContent())?.startsWith("$"), 10_000);
+    const totals = await mcp.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null }> }>("list_sessions", {});
+    const cost = totals.sessions.find((s) => s.session_id === one)?.total_cost_usd;
+    expect(cost).toBeGreaterThan(0);
+    expect(await row(one).locator("td.cost").textContent()).toBe(`$${cost!.toFixed(4)}`);
     // A session that needs an answer stands out.
     await mcp.callOk("send_message", { session_id: two, message: "FAKE_BASH:echo waiting", wait_for_response: false });
     await until(async () => (await row(two).getAttribute("class"))?.includes("needs-answer"), 10_000);

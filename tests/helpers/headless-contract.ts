@@ -45,6 +45,10 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
       [TURNS, "prompts arrive byte-exact at the API and in the UserPromptSubmit hook (no terminal in between)"],
     ],
   },
+  "c. repeated text arrives whole or the call is an error, never a success for another prompt": {
+    // No terminal and no paste in pieces: the SDK hands the prompt over whole.
+    covered_by: [[E2E, "prompts arrive byte-exact at the API (quotes, $(), backticks, unicode, tabs, newlines, 20,000 characters)"]],
+  },
   "bash mode runs a command only with the operator's switch": { does_not_apply: "bash mode is a feature of the interactive screen; headless sessions refuse it (checked in the e2e parallel test)" },
   "log_file is a new file of the session's own: existing files, links, missing or foreign directories are refused": same("createOwnedFile, before the runner"),
   "env cannot choose the programs hooks and scripts run: such variables are refused, and allowed by the operator they still pick none": same(

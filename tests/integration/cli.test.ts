@@ -2,6 +2,8 @@
  * The human commands share the server's core: they see and drive the same sessions.
  */
 import { spawnSync } from "node:child_process";
+import { userInfo } from "node:os";
+import { readAudit } from "../../src/store/audit.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
 
@@ -54,5 +56,13 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     const gone = cli("send", id, "again");
     expect(gone.status).toBe(1);
     expect(gone.stderr).toContain("SESSION_DEAD");
+    // Each CLI call that changes something is in the audit log with the unix user as its actor.
+    const audit = (await readAudit(w.stateDir)).filter((l) => l.session_id === id && l.actor === `cli:${userInfo().username}`);
+    expect(audit.map((l) => [l.tool, l.outcome, l.error_code])).toEqual([
+      ["send_message", "ok", undefined],
+      ["kill_session", "ok", undefined],
+      ["send_message", "error", "SESSION_DEAD"],
+    ]);
+    expect(JSON.stringify(audit)).not.toContain("hello from the cli");
   });
 });

@@ -7,7 +7,8 @@ import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, makeWorld, processesIn, tmuxOrSkip, type World } from "../helpers/harness.js";
+import { readAudit } from "../../src/store/audit.js";
+import { CLI, makeWorld, processesIn, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
 
 const HAS_TMUX = tmuxOrSkip();
@@ -23,6 +24,36 @@ function raw(url: string, method: string, headers: Record<string, string>, body 
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** A server-sent events feed, read as it comes: the events so far, and a way to close it. */
+function sse(url: string, headers: Record<string, string>): { events: Array<{ event: string; data: unknown }>; close(): void } {
+  const events: Array<{ event: string; data: unknown }> = [];
+  let buf = "";
+  const req = request(url, { headers }, (res) => {
+    res.on("data", (b: Buffer) => {
+      buf += b.toString();
+      let i: number;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const event = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (event && data) events.push({ event, data: JSON.parse(data) });
+      }
+    });
+  });
+  req.on("error", () => {});
+  req.end();
+  return { events, close: () => req.destroy() };
+}
+
+/** Signs the page in: its cookie and CSRF token. */
+async function signIn(url: string, token: string): Promise<{ jar: string; csrf: string }> {
+  const ok = await raw(`${url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(token)}`);
+  const jar = String(ok.headers["set-cookie"]).split(";")[0]!;
+  const me = JSON.parse((await raw(`${url}/api/me`, "GET", { cookie: jar })).body) as { csrf: string };
+  return { jar, csrf: me.csrf };
 }
 
 const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
@@ -128,6 +159,53 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     // MCP takes the bearer token only, never the page's cookie.
     expect((await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, cookie: jar }, INIT)).status).toBe(401);
   });
+
+  it("the web view's controls leave audit lines with the sign-in as actor (never the cookie or token); MCP calls name their client and transport", async () => {
+    const { session_id: id } = await a.callOk<{ session_id: string }>("start_session", { cwd: w.dir("audited") });
+    const { jar, csrf } = await signIn(srv.url, srv.token);
+    const headers = { cookie: jar, "x-csrf-token": csrf, "content-type": "application/json" };
+    const sent = await raw(`${srv.url}/api/sessions/${id}/send`, "POST", headers, JSON.stringify({ message: "a secret-free hello from the page" }));
+    expect(sent.status).toBe(200);
+    await a.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    const killed = await raw(`${srv.url}/api/sessions/${id}/kill`, "POST", headers, "{}");
+    expect(killed.status, killed.body).toBe(200);
+    const lines = await until(async () => {
+      const all = (await readAudit(w.stateDir)).filter((l) => l.session_id === id);
+      return all.some((l) => l.tool === "kill_session") ? all : undefined;
+    }, 5000);
+    const web = lines.filter((l) => l.actor.startsWith("web:"));
+    expect(web.map((l) => [l.tool, l.outcome])).toEqual([
+      ["send_message", "ok"],
+      ["kill_session", "ok"],
+    ]);
+    expect(web[0]!.actor).toMatch(/^web:[0-9a-f]{8}$/);
+    expect(web[1]!.actor).toBe(web[0]!.actor);
+    expect(lines.find((l) => l.tool === "start_session")).toMatchObject({ actor: expect.stringMatching(/^mcp:http:client-a\//), client: "client-a", outcome: "ok" });
+    const text = readFileSync(join(w.stateDir, "audit.jsonl"), "utf8");
+    expect(text).not.toContain(jar.split("=")[1]!);
+    expect(text).not.toContain(csrf);
+    expect(text).not.toContain(srv.token);
+    expect(text).not.toContain("secret-free hello");
+  }, 60_000);
+
+  it("the web list's cost column: after a turn with usage, the list feed's row carries the session's total cost as list_sessions has it", async () => {
+    const { session_id: id } = await a.callOk<{ session_id: string }>("start_session", { cwd: w.dir("costly") });
+    const feed = sse(`${srv.url}/api/events`, { authorization: `Bearer ${srv.token}` });
+    try {
+      await until(() => feed.events.some((e) => e.event === "snapshot"), 5000);
+      await a.callOk("send_message", { session_id: id, message: "hello" });
+      const row = await until(() => feed.events.find((e) => e.event === "change" && (e.data as { session_id?: string; total_cost_usd?: number }).session_id === id && typeof (e.data as { total_cost_usd?: number }).total_cost_usd === "number"), 10_000);
+      const listed = await a.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null; turn_count: number }> }>("list_sessions", {});
+      const mine = listed.sessions.find((x) => x.session_id === id)!;
+      expect(mine.total_cost_usd).toBeGreaterThan(0);
+      expect((row.data as { total_cost_usd: number }).total_cost_usd).toBe(mine.total_cost_usd);
+      // The fake claude's reply "FAKE REPLY: hello": 12 input and 5 output tokens of claude-opus-4-8 ($5/$25 per M).
+      expect(mine.total_cost_usd).toBeCloseTo((12 * 5 + 5 * 25) / 1e6, 9);
+    } finally {
+      feed.close();
+      await a.callOk("kill_session", { session_id: id });
+    }
+  }, 60_000);
 
   it("keeps the generated token in <state>/token (0600), and never in argv, state.json, logs or stderr", () => {
     const st = statSync(join(w.stateDir, "token"));

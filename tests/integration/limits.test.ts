@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readAudit } from "../../src/store/audit.js";
 import { connect, makeWorld, processesIn, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 
 const HAS_TMUX = tmuxOrSkip();
@@ -34,6 +35,9 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
       expect(Date.now() - t0).toBeGreaterThan(800);
       expect(r.error_log?.join("\n")).toContain("CLAUDE_SESSIONS_IDLE_TTL_MS");
       expect(notes.find((n) => n.event === "limit" && n.session_id === id)?.reason).toMatch(/^idle_ttl/);
+      // The server's own end is in the audit log, with the reason as its actor.
+      const ended = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === id && l.actor === "server:idle_ttl"), 5000);
+      expect(ended).toMatchObject({ tool: "kill_session", outcome: "ok" });
       const waited = await m.call("wait_for_completion", { session_id: id, timeout_ms: 2000 });
       expect(waited.error?.code).toBe("SESSION_DEAD");
       expect(waited.error?.message).toContain("CLAUDE_SESSIONS_IDLE_TTL_MS");
@@ -57,6 +61,8 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
       expect(r).toMatchObject({ turn_outcome: "interrupted", final_state: "idle" });
       const l = await m.callOk<Listed>("list_sessions", { include_metadata: true });
       expect(l.sessions.find((x) => x.session_id === id)?.error_log?.join("\n")).toContain("CLAUDE_SESSIONS_BUSY_MAX_MS");
+      const interrupted = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:busy_limit"), 5000);
+      expect(interrupted).toMatchObject({ tool: "interrupt_session", outcome: "ok" });
       const again = await m.callOk<{ completed: boolean; turn_outcome: string }>("send_message", { session_id: id, message: "quick" });
       expect(again).toMatchObject({ completed: true, turn_outcome: "completed" });
       await m.callOk("kill_session", { session_id: id });
@@ -75,6 +81,8 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
       expect(existsSync(join(w.stateDir, s.session_id))).toBe(true);
       await until(async () => !(await m.callOk<Listed>("list_sessions", {})).sessions.some((x) => x.session_id === s.session_id), 10_000);
       await until(() => !existsSync(join(w.stateDir, s.session_id)), 5000);
+      const pruned = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === s.session_id && x.actor === "server:retention"), 5000);
+      expect(pruned).toMatchObject({ tool: "prune_session", outcome: "ok" });
       const projects = join(w.home, ".claude", "projects");
       const transcripts = readdirSync(projects, { recursive: true }).map(String);
       expect(transcripts.some((f) => f.endsWith(`${s.claude_session_id}.jsonl`))).toBe(true);

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readAudit } from "../../src/store/audit.js";
 import { connect, hasPty, makeWorld, processesIn, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 
 const run = tmuxOrSkip();
@@ -185,6 +186,9 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
     await until(() => processesIn(w.dir("pty-a")).length === 0, 10_000);
     const ev = readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8");
     expect(ev).toContain('"hook_event_name":"SessionEnd"');
+    // An end the server itself made: in the audit log with actor server:shutdown.
+    const ended = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:shutdown"), 5000);
+    expect(ended).toMatchObject({ tool: "kill_session", outcome: "ok" });
 
     const m2 = await connect(w);
     const l = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});

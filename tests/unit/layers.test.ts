@@ -17,6 +17,7 @@ const LAYERS: Record<string, number> = {
   claude: 2,
   events: 2,
   api: 3,
+  "price-file.ts": 2,
   "pricing.ts": 3,
   // Where a session runs and how its conversation is held: tmux/pty hosts and the terminal driver, the headless engine.
   runners: 4,

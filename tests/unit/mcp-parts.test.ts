@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { initialFold, type Folded, type LogEvent } from "../../src/events/reducer.js";
-import { AuditLog, parseSince, readAudit, sessionOf } from "../../src/server/audit.js";
+import { AuditLog, parseSince, readAudit, sessionOf } from "../../src/store/audit.js";
 import { noticeOf } from "../../src/server/notify.js";
 import { parseUri, resourceUri } from "../../src/server/resources.js";
 import { effectiveConfig } from "../../src/server/tools/configure.js";
@@ -53,8 +53,8 @@ describe("audit log", () => {
   it("appends one 0600 line per call, rotates by size, and reads back from --since", async () => {
     dir = mkdtempSync(join(tmpdir(), "cs-audit-"));
     const a = new AuditLog(dir, 1024, quiet);
-    for (let i = 0; i < 30; i++) void a.append({ time: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(), tool: "send_message", session_id: `s${i}`, outcome: "ok", duration_ms: i });
-    await a.append({ time: new Date(Date.UTC(2026, 0, 1, 1)).toISOString(), tool: "kill_session", outcome: "error", error_code: "SESSION_NOT_FOUND", duration_ms: 1 });
+    for (let i = 0; i < 30; i++) void a.append({ time: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(), tool: "send_message", actor: "cli:test", session_id: `s${i}`, outcome: "ok", duration_ms: i });
+    await a.append({ time: new Date(Date.UTC(2026, 0, 1, 1)).toISOString(), tool: "kill_session", actor: "server:idle_ttl", outcome: "error", error_code: "SESSION_NOT_FOUND", duration_ms: 1 });
     expect(statSync(join(dir, "audit.jsonl")).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, "audit.jsonl.1")).size).toBeGreaterThanOrEqual(1024);
     expect(readFileSync(join(dir, "audit.jsonl"), "utf8").trim().split("\n").every((l) => JSON.parse(l))).toBe(true);

@@ -16,7 +16,11 @@ const FREE_FAILURES = 5;
 const MAX_BACKOFF_MS = 2_000;
 const FORGET_MS = 15 * 60_000;
 
-export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string } | { ok: false; status: 401 | 403; why: string };
+/**
+ * `actor` names who is signed in for the audit log: `web:bearer` for the token itself, `web:<8 hex>` for a page
+ * sign-in (a random id of its own, not derived from the cookie or the token).
+ */
+export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string; actor: string } | { ok: false; status: 401 | 403; why: string };
 
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\./.test(host);
@@ -25,7 +29,7 @@ export function isLoopback(host: string): boolean {
 export class Guard {
   private readonly hosts = new Set<string>();
   private readonly anyHost: boolean;
-  private readonly cookies = new Map<string, { csrf: string; expires: number }>();
+  private readonly cookies = new Map<string, { csrf: string; expires: number; id: string }>();
   private readonly failures = new Map<string, { count: number; last: number }>();
 
   constructor(
@@ -64,12 +68,12 @@ export class Guard {
     const auth = req.headers.authorization;
     if (auth !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-      if (m && sameSecret(m[1]!, this.token)) return { ok: true, via: "bearer" };
+      if (m && sameSecret(m[1]!, this.token)) return { ok: true, via: "bearer", actor: "web:bearer" };
       return this.failed(req, "wrong bearer token");
     }
     const sid = cookieOf(req, COOKIE);
     const c = sid ? this.cookies.get(sid) : undefined;
-    if (c && c.expires > Date.now()) return { ok: true, via: "cookie", csrf: c.csrf };
+    if (c && c.expires > Date.now()) return { ok: true, via: "cookie", csrf: c.csrf, actor: `web:${c.id.slice(0, 8)}` };
     return { ok: false, status: 401, why: sid ? "the sign-in expired" : "no bearer token" };
   }
 
@@ -81,7 +85,7 @@ export class Guard {
     }
     const sid = randomBytes(32).toString("base64url");
     const csrf = randomBytes(24).toString("base64url");
-    this.cookies.set(sid, { csrf, expires: Date.now() + COOKIE_TTL_MS });
+    this.cookies.set(sid, { csrf, expires: Date.now() + COOKIE_TTL_MS, id: randomBytes(8).toString("hex") });
     return { cookie: `${COOKIE}=${sid}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${COOKIE_TTL_MS / 1000}`, csrf };
   }
 

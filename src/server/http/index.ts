@@ -8,21 +8,23 @@ import { z } from "zod";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
-import type { ServerOptions } from "../server.js";
 import { serverInfo } from "../info.js";
+import type { CallRouter } from "../tool.js";
 import { Guard, isLoopback } from "./guard.js";
 import { DEFAULT_IDLE_MS, DEFAULT_MAX_CLIENTS, jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
 import { handleWeb } from "./web.js";
 
 export const DEFAULT_PORT = 8914;
 
-export interface HttpOptions extends ServerOptions {
+export interface HttpOptions {
   host: string;
   port: number;
   token: string;
   allowRemote?: boolean;
   /** MCP sessions held at once, and how long an idle one lives (see httpLimits). */
   limits?: Partial<McpLimits>;
+  /** With nodes configured (src/nodes): every call, the list and the page's controls reach every machine. */
+  router?: CallRouter;
 }
 
 export interface HttpServer {
@@ -61,7 +63,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
     });
   }
-  const mcp = new McpRoute(svc, log, version, { ...(o.strictResults !== undefined ? { strictResults: o.strictResults } : {}), ...(o.router ? { router: o.router } : {}) }, o.limits);
+  const mcp = new McpRoute(svc, log, version, { transport: "http", ...(o.router ? { router: o.router } : {}) }, o.limits);
   const health = () => mcp.health();
   let guard: Guard | undefined;
 

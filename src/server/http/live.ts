@@ -38,10 +38,12 @@ export function openFeed(res: ServerResponse): Feed {
   };
 }
 
-/** What a row of the list shows, from a change (no store read, no tmux call: a hook reaches the page at once). */
+/**
+ * What a row of the list shows, from a change (no store read, no tmux call: a hook reaches the page at once). The
+ * cost is not in the fold: it comes with the totals once a turn's usage is recorded (listFeed).
+ */
 export function changeRow(c: SessionChange): Record<string, unknown> {
   const f = c.fold;
-  const cost = (f as { cost_usd?: number | null }).cost_usd;
   return {
     session_id: c.session_id,
     status: c.status,
@@ -49,7 +51,6 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
     pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
     blocked: f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
-    ...(typeof cost === "number" ? { cost_usd: cost } : {}),
   };
 }
 
@@ -73,6 +74,8 @@ export async function listFeed(svc: SessionService, feed: Feed, router?: CallRou
   const off = svc.subscribe((c) => (ready ? feed.send("change", changeRow(c)) : pending.push(c)));
   feed.onClose(off);
   if (router) feed.onClose(router.onNotice((_level, d) => ready && feed.send("change", noticeRow(d))));
+  // After each turn, the session's totals as list_sessions has them (total_cost_usd, total_usage).
+  feed.onClose(svc.onTotals((id, t) => feed.send("change", { session_id: id, ...t })));
   const all = await call<api.ListOutput>(svc, router, listSessions, { status_filter: "all" });
   feed.send("snapshot", all.sessions);
   ready = true;

@@ -1,7 +1,8 @@
 /**
  * The web view's routes: sign-in, the page and its assets (all local: xterm.js from node_modules), the live
- * feeds, and the controls. Controls go through the same SessionService methods and input schemas as the tools,
- * so the page's send box meets the same prompt validation as send_message.
+ * feeds, and the controls. Controls call the tools themselves through call.ts (their input schemas, the result
+ * check, an audit line with the sign-in as actor), so the page's send box meets the same prompt validation as
+ * send_message.
  */
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -12,7 +13,8 @@ import { z } from "zod";
 import * as api from "../../api/index.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
-import type { CallRouter, Tool } from "../tool.js";
+import type { CallRouter } from "../tool.js";
+import { callTool } from "../call.js";
 import { interruptSession } from "../tools/interrupt-session.js";
 import { killSession } from "../tools/kill-session.js";
 import { respondPermission } from "../tools/respond-permission.js";
@@ -77,23 +79,20 @@ async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 const sendBody = z.strictObject({ message: z.string() });
 const respondBody = z.strictObject({ decision: api.permissionDecision });
 
-async function control(svc: SessionService, action: string, id: string, req: IncomingMessage, router?: CallRouter): Promise<unknown> {
+async function control(svc: SessionService, action: string, id: string, req: IncomingMessage, actor: string, router?: CallRouter): Promise<unknown> {
   const body = await bodyJson(req);
+  const ctx = { actor };
   // The tools themselves (their input schemas), through the coordinator's router when there are nodes.
-  const call = async (tool: Tool, args: Record<string, unknown>) => {
-    const r = router ? await router.invoke(tool, svc, args, {}) : await tool.invoke(svc, args, {});
-    if (!r.ok) throw r.error;
-    return r.value;
-  };
+  const o = router ? { router } : {};
   switch (action) {
     case "send":
-      return call(sendMessage, { session_id: id, message: sendBody.parse(body).message, wait_for_response: false });
+      return callTool(svc, sendMessage, { session_id: id, message: sendBody.parse(body).message, wait_for_response: false }, ctx, o);
     case "respond":
-      return call(respondPermission, { session_id: id, decision: respondBody.parse(body).decision });
+      return callTool(svc, respondPermission, { session_id: id, decision: respondBody.parse(body).decision }, ctx, o);
     case "interrupt":
-      return call(interruptSession, { session_id: id });
+      return callTool(svc, interruptSession, { session_id: id }, ctx, o);
     case "kill":
-      return call(killSession, { session_id: id });
+      return callTool(svc, killSession, { session_id: id }, ctx, o);
   }
   throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
 }
@@ -132,7 +131,7 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill)$/.exec(path);
   if (!m) return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
-    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req, router));
+    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req, v.actor, router));
   } catch (e) {
     const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
     json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });

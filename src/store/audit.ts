@@ -1,7 +1,8 @@
 /**
- * The audit log: one JSON line per tool call that changes something, in <state>/audit.jsonl (0600): time, tool,
- * session, the client's name from the MCP handshake, outcome, error code and duration. Never arguments, message
- * text or results (so never a secret). Rotated by size to audit.jsonl.1. Lines are appended in call order by one
+ * The audit log: one JSON line per call that changes something, in <state>/audit.jsonl (0600): time, tool (or the
+ * server's own action), session, who asked (`actor`: `mcp:<transport>:<client>`, `web:<sign-in>`, `cli:<user>`,
+ * `server:<reason>`), the MCP client's name, outcome, error code and duration. Never arguments, message text or
+ * results (so never a secret). Rotated by size to audit.jsonl.1. Lines are appended in call order by one
  * chain per process; each line is one write, so servers sharing the state directory do not interleave within one.
  */
 import { appendFile, readFile, rename, stat } from "node:fs/promises";
@@ -12,6 +13,9 @@ export interface AuditLine {
   time: string;
   tool: string;
   session_id?: string;
+  /** Who asked: `mcp:<stdio|http>:<client name>`, `web:<sign-in id prefix>`, `cli:<unix user>` or `server:<reason>`. */
+  actor: string;
+  /** The MCP client's name from its handshake (MCP calls only). */
   client?: string;
   outcome: "ok" | "error";
   error_code?: string;
@@ -36,6 +40,11 @@ export class AuditLog {
 
   append(line: AuditLine): Promise<void> {
     this.chain = this.chain.then(() => this.write(line)).catch((e: unknown) => this.log.warn(`audit log not written: ${String(e)}`));
+    return this.chain;
+  }
+
+  /** Resolves when every line appended so far is written (before a process exits). */
+  flushed(): Promise<void> {
     return this.chain;
   }
 
