@@ -99,6 +99,10 @@ export interface Host<P extends SpawnSpec = SpawnSpec> {
   kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult>;
   /** Removes what is left of the session's home (dead tmux session, ended headless process). */
   remove(id: string): Promise<void>;
+  /** Forgets an ended session the server no longer follows (what the host keeps of it in this process). */
+  forget?(id: string): void;
+  /** Sessions the host keeps something of in this process (tests). */
+  readonly kept?: number;
   /** Releases resources of this host in this process (pty, headless: ends its sessions). */
   close?(): Promise<void>;
   /** The command a person runs to watch a session, where the host allows it (tmux). */

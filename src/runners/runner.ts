@@ -25,8 +25,6 @@ export interface Capabilities {
   survivesRestart: boolean;
   /** run_task starts its sessions here when the call names no backend, and keeps ready spares (warm pool). */
   warmPool: boolean;
-  /** Permissions are answered through the blocking permission hook (a decisions folder); else the runner answers them. */
-  permissionHook: boolean;
   /** Claude shows its folder-trust screen, which the driver answers; else the server checks trust before starting. */
   trustScreen: boolean;
   /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
@@ -56,6 +54,8 @@ export interface LaunchRequest {
   env: Record<string, string>;
   /** The session's launch options (stored and this launch's own). */
   options: LaunchOptions;
+  /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
+  permission?: { script: string; timeoutMs: number } | undefined;
 }
 
 /** A runner's plan of one launch. */
@@ -64,6 +64,10 @@ export interface LaunchPlan {
   command: string[];
   /** Start-up output is doppler's first (a failure there is a DOPPLER_ERROR). */
   underDoppler: boolean;
+  /** The session's settings.json (its hooks), written once by the session layer before the spawn. */
+  settings: object;
+  /** Scripts those hooks run: each must be the server's own (checked before the settings are written). */
+  hookScripts: string[];
   /** Starts the process; `live` is the session layer's fold of the events log. */
   spawn(session: { live: LiveSession; generation?: number | undefined }): Promise<Spawned>;
 }

@@ -5,11 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../api/index.js";
-import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../claude/launch.js";
 import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../runners/runner.js";
 import type { CallContext } from "../core/context.js";
@@ -139,12 +137,6 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   return result(d, id);
 }
 
-/** The blocking permission hook of a session whose runner uses one (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */
-function permissionHook(d: Deps, dir: string, runner: Runner): PermissionHook | undefined {
-  const timeoutMs = d.cfg.permissionTimeoutMs;
-  return timeoutMs > 0 && runner.caps.permissionHook ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
-}
-
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
@@ -166,6 +158,8 @@ export function launchRequest(
     doppler: o.doppler,
     env: { ...o.env, ...policyEnv(d.cfg) },
     options: o.options,
+    // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
+    ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };
 }
 
@@ -178,9 +172,8 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
-  const perm = permissionHook(d, p.dir, runner);
-  if (perm) await assertOwnedScript(perm.script);
-  await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
+  for (const script of plan.hookScripts) await assertOwnedScript(script);
+  await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600 });
   await linkRawLog(d, rec);
   const s = await d.registry.handle(id);
   const generation = rec.generation ? { generation: rec.generation } : {};

@@ -302,12 +302,15 @@ export class SessionService {
     this.screens.clear(id);
     this.d.deadlines.clear(id);
     this.d.pool?.forget(id);
-    for (const r of Object.values(this.d.runners)) r.driver.forget?.(id);
+    for (const r of Object.values(this.d.runners)) {
+      r.driver.forget?.(id);
+      r.backend.forget?.(id);
+    }
   }
 
   /** Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them). */
   get footprint(): Record<string, number> {
-    const drivers = Object.fromEntries(Object.values(this.d.runners).map((r) => [`driver:${r.kind}`, r.driver.kept ?? 0]));
+    const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
     return {
       followed: this.d.registry.size,
       lastStatus: this.lastStatus.size,

@@ -108,6 +108,15 @@ export class HeadlessHost implements Host<ConversationPlan> {
     if (this.sessions.get(id) === e) this.sessions.delete(id);
   }
 
+  forget(id: string): void {
+    const e = this.sessions.get(id);
+    if (e && !e.hs.alive) this.sessions.delete(id);
+  }
+
+  get kept(): number {
+    return this.sessions.size;
+  }
+
   /** Ends every session (their SessionEnd and exit land in the logs): they live as long as this server. */
   async close(): Promise<void> {
     await Promise.all([...this.sessions.keys()].map((id) => this.kill(id, { graceMs: CLOSE_GRACE_MS }).catch(() => undefined)));

@@ -3,6 +3,7 @@
  * conversation (no argv: the SDK builds the CLI's), run by HeadlessHost on the session layer's fold.
  */
 import { HEADLESS_ONLY } from "../../api/index.js";
+import { hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
@@ -12,7 +13,6 @@ export const HEADLESS_CAPS: Capabilities = {
   screen: false,
   survivesRestart: false,
   warmPool: true,
-  permissionHook: false,
   trustScreen: false,
   ownTurnLimit: true,
   honours: HEADLESS_ONLY,
@@ -27,6 +27,9 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   return {
     command: [req.claude],
     underDoppler: false,
+    // Permissions are answered through canUseTool: no blocking hook.
+    settings: hooksSettings(req.eventsPath),
+    hookScripts: [],
     spawn: ({ live, generation }) =>
       host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live }),
   };
