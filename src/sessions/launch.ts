@@ -39,7 +39,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
     const existing = await d.store.get(input.session_id);
-    if (existing && sameStart(existing, fingerprint)) return result(d, existing.session_id);
+    if (existing && sameStart(existing, fingerprint)) return withStream(await result(d, existing.session_id), input);
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
@@ -131,10 +131,15 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     throw e;
   }
   // The same id and options, started by another call a moment ago: that session.
-  if (existing) return result(d, id);
+  if (existing) return withStream(await result(d, id), input);
   await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx);
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
-  return result(d, id);
+  return withStream(await result(d, id), input);
+}
+
+/** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */
+function withStream(out: StartOutput, input: StartInput): StartOutput {
+  return input.stream_output ? { ...out, output_resource: `session://${out.session_id}/transcript` } : out;
 }
 
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */

@@ -232,7 +232,8 @@ export class TmuxBackend implements Backend {
     const tree = sessionTree(pid, sessionTag(id));
     let forced = false;
     if (pid && before?.alive !== false) {
-      signalGroup(pid, "SIGTERM");
+      // No grace (kill_session {force}): straight to SIGKILL below.
+      if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
       // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
       const gone = async (until: number) => {
         let n = 0;
