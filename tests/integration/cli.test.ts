@@ -65,4 +65,84 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     ]);
     expect(JSON.stringify(audit)).not.toContain("hello from the cli");
   });
+
+  it("start, send and kill from the command line alone, each an audited tool call", async () => {
+    const cwd = w.dir("cli-start");
+    const start = cli("start", cwd, "--prompt", "first words", "--wait");
+    expect(start.status, start.stderr).toBe(0);
+    const [first, reply] = start.stdout.trim().split("\n");
+    const [id, status, backend, where] = first!.split("\t");
+    expect([backend, where]).toEqual(["tmux", cwd]);
+    expect(status).toMatch(/^(ready|busy)$/); // start_session's answer: the prompt may be running already
+    expect(reply).toBe("FAKE REPLY: first words");
+    // Piped: no progress line, no terminal codes.
+    expect(start.stderr).not.toContain("\x1b[");
+    const send = cli("send", id!, "and", "more");
+    expect(send.status, send.stderr).toBe(0);
+    expect(send.stdout.trim()).toBe("FAKE REPLY: and more");
+    // The session outlives the commands: an MCP client sees it with both turns.
+    const listed = await m.call("list_sessions", { status_filter: "active" });
+    expect((listed.data.sessions as { session_id: string; turn_count: number }[]).find((s) => s.session_id === id)?.turn_count).toBe(2);
+    const ls = cli("ls");
+    expect(ls.stdout).toMatch(new RegExp(`^local\t${id}\t(ready|idle)\ttmux\t\\$\\d+\\.\\d+\t${cwd}\t`, "m"));
+    const kill = cli("kill", id!);
+    expect(kill.status, kill.stderr).toBe(0);
+    expect(JSON.parse(kill.stdout)).toMatchObject({ session_id: id, status: "killed" });
+    const audit = (await readAudit(w.stateDir)).filter((l) => l.session_id === id && l.actor === `cli:${userInfo().username}`);
+    expect(audit.map((l) => [l.tool, l.outcome])).toEqual([
+      ["start_session", "ok"],
+      ["wait_for_completion", "ok"],
+      ["send_message", "ok"],
+      ["kill_session", "ok"],
+    ]);
+  });
+
+  it("start refuses what start_session refuses, with the code, and starts nothing", async () => {
+    const missing = cli("start", w.dir("cli-bad") + "/nope");
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/claude-sessions: [A-Z_]+: .*nope/);
+    const mode = cli("start", w.dir("cli-bad"), "--permission-mode", "yolo");
+    expect(mode.status).toBe(1);
+    expect(mode.stderr).toContain("INVALID_ARGUMENT");
+    expect(mode.stderr).toContain("permission_mode");
+    const unknown = cli("start", w.dir("cli-bad"), "--frobnicate");
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain("INVALID_ARGUMENT");
+    const all = await m.call("list_sessions", { status_filter: "all" });
+    expect((all.data.sessions as { cwd: string }[]).filter((s) => s.cwd.includes("cli-bad"))).toEqual([]);
+  });
+
+  it("run prints the answer and exits 0; a failed turn exits non-zero naming it", async () => {
+    const cwd = w.dir("cli-run");
+    const ok = cli("run", cwd, "--backend", "tmux", "what", "is", "2+2");
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toBe("FAKE REPLY: what is 2+2\n");
+    const failed = cli("run", cwd, "--backend", "tmux", "FAKE_FAIL:overloaded");
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toBe("");
+    expect(failed.stderr).toContain("TURN_FAILED");
+    expect(failed.stderr).toContain("API Error: overloaded");
+    const refused = cli("run", w.dir("cli-run") + "/missing", "--backend", "tmux", "hi");
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/claude-sessions: [A-Z_]+: /);
+    // Without --keep the sessions end when the answer is in (their records stay, resumable).
+    const all = (await m.call("list_sessions", { status_filter: "all" })).data.sessions as { cwd: string; status: string }[];
+    const runs = all.filter((s) => s.cwd === cwd);
+    expect(runs).toHaveLength(2);
+    for (const s of runs) expect(["killed", "dead", "exited", "stopped"]).toContain(s.status);
+  });
+
+  it("resume brings an ended session back and --wait prints the reply", async () => {
+    const cwd = w.dir("cli-resume");
+    const start = cli("start", cwd, "--prompt", "remember me", "--wait");
+    expect(start.status, start.stderr).toBe(0);
+    const id = start.stdout.split("\t")[0]!;
+    expect(cli("kill", id).status).toBe(0);
+    const resumed = cli("resume", id, "--message", "welcome back", "--wait");
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const [first, reply] = resumed.stdout.trim().split("\n");
+    expect(first!.split("\t")[0]).toBe(id);
+    expect(reply).toBe("FAKE REPLY: welcome back");
+    expect(cli("kill", id).status).toBe(0);
+  });
 });
