@@ -5,9 +5,10 @@ import { spawnSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { readAudit } from "../../src/store/audit.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, hasPty, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
 
 const run = tmuxOrSkip();
+const pty = await hasPty();
 
 describe.runIf(run)("claude-sessions CLI (tmux)", () => {
   let w: World;
@@ -144,5 +145,20 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     expect(first!.split("\t")[0]).toBe(id);
     expect(reply).toBe("FAKE REPLY: welcome back");
     expect(cli("kill", id).status).toBe(0);
+  });
+
+  it.runIf(pty)("on a terminal a progress line shows the status, the time and the tokens while the turn runs", async () => {
+    const { spawn } = await import("node-pty");
+    const cwd = w.dir("cli-progress");
+    const term = spawn(process.execPath, [CLI, "run", cwd, "--backend", "tmux", "FAKE_SLOW:2500 slowly"], { cwd: w.root, env: w.env, cols: 160, rows: 20 });
+    let screen = "";
+    term.onData((d) => (screen += d));
+    const code = await new Promise<number>((ok) => term.onExit((e) => ok(e.exitCode)));
+    expect(code, screen).toBe(0);
+    const id = /\r\x1b\[K\S+ ([a-z0-9]{10}) busy · /.exec(screen)?.[1];
+    expect(id, screen).toBeDefined();
+    expect(screen).toMatch(new RegExp(`${id} busy · [12]s · \\d+(\\.\\d+k)? tokens \\(\\d+(\\.\\d+k)? out\\)`));
+    // The line is cleared before the answer, which is printed plainly.
+    expect(screen).toMatch(/\r\x1b\[KFAKE REPLY: FAKE_SLOW:2500 slowly\r\n/);
   });
 });
