@@ -18,8 +18,8 @@ describe("ls lines", () => {
 
 describe("the progress line", () => {
   it("shows the session, its status, the elapsed time and the tokens so far", () => {
-    const usage = { input_tokens: 10, output_tokens: 1500, cache_creation_input_tokens: 0, cache_read_input_tokens: 20_000 };
+    const usage = { input_tokens: 10, output_tokens: 1500, cache_creation_input_tokens: 0, cache_read_input_tokens: 20_000, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0 };
     expect(progressText({ frame: 0, session: "abc", status: "busy", ms: 75_400, usage })).toBe("⠋ abc busy · 1m15s · 21.5k tokens (1.5k out)");
-    expect(progressText({ frame: 1, ms: 900, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } })).toBe("⠙ starting … · 0s · 0 tokens (0 out)");
+    expect(progressText({ frame: 1, ms: 900, usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0 } })).toBe("⠙ starting … · 0s · 0 tokens (0 out)");
   });
 });
