@@ -84,12 +84,14 @@ async function serveHttp(args: string[]): Promise<void> {
   // Loaded only here: the HTTP transport and the web view are memory a stdio server never needs.
   const { httpLimits, parseListen, startHttp } = await import("./server/http/index.js");
   const { loadToken } = await import("./server/http/token.js");
+  const { parseWebRoots } = await import("./server/http/work.js");
+  const webRoots = parseWebRoots(process.env);
   const listen = parseListen(spec);
   const limits = httpLimits(process.env);
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });

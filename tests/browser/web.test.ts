@@ -32,12 +32,27 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
 
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
-    srv = await startHttpServer(w);
+    // The page may start sessions in the world's work directory only (CLAUDE_SESSIONS_WEB_ROOTS).
+    srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: w.work });
     mcp = await connectHttp(srv.url, srv.token);
     one = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
     two = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
     browser = await launchChromium(CHROMIUM!, w.home);
-    page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+    // Notifications allowed, as a person who clicked "Notify me" and said yes; each one the page raises is recorded.
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 }, permissions: ["notifications"] });
+    await context.addInitScript(`{
+      const Real = window.Notification;
+      const seen = (window.__notes = []);
+      class Recorded extends Real {
+        constructor(title, o) {
+          super(title, o);
+          seen.push(title);
+        }
+      }
+      Object.defineProperty(Recorded, "permission", { get: () => Real.permission });
+      window.Notification = Recorded;
+    }`);
+    page = await context.newPage();
   }, 60_000);
   afterAll(async () => {
     if (process.env.CS_SCREENSHOTS === "1" && shots.length) {
@@ -116,6 +131,77 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(listed.sessions.find((s) => s.session_id === two)?.status).toBe("dead");
   }, 60_000);
 
+  it("starts a session from the form, in an allowed folder only, and shows its answer", async () => {
+    await page.goto(`${srv.url}/#/new`);
+    await page.waitForSelector("#start-view:not([hidden])");
+    // The allowed root and the recent folders of sessions are offered.
+    await until(async () => (await page.locator("#cwd-options option").count()) >= 3, 10_000);
+    const offered = await page.$$eval("#cwd-options option", (os) => os.map((o) => (o as unknown as { value: string }).value));
+    expect(offered).toEqual(expect.arrayContaining([w.work, join(w.work, "api-server"), join(w.work, "web-client")]));
+    // Outside the allowed folders: refused in words, nothing started.
+    await page.fill("#f-cwd", w.home);
+    await page.click("#start button[type=submit]");
+    await until(async () => (await page.textContent("#start-error"))?.includes("PERMISSION_DENIED"), 10_000);
+    expect(await page.textContent("#start-error")).toContain("CLAUDE_SESSIONS_WEB_ROOTS");
+    const cwd = w.dir("from-the-form");
+    await page.fill("#f-cwd", cwd);
+    await page.fill("#f-prompt", "hello from the form");
+    await page.selectOption("#f-mode", "acceptEdits");
+    await page.fill("#f-team", "frontend");
+    await shot("start");
+    await page.click("#start button[type=submit]");
+    await page.waitForURL(/#\/s\//);
+    const id = decodeURIComponent(new URL(page.url()).hash.slice("#/s/".length));
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the form"), 15_000);
+    // The same session through MCP: started by start_session with the form's options, audited with the page as actor.
+    const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; cwd: string; permission_mode?: string; team_name?: string }> }>("list_sessions", {});
+    expect(listed.sessions.find((s) => s.session_id === id)).toMatchObject({ cwd, permission_mode: "acceptEdits", team_name: "frontend" });
+    const refused = await mcp.callOk<{ sessions: Array<{ cwd: string }> }>("list_sessions", { status_filter: "all" });
+    expect(refused.sessions.filter((s) => s.cwd === w.home)).toEqual([]);
+  }, 60_000);
+
+  it("raises a notification and counts in the title when a session needs you, and answers it with a key", async () => {
+    // The first session finished a turn while the list was shown: it counts until it is looked at.
+    await page.goto(`${srv.url}/#/`);
+    await page.waitForSelector(`tr[data-id="${one}"].needs-look`);
+    expect(await page.title()).toBe("(1) claude-sessions");
+    await page.goto(`${srv.url}/#/s/${one}`);
+    await page.waitForSelector("#session-view:not([hidden])");
+    await page.goto(`${srv.url}/#/`);
+    await until(async () => (await page.title()) === "claude-sessions", 5_000);
+    await mcp.callOk("send_message", { session_id: one, message: "FAKE_BASH:echo needs you", wait_for_response: false });
+    await until(async () => (await page.title()) === "(1) claude-sessions", 10_000);
+    const notes = (await page.evaluate("window.__notes")) as string[];
+    expect(notes).toContain(`claude-sessions: ${one} waits for permission: Bash`);
+    // Only the sessions that need you.
+    await page.check("#needs-filter");
+    expect(await row(one).isVisible()).toBe(true);
+    expect(await row(two).isVisible()).toBe(false);
+    await shot("needs-you");
+    // n opens the next session that needs you; a allows.
+    await page.evaluate("document.activeElement.blur()"); // keys typed into a field stay text
+    await page.keyboard.press("n");
+    await page.waitForSelector("#permission:not([hidden])");
+    expect(await page.textContent("#s-id")).toBe(one);
+    await page.keyboard.press("a");
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE: ran echo needs you"), 10_000);
+    await until(async () => (await page.title()) === "claude-sessions", 10_000);
+    await page.goto(`${srv.url}/#/`);
+    await page.uncheck("#needs-filter");
+  }, 60_000);
+
+  it("resumes an ended session from its page with a prompt", async () => {
+    await mcp.callOk("kill_session", { session_id: one });
+    await page.goto(`${srv.url}/#/s/${one}`);
+    await page.waitForSelector("#ended:not([hidden])");
+    await page.fill("#message", "welcome back");
+    await page.click("#resume");
+    await page.waitForSelector("#ended", { state: "hidden" });
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: welcome back"), 15_000);
+    const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    expect(listed.sessions.find((s) => s.session_id === one)?.status).toMatch(/^(ready|idle|busy)$/);
+  }, 60_000);
+
   it("fits a phone-sized screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
@@ -126,5 +212,9 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.goto(`${srv.url}/#/s/${one}`);
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the api"), 10_000);
     await shot("session-phone");
+    await page.goto(`${srv.url}/#/new`);
+    await page.waitForSelector("#start-view:not([hidden])");
+    expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))).toBeLessThanOrEqual(0);
+    await shot("start-phone");
   }, 60_000);
 });
