@@ -122,6 +122,7 @@
       );
     }
     $("#ended").hidden = !ENDED.has(r.status);
+    if (CS.onSession) CS.onSession(r);
     unseen.delete(r.session_id);
     const row = rows.get(r.session_id);
     if (row) renderRow(row);
@@ -199,12 +200,17 @@
   }
   $("#logout").addEventListener("click", () => post("/logout").catch(() => {}).finally(() => (location.href = "/login")));
 
+  // More pages (history.js): { match: RegExp, view: "#id", open(match) }.
+  const CS = (window.CS = { $, el, post, act, routes: [], rows, current: () => current });
   function route() {
     const m = /^#\/s\/(.+)$/.exec(location.hash);
     const starting = location.hash === "#/new";
-    $("#list-view").hidden = Boolean(m) || starting;
+    const other = CS.routes.map((r) => [r, r.match.exec(location.hash)]).find(([, x]) => x);
+    for (const r of CS.routes) $(r.view).hidden = !other || other[0] !== r;
+    $("#list-view").hidden = Boolean(m) || starting || Boolean(other);
     $("#session-view").hidden = !m;
     $("#start-view").hidden = !starting;
+    if (other) other[0].open(other[1]);
     if (starting) openStart();
     if (m) openSession(decodeURIComponent(m[1]));
     else if (sessionFeed) {

@@ -21,7 +21,7 @@ import { respondPermission } from "../tools/respond-permission.js";
 import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
-import { answerFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
+import { adoptFromPage, answerFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
 const XTERM = join(dirname(createRequire(import.meta.url).resolve("@xterm/xterm")), "..");
@@ -29,6 +29,7 @@ const MAX_BODY = 256 * 1024;
 
 const ASSETS: Record<string, [string, string]> = {
   "/assets/app.js": [join(WEB, "app.js"), "text/javascript"],
+  "/assets/history.js": [join(WEB, "history.js"), "text/javascript"],
   "/assets/style.css": [join(WEB, "style.css"), "text/css"],
   "/assets/xterm.js": [join(XTERM, "lib", "xterm.js"), "text/javascript"],
   "/assets/xterm.css": [join(XTERM, "css", "xterm.css"), "text/css"],
@@ -135,9 +136,12 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     return send(res, 303, "", "text/plain", { location: "/login", "set-cookie": "cs_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" });
   }
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer)$/.exec(path);
-  if (!m && path !== "/api/start") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
+  const read = /^\/api\/read\/([a-z_]+)$/.exec(path);
+  if (!m && !read && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
     const body = await bodyJson(req);
+    if (read) return json(res, 200, await readFromPage(svc, read[1]!, body, v.actor, router));
+    if (path === "/api/adopt") return json(res, 200, await adoptFromPage(svc, roots, body, v.actor, router));
     if (!m) return json(res, 200, await startFromPage(svc, roots, body, v.actor, router));
     json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), body, v.actor, router));
   } catch (e) {

@@ -13,8 +13,9 @@ import { PERMISSION_MODES } from "../../core/modes.js";
 import { SessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import { callTool } from "../call.js";
-import type { CallRouter } from "../tool.js";
+import type { CallRouter, Tool } from "../tool.js";
 import { answerPrompt } from "../tools/answer-prompt.js";
+import { HISTORY_TOOLS } from "../tools/history.js";
 import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
 import { startSession } from "../tools/start-session.js";
@@ -109,4 +110,22 @@ export function resumeFromPage(svc: SessionService, id: string, body: Record<str
 
 export function answerFromPage(svc: SessionService, id: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<api.AnswerPromptOutput> {
   return callTool(svc, answerPrompt, { session_id: id, choice: answerBody.parse(body).choice }, { actor }, router ? { router } : {});
+}
+
+/** A conversation this server did not start (a search hit): resume_session adopts it — in an allowed folder only. */
+const adoptBody = z.strictObject({ claude_session_id: z.string(), cwd: z.string(), message: z.string().optional(), fork: z.boolean().optional() });
+
+export async function adoptFromPage(svc: SessionService, roots: readonly string[], body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<api.ResumeOutput> {
+  const b = given(adoptBody.parse(body));
+  const cwd = await allowedCwd(roots, b.cwd ?? "", false);
+  return callTool(svc, resumeSession, { ...b, cwd }, { actor }, router ? { router } : {});
+}
+
+/** The read-only history tools the page reads (search, a conversation's pages, the turns this server ran). */
+const READABLE = new Map<string, Tool<unknown>>(HISTORY_TOOLS.filter((t) => t.annotations.readOnlyHint).map((t) => [t.name, t as Tool<unknown>]));
+
+export function readFromPage(svc: SessionService, name: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<unknown> {
+  const tool = READABLE.get(name);
+  if (!tool) throw new SessionError("INVALID_ARGUMENT", `the page reads ${[...READABLE.keys()].join(", ")}; not ${JSON.stringify(name)}.`);
+  return callTool(svc, tool, body, { actor }, router ? { router } : {});
 }
