@@ -75,6 +75,8 @@
     Object.assign(r, change);
     if (change.pending_permission === null) delete r.pending_permission;
     renderRow(r);
+    // The totals come once a turn's usage is recorded: the session page's turns and the cost page follow them.
+    if ("total_cost_usd" in change && CS.onTotals) CS.onTotals(r);
     return true;
   }
   function openList() {
@@ -143,6 +145,8 @@
     current = { session_id: id };
     $("#s-id").textContent = id;
     $("#transcript").replaceChildren();
+    $("#turns tbody").replaceChildren();
+    $("#budget").textContent = "";
     $("#error").textContent = "";
     if (term) term.reset();
     sessionFeed = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);

@@ -141,6 +141,15 @@
     clearTimeout(turnsTimer);
     turnsTimer = setTimeout(() => showTurns(r.session_id), 300);
   };
+  let costTimer = null;
+  CS.onTotals = (row) => {
+    const cur = CS.current();
+    if (cur && cur.session_id === row.session_id && !$("#session-view").hidden) CS.onSession(cur);
+    if (!$("#cost-view").hidden) {
+      clearTimeout(costTimer);
+      costTimer = setTimeout(() => void showCost(), 300);
+    }
+  };
   async function showTurns(id) {
     const r = await read("get_execution_history", { session_id: id, limit: 50 }).catch(() => null);
     if (!r || !CS.current() || CS.current().session_id !== id) return;

@@ -21,6 +21,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
   let page: Page;
   let one: string;
   let two: string;
+  let formId: string;
   const shots: string[] = [];
 
   const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
@@ -152,6 +153,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.click("#start button[type=submit]");
     await page.waitForURL(/#\/s\//);
     const id = decodeURIComponent(new URL(page.url()).hash.slice("#/s/".length));
+    formId = id;
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the form"), 15_000);
     // The same session through MCP: started by start_session with the form's options, audited with the page as actor.
     const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; cwd: string; permission_mode?: string; team_name?: string }> }>("list_sessions", {});
@@ -202,6 +204,56 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(listed.sessions.find((s) => s.session_id === one)?.status).toMatch(/^(ready|idle|busy)$/);
   }, 60_000);
 
+  it("searches every conversation, highlights the match safely, opens the hit and resumes it", async () => {
+    await mcp.callOk("send_message", { session_id: formId, message: "zebra <b>not bold</b>" });
+    await mcp.callOk("kill_session", { session_id: formId });
+    // The index follows the transcripts in the background: wait until the tool finds it.
+    await until(async () => (await mcp.callOk<{ results: unknown[] }>("search_conversations", { query: "zebra" })).results.length > 0, 20_000);
+    await page.goto(`${srv.url}/#/history`);
+    await page.fill("#q", "zebra");
+    await page.click("#search button[type=submit]");
+    await page.waitForSelector("#hits li");
+    expect(await page.$$eval("#hits mark", (ms) => ms.map((m) => m.textContent))).toContain("zebra");
+    // The message's markup is text, never HTML.
+    expect(await page.locator("#hits b").count()).toBe(0);
+    expect(await page.textContent("#hits .snippet")).toContain("<b>not bold</b>");
+    await shot("search");
+    await page.click("#hits li a");
+    await page.waitForSelector("#conversation-view:not([hidden]) .msg.hit");
+    expect(await page.textContent("#c-items .msg.hit")).toContain("zebra <b>not bold</b>");
+    expect(await page.textContent("#c-items")).toContain("hello from the form");
+    await shot("conversation");
+    await page.click("#c-resume");
+    await page.waitForURL(new RegExp(`#/s/${formId}$`));
+    await until(async () => /^(ready|idle)$/.test((await page.textContent("#s-status")) ?? ""), 15_000);
+    await page.fill("#message", "back from the search");
+    await page.click("#send button[type=submit]");
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: back from the search"), 15_000);
+    // The session's turns, with what each cost.
+    await until(async () => (await page.textContent("#turns tbody"))?.includes("back from the search"), 10_000);
+    expect(await page.textContent("#turns tbody")).toContain("zebra");
+    expect(await page.textContent("#turns tbody")).not.toContain("hello from the api"); // another session's
+  }, 90_000);
+
+  it("shows what sessions cost: per session (with budget left), per team and per day", async () => {
+    const b = await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("budgeted"), max_budget_usd: 5, team_name: "backend" });
+    await mcp.callOk("send_message", { session_id: b.session_id, message: "spend a little" });
+    await page.goto(`${srv.url}/#/cost`);
+    const costRow = page.locator(`#cost-sessions tr[data-id="${b.session_id}"]`);
+    // The session's cost as list_sessions has it, once its turn's usage is recorded; the page follows it live.
+    const cost = await until(async () => {
+      const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null }> }>("list_sessions", {});
+      const c = listed.sessions.find((s) => s.session_id === b.session_id)?.total_cost_usd;
+      return typeof c === "number" && c > 0 ? c : undefined;
+    }, 15_000);
+    await until(async () => (await costRow.locator("td.cost").textContent()) === `$${cost.toFixed(4)}`, 10_000);
+    expect(await costRow.locator("td.budget").textContent()).toBe(`$${(5 - cost).toFixed(4)} of $5`);
+    expect(await page.textContent("#cost-teams")).toContain("backend");
+    const today = new Date().toISOString().slice(0, 10);
+    await until(async () => Number(await page.locator(`#cost-chart rect[data-day="${today}"]`).getAttribute("data-cost")) > 0, 10_000);
+    await shot("cost");
+  }, 60_000);
+
   it("fits a phone-sized screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
@@ -216,5 +268,12 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.waitForSelector("#start-view:not([hidden])");
     expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))).toBeLessThanOrEqual(0);
     await shot("start-phone");
+    for (const hash of ["#/history/zebra", "#/cost"]) {
+      await page.goto(`${srv.url}/${hash}`);
+      await page.waitForSelector("main:not([hidden]):not(#list-view)");
+      await page.waitForTimeout(300);
+      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(0);
+    }
+    await shot("cost-phone");
   }, 60_000);
 });
