@@ -143,6 +143,8 @@
   function openSession(id) {
     if (sessionFeed) sessionFeed.close();
     current = { session_id: id };
+    // Looked at: it no longer counts as finished-while-away.
+    if (unseen.delete(id) && rows.get(id)) renderRow(rows.get(id));
     $("#s-id").textContent = id;
     $("#transcript").replaceChildren();
     $("#turns tbody").replaceChildren();

@@ -137,7 +137,11 @@
 
   // ---------------------------------------------------------------- a session's turns and budget
   let turnsTimer = null;
+  let reviewed = null;
   CS.onSession = (r) => {
+    $("#review").hidden = !r.branch;
+    if (r.branch && reviewed !== r.session_id) void showReview(r.session_id);
+    if (!r.branch) reviewed = null;
     clearTimeout(turnsTimer);
     turnsTimer = setTimeout(() => showTurns(r.session_id), 300);
   };
@@ -165,6 +169,29 @@
     const spent = row && typeof row.total_cost_usd === "number" ? row.total_cost_usd : null;
     $("#budget").textContent = row && typeof row.max_budget_usd === "number" ? `Budget: ${money(spent)} of $${row.max_budget_usd} spent, $${Math.max(0, row.max_budget_usd - (spent || 0)).toFixed(4)} left.` : spent !== null ? `Cost so far: ${money(spent)}.` : "";
   }
+
+  // ---------------------------------------------------------------- a worktree session's changes (read-only)
+  async function showReview(id) {
+    reviewed = id;
+    const res = await fetch(`/api/sessions/${encodeURIComponent(id)}/review`);
+    const r = await res.json().catch(() => ({}));
+    if (!CS.current() || CS.current().session_id !== id) return;
+    if (!res.ok) {
+      $("#r-files").replaceChildren(el("li", "error", r.error ? `${r.error.code}: ${r.error.message}` : `HTTP ${res.status}`));
+      $("#r-diff").replaceChildren();
+      return;
+    }
+    $("#r-branch").textContent = r.branch;
+    $("#r-ahead").textContent = `${r.ahead} ahead, ${r.behind} behind ${r.base}`;
+    const files = [...r.files.map((f) => [f.status, f.path]), ...r.untracked.map((p) => ["?", p])];
+    $("#r-files").replaceChildren(...(files.length ? files.map(([st, p]) => el("li", `file st-${st === "?" ? "U" : st}`, `${st} ${p}`)) : [el("li", "muted", "No changes.")]));
+    const lines = r.diff.split("\n").slice(0, 5000);
+    $("#r-diff").replaceChildren(
+      ...lines.map((l) => el("span", l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : l.startsWith("@@") ? "hunk" : "", l + "\n")),
+      ...(r.truncated || lines.length < r.diff.split("\n").length ? [el("span", "muted", "… (cut: the diff is longer than the page shows)")] : []),
+    );
+  }
+  $("#r-refresh").addEventListener("click", () => CS.current() && void showReview(CS.current().session_id));
 
   // ---------------------------------------------------------------- cost
   const SVG = "http://www.w3.org/2000/svg";
@@ -217,7 +244,7 @@
         .sort((a, b) => (b.total_cost_usd || 0) - (a.total_cost_usd || 0))
         .map((r) => {
           const tr = el("tr");
-          tr.dataset.id = r.session_id;
+          tr.dataset.session = r.session_id;
           const link = el("a", "", r.session_id);
           link.href = `#/s/${encodeURIComponent(r.session_id)}`;
           const left = typeof r.max_budget_usd === "number" ? `$${Math.max(0, r.max_budget_usd - (r.total_cost_usd || 0)).toFixed(4)} of $${r.max_budget_usd}` : "";

@@ -3,7 +3,8 @@
  * against the built server as `serve --http`, real tmux on a private socket and the fake claude.
  * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (the README shows them).
  */
-import { copyFileSync, mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -164,15 +165,19 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
 
   it("raises a notification and counts in the title when a session needs you, and answers it with a key", async () => {
     // The first session finished a turn while the list was shown: it counts until it is looked at.
+    const count = async () => Number(/^\((\d+)\) claude-sessions$/.exec(await page.title())?.[1] ?? 0);
     await page.goto(`${srv.url}/#/`);
     await page.waitForSelector(`tr[data-id="${one}"].needs-look`);
-    expect(await page.title()).toBe("(1) claude-sessions");
+    const before = await count();
+    expect(before).toBeGreaterThanOrEqual(1);
     await page.goto(`${srv.url}/#/s/${one}`);
     await page.waitForSelector("#session-view:not([hidden])");
     await page.goto(`${srv.url}/#/`);
-    await until(async () => (await page.title()) === "claude-sessions", 5_000);
+    await page.waitForSelector(`tr[data-id="${one}"]:not(.needs-look)`);
+    const base = before - 1;
+    expect(await count()).toBe(base);
     await mcp.callOk("send_message", { session_id: one, message: "FAKE_BASH:echo needs you", wait_for_response: false });
-    await until(async () => (await page.title()) === "(1) claude-sessions", 10_000);
+    await until(async () => (await count()) === base + 1, 10_000);
     const notes = (await page.evaluate("window.__notes")) as string[];
     expect(notes).toContain(`claude-sessions: ${one} waits for permission: Bash`);
     // Only the sessions that need you.
@@ -187,7 +192,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(await page.textContent("#s-id")).toBe(one);
     await page.keyboard.press("a");
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE: ran echo needs you"), 10_000);
-    await until(async () => (await page.title()) === "claude-sessions", 10_000);
+    await until(async () => (await count()) === base, 10_000);
     await page.goto(`${srv.url}/#/`);
     await page.uncheck("#needs-filter");
   }, 60_000);
@@ -239,7 +244,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     const b = await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("budgeted"), max_budget_usd: 5, team_name: "backend" });
     await mcp.callOk("send_message", { session_id: b.session_id, message: "spend a little" });
     await page.goto(`${srv.url}/#/cost`);
-    const costRow = page.locator(`#cost-sessions tr[data-id="${b.session_id}"]`);
+    const costRow = page.locator(`#cost-sessions tr[data-session="${b.session_id}"]`);
     // The session's cost as list_sessions has it, once its turn's usage is recorded; the page follows it live.
     const cost = await until(async () => {
       const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null }> }>("list_sessions", {});
@@ -252,6 +257,36 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     const today = new Date().toISOString().slice(0, 10);
     await until(async () => Number(await page.locator(`#cost-chart rect[data-day="${today}"]`).getAttribute("data-cost")) > 0, 10_000);
     await shot("cost");
+  }, 60_000);
+
+  it("shows a worktree session's changes: files, diff, ahead and behind its base (read-only)", async () => {
+    const repo = w.dir("repo");
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo, "README.md"), "first line\n");
+    git("add", "README.md");
+    git("commit", "-qm", "one");
+    const s = await mcp.callOk<{ session_id: string; worktree: { path: string } }>("start_session", { cwd: repo, worktree: true });
+    const wt = s.worktree.path;
+    // What Claude would do in it: a commit, an edit not committed yet, a new file.
+    writeFileSync(join(wt, "lib.txt"), "library\n");
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "lib.txt"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "lib"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    appendFileSync(join(wt, "README.md"), "a <script>changed</script> line\n");
+    writeFileSync(join(wt, "new.txt"), "untracked\n");
+    // And main moves on.
+    writeFileSync(join(repo, "other.txt"), "x\n");
+    git("add", "other.txt");
+    git("commit", "-qm", "two");
+    await page.goto(`${srv.url}/#/s/${s.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    expect(await page.textContent("#r-branch")).toBeTruthy();
+    expect(await page.textContent("#r-ahead")).toBe("1 ahead, 1 behind main");
+    expect(await page.$$eval("#r-files li", (ls) => ls.map((l) => l.textContent))).toEqual(["M README.md", "A lib.txt", "? new.txt"]);
+    expect(await page.textContent("#r-diff")).toContain("+a <script>changed</script> line");
+    expect(await page.locator("#r-diff .add").count()).toBe(2);
+    await shot("review", true);
+    await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 60_000);
 
   it("fits a phone-sized screen", async () => {

@@ -21,6 +21,7 @@ import { respondPermission } from "../tools/respond-permission.js";
 import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
+import { reviewWorktree } from "./review.js";
 import { adoptFromPage, answerFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
@@ -103,6 +104,11 @@ async function control(svc: SessionService, action: string, id: string, body: Re
 }
 
 /** `roots`: the directories the page may start sessions in (CLAUDE_SESSIONS_WEB_ROOTS, see work.ts). */
+function failed(res: ServerResponse, e: unknown): void {
+  const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
+  json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
+}
+
 export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL, router?: CallRouter, roots: readonly string[] = []): Promise<void> {
   const path = url.pathname;
   const asset = ASSETS[path];
@@ -125,6 +131,8 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     if (path === "/api/me") return json(res, 200, { csrf: v.csrf ?? null });
     if (path === "/api/events") return listFeed(svc, openFeed(res), router);
     if (path === "/api/start-options") return json(res, 200, await startOptions(svc, roots, v.actor, router));
+    const rv = /^\/api\/sessions\/([^/]+)\/review$/.exec(path);
+    if (rv) return await reviewWorktree(svc, api.sessionId.parse(decodeURIComponent(rv[1]!))).then((r) => json(res, 200, r), (e: unknown) => failed(res, e));
     const m = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
     if (m) return sessionFeed(svc, api.sessionId.parse(decodeURIComponent(m[1]!)), openFeed(res), router);
     return json(res, 404, { error: { code: "NOT_FOUND", message: "no such page" } });
@@ -145,7 +153,6 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     if (!m) return json(res, 200, await startFromPage(svc, roots, body, v.actor, router));
     json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), body, v.actor, router));
   } catch (e) {
-    const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
-    json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
+    failed(res, e);
   }
 }
