@@ -77,6 +77,7 @@
     renderRow(r);
     // The totals come once a turn's usage is recorded: the session page's turns and the cost page follow them.
     if ("total_cost_usd" in change && CS.onTotals) CS.onTotals(r);
+    if (CS.onRows) CS.onRows();
     return true;
   }
   function openList() {
@@ -91,6 +92,7 @@
       for (const r of all) rows.set(r.session_id, r);
       for (const r of all) renderRow(r);
       $("#empty").hidden = rows.size > 0;
+      if (CS.onRows) CS.onRows();
     });
     // A session this page has not seen: reopen the feed, which starts with a fresh snapshot.
     listFeed.addEventListener("change", (e) => merge(JSON.parse(e.data)) || openList());

@@ -260,4 +260,58 @@
     $("#cost-chart").replaceChildren(chart(byDay, 14));
   }
   CS.routes.push({ match: /^#\/cost$/, view: "#cost-view", open: () => void showCost() });
+
+  // ---------------------------------------------------------------- teams: members with node and status; broadcast
+  function showTeams() {
+    const teams = new Map();
+    for (const r of CS.rows.values()) if (r.team_name) (teams.get(r.team_name) || teams.set(r.team_name, []).get(r.team_name)).push(r);
+    $("#no-teams").hidden = teams.size > 0;
+    $("#teams").replaceChildren(
+      ...[...teams].sort((a, b) => a[0].localeCompare(b[0])).map(([name, members]) => {
+        const sec = el("section", "team");
+        sec.dataset.team = name;
+        sec.append(el("h3", "", `${name} (${members.filter((m) => !["dead", "error", "zombie"].includes(m.status)).length} live of ${members.length})`));
+        const table = el("table", "compact");
+        for (const m of members) {
+          const tr = el("tr");
+          tr.dataset.member = m.session_id;
+          const a = el("a", "", m.teammate_name || m.session_id);
+          a.href = `#/s/${encodeURIComponent(m.session_id)}`;
+          const who = el("td");
+          who.append(a);
+          tr.append(who, el("td", "", m.node || "local"), el("td", "", ""), el("td", "cost", money(m.total_cost_usd)));
+          tr.children[2].append(el("span", `status ${m.status}`, m.status));
+          table.append(tr);
+        }
+        const form = el("form", "broadcast tools");
+        const input = el("input");
+        input.placeholder = `Send to every live member of ${name}…`;
+        input.required = true;
+        const btn = el("button", "", "Broadcast");
+        btn.type = "submit";
+        const out = el("span", "muted");
+        form.append(input, btn, out);
+        form.addEventListener("submit", async (e) => {
+          e.preventDefault();
+          out.textContent = "";
+          try {
+            const r = await post(`/api/teams/${encodeURIComponent(name)}/broadcast`, { message: input.value });
+            out.textContent = `sent to ${r.sent_count}${r.failed_count ? `, ${r.failed_count} failed: ${r.results.filter((x) => !x.message_sent).map((x) => `${x.session_id} ${x.error ? `${x.error.code}: ${x.error.message}` : ""}`).join("; ")}` : ""}`;
+            input.value = "";
+          } catch (err) {
+            out.textContent = err.message;
+          }
+        });
+        sec.append(table, form);
+        return sec;
+      }),
+    );
+  }
+  let teamsTimer = null;
+  CS.onRows = () => {
+    if ($("#teams-view").hidden) return;
+    clearTimeout(teamsTimer);
+    teamsTimer = setTimeout(showTeams, 200);
+  };
+  CS.routes.push({ match: /^#\/teams$/, view: "#teams-view", open: showTeams });
 })();

@@ -289,6 +289,21 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 60_000);
 
+  it("groups sessions by team with node and status, and broadcasts to a team", async () => {
+    await page.goto(`${srv.url}/#/teams`);
+    const frontend = page.locator('#teams section[data-team="frontend"]');
+    await frontend.waitFor();
+    expect(await page.locator(`#teams section[data-team="backend"] tr[data-member="${one}"]`).textContent()).toMatch(/^alicelocal(idle|ready)/);
+    expect(await frontend.locator(`tr[data-member="${two}"]`).textContent()).toMatch(/^boblocal(dead|zombie)/);
+    expect(await frontend.locator(`tr[data-member="${formId}"]`).count()).toBe(1);
+    await frontend.locator("input").fill("hello team");
+    await frontend.locator("button").click();
+    await until(async () => (await frontend.locator(".broadcast span").textContent())?.startsWith("sent to 1"), 10_000);
+    const done = await mcp.callOk<{ last_response?: string }>("wait_for_completion", { session_id: formId, timeout_ms: 10_000 });
+    expect(done.last_response).toBe("FAKE REPLY: hello team");
+    await shot("teams");
+  }, 60_000);
+
   it("fits a phone-sized screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
@@ -303,7 +318,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.waitForSelector("#start-view:not([hidden])");
     expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))).toBeLessThanOrEqual(0);
     await shot("start-phone");
-    for (const hash of ["#/history/zebra", "#/cost"]) {
+    for (const hash of ["#/history/zebra", "#/cost", "#/teams"]) {
       await page.goto(`${srv.url}/${hash}`);
       await page.waitForSelector("main:not([hidden]):not(#list-view)");
       await page.waitForTimeout(300);

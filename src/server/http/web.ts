@@ -22,7 +22,7 @@ import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 import { reviewWorktree } from "./review.js";
-import { adoptFromPage, answerFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
+import { adoptFromPage, answerFromPage, broadcastFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
 const XTERM = join(dirname(createRequire(import.meta.url).resolve("@xterm/xterm")), "..");
@@ -145,10 +145,12 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   }
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer)$/.exec(path);
   const read = /^\/api\/read\/([a-z_]+)$/.exec(path);
-  if (!m && !read && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
+  const team = /^\/api\/teams\/([^/]+)\/broadcast$/.exec(path);
+  if (!m && !read && !team && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
     const body = await bodyJson(req);
     if (read) return json(res, 200, await readFromPage(svc, read[1]!, body, v.actor, router));
+    if (team) return json(res, 200, await broadcastFromPage(svc, decodeURIComponent(team[1]!), body, v.actor, router));
     if (path === "/api/adopt") return json(res, 200, await adoptFromPage(svc, roots, body, v.actor, router));
     if (!m) return json(res, 200, await startFromPage(svc, roots, body, v.actor, router));
     json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), body, v.actor, router));

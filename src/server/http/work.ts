@@ -15,6 +15,7 @@ import type { SessionService } from "../../sessions/service.js";
 import { callTool } from "../call.js";
 import type { CallRouter, Tool } from "../tool.js";
 import { answerPrompt } from "../tools/answer-prompt.js";
+import { broadcastMessage } from "../tools/broadcast-message.js";
 import { HISTORY_TOOLS } from "../tools/history.js";
 import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
@@ -128,4 +129,11 @@ export function readFromPage(svc: SessionService, name: string, body: Record<str
   const tool = READABLE.get(name);
   if (!tool) throw new SessionError("INVALID_ARGUMENT", `the page reads ${[...READABLE.keys()].join(", ")}; not ${JSON.stringify(name)}.`);
   return callTool(svc, tool, body, { actor }, router ? { router } : {});
+}
+
+/** Broadcast to a team from the page: broadcast_message, not waiting for the replies (the page shows them live). */
+const broadcastBody = z.strictObject({ message: z.string() });
+
+export function broadcastFromPage(svc: SessionService, team: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<api.BroadcastOutput> {
+  return callTool(svc, broadcastMessage, { team_name: team, message: broadcastBody.parse(body).message, wait_for_response: false }, { actor }, router ? { router } : {});
 }
