@@ -12,8 +12,10 @@ import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./backends/capture.js";
 import { LAUNCH_SH } from "./backends/launcher.js";
 import { loadConfig, type Config } from "./config.js";
+import { operatorPrices } from "./price-file.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "./core/modes.js";
 import { HeadlessDriver } from "./drivers/headless/driver.js";
 import { HeadlessHost } from "./drivers/headless/host.js";
 import { TerminalDriver } from "./drivers/terminal/driver.js";
@@ -77,6 +79,8 @@ async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
 
 export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
+  // A bad operator price file stops the server here, naming the entry: a budget must never rest on a price ignored.
+  operatorPrices(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
     throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
@@ -119,11 +123,12 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // stale); nothing else waits for it.
   const history = new HistoryService({
     stateDir: cfg.stateDir,
+    retention: { keep: cfg.historyKeep, maxAgeMs: cfg.historyMaxAgeDays * 86_400_000 },
     configDir: cfg.claudeConfigDir,
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
   // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
-  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || 120_000, startTimeoutMs: cfg.startTimeoutMs });
+  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
   backends.headless = headless;
   runners.headless = runner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });

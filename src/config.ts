@@ -5,12 +5,26 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BackendKind } from "./core/events.js";
-import { isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
 
+/** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
+export const TOOLSET_NAMES = ["all", "core", "teams", "history", "admin"] as const;
+export type ToolsetName = (typeof TOOLSET_NAMES)[number];
+
+/** A comma list of toolset names (empty: all); an unknown name stops the server at start. */
+export function parseToolsets(v: string | undefined): ToolsetName[] {
+  const names = (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const bad = names.filter((n) => !(TOOLSET_NAMES as readonly string[]).includes(n));
+  if (bad.length) throw new Error(`CLAUDE_SESSIONS_TOOLSETS: unknown toolset ${bad.map((b) => JSON.stringify(b)).join(", ")} (the toolsets are ${TOOLSET_NAMES.join(", ")})`);
+  return names.length ? (names as ToolsetName[]) : ["all"];
+}
+
 export interface Config {
   stateDir: string;
+  /** CLAUDE_SESSIONS_TOOLSETS: the toolsets tools/list offers (default all). */
+  toolsets: ToolsetName[];
   /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
   claudeConfigDir: string;
   tmuxPath: string;
@@ -41,9 +55,13 @@ export interface Config {
   /**
    * CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: how long a terminal session's PermissionRequest hook waits for
    * respond_permission before Claude falls back to its on-screen dialog (0: no hook, the dialog only); a headless
-   * session's unanswered request is denied after it (0: the default 120 s).
+   * session's unanswered request is denied after it (0: the default, DEFAULT_PERMISSION_TIMEOUT_MS).
    */
   permissionTimeoutMs: number;
+  /** CLAUDE_SESSIONS_HISTORY_KEEP: the execution history keeps this many newest records (default 10,000). */
+  historyKeep: number;
+  /** CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS: and none older than this many days (0, the default: no age limit). */
+  historyMaxAgeDays: number;
   /**
    * CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: a turn whose screen shows neither work nor the input box nor a known prompt, with
    * no hook for this long, is reported as blocked (kind unknown) instead of staying busy until the caller's time-out.
@@ -120,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
+    toolsets: parseToolsets(env.CLAUDE_SESSIONS_TOOLSETS),
     claudeConfigDir: resolve(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")),
     tmuxPath: env.CLAUDE_SESSIONS_TMUX || "tmux",
     maxSessions: num(env, "MAX_CONCURRENT_SESSIONS", 10),
@@ -132,7 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),
-    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", 120_000, 0),
+    permissionTimeoutMs: num(env, "CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS", DEFAULT_PERMISSION_TIMEOUT_MS, 0),
+    historyKeep: num(env, "CLAUDE_SESSIONS_HISTORY_KEEP", 10_000, 1),
+    historyMaxAgeDays: num(env, "CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS", 0, 0),
     unknownScreenMs: num(env, "CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS", 10_000, 1000),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),

@@ -17,17 +17,12 @@
  * charge per request above a prompt size (a sum of usage cannot tell which requests crossed it).
  */
 import type { Usage } from "./claude/usage.js";
+import { operatorPrice, type ModelPrice } from "./price-file.js";
 
 export const PRICES_AS_OF = "2026-11-23";
 export const PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing";
 
-export interface ModelPrice {
-  input: number;
-  cache_write_5m: number;
-  cache_write_1h: number;
-  cache_read: number;
-  output: number;
-}
+export type { ModelPrice };
 
 const p = (input: number, cache_write_5m: number, cache_write_1h: number, cache_read: number, output: number): ModelPrice => ({
   input,
@@ -79,9 +74,11 @@ export function canonicalModel(model: string): string {
 
 const lookups = new Map<string, ModelPrice | undefined>();
 
+/** The operator's price (CLAUDE_SESSIONS_PRICES) for the model, else the table's. */
 export function priceOf(model: string): ModelPrice | undefined {
   if (lookups.has(model)) return lookups.get(model);
-  const price = PRICES[canonicalModel(model)];
+  const key = canonicalModel(model);
+  const price = operatorPrice(key, model) ?? PRICES[key];
   if (lookups.size < 1000) lookups.set(model, price);
   return price;
 }
@@ -112,14 +109,23 @@ export function costOf(usage: Usage, model: string): Cost {
 }
 
 export function unpricedNote(models: string[]): string {
-  return `no price for ${models.join(", ")} in the table of ${PRICES_AS_OF} (src/pricing.ts); its tokens are counted but not priced`;
+  return `no price for ${models.join(", ")} in the table of ${PRICES_AS_OF} (src/pricing.ts) or the operator's price file (CLAUDE_SESSIONS_PRICES); its tokens are counted but not priced`;
+}
+
+/** The CLI's model aliases: resolved by the CLI to a model the transcript names (and the turn is priced by that). */
+const ALIASES = new Set(["default", "opus", "sonnet", "haiku", "opusplan", "best"]);
+
+/** The model can be priced, or is an alias the CLI resolves (its turns are checked once they name the model). */
+export function pricedOrAlias(model: string): boolean {
+  const m = model.trim().toLowerCase().replace(/\[[^\]]*\]$/, "");
+  return ALIASES.has(m) || priceOf(model) !== undefined;
 }
 
 /**
  * Cost of usage split by model: the sum over priced models, null when none is priced, and the models left
  * unpriced (a non-empty list means the sum is incomplete).
  */
-export function costOfModels(byModel: Record<string, Usage>): { cost_usd: number | null; unpriced_models: string[]; note?: string } {
+export function costOfModels(byModel: Record<string, Usage>): { cost_usd: number | null; cost_complete: boolean; unpriced_models: string[]; note?: string } {
   let sum = 0;
   let priced = 0;
   const unpriced: string[] = [];
@@ -131,8 +137,9 @@ export function costOfModels(byModel: Record<string, Usage>): { cost_usd: number
       priced++;
     }
   }
-  const out: { cost_usd: number | null; unpriced_models: string[]; note?: string } = {
+  const out: { cost_usd: number | null; cost_complete: boolean; unpriced_models: string[]; note?: string } = {
     cost_usd: priced > 0 || unpriced.length === 0 ? round6(sum) : null,
+    cost_complete: unpriced.length === 0,
     unpriced_models: unpriced,
   };
   if (unpriced.length > 0) out.note = unpricedNote(unpriced);

@@ -196,7 +196,9 @@ export async function claudeKilled(runs) {
       process.kill(claude[0], "SIGKILL");
       const r = await waiting;
       out.worstRecoveryMs = Math.max(out.worstRecoveryMs, performance.now() - t0);
-      if (!r.ok || r.data.final_state !== "dead") fail(`send_message ended ${r.ok ? `with final_state ${r.data.final_state}` : `with ${r.error?.code}`}`);
+      // A turn whose process died is a tool error (SESSION_DEAD) carrying the turn's result.
+      const body = r.ok ? undefined : r.error?.details?.result;
+      if (r.ok || r.error?.code !== "SESSION_DEAD" || body?.final_state !== "dead") fail(`send_message ended ${r.ok ? `with final_state ${r.data.final_state}` : `with ${r.error?.code} (${body?.final_state})`}`);
       const l = await m.must("list_sessions", { status_filter: "all" });
       if (l.sessions.find((x) => x.session_id === s.session_id)?.status !== "dead") fail("the session is not reported dead");
     }

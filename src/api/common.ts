@@ -9,25 +9,25 @@ export const sessionId = z
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/, "a session id has only letters, digits, '-' and '_'")
-  .describe("The session id returned by start_session (or shown by list_sessions).");
+  .describe("The id start_session returned.");
 
 export const teamName = z
   .string()
   .min(1)
   .max(200)
-  .describe("A team: the sessions started with this team_name.");
+  .describe("The sessions started with this team_name.");
 export const teammateName = z
   .string()
   .min(1)
   .max(200)
-  .describe("A teammate of team_name (unique among the team's live sessions).");
+  .describe("A teammate's name in team_name.");
 
 /**
  * How a tool names one session: session_id, or team_name + teammate_name (resolved in one place,
  * src/sessions/team.ts). Exactly one of the two forms.
  */
 export const addressFields = {
-  session_id: sessionId.optional().describe("The session id returned by start_session (or shown by list_sessions). Or name it by team_name + teammate_name."),
+  session_id: sessionId.optional().describe("Or name it by team_name + teammate_name."),
   team_name: teamName.optional(),
   teammate_name: teammateName.optional(),
 };
@@ -45,11 +45,11 @@ export const nodeName = z
 export const nodeField = { node: z.string().optional().describe("The node the session runs on (absent or \"local\": this machine).") };
 
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
-  z.number().int().min(0).max(max).default(dflt).describe(`How long to wait, in milliseconds (default ${dflt}).`);
+  z.number().int().min(0).max(max).default(dflt).describe("Milliseconds.");
 
 export const backend = z
   .enum(BACKEND_KINDS)
-  .describe("Where the session runs: tmux (survives a server restart, attachable), pty (lives with the server) or headless (no terminal: the CLI through the Agent SDK, lives with the server).");
+  .describe("tmux (attachable, survives a restart), pty, or headless (Agent SDK, no terminal).");
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -59,14 +59,11 @@ export const doppler = z
     config: dopplerName.optional().describe("Doppler config (default: the server's DOPPLER_CONFIG)."),
   })
   .strict()
-  .describe("Run the session under `doppler run` so its secrets come from Doppler. Only project and config are stored.");
+  .describe("Run under `doppler run` (secrets from Doppler).");
 
 export const env = z
   .record(z.string(), z.string())
-  .describe(
-    "Extra environment variables for this session only. Values reach the process and nothing else; only names are stored. " +
-      "Variables that choose what runs (PATH, HOME, LD_*, NODE_OPTIONS, BASH_ENV, CLAUDE_CONFIG_DIR, GIT_*, …) only when the operator allows them (CLAUDE_SESSIONS_ALLOW_ENV).",
-  );
+  .describe("Environment for this session only (names stored, values not). PATH, LD_*, NODE_OPTIONS… only with CLAUDE_SESSIONS_ALLOW_ENV.");
 
 export const pendingPermission = z.object({
   tool_name: z.string(),
@@ -101,7 +98,19 @@ export const usage = z.strictObject({
 export const turnCostFields = {
   usage: usage.optional().describe("Tokens of the turn that ended (each API message once, sub-agents included)."),
   model_usage: z.record(z.string(), usage).optional().describe("The same, per model."),
-  cost_usd: z.number().nullable().optional().describe("What the turn cost in USD; null when a model's price is not known (never a guess)."),
+  cost_usd: z.number().nullable().optional().describe("What the turn cost in USD; null when no model's price is known (never a guess)."),
+  cost_complete: z
+    .boolean()
+    .optional()
+    .describe("false: a model of the turn has no price (the built-in table or CLAUDE_SESSIONS_PRICES), so cost_usd leaves its tokens out and is a lower bound."),
+};
+
+/** The session's totals after the turn, on every turn result (send_message, wait_for_completion, run_task). */
+export const sessionTotalFields = {
+  session_usage: usage.optional().describe("Tokens of the whole session so far, this turn included."),
+  session_cost_usd: z.number().nullable().optional().describe("What the whole session has cost so far in USD (null when no model's price is known)."),
+  session_cost_complete: z.boolean().optional().describe("false: session_cost_usd leaves out tokens of a model without a price (a lower bound)."),
+  session_turns: z.number().optional().describe("Turns the session has ended so far, this one included."),
 };
 
 /** What a wait on a turn reports (send_message with wait_for_response, wait_for_completion). */
@@ -117,5 +126,6 @@ export const turnFields = {
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
   ...turnCostFields,
+  ...sessionTotalFields,
   ...turnFigureFields,
 };

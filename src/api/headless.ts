@@ -19,18 +19,15 @@ const mcpServer = z.union([
  * CLI, which then stops a turn that crosses it (error_subtype error_max_budget_usd).
  */
 export const headlessOptionFields = {
-  system_prompt: z.string().max(100_000).optional().describe("headless: replaces Claude Code's system prompt (append_system_prompt adds to it instead)."),
+  system_prompt: z.string().max(100_000).optional().describe("headless: replaces the system prompt."),
   fallback_model: name.optional().describe("headless: the model used when the main one is overloaded."),
   mcp_servers: z
     .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/), mcpServer)
     .optional()
-    .describe(
-      "headless: MCP servers for the session, sent over stdin at start (never on a command line, never stored: pass them again on resume). " +
-        "A stdio server (command) is a program: only with the server's CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1 or its command in CLAUDE_SESSIONS_MCP_COMMANDS; http and sse servers always.",
-    ),
-  strict_mcp_config: z.boolean().optional().describe("headless: use only mcp_servers, none from settings files."),
-  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: which settings files the CLI loads (default: all)."),
-  output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: a JSON Schema; each turn's answer comes back as structured_output."),
+    .describe("headless: name → {command, args?, env?} or {type: \"http\"|\"sse\", url, headers?}; not stored. A command needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or CLAUDE_SESSIONS_MCP_COMMANDS."),
+  strict_mcp_config: z.boolean().optional().describe("headless: only mcp_servers, none from settings."),
+  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: settings files to load (default: all)."),
+  output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: a JSON Schema for structured_output."),
 };
 
 /** The option names above, for the refusal on other backends. */

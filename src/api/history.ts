@@ -5,7 +5,12 @@
 import { z } from "zod";
 import { sessionId } from "./common.js";
 
-export const EXECUTION_OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error"] as const;
+/**
+ * How a recorded turn ended: completed, failed (an API error, StopFailure), interrupted, died (the process ended
+ * mid-turn), start_failed (the session never took prompts), error; and for a send_message/run_task wait:
+ * timed_out (the wait ended first; the turn goes on and gets its own record when it ends) or cancelled.
+ */
+export const EXECUTION_OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error", "died", "start_failed"] as const;
 
 const date = (what: string) => z.string().min(1).max(64).describe(`${what} (ISO 8601, e.g. 2026-11-01 or 2026-11-01T09:00:00Z).`);
 export const claudeSessionIdArg = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "a Claude session id has only letters, digits, '-' and '_'");
@@ -40,6 +45,7 @@ export const conversationInfo = z.object({
   models: z.array(z.string()),
   usage: historyUsage,
   cost_usd: z.number().nullable(),
+  cost_complete: z.boolean().describe("false: cost_usd leaves out the tokens of unpriced_models (a lower bound)."),
   unpriced_models: z.array(z.string()),
   session_id: z.string().optional().describe("The session of this server that runs or ran this conversation."),
 });
@@ -123,6 +129,7 @@ export const execution = z.object({
   error: z.string().nullable(),
   usage: historyUsage.nullable(),
   cost_usd: z.number().nullable(),
+  cost_complete: z.boolean().describe("false: a model of the turn has no price, so cost_usd is a lower bound (or null)."),
 });
 
 export const getExecutionsInput = z

@@ -29,6 +29,7 @@ export type KillOutput = z.infer<typeof s.killOutput>;
 export type ListInput = z.infer<typeof s.listInput>;
 export type ListOutput = z.infer<typeof s.listOutput>;
 export type SessionSummary = z.infer<typeof s.sessionSummary>;
+export type SessionMetricsView = z.infer<typeof s.sessionMetrics>;
 export type SendInput = z.infer<typeof t.sendInput>;
 export type SendOutput = z.infer<typeof t.sendOutput>;
 export type WaitInput = z.infer<typeof t.waitInput>;

@@ -5,10 +5,10 @@ import { startInput } from "./sessions.js";
 
 export const runTaskInput = startInput
   .extend({
-    prompt: z.string().describe("The task: the session's first prompt (the same rules as send_message's message)."),
-    backend: backend.optional().describe("Where it runs (default: headless when this server has it)."),
-    timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("How long to wait for the first turn (default 600000); the turn keeps running after a time-out."),
-    keep_session: z.boolean().default(true).describe("Keep the session for send_message / resume_session; false ends it once the turn is over (its record stays, resumable)."),
+    prompt: z.string().describe("The task: the first prompt."),
+    backend: backend.optional().describe("Default: headless when available."),
+    timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("Wait for the turn this long (ms); it runs on after."),
+    keep_session: z.boolean().default(true).describe("false: end the session after the turn (resumable)."),
   })
   .strict();
 

@@ -18,7 +18,9 @@ export const healthOutput = z.strictObject({
 
 export const configureInput = z
   .object({
-    action: z.enum(["get_config", "set_bypass_permissions"]).describe("get_config reads the effective settings; set_bypass_permissions switches whether sessions may use bypassPermissions."),
+    action: z
+      .enum(["get_config", "set_bypass_permissions", "enable_bypass", "disable_bypass"])
+      .describe("enable_bypass / disable_bypass: set_bypass_permissions to true / false."),
     allow_bypass_permissions: z.boolean().optional().describe("For set_bypass_permissions: the new value."),
   })
   .strict();

@@ -12,26 +12,24 @@ const permissionMode = z.enum(PERMISSION_MODES);
 
 export const startInput = z
   .object({
-    session_id: sessionId.optional().describe("Choose the session id (the design's form). The same id with the same options returns the existing session; with other options, INVALID_ARGUMENT."),
-    cwd: z.string().min(1).max(4096).describe("Working directory of the session (must exist)."),
-    prompt: z.string().optional().describe("A first prompt, delivered once the session is ready (the same rules as send_message's message)."),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("Model name or alias, e.g. sonnet or claude-opus-4-8."),
+    session_id: sessionId.optional().describe("Choose the id; the same id with the same options returns that session."),
+    cwd: z.string().min(1).max(4096).describe("Working directory (must exist)."),
+    prompt: z.string().optional().describe("A first prompt, sent once ready (rules of send_message's message)."),
+    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet or claude-opus-4-8."),
     permission_mode: permissionMode
       .optional()
-      .describe(
-        "Claude Code permission mode, always passed to the CLI (default: the server's, \"default\", which asks before tools; CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE changes it). auto: the vendor's classifier decides, and tool calls it allows are not surfaced. bypassPermissions needs the server's CLAUDE_SESSIONS_ALLOW_BYPASS=1.",
-      ),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: the server refuses prompts after this many turns of the session (resume keeps the count). headless: the CLI's own limit of agentic turns per prompt (error_subtype error_max_turns)."),
+      .describe("Default: the server's (\"default\": asks before tools). bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: prompts refused after this many turns; headless: the CLI's agentic turns per prompt."),
     max_budget_usd: z
       .number()
       .positive()
       .max(1_000_000)
       .optional()
-      .describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it); a headless session's CLI also stops a turn that crosses it."),
-    team_name: teamName.optional().describe("Join this team (broadcast_message, wait_for_sessions, and addressing by team_name + teammate_name)."),
-    teammate_name: teammateName.optional().describe("This session's name in its team (default: a readable unique one)."),
+      .describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
+    team_name: teamName.optional().describe("Join this team (teams tools; address by team_name + teammate_name)."),
+    teammate_name: teammateName.optional().describe("Its name in the team (default: generated)."),
     append_system_prompt: z.string().max(100000).optional(),
-    add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("More directories Claude may use (--add-dir)."),
+    add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("--add-dir"),
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     disallowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     env: env.optional(),
@@ -40,19 +38,19 @@ export const startInput = z
       .min(1)
       .max(4096)
       .optional()
-      .describe("An absolute path for a new file that gets the raw terminal output (created by the server, mode 0600; it must not exist yet, and its directory must exist and be yours)."),
+      .describe("A new file (absolute path) for the raw terminal output."),
     backend: backend.optional(),
     doppler: doppler.optional(),
     trust_workspace: z
       .boolean()
       .optional()
-      .describe("Accept Claude Code's 'trust this folder' screen if it appears (headless: start in a folder Claude Code does not trust). The operator can turn it off (CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0)."),
+      .describe("Accept Claude Code's 'trust this folder' screen."),
     ...dopplerFlat,
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
     ...headlessOptionFields,
-    node: nodeName.optional().describe("Where the session runs: a node of the coordinator's nodes.json, \"local\" (this machine, the default) or \"auto\" (the reachable node with the most free slots, then free memory)."),
+    node: nodeName.optional().describe("A node of nodes.json, \"local\" (default) or \"auto\"."),
   })
   .strict();
 
@@ -83,7 +81,7 @@ export const resumeInput = z
     cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
     message: z.string().optional().describe("A prompt to deliver once the session is ready."),
     fork: z.boolean().optional(),
-    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Refuse prompts (LIMIT_REACHED) once the session's cost reaches this many USD (resume may raise it)."),
+    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
     backend: backend.optional(),
     env: env.optional(),
     doppler: doppler.optional(),
@@ -104,8 +102,8 @@ export const killInput = z
   .object({
     ...addressFields,
     force: z.boolean().default(false),
-    remove_worktree: z.boolean().optional().describe("Also remove the session's git worktree: only when it has no uncommitted changes, unless force (its branch is kept)."),
-    save_state: z.boolean().default(true).describe("Keep the record so resume_session can bring the conversation back."),
+    remove_worktree: z.boolean().optional().describe("Also remove its git worktree (if clean, or force; the branch stays)."),
+    save_state: z.boolean().default(true).describe("Keep the record (resumable)."),
   })
   .strict();
 
@@ -125,12 +123,12 @@ export const listInput = z
     status_filter: z.enum(["all", "active", "inactive", "error"]).default("all"),
     team_filter: z.string().max(200).optional(),
     limit: z.number().int().min(0).max(100000).optional(),
-    include_metadata: z.boolean().default(false).describe("Return the whole stored record of each session (argv, system prompt and environment names left out)."),
-    include_sensitive: z.boolean().default(false).describe("With include_metadata: keep argv, the appended system prompt and environment names. Only when the server allows it (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
+    include_metadata: z.boolean().default(false).describe("Return each session's whole stored record."),
+    include_sensitive: z.boolean().default(false).describe("With include_metadata: also argv, system prompt, env names (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
     include_native: z
       .boolean()
       .default(false)
-      .describe("Also list Claude Code's own sessions (claude --bg, and interactive ones) as `claude agents --json --all` prints them: read-only, in native_sessions."),
+      .describe("Also list Claude Code's own sessions (claude agents), in native_sessions."),
     node_filter: nodeName.optional().describe("Only the sessions of this node (\"local\": this machine's)."),
   })
   .strict();
@@ -172,7 +170,8 @@ export const sessionSummary = z.strictObject({
   blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
-  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when a model's price is not known."),
+  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when no model's price is known."),
+  cost_complete: z.boolean().optional().describe("false: total_cost_usd leaves out tokens of a model without a price (a lower bound)."),
   max_budget_usd: z.number().optional(),
   limit_reached: z.string().optional().describe("Why the session refuses prompts (e.g. its max_budget_usd is spent)."),
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
@@ -182,8 +181,20 @@ export const sessionSummary = z.strictObject({
   node_status: nodeStatus.optional().describe("unreachable: the node does not answer; this is its last known state."),
 });
 
+/** include_metadata: per-session figures (turn counts and times from the execution history, tokens and cost from the session's totals). */
+export const sessionMetrics = z.strictObject({
+  turns: z.number().describe("Turns in the execution history (within its retention), start failures and deaths included."),
+  avg_turn_ms: z.number().nullable(),
+  p95_turn_ms: z.number().nullable().describe("95th percentile turn time (nearest rank)."),
+  error_rate: z.number().nullable().describe("Share of those turns that failed, died or never started (0–1)."),
+  usage,
+  cost_usd: z.number().nullable(),
+  cost_complete: z.boolean().describe("false: cost_usd leaves out tokens of a model without a price (a lower bound)."),
+});
+
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
 export const sessionRecordView = SessionRecordSchema.extend({
+  metrics: sessionMetrics.optional().describe("Turns, average and p95 turn time, error rate, tokens and cost."),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),

@@ -6,8 +6,8 @@ const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a D
 
 /** The design's flat names for `doppler: {project, config}` (either form; not both with different values). */
 export const dopplerFlat = {
-  doppler_project: dopplerName.optional().describe("The design's form of doppler.project (runs the session under `doppler run`)."),
-  doppler_config: dopplerName.optional().describe("The design's form of doppler.config."),
+  doppler_project: dopplerName.optional().describe("Same as doppler.project."),
+  doppler_config: dopplerName.optional().describe("Same as doppler.config."),
 };
 
 const gitRef = z
@@ -25,23 +25,19 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("Run the session in its own git worktree of cwd's repository, on a new branch. cwd must be in a git repository.");
+  .describe("Run in a new git worktree of cwd's repository, on a new branch.");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
   .max(100)
-  .describe("Untracked files (paths relative to the repository, e.g. .env) to copy into the new worktree.");
+  .describe("Untracked files (e.g. .env) to copy into the worktree.");
 
 export const setupCommand = z
   .union([
     z.array(z.string().max(10_000)).min(1).max(200),
     z.string().min(1).max(10_000),
   ])
-  .describe(
-    "Runs once in the new worktree before Claude starts; its output goes to the session's log. An argv array runs without a shell; its program " +
-      "(resolved on the server's PATH) must be one the operator lists in CLAUDE_SESSIONS_SETUP_COMMANDS (otherwise PERMISSION_DENIED). " +
-      "A string is a shell command line: only when the server also runs with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1.",
-  );
+  .describe("Runs once in the new worktree: an argv (program in CLAUDE_SESSIONS_SETUP_COMMANDS) or a shell line (CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1).");
 
 /** A group of sessions: a team, or a list of ids. */
 const groupFields = {
@@ -52,7 +48,7 @@ const groupFields = {
 export const broadcastInput = z
   .object({
     ...groupFields,
-    message: z.string().describe("The prompt for every member (the same rules as send_message's message)."),
+    message: z.string().describe("The prompt for every member."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),
   })
@@ -82,7 +78,7 @@ export const broadcastOutput = z.strictObject({
 export const waitManyInput = z
   .object({
     ...groupFields,
-    mode: z.enum(["any", "all"]).default("all").describe("any: return when the first session's turn ended (or asks for a permission); all: when every one's has."),
+    mode: z.enum(["any", "all"]).default("all").describe("any: the first to end its turn; all: every one."),
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
   })
   .strict();
@@ -111,7 +107,7 @@ export const syncInput = z
   .object({
     ...addressFields,
     context_type: z.enum(["files", "env", "git", "all"]).default("all"),
-    paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe("Files to mention (relative to the session's cwd). Default: the files git reports changed."),
+    paths: z.array(z.string().min(1).max(4096)).max(100).optional().describe("Files to mention (default: git's changed files)."),
     force: z.boolean().default(false).describe("Send even when nothing changed since the last sync."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),

@@ -1,6 +1,6 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, blockedKind, nodeField, status, timeoutMs, turnFields } from "./common.js";
+import { addressFields, blockedKind, nodeField, sessionTotalFields, status, timeoutMs, turnFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -15,24 +15,18 @@ export const sendInput = z
     ...addressFields,
     native_session_id: nativeSessionId
       .optional()
-      .describe(
-        "Instead of session_id: one of Claude Code's own background sessions (claude --bg; list_sessions {include_native: true} shows their ids). " +
-          "A stopped one is continued with `claude --bg --resume`; a running idle one gets the prompt typed through `claude attach`. Not waited on.",
-      ),
+      .describe("Instead of session_id: a Claude Code background session (list_sessions include_native). Not waited on."),
     message: z
       .string()
-      .describe(
-        "The prompt (at most 100,000 characters), delivered exactly as text. Control characters other than newline and tab are refused, " +
-          "and so is a leading \"!\" (Claude Code's bash mode): put a space before it to send it as text.",
-      ),
+      .describe("The prompt, delivered exactly as text; control characters and a leading \"!\" are refused (README)."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),
-    queue: z.boolean().default(false).describe("If the session is busy, queue the prompt (Claude runs it after the current turn)."),
+    queue: z.boolean().default(false).describe("If busy, queue it after the current turn."),
     bash_mode: z
       .boolean()
       .default(false)
-      .describe("Run message as a shell command through Claude Code's bash mode (message without the \"!\"). Only when the server runs with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1; otherwise PERMISSION_DENIED."),
-    include_context: z.boolean().default(false).describe("Put what changed since the last sync (git, files, env names; see sync_context) before the message."),
+      .describe("Run message as a shell command (bash mode); needs CLAUDE_SESSIONS_ALLOW_BASH_MODE=1."),
+    include_context: z.boolean().default(false).describe("Prefix what changed since the last sync (sync_context)."),
   })
   .strict();
 
@@ -60,6 +54,8 @@ export const sendOutput = z.strictObject({
   usage: turnFields.usage,
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,
+  cost_complete: turnFields.cost_complete,
+  ...sessionTotalFields,
   ...turnFigureFields,
   ...nodeField,
 });
@@ -68,8 +64,8 @@ export const waitInput = z
   .object({
     ...addressFields,
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
-    poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Accepted for the design's clients and ignored: waits wake on hook events, nothing polls."),
-    check_idle: z.boolean().default(false).describe("Also wait until the background tasks the turn left are done: Claude Code reports them in the Stop hook (background_tasks) and runs a turn of its own when they finish; the wait ends when a turn ends with none left (a CLI that does not report them ends at the Stop)."),
+    poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Ignored (waits wake on hook events)."),
+    check_idle: z.boolean().default(false).describe("Also wait for the background tasks the turn left."),
   })
   .strict();
 
@@ -87,8 +83,8 @@ export const respondInput = z
   .object({
     ...addressFields,
     decision: permissionDecision,
-    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told (Claude Code's allow carries no message)."),
-    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow or allow_always: the tool input to run instead of the requested one (e.g. an edited command)."),
+    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told."),
+    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow: the tool input to run instead."),
   })
   .strict();
 
@@ -99,7 +95,7 @@ export const answerPromptInput = z
     ...addressFields,
     choice: z
       .union([z.number().int().min(1).max(9), z.string().min(1).max(200)])
-      .describe("One of the choices `blocked.choices` lists: its label (case and spacing ignored) or its 1-based number. The server presses the keys of that row of the screen as it reads it now; the text is never typed."),
+      .describe("A label of blocked.choices or its 1-based number."),
   })
   .strict();
 

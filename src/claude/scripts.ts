@@ -3,6 +3,7 @@
  * capture.sh, see src/backends/) and points sessions at. They live in
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../core/modes.js";
 import { toolPaths, type ToolPaths } from "../util/tools.js";
 import { shQuote } from "../util/shell.js";
 
@@ -50,7 +51,7 @@ export function permissionScript(t: ToolPaths = toolPaths()): string {
 exec 2>/dev/null
 umask 077
 f=$1 d=$2
-case $3 in ''|*[!0-9]*) t=120000 ;; *) t=$3 ;; esac
+case $3 in ''|*[!0-9]*) t=${DEFAULT_PERMISSION_TIMEOUT_MS} ;; *) t=$3 ;; esac
 k="r$$"x"$(${q("date")} +%s%N)"
 case $k in *[!a-zA-Z0-9]*) k="r$$"x"$(${q("date")} +%s)" ;; esac
 ${q("sed")} '1s/^[[:space:]]*{/{"cs_request":"'"$k"'",/' | ${q("flock")} -w 10 "$f.lock" ${q("paste")} -s -d '\\0' /dev/null - >> "$f"

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "STARTUP_BLOCKED",
   "PERMISSION_DENIED",
   "LIMIT_REACHED",
+  "TURN_FAILED",
   "NODE_UNREACHABLE",
   "INTERNAL",
 ] as const;
@@ -24,7 +25,7 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes a caller may simply try again later. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "NODE_UNREACHABLE"]);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE"]);
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
@@ -41,6 +42,7 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   STARTUP_BLOCKED: "Claude Code is showing a first-run screen; see the message for the option that answers it.",
   PERMISSION_DENIED: "This server was not started with the option that allows it.",
   LIMIT_REACHED: "Kill sessions you no longer need (kill_session), or raise the limit in the server's environment.",
+  TURN_FAILED: "The turn ended in error (details.result is the turn's full result, error says why); send the prompt again, or look at stream_output.",
   NODE_UNREACHABLE: "The node did not answer (its link is down or its server stopped); its sessions keep running there. Try again once list_sessions shows the node reachable.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };

@@ -63,7 +63,7 @@ export interface Delivery {
 /** What a driver can say about one turn beyond the fold: tokens, cost and the SDK's figures (headless). */
 export type TurnFigures = Pick<
   WaitOutput,
-  "usage" | "model_usage" | "cost_usd" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
+  "usage" | "model_usage" | "cost_usd" | "cost_complete" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
 >;
 
 export interface Driver {

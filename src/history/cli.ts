@@ -7,6 +7,9 @@ import { z } from "zod";
 import { totalTokens, type Usage } from "../claude/usage.js";
 import { PRICES_AS_OF, unpricedNote } from "../pricing.js";
 import { SessionError } from "../core/errors.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ExecutionLog } from "./executions.js";
 import { History, type IndexState } from "./history.js";
 
 const groupBy = z.enum(["session", "cwd", "model", "day"]);
@@ -21,7 +24,9 @@ export const HISTORY_HELP = `  claude-sessions history [--cwd DIR] [--since DATE
   claude-sessions show <claude_session_id> [--end] [--limit N]
                                   one conversation's messages
   claude-sessions cost [--since DATE] [--until DATE] [--by session|cwd|model|day] [--cwd DIR]
-                                  token usage and cost (prices of ${PRICES_AS_OF})`;
+                                  token usage and cost (prices of ${PRICES_AS_OF})
+  claude-sessions cost --sessions [--limit N]
+                                  this server's sessions: turns, average and p95 turn time, error rate, tokens, cost`;
 
 const common = {
   cwd: { type: "string" },
@@ -87,6 +92,28 @@ export function showCommand(h: History, argv: string[]): string {
   return `${head}\n\n${body.join("\n\n")}${more.length ? `\n\n(${more.join("; ")})` : ""}${footer(p)}`;
 }
 
+/** `cost --sessions`: this server's sessions from its execution history: turns, average and p95 turn time, error rate, tokens, cost. */
+export function sessionsCostCommand(stateDir: string, argv: string[]): string {
+  const { values } = parseArgs({ args: argv, options: { sessions: { type: "boolean" }, limit: { type: "string" } }, allowPositionals: false });
+  const limit = limitOf(values.limit, 50);
+  if (!existsSync(join(stateDir, "executions.sqlite"))) return "no execution history yet (this server has run no turn)";
+  const log = new ExecutionLog(stateDir, null);
+  try {
+    const rows = [...log.metrics()].sort((a, b) => (b[1].cost_usd ?? -1) - (a[1].cost_usd ?? -1) || a[0].localeCompare(b[0]));
+    const secs = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)}s`).padStart(8);
+    const lines = [`${"session".padEnd(24)} ${"turns".padStart(6)} ${"avg".padStart(8)} ${"p95".padStart(8)} ${"errors".padStart(7)} ${"tokens".padStart(7)} ${"cost".padStart(8)}`];
+    for (const [id, m] of rows.slice(0, limit)) {
+      const err = m.error_rate === null ? "—" : `${Math.round(m.error_rate * 100)}%`;
+      lines.push(`${one(id, 24).padEnd(24)} ${String(m.turns).padStart(6)} ${secs(m.avg_turn_ms)} ${secs(m.p95_turn_ms)} ${err.padStart(7)} ${tokens(m.usage)} ${money(m.cost_usd)}${m.cost_complete ? "" : " (lower bound: a model without a price)"}`);
+    }
+    if (rows.length > limit) lines.push(`… ${rows.length - limit} more (--limit)`);
+    lines.push("turns recorded by this server (failed starts and deaths included); times from prompt to turn end");
+    return lines.join("\n");
+  } finally {
+    log.close();
+  }
+}
+
 export function costCommand(h: History, argv: string[]): string {
   const { values } = parseArgs({ args: argv, options: { ...common, by: { type: "string" } }, allowPositionals: false });
   const parsed = groupBy.safeParse(values.by ?? "session");
@@ -110,6 +137,8 @@ export function costCommand(h: History, argv: string[]): string {
  * first run), answers, closes.
  */
 export async function runHistoryCommand(cmd: HistoryCommand, argv: string[], opts: { stateDir: string; configDir: string }): Promise<string> {
+  // This server's own record needs no transcript index.
+  if (cmd === "cost" && argv.includes("--sessions")) return sessionsCostCommand(opts.stateDir, argv);
   const h = new History({ stateDir: opts.stateDir, configDir: opts.configDir, syncOnOpen: false });
   try {
     await h.sync();

@@ -22,6 +22,7 @@ export interface ConversationInfo {
   models: string[];
   usage: Usage;
   cost_usd: number | null;
+  cost_complete: boolean;
   unpriced_models: string[];
 }
 
@@ -79,6 +80,7 @@ function infoOf(c: unknown[], mu: ModelUsage): ConversationInfo {
     models: String(c[10] ?? "").split(",").filter(Boolean),
     usage,
     cost_usd: cost.cost_usd,
+    cost_complete: cost.cost_complete,
     unpriced_models: cost.unpriced_models,
   };
 }

@@ -5,11 +5,13 @@
  */
 import type * as api from "../api/index.js";
 import type { Usage } from "../claude/usage.js";
-import { ExecutionLog, type NewExecution } from "./executions.js";
+import { ExecutionLog, type NewExecution, type Retention, type SessionMetrics } from "./executions.js";
 import { History, type HistoryOptions } from "./history.js";
 import type { UsageArgs, UsageRow } from "./queries.js";
 
 export interface HistoryServiceOptions extends HistoryOptions {
+  /** The execution history's retention (CLAUDE_SESSIONS_HISTORY_KEEP, CLAUDE_SESSIONS_HISTORY_MAX_AGE_DAYS). */
+  retention?: Retention;
   /** claude_session_id → the session of this server that runs or ran it. */
   managed?: () => Promise<Map<string, string>>;
 }
@@ -27,7 +29,7 @@ export class HistoryService {
 
   /** Opened on first use: a server that never records a turn never creates the file. */
   private get executions(): ExecutionLog {
-    return (this.executionsLog ??= new ExecutionLog(this.o.stateDir));
+    return (this.executionsLog ??= new ExecutionLog(this.o.stateDir, this.o.retention));
   }
 
   private async withManaged<T extends { claude_session_id: string; session_id?: string }>(items: T[]): Promise<T[]> {
@@ -71,6 +73,15 @@ export class HistoryService {
   }
 
   /** Records a turn that ended (never throws: the history must not break a turn). */
+  /** Per-session turn metrics from the execution history (empty when it cannot be read). */
+  metrics(sessionIds?: string[]): Map<string, SessionMetrics> {
+    try {
+      return this.executions.metrics(sessionIds);
+    } catch {
+      return new Map();
+    }
+  }
+
   recordTurn(e: NewExecution): void {
     try {
       this.executions.record(e);

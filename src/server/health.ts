@@ -27,6 +27,8 @@ export interface HealthInput {
   armedLimits?: number;
   /** Whether the pty backend can run sessions (tmux missing is then degraded, not down). */
   ptyAvailable?: boolean;
+  /** Whether this server has the headless backend (then, with the Agent SDK importable, no terminal is not down). */
+  headlessAvailable?: boolean;
   /** The transcript index's state, when this server has one. */
   index?: () => { indexing: boolean; complete_at: string | null };
   /** Checks of the transport serving this server (the HTTP server's MCP sessions). */
@@ -44,6 +46,27 @@ function sessionVersions(live: SessionRecord[], add: (name: string, status: Heal
   const parts = [...by].map(([v, ids]) => `${v}: ${ids.length > 5 ? `${ids.slice(0, 5).join(", ")} …` : ids.join(", ")}`);
   const outside = [...by.keys()].filter((v) => v !== "unknown" && versionWarning(v));
   add("session_cli_versions", outside.length ? "warn" : "ok", `${parts.join("; ")}${outside.length ? ` (outside the tested range: ${outside.join(", ")})` : ""}`);
+}
+
+/** The Agent SDK (headless sessions) resolves and exports query(). */
+async function agentSdk(): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const m = (await import("@anthropic-ai/claude-agent-sdk")) as { query?: unknown };
+    if (typeof m.query !== "function") return { ok: false, detail: "@anthropic-ai/claude-agent-sdk loads but has no query(): headless sessions are unavailable" };
+    return { ok: true, detail: "@anthropic-ai/claude-agent-sdk loads (headless sessions)" };
+  } catch (e) {
+    return { ok: false, detail: `@anthropic-ai/claude-agent-sdk does not load: ${String(e).slice(0, 200)} (headless sessions are unavailable)` };
+  }
+}
+
+/** node-pty (pty sessions), an optional native addon, loads in this Node. */
+async function nodePty(): Promise<{ ok: boolean; detail: string }> {
+  try {
+    await import("node-pty");
+    return { ok: true, detail: "node-pty loads (pty sessions)" };
+  } catch (e) {
+    return { ok: false, detail: `node-pty does not load: ${String(e).slice(0, 200)} (pty sessions are unavailable)` };
+  }
 }
 
 /** The nearest existing ancestor of `dir` is a writable directory. */
@@ -64,7 +87,18 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const add = (name: string, status: HealthCheck["status"], detail: string) => checks.push({ name, status, detail });
 
   const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
-  add("tmux", tmux ? "ok" : h.ptyAvailable === false ? "down" : "degraded", tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable (pty sessions still work)`);
+  const sdk = await agentSdk();
+  const headless = h.headlessAvailable !== false && sdk.ok;
+  const pty = h.ptyAvailable === false ? { ok: false, detail: "this server has no pty backend" } : await nodePty();
+  // Down only when no backend can start a session: tmux, pty (node-pty) and headless (the Agent SDK) all missing.
+  const others = [pty.ok ? "pty" : "", headless ? "headless" : ""].filter(Boolean);
+  add(
+    "tmux",
+    tmux ? "ok" : others.length ? "degraded" : "down",
+    tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`,
+  );
+  add("pty", pty.ok ? "ok" : headless || tmux ? "degraded" : "down", pty.detail);
+  add("agent_sdk", sdk.ok ? "ok" : tmux || pty.ok ? "degraded" : "down", sdk.detail);
 
   const claude = findClaude(cfg.claudePath);
   const cv = claude.path ? await cliVersion(claude.path) : undefined;

@@ -18,6 +18,8 @@ interface PromptDef {
   args: z.ZodObject;
   /** Arguments whose values the server can complete, and from which list. */
   complete: Record<string, Known>;
+  /** The tools its text leads to: the prompt is offered only by a server that offers them (toolsets). */
+  uses: readonly string[];
   text(a: Record<string, string | undefined>): string;
 }
 
@@ -30,6 +32,7 @@ export const PROMPTS: PromptDef[] = [
     description: "Start a Claude Code session in a directory on a task, with its ids and how to report back.",
     args: z.strictObject({ cwd: text(4096).describe("Working directory of the new session."), task: text(20000).describe("What the session should do."), team_name: text(200).optional().describe("Team to file the session under."), report_to: text(200).optional().describe("Who or what the session reports to when done.") }),
     complete: { cwd: "cwd", team_name: "team_name" },
+    uses: ["start_session", "send_message", "respond_permission", "wait_for_completion"],
     text: (a) =>
       `Start a Claude Code session with the claude-sessions tools: call start_session with cwd ${JSON.stringify(a.cwd)}${a.team_name ? ` and team_name ${JSON.stringify(a.team_name)}` : ""}. ` +
       `Keep the session_id it returns. Then call send_message with that session_id and this task as the message:\n\n${a.task}\n\n` +
@@ -43,6 +46,7 @@ export const PROMPTS: PromptDef[] = [
     description: "Have a session write a handoff note, then give it to another (or a new) session.",
     args: z.strictObject({ from_session_id: text(64).describe("The session handing off."), to_session_id: text(64).optional().describe("The session taking over (default: resume or start a new one)."), focus: text(2000).optional().describe("What the note should stress.") }),
     complete: { from_session_id: "session_id", to_session_id: "session_id" },
+    uses: ["send_message", "start_session", "kill_session"],
     text: (a) =>
       `Call send_message to session ${a.from_session_id} asking it to write a handoff note: the goal, what is done (with commits or files), ` +
       `what is in progress, open questions, and the next three steps${a.focus ? `, stressing ${a.focus}` : ""}. ` +
@@ -55,14 +59,17 @@ export const PROMPTS: PromptDef[] = [
     description: "Start N reviewer sessions on one change, then have a lead summarise their findings.",
     args: z.strictObject({ cwd: text(4096).describe("The repository holding the change."), change: text(2000).describe("The change to review: a branch, commit range or PR."), reviewers: z.string().regex(/^[1-9]$/).optional().describe("How many reviewers (1-9, default 3)."), team_name: text(200).optional() }),
     complete: { cwd: "cwd", team_name: "team_name" },
+    uses: ["start_session", "broadcast_message", "wait_for_sessions", "send_message", "kill_session"],
     text: (a) => {
       const n = Number(a.reviewers ?? "3");
       const team = a.team_name ?? "review";
       return (
         `Start ${n} reviewer sessions with start_session (cwd ${JSON.stringify(a.cwd)}, team_name ${JSON.stringify(team)}, teammate_name reviewer-1 … reviewer-${n}). ` +
-        `Send each the same request with send_message (wait_for_response: false): review ${a.change}; each reviewer takes one angle ` +
-        `(correctness, tests, security, design, …), lists findings with file:line and severity, and says what it did not check. ` +
-        `Use wait_for_completion on each. Then start a lead session (teammate_name lead) and send it all the findings, asking for one summary: ` +
+        `Send them one request with broadcast_message (team_name ${JSON.stringify(team)}, wait_for_response: false): review ${a.change}; ` +
+        `each reviewer takes the angle its teammate name gives in this order — correctness, tests, security, design, performance, docs, ` +
+        `error handling, concurrency, API — lists findings with file:line and severity, and says what it did not check. ` +
+        `Then wait_for_sessions (team_name ${JSON.stringify(team)}, mode all) and read each reviewer's last_response. ` +
+        `Then start a lead session (same team, teammate_name lead) and send it all the findings with send_message, asking for one summary: ` +
         `blocking issues first, duplicates merged, and a verdict. Kill the reviewers when the lead has answered.`
       );
     },
@@ -83,14 +90,20 @@ async function known(svc: SessionService, what: Known): Promise<string[]> {
   return [...new Set(vals.filter((v): v is string => typeof v === "string"))].sort();
 }
 
-export function installPrompts(server: Server, svc: SessionService): void {
-  const byName = new Map(PROMPTS.map((p) => [p.name, p]));
+/** The prompts a server offering these tools offers (every tool a prompt leads to is there). */
+export function promptsFor(offered: ReadonlySet<string>): PromptDef[] {
+  return PROMPTS.filter((p) => p.uses.every((t) => offered.has(t)));
+}
+
+export function installPrompts(server: Server, svc: SessionService, offered: ReadonlySet<string>): void {
+  const prompts = promptsFor(offered);
+  const byName = new Map(prompts.map((p) => [p.name, p]));
   server.setRequestHandler(ListPromptsRequestSchema, rpc(async () => ({
-    prompts: PROMPTS.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: argumentsOf(p) })),
+    prompts: prompts.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: argumentsOf(p) })),
   })));
   server.setRequestHandler(GetPromptRequestSchema, rpc(async (req): Promise<GetPromptResult> => {
     const p = byName.get(req.params.name);
-    if (!p) throw new SessionError("INVALID_ARGUMENT", `there is no prompt named ${JSON.stringify(req.params.name)}.`, { suggestion: `The prompts are: ${PROMPTS.map((x) => x.name).join(", ")}.` });
+    if (!p) throw new SessionError("INVALID_ARGUMENT", `there is no prompt named ${JSON.stringify(req.params.name)}.`, { suggestion: `The prompts are: ${prompts.map((x) => x.name).join(", ")}.` });
     const parsed = p.args.safeParse(req.params.arguments ?? {});
     if (!parsed.success) {
       throw new SessionError("INVALID_ARGUMENT", `invalid arguments for prompt ${p.name}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);

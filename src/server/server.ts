@@ -12,11 +12,14 @@ import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import { actorPart, callTool } from "./call.js";
 import { serverInfo } from "./info.js";
+import { instructionsFor } from "./instructions.js";
 import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
+import { listingOf } from "./listing.js";
 import type { CallRouter, Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
+import { offersCore, toolsOf } from "./toolsets.js";
 
 export const SERVER_NAME = "claude-sessions";
 
@@ -32,43 +35,47 @@ export interface ServerOptions {
   router?: CallRouter;
 }
 
-/** The tools as tools/list shows them: names, JSON Schemas of input and output, annotations. */
-export function listTools() {
-  return TOOLS.map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: z.toJSONSchema(t.input, { io: "input" }) as { type: "object" },
-    outputSchema: z.toJSONSchema(t.output, { io: "output" }) as { type: "object" },
-    annotations: { title: t.title, ...t.annotations },
-  }));
+/** The tools as tools/list shows them: names, compact JSON Schemas of input and output, annotations (listing.ts). */
+export function listTools(tools: readonly Tool[] = TOOLS) {
+  return listingOf(tools);
 }
 
 /**
- * What every `Server` of this process shares (one per HTTP client): the tools list (about 100 KiB of JSON Schema)
+ * What every `Server` of this process shares (one per HTTP client): the tools list of each toolset choice
  * and the SDK's JSON Schema validator (an Ajv instance each otherwise).
  */
-let shared: { tools: ReturnType<typeof listTools>; validator: AjvJsonSchemaValidator } | undefined;
+let validator: AjvJsonSchemaValidator | undefined;
+const listings = new Map<string, ReturnType<typeof listTools>>();
 
 export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
-  const capabilities = { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, completions: {} };
-  shared ??= { tools: listTools(), validator: new AjvJsonSchemaValidator() };
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions: INSTRUCTIONS, jsonSchemaValidator: shared.validator });
+  // CLAUDE_SESSIONS_TOOLSETS: the tools offered; resources and prompts come with the core tools.
+  const sets = svc.deps.cfg.toolsets ?? ["all"];
+  const offered = toolsOf(sets);
+  const core = offersCore(sets);
+  const capabilities = { tools: {}, ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}), logging: {} };
+  validator ??= new AjvJsonSchemaValidator();
+  const key = sets.join(",");
+  if (!listings.has(key)) listings.set(key, listTools(offered));
+  const names = new Set(offered.map((t) => t.name));
+  const instructions = instructionsFor(names, TOOLS.map((t) => t.name));
+  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
   serverInfo.version = version;
-    const stops = [installResources(server, svc, log, opts.router), startNotifications(server, svc, log)];
+  const stops = [startNotifications(server, svc, log)];
+  if (core) stops.push(installResources(server, svc, log, opts.router));
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
   if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
-  installPrompts(server, svc);
+  if (core) installPrompts(server, svc, names);
   server.onclose = () => stops.forEach((stop) => stop());
-  const byName = new Map<string, Tool>(TOOLS.map((t) => [t.name, t]));
-  const tools = shared.tools;
+  const byName = new Map<string, Tool>(offered.map((t) => [t.name, t]));
+  const tools = listings.get(key)!;
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) {
-      return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
+      const other = TOOLS.some((t) => t.name === req.params.name) ? ` (not in this server's toolsets: ${sets.join(",")}; CLAUDE_SESSIONS_TOOLSETS)` : "";
+      return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}${other}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
     }
     const token = req.params._meta?.progressToken;
     const ctx: CallContext = { signal: extra.signal };
@@ -102,9 +109,3 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
 function structured(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? { ...v } : { value: v };
 }
-
-const INSTRUCTIONS = `claude-sessions runs interactive Claude Code sessions in tmux panes (or PTYs).
-Typical flow: start_session {cwd} → send_message {session_id, message} (waits for the reply by default) →
-wait_for_completion for long turns → respond_permission when a turn waits for a permission answer →
-kill_session when done; resume_session brings an ended session back with its conversation.
-A person can watch a tmux session with the attach_command that start_session returns.`;

@@ -16,6 +16,7 @@ import { SessionError } from "../core/errors.js";
 import type { Folded } from "../events/reducer.js";
 import { costOfModels } from "../pricing.js";
 import type { SessionRecord } from "../store/schema.js";
+import { unpricedBudgetError } from "./budget.js";
 import type { Deps } from "./deps.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
@@ -25,7 +26,7 @@ const SETTLE_POLL_MS = 20;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
 
-type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd">;
+type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
 type PublicUsage = NonNullable<SendOutput["usage"]>;
 
 interface Begun {
@@ -65,7 +66,7 @@ function fromRecord(r: SessionRecord): ModelUsage {
   return out;
 }
 
-export type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "limit_reached">;
+export type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "cost_complete" | "limit_reached">;
 
 /** The session's totals as list_sessions shows them (nothing when nothing was counted). */
 export function sessionTotals(r: SessionRecord): Totals {
@@ -74,21 +75,34 @@ export function sessionTotals(r: SessionRecord): Totals {
   if (Object.keys(mu).length === 0 && r.max_budget_usd === undefined) return out;
   const total = emptyUsage();
   for (const u of Object.values(mu)) addUsage(total, u);
-  const cost = costOfModels(mu).cost_usd;
+  const c = costOfModels(mu);
   out.total_usage = publicUsage(total);
-  out.total_cost_usd = cost;
-  if (r.max_budget_usd !== undefined && cost !== null && cost >= r.max_budget_usd) out.limit_reached = budgetText(r, cost);
+  out.total_cost_usd = c.cost_usd;
+  out.cost_complete = c.cost_complete;
+  if (r.max_budget_usd !== undefined && !c.cost_complete) out.limit_reached = unpricedBudgetError(r.session_id, c.unpriced_models).message;
+  else if (r.max_budget_usd !== undefined && c.cost_usd !== null && c.cost_usd >= r.max_budget_usd) out.limit_reached = budgetText(r, c.cost_usd);
   return out;
+}
+
+/** The session's totals as a turn result carries them (session_usage, session_cost_usd, session_cost_complete, session_turns). */
+export function sessionFields(r: SessionRecord, turns: number): Pick<SendOutput, "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns"> {
+  const mu = fromRecord(r);
+  const total = emptyUsage();
+  for (const u of Object.values(mu)) addUsage(total, u);
+  const c = costOfModels(mu);
+  return { session_usage: publicUsage(total), session_cost_usd: c.cost_usd, session_cost_complete: c.cost_complete, session_turns: turns };
 }
 
 function budgetText(r: SessionRecord, cost: number): string {
   return `max_budget_usd: the session has cost $${cost.toFixed(4)} of its $${r.max_budget_usd} budget`;
 }
 
-/** LIMIT_REACHED when the session's cost has reached its max_budget_usd. */
+/** LIMIT_REACHED when the session's cost has reached its max_budget_usd, or cannot be computed (fails closed). */
 export function checkBudget(r: SessionRecord): void {
   if (r.max_budget_usd === undefined) return;
-  const cost = costOfModels(fromRecord(r)).cost_usd;
+  const c = costOfModels(fromRecord(r));
+  if (!c.cost_complete) throw unpricedBudgetError(r.session_id, c.unpriced_models);
+  const cost = c.cost_usd;
   if (cost === null || cost < r.max_budget_usd) return;
   throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has spent its budget: ${budgetText(r, cost)}.`, {
     suggestion: "resume_session with a higher max_budget_usd (after the session ends), or start a new session.",
@@ -145,6 +159,32 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
   return p;
 }
 
+/**
+ * Records a turn that did not end with a Stop: the process died mid-turn (`died`), or a send's wait ended first
+ * (`timed_out`: the turn goes on and gets its own record when it ends; `cancelled`). No figures: its lines are
+ * counted with the next settled turn.
+ */
+export function recordUnended(d: Deps, id: string, fold: Folded, promptNo: number, outcome: "died" | "timed_out" | "cancelled", error: string): void {
+  if (!d.history) return;
+  const list = d.ledger.begun.get(id) ?? [];
+  const begun = list.find((b) => b.promptNo === promptNo);
+  if (outcome === "died") d.ledger.begun.set(id, list.filter((b) => b.promptNo !== promptNo));
+  d.history.recordTurn({
+    session_id: id,
+    ...(fold.claude_session_id ? { claude_session_id: fold.claude_session_id } : {}),
+    prompt: begun?.prompt ?? fold.last_prompt ?? "",
+    started_at: begun?.startedAt ?? new Date().toISOString(),
+    ended_at: new Date(),
+    outcome,
+    error,
+  });
+}
+
+/** Models in the session's totals that have no price (a budget cannot be enforced over them). */
+export function unpricedModels(r: SessionRecord): string[] {
+  return costOfModels(fromRecord(r)).unpriced_models;
+}
+
 /** Waits for the usage of a turn being settled (so a budget check sees it). */
 export async function settled(d: Deps, id: string): Promise<void> {
   await d.ledger.chain.get(id);
@@ -180,11 +220,13 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
     read = await readTurn(main, files, turnFrom, counted);
     if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }
-  const cost = costOfModels(read.turn.model_usage).cost_usd;
+  const priced = costOfModels(read.turn.model_usage);
+  const cost = priced.cost_usd;
   const out: CostFields = {
     usage: publicUsage(read.turn.usage),
     model_usage: Object.fromEntries(Object.entries(read.turn.model_usage).map(([m, u]) => [m, publicUsage(u)])),
     cost_usd: cost,
+    cost_complete: priced.cost_complete,
   };
   const recorded = (async () => {
     await d.store.patch(id, (x) => {
@@ -209,6 +251,7 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
         ...(outcome === "failed" && fold.last_error ? { error: fold.last_error } : {}),
         usage: read.turn.usage,
         cost_usd: cost,
+        cost_complete: priced.cost_complete,
       });
       d.history.noticeAppend(files);
     }

@@ -19,6 +19,7 @@ import { briefText } from "../drivers/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
 import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";
+import { checkBudgetModels } from "./budget.js";
 import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
 import { serverAction } from "./audit.js";
@@ -50,6 +51,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
   checkBackendOptions(kind, input, dopplerChoice(input) !== undefined);
+  checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
@@ -156,6 +158,7 @@ export async function launch(
   transient: Record<string, unknown> = {},
 ): Promise<void> {
   const id = rec.session_id;
+  const since = new Date();
   const p = d.registry.paths(id);
   const { backend, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
@@ -177,7 +180,7 @@ export async function launch(
   try {
     spawned = await backend.spawn(spec);
   } catch (e) {
-    await failStart(d, id, e instanceof SessionError ? e.message : String(e));
+    await failStart(d, id, e instanceof SessionError ? e.message : String(e), since);
     throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
   }
   const startedAt = new Date().toISOString();
@@ -195,7 +198,7 @@ export async function launch(
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});
-    await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled");
+    await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled", since);
     throw e;
   }
   await d.registry.flushed();
@@ -229,8 +232,11 @@ async function linkRawLog(d: Deps, r: SessionRecord): Promise<void> {
   await symlink(r.log_file, raw);
 }
 
-async function failStart(d: Deps, id: string, why: string): Promise<void> {
+async function failStart(d: Deps, id: string, why: string, since: Date): Promise<void> {
   const brief = briefText(why);
+  const r = await d.store.get(id);
+  // The execution history has every start that never took prompts (a turn-less record: prompt "").
+  d.history?.recordTurn({ session_id: id, ...(r ? { claude_session_id: r.claude_session_id } : {}), prompt: "", started_at: since, ended_at: new Date(), outcome: "start_failed", error: brief });
   await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: brief }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(id, (r) => {

@@ -10,6 +10,7 @@ import type { SessionRecord } from "../store/schema.js";
 import { survivingLiveness, type Reconciler } from "./adopt.js";
 import type { Deps } from "./deps.js";
 import { applyFold, summary } from "./views.js";
+import { metricsOf } from "./metrics.js";
 import { nativeSessions } from "./native.js";
 import { isDirty } from "./worktree.js";
 
@@ -28,6 +29,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
   const live = await survivingLiveness(d, records);
   // Sessions in worktrees the server made: whether each has uncommitted changes (one git status each, in parallel).
   const dirty = new Map(await Promise.all(records.filter((r) => r.worktree).map(async (r) => [r.session_id, await isDirty(r.worktree!.path)] as const)));
+  // include_metadata: each session's turn metrics, from the execution history in one read.
+  const metrics = input.include_metadata ? d.history?.metrics() : undefined;
   const out: ListOutput["sessions"] = [];
   const vanished: string[] = [];
   let filtered = 0;
@@ -54,7 +57,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     if (input.limit !== undefined && out.length >= input.limit) continue;
     const b = d.runners[r.backend]?.backend;
     const survives = b?.survivesRestart ?? false;
-    out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) }));
+    out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives, metrics: metricsOf(r, metrics?.get(r.session_id)) } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) }));
   }
   if (vanished.length) reconciler.notice(vanished);
   return { sessions: out, total_count: records.length, filtered_count: filtered, ...(native ? await native : {}) };

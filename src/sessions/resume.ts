@@ -17,6 +17,7 @@ import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
+import { checkResumeBudget } from "./budget.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
@@ -77,6 +78,7 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
   checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  checkResumeBudget(rec, input);
   const doppler = dopplerFor(d.cfg, dopplerWanted);
   // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
   const options = withMode(d.cfg, optionsFor(kind, rec.options, input));

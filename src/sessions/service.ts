@@ -18,7 +18,7 @@ import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { HistoryService } from "../history/service.js";
 import { adopt, Reconciler } from "./adopt.js";
-import { Ledger, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
+import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
@@ -176,6 +176,11 @@ export class SessionService {
       const id = s.id;
       const after = () => this.totalsChanged(id).catch((e: unknown) => this.d.log.warn(`${id}: reading the totals: ${String(e)}`));
       setTimeout(() => void settleTurn(this.d, id, turn, fold).then(after), SETTLE_AFTER_MS).unref();
+    }
+    // The process ended with a turn under way: that turn is recorded as died (once: the status leaves live once).
+    if (previous && isLive(previous) && !isLive(s.fold.status) && s.fold.prompts_submitted > s.fold.turn_count) {
+      const why = this.d.endReasons.get(s.id) ?? s.fold.last_error ?? (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
+      recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
     if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });

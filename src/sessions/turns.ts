@@ -12,7 +12,7 @@ import type { Folded } from "../events/reducer.js";
 import type { DriverSession } from "../drivers/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
-import { beginTurn, checkBudget, settled, settleTurn } from "./cost.js";
+import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { publicBlocked, publicPending } from "./views.js";
 
@@ -109,8 +109,17 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     const { sent_at, queued, before: promptsBefore } = typed;
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
     if (input.wait_for_response === false) return out;
-    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    const w = await withFigures(d, r.backend, s, promptsBefore + 1, await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx));
+    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have. A wait that ends first
+    // (time-out, cancellation) is recorded in the execution history; the turn gets its own record when it ends.
+    let waited: TurnResult;
+    try {
+      waited = await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx);
+    } catch (e) {
+      if (e instanceof SessionError && e.code === "CANCELLED") recordUnended(d, r.session_id, s.live.fold, promptsBefore + 1, "cancelled", "the call was cancelled while the turn ran");
+      throw e;
+    }
+    if (waited.timed_out) recordUnended(d, r.session_id, s.live.fold, promptsBefore + 1, "timed_out", `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`);
+    const w = await withFigures(d, r.backend, s, promptsBefore + 1, waited);
     const { last_response, ...rest } = w;
     Object.assign(out, rest, { waited_ms: Date.now() - t0 });
     if (w.completed) {
@@ -118,7 +127,10 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
       out.responded_at = new Date().toISOString();
     }
     // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
-    if (s.live.fold.turn_count >= promptsBefore + 1) Object.assign(out, { ...(await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold)), ...out });
+    if (s.live.fold.turn_count >= promptsBefore + 1) {
+      Object.assign(out, { ...(await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold)), ...out });
+      Object.assign(out, await totalsAfter(d, r.session_id, s));
+    }
     return out;
   };
   // One prompt at a time per session in this process.
@@ -140,7 +152,16 @@ export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext
   // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop). A headless
   // turn's own figures (the SDK's) come first.
   const cost = target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
-  return { session_id: input.session_id, ...cost, ...out, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
+  // The session's totals come with the turn's figures (they include them); without those, they are left out.
+  const totals = "usage" in cost ? await totalsAfter(d, input.session_id, s) : {};
+  return { session_id: input.session_id, ...cost, ...totals, ...out, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
+}
+
+/** The session's totals once the settled turn is in the record (a few ms: its store write). */
+async function totalsAfter(d: Deps, id: string, s: DriverSession): Promise<ReturnType<typeof sessionFields> | Record<string, never>> {
+  await settled(d, id);
+  const r = await d.store.get(id);
+  return r ? sessionFields(r, s.live.fold.turn_count) : {};
 }
 
 /**

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Mcp } from "../helpers/harness.js";
+import { failedTurn, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
@@ -172,24 +172,24 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
   it("an API error: final_state error with error_subtype api_error", async () => {
     const id = await start("fail");
-    const r = await m.call("send_message", { session_id: id, message: "MOCK_ERROR:400", timeout_ms: 30_000 });
-    expect(r.data, r.text).toMatchObject({ final_state: "error", turn_outcome: "failed", error_subtype: "api_error" });
-    expect(String(r.data.error)).toContain("400");
+    const r = failedTurn(await m.call("send_message", { session_id: id, message: "MOCK_ERROR:400", timeout_ms: 30_000 }));
+    expect(r).toMatchObject({ final_state: "error", turn_outcome: "failed", error_subtype: "api_error" });
+    expect(String(r.error)).toContain("400");
     await m.call("kill_session", { session_id: id });
   });
 
   it("max_turns is the CLI's agentic limit and max_budget_usd stops a turn (error_subtype), the session goes on", async () => {
     const id = await start("limits", { max_turns: 1 });
-    const r = await m.call("send_message", { session_id: id, message: "MOCK_BASH:echo one", timeout_ms: 30_000 });
-    expect(r.data, r.text).toMatchObject({ final_state: "error", turn_outcome: "failed", error_subtype: "error_max_turns" });
+    const r = failedTurn(await m.call("send_message", { session_id: id, message: "MOCK_BASH:echo one", timeout_ms: 30_000 }));
+    expect(r).toMatchObject({ final_state: "error", turn_outcome: "failed", error_subtype: "error_max_turns" });
     // Not the server's prompt count: a second prompt is taken.
     expect((await m.call("send_message", { session_id: id, message: "plain" })).data).toMatchObject({ response: "MOCK REPLY: plain" });
     await m.call("kill_session", { session_id: id });
 
     const b = await start("budget", { max_budget_usd: 0.001 });
-    const rb = await m.call("send_message", { session_id: b, message: "spend something", timeout_ms: 30_000 });
-    expect(rb.data, rb.text).toMatchObject({ final_state: "error", error_subtype: "error_max_budget_usd" });
-    expect(rb.data.cost_usd).toBeGreaterThan(0.001);
+    const rb = failedTurn(await m.call("send_message", { session_id: b, message: "spend something", timeout_ms: 30_000 }));
+    expect(rb).toMatchObject({ final_state: "error", error_subtype: "error_max_budget_usd" });
+    expect(rb.cost_usd).toBeGreaterThan(0.001);
     await m.call("kill_session", { session_id: b });
   });
 
@@ -310,7 +310,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const w = m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     process.kill(-pid, "SIGKILL");
     const t0 = Date.now();
-    expect((await w).data).toMatchObject({ completed: false, final_state: "dead" });
+    expect(failedTurn(await w, "SESSION_DEAD")).toMatchObject({ completed: false, final_state: "dead" });
     expect(Date.now() - t0).toBeLessThan(3000);
     const r = await m.call("resume_session", { session_id: id });
     expect(r.data, r.text).toMatchObject({ backend: "headless", status: "ready" });

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contractBackends, type Mcp } from "../helpers/harness.js";
+import { contractBackends, failedTurn, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
@@ -102,9 +102,9 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     const s = await m.call("start_session", { cwd: e.dir("fail"), permission_mode: "default" });
     expect(s.ok, s.text).toBe(true);
     const id = s.data.session_id as string;
-    const r = await m.call("send_message", { session_id: id, message: "MOCK_ERROR:500", timeout_ms: 30_000 });
-    expect(r.data, r.text).toMatchObject({ completed: true, final_state: "error", turn_outcome: "failed" });
-    expect(r.data.error).toContain("mock error 500");
+    const r = failedTurn(await m.call("send_message", { session_id: id, message: "MOCK_ERROR:500", timeout_ms: 30_000 }));
+    expect(r).toMatchObject({ completed: true, final_state: "error", turn_outcome: "failed" });
+    expect(r.error).toContain("mock error 500");
     expect(e.events(id).map((x) => x.hook_event_name)).toContain("StopFailure");
     const ok = await m.call("send_message", { session_id: id, message: "and now?" });
     expect(ok.data).toMatchObject({ final_state: "idle", response: "MOCK REPLY: and now?" });

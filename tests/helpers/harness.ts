@@ -86,8 +86,14 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
 export interface ToolResult<T = Record<string, unknown>> {
   ok: boolean;
   data: T;
-  error?: { code: string; message: string; retryable: boolean; suggestion: string };
+  error?: { code: string; message: string; retryable: boolean; suggestion: string; details?: Record<string, unknown> };
   text: string;
+}
+
+/** A failed turn is a tool error (TURN_FAILED / SESSION_DEAD) carrying the turn's result: that result. */
+export function failedTurn(r: ToolResult, code = "TURN_FAILED"): Record<string, unknown> {
+  if (r.ok || r.error?.code !== code) throw new Error(`expected a ${code} tool error, got: ${r.text}`);
+  return r.error.details?.result as Record<string, unknown>;
 }
 
 export interface Mcp {

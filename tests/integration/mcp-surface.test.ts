@@ -37,6 +37,13 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     expect(m.client.getServerCapabilities()).toMatchObject({ tools: {}, resources: { subscribe: true, listChanged: true }, prompts: {}, logging: {}, completions: {} });
   });
 
+  it("the instructions every client's model reads name every tool of tools/list", async () => {
+    const text = m.client.getInstructions() ?? "";
+    const { tools } = await m.client.listTools();
+    expect(tools.length).toBeGreaterThan(15);
+    expect(tools.map((t) => t.name).filter((n) => !new RegExp(`\\b${n}\\b`).test(text))).toEqual([]);
+  });
+
   it("a subscribed session's resources get updates for a turn; start sends list_changed", async () => {
     const before = listChanged;
     const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("res"), team_name: "alpha", env: { MY_TOKEN: SECRET } });
@@ -91,7 +98,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     await m.client.setLoggingLevel("error");
     messages.length = 0;
     await m.callOk("send_message", { session_id: s.session_id, message: "quiet" });
-    await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_FAIL:overloaded" });
+    expect((await m.call("send_message", { session_id: s.session_id, message: "FAKE_FAIL:overloaded" })).error?.code).toBe("TURN_FAILED");
     const failed = await until(() => messages.find((x) => x.data.event === "failed"), 5000);
     expect(failed).toMatchObject({ level: "error", data: { session_id: s.session_id, error: expect.stringContaining("overloaded") } });
     expect(messages.some((x) => x.data.event === "turn_ended")).toBe(false);
@@ -113,6 +120,11 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
       expect((got.messages[0]!.content as { text: string }).text.length).toBeGreaterThan(50);
     }
     await expect(m.client.getPrompt({ name: "start_task", arguments: { task: "t" } })).rejects.toThrow(/cwd/);
+    // review_team drives the team with the team tools.
+    const review = ((await m.client.getPrompt({ name: "review_team", arguments: { cwd: w.work, change: "HEAD~1..HEAD" } })).messages[0]!.content as { text: string }).text;
+    expect(review).toContain("broadcast_message");
+    expect(review).toContain("wait_for_sessions");
+    expect(review).not.toContain("wait_for_completion");
     const teams = await m.client.complete({ ref: { type: "ref/prompt", name: "start_task" }, argument: { name: "team_name", value: "al" } });
     expect(teams.completion.values).toEqual(["alpha"]);
     const cwds = await m.client.complete({ ref: { type: "ref/prompt", name: "review_team" }, argument: { name: "cwd", value: w.work } });
@@ -124,7 +136,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
   it("health_check is ok here and degraded without tmux; doctor prints the same checks", async () => {
     const h = await m.callOk<{ status: string; checks: Array<{ name: string; status: string }> }>("health_check", {});
     expect(h.status).toBe("ok");
-    expect(h.checks.map((c) => c.name)).toEqual(["tmux", "claude", "claude_version", "flock", "state_dir", "store_lock", "sessions", "session_cli_versions", "history_index", "time_limits", "memory", "uptime", "version"]);
+    expect(h.checks.map((c) => c.name)).toEqual(["tmux", "pty", "agent_sdk", "claude", "claude_version", "flock", "state_dir", "store_lock", "sessions", "session_cli_versions", "history_index", "time_limits", "memory", "uptime", "version"]);
     expect(h.checks.find((c) => c.name === "history_index")?.status).toBe("ok");
     // A server without tmux leaves the tmux sessions it cannot see alone when it adopts (adopt.ts).
     const doc = spawnSync(process.execPath, [CLI, "doctor"], { env: { ...w.env, CLAUDE_SESSIONS_TMUX: join(w.root, "no-tmux") }, encoding: "utf8" });
@@ -146,6 +158,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     expect(g.config).toMatchObject({ allowBypassPermissions: false, idleTtlMs: expect.any(Number), busyMaxMs: expect.any(Number), retainDeadMs: expect.any(Number) });
     const r = await m.call("configure", { action: "set_bypass_permissions", allow_bypass_permissions: true });
     expect(r.error?.code).toBe("PERMISSION_DENIED");
+    expect((await m.call("configure", { action: "enable_bypass" })).error?.code).toBe("PERMISSION_DENIED");
     expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_ALLOW_CONFIGURE");
     const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_CONFIGURE: "1" });
     try {
@@ -153,6 +166,10 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
       expect(denied.error?.code).toBe("PERMISSION_DENIED");
       const on = await m2.callOk<{ changed: boolean; config: Record<string, unknown> }>("configure", { action: "set_bypass_permissions", allow_bypass_permissions: true });
       expect(on).toMatchObject({ changed: true, config: { allowBypassPermissions: true } });
+      // The design's action names.
+      expect(await m2.callOk("configure", { action: "disable_bypass" })).toMatchObject({ changed: true, config: { allowBypassPermissions: false } });
+      expect(await m2.callOk("configure", { action: "enable_bypass" })).toMatchObject({ changed: true, config: { allowBypassPermissions: true } });
+      expect((await m2.call("configure", { action: "enable_bypass", allow_bypass_permissions: false })).error?.code).toBe("INVALID_ARGUMENT");
     } finally {
       await m2.close();
     }

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, contractBackends, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
+import { connect, contractBackends, failedTurn, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
 
 const BACKENDS = await contractBackends();
 
@@ -69,9 +69,10 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
   it("an API error ends the turn with final_state error and the message; the next prompt works", async () => {
     const s = await m.call("start_session", { cwd: w.dir("fail") });
     const id = s.data.session_id as string;
-    const r = await m.call("send_message", { session_id: id, message: "FAKE_FAIL:500 overloaded" });
-    expect(r.data).toMatchObject({ completed: true, final_state: "error", turn_outcome: "failed" });
-    expect(r.data.error).toContain("API Error: 500 overloaded");
+    // A failed turn is a tool error (isError) whose details carry the whole result.
+    const r = failedTurn(await m.call("send_message", { session_id: id, message: "FAKE_FAIL:500 overloaded" }));
+    expect(r).toMatchObject({ completed: true, final_state: "error", turn_outcome: "failed", session_turns: 1 });
+    expect(r.error).toContain("API Error: 500 overloaded");
     const ok = await m.call("send_message", { session_id: id, message: "again" });
     expect(ok.data).toMatchObject({ final_state: "idle", response: "FAKE REPLY: again" });
     await m.call("kill_session", { session_id: id });
@@ -81,9 +82,9 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const s = await m.call("start_session", { cwd: w.dir("crash") });
     const id = s.data.session_id as string;
     const t0 = Date.now();
-    const r = await m.call("send_message", { session_id: id, message: "FAKE_CRASH now", timeout_ms: 20_000 });
+    const r = failedTurn(await m.call("send_message", { session_id: id, message: "FAKE_CRASH now", timeout_ms: 20_000 }), "SESSION_DEAD");
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(r.data).toMatchObject({ completed: false, timed_out: false, final_state: "dead" });
+    expect(r).toMatchObject({ completed: false, timed_out: false, final_state: "dead" });
     // The exit status can reach tmux a moment after the pane died.
     const l = await until(async () => {
       const x = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", { include_metadata: true });

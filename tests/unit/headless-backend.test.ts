@@ -66,6 +66,8 @@ describe("headless results", () => {
       usage: turn.usage,
       model_usage: { "claude-x": { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 1, cache_read_input_tokens: 2 } },
       cost_usd: 0.01,
+      // claude-x has no price in the server's table: the CLI's figure cannot be vouched for.
+      cost_complete: false,
       duration_ms: 120,
       duration_api_ms: 80,
       num_turns: 2,
@@ -74,6 +76,7 @@ describe("headless results", () => {
       permission_denials: [{ tool_name: "Bash", tool_use_id: "t1", tool_input: { command: "ls" } }],
     });
     expect(figuresOf({ ...turn, error_subtype: undefined, structured_output: { a: 1 } }).structured_output).toEqual({ a: 1 });
+    expect(figuresOf({ ...turn, model_usage: { "claude-opus-4-8": turn.model_usage["claude-x"]! } }).cost_complete).toBe(true);
   });
 
   it("stream_output log lines: assistant text, tool uses, results", () => {

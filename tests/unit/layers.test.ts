@@ -18,6 +18,7 @@ const LAYERS: Record<string, number> = {
   backends: 2,
   events: 2,
   api: 3,
+  "price-file.ts": 2,
   "pricing.ts": 3,
   drivers: 4,
   history: 4,

@@ -7,6 +7,7 @@ import type { ModelUsage } from "@anthropic-ai/claude-agent-sdk";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
+import { priceOf } from "../../pricing.js";
 import type { Delivery, Driver, DriverSession, PermissionAnswer, PromptAnswer, ReadyOptions, TurnFigures } from "../driver.js";
 import type { HeadlessHost } from "./host.js";
 import type { HeadlessSession } from "./session.js";
@@ -29,6 +30,8 @@ export function figuresOf(t: TurnResult): TurnFigures {
     usage: { ...t.usage },
     model_usage: Object.fromEntries(Object.entries(t.model_usage).map(([k, v]) => [k, usageOf(v)])),
     cost_usd: t.cost_usd,
+    // The CLI prices the turn itself; the server can vouch for it only when it has a price for every model too.
+    cost_complete: Object.keys(t.model_usage).every((m) => priceOf(m) !== undefined),
     duration_ms: t.duration_ms,
     duration_api_ms: t.duration_api_ms,
     num_turns: t.num_turns,

@@ -4,9 +4,10 @@
  * the SDK's PermissionResult.
  */
 import type { CanUseTool, PermissionResult, PermissionUpdate } from "@anthropic-ai/claude-agent-sdk";
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../../core/modes.js";
 import type { PermissionAnswer, PermissionRequestInfo } from "./types.js";
 
-export const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
+export { DEFAULT_PERMISSION_TIMEOUT_MS };
 
 interface Entry {
   info: PermissionRequestInfo;

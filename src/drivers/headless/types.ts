@@ -45,7 +45,7 @@ export interface HeadlessOptions {
   fork_session?: boolean;
   /** The Claude session id of a new session or of a fork (default: a new UUID). */
   claude_session_id?: string;
-  /** Deny a permission request nobody answered after this long (default 300000). */
+  /** Deny a permission request nobody answered after this long (default DEFAULT_PERMISSION_TIMEOUT_MS, src/core/modes.ts). */
   permission_timeout_ms?: number;
   /** Deliver prompts with client_composed (no slash commands, no @file expansion). Default false. */
   verbatim_prompts?: boolean;

@@ -24,10 +24,14 @@ async function configure(svc: SessionService, args: ConfigureInput): Promise<Con
       suggestion: "Ask the operator to restart the server with CLAUDE_SESSIONS_ALLOW_CONFIGURE=1, or with the setting itself (CLAUDE_SESSIONS_ALLOW_BYPASS).",
     });
   }
-  if (args.allow_bypass_permissions === undefined) {
-    throw new SessionError("INVALID_ARGUMENT", "set_bypass_permissions needs allow_bypass_permissions (true or false).");
+  const allow = args.action === "enable_bypass" ? true : args.action === "disable_bypass" ? false : args.allow_bypass_permissions;
+  if (allow === undefined) {
+    throw new SessionError("INVALID_ARGUMENT", "set_bypass_permissions needs allow_bypass_permissions (true or false).", { suggestion: "Pass allow_bypass_permissions, or use action enable_bypass / disable_bypass." });
   }
-  const changed = svc.setAllowBypass(args.allow_bypass_permissions);
+  if (args.action !== "set_bypass_permissions" && args.allow_bypass_permissions !== undefined && args.allow_bypass_permissions !== allow) {
+    throw new SessionError("INVALID_ARGUMENT", `${args.action} contradicts allow_bypass_permissions: ${String(args.allow_bypass_permissions)}.`);
+  }
+  const changed = svc.setAllowBypass(allow);
   svc.deps.log.warn(`configure: permission bypass is now ${cfg.allowBypassPermissions ? "allowed" : "refused"} for new sessions`);
   return { config: effectiveConfig(cfg), changed };
 }
@@ -35,9 +39,7 @@ async function configure(svc: SessionService, args: ConfigureInput): Promise<Con
 export const configureTool = defineTool({
   name: "configure",
   title: "Read or change the server's settings",
-  description:
-    "get_config returns the effective settings (secrets redacted). set_bypass_permissions switches whether new sessions may use " +
-    "permission_mode bypassPermissions; only when the server runs with CLAUDE_SESSIONS_ALLOW_CONFIGURE=1, otherwise PERMISSION_DENIED.",
+  description: "get_config: the effective settings (secrets redacted). set_bypass_permissions (or enable_bypass / disable_bypass): whether new sessions may use bypassPermissions (needs CLAUDE_SESSIONS_ALLOW_CONFIGURE=1).",
   input: configureInput,
   output: configureOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

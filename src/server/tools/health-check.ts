@@ -6,11 +6,9 @@ import { defineTool } from "../tool.js";
 export const healthCheck = defineTool({
   name: "health_check",
   title: "Check the server's health",
-  description:
-    "Checks tmux, the claude binary and its version, flock, doppler (when configured), the state directory, the store lock, live sessions " +
-    "against the limit, the MCP sessions held over HTTP (when serving HTTP), uptime and version. status is down when no session can start, degraded when something is missing or unhealthy.",
+  description: "Checks tmux, the claude CLI, the state directory and lock, doppler, session limits and uptime. status down: no session can start; degraded: something is missing.",
   input: healthInput,
   output: healthOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined, ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()) }),
+  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined, headlessAvailable: svc.deps.runners.headless !== undefined, ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()) }),
 });

@@ -7,9 +7,7 @@ const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: t
 export const listConversations = defineTool({
   name: "list_conversations",
   title: "List Claude Code conversations",
-  description:
-    "Lists conversations from Claude Code's transcripts (any session, not only this server's), newest activity first, with title, cwd, turns, models, " +
-    "token usage and cost, and session_id when a session of this server runs or ran it. Pass next_cursor back for more. indexing: true means the index is still being built.",
+  description: "Claude Code conversations from its transcripts (any session), newest first, with title, cwd, turns, usage, cost and this server's session_id if any. Pass next_cursor for more.",
   input: api.listConversationsInput,
   output: api.listConversationsOutput,
   annotations: readOnly,
@@ -19,8 +17,7 @@ export const listConversations = defineTool({
 export const getConversation = defineTool({
   name: "get_conversation",
   title: "Read a Claude Code conversation",
-  description:
-    "The messages of one conversation (user prompts, assistant replies, tool calls summarised), a page at a time: from the start (default) or the end, then next_cursor to read on and prev_cursor to read back.",
+  description: "One conversation's messages, a page at a time from the start or the end; next_cursor and prev_cursor page on.",
   input: api.getConversationInput,
   output: api.getConversationOutput,
   annotations: readOnly,
@@ -30,9 +27,7 @@ export const getConversation = defineTool({
 export const searchConversations = defineTool({
   name: "search_conversations",
   title: "Search Claude Code conversations",
-  description:
-    'Full-text search over every conversation in Claude Code\'s transcripts. Words and "quoted phrases"; each must appear in the same message. ' +
-    "Works for English, Japanese and Chinese (no spaces needed). Each hit carries `resume` {claude_session_id, cwd}: pass it to resume_session to continue that conversation.",
+  description: "Full-text search over Claude Code's transcripts: words and \"phrases\" in one message (CJK too). A hit's resume {claude_session_id, cwd} goes to resume_session.",
   input: api.searchConversationsInput,
   output: api.searchConversationsOutput,
   annotations: readOnly,
@@ -42,7 +37,7 @@ export const searchConversations = defineTool({
 export const getExecutionHistory = defineTool({
   name: "get_execution_history",
   title: "Turns this server ran",
-  description: "The prompts this server's sessions ran and how each turn ended (response, start, end, duration, outcome, usage, cost), newest first.",
+  description: "The prompts this server's sessions ran and how each turn ended (response, times, outcome, usage, cost), newest first.",
   input: api.getExecutionsInput,
   output: api.getExecutionsOutput,
   annotations: readOnly,
@@ -52,7 +47,7 @@ export const getExecutionHistory = defineTool({
 export const clearExecutionHistory = defineTool({
   name: "clear_execution_history",
   title: "Clear this server's turn history",
-  description: "Deletes this server's record of turns (all, or one session's) and returns cleared_count. Claude Code's own transcripts are not touched.",
+  description: "Deletes this server's turn records (all, or one session's). Claude Code's transcripts stay.",
   input: api.clearExecutionsInput,
   output: api.clearExecutionsOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

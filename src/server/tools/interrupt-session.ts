@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const interruptSession = defineTool({
   name: "interrupt_session",
   title: "Interrupt a session's turn",
-  description: "Presses Esc in the session to stop the running turn (Claude fires no hook for that, so the screen confirms it).",
+  description: "Presses Esc to stop the session's running turn and confirms it on the screen.",
   input: interruptInput,
   output: interruptOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -4,8 +4,7 @@ import { defineTool } from "../tool.js";
 export const killSession = defineTool({
   name: "kill_session",
   title: "Kill a Claude Code session",
-  description:
-    "Ends a session: SIGTERM to its process group, a grace period, then SIGKILL (at once with force). The record stays (status dead, resumable) unless save_state is false.",
+  description: "Ends a session (SIGTERM, a grace period, SIGKILL; at once with force). Its record stays, resumable, unless save_state is false.",
   input: killInput,
   output: killOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

@@ -4,9 +4,7 @@ import { defineTool } from "../tool.js";
 export const resumeSession = defineTool({
   name: "resume_session",
   title: "Resume a Claude Code session",
-  description:
-    "Brings an ended session back in a fresh terminal with `claude --resume`, keeping its conversation (fork: true gives it a new Claude session id and leaves the old conversation untouched). " +
-    "Also adopts any Claude Code conversation given its claude_session_id and cwd.",
+  description: "Brings an ended session back with its conversation (claude --resume; fork: a new conversation id). Adopts any conversation given claude_session_id and cwd.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -1,15 +1,13 @@
 import { runTaskInput, runTaskOutput } from "../../api/index.js";
 import { defineTool } from "../tool.js";
+import { failIfTurnFailed } from "./turn-failure.js";
 
 export const runTask = defineTool({
   name: "run_task",
   title: "Run one task in a new session",
-  description:
-    "Starts a session (headless unless backend says otherwise), runs prompt as its first turn and returns that turn's result " +
-    "(response, usage, cost, and for headless the SDK's figures), with session_id and claude_session_id to continue with send_message or resume_session. " +
-    "Reports progress while it runs; cancelling the call interrupts the turn. keep_session: false ends the session afterwards (its record stays, resumable).",
+  description: "Starts a session (headless by default), runs prompt as its first turn and returns the turn's result; continue with send_message. Takes start_session's options. Cancelling interrupts the turn.",
   input: runTaskInput,
   output: runTaskOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  handler: (svc, args, ctx) => svc.runTask(args, ctx),
+  handler: async (svc, args, ctx) => failIfTurnFailed("run_task", await svc.runTask(args, ctx)),
 });

@@ -4,9 +4,7 @@ import { defineTool } from "../tool.js";
 export const startSession = defineTool({
   name: "start_session",
   title: "Start a Claude Code session",
-  description:
-    "Starts an interactive Claude Code session in a tmux pane (or a PTY), or a headless one (backend headless: the CLI through the Agent SDK, no terminal), and returns once it is ready (its SessionStart hook fired). " +
-    "Fails with a clear reason, including the screen, when Claude Code shows a login, trust or API-key screen or exits.",
+  description: "Starts a Claude Code session (tmux, pty or headless) and returns when it is ready. Fails with the screen when a login, trust or API-key screen stops it. Details: README.",
   input: startInput,
   output: startOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

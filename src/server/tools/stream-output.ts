@@ -4,9 +4,7 @@ import { defineTool } from "../tool.js";
 export const streamOutputTool = defineTool({
   name: "stream_output",
   title: "Read a session's output",
-  description:
-    "mode screen: the visible terminal. mode log: the raw terminal output (ANSI stripped) since a cursor. mode transcript: the conversation " +
-    "from Claude's transcript since a cursor. Pass back the returned cursor to get only what is new; with follow, waits for new output.",
+  description: "A session's output: screen (the terminal now), log (raw output) or transcript (the conversation) since a cursor. Pass the cursor back for what is new; follow waits for it.",
   input: streamInput,
   output: streamOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -1,0 +1,94 @@
+/**
+ * The operator's price file: CLAUDE_SESSIONS_PRICES names a JSON file of model prices (USD per million tokens)
+ * for models the built-in table (src/pricing.ts) does not know, or to override it. Read once per process (a
+ * history worker reads it too), validated strictly: a bad file is an error naming the file and the entry, never
+ * a silently ignored price. Format:
+ *
+ *   { "claude-opus-9":  { "input": 5, "output": 25, "cache_write": 6.25, "cache_read": 0.5, "cache_write_1h": 10 },
+ *     "my-proxy-model-*": { "input": 1, "output": 2, "cache_write": 1.25, "cache_read": 0.1 } }
+ *
+ * A key is a model id (matched like the table: lower case, without its date suffix or [1m]) or, ending in "*",
+ * a prefix (the longest matching prefix wins). cache_write is the 5-minute cache write; cache_write_1h defaults to
+ * it when left out.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+export interface ModelPrice {
+  input: number;
+  cache_write_5m: number;
+  cache_write_1h: number;
+  cache_read: number;
+  output: number;
+}
+
+const rate = z.number().finite().min(0).max(1_000_000);
+const entry = z.strictObject({ input: rate, output: rate, cache_write: rate, cache_read: rate, cache_write_1h: rate.optional() });
+const key = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[a-z0-9][a-z0-9._:@/-]*\*?$/, "a key is a lower-case model id, or a prefix ending in *");
+const fileSchema = z.record(key, entry);
+
+export const PRICES_ENV = "CLAUDE_SESSIONS_PRICES";
+
+interface Loaded {
+  path: string;
+  exact: Map<string, ModelPrice>;
+  prefixes: [string, ModelPrice][];
+}
+
+let loaded: Loaded | null | undefined;
+
+/** Reads and validates a price file; throws an Error naming the file and what is wrong. */
+export function readPriceFile(path: string): Loaded {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new Error(`${PRICES_ENV}=${path}: not a readable JSON file (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const r = fileSchema.safeParse(raw);
+  if (!r.success) {
+    // A bad key's own reason is one level down (zod reports "Invalid key in record" above it).
+    const why = r.error.issues
+      .map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.code === "invalid_key" ? i.issues.map((x) => x.message).join(", ") : i.message}`)
+      .join("; ");
+    throw new Error(`${PRICES_ENV}=${path}: ${why} (each entry: {"input", "output", "cache_write", "cache_read"[, "cache_write_1h"]}, USD per million tokens)`);
+  }
+  const exact = new Map<string, ModelPrice>();
+  const prefixes: [string, ModelPrice][] = [];
+  for (const [k, v] of Object.entries(r.data)) {
+    const price = { input: v.input, output: v.output, cache_write_5m: v.cache_write, cache_write_1h: v.cache_write_1h ?? v.cache_write, cache_read: v.cache_read };
+    if (k.endsWith("*")) prefixes.push([k.slice(0, -1), price]);
+    else exact.set(k, price);
+  }
+  prefixes.sort((a, b) => b[0].length - a[0].length);
+  return { path, exact, prefixes };
+}
+
+/** The file CLAUDE_SESSIONS_PRICES names, read once (null when unset). Throws when it is set and bad. */
+export function operatorPrices(env: NodeJS.ProcessEnv = process.env): Loaded | null {
+  if (loaded !== undefined) return loaded;
+  const path = env[PRICES_ENV];
+  loaded = path ? readPriceFile(path) : null;
+  return loaded;
+}
+
+/** The operator's price for a model (its table key and its id as given), if the file has one. */
+export function operatorPrice(canonical: string, model: string): ModelPrice | undefined {
+  let ops: Loaded | null;
+  try {
+    ops = operatorPrices();
+  } catch {
+    // The server checks the file at start and refuses to run with a bad one; elsewhere nothing is priced from it.
+    return undefined;
+  }
+  if (!ops) return undefined;
+  const raw = model.trim().toLowerCase();
+  const hit = ops.exact.get(canonical) ?? ops.exact.get(raw);
+  if (hit) return hit;
+  for (const [prefix, price] of ops.prefixes) if (canonical.startsWith(prefix) || raw.startsWith(prefix)) return price;
+  return undefined;
+}

@@ -1,0 +1,25 @@
+/**
+ * The server's `instructions`: what every client's model reads at start. They name every tool of tools/list
+ * (tests/unit/instructions.test.ts holds them to it), grouped by what a caller does.
+ */
+export const INSTRUCTIONS = `claude-sessions runs many Claude Code sessions side by side: interactive in tmux panes or PTYs, or headless (the CLI through the Agent SDK, no terminal).
+A session: start_session {cwd} → send_message {session_id, message} (waits for the reply by default; the result carries the turn's usage and cost and the session's totals, and a failed turn is a tool error) → wait_for_completion for long turns → respond_permission when a turn waits for a permission answer (pending_permission), answer_prompt when it shows another screen that waits for an answer (status blocked, with its choices) → interrupt_session to stop a turn → kill_session when done; resume_session brings an ended session back with its conversation (or forks it).
+Machines: with the operator's nodes.json, start_session {node} runs a session on another machine ("auto" picks one); every other tool then reaches it by its session_id, and list_sessions {node_filter} shows one node's.
+One-shot work: run_task {cwd, prompt} starts a headless session, runs one turn and returns its answer.
+Watching: list_sessions (status, turns, totals, and the node a session runs on; include_metadata adds the record and turn metrics), stream_output (screen, log or transcript; follow to wait for more), the session:// resources. A person can watch a tmux session with the attach_command that start_session returns.
+Teams: start sessions with team_name and teammate_name, then broadcast_message sends one prompt to all and wait_for_sessions waits for all (or any) of them. sync_context tells a session what changed in its directory since the last sync.
+History: list_conversations, get_conversation and search_conversations read Claude Code's transcripts (any conversation); get_execution_history and clear_execution_history are this server's record of the turns it ran.
+Server: health_check says what works (tmux, pty, headless, the CLI); configure reads the settings (get_config) and, when the operator allows it, switches permission bypass.
+Budgets: a session with max_budget_usd refuses prompts (LIMIT_REACHED) once spent, and refuses to start or go on when its cost cannot be computed (a model without a price); cost_complete: false marks a cost that leaves out unpriced tokens.`;
+
+
+/**
+ * The instructions for a server offering only some tools (CLAUDE_SESSIONS_TOOLSETS): the lines that name a tool it
+ * does not offer are left out, so the model reads only about tools it has.
+ */
+export function instructionsFor(offered: ReadonlySet<string>, all: readonly string[]): string {
+  const missing = all.filter((n) => !offered.has(n));
+  return INSTRUCTIONS.split("\n")
+    .filter((line) => !missing.some((n) => new RegExp(`\\b${n}\\b`).test(line)))
+    .join("\n");
+}
