@@ -193,6 +193,12 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
   const [cwd, ...words] = positionals;
   if (!cwd || !words.length) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions run <cwd> <prompt…>");
   const p = showProgress(w.app.sessions, w.err);
+  // Ended afterwards with a kill_session of its own (so the command does not exit while it is still ending),
+  // also when the turn failed: run_task then throws TURN_FAILED with the turn's result (and the session id) in details.
+  const end = async (id: string) => {
+    if (!v.keep) await call(w, killSession, { session_id: id }).catch((e: unknown) => line(w.err, `claude-sessions: ending session ${id}: ${String(e)}`));
+    else if (w.err.isTTY) line(w.err, `session ${id} kept: claude-sessions send ${id} <message…>`);
+  };
   let r;
   try {
     r = await call(
@@ -208,18 +214,21 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
         node: str(v.node),
         worktree: v.worktree ? true : undefined,
         timeout_ms: positiveInt(str(v.timeout), "--timeout"),
-        // Ended below with a kill_session of its own, so the command does not exit while it is still ending.
         keep_session: true,
       }),
       { progress: () => {} },
     );
+  } catch (e) {
+    p.stop();
+    const failed = e instanceof SessionError ? (e.details?.result as { session_id?: unknown } | undefined)?.session_id : undefined;
+    if (typeof failed === "string") await end(failed);
+    throw e;
   } finally {
     p.stop();
   }
   if (v.json) line(w.out, JSON.stringify(r, null, 2));
   const code = v.json ? (r.turn_outcome === "completed" ? 0 : 1) : turnResult(w, r.session_id, r);
-  if (!v.keep) await call(w, killSession, { session_id: r.session_id }).catch((e: unknown) => line(w.err, `claude-sessions: ending session ${r.session_id}: ${String(e)}`));
-  else if (w.err.isTTY) line(w.err, `session ${r.session_id} kept: claude-sessions send ${r.session_id} <message…>`);
+  await end(r.session_id);
   return code;
 }
 

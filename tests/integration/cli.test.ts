@@ -121,8 +121,7 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     const failed = cli("run", cwd, "--backend", "tmux", "FAKE_FAIL:overloaded");
     expect(failed.status).toBe(1);
     expect(failed.stdout).toBe("");
-    expect(failed.stderr).toContain("TURN_FAILED");
-    expect(failed.stderr).toContain("API Error: overloaded");
+    expect(failed.stderr).toMatch(/claude-sessions: TURN_FAILED: .*API Error: overloaded/);
     const refused = cli("run", w.dir("cli-run") + "/missing", "--backend", "tmux", "hi");
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/claude-sessions: [A-Z_]+: /);
