@@ -113,6 +113,31 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     await mcp.callOk("kill_session", { session_id: r.session_id });
   }, 30_000);
 
+  it("reads only the read-only history tools, adopts conversations inside the roots only, reviews worktree sessions only", async () => {
+    const post = (path: string, body: unknown) => raw(`${srv.url}${path}`, "POST", headers, JSON.stringify(body));
+    const hist = await post("/api/read/get_execution_history", { limit: 5 });
+    expect(hist.status, hist.body).toBe(200);
+    expect(JSON.parse(hist.body).executions.length).toBeGreaterThan(0);
+    // Clearing the history changes something: not a read.
+    const clear = await post("/api/read/clear_execution_history", {});
+    expect(clear.status).toBe(400);
+    expect(JSON.parse(clear.body).error.code).toBe("INVALID_ARGUMENT");
+    expect(JSON.parse((await post("/api/read/get_execution_history", { limit: 5 })).body).executions.length).toBeGreaterThan(0);
+    const badArgs = await post("/api/read/search_conversations", { query: "" });
+    expect(badArgs.status).toBe(400);
+    // Adopting a conversation this server did not run: the cwd must be inside the roots.
+    const outsideAdopt = await post("/api/adopt", { claude_session_id: "0d8f6c1e-0000-4000-8000-000000000000", cwd: outside });
+    expect(outsideAdopt.status).toBe(403);
+    expect(JSON.parse(outsideAdopt.body).error.code).toBe("PERMISSION_DENIED");
+    // Review: a session without a worktree of its own is refused in words.
+    const s = JSON.parse((await start({ cwd: join(root, "project") })).body) as { session_id: string };
+    const review = await raw(`${srv.url}/api/sessions/${s.session_id}/review`, "GET", { cookie: headers.cookie! });
+    expect(review.status).toBe(400);
+    expect(JSON.parse(review.body).error).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(JSON.parse(review.body).error.message).toContain("worktree");
+    await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 30_000);
+
   it("with no roots the page starts nothing, and says how to allow it; a bad root stops the server", async () => {
     const w2 = makeWorld();
     const srv2 = await startHttpServer(w2);
