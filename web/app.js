@@ -284,7 +284,8 @@
     else if (now !== was && now === "blocked") why = `is blocked${c.blocked ? `: ${c.blocked.kind}` : ""}`;
     else if (now !== was && now === "error") why = "failed";
     else if (now !== was && now === "dead") why = "ended";
-    else if ((was === "busy" || was === "waiting_for_permission" || was === "blocked") && (now === "idle" || now === "ready")) why = "finished its turn";
+    // A turn ended: the count went up (a short turn's busy and idle may come in one batch), or the status says so.
+    else if ((now === "idle" || now === "ready") && ((typeof c.turn_count === "number" && c.turn_count > (before.turn_count ?? 0)) || was === "busy" || was === "waiting_for_permission" || was === "blocked")) why = "finished its turn";
     if (!why) return;
     if (!needsAnswer({ ...before, ...c }) && !viewing(id)) unseen.add(id);
     if (viewing(id)) return;

@@ -10,6 +10,15 @@
   const read = (tool, args) => post(`/api/read/${tool}`, args);
   const when = (iso) => (iso ? iso.slice(0, 16).replace("T", " ") : "");
 
+  /** A search snippet: the index marks each match as **match**; shown as <mark> elements (DOM nodes, never HTML). */
+  function snippet(text, terms) {
+    const parts = text.split(/\*\*(.+?)\*\*/);
+    if (parts.length === 1) return highlighted(text, terms);
+    const frag = document.createDocumentFragment();
+    parts.forEach((p, i) => (i % 2 ? frag.append(el("mark", "", p)) : p && frag.append(p)));
+    return frag;
+  }
+
   /** `text` with each term wrapped in <mark>, as DOM nodes (never HTML). */
   function highlighted(text, terms) {
     const frag = document.createDocumentFragment();
@@ -53,7 +62,7 @@
         a.href = `#/c/${encodeURIComponent(h.claude_session_id)}/${h.item.index}`;
         li.append(a, " ", el("small", "muted", `${h.cwd || ""} · ${when(h.last_activity)} · ${h.matches} match${h.matches === 1 ? "" : "es"}`));
         const p = el("p", "snippet");
-        p.append(highlighted(h.snippet, r.terms));
+        p.append(snippet(h.snippet, r.terms));
         li.append(p);
         $("#hits").append(li);
       }

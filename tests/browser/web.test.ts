@@ -221,7 +221,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(await page.$$eval("#hits mark", (ms) => ms.map((m) => m.textContent))).toContain("zebra");
     // The message's markup is text, never HTML.
     expect(await page.locator("#hits b").count()).toBe(0);
-    expect(await page.textContent("#hits .snippet")).toContain("<b>not bold</b>");
+    expect(await page.textContent("#hits .snippet")).toContain("zebra <b>not bold</b>"); // the index's ** markers became the <mark>
     await shot("search");
     await page.click("#hits li a");
     await page.waitForSelector("#conversation-view:not([hidden]) .msg.hit");
