@@ -308,8 +308,11 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
     await page.waitForSelector(`tr[data-id="${one}"]`);
+    // A row marked "finished while you were away" fits too.
+    await page.evaluate(`document.querySelectorAll("#sessions tr.row").forEach((tr) => tr.classList.add("needs-look"))`);
     const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
     expect(Number(overflow)).toBeLessThanOrEqual(0);
+    await page.evaluate(`document.querySelectorAll("#sessions tr.row").forEach((tr) => tr.classList.remove("needs-look"))`);
     await shot("list-phone");
     await page.goto(`${srv.url}/#/s/${one}`);
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the api"), 10_000);
