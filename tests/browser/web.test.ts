@@ -321,7 +321,9 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.waitForSelector("#start-view:not([hidden])");
     expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))).toBeLessThanOrEqual(0);
     await shot("start-phone");
-    for (const hash of ["#/history/zebra", "#/cost", "#/teams"]) {
+    const all = await mcp.callOk<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
+    const conversation = all.sessions.find((s) => s.session_id === formId)!.claude_session_id;
+    for (const hash of ["#/history/zebra", "#/cost", "#/teams", `#/s/${formId}`, `#/c/${conversation}`]) {
       await page.goto(`${srv.url}/${hash}`);
       await page.waitForSelector("main:not([hidden]):not(#list-view)");
       await page.waitForTimeout(300);
