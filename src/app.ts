@@ -154,6 +154,8 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
         if (b.survivesRestart) continue;
         for (const [id, l] of await b.list().catch(() => new Map<string, { alive: boolean }>())) if (l.alive) ending.push(id);
       }
+      // Issue #23: those with a conversation are hibernated, not dead: the next server wakes them on the next prompt.
+      await sessions.hibernateAtShutdown(ending).catch((e: unknown) => log.warn(`hibernating at shutdown: ${String(e)}`));
       await Promise.all([
         backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
         headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),

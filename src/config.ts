@@ -97,6 +97,10 @@ export interface Config {
   logFile?: string;
   /** CLAUDE_SESSIONS_IDLE_TTL_MS: an idle session ends gracefully after this long (still resumable); 0 = never. */
   idleTtlMs: number;
+  /** CLAUDE_SESSIONS_HIBERNATE_AFTER_MS: an idle session is hibernated (process ended, woken by the next prompt) after this long; 0 = never. */
+  hibernateAfterMs: number;
+  /** CLAUDE_SESSIONS_MAX_LIVE: a start or wake past this many live processes hibernates the least recently used idle session; 0 = no limit. */
+  maxLive: number;
   /** CLAUDE_SESSIONS_BUSY_MAX_MS: a turn busy longer than this is interrupted and flagged; 0 = never. */
   busyMaxMs: number;
   /** CLAUDE_SESSIONS_RETAIN_DEAD_MS: records of sessions dead longer than this are pruned with their directories; 0 = never. */
@@ -170,6 +174,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventsMaxBytes: num(env, "CLAUDE_SESSIONS_EVENTS_MAX_BYTES", 32 * 1024 * 1024, 4096),
     outputLogMaxBytes: num(env, "CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES", 64 * 1024 * 1024, 4096),
     idleTtlMs: num(env, "CLAUDE_SESSIONS_IDLE_TTL_MS", 6 * 60 * 60 * 1000, 0),
+    hibernateAfterMs: num(env, "CLAUDE_SESSIONS_HIBERNATE_AFTER_MS", 0, 0),
+    maxLive: num(env, "CLAUDE_SESSIONS_MAX_LIVE", 0, 0),
     busyMaxMs: num(env, "CLAUDE_SESSIONS_BUSY_MAX_MS", 2 * 60 * 60 * 1000, 0),
     retainDeadMs: num(env, "CLAUDE_SESSIONS_RETAIN_DEAD_MS", 7 * 24 * 60 * 60 * 1000, 0),
     allowConfigure: bool(env.CLAUDE_SESSIONS_ALLOW_CONFIGURE),

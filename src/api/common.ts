@@ -44,6 +44,12 @@ export const nodeName = z
 /** On results and list rows: the node the session runs on (absent: this machine). */
 export const nodeField = { node: z.string().optional().describe("The node the session runs on (absent or \"local\": this machine).") };
 
+/** On the results of calls that send a prompt: the session was hibernated and this call woke it. */
+export const wokeFields = {
+  woke: z.literal(true).optional().describe("This call woke the hibernated session first."),
+  wake_ms: z.number().optional(),
+};
+
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
   z.number().int().min(0).max(max).default(dflt).describe("Milliseconds.");
 

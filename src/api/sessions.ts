@@ -40,6 +40,7 @@ export const startInput = z
       .optional()
       .describe("A new file (absolute path) for the raw terminal output."),
     backend: backend.optional(),
+    stream_output: z.boolean().optional().describe("Subscribe this client to session://{id}/transcript."),
     doppler: doppler.optional(),
     trust_workspace: z
       .boolean()
@@ -70,6 +71,7 @@ export const startOutput = z.strictObject({
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
+  output_resource: z.string().optional().describe("stream_output: the subscribed resource."),
   warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
   ...nodeField,
 });
@@ -80,7 +82,14 @@ export const resumeInput = z
     claude_session_id: z.string().max(64).optional().describe("Adopt a conversation this server never started (needs cwd)."),
     cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
     message: z.string().optional().describe("A prompt to deliver once the session is ready."),
-    fork: z.boolean().optional(),
+    fork: z.boolean().optional().describe("A new session from the conversation so far."),
+    // start_session's own fields (listed once): given ones replace the stored ones, for later resumes too.
+    model: startInput.shape.model,
+    permission_mode: startInput.shape.permission_mode,
+    allowed_tools: startInput.shape.allowed_tools,
+    disallowed_tools: startInput.shape.disallowed_tools,
+    add_dirs: startInput.shape.add_dirs,
+    append_system_prompt: startInput.shape.append_system_prompt,
     max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
     backend: backend.optional(),
     env: env.optional(),
@@ -92,9 +101,14 @@ export const resumeInput = z
   .strict();
 
 export const resumeOutput = startOutput.extend({
+  // An unknown session_id is answered as the design has it: status not_found, and nothing else started.
+  status: z.union([status, z.literal("not_found")]).describe("not_found: no such session_id (nothing started)."),
+  claude_session_id: z.string().optional(),
+  backend: backend.optional(),
   resumed_at: z.string(),
   forked: z.boolean(),
-  previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }),
+  forked_from: z.string().optional().describe("fork: the parent session."),
+  previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }).optional(),
   already_running: z.boolean().optional().describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
 });
 
@@ -104,12 +118,13 @@ export const killInput = z
     force: z.boolean().default(false),
     remove_worktree: z.boolean().optional().describe("Also remove its git worktree (if clean, or force; the branch stays)."),
     save_state: z.boolean().default(true).describe("Keep the record (resumable)."),
+    hibernate: z.boolean().optional().describe("End the process, keep the session (hibernated); the next prompt wakes it. Idle sessions only."),
   })
   .strict();
 
 export const killOutput = z.strictObject({
   session_id: z.string(),
-  status: z.enum(["killed", "not_found", "already_dead"]),
+  status: z.enum(["killed", "not_found", "already_dead", "hibernated"]),
   exit_code: z.number().optional(),
   left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),
@@ -214,3 +229,22 @@ export const listOutput = z.strictObject({
     .optional()
     .describe("With nodes configured: each node's link (this machine is not listed)."),
 });
+
+export const resetInput = z.object({ ...addressFields }).strict();
+
+export const resetOutput = z.strictObject({
+  session_id: z.string(),
+  claude_session_id: z.string().describe("The new conversation."),
+  old_claude_session_id: z.string().describe("The conversation before the reset (still resumable)."),
+  status,
+  ...nodeField,
+});
+
+export const compactInput = z
+  .object({
+    ...addressFields,
+    instructions: z.string().max(2000).optional().describe("One line typed after /compact."),
+  })
+  .strict();
+
+export const compactOutput = z.strictObject({ session_id: z.string(), claude_session_id: z.string(), status, compacted_at: z.string(), ...nodeField });

@@ -1,6 +1,6 @@
 /** Schemas of the team tools (broadcast, wait on many, context sync) and of the worktree options of start_session. */
 import { z } from "zod";
-import { addressFields, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields } from "./common.js";
+import { addressFields, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields, wokeFields } from "./common.js";
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -65,6 +65,7 @@ export const memberResult = z.strictObject({
   timed_out: z.boolean().optional(),
   pending_permission: pendingPermission.optional(),
   error: z.strictObject({ code: z.string(), message: z.string() }).optional().describe("Why this member got nothing (or no answer)."),
+  ...wokeFields,
   ...nodeField,
 });
 
@@ -125,6 +126,7 @@ const syncFields = {
   warnings: z.array(z.string()).optional(),
   final_state: z.string().optional(),
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  ...wokeFields,
   ...nodeField,
 };
 

@@ -1,6 +1,6 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, blockedKind, nodeField, sessionTotalFields, status, timeoutMs, turnFields } from "./common.js";
+import { addressFields, blockedKind, nodeField, sessionTotalFields, status, timeoutMs, turnFields, wokeFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -57,6 +57,7 @@ export const sendOutput = z.strictObject({
   cost_complete: turnFields.cost_complete,
   ...sessionTotalFields,
   ...turnFigureFields,
+  ...wokeFields,
   ...nodeField,
 });
 

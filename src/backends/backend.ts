@@ -66,8 +66,11 @@ export interface Backend {
   /** Bracketed paste of text into the terminal (no trailing Enter). */
   paste(id: string, text: string): Promise<void>;
   keys(id: string, keys: readonly Key[]): Promise<void>;
-  /** The visible screen as plain text. */
-  screen(id: string): Promise<string>;
+  /**
+   * The visible screen as plain text; with `above`, up to that many lines of scrollback before it (a prompt taller
+   * than the screen is drawn in full only there).
+   */
+  screen(id: string, opts?: { above?: number }): Promise<string>;
   /** Liveness of all sessions of this backend, in one call. Keyed by our session id. */
   list(): Promise<Map<string, Liveness>>;
   /**

@@ -37,8 +37,8 @@ export class LazyBackend implements Backend {
   async keys(id: string, keys: readonly Key[]): Promise<void> {
     return (await this.get()).keys(id, keys);
   }
-  async screen(id: string): Promise<string> {
-    return (await this.get()).screen(id);
+  async screen(id: string, opts?: { above?: number }): Promise<string> {
+    return (await this.get()).screen(id, opts);
   }
   /** Nothing was ever started when nothing was loaded. */
   async list(): Promise<Map<string, Liveness>> {

@@ -293,12 +293,13 @@ export class PtyBackend implements Backend {
   }
 
   /** The visible screen: one line per row, trailing blanks cut, like `tmux capture-pane -p`. */
-  async screen(id: string): Promise<string> {
+  async screen(id: string, opts: { above?: number } = {}): Promise<string> {
     const s = this.find(id);
     await settled(s.term);
     const b = s.term.buffer.active;
     const rows: string[] = [];
-    for (let y = b.baseY; y < b.baseY + s.term.rows; y++) rows.push((b.getLine(y)?.translateToString(true) ?? "").replace(/ +$/, "")); // written blanks too, as tmux does
+    const top = Math.max(0, b.baseY - Math.max(0, Math.floor(opts.above ?? 0)));
+    for (let y = top; y < b.baseY + s.term.rows; y++) rows.push((b.getLine(y)?.translateToString(true) ?? "").replace(/ +$/, "")); // written blanks too, as tmux does
     return rows.join("\n") + "\n";
   }
 

@@ -171,8 +171,9 @@ export class TmuxBackend implements Backend {
     await this.ok(["send-keys", "-t", `=${sessionName(id)}:`, ...keys]);
   }
 
-  async screen(id: string): Promise<string> {
-    const r = await this.tmux(["capture-pane", "-p", "-t", `=${sessionName(id)}:`]);
+  async screen(id: string, opts: { above?: number } = {}): Promise<string> {
+    const above = Math.max(0, Math.floor(opts.above ?? 0));
+    const r = await this.tmux(["capture-pane", "-p", ...(above ? ["-S", String(-above)] : []), "-t", `=${sessionName(id)}:`]);
     if (r.code !== 0) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
     return r.stdout;
   }
@@ -231,7 +232,8 @@ export class TmuxBackend implements Backend {
     const tree = sessionTree(pid, sessionTag(id));
     let forced = false;
     if (pid && before?.alive !== false) {
-      signalGroup(pid, "SIGTERM");
+      // No grace (kill_session {force}): straight to SIGKILL below.
+      if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
       // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
       const gone = async (until: number) => {
         let n = 0;

@@ -103,3 +103,28 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
   }
   return { turn: turn.result(), total: total.result(), ends, reply };
 }
+
+/**
+ * A fork's transcript starts with the history Claude copied from its parent; those lines keep their timestamps, and
+ * everything the fork writes itself is stamped after it started (`before`). The copied history ends after the last
+ * line stamped before `before` (headless forks write a few bookkeeping lines of their own above the copy).
+ */
+export async function copiedHistoryEnd(file: string, before: string): Promise<number> {
+  const limit = Date.parse(before);
+  if (Number.isNaN(limit)) return 0;
+  let offset = 0;
+  let copied = 0;
+  for (;;) {
+    const { text, end } = await readFrom(file, offset, { upTo: "line" });
+    if (end === offset) return copied;
+    let at = offset;
+    for (const line of text.split("\n")) {
+      at += Buffer.byteLength(line) + 1;
+      if (!line) continue;
+      const m = /"timestamp":"([^"]+)"/.exec(line);
+      const t = m ? Date.parse(m[1]!) : NaN;
+      if (!Number.isNaN(t) && t < limit) copied = Math.min(at, end);
+    }
+    offset = end;
+  }
+}

@@ -1,24 +1,27 @@
 /**
  * Session statuses and the one table that says which moves are legal.
  * Names follow the spec (starting, ready, busy, idle, error, dead, zombie) plus waiting_for_permission and blocked
- * (a screen of Claude Code other than a permission dialog waits for an answer: answer_prompt).
+ * (a screen of Claude Code other than a permission dialog waits for an answer: answer_prompt) and hibernated (the
+ * process ended cleanly, the conversation is kept: the next prompt wakes it on its backend).
  */
-export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie"] as const;
+export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie", "hibernated"] as const;
 export type Status = (typeof STATUSES)[number];
 
 const T: Record<Status, readonly Status[]> = {
   starting: ["ready", "busy", "error", "dead", "zombie"],
-  ready: ["busy", "waiting_for_permission", "blocked", "idle", "dead", "zombie", "error"],
-  busy: ["idle", "waiting_for_permission", "blocked", "busy", "dead", "zombie", "error", "ready"],
-  idle: ["busy", "ready", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
-  waiting_for_permission: ["busy", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
+  ready: ["busy", "waiting_for_permission", "blocked", "idle", "dead", "zombie", "error", "hibernated"],
+  busy: ["idle", "waiting_for_permission", "blocked", "busy", "dead", "zombie", "error", "ready", "hibernated"],
+  idle: ["busy", "ready", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error", "hibernated"],
+  waiting_for_permission: ["busy", "idle", "waiting_for_permission", "blocked", "dead", "zombie", "error", "hibernated"],
   // A screen that waits for an answer (cs:blocked); any hook of the turn, or cs:unblocked, moves it on.
-  blocked: ["busy", "idle", "ready", "waiting_for_permission", "blocked", "dead", "zombie", "error"],
+  blocked: ["busy", "idle", "ready", "waiting_for_permission", "blocked", "dead", "zombie", "error", "hibernated"],
   // error is reached when a start fails or the process misbehaves; the record stays for resume_session.
-  error: ["busy", "ready", "idle", "dead", "starting", "zombie"],
+  error: ["busy", "ready", "idle", "dead", "starting", "zombie", "hibernated"],
   // Terminal until resume_session spawns a new process (which appends a "cs:spawn" event).
-  dead: ["starting", "error"],
+  dead: ["starting", "error", "hibernated"],
   zombie: ["dead", "starting"],
+  // No process, the conversation kept (cs:hibernated); a wake's cs:spawn starts it again, kill_session ends it.
+  hibernated: ["starting", "error", "dead"],
 };
 
 export function canMove(from: Status, to: Status): boolean {
@@ -28,6 +31,11 @@ export function canMove(from: Status, to: Status): boolean {
 /** Statuses in which a live process is expected. */
 export function isLive(s: Status): boolean {
   return s === "starting" || s === "ready" || s === "busy" || s === "idle" || s === "waiting_for_permission" || s === "blocked";
+}
+
+/** A session that is part of its team and takes prompts: live, or hibernated (the next prompt wakes it). */
+export function inService(s: Status): boolean {
+  return isLive(s) || s === "hibernated";
 }
 
 /** A turn is under way (running, or held by a permission request or another screen). */

@@ -66,6 +66,9 @@ export type TurnFigures = Pick<
   "usage" | "model_usage" | "cost_usd" | "cost_complete" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
 >;
 
+/** A command only the server gives (reset_session, compact_session); the text typed is made by the driver. */
+export type SessionCommand = { kind: "clear" } | { kind: "compact"; instructions?: string };
+
 export interface Driver {
   /**
    * After the process was spawned: resolves once the session takes prompts; otherwise throws a SessionError
@@ -89,6 +92,11 @@ export interface Driver {
   probe(s: DriverSession, o: ProbeOptions): Promise<void>;
   /** Picks one of the choices of the screen that blocks the session (by label or 1-based number) and confirms it went. */
   answerPrompt(s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer>;
+  /**
+   * Runs /clear or /compact in an idle session and resolves once its SessionStart (source clear or compact) is in
+   * the fold; the only slash commands the server ever gives, from its own text.
+   */
+  command(s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<void>;
   /** What the session shows now, as plain text. */
   screen(s: DriverSession): Promise<string>;
   /** The figures of the session's prompt number `prompt` (1-based, as `prompts_submitted` counts), when it knows them. */

@@ -104,6 +104,8 @@ export interface Folded {
   /** Replies received over the whole log (every ended turn with a reply, across processes) and their length. */
   responses: number;
   response_chars: number;
+  /** The last SessionStart of this process: its source (startup, resume, clear, compact) and sequence number. */
+  session_start?: { source: string; seq: number };
   /** Spawn generation of the current process (from cs:spawn), when the spawner gave one. */
   generation?: number;
   /** Events folded so far (the next event's sequence number). */
@@ -163,6 +165,9 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       // A fork reports the parent's id here; the new id shows from UserPromptSubmit on, so don't take it.
       if (f.status === "starting") f.status = "ready";
       else if (ev.source === "clear" && f.status !== "dead") f.status = move(f, "ready");
+      // /clear (reset_session) starts a new conversation in the same process: its id is the one to follow.
+      if (ev.source === "clear" && ev.session_id) f.claude_session_id = ev.session_id;
+      f.session_start = { source: typeof ev.source === "string" ? ev.source : "unknown", seq: prev.seq };
       return f;
     case "UserPromptSubmit":
       if (ev.session_id) f.claude_session_id = ev.session_id;
@@ -254,6 +259,10 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       }
       return f;
     case "SessionEnd":
+      // /clear ends the conversation, not the process: a SessionStart (source clear) follows.
+      if (ev.reason === "clear") return f;
+      // A hibernated session's process is already over: a late end of it changes nothing.
+      if (f.status === "hibernated") return f;
       f.status = move(f, "dead");
       if (ev.reason) f.end_reason = ev.reason;
       delete f.pending_permission;
@@ -261,11 +270,23 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     case "cs:exit":
       // The late exit of a process this record has since replaced (resume) says nothing about the new one.
       if (typeof ev.generation === "number" && f.generation !== undefined && ev.generation < f.generation) return f;
+      // A hibernated session ends only by kill_session (reason "kill"), not by a late exit of its ended process.
+      if (f.status === "hibernated" && ev.reason !== "kill") return f;
       f.status = move(f, "dead");
       if (typeof ev.exit_code === "number") f.exit_code = ev.exit_code;
       f.end_reason ??= "exit";
       delete f.pending_permission;
       delete f.blocked;
+      return f;
+    case "cs:hibernated":
+      // The server ended the process on purpose (idle time, kill_session {hibernate}, MAX_LIVE, shutdown): the
+      // conversation is kept and the next prompt wakes it. One of an older generation is the old process's.
+      if (typeof ev.generation === "number" && f.generation !== undefined && ev.generation < f.generation) return f;
+      if (f.status === "starting") return f;
+      f.status = "hibernated";
+      delete f.pending_permission;
+      delete f.blocked;
+      delete f.needs_input;
       return f;
     case "cs:snapshot":
       // The first line of a compacted log: everything before it, folded. A malformed one changes nothing.

@@ -130,7 +130,11 @@ export class Coordinator implements CallRouter {
   /** The same call on `node`, its result marked with the node. */
   async remote(node: string, tool: Tool, args: Args, ctx: CallContext): Promise<Args> {
     const value = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
-    if (typeof value.session_id === "string") this.router.note(node, value.session_id, value.status ?? value.final_state);
+    if (typeof value.session_id === "string") {
+      // A session the node made for this call (resume_session {fork}: a new id) is the node's.
+      if (value.session_id !== args.session_id && value.status !== "not_found") this.router.learn(value.session_id, node);
+      this.router.note(node, value.session_id, value.status ?? value.final_state);
+    }
     return this.mark(node, value, keysOf(tool.output).has("node"));
   }
 

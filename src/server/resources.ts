@@ -83,8 +83,14 @@ export async function readResource(svc: SessionService, uri: string): Promise<{ 
   return { uri, mimeType, text: kind === "screen" ? (out.text ?? "") : JSON.stringify(out.items ?? [], null, 2) };
 }
 
-/** Installs the resource handlers on `server` and starts pushing updates and list changes; returns the stop. */
-export function installResources(server: Server, svc: SessionService, log: Logger, router?: CallRouter): () => void {
+/** What installResources gives back: the stop, and a subscription made for the client (start_session {stream_output}). */
+export interface InstalledResources {
+  stop: () => void;
+  subscribe: (uri: string) => Promise<void>;
+}
+
+/** Installs the resource handlers on `server` and starts pushing updates and list changes. */
+export function installResources(server: Server, svc: SessionService, log: Logger, router?: CallRouter): InstalledResources {
   const subscribed = new Set<string>();
   const screenTimers = new Map<string, NodeJS.Timeout>();
   const updated = (uri: string) => void server.sendResourceUpdated({ uri }).catch((e: unknown) => log.debug(`resource update not sent: ${String(e)}`));
@@ -108,11 +114,14 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     const remote = router?.readResource ? await router.readResource(req.params.uri, parseUri(req.params.uri).id, svc) : undefined;
     return { contents: remote ?? [await readResource(svc, req.params.uri)] };
   }));
-  server.setRequestHandler(SubscribeRequestSchema, rpc(async (req) => {
-    const { id } = parseUri(req.params.uri);
+  const subscribe = async (uri: string) => {
+    const { id } = parseUri(uri);
     // A session on a node: its updates come from the node's own resource (through the link).
-    await router?.subscribeResource?.(req.params.uri, id, svc);
-    subscribed.add(req.params.uri);
+    await router?.subscribeResource?.(uri, id, svc);
+    subscribed.add(uri);
+  };
+  server.setRequestHandler(SubscribeRequestSchema, rpc(async (req) => {
+    await subscribe(req.params.uri);
     return {};
   }));
   const offRemote = router?.onResourceUpdated?.((uri) => subscribed.has(uri) && updated(uri));
@@ -147,11 +156,12 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   const offLimit = svc.onLimit((_id, kind) => {
     if (kind === "retention") void server.sendResourceListChanged().catch(() => {});
   });
-  return () => {
+  const stop = () => {
     off();
     offLimit();
     offRemote?.();
     for (const t of screenTimers.values()) clearTimeout(t);
     screenTimers.clear();
   };
+  return { stop, subscribe };
 }

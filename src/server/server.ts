@@ -61,7 +61,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
   serverInfo.version = version;
   const stops = [startNotifications(server, svc, log)];
-  if (core) stops.push(installResources(server, svc, log, opts.router));
+  const resources = core ? installResources(server, svc, log, opts.router) : undefined;
+  if (resources) stops.push(resources.stop);
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
   if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
   if (core) installPrompts(server, svc, names);
@@ -94,6 +95,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
     try {
       const value = await callTool(svc, tool, req.params.arguments ?? {}, ctx, { ...(client ? { client } : {}), ...(opts.router ? { router: opts.router } : {}) });
       const out = structured(value);
+      // start_session {stream_output}: this client follows the session's transcript (the design's "stream output").
+      if (typeof out.output_resource === "string" && resources) await resources.subscribe(out.output_resource).catch((e: unknown) => log.warn(`stream_output: ${String(e)}`));
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {

@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import type { SendOutput, SessionSummary } from "../api/index.js";
 import { transcriptPath } from "../claude/transcript.js";
-import { readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
+import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
 import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../claude/usage.js";
 import { SessionError } from "../core/errors.js";
 import type { Folded } from "../events/reducer.js";
@@ -199,10 +199,17 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   const counted: Offsets = { ...(r.usage_files ?? {}) };
   // Without a remembered delivery (a prompt typed in the pane, another server's): from where counting stands.
   const turnFrom: Offsets = begun?.offsets ?? { ...counted };
+  // A fork's first count: the history Claude copied from the parent is the parent's usage, neither the turn's nor the fork's.
+  const forkedAt = r.forked_from && !counted[main] ? r.forked_from.at : undefined;
+  const readNow = async (fs: string[]) => {
+    if (!forkedAt) return readTurn(main, fs, turnFrom, counted);
+    const skip = await copiedHistoryEnd(main, forkedAt);
+    return readTurn(main, fs, { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) }, { ...counted, [main]: Math.max(counted[main] ?? 0, skip) });
+  };
   // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.
   const t0 = Date.now();
   let files = transcriptFiles(main);
-  let read = await readTurn(main, files, turnFrom, counted);
+  let read = await readNow(files);
   let grewAt = t0;
   // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
   // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
@@ -217,7 +224,7 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
     await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
     const before = JSON.stringify(read.ends);
     files = transcriptFiles(main);
-    read = await readTurn(main, files, turnFrom, counted);
+    read = await readNow(files);
     if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }
   const priced = costOfModels(read.turn.model_usage);

@@ -60,6 +60,7 @@ export async function broadcast(d: Deps, input: BroadcastInput, ctx: CallContext
       if (r.completed !== undefined) out.completed = r.completed;
       if (r.timed_out !== undefined) out.timed_out = r.timed_out;
       if (r.pending_permission) out.pending_permission = r.pending_permission;
+      if (r.woke) Object.assign(out, { woke: r.woke, wake_ms: r.wake_ms });
       // Delivered, then the process went away during the turn: that member's own error.
       if (r.final_state === "dead" || r.final_state === "zombie") out.error = { code: "SESSION_DEAD", message: `session ${m.session_id} ended during the turn.` };
       else if (r.final_state === "error" && r.error) out.error = { code: "PROCESS_ERROR", message: r.error };

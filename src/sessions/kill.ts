@@ -18,7 +18,8 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   let status: "killed" | "already_dead" = "already_dead";
   let exitCode: number | undefined = s.fold.exit_code;
   let left: number[] = [];
-  const graceMs = input.force ? 200 : d.cfg.killGraceMs;
+  // force: SIGKILL of the process group at once (the design's "SIGKILL instead of SIGTERM"); else TERM, then KILL after the grace.
+  const graceMs = input.force ? 0 : d.cfg.killGraceMs;
   if (b) {
     const here = (await b.list()).get(id);
     if (here?.alive) {
@@ -44,6 +45,8 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   }
   d.deadlines.clear(id);
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });
+  // A hibernated session has no process: only this says it is over (a late exit of its old process does not).
+  else if (s.fold.status === "hibernated") await d.registry.emit(id, { hook_event_name: "cs:exit", reason: "kill", ...generationOf(s.fold) });
   await d.registry.flushed();
   const save = input.save_state !== false;
   if (save) {

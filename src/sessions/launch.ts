@@ -41,7 +41,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
     const existing = await d.store.get(input.session_id);
-    if (existing && sameStart(existing, fingerprint)) return result(d, existing.session_id);
+    if (existing && sameStart(existing, fingerprint)) return withStream(await result(d, existing.session_id), input);
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
@@ -133,10 +133,15 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     throw e;
   }
   // The same id and options, started by another call a moment ago: that session.
-  if (existing) return result(d, id);
+  if (existing) return withStream(await result(d, id), input);
   await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
-  return result(d, id);
+  return withStream(await result(d, id), input);
+}
+
+/** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */
+function withStream(out: StartOutput, input: StartInput): StartOutput {
+  return input.stream_output ? { ...out, output_resource: `session://${out.session_id}/transcript` } : out;
 }
 
 /** The blocking permission hook of a terminal session (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */

@@ -3,13 +3,15 @@
  * an idle server sleeps: CLAUDE_SESSIONS_IDLE_TTL_MS ends a session that stayed idle (gracefully, resumable),
  * CLAUDE_SESSIONS_BUSY_MAX_MS interrupts a turn busy too long (and flags it in the record's error log), and
  * CLAUDE_SESSIONS_RETAIN_DEAD_MS prunes records of sessions dead longer than that, with their directories under
- * the state directory (Claude's own transcripts are never touched).
+ * the state directory (Claude's own transcripts are never touched). Issue #23: CLAUDE_SESSIONS_HIBERNATE_AFTER_MS
+ * hibernates a session idle that long (hibernate.ts), one Deadline each likewise.
  */
 import { rm } from "node:fs/promises";
 import type { Status } from "../core/status.js";
 import { serverAction } from "./audit.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps } from "./deps.js";
+import { hibernate } from "./hibernate.js";
 import { kill } from "./kill.js";
 import { interrupt } from "./turns.js";
 
@@ -20,7 +22,7 @@ export interface LimitChange {
 }
 
 /** Why a limit acted, as the flag in the record and the notification say it. */
-export type LimitKind = "idle_ttl" | "busy_max" | "retention";
+export type LimitKind = "idle_ttl" | "busy_max" | "retention" | "hibernate";
 
 /** Records retention may remove: ended (dead) or failed to start (error). A zombie still has a process. */
 function prunable(s: Status): boolean {
@@ -31,6 +33,7 @@ export class Limits {
   private readonly idle = new Deadlines();
   private readonly busy = new Deadlines();
   private readonly retain = new Deadlines();
+  private readonly hib = new Deadlines();
 
   constructor(
     private readonly d: Deps,
@@ -45,6 +48,9 @@ export class Limits {
     if ((status === "idle" || status === "ready") && cfg.idleTtlMs > 0) {
       if (c.previous !== status || !this.idle.has(id)) this.idle.arm(id, cfg.idleTtlMs, () => void this.idleExpired(id));
     } else this.idle.clear(id);
+    if ((status === "idle" || status === "ready") && cfg.hibernateAfterMs > 0) {
+      if (c.previous !== status || !this.hib.has(id)) this.hib.arm(id, cfg.hibernateAfterMs, () => void this.hibernateExpired(id));
+    } else this.hib.clear(id);
     if (status === "busy" && cfg.busyMaxMs > 0) {
       if (c.previous !== "busy" || !this.busy.has(id)) this.busy.arm(id, cfg.busyMaxMs, () => void this.busyExpired(id));
     } else if (status !== "busy") this.busy.clear(id);
@@ -77,6 +83,15 @@ export class Limits {
     this.d.endReasons.set(id, why);
     this.onLimit(id, "idle_ttl", why);
     await serverAction(this.d, "idle_ttl", "kill_session", id, () => kill(this.d, { session_id: id, force: false, save_state: true }, why)).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
+  }
+
+  private async hibernateExpired(id: string): Promise<void> {
+    const why = `idle for ${this.d.cfg.hibernateAfterMs} ms (CLAUDE_SESSIONS_HIBERNATE_AFTER_MS)`;
+    const done = await serverAction(this.d, "hibernate_after", "kill_session", id, () => hibernate(this.d, id, why)).catch((e: unknown) => {
+      this.d.log.warn(`${id}: hibernating failed: ${String(e)}`);
+      return false;
+    });
+    if (done) this.onLimit(id, "hibernate", `hibernated: ${why}; the next prompt wakes it`);
   }
 
   private async busyExpired(id: string): Promise<void> {
@@ -115,12 +130,13 @@ export class Limits {
 
   /** Deadlines armed right now (health and the bench). */
   get armed(): number {
-    return this.idle.size + this.busy.size + this.retain.size;
+    return this.idle.size + this.busy.size + this.retain.size + this.hib.size;
   }
 
   clearAll(): void {
     this.idle.clearAll();
     this.busy.clearAll();
     this.retain.clearAll();
+    this.hib.clearAll();
   }
 }

@@ -17,8 +17,8 @@ import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
-import { checkResumeBudget } from "./budget.js";
-import { runnerOf, type Deps } from "./deps.js";
+import { checkBudgetModels, checkResumeBudget } from "./budget.js";
+import { runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
@@ -33,6 +33,8 @@ import { launch, newSessionId, result, sessionEnv } from "./launch.js";
  * across processes a lock file orders them and the later one finds the session running (SESSION_BUSY).
  */
 export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
+  // Two forks are two new sessions: never the same call.
+  if (input.fork) return resumeOnce(d, input, ctx);
   const key = input.session_id ?? input.claude_session_id ?? "";
   const running = d.resuming.get(key);
   if (running) return { ...((await running) as ResumeOutput), already_running: true };
@@ -51,13 +53,18 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   checkTrustWorkspace(d.cfg, input.trust_workspace);
   let rec: SessionRecord;
   if (input.session_id) {
-    rec = await d.registry.record(input.session_id);
+    const found = await d.store.get(input.session_id);
+    // The design's answer for an id it does not know: a result saying so (as kill_session's not_found), not an error.
+    if (!found) return { session_id: input.session_id, status: "not_found", resumed_at: new Date().toISOString(), forked: false };
+    rec = found;
   } else if (input.claude_session_id) {
     if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
     rec = await adoptConversation(d, input.claude_session_id, await checkCwd(input.cwd), input.backend);
   } else {
     throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
   }
+  // A fork is a new session: its parent may run on (and keeps its record and generation).
+  if (input.fork) return fork(d, rec, input, message, env, ctx);
   // Whichever way it was named, a running session is not started a second time.
   await assertNotRunning(d, rec);
   const seen = rec.generation ?? 0;
@@ -71,37 +78,9 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
 }
 
-async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
-  const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
-  const kind = input.backend ?? rec.backend;
-  const runner = runnerOf(d, kind);
-  const claude = claudeBinary(d.cfg);
-  const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
-  checkBackendOptions(kind, input, dopplerWanted !== undefined);
-  checkResumeBudget(rec, input);
-  const doppler = dopplerFor(d.cfg, dopplerWanted);
-  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
-  const options = withMode(d.cfg, optionsFor(kind, rec.options, input));
-  const opts = pickClaudeOptions(options);
-  checkPermissionMode(d.cfg, opts.permission_mode);
-  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  checkWidening(d.cfg, opts);
-  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
-  // A trust_workspace stored before the operator turned it off is not acted on.
-  const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
-  await checkHeadlessTrust(kind, cwd, childEnv(process.env, env), trust);
-  if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
-    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
-      suggestion: "Restore the file, or start a new session with a new log_file.",
-    });
-  }
-  await assertOwnedScript(d.scripts.hook);
-  const version = await versionOf(claude);
-  const newId = input.fork ? randomUUID() : undefined;
-  const mode: LaunchMode = { kind: "resume", resumeId: rec.claude_session_id, ...(newId ? { fork: { newId } } : {}) };
-  const p = d.registry.paths(rec.session_id);
-  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
-  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
+  const { options, argv, mode, runner, kind, cwd, doppler, version } = plan;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
   // Clear what is left of the old terminal before reusing its name, and let the old process finish: when its
@@ -124,11 +103,12 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     r.backend = kind;
     r.options = options;
     r.permission_mode = options.permission_mode;
+    if (typeof options.model === "string" && options.model) r.model = options.model;
+    else delete r.model;
     setVersion(r, version);
     r.command = argv[0]!;
     r.args = argv.slice(1);
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
-    if (newId) r.claude_session_id = newId;
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
     // A new process, a new generation (under the lock: unique across servers); a late exit of the old one is ignored.
     r.generation = (r.generation ?? 0) + 1;
@@ -139,9 +119,115 @@ async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, argv, mode, sessionEnv(rec, env), trust, ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
+  await launch(d, updated, runner, argv, mode, sessionEnv(updated, env), plan.trust, ctx, transientOptions({ ...input, mcp_servers: plan.mcpServers }));
   if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
-  return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: Boolean(newId), previous_state: previous };
+  return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: false, previous_state: previous };
+}
+
+/**
+ * A fork: a new session (its own id, record, events and totals) from the conversation so far, with the parent's
+ * cwd, options and team unless given; the parent is not touched (it may be running). Claude copies the history into
+ * the fork's transcript; those lines are the parent's usage, not the fork's (cost.ts skips them by `forked_from.at`).
+ */
+async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+  const fold = d.registry.followed(parent.session_id)?.fold;
+  const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
+  const newClaudeId = randomUUID();
+  const id = newSessionId();
+  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, id);
+  const { options, argv, mode, runner, kind, cwd, doppler, version } = plan;
+  const at = new Date().toISOString();
+  const rec = newRecord({
+    session_id: id,
+    claude_session_id: newClaudeId,
+    backend: kind,
+    status: "starting",
+    created_at: at,
+    cwd,
+    command: argv[0]!,
+    args: argv.slice(1),
+    env_names: Object.keys(env).sort(),
+    options,
+    generation: 1,
+    forked_from: { session_id: parent.session_id, claude_session_id: parentClaudeId, at },
+  });
+  rec.permission_mode = options.permission_mode;
+  if (typeof options.model === "string" && options.model) rec.model = options.model;
+  setVersion(rec, version);
+  if (parent.team_name) rec.team_name = parent.team_name;
+  if (parent.max_turns !== undefined) rec.max_turns = parent.max_turns;
+  const budget = input.max_budget_usd ?? parent.max_budget_usd;
+  if (budget !== undefined) rec.max_budget_usd = budget;
+  if (doppler?.project) rec.doppler_project = doppler.project;
+  if (doppler?.config) rec.doppler_config = doppler.config;
+  await d.store.update((s) => {
+    assertRoom(d.cfg, s.sessions);
+    // A teammate name means one conversation: the fork gets a new one in the parent's team.
+    claimTeammate(s.sessions, rec);
+    s.sessions[id] = rec;
+  });
+  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), plan.trust, ctx, transientOptions({ ...input, mcp_servers: plan.mcpServers }));
+  if (message !== undefined) await deliverPrompt(d, id, message, ctx);
+  const previous = { created_at: parent.created_at, ...(parent.last_active ? { last_active: parent.last_active } : {}), claude_session_id: parentClaudeId };
+  return { ...(await result(d, id)), resumed_at: new Date().toISOString(), forked: true, forked_from: parent.session_id, previous_state: previous };
+}
+
+interface LaunchPlan {
+  cwd: string;
+  kind: BackendKind;
+  runner: Runner;
+  options: Record<string, unknown> & { permission_mode: string };
+  argv: string[];
+  mode: LaunchMode;
+  trust: boolean;
+  doppler: ReturnType<typeof dopplerFor>;
+  version: string | undefined;
+  mcpServers: ResumeInput["mcp_servers"];
+}
+
+/** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */
+const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
+
+/** Every check of a resume or fork (the same as start_session's), and the argv it will run. */
+async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, forId = rec.session_id): Promise<LaunchPlan> {
+  const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
+  const kind = input.backend ?? rec.backend;
+  const runner = runnerOf(d, kind);
+  const claude = claudeBinary(d.cfg);
+  const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
+  checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
+  if (forId === rec.session_id) checkResumeBudget(rec, input);
+  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? (typeof rec.options.fallback_model === "string" ? rec.options.fallback_model : undefined)]);
+  const doppler = dopplerFor(d.cfg, dopplerWanted);
+  const stored = optionsFor(kind, rec.options, input);
+  for (const k of CHANGEABLE) {
+    if (input[k] === undefined) continue;
+    if (k === "add_dirs") stored[k] = await Promise.all((input.add_dirs ?? []).map((a) => checkCwd(a, "add_dirs")));
+    else stored[k] = input[k];
+  }
+  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
+  const options = withMode(d.cfg, stored);
+  const opts = pickClaudeOptions(options);
+  checkPermissionMode(d.cfg, opts.permission_mode);
+  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
+  checkWidening(d.cfg, opts);
+  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  // A trust_workspace stored before the operator turned it off is not acted on.
+  const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
+  await checkHeadlessTrust(kind, cwd, childEnv(process.env, env), trust);
+  if (rec.log_file && rec.log_file_id && forId === rec.session_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
+    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
+      suggestion: "Restore the file, or start a new session with a new log_file.",
+    });
+  }
+  await assertOwnedScript(d.scripts.hook);
+  const version = await versionOf(claude);
+  // The settings (hooks) are the launched session's own: a fork's are in its new folder.
+  const p = d.registry.paths(forId);
+  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
+  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
+  return { cwd, kind, runner, options, argv, mode, trust, doppler, version, mcpServers };
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */

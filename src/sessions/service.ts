@@ -24,18 +24,20 @@ import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { resume } from "./resume.js";
+import { compact, reset } from "./reset.js";
 import { Limits, type LimitKind } from "./limits.js";
 import { ScreenWatch } from "./screen-watch.js";
 import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
-import { generationOf, Registry } from "./registry.js";
+import { Registry } from "./registry.js";
 import { answerPrompt, interrupt, respondPermission, wait } from "./turns.js";
 import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
+import { hibernateAtShutdown, hibernateCall, hibernationSettled, withRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
   cfg: Config;
@@ -186,23 +188,27 @@ export class SessionService {
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
     if (!this.closed) this.screens.changed(s.id, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
-    if (events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s);
+    // (Not for a hibernated session: its process's end is expected and says nothing.)
+    if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
   }
 
-  private async settleExit(s: LiveSession): Promise<void> {
+  /** The exit status of the process of `generation`, found later: never applied to a newer process (a wake, a resume). */
+  private async settleExit(s: LiveSession, generation: number | undefined): Promise<void> {
     const r = await this.d.store.get(s.id);
     const b = r ? this.d.runners[r.backend]?.backend : undefined;
     const code = await b?.settleExit?.(s.id).catch(() => undefined);
-    if (this.closed || code === undefined || typeof s.fold.exit_code === "number") return;
-    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...generationOf(s.fold) }).catch(() => {});
+    if (this.closed || code === undefined || typeof s.fold.exit_code === "number" || s.fold.generation !== generation) return;
+    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...(generation !== undefined ? { generation } : {}) }).catch(() => {});
   }
 
   start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
-    return start(this.d, input, ctx);
+    return withRoom(this.d, undefined, () => start(this.d, input, ctx));
   }
   // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
   async resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {
-    return resume(this.d, input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input, ctx);
+    const r = input.team_name !== undefined || input.teammate_name !== undefined ? await resolved(this.d, input) : input;
+    if (r.session_id !== undefined) await hibernationSettled(this.d, r.session_id, ctx);
+    return withRoom(this.d, r.session_id, () => resume(this.d, r, ctx));
   }
   async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
     // Claude Code's own background sessions are addressed apart from this server's (native.ts).
@@ -222,10 +228,17 @@ export class SessionService {
     return interrupt(this.d, await resolved(this.d, input), ctx);
   }
   runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
-    return runTask(this.d, input, ctx);
+    return withRoom(this.d, undefined, () => runTask(this.d, input, ctx));
+  }
+  async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
+    return reset(this.d, await resolved(this.d, input), ctx);
+  }
+  async compact(input: api.CompactInput, ctx: CallContext = {}): Promise<api.CompactOutput> {
+    return compact(this.d, await resolved(this.d, input), ctx);
   }
   async kill(input: api.KillInput): Promise<api.KillOutput> {
     const k = await resolved(this.d, input);
+    if (k.hibernate) return hibernateCall(this.d, k);
     const r = k.remove_worktree ? await this.d.store.get(k.session_id) : undefined;
     // A worktree with changes is refused before anything is ended.
     if (r) await assertRemovable(r, k.force === true);
@@ -290,6 +303,11 @@ export class SessionService {
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
     return this.d.registry.size;
+  }
+
+  /** Server shutdown: these sessions (whose processes end with it) become hibernated; returns the ones that did. */
+  hibernateAtShutdown(ids: string[]): Promise<string[]> {
+    return hibernateAtShutdown(this.d, ids);
   }
 
   async close(): Promise<void> {

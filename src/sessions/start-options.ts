@@ -36,7 +36,7 @@ export function dopplerChoice(i: DopplerForms): { project?: string; config?: str
  * value is hashed into the record).
  */
 export function startFingerprint(input: StartInput): string {
-  const { prompt: _p, env, session_id: _s, ...rest } = input;
+  const { prompt: _p, env, session_id: _s, stream_output: _o, ...rest } = input;
   const canon = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(canon) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
   const doppler = dopplerChoice(input);

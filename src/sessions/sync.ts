@@ -30,7 +30,7 @@ export async function syncContext(d: Deps, input: SyncInput, ctx: CallContext): 
 async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType, ctx: CallContext): Promise<SyncResult> {
   const r = await d.registry.record(id);
   const s = await d.registry.handle(id);
-  checkUsable(r, s.live.fold.status);
+  if (s.live.fold.status !== "hibernated") checkUsable(r, s.live.fold.status);
   const g = await gather(id, r.cwd, type, input.paths, input.force === true);
   const out: SyncResult = {
     session_id: id,
@@ -46,7 +46,7 @@ async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType,
   if (!g.changed && !input.force) return out;
   const sent = await send(d, { session_id: id, message: g.text, wait_for_response: input.wait_for_response !== false, timeout_ms: input.timeout_ms ?? 30_000, queue: false, bash_mode: false, include_context: false }, ctx);
   g.commit();
-  return { ...out, sent: sent.message_sent, final_state: sent.final_state };
+  return { ...out, sent: sent.message_sent, final_state: sent.final_state, ...(sent.woke ? { woke: sent.woke, wake_ms: sent.wake_ms } : {}) };
 }
 
 /** send_message {include_context}: what changed since the last sync goes before the message, in the same prompt. */

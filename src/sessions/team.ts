@@ -4,7 +4,7 @@
  */
 import type { Resolved } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
-import { isLive } from "../core/status.js";
+import { inService } from "../core/status.js";
 import type { SessionRecord } from "../store/schema.js";
 import type { Deps } from "./deps.js";
 import { applyFold } from "./views.js";
@@ -41,7 +41,7 @@ export async function resolveId(d: Deps, a: Address): Promise<string> {
     });
   }
   const all = Object.values((await d.store.read()).sessions).filter((r) => r.team_name === a.team_name && r.teammate_name === a.teammate_name);
-  const pick = all.find((r) => isLive(current(d, r).status)) ?? all.sort((x, y) => y.created_at.localeCompare(x.created_at))[0];
+  const pick = all.find((r) => inService(current(d, r).status)) ?? all.sort((x, y) => y.created_at.localeCompare(x.created_at))[0];
   if (!pick) {
     throw new SessionError("SESSION_NOT_FOUND", `team ${JSON.stringify(a.team_name)} has no teammate ${JSON.stringify(a.teammate_name)}.`, {
       suggestion: `list_sessions {team_filter: ${JSON.stringify(a.team_name)}} shows the team's members.`,
@@ -75,7 +75,7 @@ export function claimTeammate(sessions: Record<string, SessionRecord>, rec: Sess
     rec.teammate_name = `member-${n}`;
     return;
   }
-  const holder = others.find((r) => r.teammate_name === rec.teammate_name && isLive(r.status));
+  const holder = others.find((r) => r.teammate_name === rec.teammate_name && inService(r.status));
   if (holder) {
     throw new SessionError("INVALID_ARGUMENT", `team ${JSON.stringify(rec.team_name)} already has a live teammate ${JSON.stringify(rec.teammate_name)} (session ${holder.session_id}).`, {
       suggestion: "Choose another teammate_name, leave it out for a generated one, or kill that session first.",
@@ -88,7 +88,7 @@ export interface Member {
   teammate_name?: string;
 }
 
-/** The sessions of a group: every live session of a team, or the listed ids (unknown ids are SESSION_NOT_FOUND). */
+/** The sessions of a group: every live (or hibernated) session of a team, or the listed ids (unknown ids are SESSION_NOT_FOUND). */
 export async function members(d: Deps, g: { team_name?: string | undefined; session_ids?: string[] | undefined }): Promise<Member[]> {
   if ((g.team_name === undefined) === (g.session_ids === undefined)) {
     throw new SessionError("INVALID_ARGUMENT", "name the group: team_name or session_ids (one of them).");
@@ -103,7 +103,7 @@ export async function members(d: Deps, g: { team_name?: string | undefined; sess
   }
   const team = Object.values(sessions)
     .map((r) => current(d, r))
-    .filter((r) => r.team_name === g.team_name && isLive(r.status))
+    .filter((r) => r.team_name === g.team_name && inService(r.status))
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
   if (!team.length) {
     throw new SessionError("SESSION_NOT_FOUND", `team ${JSON.stringify(g.team_name)} has no live sessions.`, {

@@ -14,6 +14,7 @@ import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
+import { wakeIfHibernated, type Woke } from "./hibernate.js";
 import { publicBlocked, publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
@@ -67,18 +68,51 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   return delivery.sent_at;
 }
 
-export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
-  const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
-  const r = await d.registry.record(input.session_id);
-  const s = await d.registry.handle(input.session_id);
-  const status = s.live.fold.status;
-  checkUsable(r, status);
-  if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
-  if (r.max_turns !== undefined && s.live.fold.prompts_submitted >= r.max_turns) {
+function checkTurns(r: { session_id: string; max_turns?: number | undefined }, f: Folded): void {
+  if (r.max_turns !== undefined && f.prompts_submitted >= r.max_turns) {
     throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
       suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
     });
   }
+}
+
+/** The session was hibernated between the wake check and the send lock: wake it and try again. */
+class HibernatedMeanwhile extends Error {}
+
+/**
+ * send_message and every call that sends a prompt (broadcast, sync_context): a hibernated session is woken first
+ * (hibernate.ts), and the result says so (`woke`, `wake_ms`).
+ */
+export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
+  const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
+  // A prompt the session would refuse anyway (max_turns, its budget spent) does not wake it.
+  const r0 = await d.registry.record(input.session_id);
+  const f0 = (await d.registry.follow(input.session_id)).fold;
+  if (f0.status === "hibernated") {
+    checkTurns(r0, f0);
+    checkBudget(r0);
+  }
+  let woke: Woke | undefined;
+  for (let attempt = 0; ; attempt++) {
+    woke = (await wakeIfHibernated(d, input.session_id, ctx)) ?? woke;
+    try {
+      const out = await sendOnce(d, input, text, ctx);
+      return woke ? { ...out, ...woke } : out;
+    } catch (e) {
+      if (!(e instanceof HibernatedMeanwhile)) throw e;
+      if (attempt >= 2) throw new SessionError("SESSION_BUSY", `session ${input.session_id} was hibernated again while its wake was under way.`, { suggestion: "Try again (CLAUDE_SESSIONS_MAX_LIVE may be too low for the sessions in use)." });
+    }
+  }
+}
+
+async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext): Promise<SendOutput> {
+  const r = await d.registry.record(input.session_id);
+  const s = await d.registry.handle(input.session_id);
+  const status = s.live.fold.status;
+  if (status === "hibernated") throw new HibernatedMeanwhile();
+  checkUsable(r, status);
+  if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
+  checkTurns(r, s.live.fold);
   // The last turn's cost is read at its end (its reply line lands after Stop): a budget check waits for it. Without a
   // budget nothing waits; the reading goes on beside the next turn (it stops at that turn's prompt line).
   if (r.max_budget_usd !== undefined) {
@@ -93,6 +127,7 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     const typed = await withSessionKeys(d, r.session_id, Math.max(SEND_LOCK_MS, timeoutMs), ctx, async () => {
       await s.live.refresh();
       const now = s.live.fold.status;
+      if (now === "hibernated") throw new HibernatedMeanwhile();
       checkUsable(r, now);
       if (input.bash_mode) return { sent_at: await driver.runShell(s, text, ctx), queued: false, before: s.live.fold.prompts_submitted };
       const queued = !acceptsPrompt(now);
@@ -199,7 +234,7 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   let final: string = cur.status;
   if (!timedOut && cur.status === "idle" && cur.last_turn === "failed") final = "error";
   const out: TurnResult = {
-    completed: !timedOut && (cur.status === "idle" || cur.status === "ready"),
+    completed: !timedOut && (cur.status === "idle" || cur.status === "ready" || cur.status === "hibernated"),
     timed_out: timedOut,
     waited_ms: waited,
     final_state: final,

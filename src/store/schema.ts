@@ -79,6 +79,8 @@ export const SessionRecordSchema = z.object({
   worktree: z
     .object({ path: z.string(), branch: z.string(), base: z.string(), base_commit: z.string().optional(), repo: z.string() })
     .optional(),
+  /** A fork (resume_session {fork}): the session and conversation it branched from, and when (its copied history is not its own usage). */
+  forked_from: z.object({ session_id: z.string(), claude_session_id: z.string(), at: z.string() }).optional(),
   /** Launch options kept for resume_session. */
   options: z.record(z.string(), z.unknown()).default({}),
 });

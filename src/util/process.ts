@@ -32,8 +32,10 @@ export async function terminate(pid: number, graceMs: number): Promise<{ gone: b
     for (const end = Date.now() + ms; isAlive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
     return !isAlive(pid);
   };
-  signalGroup(pid, "SIGTERM");
-  if (await waitGone(graceMs)) return { gone: true, forced: false };
+  if (graceMs > 0) {
+    signalGroup(pid, "SIGTERM");
+    if (await waitGone(graceMs)) return { gone: true, forced: false };
+  }
   signalGroup(pid, "SIGKILL");
   return { gone: await waitGone(2000), forced: true };
 }

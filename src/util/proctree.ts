@@ -108,14 +108,15 @@ async function waitGone(procs: readonly Proc[], ms: number): Promise<void> {
 
 /**
  * After the session's process group was signalled: ends whatever of the collected tree (and whatever now
- * carries the tag) still runs, TERM then KILL after `graceMs`. Resolves to the pids still running after
+ * carries the tag) still runs, TERM then KILL after `graceMs` (KILL alone when it is 0). Resolves to the pids still running after
  * that (normally none: only processes that are not ours to signal).
  */
 export async function endTree(collected: readonly Proc[], tag: string | undefined, graceMs: number): Promise<number[]> {
   const all = new Map<string, Proc>();
   for (const p of [...collected, ...(tag ? sessionTree(undefined, tag) : [])]) all.set(`${p.pid}:${p.start}`, p);
   let alive = survivors([...all.values()]);
-  if (alive.length) {
+  // No grace (kill_session {force}): SIGKILL at once.
+  if (alive.length && graceMs > 0) {
     signalTree(alive, "SIGTERM");
     await waitGone(alive, graceMs);
     alive = survivors(alive);

@@ -229,9 +229,15 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(e.userTexts(req)).toContain("remember the word apricot");
     await m.callOk("kill_session", { session_id: id });
     const f = await m.call("resume_session", { session_id: id, fork: true });
-    expect(f.data, f.text).toMatchObject({ backend: "headless", forked: true });
+    expect(f.data, f.text).toMatchObject({ backend: "headless", forked: true, forked_from: id });
     expect(f.data.claude_session_id).not.toBe(s0.claude_session_id);
-    await m.callOk("kill_session", { session_id: id });
+    // A fork is a new session; the parent's record stays as it was.
+    expect(f.data.session_id).not.toBe(id);
+    await m.callOk("send_message", { session_id: f.data.session_id as string, message: "forked: the word?" });
+    expect(e.userTexts(e.requestsWith("forked: the word?")[0]!)).toContain("remember the word apricot");
+    const rows = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions;
+    expect(rows.find((x) => x.session_id === id)).toMatchObject({ status: "dead", claude_session_id: s0.claude_session_id });
+    await m.callOk("kill_session", { session_id: f.data.session_id as string });
   });
 
   it("take-over: a headless conversation resumed in tmux (same Claude session id, attachable), then back to headless", async () => {

@@ -53,15 +53,20 @@ describe.runIf(run)("real claude: kill, resume, fork, server restart", () => {
     expect(f.data.forked).toBe(true);
     const forkId = f.data.claude_session_id as string;
     expect(forkId).not.toBe(claudeId);
-    const fd = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    // A fork is a new session; the parent's record keeps its conversation.
+    const forkSession = f.data.session_id as string;
+    expect(forkSession).not.toBe(id);
+    const fd = await m.call("wait_for_completion", { session_id: forkSession, timeout_ms: 20_000 });
     expect(fd.data).toMatchObject({ completed: true, last_response: "MOCK REPLY: forked turn" });
     const [forked] = e.requestsWith("forked turn");
     expect(e.userTexts(forked!)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?", "forked turn"]));
     const listed = await m.call<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
-    expect(listed.data.sessions.find((x) => x.session_id === id)?.claude_session_id).toBe(forkId);
+    expect(listed.data.sessions.find((x) => x.session_id === forkSession)?.claude_session_id).toBe(forkId);
+    expect(listed.data.sessions.find((x) => x.session_id === id)?.claude_session_id).toBe(claudeId);
     // The fork writes its own transcript; the old one is left as it was.
     await until(() => existsSync(e.transcriptFile(cwd, forkId)) && readFileSync(e.transcriptFile(cwd, forkId), "utf8").includes("forked turn"));
     expect(readFileSync(oldFile, "utf8")).toBe(oldTranscript);
+    await m.call("kill_session", { session_id: forkSession });
     await m.call("kill_session", { session_id: id });
     await m.close();
   });

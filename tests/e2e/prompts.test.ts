@@ -13,7 +13,7 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["par-a", "par-b", "bytes", "bypass"] });
+    e = await e2eWorld({ dirs: ["par-a", "par-b", "bytes", "bypass", "exact"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -76,6 +76,47 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
     const after = await m.call("send_message", { session_id: id, message: "still usable" });
     expect(after.data.response).toBe("MOCK REPLY: still usable");
     await m.call("kill_session", { session_id: id });
+  });
+
+  it("c. repeated text arrives whole or the call is an error, never a success for another prompt", async () => {
+    const s = await m.call("start_session", { cwd: e.dir("exact"), permission_mode: "default", backend });
+    expect(s.ok, s.text).toBe(true);
+    const id = s.data.session_id as string;
+    // The mock answers "ok": the history stays small, and the reply's length does not slow the screen.
+    e.mock.setHandler((req) => (req.lastUserText && !req.toolResult ? { text: "ok" } : undefined));
+    try {
+      const texts: Array<[string, string]> = [
+        ['"x" × 5,000', "x".repeat(5000)],
+        ['"ab" × 3,000', "ab".repeat(3000)],
+        ["200 identical log lines", "2026-11-25 ERROR same line\n".repeat(200).trimEnd()],
+        ["20,000 characters of one word", "word ".repeat(4000).trimEnd()],
+      ];
+      for (const [what, text] of texts) {
+        for (let run = 0; run < 2; run++) {
+          const before = e.mock.mainRequests().length;
+          const r = await m.call("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
+          const got = e.mock.mainRequests().slice(before).map((q) => q.lastUserText);
+          expect(r.ok, `${what} #${run}: ${r.text}`).toBe(true);
+          expect(got.length, `${what} #${run}: one request`).toBe(1);
+          expect(got[0]?.length, `${what} #${run}: length at the API`).toBe(text.length);
+          expect(got[0] === text, `${what} #${run}: byte-exact at the API`).toBe(true);
+        }
+      }
+      // Measured transforms are allowed for (a tab arrives as four spaces, trailing blanks are trimmed); invisible
+      // characters the CLI drops are refused before anything is typed.
+      const tabbed = await m.call("send_message", { session_id: id, message: "a\tb  " });
+      expect(tabbed.ok, tabbed.text).toBe(true);
+      expect(e.mock.mainRequests().at(-1)?.lastUserText).toBe("a    b");
+      for (const ch of ["\u200b", "\ufeff", "\u2028"]) {
+        const before = e.mock.mainRequests().length;
+        const r = await m.call("send_message", { session_id: id, message: `${ch}starts invisible` });
+        expect(r.error?.code, r.text).toBe("INVALID_ARGUMENT");
+        expect(e.mock.mainRequests().length).toBe(before);
+      }
+    } finally {
+      e.mock.setHandler(undefined);
+      await m.call("kill_session", { session_id: id });
+    }
   });
 
   it("bypassPermissions is refused without CLAUDE_SESSIONS_ALLOW_BYPASS, before anything starts", async () => {

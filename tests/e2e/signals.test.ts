@@ -41,6 +41,11 @@ describe.runIf(run)("real claude: background tasks, needs-input notices, auto mo
     });
     const r = await m.call("send_message", { session_id: id, message: "start a background agent", timeout_ms: 30_000 });
     expect(r.data, r.text).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool done", background_tasks: 1 });
+    // While the agent works the wait does not end: a short one times out (without check_idle it ends at once).
+    const plain = await m.call("wait_for_completion", { session_id: id, timeout_ms: 1000 });
+    expect(plain.data, plain.text).toMatchObject({ completed: true, timed_out: false });
+    const early = await m.call("wait_for_completion", { session_id: id, check_idle: true, timeout_ms: 1000 });
+    expect(early.data, early.text).toMatchObject({ completed: false, timed_out: true });
     const w = await m.call("wait_for_completion", { session_id: id, check_idle: true, timeout_ms: 30_000 });
     expect(w.data, w.text).toMatchObject({ completed: true, final_state: "idle", timed_out: false });
     expect(w.data.background_tasks).toBeUndefined();

@@ -36,6 +36,11 @@ export class FakeBackend implements Backend {
   readonly sessions = new Map<string, FakeSession>();
   /** Enter presses to ignore (as if the paste had not been drawn yet), per session. */
   dropEnters = 0;
+  /**
+   * Enter presses that come before the last paste is taken (2.1.197 under load): the prompt is submitted without it
+   * and the paste lands in the box afterwards.
+   */
+  lateLastPaste = 0;
   /** The reply to a prompt. */
   reply: (prompt: string) => string = (p) => `FAKE REPLY: ${p}`;
   /** A screen a prompt's turn shows instead of its reply (undefined: it replies). */
@@ -83,8 +88,14 @@ export class FakeBackend implements Backend {
         this.dropEnters--;
         continue;
       }
-      const prompt = s.input;
+      let prompt = s.input;
       s.input = "";
+      if (this.lateLastPaste > 0 && s.pastes.length) {
+        this.lateLastPaste--;
+        const late = s.pastes.at(-1)!;
+        prompt = prompt.slice(0, prompt.length - late.length);
+        s.input = late;
+      }
       if (!prompt) continue;
       s.prompts.push(prompt);
       s.interrupted = false;

@@ -45,6 +45,10 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
       [TURNS, "prompts arrive byte-exact at the API and in the UserPromptSubmit hook (no terminal in between)"],
     ],
   },
+  "c. repeated text arrives whole or the call is an error, never a success for another prompt": {
+    // No terminal and no paste in pieces: the SDK hands the prompt over whole.
+    covered_by: [[E2E, "prompts arrive byte-exact at the API (quotes, $(), backticks, unicode, tabs, newlines, 20,000 characters)"]],
+  },
   "bash mode runs a command only with the operator's switch": { does_not_apply: "bash mode is a feature of the interactive screen; headless sessions refuse it (checked in the e2e parallel test)" },
   "log_file is a new file of the session's own: existing files, links, missing or foreign directories are refused": same("createOwnedFile, before the runner"),
   "env cannot choose the programs hooks and scripts run: such variables are refused, and allowed by the operator they still pick none": same(
@@ -72,6 +76,19 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "no secret value or token appears in the state directory, event logs, raw logs, server logs, tool results or ps": {
     covered_by: [[RESUME, "env and MCP server env reach the child's environment only, never its argv"]],
   },
+  // tests/integration/session-life.test.ts
+  "reset_session: a new conversation in the same session, totals and turns go on; refused while busy": {
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands; a running session forks"]],
+  },
+  "compact_session types /compact with the checked instructions and the session goes on": {
+    covered_by: [["tests/e2e/session-life.test.ts", "headless: reset and compact go through the SDK as slash commands; a running session forks"]],
+  },
+  "a fork of a running session is a new session with its own totals; the parent runs on with its own": {
+    covered_by: [[E2E, "resume keeps the Claude session id and the history; fork branches it"]],
+  },
+  "kill_session {force: true} is an immediate SIGKILL: no SessionEnd (which SIGTERM gives)": { does_not_apply: "HeadlessHost.kill with no grace signals SIGKILL to the CLI's group at once (no EOF first); the fake claude that reports SIGTERM does not speak the SDK" },
+  "start_session {stream_output: true} subscribes the caller to the session's transcript: updates arrive as it grows": same("the transport subscribes the client to session://{id}/transcript; updates come from the change feed, as for every backend"),
+  "resume replaces model, permission mode, tools, dirs and system prompt, for that and later resumes": same("planLaunch in sessions/resume.ts builds the stored options and argv for every backend; the headless engine takes the same options"),
   // tests/integration/turns.test.ts
 
   "interrupt_session ends a slow turn (no Stop hook fires) and the session stays usable": { covered_by: [[E2E, "interrupt_session stops a slow turn at once; the session goes on"]] },

@@ -119,6 +119,7 @@ const START: Record<string, Row> = {
     },
   },
   backend: none("chooses tmux, pty or headless; each backend's gates apply"),
+  stream_output: none("subscribes the calling client to its own new session's transcript resource"),
   doppler: {
     effect: "program",
     gate: "runs the operator's doppler CLI (DOPPLER_PATH or PATH) with validated project/config names; the secrets are what the operator's Doppler login can read",
@@ -211,7 +212,24 @@ const TABLE: Record<string, Record<string, Row>> = {
       gate: "as start_session.prompt",
       probe: async (c) => refused(c.m.call("resume_session", { session_id: await c.ended(), message: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
     },
-    fork: none("a boolean"),
+    fork: none("a boolean: a new session from the conversation so far"),
+    model: START.model!,
+    append_system_prompt: START.append_system_prompt!,
+    disallowed_tools: START.disallowed_tools!,
+    permission_mode: sameAs("resume_session", "permission_mode", async (c) => {
+      await refused(c.m.call("resume_session", { session_id: await c.ended(), permission_mode: "bypassPermissions" }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_BYPASS");
+      const s = await c.server({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" });
+      await refused(s.call("resume_session", { session_id: await c.ended(), permission_mode: "acceptEdits" }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_PERMISSION_MODES");
+    }),
+    add_dirs: sameAs("resume_session", "add_dirs", async (c) => {
+      await refused(c.m.call("resume_session", { session_id: await c.ended(), add_dirs: [join(c.w.root, "missing")] }), "INVALID_ARGUMENT");
+      const s = await c.server({ CLAUDE_SESSIONS_ALLOW_ADD_DIRS: "0" });
+      await refused(s.call("resume_session", { session_id: await c.ended(), add_dirs: [c.w.root] }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_ADD_DIRS");
+    }),
+    allowed_tools: sameAs("resume_session", "allowed_tools", async (c) => {
+      const s = await c.server({ CLAUDE_SESSIONS_ALLOW_TOOL_RULES: "0" });
+      await refused(s.call("resume_session", { session_id: await c.ended(), allowed_tools: ["Bash"] }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES");
+    }),
     max_budget_usd: none("a number"),
     backend: START.backend!,
     env: {
@@ -241,11 +259,23 @@ const TABLE: Record<string, Record<string, Row>> = {
     setting_sources: START.setting_sources!,
     output_schema: START.output_schema!,
   },
+  reset_session: {
+    session_id: none(ADDRESS),
+    team_name: none(ADDRESS),
+    teammate_name: none(ADDRESS),
+  },
+  compact_session: {
+    session_id: none(ADDRESS),
+    team_name: none(ADDRESS),
+    teammate_name: none(ADDRESS),
+    instructions: { effect: "program", gate: "typed after the server's own /compact: checked as prompt text (no control characters), one line, ≤ 2,000 characters", coveredBy: "tests/integration/session-life.test.ts (compact_session … checked instructions)" },
+  },
   kill_session: {
     session_id: none(ADDRESS),
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),
     force: none("how a process is ended"),
+    hibernate: none("ends the process and keeps the session (the next prompt resumes it)"),
     remove_worktree: { effect: "file", gate: "removes the session's own worktree under <state>/worktrees (refused with uncommitted changes unless force)", coveredBy: "tests/integration/worktrees.test.ts" },
     save_state: none("keeps or drops the server's own record"),
   },

@@ -65,7 +65,6 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
       ["send_message", { message: "x" }],
       ["wait_for_completion", {}],
       ["stream_output", { mode: "transcript" }],
-      ["resume_session", {}],
       ["respond_permission", { decision: "allow" }],
     ] as const) {
       // Ids that name Object.prototype members are unknown ids like any other (issue #16, fault 6).
@@ -75,6 +74,13 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
       }
     }
     expect((await m.call("kill_session", { session_id: "constructor" })).data).toMatchObject({ status: "not_found" });
+    // resume_session answers an unknown id as the design has it (status not_found, as kill_session), starting nothing.
+    for (const session_id of ["nosuch", "__proto__", "constructor"]) {
+      const r = await m.call("resume_session", { session_id, message: "hi" });
+      expect(r.ok, r.text).toBe(true);
+      expect(r.data).toMatchObject({ session_id, status: "not_found", forked: false });
+      expect(r.data.claude_session_id).toBeUndefined();
+    }
     const s = await m.call("start_session", { cwd: w.dir("limits") });
     const id = s.data.session_id as string;
     const long = await m.call("send_message", { session_id: id, message: "x".repeat(100_001) });

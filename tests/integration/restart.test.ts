@@ -86,9 +86,14 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     expect(f.ok, f.text).toBe(true);
     expect(f.data.forked).toBe(true);
     expect(f.data.claude_session_id).not.toBe(claudeId);
-    await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
-    const list = await m.call<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
-    expect(list.data.sessions.find((x) => x.session_id === id)?.claude_session_id).toBe(f.data.claude_session_id);
+    // A fork is a new session; the ended parent keeps its record and conversation.
+    expect(f.data.session_id).not.toBe(id);
+    expect(f.data.forked_from).toBe(id);
+    await m.call("wait_for_completion", { session_id: f.data.session_id, timeout_ms: 10_000 });
+    const list = await m.call<{ sessions: Array<{ session_id: string; claude_session_id: string; status: string }> }>("list_sessions", {});
+    expect(list.data.sessions.find((x) => x.session_id === f.data.session_id)?.claude_session_id).toBe(f.data.claude_session_id);
+    expect(list.data.sessions.find((x) => x.session_id === id)).toMatchObject({ claude_session_id: claudeId, status: "dead" });
+    await m.call("kill_session", { session_id: f.data.session_id });
     // The old conversation is untouched: its transcript has no forked turn.
     const oldTranscript = readFileSync(join(w.home, ".claude", "projects", w.dir("resume").replace(/[^A-Za-z0-9]/g, "-"), `${claudeId}.jsonl`), "utf8");
     expect(oldTranscript).not.toContain("forked turn");
@@ -173,7 +178,7 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
   });
   afterAll(() => w?.cleanup());
 
-  it("on shutdown the server ends its pty sessions gracefully and records them dead and resumable", async () => {
+  it("on shutdown the server ends its pty sessions gracefully and records them hibernated (issue #23) and resumable", async () => {
     const m1 = await connect(w);
     const s = await m1.call("start_session", { cwd: w.dir("pty-a") });
     expect(s.data).toMatchObject({ backend: "pty", status: "ready" });
@@ -192,7 +197,7 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
 
     const m2 = await connect(w);
     const l = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
-    expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("dead");
+    expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("hibernated");
     const r = await m2.call("resume_session", { session_id: id, message: "which animal?" });
     expect(r.ok, r.text).toBe(true);
     const done = await m2.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });

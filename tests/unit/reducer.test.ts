@@ -62,6 +62,22 @@ describe("status reducer", () => {
     expect(f.claude_session_id).toBe("new");
   });
 
+  it("/clear (real CLI 2.1.330: SessionEnd reason clear, then SessionStart source clear with the new id) keeps the session alive on the new id", () => {
+    const f = foldAll([
+      ev("cs:spawn", { claude_session_id: "c1" }),
+      ev("SessionStart", { source: "startup", session_id: "c1" }),
+      ev("UserPromptSubmit", { prompt: "x", session_id: "c1" }),
+      ev("Stop", { last_assistant_message: "y" }),
+      ev("SessionEnd", { reason: "clear", session_id: "c1" }),
+      ev("SessionStart", { source: "clear", session_id: "c2" }),
+    ]);
+    expect(f).toMatchObject({ status: "ready", claude_session_id: "c2", turn_count: 1, session_start: { source: "clear", seq: 5 } });
+    // /compact: the same id, no turn; any other SessionEnd still ends the session.
+    const g = reduce(f, ev("SessionStart", { source: "compact", session_id: "c2" }));
+    expect(g).toMatchObject({ claude_session_id: "c2", turn_count: 1, session_start: { source: "compact", seq: 6 } });
+    expect(reduce(g, ev("SessionEnd", { reason: "other" })).status).toBe("dead");
+  });
+
   it("a crash while starting is dead; the orchestrator's start_failed makes it error", () => {
     let f = foldAll([ev("cs:spawn"), ev("cs:exit", { exit_code: 1 })]);
     expect(f.status).toBe("dead");

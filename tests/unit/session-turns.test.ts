@@ -32,6 +32,18 @@ describe("session layer on a fake backend: turns", () => {
     expect(f.fake.sessions.get(s.session_id)!.prompts).toEqual(["again"]);
   });
 
+  it("a prompt that reaches Claude without its end is an error naming the difference, never a success", async () => {
+    const s = await f.svc.start(f.startIn());
+    f.fake.lateLastPaste = 1;
+    const text = "x".repeat(5000);
+    const e = await f.svc.send(f.sendIn(s.session_id, text)).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(SessionError);
+    expect((e as SessionError).code).toBe("PROCESS_ERROR");
+    expect((e as SessionError).message).toContain("expected 5000 characters, got 4999, first difference at position 4999");
+    expect((e as SessionError).details).toMatchObject({ expected_chars: 5000, received_chars: 4999, first_difference_at: 4999 });
+    expect(f.fake.sessions.get(s.session_id)!.prompts).toEqual(["x".repeat(4999)]);
+  });
+
   it("counts every turn's reply, also when the text repeats", async () => {
     f.fake.reply = () => "same";
     const s = await f.svc.start(f.startIn());

@@ -32,9 +32,11 @@ describe("tools/list", () => {
   });
 
   // Issue 25 asks for core ≤ 12 KB. The typed schemas of its 11 tools alone (no descriptions) are about 11.4 KB,
-  // so this pins what is reached (about 19.2 KB, 67 KB before) and keeps it from growing.
+  // so this pins what is reached (about 19.2 KB, 67 KB before) and keeps it from growing. Issue 24 added two core
+  // tools (reset_session, compact_session: about 1.2 KB with their descriptions cut to a sentence) and stream_output:
+  // about 20.7 KB.
   it("core costs no more than it does now", () => {
-    expect(bytes({ tools: listTools(toolsOf(["core"])) })).toBeLessThanOrEqual(19.5 * 1024);
+    expect(bytes({ tools: listTools(toolsOf(["core"])) })).toBeLessThanOrEqual(21 * 1024);
   });
 
   it("a field described once is not described again, and the tool says where it is", () => {

@@ -54,3 +54,18 @@ describe("a turn's usage from the transcripts", () => {
     expect((await readTurn(t.path, [t.path], tail, tail)).turn.usage).toMatchObject({ input_tokens: 7, output_tokens: 7 });
   });
 });
+
+describe("a fork's copied history", () => {
+  it("ends after the last line stamped before the fork's start", async () => {
+    const { copiedHistoryEnd } = await import("../../src/claude/turn-usage.js");
+    const dir = (await import("node:fs")).mkdtempSync(join((await import("node:os")).tmpdir(), "cs-fork-"));
+    const f = join(dir, "fork.jsonl");
+    const line = (ts: string | undefined, n: number) => JSON.stringify({ type: "user", n, ...(ts ? { timestamp: ts } : {}) }) + "\n";
+    // A headless fork writes bookkeeping lines of its own (stamped later, or not at all) above the copy.
+    const copied = line(undefined, 0) + line("2026-01-01T00:00:05.500Z", 0) + line("2026-01-01T00:00:00.000Z", 1) + line(undefined, 2) + line("2026-01-01T00:00:01.000Z", 3);
+    writeFileSync(f, copied + line("2026-01-01T00:00:05.000Z", 4) + line("2026-01-01T00:00:06.000Z", 5));
+    expect(await copiedHistoryEnd(f, "2026-01-01T00:00:05.000Z")).toBe(Buffer.byteLength(copied));
+    expect(await copiedHistoryEnd(f, "2025-12-31T00:00:00.000Z")).toBe(0);
+    expect(await copiedHistoryEnd(join(dir, "none.jsonl"), "2026-01-01T00:00:05.000Z")).toBe(0);
+  });
+});

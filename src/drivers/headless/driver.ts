@@ -8,7 +8,8 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { priceOf } from "../../pricing.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, PromptAnswer, ReadyOptions, TurnFigures } from "../driver.js";
+import type { Delivery, Driver, DriverSession, PermissionAnswer, PromptAnswer, ReadyOptions, SessionCommand, TurnFigures } from "../driver.js";
+import { commandDone, commandText } from "../command.js";
 import type { HeadlessHost } from "./host.js";
 import type { HeadlessSession } from "./session.js";
 import type { TurnResult } from "./types.js";
@@ -121,6 +122,17 @@ export class HeadlessDriver implements Driver {
         suggestion: "Answer permission requests with respond_permission.",
       }),
     );
+  }
+
+  /** The SDK takes slash commands as prompts (not verbatim): the CLI runs /clear or /compact and fires SessionStart. */
+  async command(s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<void> {
+    const hs = this.session(s);
+    const after = s.live.fold.seq;
+    hs.send(commandText(cmd), { verbatim: false }).catch(() => {});
+    const f = await s.live.waitFor((x) => commandDone(x, cmd, after) || !isLive(x.status), { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    if (f && commandDone(f, cmd, after)) return;
+    if (f) throw new SessionError("SESSION_DEAD", `session ${s.id} ended during /${cmd.kind}.`);
+    throw new SessionError("TIMEOUT", `session ${s.id}: the CLI did not report /${cmd.kind} done (no SessionStart with source ${cmd.kind}) within ${timeoutMs} ms.`);
   }
 
   screen(): Promise<string> {

@@ -9,6 +9,8 @@ import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
+import { boxSignature, showsDrawn, showsExactly } from "./drawn.js";
+import { deliveryMismatch } from "./exact.js";
 import { pastePieces } from "./prompt.js";
 import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
 
@@ -24,12 +26,56 @@ export async function pasteText(b: Backend, id: string, text: string, timing: Dr
   await sleep(Math.min(500, timing.pasteLandMs + Math.floor(text.length / 1000) * 5));
 }
 
-/** Pastes the text (bracketed, in pieces) without Enter, and waits until the input box shows it (or PASTE_DRAWN_MS). */
+/** Lines of scrollback read at most while a paste is drawn. */
+const SCROLLBACK_MAX = 6000;
+/** A box that cannot be read whole (taller than the screen) counts as drawn once the screen held still this long. */
+const PASTE_QUIET_MS = 300;
+
+/**
+ * Pastes the text (bracketed, in pieces) without Enter, so that the Enter that follows comes after Claude Code has
+ * taken all of it. All pieces but the text's last character go first; once the box shows them (drawn.ts: the whole
+ * box read with its scrollback, or — a box taller than the screen, which 2.1.197 does not draw whole — a screen that
+ * shows their end and has held still), the last character is pasted alone: it always changes what the screen shows
+ * (the last line grows or a line is added), even when every line of the text is the same, and that change is what
+ * Enter waits for. The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is
+ * compared with the text in any case).
+ */
 async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
-  await pasteInPieces(b, s.id, text);
-  // Seeing the text drawn is the proof the paste was taken whole: no fixed pause is needed before the Enter.
-  const drawn = await pollScreen(() => b.screen(s.id), (sc) => showsPasted(sc, text), { everyMs: PASTE_POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
-  if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+  const end = Date.now() + PASTE_DRAWN_MS;
+  const last = [...text].at(-1) ?? "";
+  const head = text.slice(0, text.length - last.length);
+  // Enough scrollback for the whole box: 2.1.197 draws a prompt taller than the screen in full.
+  const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
+  const read = async () => ({ full: await b.screen(s.id, { above }), visible: await b.screen(s.id) });
+  const opts = (ms: number) => ({ everyMs: PASTE_POLL_MS, timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
+  let before = await read().catch(() => ({ full: "", visible: "" }));
+  if (head) {
+    for (const piece of pastePieces(head)) await b.paste(s.id, piece);
+    let still = { visible: "", since: Date.now() };
+    const settled = await pollScreen(
+      async () => JSON.stringify(await read()),
+      (raw) => {
+        const sc = JSON.parse(raw) as { full: string; visible: string };
+        if (sc.visible !== still.visible) still = { visible: sc.visible, since: Date.now() };
+        if (showsExactly(sc.full, head)) return sc;
+        // Not readable whole: the screen shows the end of the text and has stopped changing.
+        return Date.now() - still.since >= PASTE_QUIET_MS && showsDrawn(sc.visible, head, "", "") ? sc : undefined;
+      },
+      opts(PASTE_DRAWN_MS),
+    );
+    if (!settled.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms`);
+    before = settled.value ?? before;
+  }
+  await b.paste(s.id, last);
+  const drawn = await pollScreen(
+    async () => JSON.stringify(await read()),
+    (raw) => {
+      const sc = JSON.parse(raw) as { full: string; visible: string };
+      return showsExactly(sc.full, text) || showsDrawn(sc.visible, text, last, boxSignature(before.visible));
+    },
+    opts(PASTE_DRAWN_MS),
+  );
+  if (!drawn.value) log.debug(`${s.id}: the end of the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
 }
 
 /**
@@ -63,7 +109,10 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
   const sent_at = new Date().toISOString();
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   const read = () => b.screen(s.id);
-  await pasteDrawn(b, s, text, log, signal);
+  // Claude Code trims trailing whitespace: it is not typed (a blank drawn at the end shows nothing to wait for), unless
+  // it follows a backslash, which Enter would otherwise take as "new line".
+  const typed = /\\$/.test(text.trimEnd()) ? text : text.trimEnd();
+  await pasteDrawn(b, s, typed, log, signal);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS;
   const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
@@ -82,8 +131,19 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
     }
     f = await confirm(timing.promptRetryAfterMs);
   }
-  // Accepted first (the process may have died right after, in the same batch of events): it became a turn.
-  if (f && accepted(f)) return { sent_at, attempts };
+  // Accepted first (the process may have died right after, in the same batch of events): it became a turn — with
+  // the text that was sent, or the call is an error naming the difference (never a success for another prompt).
+  if (f && accepted(f)) {
+    if (f.last_prompt === undefined) log.warn(`${s.id}: UserPromptSubmit carried no prompt; the delivered text could not be compared`);
+    else {
+      const mismatch = deliveryMismatch(s.id, text, f.last_prompt);
+      if (mismatch) {
+        log.warn(mismatch.message);
+        throw mismatch;
+      }
+    }
+    return { sent_at, attempts };
+  }
   if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
   const shown = await read().catch(() => "");
   throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);

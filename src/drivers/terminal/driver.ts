@@ -8,7 +8,8 @@ import type { Backend } from "../../backends/backend.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, ProbeOptions, PromptAnswer, ReadyOptions } from "../driver.js";
+import type { Delivery, Driver, DriverSession, PermissionAnswer, ProbeOptions, PromptAnswer, ReadyOptions, SessionCommand } from "../driver.js";
+import { typeCommand } from "./command.js";
 import { deliver, enqueue, runShell } from "./delivery.js";
 import { interruptByEsc } from "./interrupt.js";
 import { answerPrompt, probeScreen } from "./screen-prompt.js";
@@ -61,6 +62,9 @@ export class TerminalDriver implements Driver {
   }
   answerPrompt(s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer> {
     return answerPrompt(this.backend, s, choice, ctx);
+  }
+  command(s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<void> {
+    return typeCommand(this.backend, s, cmd, timeoutMs, ctx, this.timing);
   }
   async screen(s: DriverSession): Promise<string> {
     return (await this.backend.screen(s.id)).replace(/\s+$/, "");

@@ -45,6 +45,33 @@ export interface PromptRules {
   what?: string;
 }
 
+/**
+ * Invisible characters Claude Code does not deliver as sent, refused so that delivery is byte-exact or a clear error.
+ * Measured by pasting each at the start, in the middle and at the end of a prompt (2026-11-25): 2.1.330 drops
+ * U+00AD, U+200B, U+200E, U+200F, U+202A–U+202E, U+2060, U+2066–U+2069 and U+FEFF wherever they are and turns U+2028
+ * and U+2029 into a newline (a bidirectional control even kept Enter from submitting); 2.1.197 keeps them. The rest
+ * of U+2060–U+2064 is in 2.1.330's own list of characters it removes. ZWJ, ZWNJ and variation selectors are not
+ * refused: inside an emoji or a word they arrive; alone, 2.1.330 drops them and the delivery check reports it.
+ */
+const INVISIBLE = /[\u00ad\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
+
+const INVISIBLE_NAMES: Record<number, string> = {
+  0xad: "SOFT HYPHEN",
+  0x200b: "ZERO WIDTH SPACE",
+  0x200e: "LEFT-TO-RIGHT MARK",
+  0x200f: "RIGHT-TO-LEFT MARK",
+  0x2028: "LINE SEPARATOR",
+  0x2029: "PARAGRAPH SEPARATOR",
+  0x2060: "WORD JOINER",
+  0xfeff: "ZERO WIDTH NO-BREAK SPACE (BOM)",
+};
+
+function describeInvisible(ch: string): string {
+  const code = ch.codePointAt(0)!;
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+  return `${hex} (${INVISIBLE_NAMES[code] ?? (code >= 0x202a && code <= 0x2069 ? "a bidirectional formatting character" : "an invisible formatting character")})`;
+}
+
 /** Control characters a prompt may not contain: C0 except tab and newline (CR is normalised), DEL, and C1. */
 const FORBIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/u;
 
@@ -61,7 +88,7 @@ function describeControl(ch: string): string {
 /**
  * Validates a prompt and returns the text that will be typed into the input box: line ends normalised to
  * "\n", trailing newlines dropped (a newline at the end would not be part of the prompt), and "!" put in
- * front in bash mode. Throws INVALID_ARGUMENT / PERMISSION_DENIED and sends nothing otherwise.
+ * front in bash mode. (Claude Code trims other trailing whitespace itself: exact.ts allows for it.) Throws INVALID_ARGUMENT / PERMISSION_DENIED and sends nothing otherwise.
  */
 export function preparePrompt(message: string, rules: PromptRules): string {
   const what = rules.what ?? "message";
@@ -79,6 +106,14 @@ export function preparePrompt(message: string, rules: PromptRules): string {
     throw new SessionError("INVALID_ARGUMENT", `the ${what} contains the control character ${describeControl(bad[0])} at position ${at}; nothing was sent.`, {
       suggestion: "A prompt is text: only newline and tab are allowed among control characters (a terminal would take the others as keys). Remove them, or describe them in words.",
       details: { position: at, code_point: bad[0].codePointAt(0) },
+    });
+  }
+  const invisible = INVISIBLE.exec(text);
+  if (invisible) {
+    const at = message.indexOf(invisible[0]);
+    throw new SessionError("INVALID_ARGUMENT", `the ${what} contains the invisible character ${describeInvisible(invisible[0])} at position ${at}, which Claude Code does not deliver as sent; nothing was sent.`, {
+      suggestion: "Remove it (it does not show on screen), or replace U+2028/U+2029 with a newline. To pass such text on exactly, write it to a file in the session's cwd and ask Claude to read it.",
+      details: { position: at, code_point: invisible[0].codePointAt(0) },
     });
   }
   if (text.endsWith("\\")) {

@@ -8,6 +8,7 @@ import { listSessions } from "./list-sessions.js";
 import { respondPermission } from "./respond-permission.js";
 import { answerPrompt } from "./answer-prompt.js";
 import { resumeSession } from "./resume-session.js";
+import { compactSession, resetSession } from "./reset-session.js";
 import { runTask } from "./run-task.js";
 import { sendMessage } from "./send-message.js";
 import { startSession } from "./start-session.js";
@@ -20,6 +21,8 @@ import { syncContextTool } from "./sync-context.js";
 export const TOOLS: readonly Tool[] = [
   startSession,
   resumeSession,
+  resetSession,
+  compactSession,
   killSession,
   listSessions,
   sendMessage,

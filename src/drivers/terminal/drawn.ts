@@ -1,0 +1,102 @@
+/**
+ * Whether a paste is drawn in Claude Code's input box, told by content the screen can identify. A prompt is pasted
+ * in pieces (prompt.ts) and each piece is waited for before the next: the box must have changed since the piece was
+ * pasted and hold exactly as many visible characters as the text so far (or, when the box is scrolled or the text has
+ * characters a terminal draws unevenly, end with the text's end). Looking only for the text's end cannot tell one
+ * piece of repeated text from the next: Enter then came before the last piece was taken, and it was lost.
+ *
+ * The box (2.1.197 and 2.1.330): a full-width rule, `❯ ` and the text wrapped with two spaces of indent, a closing
+ * rule. A box taller than its limit (about 20 lines) shows its last lines under a rule that says `─── ↑ N more ───`.
+ */
+
+export interface InputBox {
+  /** The box's lines without their two-column prefix (`❯ ` or indent), right-trimmed, joined with "\n". */
+  text: string;
+  /** Lines scrolled out of the box (`↑ N more`), 0 when all are shown. */
+  hidden: number;
+}
+
+const RULE = /^─{3,}(?: ↑ (\d+) more ─+)?\s*$/;
+
+/** The input box on `screen` (the last two rules and what is between), or undefined when none is drawn. */
+export function inputBox(screen: string): InputBox | undefined {
+  const lines = screen.split("\n");
+  const rules: number[] = [];
+  lines.forEach((l, i) => {
+    if (l.length >= 20 && RULE.test(l)) rules.push(i);
+  });
+  if (rules.length < 2) return undefined;
+  const [a, b] = [rules.at(-2)!, rules.at(-1)!];
+  const box = lines.slice(a + 1, b);
+  const hidden = Number(RULE.exec(lines[a]!)?.[1] ?? 0);
+  if (!box[0] || (hidden === 0 && !/^❯(\s|$)/.test(box[0])) || (hidden > 0 && !/^ {2}/.test(box[0]))) return undefined;
+  return { text: box.map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd()).join("\n"), hidden };
+}
+
+/**
+ * The end of an input box whose top is scrolled off the screen (2.1.197 draws a tall box whole): the lines above the
+ * last rule, up to the rule before it or the top of the screen. Undefined when no rule is drawn.
+ */
+export function boxEnd(screen: string): string | undefined {
+  const lines = screen.split("\n");
+  let b = -1;
+  for (let i = lines.length - 1; i >= 0 && b < 0; i--) if (lines[i]!.length >= 20 && RULE.test(lines[i]!)) b = i;
+  if (b < 0) return undefined;
+  let a = b - 1;
+  while (a >= 0 && !(lines[a]!.length >= 20 && RULE.test(lines[a]!))) a--;
+  return lines
+    .slice(a + 1, b)
+    .map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd())
+    .join("\n");
+}
+
+/** The characters a terminal shows for `s`: whitespace (the box wraps and indents) and invisible format characters go. */
+export function visibleChars(s: string): string {
+  return s.replace(/[\s\p{Cf}]/gu, "");
+}
+
+/**
+ * Text whose visible characters a terminal draws one per cell, so that counting them on screen is exact: no
+ * combining marks, format or private-use characters, variation selectors or characters beyond the BMP (emoji).
+ */
+export function countable(s: string): boolean {
+  return !/[\p{M}\p{Cf}\p{Co}\p{Cn}\u{10000}-\u{10FFFF}]/u.test(s);
+}
+
+/** What identifies the box's drawn state: anything the piece adds (characters, lines, scrolled lines) changes it. */
+export function boxSignature(screen: string): string {
+  const box = inputBox(screen);
+  return box ? `${box.hidden}\n${box.text}` : screen;
+}
+
+/**
+ * The box on `screen` holds exactly `text` (as far as a terminal shows it): the whole box is on screen (not scrolled)
+ * and the text is countable. Unambiguous even for repeated text.
+ */
+export function showsExactly(screen: string, text: string): boolean {
+  const box = inputBox(screen);
+  const want = visibleChars(text);
+  return box !== undefined && box.hidden === 0 && want !== "" && countable(text) && visibleChars(box.text) === want;
+}
+
+/**
+ * The box on `screen` shows the text typed so far (`sofar`, whose last paste was `piece`), drawn after the screen
+ * whose signature was `before`.
+ */
+export function showsDrawn(screen: string, sofar: string, piece: string, before: string): boolean {
+  const want = visibleChars(sofar);
+  if (!want) return false;
+  const box = inputBox(screen);
+  const sig = box ? `${box.hidden}\n${box.text}` : screen;
+  // A piece with something to see must change the box (a piece of blanks changes its lines).
+  if (sig === before && visibleChars(piece) !== "") return false;
+  const tail = want.slice(-24);
+  if (!box) {
+    // The box's end, right above its closing rule: the text's end must be the box's end, not just somewhere on screen.
+    const end = boxEnd(screen);
+    return end !== undefined ? visibleChars(end).endsWith(tail) : visibleChars(screen).includes(tail);
+  }
+  const shown = visibleChars(box.text);
+  if (box.hidden === 0 && countable(sofar)) return shown.length === want.length && shown === want;
+  return shown.endsWith(tail);
+}

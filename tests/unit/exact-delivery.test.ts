@@ -1,0 +1,114 @@
+/**
+ * Delivery is byte-exact or an error (issue 19 item 13): the comparison of what was typed with UserPromptSubmit's
+ * prompt, and the screen checks that pace the paste, on real screens of the CLI (tests/fixtures/screens/paste-*:
+ * "x" × 5,000 in 2.1.330's box, which shows its last 20 lines under "↑ 6 more"; 100 identical log lines in 2.1.197's
+ * box read with its scrollback; 20,000 characters of one word in 2.1.197, taller than the screen).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SessionError } from "../../src/core/errors.js";
+import { boxSignature, inputBox, showsDrawn, showsExactly, visibleChars } from "../../src/drivers/terminal/drawn.js";
+import { showsPasted } from "../../src/drivers/terminal/delivery.js";
+import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/drivers/terminal/exact.js";
+import { preparePrompt } from "../../src/drivers/terminal/prompt.js";
+
+const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
+const LOG_TEXT = "L1 " + "2026-11-25 ERROR same line\n".repeat(100) + "LAST";
+
+describe("comparing what Claude Code received with what was typed", () => {
+  it("allows only the measured transforms: a tab arrives as four spaces, trailing whitespace is trimmed", () => {
+    expect(expectedPrompt("a\tb")).toBe("a    b");
+    expect(expectedPrompt("  lead stays  \t ")).toBe("  lead stays");
+    expect(deliveryMismatch("s1", "a\tb  ", "a    b")).toBeUndefined();
+    expect(deliveryMismatch("s1", "x".repeat(5000), "x".repeat(5000))).toBeUndefined();
+  });
+
+  it("a prompt missing its last piece is a PROCESS_ERROR naming the sizes and the first difference", () => {
+    const e = deliveryMismatch("s1", "x".repeat(5000), "x".repeat(4900));
+    expect(e).toBeInstanceOf(SessionError);
+    expect(e!.code).toBe("PROCESS_ERROR");
+    expect(e!.message).toContain("expected 5000 characters, got 4900, first difference at position 4900");
+    expect(e!.message).toContain("The last 100 characters are missing");
+    expect(e!.details).toEqual({ expected_chars: 5000, received_chars: 4900, first_difference_at: 4900 });
+    expect(e!.suggestion).toMatch(/interrupt_session/);
+  });
+
+  it("any other difference is named with both sides around it, invisible characters spelled out", () => {
+    const e = deliveryMismatch("s1", "hello world", "hello\u200bworld")!;
+    expect(e.message).toContain("expected 11 characters, got 11, first difference at position 5");
+    expect(e.message).toContain("<U+200B>");
+    expect(firstDifference("abc", "abc")).toBe(-1);
+    expect(firstDifference("abc", "abd")).toBe(2);
+    expect(firstDifference("ab", "abc")).toBe(2);
+    expect(excerpt("line\nnext", 4)).toBe("line\nnext");
+    expect(excerpt("a\tb\u200bc", 1)).toBe("a<U+0009>b<U+200B>c");
+  });
+});
+
+describe("invisible characters the CLI does not deliver are refused before anything is typed", () => {
+  const rules = { maxChars: 100_000, allowBashMode: false };
+  for (const [ch, name] of [
+    ["\u200b", "U+200B (ZERO WIDTH SPACE)"],
+    ["\ufeff", "U+FEFF (ZERO WIDTH NO-BREAK SPACE (BOM))"],
+    ["\u2028", "U+2028 (LINE SEPARATOR)"],
+    ["\u202e", "U+202E (a bidirectional formatting character)"],
+  ] as const) {
+    it(`${name} at the start or in the middle`, () => {
+      for (const [text, at] of [[`${ch}hello`, 0], [`he${ch}llo`, 2]] as const) {
+        const e = (() => {
+          try {
+            preparePrompt(text, rules);
+          } catch (x) {
+            return x as SessionError;
+          }
+          throw new Error("not refused");
+        })();
+        expect(e.code).toBe("INVALID_ARGUMENT");
+        expect(e.message).toContain(`${name} at position ${at}`);
+        expect(e.details).toMatchObject({ position: at, code_point: ch.codePointAt(0) });
+      }
+    });
+  }
+  it("ZWJ inside an emoji, no-break spaces and tabs are text", () => {
+    expect(preparePrompt("emoji 👩‍💻 zwj", rules)).toBe("emoji 👩‍💻 zwj");
+    expect(preparePrompt("a\u00a0b\tc", rules)).toBe("a\u00a0b\tc");
+  });
+});
+
+describe("pacing the paste by what the screen can identify (real screens)", () => {
+  it("2.1.330 caps the box at 20 lines under '↑ N more': read, and never taken as the whole text", () => {
+    const sc = sample("paste-capped-2.1.330.txt");
+    const box = inputBox(sc)!;
+    expect(box.hidden).toBe(6);
+    expect(visibleChars(box.text)).toBe("x".repeat(visibleChars(box.text).length));
+    expect(showsExactly(sc, "x".repeat(5000))).toBe(false);
+    // Its end is drawn only when the box changed after the last piece: the same screen again proves nothing.
+    const other = sc.replace("↑ 6 more", "↑ 5 more");
+    expect(showsDrawn(sc, "x".repeat(5000), "x", boxSignature(other))).toBe(true);
+    expect(showsDrawn(sc, "x".repeat(5000), "x", boxSignature(sc))).toBe(false);
+  });
+
+  it("2.1.197 with its scrollback: repeated lines missing their last piece are told apart (the end alone cannot)", () => {
+    const sc = sample("paste-tall-scrollback-2.1.197.txt");
+    expect(showsExactly(sc, LOG_TEXT)).toBe(true);
+    const short = LOG_TEXT.slice(0, LOG_TEXT.length - "\n2026-11-25 ERROR same line\nLAST".length) + "\nLAST";
+    expect(showsExactly(sc, short)).toBe(false);
+    const repeated = "2026-11-25 ERROR same line\n".repeat(100).trimEnd();
+    // The check by the text's end, used before: it cannot tell 99 lines from 100.
+    expect(showsPasted(sc.replace("LAST", "2026-11-25 ERROR same line"), repeated.slice(0, -27))).toBe(true);
+    expect(showsExactly(sc.replace("LAST", "2026-11-25 ERROR same line"), repeated.slice(0, -27))).toBe(false);
+  });
+
+  it("2.1.197 taller than the screen: no box to read; drawn only when the screen changed and shows the end", () => {
+    const sc = sample("paste-tall-2.1.197.txt");
+    const text = "word ".repeat(4000) + "end";
+    expect(inputBox(sc)).toBeUndefined();
+    expect(showsExactly(sc, text)).toBe(false);
+    expect(showsDrawn(sc, text, "d", boxSignature(sc))).toBe(false);
+    expect(showsDrawn(sc, text, "d", boxSignature(sc.replace("word end", "word en")))).toBe(true);
+    // The box's end counts, not the text's end somewhere on screen: "…word en" is inside "…word end" but not its end.
+    expect(showsDrawn(sc, text.slice(0, -1), "", "")).toBe(false);
+    expect(showsDrawn(sc, text, "", "")).toBe(true);
+  });
+});
