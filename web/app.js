@@ -197,9 +197,11 @@
     $(sel).addEventListener("click", () =>
       act(async () => {
         const message = $("#message").value.trim() ? $("#message").value : undefined;
-        await post(`/api/sessions/${encodeURIComponent(current.session_id)}/resume`, { fork, ...(message ? { message } : {}) });
+        const r = await post(`/api/sessions/${encodeURIComponent(current.session_id)}/resume`, { fork, ...(message ? { message } : {}) });
         $("#message").value = "";
-        openSession(current.session_id);
+        // A fork is a new session of its own.
+        if (r.session_id === current.session_id) openSession(r.session_id);
+        else location.hash = `#/s/${encodeURIComponent(r.session_id)}`;
       }),
     );
   }

@@ -12,6 +12,7 @@ import type { CallContext } from "../core/context.js";
 import { callTool, type CallOptions } from "../server/call.js";
 import type { Tool } from "../server/tool.js";
 import { killSession } from "../server/tools/kill-session.js";
+import { resetSession } from "../server/tools/reset-session.js";
 import { resumeSession } from "../server/tools/resume-session.js";
 import { runTask } from "../server/tools/run-task.js";
 import { sendMessage } from "../server/tools/send-message.js";
@@ -19,7 +20,7 @@ import { startSession } from "../server/tools/start-session.js";
 import { waitForCompletion } from "../server/tools/wait-for-completion.js";
 import { showProgress } from "./progress.js";
 
-export const WORK_COMMANDS = ["start", "run", "resume", "send"] as const;
+export const WORK_COMMANDS = ["start", "run", "resume", "reset", "send"] as const;
 export type WorkCommand = (typeof WORK_COMMANDS)[number];
 
 export const WORK_HELP = `  claude-sessions start <cwd> [--prompt TEXT] [--model M] [--permission-mode MODE] [--backend tmux|pty|headless]
@@ -29,6 +30,7 @@ export const WORK_HELP = `  claude-sessions start <cwd> [--prompt TEXT] [--model
                                   one answer (as run_task): prints it and exits 0; the session ends unless --keep
   claude-sessions resume <id> [--message TEXT] [--fork] [--wait] [--json]
                                   bring an ended session back (as resume_session)
+  claude-sessions reset <id>      a fresh conversation in the same session (as reset_session; the old one stays resumable)
   claude-sessions send <id> <message…>   send a prompt and print the reply`;
 
 export interface WorkEnv {
@@ -134,9 +136,9 @@ function turnResult(w: WorkEnv, session: string, r: TurnLike): number {
   return 1;
 }
 
-function printStarted(w: WorkEnv, r: { session_id: string; status: string; backend: string; cwd?: string | undefined; attach_command?: string | undefined; worktree?: { path: string; branch: string } | undefined; node?: string | undefined; warnings?: string[] | undefined }, json: boolean, verb: string): void {
+function printStarted(w: WorkEnv, r: { session_id: string; status: string; backend?: string | undefined; cwd?: string | undefined; attach_command?: string | undefined; worktree?: { path: string; branch: string } | undefined; node?: string | undefined; warnings?: string[] | undefined }, json: boolean, verb: string): void {
   if (json) return line(w.out, JSON.stringify(r, null, 2));
-  line(w.out, `${r.session_id}\t${r.status}\t${r.backend}${r.node ? `\t${r.node}` : ""}\t${r.worktree?.path ?? r.cwd ?? ""}`);
+  line(w.out, `${r.session_id}\t${r.status}\t${r.backend ?? ""}${r.node ? `\t${r.node}` : ""}\t${r.worktree?.path ?? r.cwd ?? ""}`);
   if (w.err.isTTY) {
     line(w.err, `${verb} ${r.session_id}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ""}`);
     if (r.attach_command) line(w.err, `attach: ${r.attach_command}`);
@@ -239,8 +241,18 @@ async function resumeCmd(w: WorkEnv, args: string[]): Promise<number> {
   const rec = await w.app.store.get(positionals[0]!);
   if (rec) mustOutlive(w, rec.backend, undefined, "resume");
   const r = await call(w, resumeSession, defined({ session_id: positionals[0], message: str(v.message), fork: v.fork ? true : undefined }));
+  if (r.status === "not_found") throw new SessionError("SESSION_NOT_FOUND", `no session with id ${JSON.stringify(positionals[0])}; nothing was started.`, { suggestion: "claude-sessions ls --all lists the sessions that can be resumed." });
   printStarted(w, r, v.json === true, r.forked ? "forked" : "resumed");
   return v.wait ? waitAndPrint(w, r.session_id, positiveInt(str(v.timeout), "--timeout") ?? 600_000) : 0;
+}
+
+async function resetCmd(w: WorkEnv, args: string[]): Promise<number> {
+  const { values: v, positionals } = parse(args, {});
+  if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions reset <id>");
+  const r = await call(w, resetSession, { session_id: positionals[0] });
+  if (v.json) line(w.out, JSON.stringify(r, null, 2));
+  else line(w.out, `${r.session_id}\t${r.status}\t${r.claude_session_id}\t(was ${r.old_claude_session_id})`);
+  return 0;
 }
 
 async function sendCmd(w: WorkEnv, args: string[]): Promise<number> {
@@ -269,6 +281,8 @@ export function runWorkCommand(cmd: WorkCommand, args: string[], w: WorkEnv): Pr
       return runCmd(w, args);
     case "resume":
       return resumeCmd(w, args);
+    case "reset":
+      return resetCmd(w, args);
     case "send":
       return sendCmd(w, args);
   }

@@ -143,6 +143,19 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     const [first, reply] = resumed.stdout.trim().split("\n");
     expect(first!.split("\t")[0]).toBe(id);
     expect(reply).toBe("FAKE REPLY: welcome back");
+    // reset: a fresh conversation in the same session (reset_session), the old one kept.
+    const before = (await m.call("list_sessions", { status_filter: "all" })).data.sessions as { session_id: string; claude_session_id: string }[];
+    const old = before.find((s) => s.session_id === id)!.claude_session_id;
+    const reset = cli("reset", id);
+    expect(reset.status, reset.stderr).toBe(0);
+    const [rid, , fresh, was] = reset.stdout.trim().split("\t");
+    expect(rid).toBe(id);
+    expect(fresh).not.toBe(old);
+    expect(was).toBe(`(was ${old})`);
+    const after = cli("send", id, "a new start");
+    expect(after.stdout.trim()).toBe("FAKE REPLY: a new start");
+    expect(cli("reset", "nosuchsession").stderr).toContain("SESSION_NOT_FOUND");
+    expect(cli("resume", "nosuchsession").stderr).toContain("SESSION_NOT_FOUND");
     expect(cli("kill", id).status).toBe(0);
   });
 

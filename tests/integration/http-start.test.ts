@@ -107,13 +107,13 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     expect(JSON.parse(back.body)).toMatchObject({ session_id: r.session_id, forked: false });
     const done = await mcp.callOk<{ last_response: string }>("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     expect(done.last_response).toBe("FAKE REPLY: after");
-    // Fork: the same conversation on a new Claude session id.
-    await mcp.callOk("kill_session", { session_id: r.session_id });
-    const before = JSON.parse(back.body).claude_session_id as string;
+    // Fork: a new session with the conversation so far.
     const forked = await raw(`${srv.url}/api/sessions/${r.session_id}/resume`, "POST", headers, JSON.stringify({ fork: true }));
     expect(forked.status, forked.body).toBe(200);
-    expect(JSON.parse(forked.body)).toMatchObject({ session_id: r.session_id, forked: true });
-    expect(JSON.parse(forked.body).claude_session_id).not.toBe(before);
+    const f = JSON.parse(forked.body) as { session_id: string; forked: boolean; forked_from?: string };
+    expect(f).toMatchObject({ forked: true, forked_from: r.session_id });
+    expect(f.session_id).not.toBe(r.session_id);
+    await mcp.callOk("kill_session", { session_id: f.session_id });
     const bad = await raw(`${srv.url}/api/sessions/${r.session_id}/answer`, "POST", headers, JSON.stringify({ choice: 1 }));
     expect(bad.status).toBeGreaterThanOrEqual(400); // nothing is blocked: answer_prompt's own error
     expect(JSON.parse(bad.body).error.code).toMatch(/^[A-Z_]+$/);
