@@ -193,7 +193,7 @@
   $("#kill").addEventListener("click", () => {
     if (confirm(`Kill session ${current.session_id}?`)) act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/kill`));
   });
-  for (const [sel, fork] of [["#resume", false], ["#fork", true]]) {
+  for (const [sel, fork] of [["#resume", false], ["#fork", true], ["#fork-live", true]]) {
     $(sel).addEventListener("click", () =>
       act(async () => {
         const message = $("#message").value.trim() ? $("#message").value : undefined;

@@ -207,6 +207,15 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: welcome back"), 15_000);
     const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
     expect(listed.sessions.find((s) => s.session_id === one)?.status).toMatch(/^(ready|idle|busy)$/);
+    // Fork the live session: the page opens the new one, which has the conversation so far.
+    await until(async () => /^(ready|idle)$/.test((await page.textContent("#s-status")) ?? ""), 10_000);
+    await page.fill("#message", "in the fork");
+    await page.click("#fork-live");
+    await page.waitForURL((u) => u.hash.startsWith("#/s/") && !u.hash.endsWith(one));
+    const fork = decodeURIComponent(new URL(page.url()).hash.slice("#/s/".length));
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: in the fork"), 15_000);
+    expect(await page.textContent("#transcript")).toContain("welcome back");
+    await mcp.callOk("kill_session", { session_id: fork });
   }, 60_000);
 
   it("searches every conversation, highlights the match safely, opens the hit and resumes it", async () => {
