@@ -74,7 +74,7 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     const [first, reply] = start.stdout.trim().split("\n");
     const [id, status, backend, where] = first!.split("\t");
     expect([backend, where]).toEqual(["tmux", cwd]);
-    expect(status).toMatch(/^(ready|busy)$/); // start_session's answer: the prompt may be running already
+    expect(status).toMatch(/^(ready|busy|idle)$/); // start_session's answer: the prompt may be running, or done, already
     expect(reply).toBe("FAKE REPLY: first words");
     // Piped: no progress line, no terminal codes.
     expect(start.stderr).not.toContain("\x1b[");
