@@ -39,7 +39,7 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
   let root: string;
   let outside: string;
   const start = (body: unknown, h = headers) => raw(`${srv.url}/api/start`, "POST", h, JSON.stringify(body));
-  const cwds = async () => (await mcp.callOk<{ sessions: Array<{ cwd: string }> }>("list_sessions", { status_filter: "all" })).sessions.map((s) => s.cwd);
+  const cwds = async () => (await mcp.callOk("list_sessions", { status_filter: "all" })).sessions.map((s) => s.cwd);
 
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
@@ -93,7 +93,7 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     expect((await start({ cwd: join(root, "project") }, noCsrf)).status).toBe(403);
     expect((await cwds()).filter((c) => c !== join(root, "project"))).toEqual([]);
     // The MCP tool is not bound by the page's roots.
-    const s = await mcp.callOk<{ session_id: string; cwd: string }>("start_session", { cwd: outside });
+    const s = await mcp.callOk("start_session", { cwd: outside });
     expect(s.cwd).toBe(outside);
     await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 30_000);
@@ -105,7 +105,7 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     const back = await raw(`${srv.url}/api/sessions/${r.session_id}/resume`, "POST", headers, JSON.stringify({ message: "after" }));
     expect(back.status, back.body).toBe(200);
     expect(JSON.parse(back.body)).toMatchObject({ session_id: r.session_id, forked: false });
-    const done = await mcp.callOk<{ last_response: string }>("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
+    const done = await mcp.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     expect(done.last_response).toBe("FAKE REPLY: after");
     // Fork: a new session with the conversation so far.
     const forked = await raw(`${srv.url}/api/sessions/${r.session_id}/resume`, "POST", headers, JSON.stringify({ fork: true }));
