@@ -9,22 +9,13 @@ import type { Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
-import { WarmPool } from "./warm-pool.js";
-
-const pools = new WeakMap<Deps, WarmPool>();
-
-function poolOf(d: Deps): WarmPool | undefined {
-  if (!d.cfg.warmPool || !d.runners.headless) return undefined;
-  let p = pools.get(d);
-  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
-  return p;
-}
+import { poolOf, WarmPool } from "./warm-pool.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
   const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
   const t0 = Date.now();
-  const pool = backend === "headless" ? poolOf(d) : undefined;
+  const pool = poolOf(d);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;
