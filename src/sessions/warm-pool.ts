@@ -9,6 +9,7 @@
  */
 import type { RunTaskInput, StartInput, StartOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
+import { isLive } from "../core/status.js";
 import { checkPrompt } from "./checks.js";
 import type { Deps } from "./deps.js";
 import { result, start, withStream } from "./launch.js";
@@ -114,7 +115,9 @@ export class WarmPool {
 
 /**
  * start_session through the pool: a ready spare with the same options takes the call's first prompt (in the
- * spare's process) and becomes the caller's session; otherwise an ordinary start. Either way the pool is refilled.
+ * spare's process) and becomes the caller's session; otherwise an ordinary start. Either way the pool is refilled
+ * once the session's first turn has ended (as run_task does: a spare starting beside the turn would slow it down),
+ * or after REFILL_AFTER_MS when no turn comes.
  */
 export async function startPooled(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
   const pool = poolOf(d);
@@ -122,12 +125,24 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   if (!pool || !pooled) return start(d, input, ctx);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   const id = await pool.take(pooled.key);
+  let out: StartOutput | undefined;
   try {
-    if (!id) return await start(d, input, ctx);
+    if (!id) return (out = await start(d, input, ctx));
     ctx.progress?.({ progress: 0, message: `session ${id} taken ready from the warm pool` });
     if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
-    return withStream(await result(d, id), input);
+    return (out = withStream(await result(d, id), input));
   } finally {
-    pool.refill(pooled.key, pooled.options);
+    const refill = () => pool.refill(pooled.key, pooled.options);
+    const sid = id ?? out?.session_id;
+    if (!sid) refill();
+    else
+      void d.registry
+        .handle(sid)
+        .then((s) => s.live.waitFor((f) => f.turn_count >= 1 || !isLive(f.status) || f.status === "waiting_for_permission" || f.status === "blocked", { timeoutMs: REFILL_AFTER_MS }))
+        .catch(() => undefined)
+        .then(refill);
   }
 }
+
+/** A session taken or started through the pool that gets no prompt: the pool refills after this long anyway. */
+const REFILL_AFTER_MS = 60_000;
