@@ -9,6 +9,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { TOOLS } from "../../src/server/tools/index.js";
 import { connect, makeWorld, processesIn, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
 
 const TMUX = tmuxOrSkip();
@@ -441,11 +443,14 @@ describe.runIf(TMUX)("every argument that can start a program, touch a file or w
     w?.cleanup();
   });
 
+  // Every argument the server accepts: its zod schemas (tools/list leaves some out, issue 25: aliases, an ignored
+  // one, and run_task's start_session arguments), and every one tools/list shows is among them.
   it("the table names every argument of every tool, and only those", async () => {
-    const { tools } = await ctx.m.client.listTools();
-    const live = Object.fromEntries(tools.map((t) => [t.name, Object.keys((t.inputSchema as { properties?: object }).properties ?? {}).sort()]));
+    const accepted = Object.fromEntries(TOOLS.map((t) => [t.name, Object.keys((z.toJSONSchema(t.input, { io: "input" }) as { properties?: object }).properties ?? {}).sort()]));
     const table = Object.fromEntries(Object.entries(TABLE).map(([t, rows]) => [t, Object.keys(rows).sort()]));
-    expect(table).toEqual(live);
+    expect(table).toEqual(accepted);
+    const { tools } = await ctx.m.client.listTools();
+    for (const t of tools) for (const a of Object.keys((t.inputSchema as { properties?: object }).properties ?? {})) expect(accepted[t.name], `${t.name}.${a}`).toContain(a);
   });
 
   it("every row that can start a program, touch a file, widen or reveal names its gate and has a probe here or a test that covers it", () => {

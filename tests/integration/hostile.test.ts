@@ -4,7 +4,7 @@
  * newlines, a leading `-`); each must reach Claude exactly (its argv and cwd read from /proc, its environment
  * from /proc/<pid>/environ, the prompt from its transcript) or be refused, and no sentinel file may appear.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { type Dirent, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +23,15 @@ interface ArgvLine {
 function sentinels(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
+    let entries: Dirent[] = [];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      // A lock directory of the store comes and goes while the server works.
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
+    for (const e of entries) {
       const p = join(d, e.name);
       if (/^pwned-[a-z]+$/.test(e.name)) out.push(p);
       if (e.isDirectory() && !e.isSymbolicLink()) walk(p);

@@ -29,8 +29,9 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
       expect(byName[name]!.outputSchema?.type).toBe("object");
     }
     expect(byName.list_sessions!.annotations?.readOnlyHint).toBe(true);
-    // It may record an interrupt a person made with Esc and clear the input box: not read-only.
-    expect(byName.wait_for_completion!.annotations?.readOnlyHint).toBe(false);
+    // It may record an interrupt a person made with Esc and clear the input box: not read-only (an absent
+    // readOnlyHint is false for the MCP spec and for Claude Code alike).
+    expect(byName.wait_for_completion!.annotations?.readOnlyHint ?? false).toBe(false);
     expect(byName.stream_output!.annotations?.readOnlyHint).toBe(true);
     expect(byName.kill_session!.annotations?.destructiveHint).toBe(true);
     expect(byName.start_session!.inputSchema.required).toEqual(["cwd"]);

@@ -38,6 +38,8 @@ export function excerpt(s: string, at: number, radius = 20): string {
  */
 export function deliveryMismatch(sessionId: string, typed: string, received: string): SessionError | undefined {
   const want = expectedPrompt(typed);
+  // A terminal that keeps the tab (or the trailing blank) delivered the text intact as well.
+  received = expectedPrompt(received);
   const at = firstDifference(want, received);
   if (at < 0) return undefined;
   const missing = received.length < want.length && want.startsWith(received);
