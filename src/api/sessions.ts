@@ -210,6 +210,8 @@ export const sessionMetrics = z.strictObject({
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
 export const sessionRecordView = SessionRecordSchema.extend({
+  // The stored options are typed in the store (store/options.ts); the published shape stays an open object.
+  options: z.record(z.string(), z.unknown()).default({}),
   metrics: sessionMetrics.optional().describe("Turns, average and p95 turn time, error rate, tokens and cost."),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),

@@ -5,7 +5,7 @@
  */
 import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
-import type { Deps } from "./deps.js";
+import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
@@ -13,9 +13,10 @@ import { poolOf, WarmPool } from "./warm-pool.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
-  const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
+  // The default-kind choice of run_task: the runner made for one-call tasks (headless), else the server's default.
+  const backend = input.backend ?? allRunners(d).find((r) => r.caps.taskDefault)?.kind ?? d.defaultKind;
   const t0 = Date.now();
-  const pool = poolOf(d);
+  const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;

@@ -9,6 +9,7 @@
  */
 import type { RunTaskInput, StartInput, StartOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
+import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import { checkPrompt } from "./checks.js";
 import type { Deps } from "./deps.js";
@@ -17,14 +18,10 @@ import { deliverPrompt } from "./turns.js";
 
 type Options = Omit<StartInput, "prompt">;
 
-const pools = new WeakMap<Deps, WarmPool>();
-
-/** The server's pool (undefined when CLAUDE_SESSIONS_WARM_POOL is 0). */
-export function poolOf(d: Deps): WarmPool | undefined {
-  if (!d.cfg.warmPool) return undefined;
-  let p = pools.get(d);
-  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
-  return p;
+/** The server's pool, for a backend whose runner keeps spares (undefined when CLAUDE_SESSIONS_WARM_POOL is 0). */
+export function poolOf(d: Deps, backend: BackendKind): WarmPool | undefined {
+  if (!d.cfg.warmPool || !d.runners[backend]?.caps.warmPool) return undefined;
+  return (d.pool ??= new WarmPool(d, d.cfg.warmPool));
 }
 
 /** Options no spare can have been started with: a call with any of them starts its own session. */
@@ -49,8 +46,18 @@ export class WarmPool {
     return { key: JSON.stringify(sorted), options };
   }
 
+  /** Nothing per session is kept here (a spare is its record's `spare`); SessionService.forget calls every part. */
+  forget(_id: string): void {}
+
+  /** Spares this server is starting right now (the ready ones are records in the store): its footprint. */
+  get spares(): number {
+    let n = 0;
+    for (const s of this.filling.values()) n += s.size;
+    return n;
+  }
+
   /** The ids of this key's spares in the store, oldest first. */
-  private async spares(key: string): Promise<string[]> {
+  private async sparesOf(key: string): Promise<string[]> {
     const s = await this.d.store.read();
     return Object.values(s.sessions)
       .filter((r) => r.spare === key)
@@ -74,7 +81,7 @@ export class WarmPool {
    */
   async take(key: string): Promise<string | undefined> {
     for (;;) {
-      for (const id of await this.spares(key)) {
+      for (const id of await this.sparesOf(key)) {
         if (this.d.registry.followed(id)?.fold.status === "ready" && (await this.claim(id, key))) return id;
       }
       const starting = [...(this.filling.get(key) ?? [])];
@@ -85,17 +92,17 @@ export class WarmPool {
 
   /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
   refill(key: string, options: Options): void {
-    const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
-    this.filling.set(key, starting);
     const fill = async (): Promise<void> => {
       // The spares of this key that are still live (a spare that died is no spare: it leaves the pool).
       let have = 0;
-      for (const id of await this.spares(key)) {
+      for (const id of await this.sparesOf(key)) {
         const st = this.d.registry.followed(id)?.fold.status;
         if (st === "ready" || st === "starting") have++;
         else await this.d.store.patch(id, (r) => void delete r.spare);
       }
+      const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
       for (let i = have + starting.size; i < this.size; i++) {
+        this.filling.set(key, starting);
         const p: Promise<string | undefined> = start(this.d, options, {})
           .then(async (s) => {
             await this.d.store.patch(s.session_id, (r) => void (r.spare = key));
@@ -105,12 +112,16 @@ export class WarmPool {
             this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`);
             return undefined;
           })
-          .finally(() => starting.delete(p));
+          .finally(() => {
+            starting.delete(p);
+            if (!starting.size && this.filling.get(key) === starting) this.filling.delete(key);
+          });
         starting.add(p);
       }
     };
     void fill().catch((e: unknown) => this.d.log.info(`warm pool: refill: ${String(e)}`));
   }
+
 }
 
 /**
@@ -120,8 +131,9 @@ export class WarmPool {
  * or after REFILL_AFTER_MS when no turn comes.
  */
 export async function startPooled(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
-  const pool = poolOf(d);
-  const pooled = pool ? WarmPool.keyOf({ ...input, backend: input.backend ?? d.defaultKind }) : undefined;
+  const backend = input.backend ?? d.defaultKind;
+  const pool = poolOf(d, backend);
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   if (!pool || !pooled) return start(d, input, ctx);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   const id = await pool.take(pooled.key);

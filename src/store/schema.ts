@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
 import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
+import { StoredOptionsSchema } from "./options.js";
 
 export const STATE_VERSION = "1.0.0";
 
@@ -84,7 +85,7 @@ export const SessionRecordSchema = z.object({
   /** A warm-pool spare not yet taken by a call: its pool key (warm-pool.ts); removed when a call takes it. */
   spare: z.string().optional(),
   /** Launch options kept for resume_session. */
-  options: z.record(z.string(), z.unknown()).default({}),
+  options: StoredOptionsSchema.default({}),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SpawnSpec } from "../../src/backends/backend.js";
-import { PtyBackend } from "../../src/backends/pty.js";
+import type { TerminalPlan } from "../../src/runners/host.js";
+import { PtyBackend } from "../../src/runners/terminal/pty.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/app.js";
 import { FAKE_CLAUDE, until } from "../helpers/harness.js";
@@ -59,7 +59,7 @@ function gone(pid: number): boolean {
 }
 
 /** A session's own directory, settings file and spec for the fake claude. */
-function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): SpawnSpec {
+function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): TerminalPlan {
   const id = `t${++seq}${randomBytes(3).toString("hex")}`;
   const dir = join(root, "sessions", id);
   const cwd = join(root, "work", id);
@@ -82,7 +82,7 @@ function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string
   };
 }
 
-async function startReady(spec: SpawnSpec): Promise<number> {
+async function startReady(spec: TerminalPlan): Promise<number> {
   const { pid } = await backend.spawn(spec);
   await until(() => named(spec.eventsPath, "SessionStart").length > 0, 20_000);
   await until(async () => (await backend.screen(spec.id)).includes("❯"), 10_000);

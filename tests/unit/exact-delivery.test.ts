@@ -8,10 +8,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { boxSignature, inputBox, showsDrawn, showsExactly, visibleChars } from "../../src/drivers/terminal/drawn.js";
-import { showsPasted } from "../../src/drivers/terminal/delivery.js";
-import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/drivers/terminal/exact.js";
-import { preparePrompt } from "../../src/drivers/terminal/prompt.js";
+import { boxSignature, inputBox, showsDrawn, showsExactly, visibleChars } from "../../src/runners/terminal/drawn.js";
+import { showsPasted } from "../../src/runners/terminal/delivery.js";
+import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/runners/terminal/exact.js";
+import { preparePrompt } from "../../src/runners/terminal/prompt.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
 const LOG_TEXT = "L1 " + "2026-11-25 ERROR same line\n".repeat(100) + "LAST";

@@ -3,8 +3,10 @@
  * permission request and its answer look like. Field names follow the MCP tools (snake_case).
  */
 import type { McpServerConfig, ModelUsage, SDKMessage, SettingSource } from "@anthropic-ai/claude-agent-sdk";
+import type { PermissionModeName } from "../../core/modes.js";
+import type { LiveSession } from "../../events/live.js";
 
-export type PermissionMode = "default" | "acceptEdits" | "plan" | "auto" | "dontAsk" | "bypassPermissions";
+export type PermissionMode = PermissionModeName;
 
 export interface HeadlessOptions {
   /** Working directory of the session (absolute). */
@@ -53,8 +55,13 @@ export interface HeadlessOptions {
   start_timeout_ms?: number;
   /** The spawn generation (the session layer's): `cs:spawn` and `cs:exit` carry it. */
   generation?: number;
-  /** The caller already appended `cs:spawn` for this process (the session layer does): the engine does not. */
-  spawn_logged?: boolean;
+  /** The fold and waiters of `events_path` (started by the caller, who also closes it): the engine's view of the session. */
+  live: LiveSession;
+  /**
+   * The session layer runs this session: it wrote settings.json, appended `cs:spawn` and waits for start-up itself,
+   * so the engine does none of these (start() returns once the CLI is launched).
+   */
+  managed?: boolean;
   /** Every message from the SDK, in order (for a transcript-like stream). */
   on_message?: (m: SDKMessage) => void;
   /** A tool waits for an answer (see HeadlessSession.respondPermission). */

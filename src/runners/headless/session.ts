@@ -14,7 +14,7 @@ import { hooksSettings } from "../../claude/hooks.js";
 import { transcriptPath } from "../../claude/transcript.js";
 import { appendEvent } from "../../events/eventlog.js";
 import { SessionError } from "../../core/errors.js";
-import { LiveSession } from "../../events/live.js";
+import type { LiveSession } from "../../events/live.js";
 import type { Folded, LogEvent } from "../../events/reducer.js";
 import { signalGroup } from "../../util/process.js";
 import { PromptQueue } from "./input.js";
@@ -64,7 +64,7 @@ export class HeadlessSession {
   ) {
     this.claudeSessionId = claudeSessionId;
     this.exited = new Promise((resolve) => (this.markExited = resolve));
-    this.live = new LiveSession(claudeSessionId, o.events_path, () => {}, () => {});
+    this.live = o.live;
     this.broker = new PermissionBroker(
       o.permission_timeout_ms ?? DEFAULT_PERMISSION_TIMEOUT_MS,
       (req) => o.on_permission?.(req),
@@ -72,11 +72,16 @@ export class HeadlessSession {
     );
   }
 
-  /** Writes the hooks settings, appends `cs:spawn`, starts the CLI and resolves once SessionStart fired. */
+  /**
+   * Starts the CLI. Unless the session layer runs the session (`managed`), first writes the hooks settings and
+   * appends `cs:spawn`, and resolves once SessionStart fired.
+   */
   static async start(o: HeadlessOptions): Promise<HeadlessSession> {
     const plan = buildSdkOptions(o);
-    await writeFileAtomic(o.settings_path, JSON.stringify(hooksSettings(o.events_path), null, 2) + "\n", { mode: 0o600 });
-    await appendFile(o.events_path, "", { mode: 0o600 });
+    if (!o.managed) {
+      await writeFileAtomic(o.settings_path, JSON.stringify(hooksSettings(o.events_path), null, 2) + "\n", { mode: 0o600 });
+      await appendFile(o.events_path, "", { mode: 0o600 });
+    }
     const s = new HeadlessSession(o, plan.options, plan.claudeSessionId);
     if (o.resume) {
       // Claude's config directory (transcripts live under it): CLAUDE_CONFIG_DIR, else ~/.claude.
@@ -84,12 +89,15 @@ export class HeadlessSession {
       const configDir = env?.CLAUDE_CONFIG_DIR || (env?.HOME ? join(env.HOME, ".claude") : undefined);
       if (configDir) s.totals = await savedTotals(transcriptPath(configDir, o.cwd, o.resume));
     }
-    if (!o.spawn_logged) await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
-    await s.live.start();
+    if (!o.managed) {
+      await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
+      // The fold starts the new process from here (a resumed log ends with the old one's exit).
+      await s.live.refresh();
+    }
     // Loaded with the first headless session: the SDK is ~40 MB of memory a server without one never needs.
     const { query } = await import("@anthropic-ai/claude-agent-sdk");
     s.launch(query);
-    await s.waitReady(o.start_timeout_ms ?? 30_000);
+    if (!o.managed) await s.waitReady(o.start_timeout_ms ?? 30_000);
     return s;
   }
 
@@ -105,6 +113,11 @@ export class HeadlessSession {
 
   get alive(): boolean {
     return this.exitInfo === undefined;
+  }
+
+  /** Why the CLI ended (its exit and the last lines of its stderr), for error messages. */
+  get endedWhy(): string {
+    return this.deadError().message;
   }
 
   /** The last few KB the CLI wrote to stderr (for error messages). */
@@ -169,7 +182,6 @@ export class HeadlessSession {
       const t = setTimeout(() => this.kill("SIGKILL"), graceMs);
       await this.exited;
       clearTimeout(t);
-      this.live.close();
     }
     return this.exited;
   }

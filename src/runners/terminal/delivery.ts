@@ -3,7 +3,7 @@
  * the proof that it became a turn. The text has been validated (prompt.ts): nothing in it acts as a key.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../../backends/backend.js";
+import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";

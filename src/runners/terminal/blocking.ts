@@ -5,7 +5,7 @@
  * itself. Samples of each screen are in tests/fixtures/screens (taken from the real CLI where it can show them
  * offline; written from the binary's strings where not, and named so).
  */
-import type { Key } from "../../backends/backend.js";
+import type { Key } from "../host.js";
 import type { BlockedKind } from "../../core/status.js";
 import { briefText, showsBusy } from "./screens.js";
 

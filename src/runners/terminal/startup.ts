@@ -3,7 +3,7 @@
  * other first-run screens (they fire no hook), wait for the input box, and say why a start failed.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../../backends/backend.js";
+import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";

@@ -4,7 +4,7 @@
  * of the screen's choices, read again from the screen at that moment, and presses the server-made keys of that row.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key } from "../../backends/backend.js";
+import type { Backend, Key } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { DriverSession, ProbeOptions, PromptAnswer } from "../driver.js";

@@ -4,7 +4,7 @@
  * read what the session shows. The session layer stays the same whatever the driver: hooks feed the event
  * log, the reducer folds it, waiters wake on the fold, the store keeps the records.
  *
- * The terminal driver (drivers/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
+ * The terminal driver (runners/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
  * a PTY): pastes, keys, and the screen as a fallback signal where no hook fires.
  */
 import type { CallContext } from "../core/context.js";
@@ -70,6 +70,10 @@ export type TurnFigures = Pick<
 export type SessionCommand = { kind: "clear" } | { kind: "compact"; instructions?: string };
 
 export interface Driver {
+  /** Forgets what the driver keeps of a session the server no longer follows. */
+  forget?(id: string): void;
+  /** Sessions the driver keeps something of (tests: nothing is kept of forgotten sessions). */
+  readonly kept?: number;
   /**
    * After the process was spawned: resolves once the session takes prompts; otherwise throws a SessionError
    * that says why (a first-run screen, what the process printed before it died, a time-out with the screen).

@@ -50,6 +50,14 @@ export class HeadlessDriver implements Driver {
 
   constructor(private readonly host: HeadlessHost) {}
 
+  forget(id: string): void {
+    this.results.delete(id);
+  }
+
+  get kept(): number {
+    return this.results.size;
+  }
+
   private session(s: DriverSession): HeadlessSession {
     const hs = this.host.get(s.id);
     if (!hs?.alive) throw new SessionError("SESSION_DEAD", `session ${s.id} is not running on this server.`, { suggestion: "Use resume_session to start it again." });
@@ -57,10 +65,10 @@ export class HeadlessDriver implements Driver {
   }
 
   async awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void> {
-    // The engine resolved its start on SessionStart; the session layer's own fold catches up here.
+    // The one wait for start-up: the engine runs on this fold and does not wait itself.
     const f = await s.live.waitFor((x) => x.status !== "starting", { timeoutMs: opts.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: SessionStart did not arrive within ${opts.timeoutMs} ms.`);
-    if (!isLive(f.status)) throw new SessionError("PROCESS_ERROR", `session ${s.id} ended during start-up (${f.last_error ?? f.status}).`);
+    if (!isLive(f.status)) throw new SessionError("PROCESS_ERROR", `session ${s.id}: Claude Code ended during start-up (${this.host.get(s.id)?.endedWhy ?? f.last_error ?? f.status}).`);
   }
 
   /** Hands the prompt to the engine and remembers its result under the prompt's number. */

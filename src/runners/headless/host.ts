@@ -1,12 +1,11 @@
 /**
  * Where headless sessions live: a backend-like home for HeadlessSession processes (the CLI through the Agent
  * SDK, no terminal), owned by this server process like a pty. spawn starts one; list/kill/remove work as on the
- * other backends; the terminal operations (paste, keys, screen) are refused with the modes that do work.
+ * other hosts; it has no terminal (no paste, keys or screen: the headless runner says so in its capabilities).
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "../../backends/backend.js";
-import { SessionError } from "../../core/errors.js";
+import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../host.js";
 import type { Logger } from "../../util/log.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
 import { logLine } from "./log-lines.js";
@@ -23,13 +22,7 @@ export interface HeadlessHostOptions {
 
 const CLOSE_GRACE_MS = 3000;
 
-function noTerminal(what: string): SessionError {
-  return new SessionError("INVALID_ARGUMENT", `headless sessions have no terminal: ${what} is not available.`, {
-    suggestion: "Use send_message, respond_permission and interrupt_session; stream_output works in modes log and transcript (not screen).",
-  });
-}
-
-export class HeadlessHost implements Backend {
+export class HeadlessHost implements Host<ConversationPlan> {
   readonly kind = "headless" as const;
   readonly survivesRestart = false;
   private readonly sessions = new Map<string, { hs: HeadlessSession; log: WriteStream }>();
@@ -41,23 +34,26 @@ export class HeadlessHost implements Backend {
     return this.sessions.get(id)?.hs;
   }
 
-  async spawn(spec: SpawnSpec): Promise<Spawned> {
-    const c = spec.conversation;
-    if (!c) throw new SessionError("INTERNAL", "a headless session needs its conversation (claude session id and options) to start.");
+  /**
+   * Starts the CLI on the session layer's files: it wrote settings.json, appended cs:spawn, follows the events log
+   * (`spec.live`) and waits for start-up itself (the driver's awaitReady).
+   */
+  async spawn(spec: ConversationPlan): Promise<Spawned> {
     const log = createWriteStream(spec.rawLogPath, { flags: "a", mode: 0o600 });
     log.on("error", (e) => this.o.log.warn(`${spec.id}: output.log: ${String(e)}`));
     try {
       const hs = await HeadlessSession.start({
-        ...headlessOptionsOf(c.options),
+        ...headlessOptionsOf(spec.options),
         cwd: spec.cwd,
-        claude_path: spec.argv[0]!,
+        claude_path: spec.claude,
         events_path: spec.eventsPath,
         settings_path: join(spec.dir, "settings.json"),
         hook_script: this.o.hookScript,
         base_env: spec.env,
-        ...(c.resume_id ? { resume: c.resume_id, ...(c.fork ? { fork_session: true, claude_session_id: c.claude_session_id } : {}) } : { claude_session_id: c.claude_session_id }),
+        ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
-        spawn_logged: true,
+        live: spec.live,
+        managed: true,
         ...(this.o.permissionTimeoutMs !== undefined ? { permission_timeout_ms: this.o.permissionTimeoutMs } : {}),
         ...(this.o.startTimeoutMs !== undefined ? { start_timeout_ms: this.o.startTimeoutMs } : {}),
         on_message: (m) => {
@@ -72,16 +68,6 @@ export class HeadlessHost implements Backend {
       log.end();
       throw e;
     }
-  }
-
-  paste(): Promise<void> {
-    return Promise.reject(noTerminal("pasting"));
-  }
-  keys(_id: string, _keys: readonly Key[]): Promise<void> {
-    return Promise.reject(noTerminal("keys"));
-  }
-  screen(): Promise<string> {
-    return Promise.reject(noTerminal("the screen"));
   }
 
   list(): Promise<Map<string, Liveness>> {
@@ -120,6 +106,15 @@ export class HeadlessHost implements Backend {
     if (!e) return;
     if (e.hs.alive) await this.kill(id, { graceMs: 1000 });
     if (this.sessions.get(id) === e) this.sessions.delete(id);
+  }
+
+  forget(id: string): void {
+    const e = this.sessions.get(id);
+    if (e && !e.hs.alive) this.sessions.delete(id);
+  }
+
+  get kept(): number {
+    return this.sessions.size;
   }
 
   /** Ends every session (their SessionEnd and exit land in the logs): they live as long as this server. */

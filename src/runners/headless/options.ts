@@ -24,7 +24,7 @@ export function headlessEnv(o: Pick<HeadlessOptions, "base_env" | "env">): Recor
   return env;
 }
 
-export function buildSdkOptions(o: HeadlessOptions): LaunchPlan {
+export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
   const claudeSessionId = o.resume && !o.fork_session ? o.resume : (o.claude_session_id ?? randomUUID());
   const options: Options = {
     cwd: o.cwd,

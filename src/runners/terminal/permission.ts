@@ -4,7 +4,7 @@
  * confirm the answer took effect (a hook follows an allowed tool; nothing follows a denial but the screen).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key } from "../../backends/backend.js";
+import type { Backend, Key } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { PermissionDecision } from "../../api/index.js";

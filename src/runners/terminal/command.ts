@@ -3,7 +3,7 @@
  * types, from its own text (compact's instructions were checked as prompt text by the session layer). Confirmed
  * by the SessionStart hook with the command's source.
  */
-import type { Backend } from "../../backends/backend.js";
+import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Folded } from "../../events/reducer.js";

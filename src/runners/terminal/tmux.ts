@@ -6,15 +6,15 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, KillResult, Liveness, SpawnSpec, Spawned } from "./backend.js";
-import { ExecError, run, type RunResult } from "../util/exec.js";
-import { SessionError } from "../core/errors.js";
-import { isSafePath, shQuote } from "../util/shell.js";
-import { assertOwnedScript } from "../util/owned.js";
+import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
+import { ExecError, run, type RunResult } from "../../util/exec.js";
+import { SessionError } from "../../core/errors.js";
+import { isSafePath, shQuote } from "../../util/shell.js";
+import { assertOwnedScript } from "../../util/owned.js";
 import { OUTPUT_LOG_MAX_BYTES } from "./capture.js";
 import { encodeHandoff } from "./launcher.js";
-import { isAlive, signalGroup } from "../util/process.js";
-import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
+import { isAlive, signalGroup } from "../../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -101,7 +101,7 @@ export class TmuxBackend implements Backend {
    * at start-up), each also checked again below. What came from the caller (cwd, argv, env) is in the
    * hand-off file. tmux's TERM is the terminal's; the launcher keeps it.
    */
-  async spawn(spec: SpawnSpec): Promise<Spawned> {
+  async spawn(spec: TerminalPlan): Promise<Spawned> {
     const name = sessionName(spec.id);
     const pane = `=${name}:`;
     await assertOwnedScript(this.opts.launchScript);

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { DECISIONS_DIR } from "../../claude/hooks.js";
-import type { Backend } from "../../backends/backend.js";
+import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";

@@ -4,7 +4,7 @@
  * (C-c clears a non-empty input) so the next paste stands alone.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../../backends/backend.js";
+import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { inTurn } from "../../core/status.js";
