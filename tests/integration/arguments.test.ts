@@ -79,7 +79,7 @@ const START: Record<string, Row> = {
     probe: async (c) => {
       await refused(c.m.call("start_session", { cwd: c.w.dir("mode"), permission_mode: "bypassPermissions" }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_BYPASS");
       const s = await c.server({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" });
-      for (const mode of ["auto", "dontAsk", "acceptEdits"]) await refused(s.call("start_session", { cwd: c.w.dir("mode"), permission_mode: mode }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_PERMISSION_MODES");
+      for (const mode of ["auto", "dontAsk", "acceptEdits"] as const) await refused(s.call("start_session", { cwd: c.w.dir("mode"), permission_mode: mode }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_PERMISSION_MODES");
     },
   },
   max_turns: none("a number the server or the CLI counts"),
@@ -379,7 +379,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       effect: "program",
       gate: "as send_message.message (each member's send checks it)",
       probe: async (c) => {
-        const r = await c.m.call<{ sent_count: number; results: Array<{ error?: { code: string } }> }>("broadcast_message", { session_ids: [await c.session()], message: `!touch ${c.sentinel}` });
+        const r = await c.m.call("broadcast_message", { session_ids: [await c.session()], message: `!touch ${c.sentinel}` });
         if (r.ok) {
           expect(r.data.sent_count).toBe(0);
           expect(r.data.results[0]?.error?.code).toBe("INVALID_ARGUMENT");
@@ -427,7 +427,7 @@ describe.runIf(TMUX)("every argument that can start a program, touch a file or w
         return dir;
       },
       async session() {
-        const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir(`plain-${n++}`) });
+        const s = await m.callOk("start_session", { cwd: w.dir(`plain-${n++}`) });
         return s.session_id;
       },
       async ended() {

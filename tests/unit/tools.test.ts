@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { parseToolsets } from "../../src/config.js";
 import { listTools } from "../../src/server/server.js";
 import { KEY_RESULT_FIELDS } from "../../src/server/listed-results.js";
+import type { Mcp } from "../helpers/harness.js";
+import { TOOLS as CLIENT_TOOLS } from "../helpers/tools.js";
 import { TOOLS } from "../../src/server/tools/index.js";
 import { TOOLSETS, toolsOf } from "../../src/server/toolsets.js";
 
@@ -46,6 +48,12 @@ describe("tools/list", () => {
       const shape = (TOOLS.find((t) => t.name === name)!.output as unknown as { shape: Record<string, unknown> }).shape;
       for (const k of keys) expect(shape, `${name}.${k}`).toHaveProperty(k);
     }
+  });
+
+  it("the test client's table (tests/helpers/tools.ts) types exactly the tools the server lists, with their own schemas", () => {
+    const listed = new Map(listTools().map((t) => [t.name, t]));
+    expect(Object.keys(CLIENT_TOOLS).sort()).toEqual([...listed.keys()].sort());
+    for (const [name, [input]] of Object.entries(CLIENT_TOOLS)) expect(input.safeParse({ surely_not_an_argument: 1 }).success, name).toBe(false);
   });
 
   it("the whole surface fits in 32 KB of tools/list JSON", () => {
@@ -92,3 +100,24 @@ describe("toolsets", () => {
     expect(() => parseToolsets("core,kitchen")).toThrow(/unknown toolset "kitchen".*core, context, teams, history, admin/);
   });
 });
+
+/**
+ * Compile-time checks of the typed client (`npm run typecheck`; never called): a wrong argument is a type error, the
+ * data is the tool's output type, and callRaw takes anything on purpose.
+ */
+export async function typedClientChecks(m: Mcp): Promise<void> {
+  // @ts-expect-error cwd is a string
+  await m.callOk("start_session", { cwd: 42 });
+  // @ts-expect-error no such tool
+  await m.callOk("start_sessions", { cwd: "/" });
+  // @ts-expect-error send_message needs a message (or a bash_mode line); `msg` is not an argument
+  await m.callOk("send_message", { session_id: "x", msg: "hi" });
+  const started = await m.callOk("start_session", { cwd: "/" });
+  const id: string = started.session_id;
+  // @ts-expect-error start_session's result has no `response`
+  void started.response;
+  const sent = await m.call("send_message", { session_id: id, message: "hi" });
+  const reply: string | undefined = sent.data.response;
+  void reply;
+  await m.callRaw("start_session", { cwd: 42, unknown_option: true });
+}
