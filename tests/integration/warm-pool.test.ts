@@ -14,12 +14,10 @@ import { connect, hasPty, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, t
 const HAS_TMUX = tmuxOrSkip();
 const HAS_PTY = await hasPty();
 
-type Row = { session_id: string; status: string; cwd: string; pid?: number; spare?: boolean; team_name?: string; backend: string };
-type Started = { session_id: string; pid?: number; status: string; backend: string; cwd?: string };
-
-async function rows(m: Mcp): Promise<Row[]> {
-  return (await m.callOk<{ sessions: Row[] }>("list_sessions", {})).sessions;
+async function rows(m: Mcp) {
+  return (await m.callOk("list_sessions", {})).sessions;
 }
+type Row = Awaited<ReturnType<typeof rows>>[number];
 
 /** The ready spares of this cwd, once there are `n`. */
 async function sparesIn(m: Mcp, cwd: string, n = 1): Promise<Row[]> {
@@ -30,8 +28,8 @@ async function sparesIn(m: Mcp, cwd: string, n = 1): Promise<Row[]> {
 }
 
 async function replyOf(m: Mcp, id: string): Promise<string | undefined> {
-  const r = await m.callOk<{ response?: string; last_response?: string }>("wait_for_completion", { session_id: id, timeout_ms: 15_000 });
-  return r.response ?? r.last_response;
+  const r = await m.callOk("wait_for_completion", { session_id: id, timeout_ms: 15_000 });
+  return r.last_response ?? undefined;
 }
 
 describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
@@ -47,15 +45,15 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
       const m = await connect(w);
       try {
         const cwd = w.dir(`take-${backend}`);
-        const args = { cwd, backend, permission_mode: "default" };
-        const first = await m.callOk<Started>("start_session", { ...args, prompt: "one" });
+        const args = { cwd, backend, permission_mode: "default" as const };
+        const first = await m.callOk("start_session", { ...args, prompt: "one" });
         expect(await replyOf(m, first.session_id)).toBe("FAKE REPLY: one");
         const [spare] = await sparesIn(m, cwd);
         expect(spare!.session_id).not.toBe(first.session_id);
         expect(spare!.backend).toBe(backend);
         // The caller's own session is no spare.
         expect((await rows(m)).find((r) => r.session_id === first.session_id)?.spare).toBeUndefined();
-        const second = await m.callOk<Started>("start_session", { ...args, prompt: "two" });
+        const second = await m.callOk("start_session", { ...args, prompt: "two" });
         expect(second.session_id).toBe(spare!.session_id);
         expect(second.pid).toBe(spare!.pid);
         expect(await replyOf(m, second.session_id)).toBe("FAKE REPLY: two");
@@ -65,7 +63,7 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
         const [next] = await sparesIn(m, cwd);
         expect([first.session_id, second.session_id]).not.toContain(next!.session_id);
         // Other options: not this spare.
-        const other = await m.callOk<Started>("start_session", { ...args, model: "claude-sonnet-4-5" });
+        const other = await m.callOk("start_session", { ...args, model: "claude-sonnet-4-5" });
         expect(other.session_id).not.toBe(next!.session_id);
         for (const r of await rows(m)) if (r.cwd === cwd) await m.callOk("kill_session", { session_id: r.session_id, force: true });
       } finally {
@@ -83,18 +81,18 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
       writeFileSync(join(cwd, "a.txt"), "a\n");
       git("add", ".");
       git("commit", "-qm", "first");
-      const args = { cwd, backend: "tmux", permission_mode: "default" };
-      await m.callOk<Started>("start_session", { ...args, prompt: "seed" });
+      const args = { cwd, backend: "tmux" as const, permission_mode: "default" as const };
+      await m.callOk("start_session", { ...args, prompt: "seed" });
       const [spare] = await sparesIn(m, cwd);
-      const team = await m.callOk<Started>("start_session", { ...args, team_name: "crew", prompt: "hello team" });
-      const wt = await m.callOk<Started>("start_session", { ...args, worktree: true, setup_command: ["touch", "ran"] });
-      const chosen = await m.callOk<Started>("start_session", { ...args, session_id: "mine-1" });
+      const team = await m.callOk("start_session", { ...args, team_name: "crew", prompt: "hello team" });
+      const wt = await m.callOk("start_session", { ...args, worktree: true, setup_command: ["touch", "ran"] });
+      const chosen = await m.callOk("start_session", { ...args, session_id: "mine-1" });
       for (const s of [team, wt, chosen]) expect(s.session_id).not.toBe(spare!.session_id);
       const after = (await rows(m)).find((r) => r.session_id === spare!.session_id);
       expect(after).toMatchObject({ spare: true, status: "ready" });
       expect(after?.team_name).toBeUndefined();
       // The team's broadcast does not reach it.
-      const b = await m.callOk<{ results?: Array<{ session_id: string }> }>("broadcast_message", { team_name: "crew", message: "all" });
+      const b = await m.callOk("broadcast_message", { team_name: "crew", message: "all" });
       expect(JSON.stringify(b)).not.toContain(spare!.session_id);
       await m.callOk("kill_session", { session_id: wt.session_id, force: true, remove_worktree: true });
       for (const r of await rows(m)) if (r.cwd === cwd && r.status !== "dead") await m.callOk("kill_session", { session_id: r.session_id, force: true });
@@ -124,7 +122,7 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
     try {
       const adopted = await until(async () => (await rows(m2)).find((r) => r.session_id === spareId && r.status === "ready"), 10_000);
       expect(adopted.spare).toBe(true);
-      const s = await m2.callOk<Started>("start_session", { cwd, backend: "tmux", permission_mode: "default", prompt: "after" });
+      const s = await m2.callOk("start_session", { cwd, backend: "tmux", permission_mode: "default", prompt: "after" });
       expect(s.session_id).toBe(spareId);
       expect(await replyOf(m2, s.session_id)).toBe("FAKE REPLY: after");
       for (const r of await rows(m2)) if (r.backend === "tmux" && r.status !== "dead") await m2.callOk("kill_session", { session_id: r.session_id, force: true });
