@@ -120,7 +120,7 @@ export const HEADLESS_CONTRACT: Record<string, HeadlessCase> = {
   "a prompt queued during a turn is charged only its own turn's tokens; the session total counts both once": {
     covered_by: [[E2E, "queue: true hands a prompt to a busy session; it runs as its own turn with its own figures"]],
   },
-  "an appended turn is found by search_conversations within a second, and the hit resumes in one call": same("the transcript index reads Claude's transcripts whatever wrote them; resume by claude_session_id is the launch path every backend shares"),
+  "an appended turn is found by search_conversations without a restart, and the hit resumes in one call": same("the transcript index reads Claude's transcripts whatever wrote them; resume by claude_session_id is the launch path every backend shares"),
   // tests/integration/permission-hook.test.ts (terminal sessions' blocking hook; headless answers through canUseTool)
   "allow: the hook takes the decision (no keys), the tool runs, the screen says so; the request shows Claude's suggestions": {
     covered_by: [[PERMS, "allow: the request surfaces (tool, input, suggestions), the tool runs, the log has PermissionRequest then cs:answered"]],
