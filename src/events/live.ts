@@ -14,8 +14,6 @@ export class LiveSession {
   private tail: EventTail | undefined;
   /** Serializes sends to this session within this process. */
   sendChain: Promise<unknown> = Promise.resolve();
-  /** kill_session is ending its process: an end already folded is not a zombie meanwhile (list_sessions). */
-  killing = false;
 
   constructor(
     readonly id: string,

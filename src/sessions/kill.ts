@@ -23,7 +23,7 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   // An exit status recorded means the program is gone (list_sessions says dead, not zombie): a terminal still alive
   // is the launcher finishing its last line (or tmux yet to reap it), ended below but not a kill of the session.
   const over = !isLive(s.fold.status) && s.fold.exit_code !== undefined;
-  s.killing = true;
+  d.registry.killing.add(id);
   try {
     if (b) {
       const here = (await b.list()).get(id);
@@ -49,7 +49,7 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
       await b.remove(id).catch(() => {});
     }
   } finally {
-    s.killing = false;
+    d.registry.killing.delete(id);
   }
   d.deadlines.clear(id);
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });

@@ -150,8 +150,15 @@ export class FakeBackend implements Backend {
     return m;
   }
 
+  /** kill: SessionEnd at once, the terminal gone only this much later (a CLI taking SIGTERM on a loaded machine). */
+  slowKillMs = 0;
+
   async kill(id: string): Promise<{ exitCode?: number; forced: boolean }> {
     const s = this.sessions.get(id);
+    if (s?.alive && this.slowKillMs > 0) {
+      this.event(s, { hook_event_name: "SessionEnd", reason: "other" });
+      await new Promise((r) => setTimeout(r, this.slowKillMs));
+    }
     if (s?.alive) {
       s.alive = false;
       this.event(s, { hook_event_name: "cs:exit", exit_code: 143 });
