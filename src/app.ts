@@ -5,22 +5,24 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Backend } from "./backends/backend.js";
-import { LazyBackend } from "./backends/lazy.js";
-import { TmuxBackend } from "./backends/tmux.js";
+import type { Host } from "./runners/host.js";
+import { terminalRunner } from "./runners/terminal/runner.js";
+import { headlessRunner } from "./runners/headless/runner.js";
+import { LazyBackend } from "./runners/terminal/lazy.js";
+import { TmuxBackend } from "./runners/terminal/tmux.js";
 import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
-import { CAPTURE_SH } from "./backends/capture.js";
-import { LAUNCH_SH } from "./backends/launcher.js";
+import { CAPTURE_SH } from "./runners/terminal/capture.js";
+import { LAUNCH_SH } from "./runners/terminal/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { operatorPrices } from "./price-file.js";
 import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS } from "./core/modes.js";
-import { HeadlessDriver } from "./drivers/headless/driver.js";
-import { HeadlessHost } from "./drivers/headless/host.js";
-import { TerminalDriver } from "./drivers/terminal/driver.js";
+import { HeadlessDriver } from "./runners/headless/driver.js";
+import { HeadlessHost } from "./runners/headless/host.js";
+import { TerminalDriver } from "./runners/terminal/driver.js";
 import { HistoryService } from "./history/service.js";
-import { runner, SessionService } from "./sessions/service.js";
+import { SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
 import { removeStaleHandoffs } from "./store/handoff.js";
 import { Store } from "./store/store.js";
@@ -36,7 +38,7 @@ export interface App {
   store: Store;
   sessions: SessionService;
   history: HistoryService;
-  backends: Partial<Record<BackendKind, Backend>>;
+  backends: Partial<Record<BackendKind, Host>>;
   version: string;
   /** The other machines of nodes.json (none configured: every call stays here). Links start with start(). */
   nodes: Coordinator;
@@ -95,7 +97,8 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const removed = await removeStaleHandoffs(cfg.stateDir, (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting");
   if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
-  const backends: Partial<Record<BackendKind, Backend>> = {};
+  const backends: Partial<Record<BackendKind, Host>> = {};
+  const terminals: Array<TmuxBackend | LazyBackend> = [];
   const unavailable: Partial<Record<BackendKind, SessionError>> = {};
   const tmux = new TmuxBackend({
     tmuxPath: cfg.tmuxPath,
@@ -106,19 +109,20 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });
-  if (await tmuxAvailable(tmux)) backends.tmux = tmux;
+  if (await tmuxAvailable(tmux)) terminals.push((backends.tmux = tmux));
   else {
     log.warn("tmux was not found: tmux sessions are unavailable");
     unavailable.tmux = new SessionError("TMUX_NOT_FOUND", `tmux was not found (${cfg.tmuxPath}); tmux sessions are unavailable on this server.`);
   }
   // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
   // built for another Node, only pty goes, with the reason in the error.
-  backends.pty = new LazyBackend("pty", false, async () => {
-    const { PtyBackend } = await import("./backends/pty.js");
+  const pty = new LazyBackend("pty", false, async () => {
+    const { PtyBackend } = await import("./runners/terminal/pty.js");
     return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
-  for (const b of Object.values(backends)) runners[b.kind] = runner(b, new TerminalDriver(b, log, cfg.stateDir));
+  terminals.push((backends.pty = pty));
+  for (const b of terminals) runners[b.kind] = terminalRunner(b, new TerminalDriver(b, log, cfg.stateDir));
   // The transcript index syncs in a worker thread when a history query first needs it (and again when it is
   // stale); nothing else waits for it.
   const history = new HistoryService({
@@ -130,7 +134,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
   const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
   backends.headless = headless;
-  runners.headless = runner(headless, new HeadlessDriver(headless));
+  runners.headless = headlessRunner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();

@@ -10,7 +10,7 @@ import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
 
 /** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
-export const TOOLSET_NAMES = ["all", "core", "teams", "history", "admin"] as const;
+export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin"] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** A comma list of toolset names (empty: all); an unknown name stops the server at start. */

@@ -14,20 +14,19 @@ export const sessionId = z
 export const teamName = z
   .string()
   .min(1)
-  .max(200)
-  .describe("The sessions started with this team_name.");
+  .max(200);
 export const teammateName = z
   .string()
   .min(1)
   .max(200)
-  .describe("A teammate's name in team_name.");
+  .describe("Its name in team_name.");
 
 /**
  * How a tool names one session: session_id, or team_name + teammate_name (resolved in one place,
  * src/sessions/team.ts). Exactly one of the two forms.
  */
 export const addressFields = {
-  session_id: sessionId.optional().describe("Or name it by team_name + teammate_name."),
+  session_id: sessionId.optional().describe("Or team_name + teammate_name."),
   team_name: teamName.optional(),
   teammate_name: teammateName.optional(),
 };
@@ -51,25 +50,25 @@ export const wokeFields = {
 };
 
 export const timeoutMs = (dflt: number, max = 3_600_000) =>
-  z.number().int().min(0).max(max).default(dflt).describe("Milliseconds.");
+  z.number().int().min(0).max(max).default(dflt);
 
 export const backend = z
   .enum(BACKEND_KINDS)
-  .describe("tmux (attachable, survives a restart), pty, or headless (Agent SDK, no terminal).");
+  .describe("tmux: attachable, survives restarts; headless: Agent SDK.");
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
 export const doppler = z
   .object({
-    project: dopplerName.optional().describe("Doppler project (default: the server's DOPPLER_PROJECT)."),
-    config: dopplerName.optional().describe("Doppler config (default: the server's DOPPLER_CONFIG)."),
+    project: dopplerName.optional().describe("Default: DOPPLER_PROJECT."),
+    config: dopplerName.optional().describe("Default: DOPPLER_CONFIG."),
   })
   .strict()
-  .describe("Run under `doppler run` (secrets from Doppler).");
+  .describe("{project?, config?}: run under `doppler run`.");
 
 export const env = z
   .record(z.string(), z.string())
-  .describe("Environment for this session only (names stored, values not). PATH, LD_*, NODE_OPTIONS… only with CLAUDE_SESSIONS_ALLOW_ENV.");
+  .describe("Values not stored; PATH, LD_*… need CLAUDE_SESSIONS_ALLOW_ENV.");
 
 export const pendingPermission = z.object({
   tool_name: z.string(),

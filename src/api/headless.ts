@@ -20,14 +20,14 @@ const mcpServer = z.union([
  */
 export const headlessOptionFields = {
   system_prompt: z.string().max(100_000).optional().describe("headless: replaces the system prompt."),
-  fallback_model: name.optional().describe("headless: the model used when the main one is overloaded."),
+  fallback_model: name.optional().describe("headless: when the model is overloaded."),
   mcp_servers: z
     .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/), mcpServer)
     .optional()
-    .describe("headless: name → {command, args?, env?} or {type: \"http\"|\"sse\", url, headers?}; not stored. A command needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or CLAUDE_SESSIONS_MCP_COMMANDS."),
-  strict_mcp_config: z.boolean().optional().describe("headless: only mcp_servers, none from settings."),
-  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless: settings files to load (default: all)."),
-  output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: a JSON Schema for structured_output."),
+    .describe("headless: name → {command, args?, env?} | {type, url, headers?} (README)."),
+  strict_mcp_config: z.boolean().optional().describe("headless: only mcp_servers."),
+  setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless (default: all)."),
+  output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: JSON Schema of structured_output."),
 };
 
 /** The option names above, for the refusal on other backends. */

@@ -5,10 +5,10 @@ import { startInput } from "./sessions.js";
 
 export const runTaskInput = startInput
   .extend({
-    prompt: z.string().describe("The task: the first prompt."),
-    backend: backend.optional().describe("Default: headless when available."),
-    timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("Wait for the turn this long (ms); it runs on after."),
-    keep_session: z.boolean().default(true).describe("false: end the session after the turn (resumable)."),
+    prompt: z.string(),
+    backend: backend.optional().describe("Default: headless."),
+    timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("ms to wait; the turn runs on after."),
+    keep_session: z.boolean().default(true).describe("false: end it after the turn."),
   })
   .strict();
 

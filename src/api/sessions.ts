@@ -12,22 +12,22 @@ const permissionMode = z.enum(PERMISSION_MODES);
 
 export const startInput = z
   .object({
-    session_id: sessionId.optional().describe("Choose the id; the same id with the same options returns that session."),
-    cwd: z.string().min(1).max(4096).describe("Working directory (must exist)."),
-    prompt: z.string().optional().describe("A first prompt, sent once ready (rules of send_message's message)."),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet or claude-opus-4-8."),
+    session_id: sessionId.optional().describe("Same id + options: same session."),
+    cwd: z.string().min(1).max(4096),
+    prompt: z.string().optional(),
+    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet, claude-opus-4-8."),
     permission_mode: permissionMode
       .optional()
-      .describe("Default: the server's (\"default\": asks before tools). bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: prompts refused after this many turns; headless: the CLI's agentic turns per prompt."),
+      .describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: turns allowed; headless: agentic turns per prompt."),
     max_budget_usd: z
       .number()
       .positive()
       .max(1_000_000)
       .optional()
-      .describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
-    team_name: teamName.optional().describe("Join this team (teams tools; address by team_name + teammate_name)."),
-    teammate_name: teammateName.optional().describe("Its name in the team (default: generated)."),
+      .describe("USD; prompts refused once spent."),
+    team_name: teamName.optional().describe("Join this team."),
+    teammate_name: teammateName.optional().describe("Default: generated."),
     append_system_prompt: z.string().max(100000).optional(),
     add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("--add-dir"),
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
@@ -38,20 +38,20 @@ export const startInput = z
       .min(1)
       .max(4096)
       .optional()
-      .describe("A new file (absolute path) for the raw terminal output."),
+      .describe("New file for the raw output."),
     backend: backend.optional(),
-    stream_output: z.boolean().optional().describe("Subscribe this client to session://{id}/transcript."),
+    stream_output: z.boolean().optional().describe("Subscribe to session://{id}/transcript."),
     doppler: doppler.optional(),
     trust_workspace: z
       .boolean()
       .optional()
-      .describe("Accept Claude Code's 'trust this folder' screen."),
+      .describe("Accept 'trust this folder'."),
     ...dopplerFlat,
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
     ...headlessOptionFields,
-    node: nodeName.optional().describe("A node of nodes.json, \"local\" (default) or \"auto\"."),
+    node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
   })
   .strict();
 
@@ -79,10 +79,10 @@ export const startOutput = z.strictObject({
 export const resumeInput = z
   .object({
     ...addressFields,
-    claude_session_id: z.string().max(64).optional().describe("Adopt a conversation this server never started (needs cwd)."),
-    cwd: z.string().min(1).max(4096).optional().describe("Working directory (default: the session's own)."),
-    message: z.string().optional().describe("A prompt to deliver once the session is ready."),
-    fork: z.boolean().optional().describe("A new session from the conversation so far."),
+    claude_session_id: z.string().max(64).optional().describe("Adopt any conversation (needs cwd)."),
+    cwd: z.string().min(1).max(4096).optional().describe("Default: the session's."),
+    message: z.string().optional(),
+    fork: z.boolean().optional(),
     // start_session's own fields (listed once): given ones replace the stored ones, for later resumes too.
     model: startInput.shape.model,
     permission_mode: startInput.shape.permission_mode,
@@ -90,7 +90,7 @@ export const resumeInput = z
     disallowed_tools: startInput.shape.disallowed_tools,
     add_dirs: startInput.shape.add_dirs,
     append_system_prompt: startInput.shape.append_system_prompt,
-    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("Prompts refused (LIMIT_REACHED) once the session cost this many USD."),
+    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("USD; prompts refused once spent."),
     backend: backend.optional(),
     env: env.optional(),
     doppler: doppler.optional(),
@@ -116,9 +116,9 @@ export const killInput = z
   .object({
     ...addressFields,
     force: z.boolean().default(false),
-    remove_worktree: z.boolean().optional().describe("Also remove its git worktree (if clean, or force; the branch stays)."),
-    save_state: z.boolean().default(true).describe("Keep the record (resumable)."),
-    hibernate: z.boolean().optional().describe("End the process, keep the session (hibernated); the next prompt wakes it. Idle sessions only."),
+    remove_worktree: z.boolean().optional().describe("Remove its worktree (if clean, or force)."),
+    save_state: z.boolean().default(true).describe("Keep it resumable."),
+    hibernate: z.boolean().optional().describe("End the process, keep the session; a prompt wakes it."),
   })
   .strict();
 
@@ -138,13 +138,13 @@ export const listInput = z
     status_filter: z.enum(["all", "active", "inactive", "error"]).default("all"),
     team_filter: z.string().max(200).optional(),
     limit: z.number().int().min(0).max(100000).optional(),
-    include_metadata: z.boolean().default(false).describe("Return each session's whole stored record."),
-    include_sensitive: z.boolean().default(false).describe("With include_metadata: also argv, system prompt, env names (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
+    include_metadata: z.boolean().default(false).describe("Each session's whole record."),
+    include_sensitive: z.boolean().default(false).describe("Also argv, prompts, env names (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
     include_native: z
       .boolean()
       .default(false)
-      .describe("Also list Claude Code's own sessions (claude agents), in native_sessions."),
-    node_filter: nodeName.optional().describe("Only the sessions of this node (\"local\": this machine's)."),
+      .describe("Also claude agents' sessions."),
+    node_filter: nodeName.optional().describe("Only this node's (\"local\": here)."),
   })
   .strict();
 
@@ -209,6 +209,8 @@ export const sessionMetrics = z.strictObject({
 
 /** include_metadata: the stored record as it is, plus whether it outlives the server. */
 export const sessionRecordView = SessionRecordSchema.extend({
+  // The stored options are typed in the store (store/options.ts); the published shape stays an open object.
+  options: z.record(z.string(), z.unknown()).default({}),
   metrics: sessionMetrics.optional().describe("Turns, average and p95 turn time, error rate, tokens and cost."),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),

@@ -25,19 +25,19 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("Run in a new git worktree of cwd's repository, on a new branch.");
+  .describe("true or {branch?, base?}: a new git worktree of cwd's repo (default branch cs/<session_id>, from HEAD).");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
   .max(100)
-  .describe("Untracked files (e.g. .env) to copy into the worktree.");
+  .describe("Untracked files to copy in (e.g. .env).");
 
 export const setupCommand = z
   .union([
     z.array(z.string().max(10_000)).min(1).max(200),
     z.string().min(1).max(10_000),
   ])
-  .describe("Runs once in the new worktree: an argv (program in CLAUDE_SESSIONS_SETUP_COMMANDS) or a shell line (CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1).");
+  .describe("Once, in the worktree: argv (CLAUDE_SESSIONS_SETUP_COMMANDS) or shell (CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1).");
 
 /** A group of sessions: a team, or a list of ids. */
 const groupFields = {

@@ -15,18 +15,18 @@ export const sendInput = z
     ...addressFields,
     native_session_id: nativeSessionId
       .optional()
-      .describe("Instead of session_id: a Claude Code background session (list_sessions include_native). Not waited on."),
+      .describe("Or a background session (list_sessions include_native)."),
     message: z
       .string()
-      .describe("The prompt, delivered exactly as text; control characters and a leading \"!\" are refused (README)."),
+      .describe("Control characters and a leading \"!\" are refused."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),
-    queue: z.boolean().default(false).describe("If busy, queue it after the current turn."),
+    queue: z.boolean().default(false).describe("If busy, run it after the turn."),
     bash_mode: z
       .boolean()
       .default(false)
-      .describe("Run message as a shell command (bash mode); needs CLAUDE_SESSIONS_ALLOW_BASH_MODE=1."),
-    include_context: z.boolean().default(false).describe("Prefix what changed since the last sync (sync_context)."),
+      .describe("A shell command (CLAUDE_SESSIONS_ALLOW_BASH_MODE=1)."),
+    include_context: z.boolean().default(false).describe("Prefix changes since sync_context."),
   })
   .strict();
 
@@ -66,7 +66,7 @@ export const waitInput = z
     ...addressFields,
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
     poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Ignored (waits wake on hook events)."),
-    check_idle: z.boolean().default(false).describe("Also wait for the background tasks the turn left."),
+    check_idle: z.boolean().default(false).describe("Also wait for its background tasks."),
   })
   .strict();
 
@@ -84,8 +84,8 @@ export const respondInput = z
   .object({
     ...addressFields,
     decision: permissionDecision,
-    message: z.string().max(10_000).optional().describe("With deny: the reason Claude is told."),
-    updated_input: z.record(z.string(), z.unknown()).optional().describe("With allow: the tool input to run instead."),
+    message: z.string().max(10_000).optional().describe("deny: the reason Claude is told."),
+    updated_input: z.record(z.string(), z.unknown()).optional().describe("allow: the tool input to run instead."),
   })
   .strict();
 
@@ -96,7 +96,7 @@ export const answerPromptInput = z
     ...addressFields,
     choice: z
       .union([z.number().int().min(1).max(9), z.string().min(1).max(200)])
-      .describe("A label of blocked.choices or its 1-based number."),
+      .describe("A label or 1-based number."),
   })
   .strict();
 
@@ -116,8 +116,8 @@ export const streamInput = z
   .object({
     ...addressFields,
     mode: z.enum(["screen", "log", "transcript"]).default("screen"),
-    cursor: z.string().max(32).optional().describe("The cursor a previous call returned."),
-    lines: z.number().int().min(1).max(10000).optional().describe("Without a cursor: only the last N lines / items."),
+    cursor: z.string().max(32).optional(),
+    lines: z.number().int().min(1).max(10000).optional().describe("No cursor: the last N lines/items."),
     follow: z.boolean().default(false),
     timeout_ms: timeoutMs(30_000, 600_000),
   })

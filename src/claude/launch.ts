@@ -2,11 +2,12 @@
  * Pure builders of the argv that starts Claude Code (optionally under `doppler run`), and of the
  * environment the child gets. Tests assert these exactly.
  */
+import type { PermissionModeName } from "../core/modes.js";
 import { ENV_NAME } from "../util/env.js";
 
 export interface ClaudeOptions {
   model?: string;
-  permission_mode?: string;
+  permission_mode?: PermissionModeName;
   append_system_prompt?: string;
   add_dirs?: string[];
   allowed_tools?: string[];

@@ -1,6 +1,6 @@
 /**
  * The event-append script the server writes into `<state dir>/bin/` (with the tmux backend's launch.sh and
- * capture.sh, see src/backends/) and points sessions at. They live in
+ * capture.sh, see src/runners/terminal/) and points sessions at. They live in
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
 import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../core/modes.js";
@@ -75,7 +75,7 @@ export const PERMISSION_SH = permissionScript();
 export interface ScriptPaths {
   hook: string;
   launch: string;
-  /** The tmux backend's bounded raw-log writer (backends/capture.ts). */
+  /** The tmux backend's bounded raw-log writer (runners/terminal/capture.ts). */
   capture: string;
   /** The blocking PermissionRequest hook (PERMISSION_SH). */
   permission: string;

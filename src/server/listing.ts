@@ -1,13 +1,16 @@
 /**
  * tools/list as a client can afford it (issue 25): every tool's JSON Schema from its zod schemas, made compact.
  * The zod schemas keep every bound and check (the server validates each call and result with them); the listing
- * keeps what a model needs to call a tool right — types, enums, required fields, defaults, number ranges and
- * descriptions — and leaves out what only validation needs (string lengths, array sizes, patterns, formats).
- * A field described once means the same everywhere: a later tool of the same listing with the same field and
- * schema lists it as {} (the tool's description names the tool that describes it). Results list their fields
- * with types and no descriptions. No $ref: each tool's schema stands alone, as clients read them one by one.
+ * keeps what a model needs to call a tool right — types, enums, required fields, non-false defaults and
+ * descriptions — and leaves out what only validation needs (string lengths, array sizes, number bounds, patterns,
+ * formats, additionalProperties: false). A field described once means the same everywhere: a later tool of the same
+ * listing with the same field and schema lists it as {} (the tool's description names the tool that describes it).
+ * Results list their required fields and a few key ones (listed-results.ts) with types only; the tool's
+ * description says the full result is in the text copy and the README. No $ref: each tool's schema stands alone,
+ * as clients read them one by one.
  */
 import { z } from "zod";
+import { KEY_RESULT_FIELDS, TAKES_ARGUMENTS_OF, UNLISTED_ARGUMENTS } from "./listed-results.js";
 import type { Tool } from "./tool.js";
 
 type Json = Record<string, unknown>;
@@ -21,20 +24,25 @@ const SAFE = Number.MAX_SAFE_INTEGER;
 /**
  * `depth` counts object levels: the arguments or the result are 1, their fields 2, and so on (through properties,
  * record values and array items). A result lists its fields with their types; objects in it are listed as objects
- * (their shapes are in the README). Arguments keep their shapes to level 3 (an option object's fields); deeper
- * objects, such as the server definitions of mcp_servers, are described by their field's description.
+ * (their shapes are in the README). An argument that is an object (doppler, worktree's options, mcp_servers) is
+ * listed as an object and its description gives its shape.
  * Results carry no descriptions: the model calling a tool reads the arguments' ones.
  */
 function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, isOutput, depth));
   if (typeof node !== "object" || node === null) return node;
   const src = node as Json;
-  if (src.properties && depth > (isOutput ? 1 : 2)) return { type: "object" };
+  if (src.properties && depth > 1) return { type: "object", ...(!isOutput && typeof src.description === "string" ? { description: src.description } : {}) };
   const out: Json = {};
   for (const [k, v] of Object.entries(src)) {
     if (VALIDATION_ONLY.has(k)) continue;
     if ((k === "minimum" && v === -SAFE) || (k === "maximum" && v === SAFE)) continue;
-    if (isOutput && k === "description") continue;
+    // Number bounds are the server's limits, not choices a model makes; the server's error names the bound.
+    if (!isOutput && (k === "maximum" || k === "minimum" || k === "exclusiveMinimum")) continue;
+    // An absent boolean is read as false; saying its default is false tells a model nothing.
+    if (k === "default" && v === false && src.type === "boolean") continue;
+    // A result's values are read, not chosen: its fields list their types, not their descriptions or enums.
+    if (isOutput && (k === "description" || k === "enum" || k === "const")) continue;
     // A result is the server's: a client must not reject one because a newer server added a field.
     if (isOutput && k === "additionalProperties" && v === false) continue;
     if (k === "properties" && typeof v === "object" && v !== null) {
@@ -93,6 +101,9 @@ function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<
   return from;
 }
 
+/** Said by a tool whose result has fields the listing leaves out. */
+const MORE = "Full result: text copy, README.";
+
 export interface ListedTool {
   name: string;
   title: string;
@@ -102,16 +113,74 @@ export interface ListedTool {
   annotations: Json;
 }
 
-/** The tools as tools/list shows them, in the given order. */
+/**
+ * A result lists its required fields and the tool's key fields (listed-results.ts); returns whether any were left out.
+ */
+function keepKeyFields(schema: Json, tool: string): boolean {
+  const props = schema.properties as Json | undefined;
+  if (!props) return false;
+  const keep = new Set([...((schema.required as string[] | undefined) ?? []), ...(KEY_RESULT_FIELDS[tool] ?? [])]);
+  const names = Object.keys(props);
+  for (const n of names) if (!keep.has(n)) delete props[n];
+  return Object.keys(props).length < names.length;
+}
+
+/**
+ * Hints equal to their default in both the MCP spec and the clients are left out: readOnlyHint false and
+ * idempotentHint false. destructiveHint and openWorldHint stay, even at the spec's default (true): Claude Code reads
+ * an absent one as false (its MCP tool's isDestructive/isOpenWorld use `?? false`), so leaving them out would change
+ * what it is told. A read-only tool lists neither destructiveHint nor idempotentHint: the spec gives them meaning
+ * only when readOnlyHint is false, and Claude Code treats a read-only tool as safe to repeat.
+ */
+function hints(a: Tool["annotations"]): Json {
+  const out: Json = { ...a };
+  if (out.readOnlyHint === false) delete out.readOnlyHint;
+  if (out.idempotentHint === false) delete out.idempotentHint;
+  // Meaningful only when readOnlyHint is false (the spec); Claude Code reads them only then too.
+  if (out.readOnlyHint === true) {
+    delete out.destructiveHint;
+    delete out.idempotentHint;
+  }
+  return out;
+}
+
+/**
+ * A tool that takes every argument of an earlier tool of the listing (TAKES_ARGUMENTS_OF: run_task takes
+ * start_session's) lists only the ones it adds or changes and names that tool; returns it, or undefined when that
+ * tool is not listed before it or an argument of it is missing here.
+ */
+function extension(schema: Json, tool: string, argsOf: Map<string, Map<string, string>>, raw: Map<string, string>): string | undefined {
+  const base = TAKES_ARGUMENTS_OF[tool];
+  const args = base ? argsOf.get(base) : undefined;
+  const props = schema.properties as Json | undefined;
+  if (!base || !args || !props || ![...args.keys()].every((n) => raw.has(n))) return undefined;
+  for (const [name, json] of args) if (raw.get(name) === json) delete props[name];
+  return base;
+}
+
+/**
+ * The tools as tools/list shows them, in the given order. Arguments are listed open (no additionalProperties:
+ * false): the server refuses an unknown one with a typed error all the same.
+ */
 export function listingOf(tools: readonly Tool[]): ListedTool[] {
   const seenIn: Seen = new Map();
   const seenOut: Seen = new Map();
+  const argsOf = new Map<string, Map<string, string>>();
   return tools.map((t) => {
     const inputSchema = compact(z.toJSONSchema(t.input, { io: "input" }), false) as ListedTool["inputSchema"];
+    delete inputSchema.additionalProperties;
+    const props = (inputSchema.properties ?? {}) as Json;
+    for (const a of UNLISTED_ARGUMENTS) delete props[a];
+    // An argument's schema and whether it is required: the same in both means inherited.
+    const required = new Set((inputSchema.required as string[] | undefined) ?? []);
+    const raw = new Map(Object.entries(props).map(([n, v]) => [n, JSON.stringify(v) + (required.has(n) ? "!" : "")]));
+    const base = extension(inputSchema, t.name, argsOf, raw);
+    argsOf.set(t.name, raw);
     const outputSchema = compact(z.toJSONSchema(t.output, { io: "output" }), true) as ListedTool["outputSchema"];
+    const partial = keepKeyFields(outputSchema, t.name);
     const from = [...dedupe(inputSchema, seenIn, t.name, false)];
     const outFrom = [...dedupe(outputSchema, seenOut, t.name, true)];
-    const notes = [...(from.length ? [`Arguments shown as {}: as in ${from.join(", ")}.`] : []), ...(outFrom.length ? [`Result fields not listed here: as in ${outFrom.join(", ")}.`] : [])];
-    return { name: t.name, title: t.title, description: [t.description, ...notes].join(" "), inputSchema, outputSchema, annotations: { ...t.annotations } };
+    const notes = [...(base ? [`Also every argument of ${base}.`] : []), ...(from.length ? [`{}: as in ${from.join(", ")}.`] : []), ...(partial || outFrom.length ? [MORE] : [])];
+    return { name: t.name, title: t.title, description: [t.description, ...notes].join(" "), inputSchema, outputSchema, annotations: hints(t.annotations) };
   });
 }

@@ -3,7 +3,7 @@
  * left, mark the vanished ones dead) and in the background when a read noticed a record that claims to run in a
  * terminal that is gone. Reads never write; this is where such writes happen.
  */
-import type { Liveness } from "../backends/backend.js";
+import type { Liveness } from "../runners/host.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import type { SessionRecord } from "../store/schema.js";

@@ -1,50 +1,41 @@
 /**
- * Options that only some backends honour. Headless sessions (the CLI through the Agent SDK) take the SDK's
- * options; terminal sessions refuse them, and headless ones refuse what needs a terminal. Never silently ignored.
+ * Options that only some runners honour (their capabilities say which): headless sessions (the CLI through the
+ * Agent SDK) take the SDK's options; terminal sessions refuse them, and headless ones refuse what needs a terminal.
+ * Never silently ignored.
  */
-import { HEADLESS_ONLY, type ResumeInput, type StartInput } from "../api/index.js";
+import type { ResumeInput, StartInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
-import type { BackendKind } from "../core/events.js";
+import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptions, type Runner } from "../runners/runner.js";
+import { StoredOptionsSchema, type StoredOptions } from "../store/options.js";
 
-type Given = Partial<Pick<StartInput & ResumeInput, (typeof HEADLESS_ONLY)[number] | "doppler" | "max_turns" | "max_budget_usd">>;
+type Given = Partial<Pick<StartInput & ResumeInput, (typeof RUNNER_OPTIONS)[number] | "max_turns" | "max_budget_usd">>;
 
-/** Option names stored in a record's `options` for a headless session (mcp_servers never: they may hold secrets). */
-const STORED = ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"] as const;
-
-export function checkBackendOptions(kind: BackendKind, input: Given, doppler: boolean): void {
-  if (kind !== "headless") {
-    const given = HEADLESS_ONLY.filter((k) => input[k] !== undefined);
-    if (given.length) {
-      throw new SessionError("INVALID_ARGUMENT", `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by the headless backend only (this session would run on ${kind}).`, {
-        suggestion: 'Pass backend: "headless", or leave the option out.',
-      });
-    }
-    return;
-  }
-  if (doppler) {
-    throw new SessionError("INVALID_ARGUMENT", "doppler is honoured by the tmux and pty backends only, not by headless sessions.", {
-      suggestion: "Pass the secrets in env, or use backend tmux or pty with doppler.",
-    });
-  }
+/** Refuses the options `runner` does not honour, naming the kinds of `all` that do. */
+export function checkBackendOptions(runner: Runner, all: readonly Runner[], input: Given, doppler: boolean): void {
+  const given = RUNNER_OPTIONS.filter((k) => (k === "doppler" ? doppler : input[k] !== undefined) && !runner.caps.honours.includes(k));
+  if (!given.length) return;
+  const by = all.filter((r) => given.every((k) => r.caps.honours.includes(k))).map((r) => r.kind);
+  const where = by.length ? `the ${by.join(" and ")} backend${by.length > 1 ? "s" : ""} only` : "no backend of this server";
+  throw new SessionError("INVALID_ARGUMENT", `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by ${where} (this session would run on ${runner.kind}).`, {
+    suggestion: by.length ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")}, or leave the option out.` : "Leave the option out.",
+  });
 }
 
-/** What a headless session keeps of its options for resume_session. */
-export function storedHeadlessOptions(kind: BackendKind, input: Given): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (kind !== "headless") return out;
-  for (const k of STORED) if (input[k] !== undefined) out[k] = input[k];
-  return out;
+/** What a session on `runner` keeps of its options for resume_session (mcp_servers never: they may hold secrets). */
+export function storedHeadlessOptions(runner: Runner, input: Given): Pick<StoredOptions, KeepableOption> {
+  return StoredOptionsSchema.pick(PICK).parse(Object.fromEntries(runner.caps.keeps.filter((k) => input[k] !== undefined).map((k) => [k, input[k]])));
 }
 
-/** The record's options for a session now running on `kind`: headless-only ones are dropped on a take-over to a terminal. */
-export function optionsFor(kind: BackendKind, stored: Record<string, unknown>, input: Given): Record<string, unknown> {
-  if (kind === "headless") return { ...stored, ...storedHeadlessOptions(kind, input) };
+const PICK = Object.fromEntries(KEEPABLE_OPTIONS.map((k) => [k, true])) as { [K in KeepableOption]: true };
+
+/** The record's options for a session now running on `runner`: what it does not keep is dropped on a take-over. */
+export function optionsFor(runner: Runner, stored: StoredOptions, input: Given): StoredOptions {
   const out = { ...stored };
-  for (const k of STORED) delete out[k];
-  return out;
+  for (const k of KEEPABLE_OPTIONS) if (!runner.caps.keeps.includes(k)) delete out[k];
+  return { ...out, ...storedHeadlessOptions(runner, input) };
 }
 
 /** Options passed to this launch only (never stored). */
-export function transientOptions(input: Given): Record<string, unknown> {
+export function transientOptions(input: Given): Pick<LaunchOptions, "mcp_servers"> {
   return input.mcp_servers ? { mcp_servers: input.mcp_servers } : {};
 }

@@ -11,7 +11,7 @@ import type { SessionRecord } from "../store/schema.js";
 import { unpricedModels } from "./cost.js";
 
 export const PRICE_HOW =
-  `Add a price for it to the operator's price file (${PRICES_ENV}: a JSON file of {"<model id or prefix*>": {"input", "output", "cache_write", "cache_read"}} in USD per million tokens; see README "Budgets and prices") and restart the server`;
+  `Add a price for it to the operator's price file (${PRICES_ENV}: a JSON file of {"<model id or prefix*>": {"input", "output", "cache_write", "cache_read"}} in USD per million tokens; see docs/tools.md "Usage, cost and budgets") and restart the server`;
 
 /** start/resume: INVALID_ARGUMENT when the session has a budget and a model it names has no price. */
 export function checkBudgetModels(budget: number | undefined, models: Array<string | undefined>): void {

@@ -6,7 +6,7 @@ import { findClaude, findOnPath } from "../claude/discover.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
-import { preparePrompt } from "../drivers/terminal/prompt.js";
+import { preparePrompt } from "../runners/terminal/prompt.js";
 import type { SessionRecord } from "../store/schema.js";
 import { ENV_NAME } from "../util/env.js";
 import { checkEnvNames } from "./gates.js";

@@ -1,23 +1,15 @@
-/** Claude's launch options as a record keeps them for resume_session (read back defensively: stored JSON). */
-import type { StartInput } from "../api/index.js";
+/** Claude's own launch options (argv on a terminal, the SDK's options headless), from a call or a record. */
 import type { ClaudeOptions } from "../claude/launch.js";
+import type { StoredOptions } from "../store/options.js";
 
-/** The launch options a record keeps for resume (read back defensively: the stored form is untyped JSON). */
-export function pickClaudeOptions(o: Record<string, unknown> | StartInput): ClaudeOptions {
-  const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
-  const list = (v: unknown) => (Array.isArray(v) && v.length && v.every((x) => typeof x === "string") ? [...(v as string[])] : undefined);
+/** The options of `o` that Claude takes (empty values left out). */
+export function pickClaudeOptions(o: Pick<StoredOptions, keyof ClaudeOptions>): ClaudeOptions {
   const out: ClaudeOptions = {};
-  const model = str(o.model);
-  const permission = str(o.permission_mode);
-  const append = str(o.append_system_prompt);
-  const dirs = list(o.add_dirs);
-  const allowed = list(o.allowed_tools);
-  const disallowed = list(o.disallowed_tools);
-  if (model) out.model = model;
-  if (permission) out.permission_mode = permission;
-  if (append) out.append_system_prompt = append;
-  if (dirs) out.add_dirs = dirs;
-  if (allowed) out.allowed_tools = allowed;
-  if (disallowed) out.disallowed_tools = disallowed;
+  if (o.model) out.model = o.model;
+  if (o.permission_mode) out.permission_mode = o.permission_mode;
+  if (o.append_system_prompt) out.append_system_prompt = o.append_system_prompt;
+  if (o.add_dirs?.length) out.add_dirs = [...o.add_dirs];
+  if (o.allowed_tools?.length) out.allowed_tools = [...o.allowed_tools];
+  if (o.disallowed_tools?.length) out.disallowed_tools = [...o.disallowed_tools];
   return out;
 }

@@ -34,7 +34,7 @@ export function setVersion(r: SessionRecord, v: string | undefined): void {
 
 /** The warnings of a start or resume result: a CLI outside the tested range, a cwd or add_dirs over the state directory. */
 export function launchWarnings(r: SessionRecord, stateDir?: string): string[] | undefined {
-  const addDirs = Array.isArray(r.options.add_dirs) ? r.options.add_dirs.filter((x): x is string => typeof x === "string") : [];
+  const addDirs = r.options.add_dirs ?? [];
   const w = [versionWarning(r.claude_version), stateDir ? containsStateWarning(stateDir, [r.cwd, ...addDirs]) : undefined].filter((x): x is string => x !== undefined);
   return w.length ? w : undefined;
 }

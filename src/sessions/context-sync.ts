@@ -40,9 +40,14 @@ const MAX_FILES = 50;
 /** Per server process, per session: what the session was last told. */
 const snapshots = new Map<string, Snapshot>();
 
-/** Forgets a session's snapshot (its record was deleted). */
+/** Forgets a session's snapshot (the server no longer follows it). */
 export function forgetSync(id: string): void {
   snapshots.delete(id);
+}
+
+/** Snapshots kept (tests: nothing is kept of sessions the server forgot). */
+export function syncSnapshots(): number {
+  return snapshots.size;
 }
 
 const clean = (s: string) => s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "?");

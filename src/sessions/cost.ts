@@ -50,6 +50,19 @@ export class Ledger {
   readonly recording = new Map<string, Promise<void>>();
   /** The last settlement per session, recorded in the store: the next one starts after it. */
   readonly chain = new Map<string, Promise<unknown>>();
+
+  /** Forgets a session no longer followed (what is under way finishes; nothing new is kept for it). */
+  forget(id: string): void {
+    this.begun.delete(id);
+    this.settling.delete(id);
+    this.recording.delete(id);
+    this.chain.delete(id);
+  }
+
+  /** Entries kept, per map (tests: nothing is kept of sessions the server forgot). */
+  get sizes(): Record<string, number> {
+    return { begun: this.begun.size, settling: this.settling.size, recording: this.recording.size, chain: this.chain.size };
+  }
 }
 
 export function publicUsage(u: Usage): PublicUsage {
@@ -156,6 +169,10 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
   turns.set(turn, p);
   for (const t of turns.keys()) if (turns.size > 8 && t < turn) turns.delete(t);
   d.ledger.settling.set(id, turns);
+  // A settlement that ends after the server stopped following the session keeps nothing of it.
+  void d.ledger.chain.get(id)?.then(() => {
+    if (!d.registry.followed(id)) d.ledger.forget(id);
+  });
   return p;
 }
 
@@ -267,6 +284,8 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   void recorded.then(() => {
     if (d.ledger.recording.get(id) === recorded) d.ledger.recording.delete(id);
   });
-  d.ledger.begun.set(id, list.filter((b) => b.promptNo > turn));
+  const rest = list.filter((b) => b.promptNo > turn);
+  if (rest.length) d.ledger.begun.set(id, rest);
+  else d.ledger.begun.delete(id);
   return { fields: out, recorded };
 }

@@ -1,10 +1,9 @@
-/** What every part of the session layer works with: configuration, store, backends and drivers, the registry. */
-import type { Backend } from "../backends/backend.js";
+/** What every part of the session layer works with: configuration, store, runners, the registry. */
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
-import type { Driver } from "../drivers/driver.js";
+import type { Runner } from "../runners/runner.js";
 import type { HistoryService } from "../history/service.js";
 import type { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
@@ -12,12 +11,9 @@ import type { Logger } from "../util/log.js";
 import type { Ledger } from "./cost.js";
 import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
+import type { WarmPool } from "./warm-pool.js";
 
-/** A way to run sessions: where they run (backend) and how the conversation is held (driver). */
-export interface Runner {
-  backend: Backend;
-  driver: Driver;
-}
+export type { Runner };
 
 export interface Deps {
   cfg: Config;
@@ -37,10 +33,17 @@ export interface Deps {
   endReasons: Map<string, string>;
   /** Turns under way and being settled (usage and cost from the transcript). */
   ledger: Ledger;
+  /** run_task's ready spares (CLAUDE_SESSIONS_WARM_POOL), made on first use. */
+  pool?: WarmPool;
   /** The audit log (one per process): every transport's state-changing calls and the server's own actions. */
   audit: AuditLog;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
+}
+
+/** The runners of this server. */
+export function allRunners(d: Deps): Runner[] {
+  return Object.values(d.runners);
 }
 
 export function runnerOf(d: Deps, kind: BackendKind): Runner {

@@ -12,7 +12,6 @@
 import type { Config } from "../config.js";
 import { isFolderTrusted } from "../claude/trust.js";
 import { SessionError } from "../core/errors.js";
-import type { BackendKind } from "../core/events.js";
 import { isAllowedProgram, resolveProgram } from "../util/programs.js";
 
 /**
@@ -199,11 +198,11 @@ export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): vo
 }
 
 /**
- * A headless CLI never shows the trust screen: it runs the folder's settings (hooks) as a trusted one. So a headless
- * start in a folder Claude Code does not trust stops here, with the terminal's error and way out.
+ * A runner with no trust screen (headless: the CLI runs the folder's settings, hooks too, as a trusted one): a start
+ * there in a folder Claude Code does not trust stops here, with the terminal's error and way out.
  */
-export async function checkHeadlessTrust(kind: BackendKind, cwd: string, env: Record<string, string | undefined>, trust: boolean, repo?: string): Promise<void> {
-  if (kind !== "headless" || trust) return;
+export async function checkHeadlessTrust(showsTrustScreen: boolean, cwd: string, env: Record<string, string | undefined>, trust: boolean, repo?: string): Promise<void> {
+  if (showsTrustScreen || trust) return;
   if (await isFolderTrusted(cwd, env, repo)) return;
   throw new SessionError("STARTUP_BLOCKED", `Claude Code does not trust the folder ${cwd} (no accepted trust record for it or a folder above it), and a headless session would run its settings unasked.`, {
     suggestion: "Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",

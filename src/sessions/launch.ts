@@ -5,22 +5,20 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../api/index.js";
-import { DECISIONS_DIR, hooksSettings, type PermissionHook } from "../claude/hooks.js";
-import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler, type LaunchMode } from "../claude/launch.js";
+import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../claude/launch.js";
+import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../runners/runner.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
-import type { BackendKind } from "../core/events.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
-import { briefText } from "../drivers/terminal/screens.js";
+import { briefText } from "../runners/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
 import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";
 import { checkBudgetModels } from "./budget.js";
-import { runnerOf, type Deps, type Runner } from "./deps.js";
+import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
 import { serverAction } from "./audit.js";
 import { kill } from "./kill.js";
@@ -50,11 +48,11 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
-  checkBackendOptions(kind, input, dopplerChoice(input) !== undefined);
+  checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
-  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
@@ -64,7 +62,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const id = input.session_id ?? newSessionId();
   const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
-  await checkHeadlessTrust(kind, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
+  await checkHeadlessTrust(runner.caps.trustScreen, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
   await assertOwnedScript(d.scripts.hook);
   // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
   const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
@@ -81,11 +79,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   const cwd = plan ? plan.cwd : callerCwd;
   const claudeSessionId = randomUUID();
-  const p = d.registry.paths(id);
   const opts = pickClaudeOptions({ ...input, permission_mode: permissionMode });
   const mode: LaunchMode = { kind: "new", claudeSessionId };
-  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
-  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
   const rec = newRecord({
     session_id: id,
     claude_session_id: claudeSessionId,
@@ -93,10 +88,10 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     status: "starting",
     created_at: new Date().toISOString(),
     cwd,
-    command: argv[0]!,
-    args: argv.slice(1),
+    command: claude,
+    args: [],
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(kind, input) },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -106,14 +101,17 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   if (input.model) rec.model = input.model;
   rec.permission_mode = permissionMode;
   setVersion(rec, await versionOf(claude));
-  // headless: the CLI's own agentic turn limit (kept in options); elsewhere the server counts prompts.
-  if (input.max_turns !== undefined && kind !== "headless") rec.max_turns = input.max_turns;
+  // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
+  if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
   if (worktree) rec.worktree = worktree;
   if (logFile) {
     rec.log_file = logFile.path;
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
+  const transient = transientOptions({ ...input, mcp_servers: mcpServers });
+  const launchPlan = runner.plan(launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient } }));
+  [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
   try {
@@ -134,7 +132,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   }
   // The same id and options, started by another call a moment ago: that session.
   if (existing) return withStream(await result(d, id), input);
-  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), Boolean(input.trust_workspace), ctx, transientOptions({ ...input, mcp_servers: mcpServers }));
+  await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx);
   if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
   return withStream(await result(d, id), input);
 }
@@ -144,24 +142,34 @@ function withStream(out: StartOutput, input: StartInput): StartOutput {
   return input.stream_output ? { ...out, output_resource: `session://${out.session_id}/transcript` } : out;
 }
 
-/** The blocking permission hook of a terminal session (none when CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0). */
-function permissionHook(d: Deps, dir: string, kind: BackendKind): PermissionHook | undefined {
-  const timeoutMs = d.cfg.permissionTimeoutMs;
-  return timeoutMs > 0 && (kind === "tmux" || kind === "pty") ? { script: d.scripts.permission, decisionsDir: join(dir, DECISIONS_DIR), timeoutMs } : undefined;
+/** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
+export function launchRequest(
+  d: Deps,
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown> },
+): LaunchRequest {
+  const p = d.registry.paths(o.id);
+  return {
+    id: o.id,
+    dir: p.dir,
+    cwd: o.cwd,
+    settingsPath: p.settingsPath,
+    eventsPath: p.eventsPath,
+    rawLogPath: p.rawLogPath,
+    cols: d.cfg.cols,
+    rows: d.cfg.rows,
+    claude: o.claude,
+    mode: o.mode,
+    claudeOptions: o.opts,
+    doppler: o.doppler,
+    env: { ...o.env, ...policyEnv(d.cfg) },
+    options: o.options,
+    // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
+    ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
+  };
 }
 
 /** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
-export async function launch(
-  d: Deps,
-  rec: SessionRecord,
-  runner: Runner,
-  argv: string[],
-  mode: LaunchMode,
-  extraEnv: Record<string, string>,
-  trust: boolean,
-  ctx: CallContext,
-  transient: Record<string, unknown> = {},
-): Promise<void> {
+export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext): Promise<void> {
   const id = rec.session_id;
   const since = new Date();
   const p = d.registry.paths(id);
@@ -169,21 +177,16 @@ export async function launch(
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
-  const perm = permissionHook(d, p.dir, backend.kind);
-  if (perm) await assertOwnedScript(perm.script);
-  await writeFileAtomic(p.settingsPath, JSON.stringify(hooksSettings(p.eventsPath, perm), null, 2) + "\n", { mode: 0o600 });
+  for (const script of plan.hookScripts) await assertOwnedScript(script);
+  await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600 });
   await linkRawLog(d, rec);
-  const claudeId = mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
   const s = await d.registry.handle(id);
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
 
-  const options = { ...rec.options, ...transient };
-  const conversation = mode.kind === "new" ? { claude_session_id: claudeId, options } : { claude_session_id: claudeId, resume_id: mode.resumeId, fork: Boolean(mode.fork), options };
-  const spec = { id, dir: p.dir, argv, cwd: rec.cwd, env: childEnv(process.env, { ...extraEnv, CLAUDE_SESSION_ID: claudeId, ...policyEnv(d.cfg) }, { doppler: usesDoppler(argv) }), cols: d.cfg.cols, rows: d.cfg.rows, rawLogPath: p.rawLogPath, eventsPath: p.eventsPath, ...generation, conversation };
   let spawned;
   try {
-    spawned = await backend.spawn(spec);
+    spawned = await plan.spawn({ live: s.live, generation: rec.generation });
   } catch (e) {
     await failStart(d, id, e instanceof SessionError ? e.message : String(e), since);
     throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
@@ -194,12 +197,12 @@ export async function launch(
     if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
     if (spawned.target) r.tmux_session = spawned.target;
     if (spawned.socket) r.tmux_socket = spawned.socket;
-    if (!backend.survivesRestart) r.owner_pid = process.pid;
+    if (!runner.caps.survivesRestart) r.owner_pid = process.pid;
   });
 
   const t0 = Date.now();
   try {
-    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? "") }, ctx);
+    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler }, ctx);
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});

@@ -17,12 +17,12 @@ import { childEnv } from "../claude/launch.js";
 import { attachArgs, isExiting, isRunning, listNative, resumeInBackground, type CliRun, type NativeSession } from "../claude/native.js";
 import { SessionError } from "../core/errors.js";
 import type { CallContext } from "../core/context.js";
-import { pollScreen } from "../drivers/terminal/poll.js";
-import { briefText, inputText, showsBusy } from "../drivers/terminal/screens.js";
-import { showsPasted } from "../drivers/terminal/delivery.js";
+import { pollScreen } from "../runners/terminal/poll.js";
+import { briefText, inputText, showsBusy } from "../runners/terminal/screens.js";
+import { showsPasted } from "../runners/terminal/delivery.js";
 import type { SessionRecord } from "../store/schema.js";
 import { checkPrompt, claudeBinary } from "./checks.js";
-import type { Deps } from "./deps.js";
+import { allRunners, type Deps } from "./deps.js";
 
 export type NativeView = NativeSession & { managed_session_id?: string; attach_command?: string };
 
@@ -123,8 +123,9 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
  * turn and no dialog on screen, pastes the prompt, presses Enter, confirms the box emptied, and closes the terminal.
  */
 async function typeThroughAttach(d: Deps, s: NativeSession, text: string, ctx: CallContext): Promise<void> {
-  const kind = d.runners.pty ? "pty" : d.runners.tmux ? "tmux" : undefined;
-  const b = kind ? d.runners[kind]!.backend : undefined;
+  // A terminal that ends with this server (pty) first: the throw-away terminal must not outlive it.
+  const terminals = allRunners(d).filter((r) => r.terminal);
+  const b = (terminals.find((r) => !r.caps.survivesRestart) ?? terminals[0])?.terminal;
   if (!b) throw new SessionError("PROCESS_ERROR", "typing into a running background session needs a terminal backend (pty or tmux); neither is available.", { suggestion: `Attach yourself: claude attach ${s.id}.` });
   const c = cli(d, s.cwd);
   const tid = `native-${s.id}-${randomBytes(4).toString("hex")}`;

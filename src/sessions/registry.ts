@@ -14,7 +14,7 @@ import type { LogEvent } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
-import type { DriverSession } from "../drivers/driver.js";
+import type { DriverSession } from "../runners/driver.js";
 import { applyFold } from "./views.js";
 
 /** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */
@@ -40,6 +40,8 @@ export class Registry {
   private readonly dirty = new Set<string>();
   private flushing: Promise<void> | undefined;
   private closed = false;
+  /** Called once a session is no longer followed (released after its end, or dropped): forget what is kept of it. */
+  onForget: (id: string) => void = () => {};
 
   constructor(
     private readonly stateDir: string,
@@ -125,6 +127,7 @@ export class Registry {
       if (this.live.get(s.id) !== s || isLive(s.fold.status) || s.listenerCount > 0) return;
       s.close();
       this.live.delete(s.id);
+      this.onForget(s.id);
     }, this.releaseAfterMs);
     t.unref();
     this.releases.set(s.id, t);
@@ -141,6 +144,7 @@ export class Registry {
     this.cancelRelease(id);
     this.live.get(id)?.close();
     this.live.delete(id);
+    this.onForget(id);
   }
 
   /** How many sessions this process follows (for tests and health). */

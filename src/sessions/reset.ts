@@ -8,7 +8,7 @@ import type { CompactInput, CompactOutput, ResetInput, ResetOutput, Resolved } f
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { acceptsPrompt } from "../core/status.js";
-import type { SessionCommand } from "../drivers/driver.js";
+import type { SessionCommand } from "../runners/driver.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { settled } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";

@@ -6,7 +6,11 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../api/index.js";
-import { buildClaudeArgs, childEnv, wrapWithDoppler, type LaunchMode } from "../claude/launch.js";
+import { childEnv, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import type { PermissionModeName } from "../core/modes.js";
+import type { LaunchOptions, LaunchPlan as RunnerPlan } from "../runners/runner.js";
+import type { StoredOptions } from "../store/options.js";
+import { claudeIdOf } from "../runners/runner.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
@@ -18,7 +22,7 @@ import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
-import { runnerOf, type Deps, type Runner } from "./deps.js";
+import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { deliverPrompt } from "./turns.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
@@ -26,7 +30,7 @@ import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
-import { launch, newSessionId, result, sessionEnv } from "./launch.js";
+import { launch, launchRequest, newSessionId, result, sessionEnv } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -80,7 +84,8 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
 
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
   const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
-  const { options, argv, mode, runner, kind, cwd, doppler, version } = plan;
+  const { options, mode, runner, kind, cwd, doppler, version } = plan;
+  let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
   // Clear what is left of the old terminal before reusing its name, and let the old process finish: when its
@@ -106,8 +111,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     if (typeof options.model === "string" && options.model) r.model = options.model;
     else delete r.model;
     setVersion(r, version);
-    r.command = argv[0]!;
-    r.args = argv.slice(1);
+    launchPlan = planFor(d, plan, r, env);
+    [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
     // A new process, a new generation (under the lock: unique across servers); a late exit of the old one is ignored.
@@ -119,7 +124,7 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, argv, mode, sessionEnv(updated, env), plan.trust, ctx, transientOptions({ ...input, mcp_servers: plan.mcpServers }));
+  await launch(d, updated, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx);
   if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: false, previous_state: previous };
 }
@@ -135,7 +140,8 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const newClaudeId = randomUUID();
   const id = newSessionId();
   const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, id);
-  const { options, argv, mode, runner, kind, cwd, doppler, version } = plan;
+  const { options, mode, runner, kind, cwd, doppler, version } = plan;
+  let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
   const rec = newRecord({
     session_id: id,
@@ -144,8 +150,8 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
     status: "starting",
     created_at: at,
     cwd,
-    command: argv[0]!,
-    args: argv.slice(1),
+    command: "",
+    args: [],
     env_names: Object.keys(env).sort(),
     options,
     generation: 1,
@@ -164,46 +170,57 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
     assertRoom(d.cfg, s.sessions);
     // A teammate name means one conversation: the fork gets a new one in the parent's team.
     claimTeammate(s.sessions, rec);
+    launchPlan = planFor(d, plan, rec, env);
+    [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
     s.sessions[id] = rec;
   });
-  await launch(d, rec, runner, argv, mode, sessionEnv(rec, env), plan.trust, ctx, transientOptions({ ...input, mcp_servers: plan.mcpServers }));
+  await launch(d, rec, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx);
   if (message !== undefined) await deliverPrompt(d, id, message, ctx);
   const previous = { created_at: parent.created_at, ...(parent.last_active ? { last_active: parent.last_active } : {}), claude_session_id: parentClaudeId };
   return { ...(await result(d, id)), resumed_at: new Date().toISOString(), forked: true, forked_from: parent.session_id, previous_state: previous };
 }
 
-interface LaunchPlan {
+/** What a resume or fork checked and chose; the runner makes its launch plan of it once the record is final. */
+interface ResumePlan {
   cwd: string;
   kind: BackendKind;
   runner: Runner;
-  options: Record<string, unknown> & { permission_mode: string };
-  argv: string[];
+  options: StoredOptions & { permission_mode: PermissionModeName };
+  claude: string;
+  opts: ClaudeOptions;
   mode: LaunchMode;
   trust: boolean;
   doppler: ReturnType<typeof dopplerFor>;
   version: string | undefined;
-  mcpServers: ResumeInput["mcp_servers"];
+  transient: Pick<LaunchOptions, "mcp_servers">;
+}
+
+/** The runner's plan for the session `r` (its id, team names and variables). */
+function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>): RunnerPlan {
+  return p.runner.plan(launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient } }));
 }
 
 /** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */
 const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
 
 /** Every check of a resume or fork (the same as start_session's), and the argv it will run. */
-async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, forId = rec.session_id): Promise<LaunchPlan> {
+async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, forId = rec.session_id): Promise<ResumePlan> {
   const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
-  checkBackendOptions(kind, input, dopplerWanted !== undefined);
+  checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
   // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
   if (forId === rec.session_id) checkResumeBudget(rec, input);
-  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? (typeof rec.options.fallback_model === "string" ? rec.options.fallback_model : undefined)]);
+  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? rec.options.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerWanted);
-  const stored = optionsFor(kind, rec.options, input);
+  const stored = optionsFor(runner, rec.options, input);
   for (const k of CHANGEABLE) {
     if (input[k] === undefined) continue;
-    if (k === "add_dirs") stored[k] = await Promise.all((input.add_dirs ?? []).map((a) => checkCwd(a, "add_dirs")));
+    if (k === "add_dirs") stored.add_dirs = await Promise.all((input.add_dirs ?? []).map((a) => checkCwd(a, "add_dirs")));
+    else if (k === "allowed_tools" || k === "disallowed_tools") stored[k] = input[k];
+    else if (k === "permission_mode") stored.permission_mode = input.permission_mode;
     else stored[k] = input[k];
   }
   // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
@@ -212,10 +229,10 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   checkWidening(d.cfg, opts);
-  const mcpServers = kind === "headless" ? checkMcpServers(d.cfg, input.mcp_servers) : input.mcp_servers;
+  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   // A trust_workspace stored before the operator turned it off is not acted on.
   const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
-  await checkHeadlessTrust(kind, cwd, childEnv(process.env, env), trust);
+  await checkHeadlessTrust(runner.caps.trustScreen, cwd, childEnv(process.env, env), trust);
   if (rec.log_file && rec.log_file_id && forId === rec.session_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
     throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
       suggestion: "Restore the file, or start a new session with a new log_file.",
@@ -223,11 +240,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   }
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
-  // The settings (hooks) are the launched session's own: a fork's are in its new folder.
-  const p = d.registry.paths(forId);
-  const claudeArgv = [claude, ...buildClaudeArgs(mode, p.settingsPath, opts)];
-  const argv = doppler ? wrapWithDoppler(claudeArgv, doppler) : claudeArgv;
-  return { cwd, kind, runner, options, argv, mode, trust, doppler, version, mcpServers };
+  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */

@@ -5,26 +5,23 @@
  */
 import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
-import type { Deps } from "./deps.js";
+import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
 import { WarmPool } from "./warm-pool.js";
 
-const pools = new WeakMap<Deps, WarmPool>();
-
 function poolOf(d: Deps): WarmPool | undefined {
-  if (!d.cfg.warmPool || !d.runners.headless) return undefined;
-  let p = pools.get(d);
-  if (!p) pools.set(d, (p = new WarmPool(d, d.cfg.warmPool)));
-  return p;
+  if (!d.cfg.warmPool) return undefined;
+  return (d.pool ??= new WarmPool(d, d.cfg.warmPool));
 }
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
-  const backend = input.backend ?? (d.runners.headless ? "headless" : d.defaultKind);
+  // The default-kind choice of run_task: the runner that keeps spares (headless), else the server's default.
+  const backend = input.backend ?? allRunners(d).find((r) => r.caps.warmPool)?.kind ?? d.defaultKind;
   const t0 = Date.now();
-  const pool = backend === "headless" ? poolOf(d) : undefined;
+  const pool = d.runners[backend]?.caps.warmPool ? poolOf(d) : undefined;
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;

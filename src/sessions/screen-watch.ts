@@ -5,7 +5,7 @@
  * `busy` again. Armed and cleared by the change feed, like the time limits; a session at rest costs nothing, and a
  * turn whose hooks keep firing is never looked at. Headless drivers look at nothing (they have no screen).
  */
-import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../drivers/terminal/blocking.js";
+import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../runners/terminal/blocking.js";
 import type { Status } from "../core/status.js";
 import type { Deps } from "./deps.js";
 
@@ -53,7 +53,7 @@ export class ScreenWatch {
     }
   }
 
-  private clear(id: string): void {
+  clear(id: string): void {
     const t = this.timers.get(id);
     if (t) clearInterval(t);
     this.timers.delete(id);
@@ -63,6 +63,11 @@ export class ScreenWatch {
   /** Sessions watched right now (health and tests). */
   get size(): number {
     return this.timers.size;
+  }
+
+  /** Entries kept, per map (tests). */
+  get sizes(): Record<string, number> {
+    return { timers: this.timers.size, lastEvent: this.lastEvent.size, looking: this.looking.size };
   }
 
   clearAll(): void {

@@ -3,14 +3,12 @@
  * types (src/api). Each method is a few lines that hand the call to the module doing that job.
  */
 import type * as api from "../api/index.js";
-import type { Backend } from "../backends/backend.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive, type Status } from "../core/status.js";
-import type { Driver } from "../drivers/driver.js";
 import type { LiveSession } from "../events/live.js";
 import type { Folded, LogEvent } from "../events/reducer.js";
 import { AuditLog } from "../store/audit.js";
@@ -37,6 +35,7 @@ import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
+import { forgetSync, syncSnapshots } from "./context-sync.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled, withRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
@@ -57,11 +56,6 @@ export interface ServiceOptions {
   /** How often a quiet turn's screen is looked at for a prompt that blocks it, and after how long quiet (tests shorten them). */
   screenProbeMs?: number;
   screenQuietMs?: number;
-}
-
-/** A backend paired with the driver that holds conversations through it. */
-export function runner(backend: Backend, driver: Driver): Runner {
-  return { backend, driver };
 }
 
 /** What changed in a session this server follows: the events of one batch and the fold after them. */
@@ -113,6 +107,7 @@ export class SessionService {
       audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
     };
+    registry.onForget = (id) => this.forget(id);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -156,7 +151,9 @@ export class SessionService {
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
     const previous = this.lastStatus.get(s.id);
-    this.lastStatus.set(s.id, s.fold.status);
+    // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
+    const followed = this.d.registry.followed(s.id) === s;
+    if (followed) this.lastStatus.set(s.id, s.fold.status);
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -169,7 +166,7 @@ export class SessionService {
     }
     // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
     const turns = this.lastTurns.get(s.id);
-    this.lastTurns.set(s.id, s.fold.turn_count);
+    if (followed) this.lastTurns.set(s.id, s.fold.turn_count);
     // Off the hot path: the waiter of this very turn end is answered first, and the transcript's reply line lands
     // 25–80 ms after Stop anyway (send_message asks for the same settlement at once and shares it).
     if (turns !== undefined && s.fold.turn_count > turns) {
@@ -303,6 +300,42 @@ export class SessionService {
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
     return this.d.registry.size;
+  }
+
+  /**
+   * The one place what is kept per session is forgotten, once the server no longer follows it (released after
+   * its end, or dropped): statuses seen, the cost ledger, the context-sync snapshot, the screen watch, the
+   * duration deadline, the drivers' results.
+   */
+  private forget(id: string): void {
+    this.lastStatus.delete(id);
+    this.lastTurns.delete(id);
+    this.d.ledger.forget(id);
+    forgetSync(id);
+    this.screens.clear(id);
+    this.d.deadlines.clear(id);
+    this.d.pool?.forget(id);
+    for (const r of Object.values(this.d.runners)) {
+      r.driver.forget?.(id);
+      r.backend.forget?.(id);
+    }
+  }
+
+  /** Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them). */
+  get footprint(): Record<string, number> {
+    const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
+    return {
+      followed: this.d.registry.size,
+      lastStatus: this.lastStatus.size,
+      lastTurns: this.lastTurns.size,
+      ...Object.fromEntries(Object.entries(this.d.ledger.sizes).map(([k, v]) => [`ledger:${k}`, v])),
+      ...Object.fromEntries(Object.entries(this.screens.sizes).map(([k, v]) => [`screens:${k}`, v])),
+      syncSnapshots: syncSnapshots(),
+      deadlines: this.d.deadlines.size,
+      resuming: this.d.resuming.size,
+      pool: this.d.pool?.spares ?? 0,
+      ...drivers,
+    };
   }
 
   /** Server shutdown: these sessions (whose processes end with it) become hibernated; returns the ones that did. */

@@ -9,7 +9,7 @@ import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { acceptsPrompt, inTurn, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
-import type { DriverSession } from "../drivers/driver.js";
+import type { DriverSession } from "../runners/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";

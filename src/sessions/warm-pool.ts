@@ -1,6 +1,6 @@
 /**
- * The warm pool (CLAUDE_SESSIONS_WARM_POOL=N): after a run_task, N headless sessions with the same cwd and
- * options are started and left ready, so the next run_task like it skips the start-up and only runs its turn.
+ * The warm pool (CLAUDE_SESSIONS_WARM_POOL=N): after a run_task on a runner that keeps spares (headless), N sessions
+ * with the same backend, cwd and options are started and left ready, so the next run_task like it skips the start-up and only runs its turn.
  * They are ordinary sessions (list_sessions shows them, ready and idle; an idle CLI uses no API and no CPU) and
  * end with the server like every headless session. Calls with env or log_file never use the pool.
  */
@@ -45,12 +45,28 @@ export class WarmPool {
     }
   }
 
+  /** A spare that ended is no longer one. */
+  forget(id: string): void {
+    for (const [key, ids] of this.spare) {
+      const rest = ids.filter((x) => x !== id);
+      if (rest.length) this.spare.set(key, rest);
+      else this.spare.delete(key);
+    }
+  }
+
+  /** Spares waiting, all keys (tests). */
+  get spares(): number {
+    let n = 0;
+    for (const ids of this.spare.values()) n += ids.length;
+    return n;
+  }
+
   /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
   refill(key: string, options: Options): void {
     const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
     this.filling.set(key, starting);
     for (let i = (this.spare.get(key)?.length ?? 0) + starting.size; i < this.size; i++) {
-      const p: Promise<string | undefined> = start(this.d, { ...options, backend: "headless" }, {})
+      const p: Promise<string | undefined> = start(this.d, options, {})
         .then((s) => {
           this.spare.set(key, [...(this.spare.get(key) ?? []), s.session_id]);
           return s.session_id;

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { BACKEND_KINDS } from "../core/events.js";
 import { BLOCKED_KINDS, STATUSES } from "../core/status.js";
+import { StoredOptionsSchema } from "./options.js";
 
 export const STATE_VERSION = "1.0.0";
 
@@ -82,7 +83,7 @@ export const SessionRecordSchema = z.object({
   /** A fork (resume_session {fork}): the session and conversation it branched from, and when (its copied history is not its own usage). */
   forked_from: z.object({ session_id: z.string(), claude_session_id: z.string(), at: z.string() }).optional(),
   /** Launch options kept for resume_session. */
-  options: z.record(z.string(), z.unknown()).default({}),
+  options: StoredOptionsSchema.default({}),
 });
 
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;

@@ -34,8 +34,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     srv = await startHttpServer(w);
     mcp = await connectHttp(srv.url, srv.token);
-    one = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
-    two = (await mcp.callOk<{ session_id: string }>("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
+    one = (await mcp.callOk("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
+    two = (await mcp.callOk("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
     browser = await launchChromium(CHROMIUM!, w.home);
     page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
   }, 60_000);
@@ -70,7 +70,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await until(async () => (await row(one).getAttribute("data-turns")) === "1", 10_000);
     // Its cost column fills once the turn's usage is read: the session's total, as list_sessions has it.
     await until(async () => (await row(one).locator("td.cost").textContent())?.startsWith("$"), 10_000);
-    const totals = await mcp.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null }> }>("list_sessions", {});
+    const totals = await mcp.callOk("list_sessions", {});
     const cost = totals.sessions.find((s) => s.session_id === one)?.total_cost_usd;
     expect(cost).toBeGreaterThan(0);
     expect(await row(one).locator("td.cost").textContent()).toBe(`$${cost!.toFixed(4)}`);
@@ -112,7 +112,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     page.once("dialog", (d) => void d.accept());
     await page.click("#kill");
     await until(async () => (await page.textContent("#s-status")) === "dead", 15_000);
-    const listed = await mcp.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const listed = await mcp.callOk("list_sessions", {});
     expect(listed.sessions.find((s) => s.session_id === two)?.status).toBe("dead");
   }, 60_000);
 

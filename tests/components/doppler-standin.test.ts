@@ -298,6 +298,7 @@ describe('doppler stand-in: signals on a terminal (private tmux server)', () => 
     const { ready, info } = await startInPane('swallow', []);
     expect(info.tty).toBe(true);
     process.kill(info.ppid, 'SIGTERM');
+    // "Nothing happens" needs time to pass: the signal is swallowed for as long as we look.
     await new Promise((r) => setTimeout(r, 700));
     expect(alive(info.ppid)).toBe(true);
     expect(alive(info.pid)).toBe(true);
@@ -305,7 +306,7 @@ describe('doppler stand-in: signals on a terminal (private tmux server)', () => 
     expect(await paneDead('swallow')).toBe(false);
     // SIGINT is swallowed as well.
     process.kill(info.ppid, 'SIGINT');
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 300)); // likewise: swallowed for as long as we look
     expect(alive(info.ppid)).toBe(true);
     // Killing the child directly ends doppler with 128+9.
     process.kill(info.pid, 'SIGKILL');

@@ -107,9 +107,15 @@ async function paste(name: string, text: string): Promise<void> {
   await tmux(['paste-buffer', '-p', '-d', '-b', buf, '-t', `=${name}:`]);
 }
 
+/** The input box ("❯" + a no-break space) shows the start of what was pasted. */
+async function inInputBox(name: string, text: string): Promise<void> {
+  const head = text.split('\n')[0]!.slice(0, 30);
+  await waitFor(`paste in the input box of ${name}`, async () => (await capture(name)).includes(`❯\u00a0${head}`));
+}
+
 async function sendPrompt(name: string, text: string): Promise<void> {
   await paste(name, text);
-  await sleep(60);
+  await inInputBox(name, text);
   await tmux(['send-keys', '-t', `=${name}:`, 'Enter']);
 }
 
@@ -177,8 +183,9 @@ describe('fake claude in tmux', () => {
   it('takes a bracketed paste plus a separate Enter as one prompt', async () => {
     const text = `first line with "double" and 'single' quotes\nsecond line with $(x) and \`y\` and $HOME\nthird`;
     await paste('a', text);
-    await sleep(250);
-    expect(find((e) => e.hook_event_name === 'UserPromptSubmit' && e.session_id === idA)).toBeUndefined(); // the paste alone submits nothing
+    // The paste alone submits nothing: it stays in the input box.
+    await inInputBox('a', text);
+    expect(find((e) => e.hook_event_name === 'UserPromptSubmit' && e.session_id === idA)).toBeUndefined();
     expect(await capture('a')).toContain('second line with $(x)');
     await tmux(['send-keys', '-t', '=a:', 'Enter']);
 
@@ -221,7 +228,8 @@ describe('fake claude in tmux', () => {
     expect(screen).toContain('3. No');
     expect(screen).toContain(command);
 
-    await tmux(['send-keys', '-t', '=a:', '1']); // inside the 600 ms guard: ignored
+    await tmux(['send-keys', '-t', '=a:', '1']); // inside the 200 ms guard: ignored
+    // Time passing is the point here: the key must stay ignored, and the next one come after the guard.
     await sleep(150);
     expect(existsSync(target)).toBe(false);
     await sleep(600);
@@ -243,12 +251,12 @@ describe('fake claude in tmux', () => {
     await tmux(['send-keys', '-t', '=a:', 'Escape']);
     await waitFor('Interrupted on screen', async () => /Interrupted · What should Claude do instead\?/.test(await capture('a')));
     expect(await capture('a')).toContain('? for shortcuts');
-    await sleep(300);
-    expect(find((e) => e.hook_event_name === 'Stop' && e.prompt_id === ups.prompt_id)).toBeUndefined();
 
     await sendPrompt('a', 'after the interrupt');
     const next = await waitFor('UserPromptSubmit', () => find((e) => e.hook_event_name === 'UserPromptSubmit' && e.prompt === 'after the interrupt'));
     await waitFor('Stop', () => find((e) => e.hook_event_name === 'Stop' && e.prompt_id === next.prompt_id));
+    // Hooks run one at a time in order: a Stop of the interrupted turn would be in the log before the next one's.
+    expect(find((e) => e.hook_event_name === 'Stop' && e.prompt_id === ups.prompt_id)).toBeUndefined();
   });
 
   it('kill-session gives SessionEnd with reason other', async () => {

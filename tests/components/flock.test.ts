@@ -21,7 +21,7 @@ describe("cross-process file lock", () => {
       Array.from({ length: 6 }, (_, i) =>
         withFileLock(lock, async () => {
           log.push(`in ${i}`);
-          await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setTimeout(r, 20)); // time inside the section, so an overlap would show
           log.push(`out ${i}`);
         }),
       ),

@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../src/backends/backend.js";
-import { TmuxBackend } from "../../src/backends/tmux.js";
+import type { Backend } from "../../src/runners/host.js";
+import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
 import { installScripts } from "../../src/app.js";
 import { hasPty, hasTmux, until } from "../helpers/harness.js";
 
@@ -52,7 +52,7 @@ const backends: Array<[string, () => Promise<Backend | undefined>]> = [
   }],
   ["pty", async () => {
     if (!(await hasPty())) return undefined;
-    const { PtyBackend } = await import("../../src/backends/pty.js");
+    const { PtyBackend } = await import("../../src/runners/terminal/pty.js");
     return new PtyBackend({ hookScript: (await installScripts(join(root, "sp"))).hook });
   }],
 ];

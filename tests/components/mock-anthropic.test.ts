@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startMockApi, type MockApi } from '../fixtures/mock-anthropic.js';
+import { until } from '../helpers/wait.js';
 
 interface SseEvent {
   event: string;
@@ -267,8 +268,7 @@ describe('mock Anthropic Messages API', () => {
     expect(api.requests[0]!.outcome).toBe('pending');
     ac.abort();
     await reader.cancel().catch(() => {});
-    const deadline = Date.now() + 3000;
-    while (api.requests[0]!.outcome === 'pending' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => api.requests[0]!.outcome !== 'pending', 3000, 20);
     expect(api.requests[0]!.outcome).toBe('aborted');
     // the server keeps working
     const ok = assemble(parseSse(await (await post(api, userBody('after'))).text()));

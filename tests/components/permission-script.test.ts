@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { installScripts } from "../../src/app.js";
 import { permissionHookEntry } from "../../src/claude/hooks.js";
+import { until } from "../helpers/wait.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-perm-"));
 afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
@@ -30,16 +31,6 @@ const lines = (f: string) =>
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-async function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe("permission.sh", () => {
   it("appends the request with its key, prints exactly the decision written for that key and removes it", async () => {

@@ -8,13 +8,16 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SpawnSpec } from "../../src/backends/backend.js";
-import { PtyBackend } from "../../src/backends/pty.js";
+import type { TerminalPlan } from "../../src/runners/host.js";
+import { PtyBackend } from "../../src/runners/terminal/pty.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/app.js";
 import { FAKE_CLAUDE, until } from "../helpers/harness.js";
+
+/** The input box (the fake draws "❯" + a no-break space) shows the start of what was pasted: Enter may follow. */
+const inInputBox = async (b: { screen(id: string): Promise<string> }, id: string, text: string) =>
+  until(async () => (await b.screen(id)).includes(`❯\u00a0${text.split("\n")[0]!.slice(0, 30)}`), 5000, 20);
 
 interface Ev {
   hook_event_name: string;
@@ -59,7 +62,7 @@ function gone(pid: number): boolean {
 }
 
 /** A session's own directory, settings file and spec for the fake claude. */
-function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): SpawnSpec {
+function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string[] = []): TerminalPlan {
   const id = `t${++seq}${randomBytes(3).toString("hex")}`;
   const dir = join(root, "sessions", id);
   const cwd = join(root, "work", id);
@@ -82,7 +85,7 @@ function fakeClaudeSpec(extraEnv: Record<string, string> = {}, extraArgs: string
   };
 }
 
-async function startReady(spec: SpawnSpec): Promise<number> {
+async function startReady(spec: TerminalPlan): Promise<number> {
   const { pid } = await backend.spawn(spec);
   await until(() => named(spec.eventsPath, "SessionStart").length > 0, 20_000);
   await until(async () => (await backend.screen(spec.id)).includes("❯"), 10_000);
@@ -124,7 +127,7 @@ describe("PtyBackend with the fake claude", () => {
     const before = statSync(spec.rawLogPath).size;
     const text = "first line\nsecond line, ünïcødé ✓\n  third line indented";
     await backend.paste(spec.id, text);
-    await sleep(60);
+    await inInputBox(backend, spec.id, text);
     await backend.keys(spec.id, ["Enter"]);
     const submit = await until(() => named(spec.eventsPath, "UserPromptSubmit")[0], 10_000);
     expect(submit.prompt).toBe(text);
@@ -136,14 +139,18 @@ describe("PtyBackend with the fake claude", () => {
 
   it("Escape during a slow turn shows Interrupted and fires no Stop", async () => {
     await backend.paste(spec.id, "take your time FAKE_SLOW:20000");
-    await sleep(60);
+    await inInputBox(backend, spec.id, "take your time FAKE_SLOW:20000");
     await backend.keys(spec.id, ["Enter"]);
     await until(() => named(spec.eventsPath, "UserPromptSubmit").length === 2, 10_000);
     await until(async () => (await backend.screen(spec.id)).includes("esc to interrupt"), 5000);
     await backend.keys(spec.id, ["Escape"]);
     await until(async () => (await backend.screen(spec.id)).includes("Interrupted"), 5000);
-    await sleep(200);
-    expect(named(spec.eventsPath, "Stop")).toHaveLength(1);
+    // Hooks run one at a time in order: once the next prompt's turn has ended, a Stop of the interrupted one would be in.
+    await backend.paste(spec.id, "after the interrupt");
+    await inInputBox(backend, spec.id, "after the interrupt");
+    await backend.keys(spec.id, ["Enter"]);
+    await until(() => named(spec.eventsPath, "Stop").length === 2, 10_000);
+    expect(named(spec.eventsPath, "Stop").map((e) => e.last_assistant_message)).toEqual(["FAKE REPLY: first line\nsecond line, ünïcødé ✓\n  third line indented", "FAKE REPLY: after the interrupt"]);
   });
 
   it("kill ends it gracefully: SessionEnd and cs:exit in the events log, pid gone, screen still readable", async () => {
@@ -171,7 +178,7 @@ describe("PtyBackend environment and processes", () => {
     expect(ps).toContain(spec.argv[2]!); // the session's own argv is visible: we looked at the right list
     expect(ps).not.toContain(secret);
     await backend.paste(spec.id, "FAKE_ENV:CS_TEST_SECRET");
-    await sleep(60);
+    await inInputBox(backend, spec.id, "FAKE_ENV:CS_TEST_SECRET");
     await backend.keys(spec.id, ["Enter"]);
     await until(() => existsSync(report) && readFileSync(report, "utf8").includes(secret), 10_000);
     const env = JSON.parse(readFileSync(report, "utf8").trim()) as { value: string };
@@ -228,7 +235,7 @@ describe("PtyBackend environment and processes", () => {
     const s = fakeClaudeSpec();
     await startReady(s);
     await backend.paste(s.id, "FAKE_CRASH please");
-    await sleep(60);
+    await inInputBox(backend, s.id, "FAKE_CRASH please");
     await backend.keys(s.id, ["Enter"]);
     await until(() => named(s.eventsPath, "cs:exit").length === 1, 10_000);
     expect(named(s.eventsPath, "cs:exit")[0]).toEqual({ hook_event_name: "cs:exit", exit_code: 3 });

@@ -108,7 +108,7 @@ describe("state store faults", () => {
     try {
       // The stopped holder's lock goes stale after 2 s: this process takes it over and writes.
       await s.update((st) => void (st.sessions.counter!.turn_count += 10));
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, 1000)); // time passing is the point: the holder stays stopped after the takeover
     } finally {
       process.kill(h.child.pid!, "SIGCONT");
     }

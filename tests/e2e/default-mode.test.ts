@@ -34,7 +34,7 @@ describe.runIf(run)("real claude without permission_mode: the server's default, 
     expect(s.ok, s.text).toBe(true);
     expect(s.data).toMatchObject({ permission_mode: "default", claude_version: realClaudeVersion() });
     const id = s.data.session_id as string;
-    const listed = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.call("list_sessions", {});
     expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ permission_mode: "default", claude_version: realClaudeVersion() });
 
     const r = await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 30_000 });

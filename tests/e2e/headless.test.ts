@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failedTurn, type Mcp } from "../helpers/harness.js";
+import { failedTurn, until, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
@@ -50,9 +50,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const ok = await m.call("start_session", { cwd, ...H, trust_workspace: true });
     expect(ok.ok, ok.text).toBe(true);
     // The folder's own hook ran, as it does once the terminal's trust screen is answered Yes.
-    const t0 = Date.now();
-    while (!existsSync(ran) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
-    expect(existsSync(ran)).toBe(true);
+    await until(() => existsSync(ran), 10_000, 100);
     await m.callOk("kill_session", { session_id: ok.data.session_id as string });
   });
 
@@ -74,9 +72,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
         return;
       }
       expect(s.ok, s.text).toBe(true);
-      const t0 = Date.now();
-      while (!existsSync(started) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
-      expect(existsSync(started)).toBe(true);
+      await until(() => existsSync(started), 10_000, 100);
       await listed.callOk("kill_session", { session_id: s.data.session_id as string });
     } finally {
       await listed.close();
@@ -96,7 +92,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     });
     const w = await m.call("wait_for_completion", { session_id: ids[0], timeout_ms: 1000 });
     expect(w.data).toMatchObject({ completed: true, last_response: "MOCK REPLY: parallel 0", num_turns: 1 });
-    const listed = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.call("list_sessions", {});
     for (const id of ids) expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ backend: "headless", status: "idle", survives_restart: false });
     const log = await m.call("stream_output", { session_id: ids[0], mode: "log" });
     expect(log.data.text).toContain("MOCK REPLY: parallel 0");
@@ -219,7 +215,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
   it("resume keeps the Claude session id and the history; fork branches it", async () => {
     const id = await start("resume");
-    const s0 = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === id)!;
+    const s0 = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id)!;
     await m.callOk("send_message", { session_id: id, message: "remember the word apricot" });
     await m.callOk("kill_session", { session_id: id });
     const r = await m.call("resume_session", { session_id: id, backend: "headless" });
@@ -235,26 +231,26 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(f.data.session_id).not.toBe(id);
     await m.callOk("send_message", { session_id: f.data.session_id as string, message: "forked: the word?" });
     expect(e.userTexts(e.requestsWith("forked: the word?")[0]!)).toContain("remember the word apricot");
-    const rows = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions;
+    const rows = (await m.callOk("list_sessions", {})).sessions;
     expect(rows.find((x) => x.session_id === id)).toMatchObject({ status: "dead", claude_session_id: s0.claude_session_id });
     await m.callOk("kill_session", { session_id: f.data.session_id as string });
   });
 
   it("take-over: a headless conversation resumed in tmux (same Claude session id, attachable), then back to headless", async () => {
     const id = await start("takeover", { max_budget_usd: 5 });
-    const cs = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === id)!.claude_session_id;
+    const cs = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id)!.claude_session_id;
     await m.callOk("send_message", { session_id: id, message: "headless says pear" });
     await m.callOk("kill_session", { session_id: id });
     const t = await m.call("resume_session", { session_id: id, backend: "tmux" });
     expect(t.data, t.text).toMatchObject({ backend: "tmux", status: "ready", claude_session_id: cs });
     expect(String(t.data.attach_command)).toContain("tmux");
-    const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: id, message: "tmux asks the fruit", timeout_ms: 30_000 });
+    const r = await m.callOk("send_message", { session_id: id, message: "tmux asks the fruit", timeout_ms: 30_000 });
     expect(r.response).toBe("MOCK REPLY: tmux asks the fruit");
     expect(e.userTexts(e.requestsWith("tmux asks the fruit")[0]!)).toContain("headless says pear");
     await m.callOk("kill_session", { session_id: id });
     const back = await m.call("resume_session", { session_id: id, backend: "headless" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", status: "ready", claude_session_id: cs });
-    const r2 = await m.callOk<Record<string, unknown>>("send_message", { session_id: id, message: "headless again" });
+    const r2 = await m.callOk("send_message", { session_id: id, message: "headless again" });
     expect(r2).toMatchObject({ response: "MOCK REPLY: headless again", num_turns: 1 });
     expect(e.userTexts(e.requestsWith("headless again")[0]!)).toEqual(expect.arrayContaining(["headless says pear", "tmux asks the fruit"]));
     await m.callOk("kill_session", { session_id: id });
@@ -267,16 +263,13 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(r.data.cost_usd).toBeGreaterThan(0);
     expect(progress.length).toBeGreaterThan(0);
     const id = r.data.session_id as string;
-    expect((await m.callOk<Record<string, unknown>>("send_message", { session_id: id, message: "and then?" })).response).toBe("MOCK REPLY: and then?");
+    expect((await m.callOk("send_message", { session_id: id, message: "and then?" })).response).toBe("MOCK REPLY: and then?");
     await m.callOk("kill_session", { session_id: id });
 
     const once = await m.call("run_task", { cwd: e.dir("task2"), prompt: "one shot", keep_session: false });
     expect(once.data, once.text).toMatchObject({ kept: false, response: "MOCK REPLY: one shot" });
     // Ended in the background once the reply is in hand.
-    const t0 = Date.now();
-    const statusOf = async () => (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status;
-    while ((await statusOf()) !== "dead" && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 100));
-    expect(await statusOf()).toBe("dead");
+    await until(async () => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status === "dead", 15_000, 100);
     const back = await m.call("resume_session", { session_id: once.data.session_id, message: "more" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", claude_session_id: once.data.claude_session_id });
     await m.callOk("kill_session", { session_id: once.data.session_id as string });
@@ -288,7 +281,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await e.mock.waitForRequest((q) => q.lastUserText === "MOCK_SLOW:30 cancel me", 30_000);
     ac.abort();
     await p.catch(() => undefined);
-    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     const s = listed.sessions.filter((x) => x.backend === "headless" && String(x.cwd).endsWith("task2")).at(-1)!;
     const w = await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(w.data, w.text).toMatchObject({ completed: true, turn_outcome: "interrupted" });
@@ -308,7 +301,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
   it("a crash mid-turn wakes the waiter at once with final_state dead; the session is resumable", async () => {
     const id = await start("crash");
-    const pid = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === id)!.pid as number;
+    const pid = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id)!.pid as number;
     // A conversation the CLI has written to its transcript (a process killed in its very first turn leaves none to resume).
     await m.callOk("send_message", { session_id: id, message: "a first turn" });
     await m.callOk("send_message", { session_id: id, message: "MOCK_SLOW:30 crash me", wait_for_response: false });
@@ -325,17 +318,15 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
   it("a headless session lives as long as its server: after the server is killed it is recorded dead, and resumable", async () => {
     const m2 = await e.connect();
-    const s = await m2.callOk<{ session_id: string; claude_session_id: string; pid: number }>("start_session", { cwd: e.dir("restart"), ...H });
+    const s = await m2.callOk("start_session", { cwd: e.dir("restart"), ...H });
     await m2.callOk("send_message", { session_id: s.session_id, message: "before the restart" });
     process.kill(m2.pid!, "SIGKILL");
     await m2.close().catch(() => undefined);
     // stdin EOF: the CLI ends on its own shortly after its server.
-    const t0 = Date.now();
-    while (Date.now() - t0 < 15_000 && existsSync(`/proc/${s.pid}`)) await new Promise((r) => setTimeout(r, 100));
-    expect(existsSync(`/proc/${s.pid}`)).toBe(false);
+    await until(() => !existsSync(`/proc/${s.pid}`), 15_000, 100);
     const m3 = await e.connect();
     try {
-      const listed = await m3.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+      const listed = await m3.callOk("list_sessions", {});
       expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "dead", backend: "headless" });
       const r = await m3.call("resume_session", { session_id: s.session_id, message: "after the restart" });
       expect(r.data, r.text).toMatchObject({ backend: "headless", claude_session_id: s.claude_session_id });
@@ -350,22 +341,19 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   it("warm pool (CLAUDE_SESSIONS_WARM_POOL=1): after a run_task a spare session waits ready, visible in list_sessions; the next run_task like it takes it", async () => {
     const mp = await e.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
     try {
-      const args = { cwd: e.dir("pool"), permission_mode: "default", keep_session: false };
-      const first = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool one" });
+      const args = { cwd: e.dir("pool"), permission_mode: "default" as const, keep_session: false };
+      const first = await mp.callOk("run_task", { ...args, prompt: "pool one" });
       expect(first).toMatchObject({ response: "MOCK REPLY: pool one", kept: false });
-      let spare: Record<string, unknown> | undefined;
-      const t0 = Date.now();
-      while (!spare && Date.now() - t0 < 30_000) {
-        const l = await mp.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
-        // Not the first task's own session: it is ready too for the moment before its background kill ends it.
-        spare = l.sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!));
-        if (!spare) await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(spare, "a ready spare session").toBeDefined();
-      const second = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool two" });
+      // Not the first task's own session: it is ready too for the moment before its background kill ends it.
+      const spare = await until(
+        async () => (await mp.callOk("list_sessions", {})).sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!)),
+        30_000,
+        200,
+      );
+      const second = await mp.callOk("run_task", { ...args, prompt: "pool two" });
       expect(second).toMatchObject({ session_id: spare!.session_id, response: "MOCK REPLY: pool two" });
       // A call with other options does not take it.
-      const other = await mp.callOk<Record<string, unknown>>("run_task", { ...args, prompt: "pool three", model: "claude-sonnet-4-5" });
+      const other = await mp.callOk("run_task", { ...args, prompt: "pool three", model: "claude-sonnet-4-5" });
       expect(other.session_id).not.toBe(spare!.session_id);
     } finally {
       await mp.close();

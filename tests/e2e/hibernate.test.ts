@@ -22,18 +22,18 @@ describe.runIf(run)("real claude, headless: hibernate and wake", () => {
   });
 
   async function statusOf(m: Mcp, id: string): Promise<unknown> {
-    return (await m.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {})).sessions.find((x) => x.session_id === id)?.status;
+    return (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id)?.status;
   }
 
   it("a headless session at server shutdown is hibernated; the next server's send_message wakes it in the same conversation", async () => {
     const m1 = await e.connect();
-    const s = await m1.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: e.dir("shutdown"), ...H });
+    const s = await m1.callOk("start_session", { cwd: e.dir("shutdown"), ...H });
     await m1.callOk("send_message", { session_id: s.session_id, message: "before the shutdown" });
     await m1.close();
     const m2 = await e.connect();
     try {
       expect(await statusOf(m2, s.session_id)).toBe("hibernated");
-      const r = await m2.callOk<Sent>("send_message", { session_id: s.session_id, message: "after the shutdown", timeout_ms: 30_000 });
+      const r = await m2.callOk("send_message", { session_id: s.session_id, message: "after the shutdown", timeout_ms: 30_000 });
       expect(r).toMatchObject({ completed: true, woke: true, response: "MOCK REPLY: after the shutdown" });
       expect(e.userTexts(e.requestsWith("after the shutdown")[0]!)).toContain("before the shutdown");
       await m2.callOk("kill_session", { session_id: s.session_id });
@@ -45,10 +45,10 @@ describe.runIf(run)("real claude, headless: hibernate and wake", () => {
   it("a run_task-kept session hibernated by kill_session {hibernate} is woken by send_message", async () => {
     const m = await e.connect();
     try {
-      const t = await m.callOk<{ session_id: string; kept: boolean }>("run_task", { cwd: e.dir("task"), prompt: "the task", keep_session: true, permission_mode: "default" });
+      const t = await m.callOk("run_task", { cwd: e.dir("task"), prompt: "the task", keep_session: true, permission_mode: "default" });
       expect(t.kept).toBe(true);
       expect(await m.callOk("kill_session", { session_id: t.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
-      const r = await m.callOk<Sent>("send_message", { session_id: t.session_id, message: "the follow-up", timeout_ms: 30_000 });
+      const r = await m.callOk("send_message", { session_id: t.session_id, message: "the follow-up", timeout_ms: 30_000 });
       expect(r).toMatchObject({ completed: true, woke: true, response: "MOCK REPLY: the follow-up" });
       expect(e.userTexts(e.requestsWith("the follow-up")[0]!)).toContain("the task");
       await m.callOk("kill_session", { session_id: t.session_id });

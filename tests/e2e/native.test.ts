@@ -72,7 +72,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
   }
 
   async function natives(): Promise<Native[]> {
-    const r = await m.call<{ native_sessions?: Native[]; native_error?: string }>("list_sessions", { include_native: true });
+    const r = await m.call("list_sessions", { include_native: true });
     expect(r.ok, r.text).toBe(true);
     expect(r.data.native_error).toBeUndefined();
     return r.data.native_sessions ?? [];
@@ -136,7 +136,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     if (version !== "2.1.197") expect(viaMock, `claude ${version}: background sessions should use ANTHROPIC_BASE_URL`).toBe(true);
     conversation = s.claude_session_id!;
     // The managed list is unchanged: native sessions are only ever in native_sessions.
-    const plain = await m.call<{ sessions: unknown[]; native_sessions?: unknown }>("list_sessions", {});
+    const plain = await m.call("list_sessions", {});
     expect(plain.data.sessions).toEqual([]);
     expect(plain.data.native_sessions).toBeUndefined();
   });
@@ -150,7 +150,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
       const r = await m.call("send_message", { native_session_id: id, message: "second prompt, via attach" });
       expect(r.error?.code, r.text).toBe("SESSION_BUSY");
       expect(r.error?.suggestion).toContain(`claude attach ${id}`);
-      await sleep(1000);
+      await sleep(1000); // "nothing was typed" needs time to pass: nothing reaches the conversation while we look
       expect(transcriptPrompts(e.dir("bg"), conversation)).toEqual(["first native prompt"]);
       return;
     }
@@ -171,7 +171,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     // Sent as soon as the CLI says "stopped": for a moment it still lists the exiting process's pid, and the server
     // waits for it to go rather than attach to it or start a copy.
     await until(id, (x) => x.state === "stopped", "stopped");
-    const r = await m.call<{ native_session_id: string }>("send_message", { native_session_id: id, message: "-third prompt, resumed" });
+    const r = await m.call("send_message", { native_session_id: id, message: "-third prompt, resumed" });
     expect(r.ok, r.text).toBe(true);
     expect(r.data).toMatchObject({ message_sent: true, delivered_via: "resume" });
     const earlier = viaMock ? ["first native prompt", "second prompt, via attach"] : ["first native prompt"];
@@ -180,12 +180,12 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     } else {
       // 2.1.197 carries the conversation into a new background session (new id, new conversation id) and says so.
       expect(realClaudeVersion()).toBe("2.1.197");
-      expect(r.data).toMatchObject({ note: expect.stringContaining(r.data.native_session_id) });
-      started.push(r.data.native_session_id);
-      const copy = await until(r.data.native_session_id, (x) => x.claude_session_id !== undefined, "listing the copy");
+      expect(r.data).toMatchObject({ note: expect.stringContaining(r.data.native_session_id!) });
+      started.push(r.data.native_session_id!);
+      const copy = await until(r.data.native_session_id!, (x) => x.claude_session_id !== undefined, "listing the copy");
       await delivered(e.dir("bg"), copy.claude_session_id!, "-third prompt, resumed", earlier);
     }
-    await until(r.data.native_session_id, (x) => x.state === "working" || x.state === "blocked", "running again");
+    await until(r.data.native_session_id!, (x) => x.state === "working" || x.state === "blocked", "running again");
   });
 
   it("d. a session waiting on a permission dialog is refused (SESSION_BUSY): nothing is typed into the dialog", async () => {
@@ -206,7 +206,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     expect(r.error?.code).toBe("SESSION_BUSY");
     expect(r.error?.message).toMatch(waiting.status === undefined ? /no empty input box/ : /is waiting for an answer/);
     expect(r.error?.suggestion).toContain(`claude attach ${id}`);
-    await sleep(1000);
+    await sleep(1000); // likewise: nothing reaches the API while we look
     expect(e.requestsWith("do not type me")).toEqual([]);
     expect(transcriptPrompts(e.dir("bg-wait"), waiting.claude_session_id!)).toEqual([prompt]);
   });
@@ -223,7 +223,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
   });
 
   it("f. a session this server runs shows in native_sessions as an interactive one, with its managed_session_id", async () => {
-    const st = await m.call<{ session_id: string; claude_session_id: string }>("start_session", { cwd: e.dir("managed"), permission_mode: "default" });
+    const st = await m.call("start_session", { cwd: e.dir("managed"), permission_mode: "default" });
     expect(st.ok, st.text).toBe(true);
     try {
       const n = (await natives()).find((x) => x.claude_session_id === st.data.claude_session_id) as (Native & { managed_session_id?: string }) | undefined;

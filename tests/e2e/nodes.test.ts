@@ -41,14 +41,14 @@ describe.runIf(run)("real claude on a far node", () => {
   });
 
   it("starts on the node, answers through the mock over the link, and is killed by id", async () => {
-    const s = await m.callOk<{ session_id: string; node: string; status: string }>("start_session", { cwd: h.work, node: "far" }, { timeout: 90_000 });
+    const s = await m.callOk("start_session", { cwd: h.work, node: "far" }, { timeout: 90_000 });
     expect(s.node).toBe("far");
-    const r = await m.callOk<{ response: string; node: string; usage?: { output_tokens: number } }>("send_message", { session_id: s.session_id, message: "hello over the wire", timeout_ms: 60_000 }, { timeout: 90_000 });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "hello over the wire", timeout_ms: 60_000 }, { timeout: 90_000 });
     expect(r).toMatchObject({ response: "MOCK REPLY: hello over the wire", node: "far" });
     expect(mock.mainRequests().some((x) => x.lastUserText === "hello over the wire")).toBe(true);
     // The key is the node's environment, not anyone's command line.
     expect(h.exec.join(" ")).not.toContain(API_KEY);
-    const k = await m.callOk<{ status: string }>("kill_session", { session_id: s.session_id });
+    const k = await m.callOk("kill_session", { session_id: s.session_id });
     expect(k.status).toBe("killed");
   });
 });

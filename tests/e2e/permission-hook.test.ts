@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Mcp } from "../helpers/harness.js";
+import { until, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
@@ -46,7 +46,7 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     expect(done.data).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
     expect(existsSync(join(e.dir("allow"), "allowed.txt"))).toBe(true);
-    const screen = await m.callOk<{ text: string }>("stream_output", { session_id: id, mode: "screen" });
+    const screen = await m.callOk("stream_output", { session_id: id, mode: "screen" });
     expect(screen.text).toContain("Allowed by PermissionRequest hook");
     await m.call("kill_session", { session_id: id });
   });
@@ -106,9 +106,7 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
     try {
       const id = await started("fallback", short);
       await asks(id, "touch late.txt", short);
-      const t0 = Date.now();
-      while (!e.events(id).some((x) => x.hook_event_name === "cs:permission_fallback") && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 100));
-      expect(e.events(id).map((x) => x.hook_event_name)).toContain("cs:permission_fallback");
+      await until(() => e.events(id).some((x) => x.hook_event_name === "cs:permission_fallback"), 15_000, 100);
       const bad = await short.call("respond_permission", { session_id: id, decision: "allow", updated_input: { command: "true" } });
       expect(bad.error?.code, "the dialog's keys carry only the decision").toBe("INVALID_ARGUMENT");
       const a = await short.call("respond_permission", { session_id: id, decision: "allow" });

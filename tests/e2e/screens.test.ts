@@ -47,13 +47,13 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
 
   /** Starts an auto-mode session and sends the command; reads the screen meanwhile to learn when the screen showed. */
   async function blocked(backend: "tmux" | "pty", dir: string, file: string) {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir(dir), backend, permission_mode: "auto" });
+    const s = await m.callOk("start_session", { cwd: e.dir(dir), backend, permission_mode: "auto" });
     const id = s.session_id;
     let shownAt: number | undefined;
     let watching = true;
     const watch = (async () => {
       while (watching && shownAt === undefined) {
-        const sc = await m.call<{ text?: string }>("stream_output", { session_id: id, mode: "screen" });
+        const sc = await m.call("stream_output", { session_id: id, mode: "screen" });
         if (sc.ok && sc.data.text?.includes("Auto mode can't check actions in this session")) shownAt = Date.now();
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -78,7 +78,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
       // Reported by the screen watch, well before the send's 30 s: how fast (2 s is the target) is a figure, logged
       // above, not an assertion (a loaded machine measured 2.02 s).
       expect(returnedAt - shownAt!).toBeLessThan(15_000);
-      const row = (await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {})).sessions.find((x) => x.session_id === id);
+      const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id);
       expect(row).toMatchObject({ status: "blocked", blocked: { kind: "auto_mode_unavailable" } });
       expect(notices.some((n) => n.event === "blocked" && n.session_id === id && n.kind === "auto_mode_unavailable")).toBe(true);
       // A prompt is not typed into the screen.
@@ -89,12 +89,12 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
       expect(a.data, a.text).toMatchObject({ answered: true, kind: "auto_mode_unavailable", choice: "stay in auto mode" });
       // Staying means approving each such action yourself: auto mode's own dialog, which fires no PermissionRequest
       // hook (2.1.330/2.1.331), so it is a blocking screen too.
-      const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+      const w = await m.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
       expect(w).toMatchObject({ final_state: "blocked", blocked: { kind: "permission_dialog", choices: ["No", "Yes"] } });
       expect((w.blocked as { text: string }).text).toMatch(/Do you want to proceed\?/);
       const yes = await m.call("answer_prompt", { session_id: id, choice: "Yes" });
       expect(yes.data, yes.text).toMatchObject({ answered: true, kind: "permission_dialog", choice: "Yes" });
-      const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+      const done = await m.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
       expect(done).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
       expect(existsSync(join(outside, `${backend}.txt`))).toBe(true);
       await m.call("kill_session", { session_id: id });
@@ -106,16 +106,16 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
     expect(r.data, r.text).toMatchObject({ final_state: "blocked", blocked: { kind: "auto_mode_unavailable" } });
     const a = await m.call("answer_prompt", { session_id: id, choice: 3 });
     expect(a.data, a.text).toMatchObject({ answered: true, choice: "cancel" });
-    const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    const w = await m.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     expect(w).toMatchObject({ final_state: "idle", turn_outcome: "interrupted" });
-    const next = await m.callOk<Record<string, unknown>>("send_message", { session_id: id, message: "after the screen", timeout_ms: 30_000 });
+    const next = await m.callOk("send_message", { session_id: id, message: "after the screen", timeout_ms: 30_000 });
     expect(next).toMatchObject({ completed: true, response: "MOCK REPLY: after the screen" });
     await m.call("kill_session", { session_id: id });
   });
 
   it.runIf(autoScreen)("headless has no screen: the classifier's failure denies the tool (permission_denials) and the turn completes", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("headless"), backend: "headless", permission_mode: "auto" });
-    const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: `MOCK_BASH:touch ${join(outside, "headless.txt")}`, timeout_ms: 30_000 });
+    const s = await m.callOk("start_session", { cwd: e.dir("headless"), backend: "headless", permission_mode: "auto" });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: `MOCK_BASH:touch ${join(outside, "headless.txt")}`, timeout_ms: 30_000 });
     expect(r).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool failed", permission_denials: [{ tool_name: "Bash" }] });
     expect(r.blocked).toBeUndefined();
     const told = e.mock.mainRequests().find((q) => q.toolResult?.isError && /Auto mode is unavailable/.test(q.toolResult.text));
@@ -141,12 +141,12 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
         : undefined,
     );
     try {
-      const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("plan"), permission_mode: "plan" });
-      const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "PLAN_PLEASE", timeout_ms: 30_000 });
+      const s = await m.callOk("start_session", { cwd: e.dir("plan"), permission_mode: "plan" });
+      const r = await m.callOk("send_message", { session_id: s.session_id, message: "PLAN_PLEASE", timeout_ms: 30_000 });
       expect(r).toMatchObject({ final_state: "waiting_for_permission", pending_permission: { tool_name: "ExitPlanMode" } });
       expect(r.blocked).toBeUndefined();
       await m.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
-      const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      const w = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
       if (!autoScreen) {
         // 2.1.197 takes the hook's allow as the answer.
         expect(w).toMatchObject({ completed: true, final_state: "idle" });
@@ -159,7 +159,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
       expect(choices.at(-1)).toBe("No");
       const a = await m.call("answer_prompt", { session_id: s.session_id, choice: 1 });
       expect(a.data, a.text).toMatchObject({ answered: true, kind: "plan_approval", choice: choices[0] });
-      const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
       expect(done).toMatchObject({ completed: true, final_state: "idle" });
       await m.call("kill_session", { session_id: s.session_id });
     } finally {
@@ -171,11 +171,11 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
     const question = { question: "Which colour should the button be?", header: "Colour", multiSelect: false, options: [{ label: "Red", description: "A red button" }, { label: "Blue", description: "A blue button" }] };
     e.mock.setHandler((q) => (!q.toolResult && q.lastUserText?.includes("ASK_PLEASE") ? { blocks: [{ type: "tool_use", name: "AskUserQuestion", input: { questions: [question] } }] } : undefined));
     try {
-      const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("ask"), permission_mode: "default" });
-      const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "ASK_PLEASE", timeout_ms: 30_000 });
+      const s = await m.callOk("start_session", { cwd: e.dir("ask"), permission_mode: "default" });
+      const r = await m.callOk("send_message", { session_id: s.session_id, message: "ASK_PLEASE", timeout_ms: 30_000 });
       expect(r).toMatchObject({ final_state: "waiting_for_permission", pending_permission: { tool_name: "AskUserQuestion" } });
       await m.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
-      const w = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      const w = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
       if (!autoScreen) {
         // 2.1.197 takes the hook's allow as the answer (the question is not shown).
         expect(w).toMatchObject({ completed: true, final_state: "idle" });
@@ -186,7 +186,7 @@ describe.runIf(run)("real claude: a screen that blocks a turn comes back as bloc
       expect((w.blocked as { text: string }).text).toMatch(/Which colour should the button be\?/);
       const a = await m.call("answer_prompt", { session_id: s.session_id, choice: "Blue" });
       expect(a.data, a.text).toMatchObject({ answered: true, kind: "question", choice: "Blue" });
-      const done = await m.callOk<Record<string, unknown>>("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+      const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
       expect(done).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
       const answered = e.mock.mainRequests().find((q) => q.toolResult && /Blue/.test(q.toolResult.text));
       expect(answered, "the tool result the model got names the chosen option").toBeDefined();

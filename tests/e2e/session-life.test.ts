@@ -23,9 +23,9 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
   it("reset_session clears the conversation in the same session; the record follows the new id; the old one resumes", async () => {
     const m = await e.connect();
     const cwd = e.dir("reset");
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd });
+    const s = await m.callOk("start_session", { cwd });
     await m.callOk("send_message", { session_id: s.session_id, message: "remember the word heron" });
-    const r = await m.call<{ claude_session_id: string; old_claude_session_id: string; status: string }>("reset_session", { session_id: s.session_id });
+    const r = await m.call("reset_session", { session_id: s.session_id });
     expect(r.ok, r.text).toBe(true);
     expect(r.data.old_claude_session_id).toBe(s.claude_session_id);
     expect(r.data.claude_session_id).not.toBe(s.claude_session_id);
@@ -34,12 +34,12 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     expect(ev.filter((x) => x.hook_event_name === "SessionStart").map((x) => x.source)).toEqual(["startup", "clear"]);
 
     // The next turn is a new conversation: the API sees none of the old one, and it lands in the new transcript.
-    const after = await m.callOk<{ response: string; usage?: unknown }>("send_message", { session_id: s.session_id, message: "fresh start" });
+    const after = await m.callOk("send_message", { session_id: s.session_id, message: "fresh start" });
     expect(after.response).toBe("MOCK REPLY: fresh start");
     const [req] = e.requestsWith("fresh start");
     expect(e.userTexts(req!).join("\n")).not.toContain("heron");
     expect(existsSync(e.transcriptFile(cwd, r.data.claude_session_id))).toBe(true);
-    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle", turn_count: 2 });
 
     // Refused while a turn runs.
@@ -62,18 +62,18 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
   it("compact_session runs /compact with instructions; the session goes on in the same conversation", async () => {
     const m = await e.connect();
     const cwd = e.dir("compact");
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd });
+    const s = await m.callOk("start_session", { cwd });
     await m.callOk("send_message", { session_id: s.session_id, message: "remember the word ibis" });
     const bad = await m.call("compact_session", { session_id: s.session_id, instructions: "keep\u001b[2Jthis" });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
-    const c = await m.call<{ claude_session_id: string; status: string }>("compact_session", { session_id: s.session_id, instructions: "keep the bird names" });
+    const c = await m.call("compact_session", { session_id: s.session_id, instructions: "keep the bird names" });
     expect(c.ok, c.text).toBe(true);
     expect(c.data.status).toMatch(/^(ready|idle)$/);
     const ev = e.events(s.session_id);
     expect(ev.filter((x) => x.hook_event_name === "SessionStart").map((x) => x.source)).toEqual(["startup", "compact"]);
     // The summary request carried the instructions.
     expect(e.mock.requests.some((r) => JSON.stringify(r.body ?? {}).includes("keep the bird names"))).toBe(true);
-    const next = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "after compaction" });
+    const next = await m.callOk("send_message", { session_id: s.session_id, message: "after compaction" });
     expect(next.response).toBe("MOCK REPLY: after compaction");
     await m.callOk("kill_session", { session_id: s.session_id });
     await m.close();
@@ -81,40 +81,40 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
 
   it("headless: reset and compact go through the SDK as slash commands; a running session forks", async () => {
     const m = await e.connect();
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: e.dir("headless"), backend: "headless" });
+    const s = await m.callOk("start_session", { cwd: e.dir("headless"), backend: "headless" });
     await m.callOk("send_message", { session_id: s.session_id, message: "remember the word stork" });
-    const c = await m.call<{ claude_session_id: string }>("compact_session", { session_id: s.session_id });
+    const c = await m.call("compact_session", { session_id: s.session_id });
     expect(c.ok, c.text).toBe(true);
     expect(c.data.claude_session_id).toBe(s.claude_session_id);
-    const r = await m.call<{ claude_session_id: string; old_claude_session_id: string }>("reset_session", { session_id: s.session_id });
+    const r = await m.call("reset_session", { session_id: s.session_id });
     expect(r.ok, r.text).toBe(true);
     expect(r.data.old_claude_session_id).toBe(s.claude_session_id);
     expect(r.data.claude_session_id).not.toBe(s.claude_session_id);
-    const next = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "headless fresh" });
+    const next = await m.callOk("send_message", { session_id: s.session_id, message: "headless fresh" });
     expect(next.response).toBe("MOCK REPLY: headless fresh");
     const [req] = e.requestsWith("headless fresh");
     expect(e.userTexts(req!).join("\n")).not.toContain("stork");
-    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle" });
 
     // A fork of the running headless session (the SDK's forkSession): a new session with the conversation so far.
-    const f = await m.call<{ session_id: string; claude_session_id: string; backend: string }>("resume_session", { session_id: s.session_id, fork: true });
+    const f = await m.call("resume_session", { session_id: s.session_id, fork: true });
     expect(f.ok, f.text).toBe(true);
     expect(f.data).toMatchObject({ backend: "headless", forked_from: s.session_id });
     expect(f.data.claude_session_id).not.toBe(r.data.claude_session_id);
-    const fr = await m.callOk<{ response: string }>("send_message", { session_id: f.data.session_id, message: "forked headless" });
+    const fr = await m.callOk("send_message", { session_id: f.data.session_id, message: "forked headless" });
     expect(fr.response).toBe("MOCK REPLY: forked headless");
     expect(e.userTexts(e.requestsWith("forked headless")[0]!)).toContain("headless fresh");
-    const pr = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "parent headless" });
+    const pr = await m.callOk("send_message", { session_id: s.session_id, message: "parent headless" });
     expect(pr.response).toBe("MOCK REPLY: parent headless");
     expect(e.userTexts(e.requestsWith("parent headless")[0]!)).not.toContain("forked headless");
     // The fork's totals are its one turn (the copied history is the parent's).
     const fRow = await until(async () => {
-      const l = await m.callOk<{ sessions: Array<Record<string, unknown> & { total_usage?: { output_tokens: number } }> }>("list_sessions", {});
+      const l = await m.callOk("list_sessions", {});
       const x = l.sessions.find((y) => y.session_id === f.data.session_id);
       return x?.total_usage ? x : undefined;
     }, 10_000);
-    const ex = await m.callOk<{ executions: Array<{ usage?: { output_tokens: number } }> }>("get_execution_history", { session_id: f.data.session_id });
+    const ex = await m.callOk("get_execution_history", { session_id: f.data.session_id });
     expect(ex.executions).toHaveLength(1);
     expect(fRow.total_usage?.output_tokens).toBe(ex.executions[0]?.usage?.output_tokens);
     await m.callOk("kill_session", { session_id: f.data.session_id });
@@ -124,7 +124,7 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
 
   it("resume_session with another model runs the CLI on it", async () => {
     const m = await e.connect();
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("model"), model: "claude-sonnet-4-5" });
+    const s = await m.callOk("start_session", { cwd: e.dir("model"), model: "claude-sonnet-4-5" });
     await m.callOk("send_message", { session_id: s.session_id, message: "first model" });
     expect(e.requestsWith("first model")[0]?.model).toBe("claude-sonnet-4-5");
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -139,22 +139,22 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
   it("a fork of a running session is a new session; both answer, each with its own totals", async () => {
     const m = await e.connect();
     const cwd = e.dir("fork");
-    const p = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd });
+    const p = await m.callOk("start_session", { cwd });
     await m.callOk("send_message", { session_id: p.session_id, message: "remember the word crane" });
-    const f = await m.call<{ session_id: string; claude_session_id: string; forked_from: string }>("resume_session", { session_id: p.session_id, fork: true, message: "forked: what was the word?" });
+    const f = await m.call("resume_session", { session_id: p.session_id, fork: true, message: "forked: what was the word?" });
     expect(f.ok, f.text).toBe(true);
     expect(f.data.session_id).not.toBe(p.session_id);
     expect(f.data.forked_from).toBe(p.session_id);
     await m.callOk("wait_for_completion", { session_id: f.data.session_id, timeout_ms: 30_000 });
     const [forked] = e.requestsWith("forked: what was the word?");
     expect(e.userTexts(forked!)).toEqual(expect.arrayContaining(["remember the word crane"]));
-    const pr = await m.callOk<{ response: string }>("send_message", { session_id: p.session_id, message: "parent goes on" });
+    const pr = await m.callOk("send_message", { session_id: p.session_id, message: "parent goes on" });
     expect(pr.response).toBe("MOCK REPLY: parent goes on");
     const [parentReq] = e.requestsWith("parent goes on");
     expect(e.userTexts(parentReq!).join("\n")).not.toContain("forked:");
 
     const rows = await until(async () => {
-      const l = await m.callOk<{ sessions: Array<Record<string, unknown> & { total_usage?: { output_tokens: number } }> }>("list_sessions", {});
+      const l = await m.callOk("list_sessions", {});
       const a = l.sessions.find((x) => x.session_id === p.session_id);
       const b = l.sessions.find((x) => x.session_id === f.data.session_id);
       return a?.turn_count === 2 && b?.total_usage ? { a, b } : undefined;
@@ -162,7 +162,7 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     expect(rows.a).toMatchObject({ status: "idle", claude_session_id: p.claude_session_id });
     expect(rows.b).toMatchObject({ status: "idle", claude_session_id: f.data.claude_session_id, turn_count: 1 });
     // The fork's totals are its one turn: the mock's usage per reply, not the copied history's.
-    const perTurn = await m.callOk<{ executions: Array<{ session_id: string; usage?: { output_tokens: number } }> }>("get_execution_history", { session_id: f.data.session_id });
+    const perTurn = await m.callOk("get_execution_history", { session_id: f.data.session_id });
     expect(rows.b.total_usage?.output_tokens).toBe(perTurn.executions[0]?.usage?.output_tokens);
     await m.callOk("kill_session", { session_id: f.data.session_id });
     await m.callOk("kill_session", { session_id: p.session_id });

@@ -69,7 +69,7 @@ describe.runIf(run)("real claude: background tasks, needs-input notices, auto mo
       await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 2000 });
       let row: Record<string, unknown> | undefined;
       await until(async () => {
-        const l = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+        const l = await m.call("list_sessions", {});
         row = l.data.sessions.find((x) => x.session_id === id);
         return row?.needs_input !== undefined;
       }, 25_000, 250);

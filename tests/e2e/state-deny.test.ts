@@ -34,8 +34,8 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
 
   it("Write to bin/permission.sh, another session's decisions or state.json fails at once; nothing changes", async () => {
     const state = e.world.stateDir;
-    const other = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("work"), permission_mode: "default" });
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("work"), permission_mode: "acceptEdits" });
+    const other = await m.callOk("start_session", { cwd: e.dir("work"), permission_mode: "default" });
+    const s = await m.callOk("start_session", { cwd: e.dir("work"), permission_mode: "acceptEdits" });
     const script = join(state, "bin", "permission.sh");
     const before = readFileSync(script, "utf8");
     // Existing files (the CLI's Write also wants them read first) and new ones: a decision, a script, a top-level file.
@@ -57,7 +57,7 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
   it("Read of the HTTP token file fails at once; its value never reaches the API", async () => {
     const token = join(e.world.stateDir, "token");
     writeFileSync(token, "tok-7d1e9c2b-never-to-the-api\n", { mode: 0o600 });
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: e.dir("work"), permission_mode: "acceptEdits" });
+    const s = await m.callOk("start_session", { cwd: e.dir("work"), permission_mode: "acceptEdits" });
     const r = await m.call("send_message", { session_id: s.session_id, message: `MOCK_READ:${token}`, timeout_ms: 30_000 });
     expect(r.data, r.text).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool failed" });
     expect(JSON.stringify(e.mock.mainRequests())).not.toContain("tok-7d1e9c2b");
@@ -71,13 +71,13 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
     writeFileSync(join(repo, "a.txt"), "base\n");
     git("add", ".");
     git("commit", "-qm", "first");
-    const s = await m.callOk<{ session_id: string; cwd: string }>("start_session", { cwd: repo, worktree: true, permission_mode: "acceptEdits", trust_workspace: true });
-    expect(s.cwd.startsWith(join(e.world.stateDir, "worktrees"))).toBe(true);
+    const s = await m.callOk("start_session", { cwd: repo, worktree: true, permission_mode: "acceptEdits", trust_workspace: true });
+    expect(s.cwd!.startsWith(join(e.world.stateDir, "worktrees"))).toBe(true);
     // A new file at the top of the checkout and one deeper (the CLI's Write wants an existing file read first).
     for (const f of ["new.txt", join("src", "deep", "new.txt")]) {
-      const r = await writes(s.session_id, join(s.cwd, f), "edited");
+      const r = await writes(s.session_id, join(s.cwd!, f), "edited");
       expect(r, f).toMatchObject({ completed: true, response: "MOCK: tool done" });
-      expect(readFileSync(join(s.cwd, f), "utf8")).toBe("edited");
+      expect(readFileSync(join(s.cwd!, f), "utf8")).toBe("edited");
     }
     await m.call("kill_session", { session_id: s.session_id });
   });

@@ -17,9 +17,9 @@ describe.runIf(run)("real claude: a team of three (tmux)", () => {
     m = await e.connect({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     // In parallel, as a lead would start them (this found that CLAUDE_SESSION_ID must be the Claude session's UUID).
     const started = await Promise.all(
-      ["r1", "r2", "r3"].map((d) => m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: e.dir(d), team_name: "crew", permission_mode: "default" })),
+      ["r1", "r2", "r3"].map((d) => m.callOk("start_session", { cwd: e.dir(d), team_name: "crew", permission_mode: "default" })),
     );
-    for (const s of started) ids[s.teammate_name] = s.session_id;
+    for (const s of started) ids[s.teammate_name!] = s.session_id;
   });
   afterAll(async () => {
     for (const id of Object.values(ids)) await m?.call("kill_session", { session_id: id });
@@ -31,7 +31,7 @@ describe.runIf(run)("real claude: a team of three (tmux)", () => {
   it("broadcast_message reaches the API exactly once per member, with each reply", async () => {
     expect(Object.keys(ids).sort()).toEqual(["member-1", "member-2", "member-3"]);
     const text = "broadcast to the crew";
-    const r = await m.callOk<{ results: Array<{ session_id: string; response?: string; completed?: boolean }>; failed_count: number }>("broadcast_message", { team_name: "crew", message: text, timeout_ms: 60_000 }, { timeout: 90_000 });
+    const r = await m.callOk("broadcast_message", { team_name: "crew", message: text, timeout_ms: 60_000 }, { timeout: 90_000 });
     expect(r.failed_count, JSON.stringify(r.results)).toBe(0);
     for (const x of r.results) expect(x).toMatchObject({ completed: true, response: `MOCK REPLY: ${text}` });
     expect(e.requestsWith(text)).toHaveLength(3);
@@ -41,10 +41,10 @@ describe.runIf(run)("real claude: a team of three (tmux)", () => {
     await m.callOk("send_message", { team_name: "crew", teammate_name: "member-1", message: "MOCK_SLOW:4 slow member", wait_for_response: false });
     await m.callOk("send_message", { team_name: "crew", teammate_name: "member-2", message: "MOCK_BASH:touch made-by-member-2.txt", wait_for_response: false });
     await m.callOk("send_message", { team_name: "crew", teammate_name: "member-3", message: "quick one", wait_for_response: false });
-    const any = await m.callOk<{ done: boolean; sessions: Array<{ teammate_name: string; done: boolean }> }>("wait_for_sessions", { team_name: "crew", mode: "any", timeout_ms: 30_000 }, { timeout: 60_000 });
+    const any = await m.callOk("wait_for_sessions", { team_name: "crew", mode: "any", timeout_ms: 30_000 }, { timeout: 60_000 });
     expect(any.done).toBe(true);
     expect(any.sessions.find((s) => s.teammate_name === "member-1")?.done).toBe(false);
-    const all = await m.callOk<{ done: boolean; sessions: Array<Record<string, unknown>> }>("wait_for_sessions", { team_name: "crew", mode: "all", timeout_ms: 60_000 }, { timeout: 90_000 });
+    const all = await m.callOk("wait_for_sessions", { team_name: "crew", mode: "all", timeout_ms: 60_000 }, { timeout: 90_000 });
     expect(all.done).toBe(true);
     const by = Object.fromEntries(all.sessions.map((s) => [s.teammate_name, s]));
     expect(by["member-1"]).toMatchObject({ done: true, final_state: "idle", last_response: "MOCK REPLY: MOCK_SLOW:4 slow member" });

@@ -1,8 +1,8 @@
 /**
  * Issue 25 with a real client: the real Claude Code CLI (a headless session, offline against the mock API) loads
  * this package as an MCP server with CLAUDE_SESSIONS_TOOLSETS=core, sends the compact listing to the model as
- * its tools (every core tool, with `{}` for fields start_session describes), and a call of one of them comes back
- * as a result, not an error: the CLI's MCP client accepts the compact input and output schemas.
+ * its tools (every core tool; run_task listing only what it adds to start_session's arguments), and a call of one
+ * of them comes back as a result, not an error: the CLI's MCP client accepts the compact input and output schemas.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -45,10 +45,13 @@ describe.runIf(run)("real claude loads the core toolset", () => {
     const body = JSON.stringify(reqs[0]!.body);
     const offered = [...body.matchAll(/mcp__cs__([a-z_]+)/g)].map((x) => x[1]!);
     expect([...new Set(offered)].sort()).toEqual([...TOOLSETS.core].sort());
-    // After ToolSearch the model has run_task's schema as listed: start_session's options as {}.
-    const loaded = reqs.flatMap((q) => (q.body?.tools ?? []) as Array<{ name: string; input_schema?: { properties?: Record<string, unknown> } }>).find((t) => t.name === "mcp__cs__run_task");
-    expect(loaded?.input_schema?.properties?.cwd).toEqual({});
-    expect(loaded?.input_schema?.properties?.prompt).toMatchObject({ type: "string" });
+    // After ToolSearch the model has run_task's schema as listed: only what it adds to start_session's arguments.
+    type Loaded = { name: string; description?: string; input_schema?: { properties?: Record<string, unknown>; required?: string[] } };
+    const loaded = reqs.flatMap((q) => (q.body?.tools ?? []) as Loaded[]).find((t) => t.name === "mcp__cs__run_task");
+    expect(loaded?.input_schema?.properties).not.toHaveProperty("cwd");
+    expect(loaded?.input_schema?.required).toEqual(expect.arrayContaining(["cwd", "prompt"]));
+    expect(loaded?.input_schema?.properties).toHaveProperty("keep_session");
+    expect(loaded?.description).toMatch(/Also every argument of start_session/);
 
     const answered = reqs.map((q) => q.toolResult).filter((t) => t?.text.includes("total_count"));
     expect(answered).toHaveLength(1);

@@ -24,10 +24,10 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
 
   it("send_message's usage equals the API's tokens for the turn, each message once; cost from the price table", async () => {
     const cwd = e.dir("usage");
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6" });
+    const s = await m.callOk("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6" });
     const usage = { input_tokens: 1234, output_tokens: 567, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000 };
     e.mock.setNextReply({ blocks: [{ type: "text", text: "First part of the answer." }, { type: "text", text: "Second part." }], usage });
-    const r = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "count my tokens", timeout_ms: 60_000 });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "count my tokens", timeout_ms: 60_000 });
     expect(r).toMatchObject({ completed: true, usage });
     expect(r.model_usage).toEqual({ "claude-sonnet-4-6": usage });
     // $3 input, $15 output, $3.75 5-minute cache writes, $0.30 cache reads per million tokens.
@@ -38,7 +38,7 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
     const ids = lines.map((l) => (JSON.parse(l) as { message?: { id?: string } }).message?.id).filter(Boolean);
     expect(ids.length).toBeGreaterThan(new Set(ids).size);
 
-    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ total_usage: usage });
     await m.callOk("kill_session", { session_id: s.session_id });
   });

@@ -4,7 +4,7 @@
  * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
  */
 import { appendFileSync } from "node:fs";
-import type { Backend, Key, Liveness, SpawnSpec, Spawned } from "../../src/backends/backend.js";
+import type { Backend, Key, Liveness, TerminalPlan, Spawned } from "../../src/runners/host.js";
 import type { BackendKind } from "../../src/core/events.js";
 
 /**
@@ -22,7 +22,7 @@ export interface ScriptedScreen {
 }
 
 export interface FakeSession {
-  spec: SpawnSpec;
+  spec: TerminalPlan;
   pid: number;
   alive: boolean;
   input: string;
@@ -60,7 +60,7 @@ export class FakeBackend implements Backend {
     appendFileSync(s.spec.eventsPath, JSON.stringify(ev) + "\n");
   }
 
-  async spawn(spec: SpawnSpec): Promise<Spawned> {
+  async spawn(spec: TerminalPlan): Promise<Spawned> {
     const s: FakeSession = { spec, pid: this.nextPid++, alive: true, input: "", pastes: [], keys: [], prompts: [] };
     this.sessions.set(spec.id, s);
     setTimeout(() => this.event(s, { hook_event_name: "SessionStart", source: "startup" }), 5);

@@ -9,8 +9,9 @@ import { afterEach, beforeEach } from "vitest";
 import * as api from "../../src/api/index.js";
 import { installScripts } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { TerminalDriver } from "../../src/drivers/terminal/driver.js";
-import { runner, SessionService } from "../../src/sessions/service.js";
+import { TerminalDriver } from "../../src/runners/terminal/driver.js";
+import { terminalRunner } from "../../src/runners/terminal/runner.js";
+import { SessionService } from "../../src/sessions/service.js";
 import { Store } from "../../src/store/store.js";
 import { createLogger } from "../../src/util/log.js";
 import { FakeBackend } from "./fake-backend.js";
@@ -39,7 +40,7 @@ export function fakeService(env: Record<string, string> = {}): FakeServiceFixtur
       const scripts = await installScripts(cfg.stateDir);
       // A scripted screen needs no patience: an Enter that was not taken is looked at again after 100 ms.
       const driver = new TerminalDriver(b, log, undefined, { promptRetryAfterMs: 100, inputHandlerMs: 0, pasteLandMs: 0 });
-      return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: runner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1, settleQuietMs: 5, screenProbeMs: 50, screenQuietMs: 100 });
+      return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: terminalRunner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1, settleQuietMs: 5, screenProbeMs: 50, screenQuietMs: 100 });
     },
     // A folder next to the state directory: a cwd that contains it is refused.
     startIn: (extra: Record<string, unknown> = {}) => api.startInput.parse({ cwd: join(f.root, "work"), ...extra }),

@@ -3,11 +3,12 @@
  * the built server started as a real process and driven by the MCP SDK's own Client over stdio.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { ToolArgs, ToolData, ToolName } from "./tools.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const CLI = join(ROOT, "dist", "bin.js");
@@ -45,6 +46,11 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
   const stateDir = join(root, "state");
   const work = join(root, "work");
   for (const d of [home, work]) mkdirSync(d, { recursive: true });
+  // Headless sessions have no trust screen: the server reads Claude's trust record, as a person who ran `claude`
+  // once in the work folder would have left it (the record covers the folders below it).
+  if (extraEnv.CLAUDE_SESSIONS_BACKEND === "headless") {
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ projects: { [work]: { hasTrustDialogAccepted: true } } }), { mode: 0o600 });
+  }
   const socket = `cs-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const env: Record<string, string> = {
     PATH: [join(FIXTURES, "bin"), process.env.PATH ?? ""].join(delimiter),
@@ -91,17 +97,29 @@ export interface ToolResult<T = Record<string, unknown>> {
 }
 
 /** A failed turn is a tool error (TURN_FAILED / SESSION_DEAD) carrying the turn's result: that result. */
-export function failedTurn(r: ToolResult, code = "TURN_FAILED"): Record<string, unknown> {
+export function failedTurn(r: ToolResult<unknown>, code = "TURN_FAILED"): Record<string, unknown> {
   if (r.ok || r.error?.code !== code) throw new Error(`expected a ${code} tool error, got: ${r.text}`);
   return r.error.details?.result as Record<string, unknown>;
+}
+
+export interface CallOpts {
+  timeout?: number;
+  onprogress?: (p: unknown) => void;
+  signal?: AbortSignal;
 }
 
 export interface Mcp {
   client: Client;
   stderr: () => string;
-  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<ToolResult<T>>;
+  /** A tool call typed by the tool's schemas in src/api (tests/helpers/tools.ts): arguments checked, data typed. */
+  call<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolResult<ToolData<N>>>;
   /** A call that must succeed: its data, or an Error carrying the tool's error text. */
-  callOk<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal }): Promise<T>;
+  callOk<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolData<N>>;
+  /**
+   * The loose escape hatch: any name, any arguments, untyped data. For tests that send invalid arguments on
+   * purpose (hostile input, unknown tools, wrong types) and for tables of calls over several tools.
+   */
+  callRaw<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<ToolResult<T>>;
   close(): Promise<void>;
   pid: number | undefined;
 }
@@ -122,7 +140,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
     client,
     stderr: () => err,
     pid: transport.pid ?? undefined,
-    async call<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
+    async callRaw<T>(name: string, args: Record<string, unknown> = {}, opts: CallOpts = {}) {
       const res = await client.callTool({ name, arguments: args }, undefined, {
         timeout: opts.timeout ?? 60_000,
         ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
@@ -142,9 +160,12 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
       }
       return { ok: true, data: res.structuredContent as T, text };
     },
-    async callOk<T>(name: string, args: Record<string, unknown> = {}, opts: { timeout?: number; onprogress?: (p: unknown) => void; signal?: AbortSignal } = {}) {
-      const r = await mcp.call<T>(name, args, opts);
-      if (!r.ok) throw new Error(`${name} ${JSON.stringify(args).slice(0, 300)} failed: ${r.text}`);
+    call(name, args, opts) {
+      return mcp.callRaw(name, args as Record<string, unknown> | undefined, opts);
+    },
+    async callOk(name, args, opts) {
+      const r = await mcp.call(name, args, opts);
+      if (!r.ok) throw new Error(`${name} ${JSON.stringify(args ?? {}).slice(0, 300)} failed: ${r.text}`);
       return r.data;
     },
     async close() {
@@ -154,20 +175,7 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
   return mcp;
 }
 
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
+export { until, waitFor } from "./wait.js";
 
 /** node-pty loads in this Node (it is an optional native addon). */
 export async function hasPty(): Promise<boolean> {
@@ -187,6 +195,34 @@ export async function contractBackends(): Promise<Array<"tmux" | "pty">> {
   else if (process.env.CI) throw new Error("node-pty does not load, and CI must run the pty suites");
   else console.warn("\n*** node-pty does not load: SKIPPING the pty suites. Run npm install with a C++ toolchain. ***\n");
   return out;
+}
+
+export type BackendKind = "tmux" | "pty" | "headless";
+
+/**
+ * What each backend can do, as the contract suites ask it. Stated once here: a contract case that needs what a
+ * backend lacks runs `it.runIf(can(backend, "…"))` and is not run for it. Headless sessions run the fake claude
+ * in the Agent SDK's stream-json mode (tests/fixtures/fake-claude/stream-json.mjs): no terminal, so no screen,
+ * no keys and nothing typed; the CLI's own agentic turn limit instead of the server's prompt count; no
+ * doppler wrapping; the trust record read by the server instead of a trust screen; and two gaps, not designs: the
+ * headless host appends the SDK's messages to output.log without rotating it, and a headless turn's figures come
+ * from the SDK's result at once while the session's totals (from the transcript) catch up a moment later.
+ */
+export const CAPABILITIES = {
+  tmux: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
+  pty: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
+  headless: { screen: false, keys: false, prompt_limit: false, doppler: false, startup_screens: false, raw_log_rotated: false, totals_at_turn_end: false },
+} as const satisfies Record<BackendKind, Record<string, boolean>>;
+
+export type Capability = keyof (typeof CAPABILITIES)["tmux"];
+
+export function can(backend: BackendKind, what: Capability): boolean {
+  return CAPABILITIES[backend][what];
+}
+
+/** The contract suites' backends: the terminal ones (contractBackends()) and headless, which needs neither tmux nor node-pty. */
+export async function contractKinds(): Promise<BackendKind[]> {
+  return [...(await contractBackends()), "headless"];
 }
 
 /** Processes whose working directory is inside `dir`: the sessions a test started, whatever the backend. */

@@ -5,14 +5,15 @@
  *
  * Needs no tmux. Without a working CLI the suite is skipped with one loud line (on CI it fails).
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installScripts } from "../../src/app.js";
 import type { ScriptPaths } from "../../src/claude/scripts.js";
-import { HeadlessSession } from "../../src/drivers/headless/session.js";
-import type { HeadlessOptions } from "../../src/drivers/headless/types.js";
+import { HeadlessSession } from "../../src/runners/headless/session.js";
+import type { HeadlessOptions } from "../../src/runners/headless/types.js";
 import { parseEventLine, type LogEvent } from "../../src/events/reducer.js";
+import { LiveSession } from "../../src/events/live.js";
 import { prepareClaudeHome } from "../fixtures/claude-home.js";
 import { startMockApi, type MockApi, type RecordedRequest } from "../fixtures/mock-anthropic.js";
 import { API_KEY, REAL_CLAUDE, realClaudeVersion } from "./real-claude.js";
@@ -36,7 +37,7 @@ export interface HeadlessWorld {
   /** A directory declared (and trusted) in headlessWorld({dirs}). */
   dir(name: string): string;
   /** Starts a session whose record is `id` (events in <state>/<id>/). */
-  start(id: string, cwdName: string, o?: Partial<HeadlessOptions>): Promise<HeadlessSession>;
+  start(id: string, cwdName: string, o?: Partial<Omit<HeadlessOptions, "live">>): Promise<HeadlessSession>;
   eventsPath(id: string): string;
   events(id: string): LogEvent[];
   /** Main requests that arrived from index `from` on. */
@@ -58,6 +59,7 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
   const prepared = await prepareClaudeHome({ home, apiKey: API_KEY, trustedDirs: [...dirs.values()], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
   const scripts = await installScripts(stateDir);
   const sessions: HeadlessSession[] = [];
+  const lives: LiveSession[] = [];
   const eventsPath = (id: string) => join(stateDir, id, "events.jsonl");
   const dir = (name: string) => {
     const d = dirs.get(name);
@@ -75,7 +77,13 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
     eventsPath,
     async start(id, cwdName, o = {}) {
       mkdirSync(join(stateDir, id), { recursive: true, mode: 0o700 });
+      // The engine runs on a fold it is given (the session layer's, in the server): here, one of the test's own.
+      writeFileSync(eventsPath(id), "", { flag: "a", mode: 0o600 });
+      const live = new LiveSession(id, eventsPath(id), () => {}, () => {});
+      lives.push(live);
+      await live.start();
       const s = await HeadlessSession.start({
+        live,
         cwd: dir(cwdName),
         claude_path: REAL_CLAUDE,
         events_path: eventsPath(id),
@@ -101,6 +109,7 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
     },
     async cleanup() {
       await Promise.all(sessions.map((s) => s.close(3000).catch(() => {})));
+      for (const l of lives) l.close();
       await mock.close();
       rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },

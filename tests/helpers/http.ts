@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CLI, until, type ToolResult, type World } from "./harness.js";
+import type { ToolArgs, ToolData, ToolName } from "./tools.js";
 
 export interface HttpServerProc {
   url: string;
@@ -41,8 +42,9 @@ type CallOpts = { timeout?: number; onprogress?: (p: unknown) => void; signal?: 
 
 export interface HttpMcp {
   client: Client;
-  callOk<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<T>;
-  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<ToolResult<T>>;
+  /** Typed per tool like the stdio client (tests/helpers/tools.ts). */
+  callOk<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolData<N>>;
+  call<N extends ToolName>(name: N, args?: ToolArgs<N>, opts?: CallOpts): Promise<ToolResult<ToolData<N>>>;
   close(): Promise<void>;
 }
 
@@ -62,9 +64,9 @@ export async function connectHttp(url: string, token: string, name = "cs-http-te
   };
   return {
     client,
-    call,
-    async callOk<T>(name: string, args: Record<string, unknown> = {}, opts: CallOpts = {}) {
-      const r = await call<T>(name, args, opts);
+    call: (name, args, opts) => call(name, args as Record<string, unknown> | undefined, opts),
+    async callOk(name, args, opts) {
+      const r = await call<ToolData<typeof name>>(name, args as Record<string, unknown> | undefined, opts);
       if (!r.ok) throw new Error(`${name} failed: ${r.text}`);
       return r.data;
     },

@@ -96,13 +96,13 @@ export async function e2eWorld(opts: { dirs: string[]; untrusted?: string[]; ser
       const m = await connect(world, extra);
       if (process.env.CS_E2E_TIMING) {
         // CS_E2E_TIMING=1: one line per tool call with its duration (how the README's numbers were measured).
-        const call = m.call.bind(m);
-        m.call = (async (name: string, args?: Record<string, unknown>, opts?: Parameters<typeof call>[2]) => {
+        const call = m.callRaw.bind(m);
+        m.callRaw = (async (name: string, args?: Record<string, unknown>, opts?: Parameters<typeof call>[2]) => {
           const t0 = performance.now();
           const r = await call(name, args, opts);
           console.log(`[e2e timing] ${name} ${Math.round(performance.now() - t0)} ms${r.ok ? "" : ` (${r.error?.code})`}`);
           return r;
-        }) as typeof m.call;
+        }) as typeof m.callRaw;
       }
       return m;
     },

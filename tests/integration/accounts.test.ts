@@ -18,8 +18,8 @@ const out = (reply: string) => Math.max(1, Math.ceil(reply.length / 4));
 const opus = (reply: string) => Math.round(12 * 5 + out(reply) * 25) / 1e6;
 
 type Row = Record<string, unknown>;
-const executions = async (m: Mcp, session_id: string) => m.callOk<{ executions: Row[]; total_count: number }>("get_execution_history", { session_id, limit: 100 });
-const listed = async (m: Mcp, id: string, include_metadata = false) => (await m.callOk<{ sessions: Row[] }>("list_sessions", { include_metadata })).sessions.find((s) => s.session_id === id)!;
+const executions = async (m: Mcp, session_id: string) => m.callOk("get_execution_history", { session_id, limit: 100 });
+const listed = async (m: Mcp, id: string, include_metadata = false) => (await m.callOk("list_sessions", { include_metadata })).sessions.find((s) => s.session_id === id)!;
 
 describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
   let w: World;
@@ -38,10 +38,10 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     expect(r.error?.code).toBe("INVALID_ARGUMENT");
     expect(r.error?.message).toContain("claude-unknown-9");
     expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_PRICES");
-    expect((await m.callOk<{ total_count: number }>("list_sessions", {})).total_count).toBe(0);
+    expect((await m.callOk("list_sessions", {})).total_count).toBe(0);
     // Without a budget the same model starts: its cost is only reported as unknown.
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("unpriced"), model: "claude-unknown-9" });
-    const t = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "hello" });
+    const s = await m.callOk("start_session", { cwd: w.dir("unpriced"), model: "claude-unknown-9" });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
     expect(t).toMatchObject({ completed: true, cost_usd: null, cost_complete: false, session_cost_usd: null, session_cost_complete: false, session_turns: 1 });
     expect(await listed(m, s.session_id)).toMatchObject({ total_cost_usd: null, cost_complete: false });
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -49,8 +49,8 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
 
   it("a budgeted session whose turn ran on an unpriced model takes no more prompts (fails closed); resume is refused too", async () => {
     // The CLI picks the model itself (no --model): the turn names one the table does not know.
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("fallback"), max_budget_usd: 5, env: { ANTHROPIC_MODEL: "claude-unknown-9" } });
-    const t = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "hello" });
+    const s = await m.callOk("start_session", { cwd: w.dir("fallback"), max_budget_usd: 5, env: { ANTHROPIC_MODEL: "claude-unknown-9" } });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
     expect(t).toMatchObject({ cost_usd: null, cost_complete: false, model_usage: { "claude-unknown-9": expect.any(Object) } });
     const refused = await m.call("send_message", { session_id: s.session_id, message: "again" });
     expect(refused.error?.code).toBe("LIMIT_REACHED");
@@ -66,17 +66,17 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
   });
 
   it("turn results carry the session's totals; a failed turn is a tool error with the same body", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("totals") });
-    const a = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "one" });
+    const s = await m.callOk("start_session", { cwd: w.dir("totals") });
+    const a = await m.callOk("send_message", { session_id: s.session_id, message: "one" });
     expect(a).toMatchObject({ cost_usd: opus("FAKE REPLY: one"), cost_complete: true, session_turns: 1, session_cost_usd: opus("FAKE REPLY: one"), session_cost_complete: true });
     expect(a.session_usage).toEqual(a.usage);
-    const b = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "two" });
+    const b = await m.callOk("send_message", { session_id: s.session_id, message: "two" });
     expect(b.session_turns).toBe(2);
     expect(b.session_cost_usd).toBeCloseTo(opus("FAKE REPLY: one") + opus("FAKE REPLY: two"), 9);
     expect(b.session_usage).toMatchObject({ input_tokens: 24, output_tokens: out("FAKE REPLY: one") + out("FAKE REPLY: two") });
     // wait_for_completion on the turn that just ended: the same totals once the turn's figures are in.
     const w1 = await until(async () => {
-      const r = await m.callOk<Row>("wait_for_completion", { session_id: s.session_id, timeout_ms: 1000 });
+      const r = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 1000 });
       return r.session_turns !== undefined ? r : undefined;
     }, 5000);
     expect(w1).toMatchObject({ session_turns: 2, session_cost_usd: b.session_cost_usd });
@@ -91,16 +91,16 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     expect(failedTurn(await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 1000 }))).toMatchObject({ turn_outcome: "failed" });
     await m.callOk("kill_session", { session_id: s.session_id });
     // run_task: the first turn with the session's totals; a failed first turn is a tool error too.
-    const t = await m.callOk<Row>("run_task", { cwd: w.dir("task"), prompt: "task", backend: BACKEND, keep_session: false });
+    const t = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "task", backend: BACKEND, keep_session: false });
     expect(t).toMatchObject({ completed: true, cost_usd: opus("FAKE REPLY: task"), session_turns: 1, session_cost_usd: opus("FAKE REPLY: task"), session_cost_complete: true });
     expect(failedTurn(await m.call("run_task", { cwd: w.dir("task"), prompt: "FAKE_FAIL:500 down", backend: BACKEND, keep_session: false }))).toMatchObject({ turn_outcome: "failed", session_turns: 1 });
   });
 
   it("the execution history records died turns, failed starts, timed-out and cancelled waits; metrics in list_sessions and the CLI", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("history") });
+    const s = await m.callOk("start_session", { cwd: w.dir("history") });
     await m.callOk("send_message", { session_id: s.session_id, message: "fine" });
     // A send that stops waiting first: recorded timed_out; the turn goes on and gets its own record.
-    const slow = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "FAKE_SLOW:1200 slow one", timeout_ms: 200 });
+    const slow = await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:1200 slow one", timeout_ms: 200 });
     expect(slow.timed_out).toBe(true);
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     // A cancelled send: recorded cancelled.
@@ -126,11 +126,11 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     // A start that never takes prompts: start_failed.
     const bad = await m.call("start_session", { cwd: w.dir("slow-start"), env: { FAKE_CLAUDE_STARTUP_MS: "6000" } });
     expect(bad.ok).toBe(false);
-    const failedId = (await m.callOk<{ sessions: Row[] }>("list_sessions", { status_filter: "all" })).sessions.find((x) => x.cwd === w.dir("slow-start"))!.session_id as string;
+    const failedId = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.find((x) => x.cwd === w.dir("slow-start"))!.session_id as string;
     expect((await executions(m, failedId)).executions).toMatchObject([{ outcome: "start_failed", prompt: "" }]);
 
     // The session_id filter and total_count: the other session's records are not counted.
-    const all = await m.callOk<{ total_count: number }>("get_execution_history", {});
+    const all = await m.callOk("get_execution_history", {});
     expect(all.total_count).toBeGreaterThan(ex.total_count);
 
     // Metrics: 5 turn ends (3 completed, died… and the timed-out / cancelled waits are not turns), 1 of them an error.
@@ -164,8 +164,8 @@ describe.skipIf(!BACKEND)("operator prices and retention", () => {
   });
 
   it("CLAUDE_SESSIONS_PRICES prices a model the table does not know (by prefix): the budget is enforced with it", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("priced"), model: "claude-unknown-9", max_budget_usd: 0.00003 });
-    const t = await m.callOk<Row>("send_message", { session_id: s.session_id, message: "hello" });
+    const s = await m.callOk("start_session", { cwd: w.dir("priced"), model: "claude-unknown-9", max_budget_usd: 0.00003 });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
     const cost = Math.round(12 * 1 + out("FAKE REPLY: hello") * 2) / 1e6;
     expect(t).toMatchObject({ cost_usd: cost, cost_complete: true, session_cost_usd: cost, session_cost_complete: true });
     await m.callOk("send_message", { session_id: s.session_id, message: "more" });
@@ -176,7 +176,7 @@ describe.skipIf(!BACKEND)("operator prices and retention", () => {
   });
 
   it("CLAUDE_SESSIONS_HISTORY_KEEP bounds the execution history to the newest records", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("keep") });
+    const s = await m.callOk("start_session", { cwd: w.dir("keep") });
     for (const msg of ["a", "b", "c", "d", "e"]) await m.callOk("send_message", { session_id: s.session_id, message: msg });
     const ex = await until(async () => {
       const r = await executions(m, s.session_id);

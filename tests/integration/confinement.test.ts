@@ -48,10 +48,10 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     writeFileSync(join(repo, ".git", "onbranch.cfg"), `[filter "evil"]\n\tsmudge = "${touch("onbranch")}"\n`);
     git(repo, "config", "includeIf.onbranch:cs/**.path", "onbranch.cfg");
 
-    const s = await m.callOk<{ session_id: string; cwd: string }>("start_session", { cwd: repo, worktree: true });
-    expect(readFileSync(join(s.cwd, "a.txt"), "utf8")).toBe("base\n");
-    writeFileSync(join(s.cwd, "a.txt"), "changed\n");
-    const r = await m.callOk<{ sent: boolean; files_synced: number }>("sync_context", { session_id: s.session_id });
+    const s = await m.callOk("start_session", { cwd: repo, worktree: true });
+    expect(readFileSync(join(s.cwd!, "a.txt"), "utf8")).toBe("base\n");
+    writeFileSync(join(s.cwd!, "a.txt"), "changed\n");
+    const r = await m.callOk("sync_context", { session_id: s.session_id });
     expect(r.sent).toBe(true);
     expect(promptsOf(w.stateDir, s.session_id).at(-1)).toMatch(/a\.txt \| 2 \+-/);
     await m.callOk("list_sessions", {});
@@ -84,9 +84,9 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     expect(git(repo, "branch", "--list").trim()).toBe("* main");
     // A tracked regular file is replaced by the caller's version, as before.
     writeFileSync(join(repo, "plain.txt"), "local\n");
-    const ok = await m.callOk<{ session_id: string; cwd: string }>("start_session", { cwd: repo, worktree: true, copy_files: ["plain.txt"] });
-    expect(readFileSync(join(ok.cwd, "plain.txt"), "utf8")).toBe("local\n");
-    expect(lstatSync(join(ok.cwd, "cfg")).isSymbolicLink()).toBe(true);
+    const ok = await m.callOk("start_session", { cwd: repo, worktree: true, copy_files: ["plain.txt"] });
+    expect(readFileSync(join(ok.cwd!, "plain.txt"), "utf8")).toBe("local\n");
+    expect(lstatSync(join(ok.cwd!, "cfg")).isSymbolicLink()).toBe(true);
     await m.callOk("kill_session", { session_id: ok.session_id });
   });
 
@@ -96,16 +96,16 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     writeFileSync(join(repo, "a.txt"), "one\n");
     git(repo, "add", ".");
     git(repo, "commit", "-qm", "first");
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: repo });
+    const s = await m.callOk("start_session", { cwd: repo });
     for (const f of [".env", ".envrc", "secrets.env", "prod.env", "credentials.json", "server.pem", "id_rsa", ".npmrc", ".netrc"]) writeFileSync(join(repo, f), "S3CRET=value\n");
     symlinkSync(".env", join(repo, "notes.txt"));
     writeFileSync(join(repo, "b.txt"), "fine\n");
-    const auto = await m.callOk<{ files_synced: number; sent: boolean }>("sync_context", { session_id: s.session_id, context_type: "files" });
+    const auto = await m.callOk("sync_context", { session_id: s.session_id, context_type: "files" });
     expect(auto.sent).toBe(true);
     const p1 = promptsOf(w.stateDir, s.session_id).at(-1) ?? "";
     expect(p1).toContain("@b.txt");
     expect(auto.files_synced).toBe(1);
-    const named = await m.callOk<{ files_synced: number; sent: boolean; warnings?: string[] }>("sync_context", {
+    const named = await m.callOk("sync_context", {
       session_id: s.session_id,
       context_type: "files",
       paths: [".env", "./.env", "notes.txt", ".envrc", "secrets.env", "credentials.json", "server.pem", "id_rsa", ".npmrc"],
@@ -117,7 +117,7 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
   });
 
   it("include_metadata leaves the appended system prompt out unless include_sensitive", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("meta"), append_system_prompt: "PRIVATE-INSTRUCTIONS-7f3a" });
+    const s = await m.callOk("start_session", { cwd: w.dir("meta"), append_system_prompt: "PRIVATE-INSTRUCTIONS-7f3a" });
     const meta = await m.call("list_sessions", { include_metadata: true });
     expect(meta.ok, meta.text).toBe(true);
     expect(meta.text).toContain(s.session_id);
@@ -135,7 +135,7 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     }
     expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
     for (const args of [{ cwd: w.root }, { cwd: w.dir("fine"), add_dirs: [w.root] }]) {
-      const s = await m.callOk<{ session_id: string; warnings?: string[] }>("start_session", args);
+      const s = await m.callOk("start_session", args);
       expect(s.warnings?.join(" "), JSON.stringify(args)).toMatch(/contains this server's state directory.*CLAUDE_SESSIONS_DIR/);
       await m.callOk("kill_session", { session_id: s.session_id });
     }
@@ -152,7 +152,7 @@ describe.runIf(TMUX)("confinement (tmux, fake claude, real git)", () => {
     } finally {
       writeFileSync(script, text);
     }
-    const ok = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("changed") });
+    const ok = await m.callOk("start_session", { cwd: w.dir("changed") });
     await m.callOk("kill_session", { session_id: ok.session_id });
   });
 

@@ -44,10 +44,10 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
 
   it("start_session with a chosen session_id is idempotent with the same options and refused with others", async () => {
     const cwd = w.dir("chosen");
-    const a = await m.callOk<{ session_id: string; claude_session_id: string; tmux_pane: string; pid: number }>("start_session", { session_id: "design-1", cwd, model: "sonnet" });
+    const a = await m.callOk("start_session", { session_id: "design-1", cwd, model: "sonnet" });
     expect(a.session_id).toBe("design-1");
     expect(a.tmux_pane).toMatch(/^%\d+$/);
-    const again = await m.callOk<{ session_id: string; claude_session_id: string; pid: number }>("start_session", { session_id: "design-1", cwd, model: "sonnet", prompt: "hello" });
+    const again = await m.callOk("start_session", { session_id: "design-1", cwd, model: "sonnet", prompt: "hello" });
     expect(again).toMatchObject({ session_id: "design-1", claude_session_id: a.claude_session_id, pid: a.pid });
     const other = await m.call("start_session", { session_id: "design-1", cwd, model: "opus" });
     expect(other.error?.code).toBe("INVALID_ARGUMENT");
@@ -55,7 +55,7 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
       const r = await m.call("start_session", { session_id: bad, cwd });
       expect(r.error?.code, bad).toBe("INVALID_ARGUMENT");
     }
-    const listed = await m.callOk<{ total_count: number }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     expect(listed.total_count).toBe(1);
     // One process for the id, however many calls.
     expect(processesIn(cwd).length).toBeGreaterThan(0);
@@ -63,7 +63,7 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
 
   it("the child gets CLAUDE_SESSION_ID (the Claude session UUID) as well as CLAUDE_SESSIONS_ID", async () => {
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_ENV:CLAUDE_SESSION_ID" });
-    const listed = await m.callOk<{ sessions: Array<{ session_id: string; claude_session_id: string }> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     // The design's CLAUDE_SESSION_ID is a UUID: the Claude session's id (CLAUDE_SESSIONS_ID is this server's id).
     expect(await reported("CLAUDE_SESSION_ID")).toBe(listed.sessions.find((s) => s.session_id === "design-1")!.claude_session_id);
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_ENV:CLAUDE_SESSIONS_ID" });
@@ -72,23 +72,23 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
 
   it("wait_for_completion takes poll_interval_ms (ignored) and check_idle (background tasks), and says completed_at", async () => {
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_SLOW:500 x", wait_for_response: false });
-    const r = await m.callOk<{ completed: boolean; completed_at?: string }>("wait_for_completion", { session_id: "design-1", timeout_ms: 10_000, poll_interval_ms: 1000, check_idle: true });
+    const r = await m.callOk("wait_for_completion", { session_id: "design-1", timeout_ms: 10_000, poll_interval_ms: 1000, check_idle: true });
     expect(r.completed).toBe(true);
     expect(Date.parse(r.completed_at!)).toBeGreaterThan(Date.now() - 10_000);
     // A turn that left a background task running: without check_idle it is done, with it the wait goes on.
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_BG start a task" });
-    const plain = await m.callOk<{ completed: boolean; background_tasks?: number }>("wait_for_completion", { session_id: "design-1", timeout_ms: 2000 });
+    const plain = await m.callOk("wait_for_completion", { session_id: "design-1", timeout_ms: 2000 });
     expect(plain).toMatchObject({ completed: true, background_tasks: 1 });
-    const idle = await m.callOk<{ completed: boolean; timed_out: boolean; completed_at?: string }>("wait_for_completion", { session_id: "design-1", timeout_ms: 400, check_idle: true });
+    const idle = await m.callOk("wait_for_completion", { session_id: "design-1", timeout_ms: 400, check_idle: true });
     expect(idle).toMatchObject({ timed_out: true, completed: false });
     expect(idle.completed_at).toBeUndefined();
   });
 
   it("flat doppler_project / doppler_config run the session under doppler like doppler: {project, config}", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("dop"), doppler_project: "api", doppler_config: "dev" });
+    const s = await m.callOk("start_session", { cwd: w.dir("dop"), doppler_project: "api", doppler_config: "dev" });
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_ENV:API_KEY" });
     expect(await reported("API_KEY")).toBe("dev-value");
-    const meta = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", { include_metadata: true });
+    const meta = await m.callOk("list_sessions", { include_metadata: true });
     expect(meta.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ doppler_project: "api", doppler_config: "dev" });
     const clash = await m.call("start_session", { cwd: w.dir("dop2"), doppler_project: "api", doppler: { project: "other" } });
     expect(clash.error?.code).toBe("INVALID_ARGUMENT");

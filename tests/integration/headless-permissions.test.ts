@@ -6,9 +6,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timeoutMessage } from "../../src/drivers/headless/permissions.js";
-import type { HeadlessSession } from "../../src/drivers/headless/session.js";
-import type { PermissionRequestInfo } from "../../src/drivers/headless/types.js";
+import { timeoutMessage } from "../../src/runners/headless/permissions.js";
+import type { HeadlessSession } from "../../src/runners/headless/session.js";
+import type { PermissionRequestInfo } from "../../src/runners/headless/types.js";
 import { headlessCliOrSkip, headlessWorld, hookNames, type HeadlessWorld } from "../helpers/headless.js";
 
 const run = headlessCliOrSkip();

@@ -3,7 +3,7 @@
  * tests/fixtures/mock-anthropic.ts: turns, figures, byte-exact prompts, errors, limits, interrupts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HeadlessSession } from "../../src/drivers/headless/session.js";
+import type { HeadlessSession } from "../../src/runners/headless/session.js";
 import { headlessCliOrSkip, headlessWorld, hookNames, type HeadlessWorld } from "../helpers/headless.js";
 
 const run = headlessCliOrSkip();

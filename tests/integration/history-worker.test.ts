@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
+import { until } from "../helpers/wait.js";
 
 const built = join(import.meta.dirname, "../../dist/history/history.js");
 
@@ -44,8 +45,8 @@ describe("history index in a worker thread", () => {
       expect(r.running).toBe(false);
       expect((await r.sync()).files_read).toBe(1);
       expect(r.running).toBe(true);
-      await new Promise((res) => setTimeout(res, 400));
-      expect(r.running).toBe(false);
+      // Ended once idle (100 ms here), without another call.
+      await until(() => !r.running, 5000, 20);
       t.turn("second words", "ok");
       expect((await r.sync([t.path])).files_read).toBe(1);
     } finally {

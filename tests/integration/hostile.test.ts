@@ -4,13 +4,13 @@
  * newlines, a leading `-`); each must reach Claude exactly (its argv and cwd read from /proc, its environment
  * from /proc/<pid>/environ, the prompt from its transcript) or be refused, and no sentinel file may appear.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { type Dirent, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, connect, contractBackends, FAKE_CLAUDE, makeWorld, processesIn, type Mcp, type World } from "../helpers/harness.js";
+import { can, CLI, connect, contractKinds, FAKE_CLAUDE, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 
-const BACKENDS = await contractBackends();
+const BACKENDS = await contractKinds();
 
 interface ArgvLine {
   pid: number;
@@ -23,7 +23,15 @@ interface ArgvLine {
 function sentinels(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
+    let entries: Dirent[] = [];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch (e) {
+      // A lock directory of the store comes and goes while the server works.
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
+    for (const e of entries) {
       const p = join(d, e.name);
       if (/^pwned-[a-z]+$/.test(e.name)) out.push(p);
       if (e.isDirectory() && !e.isSymbolicLink()) walk(p);
@@ -98,7 +106,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
           // A model name has no whitespace (the schema says so); the others go as they are.
           ...(/\s/.test(v) ? {} : { model: v }),
         };
-        const r = await m.call("start_session", args, { timeout: 60_000 });
+        const r = await m.callRaw<{ session_id: string; claude_session_id: string }>("start_session", args, { timeout: 60_000 });
         return { v, i, cwd, logFile, args, r };
       }),
     );
@@ -113,7 +121,20 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       const argv = cmdline(pid);
       const at = argv.indexOf(FAKE_CLAUDE);
       const settings = join(w.stateDir, r.data.session_id as string, "settings.json");
-      expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
+      // Headless: the Agent SDK builds the argv (the appended system prompt goes in its initialize request).
+      if (backend === "headless") {
+        expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
+          ...["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"],
+          ...(args.model !== undefined ? [`--model=${v}`] : []),
+          "--permission-prompt-tool=stdio",
+          `--allowedTools=${v}`,
+          `--disallowedTools=${v}`,
+          "--permission-mode=default",
+          `--add-dir=${cwd}`,
+          `--session-id=${claudeId}`,
+          ...["--settings", settings],
+        ]);
+      } else expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
         `--session-id=${claudeId}`,
         `--settings=${settings}`,
         ...(args.model !== undefined ? [`--model=${v}`] : []),
@@ -133,7 +154,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       // The log file is new, ours alone, at exactly that path.
       expect(statSync(logFile).mode & 0o777).toBe(0o600);
       // The first prompt arrived as a prompt, exactly.
-      const t = await m.call<{ items: Array<{ role: string; text: string }> }>("stream_output", { session_id: r.data.session_id, mode: "transcript", follow: true, timeout_ms: 5000 });
+      const t = await m.call("stream_output", { session_id: r.data.session_id, mode: "transcript", follow: true, timeout_ms: 5000 });
       expect(t.data.items?.find((x) => x.role === "user")?.text, JSON.stringify(v)).toBe(v);
     }
     expect(sentinels(w.root)).toEqual([]);
@@ -161,13 +182,13 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     }
     const delivered = [` !touch ${w.root}/pwned-spaced`, `#123 is not a mode (it was memory mode in Claude Code 1.x)`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
     for (const msg of delivered) {
-      const r = await m.call<{ response?: string }>("send_message", { session_id: id, message: msg });
+      const r = await m.call("send_message", { session_id: id, message: msg });
       expect(r.ok, r.text).toBe(true);
       const expected = msg.replace(/\r\n?/g, "\n");
       expect(r.data.response, JSON.stringify(msg)).toBe(`FAKE REPLY: ${expected}`);
     }
     expect(sentinels(w.root)).toEqual([]);
-    const ok = await m.call<{ response?: string }>("send_message", { session_id: id, message: "still here?" });
+    const ok = await m.call("send_message", { session_id: id, message: "still here?" });
     expect(ok.data.response).toBe("FAKE REPLY: still here?");
     await m.call("kill_session", { session_id: id, save_state: false });
   });
@@ -186,12 +207,16 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     const id2 = s2.data.session_id as string;
     const made = join(cwd, "made-by-bash-mode");
     const r = await m2.call("send_message", { session_id: id2, message: `touch ${made}`, bash_mode: true });
-    expect(r.ok, r.text).toBe(true);
-    const t0 = Date.now();
-    while (!existsSync(made) && Date.now() - t0 < 5000) await new Promise((res) => setTimeout(res, 50));
-    expect(existsSync(made)).toBe(true);
+    if (can(backend, "keys")) {
+      expect(r.ok, r.text).toBe(true);
+      await until(() => existsSync(made), 5000);
+    } else {
+      // Bash mode is a feature of the interactive screen: a headless session refuses it, switch or not.
+      expect(r.error?.code).toBe("INVALID_ARGUMENT");
+      expect(existsSync(made)).toBe(false);
+    }
     // The session still takes prompts afterwards.
-    expect((await m2.call<{ response?: string }>("send_message", { session_id: id2, message: "after" })).data.response).toBe("FAKE REPLY: after");
+    expect((await m2.call("send_message", { session_id: id2, message: "after" })).data.response).toBe("FAKE REPLY: after");
     await m2.call("kill_session", { session_id: id2, save_state: false });
     await m2.close();
     expect(sentinels(w.root)).toEqual([]);
@@ -236,7 +261,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     expect(statSync(good).mode & 0o777).toBe(0o600);
     const id = s.data.session_id as string;
     await m.call("send_message", { session_id: id, message: "write something" });
-    const log = await m.call<{ text: string }>("stream_output", { session_id: id, mode: "log" });
+    const log = await m.call("stream_output", { session_id: id, mode: "log" });
     expect(log.data.text).toContain("write something");
     await m.call("kill_session", { session_id: id });
     spawnSync("rm", ["-f", good]);
@@ -265,7 +290,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         ["start_session", { cwd, env }],
         ["run_task", { cwd, env, prompt: "hi", backend }],
       ] as const) {
-        const r = await m.call(tool, args);
+        const r = await m.callRaw(tool, args);
         expect(r.error?.code, `${tool} ${name}`).toBe("PERMISSION_DENIED");
         expect(r.error?.message, name).toContain(name);
         expect(r.error?.suggestion, name).toContain(`CLAUDE_SESSIONS_ALLOW_ENV=${name}`);
@@ -273,7 +298,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     }
     expect(processesIn(cwd)).toEqual([]);
     // resume_session too (a session that ended).
-    const ok = await m.callOk<{ session_id: string }>("start_session", { cwd, env: { GIT_AUTHOR_NAME: "a caller", PLAIN: "1" } });
+    const ok = await m.callOk("start_session", { cwd, env: { GIT_AUTHOR_NAME: "a caller", PLAIN: "1" } });
     await m.callOk("kill_session", { session_id: ok.session_id });
     const rs = await m.call("resume_session", { session_id: ok.session_id, env: { PATH: path } });
     expect(rs.error?.code).toBe("PERMISSION_DENIED");
@@ -281,8 +306,8 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     // Allowed by the operator, PATH reaches Claude, and still no hook, permission answer or exit record runs the caller's programs.
     const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_ENV: "PATH" });
     try {
-      const s = await m2.callOk<{ session_id: string; pid: number }>("start_session", { cwd, env: { PATH: path } });
-      const asked = await m2.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "FAKE_BASH:true" });
+      const s = await m2.callOk("start_session", { cwd, env: { PATH: path } });
+      const asked = await m2.callOk("send_message", { session_id: s.session_id, message: "FAKE_BASH:true" });
       expect(asked).toMatchObject({ final_state: "waiting_for_permission" });
       await m2.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
       expect(await m2.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 })).toMatchObject({ completed: true });
@@ -381,7 +406,7 @@ describe("what only the operator can allow: stdio MCP servers, untrusted folders
     }
     expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).toBe(before);
     // A terminal session of that folder (it answers the trust screen itself) cannot be taken over headless either.
-    const t = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("ended") });
+    const t = await m.callOk("start_session", { cwd: w.dir("ended") });
     await m.callOk("kill_session", { session_id: t.session_id });
     const r = await m.call("resume_session", { session_id: t.session_id, backend: "headless", cwd });
     expect(r.error?.code).toBe("STARTUP_BLOCKED");
@@ -402,7 +427,7 @@ describe("what only the operator can allow: stdio MCP servers, untrusted folders
         expect(r.error?.code, tool).toBe("PERMISSION_DENIED");
         expect(r.error?.suggestion, tool).toContain("CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE");
       }
-      const s = await m2.callOk<{ session_id: string }>("start_session", { cwd });
+      const s = await m2.callOk("start_session", { cwd });
       await m2.callOk("kill_session", { session_id: s.session_id });
       const r = await m2.call("resume_session", { session_id: s.session_id, trust_workspace: true });
       expect(r.error?.code).toBe("PERMISSION_DENIED");

@@ -43,7 +43,7 @@ async function connectAndClose(srv: HttpServerProc, name: string): Promise<strin
 
 /** The server's own count of its MCP sessions and of the SessionService's listeners (health_check's http_clients). */
 async function held(c: HttpMcp): Promise<{ sessions: number; active: number; changes: number; limits: number }> {
-  const h = await c.callOk<{ checks: Array<{ name: string; detail: string }> }>("health_check", {});
+  const h = await c.callOk("health_check", {});
   const d = h.checks.find((x) => x.name === "http_clients")?.detail ?? "";
   const m = /^(\d+) MCP sessions over HTTP \((\d+) with an open stream.*; (\d+) session-change and (\d+) time-limit listeners$/.exec(d);
   if (!m) throw new Error(`no http_clients line in health_check: ${JSON.stringify(h.checks)}`);
@@ -81,7 +81,7 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     // A new client still gets in, and works.
     const late = await connectHttp(srv.url, srv.token, "late");
     clients.push(late);
-    expect((await late.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+    expect((await late.callOk("list_sessions", {})).sessions).toEqual([]);
     // The least recently used went first: the oldest closed ones ended, the newest are still held.
     expect(await pingStatus(srv, ids[0]!)).toBe(404);
     expect(await pingStatus(srv, ids.at(-1)!)).toBe(200);
@@ -102,7 +102,7 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     expect(await until(async () => ((await held(observer)).sessions === 1 ? held(observer) : undefined), 30_000)).toEqual({ sessions: 1, active: 1, changes: 2, limits: 2 });
     for (const id of ids) expect(await pingStatus(srv, id)).toBe(404);
     // The observer, whose stream stayed open far longer than the idle time, still works.
-    expect((await observer.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+    expect((await observer.callOk("list_sessions", {})).sessions).toEqual([]);
     expect(srv.stderr()).toMatch(/ended: idle for 1000 ms/);
   }, 60_000);
 
@@ -123,7 +123,7 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     // fourth client is refused.
     expect(await until(async () => ((await held(observer)).active === 3 ? held(observer) : undefined))).toMatchObject({ sessions: 3, active: 3, changes: 6, limits: 6 });
     await expect(connectAndClose(srv, "fourth")).rejects.toThrow(/503|too many MCP sessions/);
-    for (const c of [observer, z, w]) expect((await c.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+    for (const c of [observer, z, w]) expect((await c.callOk("list_sessions", {})).sessions).toEqual([]);
     expect((await held(observer)).sessions).toBe(3);
   }, 60_000);
 

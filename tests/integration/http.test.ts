@@ -78,17 +78,17 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
   });
 
   it("two clients at once share the sessions: A starts one, B lists it, drives it and gets its own progress", async () => {
-    const started = await a.callOk<{ session_id: string; status: string }>("start_session", { cwd: w.dir("shared") });
+    const started = await a.callOk("start_session", { cwd: w.dir("shared") });
     const id = started.session_id;
-    const listed = await b.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const listed = await b.callOk("list_sessions", {});
     expect(listed.sessions.map((s) => s.session_id)).toContain(id);
 
     const progressA: unknown[] = [];
     const progressB: unknown[] = [];
     // A waits on the session while B drives it; each gets the progress of its own call only.
-    const waitA = a.callOk<{ completed: boolean; last_response?: string }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressA.push(p) });
+    const waitA = a.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressA.push(p) });
     await b.callOk("send_message", { session_id: id, message: "FAKE_SLOW:2500 from b", wait_for_response: false });
-    const doneB = await b.callOk<{ completed: boolean; last_response?: string }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressB.push(p) });
+    const doneB = await b.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressB.push(p) });
     expect(doneB).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:2500 from b" });
     expect(progressB.length).toBeGreaterThanOrEqual(1);
     expect((progressB[0] as { message?: string }).message).toContain(id);
@@ -98,11 +98,11 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     await a.callOk("send_message", { session_id: id, message: "FAKE_SLOW:1500 from a", wait_for_response: false });
     const ac = new AbortController();
     const cancelled = b.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { signal: ac.signal });
-    const stillA = a.callOk<{ completed: boolean }>("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
+    const stillA = a.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     setTimeout(() => ac.abort(), 200);
     await expect(cancelled).rejects.toThrow();
     expect(await stillA).toMatchObject({ completed: true });
-    expect((await b.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions.length).toBe(1);
+    expect((await b.callOk("list_sessions", {})).sessions.length).toBe(1);
     await b.callOk("kill_session", { session_id: id });
   }, 60_000);
 
@@ -161,7 +161,7 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
   });
 
   it("the web view's controls leave audit lines with the sign-in as actor (never the cookie or token); MCP calls name their client and transport", async () => {
-    const { session_id: id } = await a.callOk<{ session_id: string }>("start_session", { cwd: w.dir("audited") });
+    const { session_id: id } = await a.callOk("start_session", { cwd: w.dir("audited") });
     const { jar, csrf } = await signIn(srv.url, srv.token);
     const headers = { cookie: jar, "x-csrf-token": csrf, "content-type": "application/json" };
     const sent = await raw(`${srv.url}/api/sessions/${id}/send`, "POST", headers, JSON.stringify({ message: "a secret-free hello from the page" }));
@@ -189,13 +189,13 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
   }, 60_000);
 
   it("the web list's cost column: after a turn with usage, the list feed's row carries the session's total cost as list_sessions has it", async () => {
-    const { session_id: id } = await a.callOk<{ session_id: string }>("start_session", { cwd: w.dir("costly") });
+    const { session_id: id } = await a.callOk("start_session", { cwd: w.dir("costly") });
     const feed = sse(`${srv.url}/api/events`, { authorization: `Bearer ${srv.token}` });
     try {
       await until(() => feed.events.some((e) => e.event === "snapshot"), 5000);
       await a.callOk("send_message", { session_id: id, message: "hello" });
       const row = await until(() => feed.events.find((e) => e.event === "change" && (e.data as { session_id?: string; total_cost_usd?: number }).session_id === id && typeof (e.data as { total_cost_usd?: number }).total_cost_usd === "number"), 10_000);
-      const listed = await a.callOk<{ sessions: Array<{ session_id: string; total_cost_usd?: number | null; turn_count: number }> }>("list_sessions", {});
+      const listed = await a.callOk("list_sessions", {});
       const mine = listed.sessions.find((x) => x.session_id === id)!;
       expect(mine.total_cost_usd).toBeGreaterThan(0);
       expect((row.data as { total_cost_usd: number }).total_cost_usd).toBe(mine.total_cost_usd);
@@ -242,10 +242,10 @@ describe("serve --http arguments", () => {
     const srv = await startHttpServer(w, { CLAUDE_SESSIONS_TOKEN: token });
     try {
       const c = await connectHttp(srv.url, token);
-      expect((await c.callOk<{ sessions: unknown[] }>("list_sessions", {})).sessions).toEqual([]);
+      expect((await c.callOk("list_sessions", {})).sessions).toEqual([]);
       // The sessions' processes do not inherit it.
       const cwd = w.dir("env");
-      const id = (await c.callOk<{ session_id: string }>("start_session", { cwd, backend: "pty" })).session_id;
+      const id = (await c.callOk("start_session", { cwd, backend: "pty" })).session_id;
       const pids = processesIn(cwd);
       expect(pids.length).toBeGreaterThan(0);
       for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain(token);

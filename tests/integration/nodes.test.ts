@@ -59,15 +59,15 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     hosts?.destroy();
   });
 
-  const list = async (args: Record<string, unknown> = {}) => m.callOk<Listed>("list_sessions", args);
+  const list = async (args: Record<string, unknown> = {}) => m.callOk("list_sessions", args);
 
   it("lists every node with its link and version; an unknown node is refused", async () => {
     const l = await list();
-    expect(l.nodes.map((n) => [n.name, n.status])).toEqual([
+    expect(l.nodes!.map((n) => [n.name, n.status])).toEqual([
       ["h1", "reachable"],
       ["h2", "reachable"],
     ]);
-    expect(l.nodes[0]!.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(l.nodes![0]!.version).toMatch(/^\d+\.\d+\.\d+/);
     const bad = await m.call("start_session", { cwd: "/tmp", node: "h9" });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
     expect(bad.error?.suggestion).toContain("h1, h2");
@@ -76,7 +76,7 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
       expect((await m.call("start_session", { cwd: "/tmp", node })).error?.code).toBe("INVALID_ARGUMENT");
     }
     expect((await m.call("list_sessions", { node_filter: "nope" })).error?.code).toBe("INVALID_ARGUMENT");
-    const h = await m.callOk<{ checks: Array<{ name: string; status: string; detail: string }> }>("health_check");
+    const h = await m.callOk("health_check");
     expect(h.checks.filter((c) => c.name.startsWith("node "))).toEqual([
       expect.objectContaining({ name: "node h1", status: "ok", detail: expect.stringContaining("0 live of 30") }),
       expect.objectContaining({ name: "node h2", status: "ok", detail: expect.stringContaining("0 live of 40") }),
@@ -85,21 +85,21 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
 
   let s1 = "";
   it("start on a named node: send, wait, stream by id alone; attach_command goes through the node", async () => {
-    const s = await m.callOk<{ session_id: string; node: string; attach_command: string; status: string }>("start_session", { cwd: h1.work, node: "h1" });
+    const s = await m.callOk("start_session", { cwd: h1.work, node: "h1" });
     s1 = s.session_id;
     expect(s.node).toBe("h1");
     expect(s.attach_command).toBe(`${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`);
     // The session runs on h1, under h1's user, in h1's tmux server.
     expect(h1.ssh(["tmux", "-L", h1.socket, "list-sessions", "-F", "#{session_name}"])).toContain(`cs-${s1}`);
-    const r = await m.callOk<{ response: string; node: string }>("send_message", { session_id: s1, message: "hello far away" });
+    const r = await m.callOk("send_message", { session_id: s1, message: "hello far away" });
     expect(r).toMatchObject({ response: "FAKE REPLY: hello far away", node: "h1" });
     await m.callOk("send_message", { session_id: s1, message: "FAKE_SLOW:400 slowly", wait_for_response: false });
     const progress: unknown[] = [];
-    const done = await m.callOk<{ completed: boolean; last_response: string; node: string }>("wait_for_completion", { session_id: s1, timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
+    const done = await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:400 slowly", node: "h1" });
-    const t = await m.callOk<{ items: Array<{ role: string; text: string }>; node: string }>("stream_output", { session_id: s1, mode: "transcript" });
+    const t = await m.callOk("stream_output", { session_id: s1, mode: "transcript" });
     expect(t.node).toBe("h1");
-    expect(t.items.map((i) => i.text)).toContain("FAKE REPLY: hello far away");
+    expect(t.items!.map((i) => i.text)).toContain("FAKE REPLY: hello far away");
     const row = (await list()).sessions.find((x) => x.session_id === s1);
     expect(row).toMatchObject({ node: "h1", status: "idle" });
     const onlyH1 = await list({ node_filter: "h1" });
@@ -120,9 +120,9 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   });
 
   it('start with node "auto" lands on the node with the most free slots', async () => {
-    const s = await m.callOk<{ session_id: string; node: string }>("start_session", { cwd: "/tmp", node: "auto" });
+    const s = await m.callOk("start_session", { cwd: "/tmp", node: "auto" });
     expect(s.node).toBe("h2");
-    const r = await m.callOk<{ response: string }>("send_message", { session_id: s.session_id, message: "auto placed" });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "auto placed" });
     expect(r.response).toBe("FAKE REPLY: auto placed");
     await m.callOk("kill_session", { session_id: s.session_id });
   });
@@ -132,32 +132,32 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     await m.callOk("send_message", { session_id: s1, message: "FAKE_BASH:touch far.txt", wait_for_response: false });
     const n = await until(() => notices.find((x) => x.data.event === "permission" && x.data.session_id === s1), 15_000);
     expect(n.data).toMatchObject({ node: "h1", tool_name: "Bash", status: "waiting_for_permission" });
-    const a = await m.callOk<{ answered: boolean; node: string }>("respond_permission", { session_id: s1, decision: "allow" });
+    const a = await m.callOk("respond_permission", { session_id: s1, decision: "allow" });
     expect(a).toMatchObject({ answered: true, node: "h1" });
-    const done = await m.callOk<{ last_response: string }>("wait_for_completion", { session_id: s1, timeout_ms: 15_000 });
+    const done = await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 });
     expect(done.last_response).toBe("FAKE: ran touch far.txt");
     expect(h1.ssh(["ls", `${h1.work}/far.txt`]).trim()).toBe(`${h1.work}/far.txt`);
     await until(() => notices.find((x) => x.data.event === "turn_ended" && x.data.session_id === s1 && x.data.node === "h1"), 10_000);
   });
 
   it("kill and resume a remote session by id: the same conversation comes back on its node", async () => {
-    const k = await m.callOk<{ status: string; node: string }>("kill_session", { session_id: s1 });
+    const k = await m.callOk("kill_session", { session_id: s1 });
     expect(k).toMatchObject({ status: "killed", node: "h1" });
     expect((await list()).sessions.find((x) => x.session_id === s1)).toMatchObject({ status: "dead", node: "h1" });
-    const r = await m.callOk<{ session_id: string; node: string }>("resume_session", { session_id: s1 });
+    const r = await m.callOk("resume_session", { session_id: s1 });
     expect(r).toMatchObject({ session_id: s1, node: "h1" });
-    const t = await m.callOk<{ items: Array<{ text: string }> }>("stream_output", { session_id: s1, mode: "transcript" });
-    expect(t.items.map((i) => i.text)).toContain("FAKE REPLY: hello far away");
-    expect((await m.callOk<{ response: string }>("send_message", { session_id: s1, message: "back again" })).response).toBe("FAKE REPLY: back again");
+    const t = await m.callOk("stream_output", { session_id: s1, mode: "transcript" });
+    expect(t.items!.map((i) => i.text)).toContain("FAKE REPLY: hello far away");
+    expect((await m.callOk("send_message", { session_id: s1, message: "back again" })).response).toBe("FAKE REPLY: back again");
   });
 
   it("a team spanning three machines: broadcast and wait for all", async () => {
     const members = [
-      await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("team-local"), team_name: "tri", teammate_name: "here" }),
-      await m.callOk<{ session_id: string }>("start_session", { cwd: h1.work, node: "h1", team_name: "tri", teammate_name: "one" }),
-      await m.callOk<{ session_id: string }>("start_session", { cwd: h2.work, node: "h2", team_name: "tri", teammate_name: "two" }),
+      await m.callOk("start_session", { cwd: w.dir("team-local"), team_name: "tri", teammate_name: "here" }),
+      await m.callOk("start_session", { cwd: h1.work, node: "h1", team_name: "tri", teammate_name: "one" }),
+      await m.callOk("start_session", { cwd: h2.work, node: "h2", team_name: "tri", teammate_name: "two" }),
     ];
-    const b = await m.callOk<{ results: Array<{ session_id: string; message_sent: boolean; response?: string; node?: string }>; sent_count: number; failed_count: number }>("broadcast_message", { team_name: "tri", message: "all hands" });
+    const b = await m.callOk("broadcast_message", { team_name: "tri", message: "all hands" });
     expect(b).toMatchObject({ sent_count: 3, failed_count: 0 });
     expect(b.results.map((x) => [x.node ?? "local", x.response]).sort()).toEqual([
       ["h1", "FAKE REPLY: all hands"],
@@ -165,19 +165,19 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
       ["local", "FAKE REPLY: all hands"],
     ]);
     // By teammate name alone, wherever it runs.
-    expect((await m.callOk<{ response: string; node: string }>("send_message", { team_name: "tri", teammate_name: "two", message: "just you" })).node).toBe("h2");
+    expect((await m.callOk("send_message", { team_name: "tri", teammate_name: "two", message: "just you" })).node).toBe("h2");
     await m.callOk("broadcast_message", { team_name: "tri", message: "FAKE_SLOW:300 work", wait_for_response: false });
-    const waited = await m.callOk<{ done: boolean; sessions: Array<{ session_id: string; done: boolean; last_response?: string; node?: string }> }>("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
+    const waited = await m.callOk("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
     expect(waited.done).toBe(true);
     expect(waited.sessions.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
     expect(waited.sessions.every((x) => x.done && x.last_response === "FAKE REPLY: FAKE_SLOW:300 work")).toBe(true);
-    const byIds = await m.callOk<{ done: boolean; sessions: unknown[] }>("wait_for_sessions", { session_ids: members.map((x) => x.session_id), mode: "any", timeout_ms: 5000 });
+    const byIds = await m.callOk("wait_for_sessions", { session_ids: members.map((x) => x.session_id), mode: "any", timeout_ms: 5000 });
     expect(byIds).toMatchObject({ done: true });
     expect(byIds.sessions).toHaveLength(3);
     // sync_context of the team: one result per member, from every machine.
-    const synced = await m.callOk<{ results: Array<{ session_id: string; node?: string; error?: unknown }> }>("sync_context", { team_name: "tri", force: true, wait_for_response: false });
-    expect(synced.results.map((x) => x.node ?? "local").sort()).toEqual(["h1", "h2", "local"]);
-    expect(synced.results.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
+    const synced = await m.callOk("sync_context", { team_name: "tri", force: true, wait_for_response: false });
+    expect(synced.results!.map((x) => x.node ?? "local").sort()).toEqual(["h1", "h2", "local"]);
+    expect(synced.results!.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
     await m.callOk("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
   });
 
@@ -234,10 +234,14 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   });
 
   it("a cut link: NODE_UNREACHABLE for its calls (a wait in flight too), the other node unaffected; back up, the same sessions answer", async () => {
-    const on2 = await m.callOk<{ session_id: string }>("start_session", { cwd: h2.work, node: "h2" });
+    const on2 = await m.callOk("start_session", { cwd: h2.work, node: "h2" });
     await m.callOk("send_message", { session_id: s1, message: "FAKE_SLOW:60000 long turn", wait_for_response: false });
     const waiting = m.call("wait_for_completion", { session_id: s1, timeout_ms: 120_000 }, { timeout: 120_000 });
-    await new Promise((r) => setTimeout(r, 500));
+    let settled = false;
+    void waiting.finally(() => (settled = true));
+    // In flight at the node: a later call that went through h1's link has been answered, and the wait has not.
+    expect((await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s1)).toMatchObject({ status: "busy" });
+    expect(settled).toBe(false);
     const t0 = Date.now();
     h1.cut();
     const w1 = await waiting;
@@ -250,17 +254,17 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     console.log(`outage detected after ${detected} ms`);
     const s = await m.call("send_message", { session_id: s1, message: "anyone?" });
     expect(s.error?.code).toBe("NODE_UNREACHABLE");
-    expect((await m.callOk<{ response: string }>("send_message", { session_id: on2.session_id, message: "still here" })).response).toBe("FAKE REPLY: still here");
+    expect((await m.callOk("send_message", { session_id: on2.session_id, message: "still here" })).response).toBe("FAKE REPLY: still here");
     const l = await list();
-    expect(l.nodes.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
+    expect(l.nodes!.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
     expect(l.sessions.find((x) => x.session_id === s1)).toMatchObject({ node: "h1", node_status: "unreachable", status: "busy" });
-    const h = await m.callOk<{ status: string; checks: Array<{ name: string; status: string; detail: string }> }>("health_check");
+    const h = await m.callOk("health_check");
     expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({ status: "degraded", detail: expect.stringMatching(/^unreachable: /) });
     h1.restore();
-    await until(async () => (await list()).nodes.find((n) => n.name === "h1")?.status === "reachable", 30_000, 250);
+    await until(async () => (await list()).nodes!.find((n) => n.name === "h1")?.status === "reachable", 30_000, 250);
     // The session kept running on h1 through the outage: interrupt the long turn, then it answers again.
     await m.callOk("interrupt_session", { session_id: s1 });
-    expect((await m.callOk<{ response: string; node: string }>("send_message", { session_id: s1, message: "after the outage" })).response).toBe("FAKE REPLY: after the outage");
+    expect((await m.callOk("send_message", { session_id: s1, message: "after the outage" })).response).toBe("FAKE REPLY: after the outage");
   });
 
   it("the coordinator killed with -9 and restarted lists every remote session with its exact status", async () => {

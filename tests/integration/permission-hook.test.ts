@@ -45,11 +45,11 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("allow: the hook takes the decision (no keys), the tool runs, the screen says so; the request shows Claude's suggestions", async () => {
     const cwd = w.dir("allow");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     const r = await waitingOn(id, "touch allowed.txt");
     const suggestion = { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "touch:*" }], behavior: "allow", destination: "localSettings" };
     expect(r.data.pending_permission).toMatchObject({ suggestions: [suggestion] });
-    const listed = await m.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.call("list_sessions", {});
     expect(listed.data.sessions.find((x) => x.session_id === id)?.pending_permission).toMatchObject({ suggestions: [suggestion] });
 
     const a = await m.call("respond_permission", { session_id: id, decision: "allow" });
@@ -58,7 +58,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
     expect(done.data).toMatchObject({ completed: true, final_state: "idle", last_response: "FAKE: ran touch allowed.txt" });
     expect(existsSync(join(cwd, "allowed.txt"))).toBe(true);
-    const screen = await m.callOk<{ text: string }>("stream_output", { session_id: id, mode: "screen" });
+    const screen = await m.callOk("stream_output", { session_id: id, mode: "screen" });
     expect(screen.text).toContain("Allowed by PermissionRequest hook");
     const ev = events(id);
     expect(ev.find((e) => e.hook_event_name === "PermissionRequest")?.cs_request).toMatch(/^r[0-9]+x[0-9]+$/);
@@ -69,7 +69,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("deny with a message: the model gets the message as the tool's result and the turn ends normally", async () => {
     const cwd = w.dir("deny");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     await waitingOn(id, "touch denied.txt");
     const d = await m.call("respond_permission", { session_id: id, decision: "deny", message: "not in this repository" });
     expect(d.data, d.text).toMatchObject({ answered: true, decision: "deny" });
@@ -82,7 +82,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("updated_input: the edited command runs instead of the requested one; a message with allow is refused", async () => {
     const cwd = w.dir("edit");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     await waitingOn(id, "touch asked.txt");
     const bad = await m.call("respond_permission", { session_id: id, decision: "allow", message: "a note" });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
@@ -98,7 +98,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("allow_always applies Claude's suggested rule: the next matching command asks nothing", async () => {
     const cwd = w.dir("always");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     await waitingOn(id, "touch one.txt");
     const a = await m.call("respond_permission", { session_id: id, decision: "allow_always" });
     expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow_always" });
@@ -117,11 +117,11 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("another server on the same state directory answers the request through the hook (the decision is a file, not keys)", async () => {
     const cwd = w.dir("other");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     await waitingOn(id, "touch other.txt");
     const other = await connect(w);
     try {
-      const listed = await other.call<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+      const listed = await other.call("list_sessions", {});
       expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
       const a = await other.call("respond_permission", { session_id: id, decision: "allow" });
       expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
@@ -135,7 +135,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
 
   it("interrupt while the hook waits: the turn ends, the hook is ended with the dialog, the next prompt runs at once", async () => {
     const cwd = w.dir("esc");
-    const id = (await m.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+    const id = (await m.callOk("start_session", { cwd })).session_id;
     await waitingOn(id, "touch never.txt");
     const i = await m.call("interrupt_session", { session_id: id });
     expect(i.data, i.text).toMatchObject({ interrupted: true, status: "idle" });
@@ -151,7 +151,7 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const short = await connect(w, { CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "800" });
     try {
       const cwd = w.dir("fallback");
-      const id = (await short.callOk<{ session_id: string }>("start_session", { cwd })).session_id;
+      const id = (await short.callOk("start_session", { cwd })).session_id;
       const r = await short.call("send_message", { session_id: id, message: "FAKE_BASH:touch late.txt" });
       expect(r.data, r.text).toMatchObject({ final_state: "waiting_for_permission" });
       await until(async () => events(id).some((e) => e.hook_event_name === "cs:permission_fallback") || undefined, 10_000);

@@ -39,7 +39,7 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     w.tmux(["kill-session", "-t", `=cs-${idb}`]);
 
     const m2 = await connect(w);
-    const list = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const list = await m2.call("list_sessions", {});
     const byId = Object.fromEntries(list.data.sessions.map((s) => [s.session_id, s.status]));
     expect(["busy", "idle"]).toContain(byId[ida]); // replayed from the events log, whatever happened meanwhile
     expect(byId[idb]).toBe("dead");
@@ -60,7 +60,7 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     const claudeId = s.data.claude_session_id as string;
     await m.call("send_message", { session_id: id, message: "remember the word pelican" });
     // Claude writes the assistant line of the transcript just after the Stop hook.
-    await until(async () => (await m.call<{ items: unknown[] }>("stream_output", { session_id: id, mode: "transcript" })).data.items.length === 2);
+    await until(async () => (await m.call("stream_output", { session_id: id, mode: "transcript" })).data.items!.length === 2);
     await m.call("kill_session", { session_id: id });
     const notLive = await m.call("send_message", { session_id: id, message: "x" });
     expect(notLive.error?.code).toBe("SESSION_DEAD");
@@ -74,10 +74,10 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     expect(done.data.last_response).toBe("FAKE REPLY: what was the word?");
     // The same transcript holds both turns: the conversation carried over.
     const tr = await until(async () => {
-      const t = await m.call<{ items: Array<{ text: string }> }>("stream_output", { session_id: id, mode: "transcript" });
-      return t.data.items.length >= 4 ? t : undefined;
+      const t = await m.call("stream_output", { session_id: id, mode: "transcript" });
+      return t.data.items!.length >= 4 ? t : undefined;
     });
-    expect(tr.data.items.map((i) => i.text)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?"]));
+    expect(tr.data.items!.map((i) => i.text)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?"]));
     const ev = events(w, id);
     expect(ev.filter((e) => e.hook_event_name === "SessionStart").map((e) => e.source)).toEqual(["startup", "resume"]);
 
@@ -90,7 +90,7 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     expect(f.data.session_id).not.toBe(id);
     expect(f.data.forked_from).toBe(id);
     await m.call("wait_for_completion", { session_id: f.data.session_id, timeout_ms: 10_000 });
-    const list = await m.call<{ sessions: Array<{ session_id: string; claude_session_id: string; status: string }> }>("list_sessions", {});
+    const list = await m.call("list_sessions", {});
     expect(list.data.sessions.find((x) => x.session_id === f.data.session_id)?.claude_session_id).toBe(f.data.claude_session_id);
     expect(list.data.sessions.find((x) => x.session_id === id)).toMatchObject({ claude_session_id: claudeId, status: "dead" });
     await m.call("kill_session", { session_id: f.data.session_id });
@@ -109,18 +109,18 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
 
   it("two resume_session calls of one session at once start one process; both get it", async () => {
     const m = await connect(w);
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("twice"), prompt: "first" });
+    const s = await m.callOk("start_session", { cwd: w.dir("twice"), prompt: "first" });
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     await m.callOk("kill_session", { session_id: s.session_id });
     const spawns = () => readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter((l) => l.includes('"cs:spawn"')).length;
     const before = spawns();
-    const [a, b] = await Promise.all([1, 2].map(() => m.call<{ pid: number; status: string; already_running?: boolean }>("resume_session", { session_id: s.session_id })));
+    const [a, b] = await Promise.all([1, 2].map(() => m.call("resume_session", { session_id: s.session_id })));
     expect(a!.ok, a!.text).toBe(true);
     expect(b!.ok, b!.text).toBe(true);
     expect(a!.data.pid).toBe(b!.data.pid);
     expect([a!.data.already_running, b!.data.already_running].filter(Boolean)).toHaveLength(1);
     expect(spawns()).toBe(before + 1);
-    expect((await m.callOk<{ response?: string }>("send_message", { session_id: s.session_id, message: "after" })).response).toBe("FAKE REPLY: after");
+    expect((await m.callOk("send_message", { session_id: s.session_id, message: "after" })).response).toBe("FAKE REPLY: after");
     await m.callOk("kill_session", { session_id: s.session_id });
     await m.close();
   });
@@ -132,11 +132,11 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     // As if Claude had reported its end but the process (or a wrapper such as doppler) hangs on.
     execFileSync(join(w.stateDir, "bin", "hook.sh"), [join(w.stateDir, id, "events.jsonl")], { input: JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }) + "\n" });
     const z = await until(async () => {
-      const l = await m.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+      const l = await m.call("list_sessions", {});
       return l.data.sessions.find((x) => x.session_id === id && x.status === "zombie");
     });
     expect(z).toMatchObject({ session_id: id, status: "zombie" });
-    const errs = await m.call<{ sessions: Array<{ session_id: string }> }>("list_sessions", { status_filter: "error" });
+    const errs = await m.call("list_sessions", { status_filter: "error" });
     expect(errs.data.sessions.map((x) => x.session_id)).toContain(id);
     const k = await m.call("kill_session", { session_id: id });
     expect(k.data.status).toBe("killed");
@@ -150,14 +150,14 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     for (const s of starts) expect(s.ok, s.text).toBe(true);
     const ids = starts.map((s) => s.data.session_id as string);
     for (const m of [m1, m2]) {
-      const l = await m.call<{ sessions: Array<{ session_id: string }> }>("list_sessions", { status_filter: "active" });
+      const l = await m.call("list_sessions", { status_filter: "active" });
       expect(l.data.sessions.map((s) => s.session_id)).toEqual(expect.arrayContaining(ids));
     }
     // Server 2 drives a session that server 1 started, and server 1 sees the result.
     const r = await m2.call("send_message", { session_id: ids[0], message: "from the other server" });
     expect(r.data.response).toBe("FAKE REPLY: from the other server");
     const seen = await until(async () => {
-      const l = await m1.call<{ sessions: Array<{ session_id: string; turn_count: number }> }>("list_sessions", {});
+      const l = await m1.call("list_sessions", {});
       return l.data.sessions.find((s) => s.session_id === ids[0] && s.turn_count === 1);
     });
     // The first server sees the turn the second one drove (through the shared events log).
@@ -184,8 +184,8 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
     expect(s.data).toMatchObject({ backend: "pty", status: "ready" });
     const id = s.data.session_id as string;
     await m1.call("send_message", { session_id: id, message: "remember otters" });
-    await until(async () => (await m1.call<{ items: unknown[] }>("stream_output", { session_id: id, mode: "transcript" })).data.items.length === 2);
-    const listed = await m1.call<{ sessions: Array<{ survives_restart: boolean }> }>("list_sessions", {});
+    await until(async () => (await m1.call("stream_output", { session_id: id, mode: "transcript" })).data.items!.length === 2);
+    const listed = await m1.call("list_sessions", {});
     expect(listed.data.sessions[0]?.survives_restart).toBe(false);
     await m1.close(); // stdin closes: the server shuts down
     await until(() => processesIn(w.dir("pty-a")).length === 0, 10_000);
@@ -196,7 +196,7 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
     expect(ended).toMatchObject({ tool: "kill_session", outcome: "ok" });
 
     const m2 = await connect(w);
-    const l = await m2.call<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const l = await m2.call("list_sessions", {});
     expect(l.data.sessions.find((x) => x.session_id === id)?.status).toBe("hibernated");
     const r = await m2.call("resume_session", { session_id: id, message: "which animal?" });
     expect(r.ok, r.text).toBe(true);

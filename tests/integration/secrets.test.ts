@@ -6,9 +6,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, contractBackends, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import { can, connect, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
-const BACKENDS = await contractBackends();
+const BACKENDS = await contractKinds();
 
 const TOKEN = "dp.st.dev.Tok3nThatMustNeverLeak9f8e7d";
 const SECRET_A = "sk-alpha-4c1d2e3f-never-write-me";
@@ -43,7 +44,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
   let logFile: string;
   const results: Array<[string, string]> = [];
   const psSnapshots: Array<[string, string]> = [];
-  const call = async (name: string, args: Record<string, unknown>) => {
+  const call = async <N extends ToolName>(name: N, args: ToolArgs<N>) => {
     const r = await m.call(name, args);
     results.push([`${name} result`, r.text]);
     return r;
@@ -94,7 +95,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { session_id: string; name: string; value: string | null });
 
-  it("each session gets its own config's secrets through doppler run; only project and config are stored", async () => {
+  it.runIf(can(backend, "doppler"))("each session gets its own config's secrets through doppler run; only project and config are stored", async () => {
     const [a, b] = await Promise.all([
       call("start_session", { cwd: w.dir("dev"), doppler: { config: "dev" }, env: { SESSION_ONLY: ENV_SECRET } }),
       call("start_session", { cwd: w.dir("prd"), doppler: { project: "api", config: "prd" } }),
@@ -137,6 +138,23 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await until(() => groupLeaders(processesIn(w.work)).length === 0, 10_000);
   });
 
+  it("a session's env reaches its own process only: not argv, not ps, not another session", async () => {
+    const [a, b] = await Promise.all([
+      call("start_session", { cwd: w.dir("env-a"), env: { SESSION_ONLY: ENV_SECRET } }),
+      call("start_session", { cwd: w.dir("env-b") }),
+    ]);
+    expect(a.ok, a.text).toBe(true);
+    expect(b.ok, b.text).toBe(true);
+    ps("env sessions running");
+    await call("send_message", { session_id: a.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
+    await call("send_message", { session_id: b.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
+    const r = reported();
+    expect(r.find((x) => x.session_id === a.data.claude_session_id && x.name === "SESSION_ONLY")?.value).toBe(ENV_SECRET);
+    expect(r.find((x) => x.session_id === b.data.claude_session_id && x.name === "SESSION_ONLY")?.value).toBeNull();
+    for (const s of [a, b]) await call("kill_session", { session_id: s.data.session_id });
+    await until(() => processesIn(w.dir("env-a")).length === 0 && processesIn(w.dir("env-b")).length === 0, 10_000);
+  });
+
   it("a session without doppler never gets the server's DOPPLER_TOKEN (nor its HTTP token)", async () => {
     const s = await call("start_session", { cwd: w.dir("plain") });
     expect(s.ok, s.text).toBe(true);
@@ -150,7 +168,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await call("kill_session", { session_id: s.data.session_id });
   });
 
-  it("doppler's own failures give DOPPLER_ERROR with its message, not a timeout", async () => {
+  it.runIf(can(backend, "doppler"))("doppler's own failures give DOPPLER_ERROR with its message, not a timeout", async () => {
     const t0 = Date.now();
     const bad = await call("start_session", { cwd: w.dir("bad"), doppler: { project: "nope", config: "dev" } });
     expect(bad.error?.code).toBe("DOPPLER_ERROR");
@@ -165,7 +183,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await until(() => processesIn(w.dir("bad")).length === 0, 5000);
   });
 
-  it("a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned", async () => {
+  it.runIf(can(backend, "doppler"))("a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned", async () => {
     const m3 = await connect(w, { DOPPLER_PATH: join(w.root, "no-doppler") });
     const r = await m3.call("start_session", { cwd: w.dir("nodoppler"), doppler: { project: "api", config: "dev" } });
     expect(r.error?.code).toBe("DOPPLER_ERROR");

@@ -34,7 +34,7 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     w?.cleanup();
   });
 
-  const row = async (id: string) => (await m.callOk<{ sessions: Row[] }>("list_sessions", {})).sessions.find((x) => x.session_id === id);
+  const row = async (id: string) => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === id);
   const argvOf = (claudeId: string) =>
     readFileSync(argvLog, "utf8")
       .split("\n")
@@ -44,17 +44,17 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
       .at(-1)?.argv;
 
   it("reset_session: a new conversation in the same session, totals and turns go on; refused while busy", async () => {
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("reset"), team_name: "resetters" });
+    const s = await m.callOk("start_session", { cwd: w.dir("reset"), team_name: "resetters" });
     await m.callOk("send_message", { session_id: s.session_id, message: "before" });
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:1500 slow", wait_for_response: false });
     const busy = await m.call("reset_session", { session_id: s.session_id });
     expect(busy.error?.code).toBe("SESSION_BUSY");
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
 
-    const r = await m.callOk<{ claude_session_id: string; old_claude_session_id: string; status: string }>("reset_session", { session_id: s.session_id });
+    const r = await m.callOk("reset_session", { session_id: s.session_id });
     expect(r.old_claude_session_id).toBe(s.claude_session_id);
     expect(r.claude_session_id).not.toBe(s.claude_session_id);
-    const after = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "after" });
+    const after = await m.callOk("send_message", { session_id: s.session_id, message: "after" });
     expect(after).toMatchObject({ completed: true, response: "FAKE REPLY: after", usage: usageOf("FAKE REPLY: after") });
     const me = await until(async () => {
       const x = await row(s.session_id);
@@ -69,7 +69,7 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
 
     // A resume after the reset continues the new conversation.
     await m.callOk("kill_session", { session_id: s.session_id });
-    const back = await m.callOk<{ claude_session_id: string }>("resume_session", { session_id: s.session_id });
+    const back = await m.callOk("resume_session", { session_id: s.session_id });
     expect(back.claude_session_id).toBe(r.claude_session_id);
     expect(argvOf(r.claude_session_id)).toContain(`--resume=${r.claude_session_id}`);
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -77,10 +77,10 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     expect(dead.error?.code).toBe("SESSION_DEAD");
 
     // A hibernated session (no process, conversation kept) is woken first, as a prompt would wake it.
-    const h = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("reset") });
+    const h = await m.callOk("start_session", { cwd: w.dir("reset") });
     await m.callOk("send_message", { session_id: h.session_id, message: "before sleep" });
     expect(await m.callOk("kill_session", { session_id: h.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
-    const hr = await m.callOk<{ claude_session_id: string; old_claude_session_id: string; status: string }>("reset_session", { session_id: h.session_id });
+    const hr = await m.callOk("reset_session", { session_id: h.session_id });
     expect(hr.old_claude_session_id).toBe(h.claude_session_id);
     expect(hr.claude_session_id).not.toBe(h.claude_session_id);
     expect(await row(h.session_id)).toMatchObject({ claude_session_id: hr.claude_session_id });
@@ -88,33 +88,33 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
   });
 
   it("compact_session types /compact with the checked instructions and the session goes on", async () => {
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("compact") });
+    const s = await m.callOk("start_session", { cwd: w.dir("compact") });
     await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
     for (const instructions of ["two\nlines", "esc \u001b[2J", "x".repeat(2001), "ends with \\"]) {
       const bad = await m.call("compact_session", { session_id: s.session_id, instructions });
       expect(bad.error?.code, instructions).toBe("INVALID_ARGUMENT");
     }
-    const c = await m.callOk<{ claude_session_id: string; status: string }>("compact_session", { session_id: s.session_id, instructions: "keep the names; drop the rest" });
+    const c = await m.callOk("compact_session", { session_id: s.session_id, instructions: "keep the names; drop the rest" });
     expect(c).toMatchObject({ claude_session_id: s.claude_session_id, status: "idle" });
     const facts = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(facts.filter((f) => f.session_id === s.claude_session_id && "compact_instructions" in f).map((f) => f.compact_instructions)).toEqual(["keep the names; drop the rest"]);
     await m.callOk("compact_session", { session_id: s.session_id });
-    const next = await m.callOk<Record<string, unknown>>("send_message", { session_id: s.session_id, message: "more" });
+    const next = await m.callOk("send_message", { session_id: s.session_id, message: "more" });
     expect(next).toMatchObject({ completed: true, response: "FAKE REPLY: more" });
     expect((await row(s.session_id))?.turn_count).toBe(2);
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
   it("kill_session {force: true} is an immediate SIGKILL: no SessionEnd (which SIGTERM gives)", async () => {
-    const s = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("force") });
-    const k = await m.callOk<{ status: string; exit_code?: number }>("kill_session", { session_id: s.session_id, force: true });
+    const s = await m.callOk("start_session", { cwd: w.dir("force") });
+    const k = await m.callOk("kill_session", { session_id: s.session_id, force: true });
     expect(k.status).toBe("killed");
     const names = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
     expect(names).not.toContain("SessionEnd");
     // pty reads the signal's status (128 + 9); tmux's launcher may not live to report one.
     if (k.exit_code !== undefined) expect(k.exit_code).toBe(137);
     // Without force: SIGTERM first, and the CLI's SessionEnd runs.
-    const t = await m.callOk<{ session_id: string }>("start_session", { cwd: w.dir("force") });
+    const t = await m.callOk("start_session", { cwd: w.dir("force") });
     await m.callOk("kill_session", { session_id: t.session_id });
     expect(readFileSync(join(w.stateDir, t.session_id, "events.jsonl"), "utf8")).toContain('"SessionEnd"');
   });
@@ -125,16 +125,16 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     const others: string[] = [];
     m.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
     other.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void others.push(n.params.uri));
-    const s = await m.callOk<{ session_id: string; output_resource: string }>("start_session", { cwd: w.dir("stream"), stream_output: true });
+    const s = await m.callOk("start_session", { cwd: w.dir("stream"), stream_output: true });
     expect(s.output_resource).toBe(`session://${s.session_id}/transcript`);
     await m.callOk("send_message", { session_id: s.session_id, message: "streamed" });
-    await until(() => (updates.includes(s.output_resource) ? true : undefined), 5000);
-    const read = await m.client.readResource({ uri: s.output_resource });
+    await until(() => (updates.includes(s.output_resource!) ? true : undefined), 5000);
+    const read = await m.client.readResource({ uri: s.output_resource! });
     expect(JSON.stringify(read.contents[0])).toContain("FAKE REPLY: streamed");
     // Only the caller: another client that did not ask gets nothing.
     expect(others).toEqual([]);
     // Without it, the same start subscribes nothing.
-    const t = await m.callOk<Record<string, unknown>>("start_session", { cwd: w.dir("stream") });
+    const t = await m.callOk("start_session", { cwd: w.dir("stream") });
     expect(t.output_resource).toBeUndefined();
     await m.callOk("send_message", { session_id: t.session_id as string, message: "quiet" });
     expect(updates.filter((u) => u.includes(t.session_id as string))).toEqual([]);
@@ -144,12 +144,12 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
   });
 
   it("a fork of a running session is a new session with its own totals; the parent runs on with its own", async () => {
-    const p = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("fork"), team_name: "forkers", teammate_name: "parent" });
+    const p = await m.callOk("start_session", { cwd: w.dir("fork"), team_name: "forkers", teammate_name: "parent" });
     await m.callOk("send_message", { session_id: p.session_id, message: "one" });
     await m.callOk("send_message", { session_id: p.session_id, message: "two" });
     await until(async () => ((await row(p.session_id))?.total_usage ? true : undefined));
 
-    const f = await m.callOk<{ session_id: string; claude_session_id: string; forked: boolean; forked_from: string; teammate_name: string; previous_state: { claude_session_id: string } }>("resume_session", {
+    const f = await m.callOk("resume_session", {
       session_id: p.session_id,
       fork: true,
     });
@@ -158,12 +158,12 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     expect(f.claude_session_id).not.toBe(p.claude_session_id);
     // Same team, a name of its own (a teammate name means one conversation).
     expect(f.teammate_name).not.toBe("parent");
-    expect(argvOf(f.claude_session_id)).toEqual(expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]));
+    expect(argvOf(f.claude_session_id!)).toEqual(expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]));
 
     // Both run: a turn in each.
-    const fr = await m.callOk<Record<string, unknown>>("send_message", { session_id: f.session_id, message: "fork turn" });
+    const fr = await m.callOk("send_message", { session_id: f.session_id, message: "fork turn" });
     expect(fr).toMatchObject({ completed: true, response: "FAKE REPLY: fork turn", usage: usageOf("FAKE REPLY: fork turn") });
-    const pr = await m.callOk<Record<string, unknown>>("send_message", { session_id: p.session_id, message: "parent turn" });
+    const pr = await m.callOk("send_message", { session_id: p.session_id, message: "parent turn" });
     expect(pr).toMatchObject({ completed: true, response: "FAKE REPLY: parent turn" });
 
     // The fork's transcript holds the copied history, but its totals are its own turn only; the parent's are its three.
@@ -189,10 +189,10 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
 
   it("resume replaces model, permission mode, tools, dirs and system prompt, for that and later resumes", async () => {
     const extra = w.dir("extra-dir");
-    const s = await m.callOk<{ session_id: string; claude_session_id: string }>("start_session", { cwd: w.dir("change"), model: "sonnet", allowed_tools: ["Read"] });
+    const s = await m.callOk("start_session", { cwd: w.dir("change"), model: "sonnet", allowed_tools: ["Read"] });
     await m.callOk("send_message", { session_id: s.session_id, message: "hi" });
     await m.callOk("kill_session", { session_id: s.session_id });
-    const r = await m.callOk<Record<string, unknown>>("resume_session", {
+    const r = await m.callOk("resume_session", {
       session_id: s.session_id,
       model: "opus",
       permission_mode: "acceptEdits",

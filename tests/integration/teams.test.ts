@@ -29,11 +29,11 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     m = await connect(w);
     const started = await Promise.all([
-      m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: w.dir("t1"), team_name: "rev" }),
-      m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: w.dir("t2"), team_name: "rev" }),
-      m.callOk<{ session_id: string; teammate_name: string }>("start_session", { cwd: w.dir("t3"), team_name: "rev", teammate_name: "carol" }),
+      m.callOk("start_session", { cwd: w.dir("t1"), team_name: "rev" }),
+      m.callOk("start_session", { cwd: w.dir("t2"), team_name: "rev" }),
+      m.callOk("start_session", { cwd: w.dir("t3"), team_name: "rev", teammate_name: "carol" }),
     ]);
-    for (const s of started) ids[s.teammate_name] = s.session_id;
+    for (const s of started) ids[s.teammate_name!] = s.session_id;
   });
   afterAll(async () => {
     await m?.close();
@@ -45,17 +45,17 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     const dup = await m.call("start_session", { cwd: w.dir("t4"), team_name: "rev", teammate_name: "carol" });
     expect(dup.error?.code).toBe("INVALID_ARGUMENT");
     expect(dup.error?.message).toContain("carol");
-    const listed = await m.callOk<{ sessions: Array<{ teammate_name?: string }> }>("list_sessions", { team_filter: "rev" });
+    const listed = await m.callOk("list_sessions", { team_filter: "rev" });
     expect(listed.sessions.map((s) => s.teammate_name).sort()).toEqual(["carol", "member-1", "member-2"]);
   });
 
   it("every session tool takes team_name + teammate_name instead of session_id", async () => {
-    const r = await m.callOk<{ session_id: string; response: string }>("send_message", { team_name: "rev", teammate_name: "carol", message: "who are you" });
+    const r = await m.callOk("send_message", { team_name: "rev", teammate_name: "carol", message: "who are you" });
     expect(r).toMatchObject({ session_id: ids.carol, response: "FAKE REPLY: who are you" });
     const wr = await m.callOk("wait_for_completion", { team_name: "rev", teammate_name: "carol", timeout_ms: 2000 });
     expect(wr).toMatchObject({ session_id: ids.carol, completed: true });
     // The screen is drawn a moment after the Stop hook: read it until it shows the reply.
-    await until(async () => (await m.callOk<{ text: string }>("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" })).text.includes("FAKE REPLY: who are you"), 5000);
+    await until(async () => (await m.callOk("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" })).text!.includes("FAKE REPLY: who are you"), 5000);
     const both = await m.call("send_message", { session_id: ids.carol, team_name: "rev", teammate_name: "carol", message: "x" });
     expect(both.error?.code).toBe("INVALID_ARGUMENT");
     const none = await m.call("send_message", { team_name: "rev", teammate_name: "nobody", message: "x" });
@@ -67,7 +67,7 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
   it("broadcast_message delivers to every member exactly once, with a reply each and one progress stream", async () => {
     const progress: unknown[] = [];
     const msg = "broadcast: review the diff";
-    const r = await m.callOk<{ results: Member[]; sent_count: number; failed_count: number }>("broadcast_message", { team_name: "rev", message: msg }, { onprogress: (p) => progress.push(p) });
+    const r = await m.callOk("broadcast_message", { team_name: "rev", message: msg }, { onprogress: (p) => progress.push(p) });
     expect(r.sent_count).toBe(3);
     expect(r.failed_count).toBe(0);
     expect(r.results.map((x) => x.teammate_name).sort()).toEqual(["carol", "member-1", "member-2"]);
@@ -88,7 +88,7 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     await m.callOk("send_message", { session_id: ids["member-2"], message: "FAKE_SLOW:4000 slower one", wait_for_response: false });
     await m.callOk("send_message", { session_id: ids.carol, message: "FAKE_BASH:true", wait_for_response: false });
     const t0 = Date.now();
-    const any = await m.callOk<{ done: boolean; sessions: Array<{ teammate_name: string; done: boolean; final_state: string }> }>("wait_for_sessions", { team_name: "rev", mode: "any", timeout_ms: 10_000 });
+    const any = await m.callOk("wait_for_sessions", { team_name: "rev", mode: "any", timeout_ms: 10_000 });
     expect(any.done).toBe(true);
     expect(Date.now() - t0).toBeLessThan(3500);
     const byName = Object.fromEntries(any.sessions.map((s) => [s.teammate_name, s]));
@@ -96,7 +96,7 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(any.sessions.some((s) => s.done)).toBe(true);
 
     const progress: unknown[] = [];
-    const all = await m.callOk<{ done: boolean; timed_out: boolean; sessions: Array<Record<string, unknown>> }>("wait_for_sessions", { session_ids: Object.values(ids), mode: "all", timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
+    const all = await m.callOk("wait_for_sessions", { session_ids: Object.values(ids), mode: "all", timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
     expect(all).toMatchObject({ done: true, timed_out: false });
     const after = Object.fromEntries(all.sessions.map((s) => [s.teammate_name, s]));
     expect(after["member-1"]).toMatchObject({ done: true, final_state: "idle", last_response: "FAKE REPLY: FAKE_SLOW:1200 slow one" });
@@ -109,7 +109,7 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
 
   it("wait_for_sessions times out honestly and stops when cancelled", async () => {
     await m.callOk("send_message", { session_id: ids["member-1"], message: "FAKE_SLOW:3000 long", wait_for_response: false });
-    const r = await m.callOk<{ done: boolean; timed_out: boolean }>("wait_for_sessions", { session_ids: [ids["member-1"]], mode: "all", timeout_ms: 300 });
+    const r = await m.callOk("wait_for_sessions", { session_ids: [ids["member-1"]!], mode: "all", timeout_ms: 300 });
     expect(r).toMatchObject({ done: false, timed_out: true });
     const ac = new AbortController();
     const p = m.call("wait_for_sessions", { team_name: "rev", mode: "all", timeout_ms: 60_000 }, { signal: ac.signal });
@@ -120,8 +120,9 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
 
   it("a member killed mid-broadcast gets its own error; the others complete", async () => {
     const msg = "FAKE_SLOW:1500 everyone";
-    const b = m.callOk<{ results: Member[]; failed_count: number }>("broadcast_message", { team_name: "rev", message: msg, timeout_ms: 15_000 });
-    await new Promise((r) => setTimeout(r, 600));
+    const b = m.callOk("broadcast_message", { team_name: "rev", message: msg, timeout_ms: 15_000 });
+    // Mid-broadcast: every member has taken the prompt and is busy with it.
+    await until(async () => (await m.callOk("list_sessions", {})).sessions.filter((x) => x.team_name === "rev" && x.status === "busy").length === 3, 10_000);
     await m.callOk("kill_session", { team_name: "rev", teammate_name: "member-2", force: true });
     const r = await b;
     const by = Object.fromEntries(r.results.map((x) => [x.teammate_name, x]));
@@ -130,9 +131,9 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(r.failed_count).toBe(1);
     for (const id of [ids["member-1"]!, ids.carol!]) expect(promptsOf(w, id).filter((p) => p === msg)).toHaveLength(1);
     // The dead member's name is free for a new live session again (ended members keep theirs for resume).
-    const again = await m.callOk<{ teammate_name: string }>("start_session", { cwd: w.dir("t5"), team_name: "rev", teammate_name: "member-2" });
+    const again = await m.callOk("start_session", { cwd: w.dir("t5"), team_name: "rev", teammate_name: "member-2" });
     expect(again.teammate_name).toBe("member-2");
-    const next = await m.callOk<{ results: Member[] }>("broadcast_message", { team_name: "rev", message: "after", wait_for_response: false });
+    const next = await m.callOk("broadcast_message", { team_name: "rev", message: "after", wait_for_response: false });
     expect(next.results).toHaveLength(3);
   });
 });

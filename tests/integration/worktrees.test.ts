@@ -42,28 +42,28 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
 
   it("two sessions in two worktrees of one repo edit the same file without seeing each other's change", async () => {
     const [a, b] = await Promise.all([
-      m.callOk<Started>("start_session", { cwd: repo, worktree: true, permission_mode: "dontAsk", copy_files: [".env"], setup_command: ["touch", "setup-ran"] }),
-      m.callOk<Started>("start_session", { cwd: repo, worktree: { branch: "feature/b", base: "main" }, permission_mode: "dontAsk" }),
+      m.callOk("start_session", { cwd: repo, worktree: true, permission_mode: "dontAsk", copy_files: [".env"], setup_command: ["touch", "setup-ran"] }),
+      m.callOk("start_session", { cwd: repo, worktree: { branch: "feature/b", base: "main" }, permission_mode: "dontAsk" }),
     ]);
     expect(a.worktree).toMatchObject({ branch: `cs/${a.session_id}`, base: "main" });
     expect(b.worktree).toMatchObject({ branch: "feature/b", base: "main" });
-    expect(a.cwd).toBe(a.worktree.path);
-    expect(a.worktree.path.startsWith(w.stateDir)).toBe(true);
-    expect(readFileSync(join(a.cwd, ".env"), "utf8")).toBe("TOKEN=not-in-git\n");
-    expect(existsSync(join(a.cwd, "setup-ran"))).toBe(true);
-    expect(existsSync(join(b.cwd, ".env"))).toBe(false);
-    const log = await m.callOk<{ text: string }>("stream_output", { session_id: a.session_id, mode: "log" });
+    expect(a.cwd).toBe(a.worktree!.path);
+    expect(a.worktree!.path.startsWith(w.stateDir)).toBe(true);
+    expect(readFileSync(join(a.cwd!, ".env"), "utf8")).toBe("TOKEN=not-in-git\n");
+    expect(existsSync(join(a.cwd!, "setup-ran"))).toBe(true);
+    expect(existsSync(join(b.cwd!, ".env"))).toBe(false);
+    const log = await m.callOk("stream_output", { session_id: a.session_id, mode: "log" });
     expect(log.text).toContain('$ ["touch","setup-ran"]');
 
     await Promise.all([
       m.callOk("send_message", { session_id: a.session_id, message: "FAKE_BASH:echo from-a > a.txt" }),
       m.callOk("send_message", { session_id: b.session_id, message: "FAKE_BASH:echo from-b > a.txt" }),
     ]);
-    expect(readFileSync(join(a.cwd, "a.txt"), "utf8")).toBe("from-a\n");
-    expect(readFileSync(join(b.cwd, "a.txt"), "utf8")).toBe("from-b\n");
+    expect(readFileSync(join(a.cwd!, "a.txt"), "utf8")).toBe("from-a\n");
+    expect(readFileSync(join(b.cwd!, "a.txt"), "utf8")).toBe("from-b\n");
     expect(readFileSync(join(repo, "a.txt"), "utf8")).toBe("base\n");
 
-    const listed = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const listed = await m.callOk("list_sessions", {});
     const by = Object.fromEntries(listed.sessions.map((s) => [s.session_id, s]));
     expect(by[a.session_id]).toMatchObject({ branch: `cs/${a.session_id}`, base: "main", dirty: true });
     expect(by[b.session_id]).toMatchObject({ branch: "feature/b", base: "main", dirty: true });
@@ -72,28 +72,28 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
     const refused = await m.call("kill_session", { session_id: a.session_id, remove_worktree: true });
     expect(refused.error?.code).toBe("INVALID_ARGUMENT");
     expect(refused.error?.message).toContain("uncommitted changes");
-    const still = await m.callOk<{ sessions: Array<{ session_id: string; status: string }> }>("list_sessions", {});
+    const still = await m.callOk("list_sessions", {});
     expect(still.sessions.find((s) => s.session_id === a.session_id)!.status).toBe("idle");
 
     // force removes it anyway; the branch stays.
     const kb = await m.callOk("kill_session", { session_id: b.session_id, remove_worktree: true, force: true });
     expect(kb).toMatchObject({ status: "killed", worktree_removed: true });
-    expect(existsSync(b.cwd)).toBe(false);
+    expect(existsSync(b.cwd!)).toBe(false);
     expect(git(repo, "branch", "--list", "feature/b").trim()).toContain("feature/b");
-    const gone = await m.callOk<{ sessions: Array<Record<string, unknown>> }>("list_sessions", {});
+    const gone = await m.callOk("list_sessions", {});
     expect(gone.sessions.find((s) => s.session_id === b.session_id)).not.toHaveProperty("branch");
 
     // Clean once committed (the change and the file setup_command made): removed without force.
-    git(a.cwd, "add", "-A");
-    git(a.cwd, "commit", "-qm", "from a");
+    git(a.cwd!, "add", "-A");
+    git(a.cwd!, "commit", "-qm", "from a");
     const ka = await m.callOk("kill_session", { session_id: a.session_id, remove_worktree: true });
     expect(ka).toMatchObject({ worktree_removed: true });
-    expect(existsSync(a.cwd)).toBe(false);
+    expect(existsSync(a.cwd!)).toBe(false);
     expect(git(repo, "log", "--format=%s", `cs/${a.session_id}`).trim().split("\n")[0]).toBe("from a");
   });
 
   it("a failing setup_command gives PROCESS_ERROR with its output and leaves nothing behind", async () => {
-    const before = await m.callOk<{ total_count: number }>("list_sessions", {});
+    const before = await m.callOk("list_sessions", {});
     const branchesBefore = git(repo, "branch", "--list").trim();
     const r = await m.call("start_session", { session_id: "setup-fails", cwd: repo, worktree: true, setup_command: ["sh", "-c", "echo broken-setup-output; exit 3"] });
     expect(r.error?.code).toBe("PROCESS_ERROR");
@@ -103,7 +103,7 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
     expect(existsSync(join(w.stateDir, "setup-fails"))).toBe(false);
     expect(git(repo, "branch", "--list").trim()).toBe(branchesBefore);
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
-    expect((await m.callOk<{ total_count: number }>("list_sessions", {})).total_count).toBe(before.total_count);
+    expect((await m.callOk("list_sessions", {})).total_count).toBe(before.total_count);
     expect(readdirSync(join(w.stateDir, "worktrees"))).toEqual([]);
   });
 
@@ -163,8 +163,8 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
       expect(readdirSync(join(w.stateDir, "worktrees"))).toEqual([]);
       expect(git(repo, "branch", "--list").trim()).toBe(branchesBefore);
       // The listed program runs, by the path it resolved to (a caller's PATH in env is refused anyway).
-      const s = await m2.callOk<Started>("start_session", { cwd: repo, worktree: true, setup_command: ["touch", "listed-ran"] });
-      expect(existsSync(join(s.cwd, "listed-ran"))).toBe(true);
+      const s = await m2.callOk("start_session", { cwd: repo, worktree: true, setup_command: ["touch", "listed-ran"] });
+      expect(existsSync(join(s.cwd!, "listed-ran"))).toBe(true);
       await m2.callOk("kill_session", { session_id: s.session_id, remove_worktree: true, force: true });
     } finally {
       await m2.close();
@@ -175,10 +175,10 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
   it("runs a shell setup command when the operator allows it", async () => {
     const m2 = await connect(w, { CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: "1" });
     try {
-      const s = await m2.callOk<Started>("start_session", { cwd: repo, worktree: true, setup_command: "echo shell-setup > marker.txt" });
-      expect(readFileSync(join(s.cwd, "marker.txt"), "utf8")).toBe("shell-setup\n");
+      const s = await m2.callOk("start_session", { cwd: repo, worktree: true, setup_command: "echo shell-setup > marker.txt" });
+      expect(readFileSync(join(s.cwd!, "marker.txt"), "utf8")).toBe("shell-setup\n");
       await m2.callOk("kill_session", { session_id: s.session_id, remove_worktree: true, force: true });
-      expect(existsSync(s.cwd)).toBe(false);
+      expect(existsSync(s.cwd!)).toBe(false);
     } finally {
       await m2.close();
     }

@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import { cliVersion, compareVersions, parseCliVersion, TESTED_CLI, versionWarning } from "../../src/claude/versions.js";
 import { loadConfig } from "../../src/config.js";
-import { buildSdkOptions } from "../../src/drivers/headless/options.js";
-import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
+import { buildSdkOptions } from "../../src/runners/headless/options.js";
+import { headlessOptionsOf } from "../../src/runners/headless/stored.js";
 import { healthChecks } from "../../src/server/health.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { until } from "../helpers/harness.js";
@@ -75,8 +75,8 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     expect(s.warnings).toBeUndefined();
     const l = await f.svc.list(api.listInput.parse({}));
     expect(l.sessions[0]).toMatchObject({ session_id: s.session_id, permission_mode: "default", claude_version: "2.1.330" });
-    // A headless session's options carry the same mode to the SDK's permissionMode.
-    const options = f.fake.sessions.get(s.session_id)!.spec.conversation!.options;
+    // The record's options (what a headless plan hands the engine) carry the same mode to the SDK's permissionMode.
+    const options = (await f.store.get(s.session_id))!.options;
     expect(options.permission_mode).toBe("default");
     expect(buildSdkOptions({ ...headlessOptionsOf(options), cwd: f.root, claude_path: "/x/claude", events_path: "/x/e", settings_path: "/x/s", hook_script: "/x/h" }).options.permissionMode).toBe("default");
   });
@@ -98,7 +98,7 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     expect(argvOf(a.session_id)[0]).toBe(f.svc.deps.cfg.claudePath);
     expect(modeArgs(b.session_id)).toEqual(["--permission-mode=plan"]);
     // The options a headless spawn reads carry it too.
-    expect(f.fake.sessions.get(a.session_id)!.spec.conversation!.options.permission_mode).toBe("acceptEdits");
+    expect((await f.store.get(a.session_id))!.options.permission_mode).toBe("acceptEdits");
     expect(ra).toMatchObject({ permission_mode: "acceptEdits", claude_version: "2.1.330" });
     expect(rb.permission_mode).toBe("plan");
     expect(f.fake.sessions.get(b.session_id)!.spec.env.DISABLE_AUTOUPDATER).toBe("1");

@@ -2,43 +2,48 @@
 import type { SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { describe, expect, it } from "vitest";
 import { startInput } from "../../src/api/index.js";
-import { figuresOf } from "../../src/drivers/headless/driver.js";
-import { logLine } from "../../src/drivers/headless/log-lines.js";
-import { headlessOptionsOf } from "../../src/drivers/headless/stored.js";
-import type { TurnResult } from "../../src/drivers/headless/types.js";
+import { figuresOf } from "../../src/runners/headless/driver.js";
+import { logLine } from "../../src/runners/headless/log-lines.js";
+import type { TurnResult } from "../../src/runners/headless/types.js";
+import { HeadlessDriver } from "../../src/runners/headless/driver.js";
+import { HeadlessHost } from "../../src/runners/headless/host.js";
+import { headlessRunner } from "../../src/runners/headless/runner.js";
+import { TerminalDriver } from "../../src/runners/terminal/driver.js";
+import { terminalRunner } from "../../src/runners/terminal/runner.js";
 import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
+import { createLogger } from "../../src/util/log.js";
+import { FakeBackend } from "../helpers/fake-backend.js";
+
+const log = createLogger({ level: "error" });
+const terminal = (kind: "tmux" | "pty") => {
+  const b = new FakeBackend(kind);
+  return terminalRunner(b, new TerminalDriver(b, log));
+};
+const headlessHost = new HeadlessHost({ hookScript: "/nonexistent", log });
+const runners = { tmux: terminal("tmux"), pty: terminal("pty"), headless: headlessRunner(headlessHost, new HeadlessDriver(headlessHost)) };
+const all = Object.values(runners);
 
 describe("headless options", () => {
   it("a headless-only option on tmux or pty is refused, naming the backend that honours it; doppler on headless too", () => {
     for (const kind of ["tmux", "pty"] as const) {
-      expect(() => checkBackendOptions(kind, { output_schema: { type: "object" }, system_prompt: "x" }, false)).toThrow(/system_prompt, output_schema are honoured by the headless backend only/);
-      expect(() => checkBackendOptions(kind, { max_turns: 3 }, true)).not.toThrow();
+      expect(() => checkBackendOptions(runners[kind], all, { output_schema: { type: "object" }, system_prompt: "x" }, false)).toThrow(/system_prompt, output_schema are honoured by the headless backend only/);
+      expect(() => checkBackendOptions(runners[kind], all, { max_turns: 3 }, true)).not.toThrow();
     }
-    expect(() => checkBackendOptions("headless", { max_budget_usd: 1 }, true)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/tmux and pty/) }));
-    expect(() => checkBackendOptions("headless", { max_budget_usd: 1, mcp_servers: {} }, false)).not.toThrow();
+    expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1 }, true)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/tmux and pty/) }));
+    expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1, mcp_servers: {} }, false)).not.toThrow();
+    // Only runners this server has are named: with no headless runner, nobody honours system_prompt.
+    expect(() => checkBackendOptions(runners.tmux, [runners.tmux], { system_prompt: "x" }, false)).toThrow(/honoured by no backend of this server/);
   });
 
   it("stores the SDK options but never mcp_servers (their env and headers may hold secrets); a take-over to a terminal drops them", () => {
     const input = startInput.parse({ cwd: "/x", max_turns: 2, max_budget_usd: 0.5, system_prompt: "be brief", mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } }, setting_sources: [] });
-    const stored = storedHeadlessOptions("headless", input);
+    const stored = storedHeadlessOptions(runners.headless, input);
     expect(stored).toEqual({ max_turns: 2, max_budget_usd: 0.5, system_prompt: "be brief", setting_sources: [] });
     expect(JSON.stringify(stored)).not.toContain("secret");
-    expect(storedHeadlessOptions("tmux", input)).toEqual({});
+    expect(storedHeadlessOptions(runners.tmux, input)).toEqual({});
     expect(transientOptions(input)).toEqual({ mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } } });
-    expect(optionsFor("tmux", { model: "m", ...stored }, {})).toEqual({ model: "m" });
-    expect(optionsFor("headless", { model: "m", max_turns: 2 }, { max_turns: 5, fallback_model: "f" })).toEqual({ model: "m", max_turns: 5, fallback_model: "f" });
-  });
-
-  it("reads stored options back defensively (the stored form is untyped JSON)", () => {
-    expect(headlessOptionsOf({ model: "sonnet", permission_mode: "default", max_turns: 3, output_schema: { type: "object" }, setting_sources: ["user", "nope"], allowed_tools: ["Read"], strict_mcp_config: "yes", system_prompt: "" })).toEqual({
-      model: "sonnet",
-      permission_mode: "default",
-      max_turns: 3,
-      output_schema: { type: "object" },
-      allowed_tools: ["Read"],
-      system_prompt: "",
-    });
-    expect(headlessOptionsOf({ permission_mode: "root", max_turns: "3" })).toEqual({});
+    expect(optionsFor(runners.tmux, { model: "m", ...stored }, {})).toEqual({ model: "m" });
+    expect(optionsFor(runners.headless, { model: "m", max_turns: 2 }, { max_turns: 5, fallback_model: "f" })).toEqual({ model: "m", max_turns: 5, fallback_model: "f" });
   });
 });
 

@@ -7,13 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ModelUsage, SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
 import { describe, expect, it } from "vitest";
-import { PromptQueue } from "../../src/drivers/headless/input.js";
-import { buildSdkOptions } from "../../src/drivers/headless/options.js";
-import { timeoutMessage, toPermissionResult } from "../../src/drivers/headless/permissions.js";
-import { savedTotals, toTurnResult, zeroTotals } from "../../src/drivers/headless/result.js";
-import type { HeadlessOptions } from "../../src/drivers/headless/types.js";
+import { PromptQueue } from "../../src/runners/headless/input.js";
+import { buildSdkOptions } from "../../src/runners/headless/options.js";
+import { timeoutMessage, toPermissionResult } from "../../src/runners/headless/permissions.js";
+import { savedTotals, toTurnResult, zeroTotals } from "../../src/runners/headless/result.js";
+import type { HeadlessOptions } from "../../src/runners/headless/types.js";
 
-const base: HeadlessOptions = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin", CLAUDECODE: "1", TERM: "xterm" } };
+const base: Omit<HeadlessOptions, "live"> = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin", CLAUDECODE: "1", TERM: "xterm" } };
 
 describe("buildSdkOptions", () => {
   it("a new session: its own id, our settings and binary, env without what breaks a nested start", () => {

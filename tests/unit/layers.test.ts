@@ -1,6 +1,6 @@
 /**
  * Dependencies point one way. Every module of src/ belongs to a layer; it may import modules of its own folder
- * and of lower layers only. Units of one layer (store, claude, backends, events, config.ts) do not import each other.
+ * and of lower layers only. Units of one layer (store, claude, events, config.ts) do not import each other.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -15,12 +15,12 @@ const LAYERS: Record<string, number> = {
   "config.ts": 2,
   store: 2,
   claude: 2,
-  backends: 2,
   events: 2,
   api: 3,
   "price-file.ts": 2,
   "pricing.ts": 3,
-  drivers: 4,
+  // Where a session runs and how its conversation is held: tmux/pty hosts and the terminal driver, the headless engine.
+  runners: 4,
   history: 4,
   sessions: 5,
   server: 6,
@@ -64,8 +64,10 @@ function imports(file: string): string[] {
 
 describe("import direction", () => {
   it("the rule catches an upward import and a sibling import", () => {
-    expect(violation(join(SRC, "backends/tmux.ts"), join(SRC, "sessions/registry.ts"))).toMatch(/above it/);
-    expect(violation(join(SRC, "backends/tmux.ts"), join(SRC, "claude/launch.ts"))).toMatch(/one layer/);
+    expect(violation(join(SRC, "runners/terminal/tmux.ts"), join(SRC, "sessions/registry.ts"))).toMatch(/above it/);
+    expect(violation(join(SRC, "runners/terminal/tmux.ts"), join(SRC, "history/history.ts"))).toMatch(/one layer/);
+    expect(violation(join(SRC, "store/store.ts"), join(SRC, "claude/launch.ts"))).toMatch(/one layer/);
+    expect(violation(join(SRC, "runners/headless/session.ts"), join(SRC, "claude/launch.ts"))).toBeUndefined();
     expect(violation(join(SRC, "sessions/kill.ts"), join(SRC, "core/errors.ts"))).toBeUndefined();
   });
 

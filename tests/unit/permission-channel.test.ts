@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { hooksSettings } from "../../src/claude/hooks.js";
-import { hookDecision, hookWaits } from "../../src/drivers/terminal/hook-answer.js";
+import { hookDecision, hookWaits } from "../../src/runners/terminal/hook-answer.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
 import { SessionError } from "../../src/core/errors.js";
 

@@ -11,14 +11,15 @@ import type { SessionRecord } from "../../src/store/schema.js";
 import { isAlive } from "../../src/util/process.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 import { fakeService } from "../helpers/fake-service.js";
-import { until } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 
 const f = fakeService();
 
 describe("session layer on a fake backend: lifecycle", () => {
   it("list is a pure read: a vanished terminal is shown dead, and recorded by the reconciler afterwards", async () => {
     const s = await f.svc.start(f.startIn());
-    await new Promise((r) => setTimeout(r, 50));
+    // The start's own batched write has reached state.json (the read below must be the only thing that could change it).
+    await until(async () => (await f.store.read()).sessions[s.session_id]?.status === "ready", 5000, 10);
     f.fake.sessions.delete(s.session_id); // the terminal vanished without a word (tmux server killed)
     const before = readFileSync(join(f.root, "state", "state.json"), "utf8");
     const l = await f.svc.list(api.listInput.parse({}));
@@ -86,9 +87,8 @@ describe("session layer on a fake backend: lifecycle", () => {
     pty.sessions.delete(s.session_id);
     const k = await f.svc.kill(api.killInput.parse({ session_id: s.session_id, force: true }));
     expect(k.status).toBe("killed");
-    await new Promise((r) => setTimeout(r, 50));
-    expect(isAlive(child.pid!)).toBe(false);
-    expect((await f.store.read()).sessions[s.session_id]!.status).toBe("dead");
+    await until(() => !isAlive(child.pid!), 5000, 10);
+    await until(async () => (await f.store.read()).sessions[s.session_id]!.status === "dead", 5000, 10);
   });
 
   it("a record whose session directory was never made (its server killed right after reserving it) is adopted as dead; start-up goes on", async () => {

@@ -14,6 +14,7 @@ import { noticeOf } from "../../src/server/notify.js";
 import type { SessionChange } from "../../src/sessions/service.js";
 import type { ScriptedScreen } from "../helpers/fake-backend.js";
 import { fakeService } from "../helpers/fake-service.js";
+import { until } from "../helpers/wait.js";
 
 const f = fakeService({ CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: "1000" });
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
@@ -43,8 +44,8 @@ describe("blocking screens on a scripted backend", () => {
     const w = await f.svc.wait(api.waitInput.parse({ session_id: s.session_id, timeout_ms: 1000 }));
     expect(w).toMatchObject({ final_state: "blocked", timed_out: false, blocked: { kind: "auto_mode_unavailable" } });
     const l = await f.svc.list(api.listInput.parse({}));
-    await new Promise((res) => setTimeout(res, 50)); // the fold reaches state.json in a batched write
-    const row = (await f.svc.list(api.listInput.parse({ status_filter: "active" }))).sessions.find((x) => x.session_id === s.session_id);
+    // The fold reaches state.json in a batched write.
+    const row = await until(async () => (await f.svc.list(api.listInput.parse({ status_filter: "active" }))).sessions.find((x) => x.session_id === s.session_id && x.status === "blocked"), 5000, 10);
     expect(l.sessions.length).toBe(1);
     expect(row).toMatchObject({ status: "blocked", blocked: { kind: "auto_mode_unavailable" } });
     const pastes = f.fake.sessions.get(s.session_id)!.pastes.length;

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import { SessionError } from "../../src/core/errors.js";
 import { FAKE_CLAUDE } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { join } from "node:path";
 
@@ -49,11 +50,10 @@ describe("session layer on a fake backend: turns", () => {
     const s = await f.svc.start(f.startIn());
     for (const m of ["a", "b", "c"]) await f.svc.send(f.sendIn(s.session_id, m));
     // The fold reaches the file in a batched write: wait for it (bounded), then check it.
-    let rec = (await f.store.read()).sessions[s.session_id]!;
-    for (let t = 0; t < 100 && rec.turn_count < 3; t++) {
-      await new Promise((r) => setTimeout(r, 20));
-      rec = (await f.store.read()).sessions[s.session_id]!;
-    }
+    const rec = await until(async () => {
+      const r = (await f.store.read()).sessions[s.session_id]!;
+      return r.turn_count >= 3 ? r : undefined;
+    }, 5000, 20);
     expect(rec).toMatchObject({ responses_received: 3, total_chars_received: 12, messages_sent: 3, turn_count: 3 });
   });
 

@@ -3,8 +3,8 @@ import { defineTool } from "../tool.js";
 
 export const interruptSession = defineTool({
   name: "interrupt_session",
-  title: "Interrupt a session's turn",
-  description: "Presses Esc to stop the session's running turn and confirms it on the screen.",
+  title: "Interrupt a turn",
+  description: "Stops the running turn (Esc) and confirms it.",
   input: interruptInput,
   output: interruptOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

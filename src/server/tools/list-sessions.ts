@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const listSessions = defineTool({
   name: "list_sessions",
   title: "List Claude Code sessions",
-  description: "Sessions with status, backend and any pending prompt. Read-only.",
+  description: "With status, backend and any pending prompt.",
   input: listInput,
   output: listOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

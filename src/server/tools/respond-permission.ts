@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const respondPermission = defineTool({
   name: "respond_permission",
   title: "Answer a permission prompt",
-  description: "Answers a session's permission prompt (allow, allow_always, deny) and confirms it took effect.",
+  description: "Answers a permission prompt and confirms it took effect.",
   input: respondInput,
   output: respondOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

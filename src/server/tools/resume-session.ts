@@ -4,7 +4,7 @@ import { defineTool } from "../tool.js";
 export const resumeSession = defineTool({
   name: "resume_session",
   title: "Resume a Claude Code session",
-  description: "Brings an ended session back with its conversation (claude --resume); options given replace the stored ones. fork: a new session from any session's conversation. Adopts any conversation given claude_session_id and cwd.",
+  description: "Given options replace the stored ones; fork: a new session from it.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

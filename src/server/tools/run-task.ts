@@ -5,7 +5,7 @@ import { failIfTurnFailed } from "./turn-failure.js";
 export const runTask = defineTool({
   name: "run_task",
   title: "Run one task in a new session",
-  description: "Starts a session (headless by default), runs prompt as its first turn and returns the turn's result; continue with send_message. Takes start_session's options. Cancelling interrupts the turn.",
+  description: "Runs prompt in a new session and returns the turn's result.",
   input: runTaskInput,
   output: runTaskOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -4,8 +4,8 @@ import { failIfTurnFailed } from "./turn-failure.js";
 
 export const sendMessage = defineTool({
   name: "send_message",
-  title: "Send a prompt to a session",
-  description: "Types a prompt into a session and by default waits for the reply. A busy session gives SESSION_BUSY unless queue. The text is delivered exactly, or refused.",
+  title: "Send a prompt",
+  description: "Sends a prompt (exactly, as text); waits for the reply.",
   input: sendInput,
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -1,0 +1,40 @@
+/**
+ * The headless runner: the CLI through the Agent SDK, no terminal; it lives as long as this server. Its plan is a
+ * conversation (no argv: the SDK builds the CLI's), run by HeadlessHost on the session layer's fold.
+ */
+import { HEADLESS_ONLY } from "../../api/index.js";
+import { hooksSettings } from "../../claude/hooks.js";
+import { childEnv } from "../../claude/launch.js";
+import type { Driver } from "../driver.js";
+import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
+import type { HeadlessHost } from "./host.js";
+
+export const HEADLESS_CAPS: Capabilities = {
+  screen: false,
+  survivesRestart: false,
+  warmPool: true,
+  trustScreen: false,
+  ownTurnLimit: true,
+  honours: HEADLESS_ONLY,
+  // mcp_servers never: their env and headers may hold secrets.
+  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"],
+};
+
+export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan {
+  const claudeId = claudeIdOf(req.mode);
+  const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
+  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork) };
+  return {
+    command: [req.claude],
+    underDoppler: false,
+    // Permissions are answered through canUseTool: no blocking hook.
+    settings: hooksSettings(req.eventsPath),
+    hookScripts: [],
+    spawn: ({ live, generation }) =>
+      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live }),
+  };
+}
+
+export function headlessRunner(host: HeadlessHost, driver: Driver): Runner {
+  return { kind: host.kind, caps: HEADLESS_CAPS, backend: host, driver, plan: (req) => headlessPlan(host, req) };
+}

@@ -1,0 +1,89 @@
+/**
+ * A Runner is one way of running sessions: where the process lives (its host), how the conversation is held (its
+ * driver), and what it can do (its capabilities). The session layer asks capabilities; it never names a kind.
+ */
+import { HEADLESS_ONLY } from "../api/index.js";
+import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../claude/launch.js";
+import type { BackendKind } from "../core/events.js";
+import type { LiveSession } from "../events/live.js";
+import type { Driver } from "./driver.js";
+import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
+export type { LaunchOptions };
+
+/** Start/resume options that only some runners honour (every runner honours the others). */
+export const RUNNER_OPTIONS = [...HEADLESS_ONLY, "doppler"] as const;
+export type RunnerOption = (typeof RUNNER_OPTIONS)[number];
+
+/** Options a runner may keep in a session's record for resume_session: its own, and the limits it applies itself. */
+export const KEEPABLE_OPTIONS = ["max_turns", "max_budget_usd", ...HEADLESS_ONLY.filter((k) => k !== "mcp_servers")] as const;
+export type KeepableOption = (typeof KEEPABLE_OPTIONS)[number];
+
+export interface Capabilities {
+  /** A terminal: paste, keys, a screen (stream_output mode screen, typing into other CLIs' sessions). */
+  screen: boolean;
+  /** Sessions outlive this server process. */
+  survivesRestart: boolean;
+  /** run_task starts its sessions here when the call names no backend, and keeps ready spares (warm pool). */
+  warmPool: boolean;
+  /** Claude shows its folder-trust screen, which the driver answers; else the server checks trust before starting. */
+  trustScreen: boolean;
+  /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
+  ownTurnLimit: boolean;
+  /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
+  honours: readonly RunnerOption[];
+  /** Which options a session's record keeps for resume_session (never one that may hold secrets). */
+  keeps: readonly KeepableOption[];
+}
+
+/** What the session layer knows of a launch; each runner makes its own plan of it. */
+export interface LaunchRequest {
+  id: string;
+  dir: string;
+  cwd: string;
+  settingsPath: string;
+  eventsPath: string;
+  rawLogPath: string;
+  cols: number;
+  rows: number;
+  /** The claude binary. */
+  claude: string;
+  mode: LaunchMode;
+  claudeOptions: ClaudeOptions;
+  doppler?: DopplerWrap | undefined;
+  /** The session's own variables (caller's env, its ids, the server's policy), on top of the server's environment. */
+  env: Record<string, string>;
+  /** The session's launch options (stored and this launch's own). */
+  options: LaunchOptions;
+  /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
+  permission?: { script: string; timeoutMs: number } | undefined;
+}
+
+/** A runner's plan of one launch. */
+export interface LaunchPlan {
+  /** What the record shows as its command and args. */
+  command: string[];
+  /** Start-up output is doppler's first (a failure there is a DOPPLER_ERROR). */
+  underDoppler: boolean;
+  /** The session's settings.json (its hooks), written once by the session layer before the spawn. */
+  settings: object;
+  /** Scripts those hooks run: each must be the server's own (checked before the settings are written). */
+  hookScripts: string[];
+  /** Starts the process; `live` is the session layer's fold of the events log. */
+  spawn(session: { live: LiveSession; generation?: number | undefined }): Promise<Spawned>;
+}
+
+/** The Claude session id a launch runs under. */
+export function claudeIdOf(mode: LaunchMode): string {
+  return mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
+}
+
+export interface Runner {
+  readonly kind: BackendKind;
+  readonly caps: Capabilities;
+  /** Where its sessions' processes live. */
+  readonly backend: Host;
+  /** The same host as a terminal, when it has one (caps.screen). */
+  readonly terminal?: TerminalHost;
+  readonly driver: Driver;
+  plan(req: LaunchRequest): LaunchPlan;
+}

@@ -1,0 +1,186 @@
+/**
+ * Typing a prompt: a bracketed paste in pieces Claude Code takes whole, a separate Enter, and UserPromptSubmit as
+ * the proof that it became a turn. The text has been validated (prompt.ts): nothing in it acts as a key.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Backend } from "../host.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import type { Logger } from "../../util/log.js";
+import type { Delivery, DriverSession } from "../driver.js";
+import { pollScreen } from "./poll.js";
+import { boxSignature, showsDrawn, showsExactly } from "./drawn.js";
+import { deliveryMismatch } from "./exact.js";
+import { pastePieces } from "./prompt.js";
+import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+
+/** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other; no Enter. */
+async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {
+  for (const piece of pastePieces(text)) await b.paste(id, piece);
+}
+
+/** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
+export async function pasteText(b: Backend, id: string, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+  await pasteInPieces(b, id, text);
+  // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
+  await sleep(Math.min(500, timing.pasteLandMs + Math.floor(text.length / 1000) * 5));
+}
+
+/** Lines of scrollback read at most while a paste is drawn. */
+const SCROLLBACK_MAX = 6000;
+/** A box that cannot be read whole (taller than the screen) counts as drawn once the screen held still this long. */
+const PASTE_QUIET_MS = 300;
+
+/**
+ * Pastes the text (bracketed, in pieces) without Enter, so that the Enter that follows comes after Claude Code has
+ * taken all of it. All pieces but the text's last character go first; once the box shows them (drawn.ts: the whole
+ * box read with its scrollback, or — a box taller than the screen, which 2.1.197 does not draw whole — a screen that
+ * shows their end and has held still), the last character is pasted alone: it always changes what the screen shows
+ * (the last line grows or a line is added), even when every line of the text is the same, and that change is what
+ * Enter waits for. The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is
+ * compared with the text in any case).
+ */
+async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
+  const end = Date.now() + PASTE_DRAWN_MS;
+  const last = [...text].at(-1) ?? "";
+  const head = text.slice(0, text.length - last.length);
+  // Enough scrollback for the whole box: 2.1.197 draws a prompt taller than the screen in full.
+  const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
+  const read = async () => ({ full: await b.screen(s.id, { above }), visible: await b.screen(s.id) });
+  const opts = (ms: number) => ({ everyMs: PASTE_POLL_MS, timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
+  let before = await read().catch(() => ({ full: "", visible: "" }));
+  if (head) {
+    for (const piece of pastePieces(head)) await b.paste(s.id, piece);
+    let still = { visible: "", since: Date.now() };
+    const settled = await pollScreen(
+      async () => JSON.stringify(await read()),
+      (raw) => {
+        const sc = JSON.parse(raw) as { full: string; visible: string };
+        if (sc.visible !== still.visible) still = { visible: sc.visible, since: Date.now() };
+        if (showsExactly(sc.full, head)) return sc;
+        // Not readable whole: the screen shows the end of the text and has stopped changing.
+        return Date.now() - still.since >= PASTE_QUIET_MS && showsDrawn(sc.visible, head, "", "") ? sc : undefined;
+      },
+      opts(PASTE_DRAWN_MS),
+    );
+    if (!settled.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms`);
+    before = settled.value ?? before;
+  }
+  await b.paste(s.id, last);
+  const drawn = await pollScreen(
+    async () => JSON.stringify(await read()),
+    (raw) => {
+      const sc = JSON.parse(raw) as { full: string; visible: string };
+      return showsExactly(sc.full, text) || showsDrawn(sc.visible, text, last, boxSignature(before.visible));
+    },
+    opts(PASTE_DRAWN_MS),
+  );
+  if (!drawn.value) log.debug(`${s.id}: the end of the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+}
+
+/**
+ * The text's last characters, whitespace removed (the box wraps lines and shows a tab as spaces), as the input
+ * box shows them once the paste is drawn.
+ */
+function tailOf(text: string): string {
+  return text.replace(/\s+/g, "").slice(-24);
+}
+
+/**
+ * The input box on `screen` holds the end of `text`: the paste is drawn (and not yet submitted). A prompt taller than
+ * the screen has its box's top rule scrolled away; then the end of the text on screen is what counts.
+ */
+export function showsPasted(screen: string, text: string): boolean {
+  const tail = tailOf(text);
+  if (!tail) return false;
+  const box = inputText(screen);
+  if (box !== undefined) return box.replace(/\s+/g, "").endsWith(tail);
+  return screen.replace(/\s+/g, "").includes(tail);
+}
+
+/**
+ * Pastes a prompt and confirms Claude accepted it (UserPromptSubmit). Enter is pressed only once the paste is
+ * drawn in the input box (an Enter that arrives while Claude Code is still taking in a paste is lost). If no
+ * UserPromptSubmit comes quickly and the box still holds the text, Enter is pressed again (bounded); an empty box
+ * means the prompt was taken and its hook is on the way, so the wait simply goes on.
+ */
+export async function deliver(b: Backend, s: DriverSession, text: string, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<Delivery> {
+  const before = s.live.fold.prompts_submitted;
+  const sent_at = new Date().toISOString();
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  const read = () => b.screen(s.id);
+  // Claude Code trims trailing whitespace: it is not typed (a blank drawn at the end shows nothing to wait for), unless
+  // it follows a backslash, which Enter would otherwise take as "new line".
+  const typed = /\\$/.test(text.trimEnd()) ? text : text.trimEnd();
+  await pasteDrawn(b, s, typed, log, signal);
+  const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
+  const end = Date.now() + PROMPT_CONFIRM_MS;
+  const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
+  let attempts = 1;
+  await b.keys(s.id, ["Enter"]);
+  let f = await confirm(timing.promptRetryAfterMs);
+  while (!f && Date.now() < end) {
+    const screen = await read().catch(() => "");
+    // No hook yet. An empty box means the prompt was taken and its hook is on the way: keep waiting. The text
+    // still in the box means the Enter was lost: press it again (bounded), as a safety net — never while a dialog
+    // is open (an Enter there would answer it).
+    if (attempts < PROMPT_ATTEMPTS && showsPasted(screen, text) && !DIALOG_OPEN.test(screen)) {
+      attempts += 1;
+      log.warn(`${s.id}: Enter #${attempts - 1} was not taken (the text is still in the input box); pressing it again`);
+      await b.keys(s.id, ["Enter"]);
+    }
+    f = await confirm(timing.promptRetryAfterMs);
+  }
+  // Accepted first (the process may have died right after, in the same batch of events): it became a turn — with
+  // the text that was sent, or the call is an error naming the difference (never a success for another prompt).
+  if (f && accepted(f)) {
+    if (f.last_prompt === undefined) log.warn(`${s.id}: UserPromptSubmit carried no prompt; the delivered text could not be compared`);
+    else {
+      const mismatch = deliveryMismatch(s.id, text, f.last_prompt);
+      if (mismatch) {
+        log.warn(mismatch.message);
+        throw mismatch;
+      }
+    }
+    return { sent_at, attempts };
+  }
+  if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
+  const shown = await read().catch(() => "");
+  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);
+}
+
+/** A permission dialog (or any menu asking to proceed) is on screen. */
+const DIALOG_OPEN = /Do you want to proceed\?/;
+
+/** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */
+export async function enqueue(b: Backend, s: DriverSession, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
+  const sent_at = new Date().toISOString();
+  await pasteText(b, s.id, text, timing);
+  await b.keys(s.id, ["Enter"]);
+  return sent_at;
+}
+
+/**
+ * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken once
+ * the input box no longer holds it. Its output is in the transcript.
+ */
+export async function runShell(b: Backend, s: DriverSession, text: string, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
+  const sent_at = new Date().toISOString();
+  const head = text.slice(1, 40).trim();
+  await pasteText(b, s.id, text, timing);
+  for (let attempt = 1; attempt <= PROMPT_ATTEMPTS; attempt++) {
+    await b.keys(s.id, ["Enter"]);
+    const { value } = await pollScreen(
+      () => b.screen(s.id),
+      (screen) => {
+        // Taken: the box no longer holds it — or a dialog is open (the turn after the command asks; an Enter would answer it).
+        if (DIALOG_OPEN.test(screen)) return true;
+        const box = inputText(screen);
+        return box !== undefined && !box.includes(head);
+      },
+      { everyMs: POLL_MS, timeoutMs: 1000 * attempt, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+    );
+    if (value) return sent_at;
+  }
+  throw new SessionError("TIMEOUT", `Claude Code did not take the shell command after ${PROMPT_ATTEMPTS} Enter presses.`);
+}

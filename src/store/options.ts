@@ -1,0 +1,39 @@
+/**
+ * The launch options a session's record keeps for resume_session: one typed shape from start to the SDK. Read
+ * back tolerantly: an option this version does not know is dropped (state files of other versions load), and a
+ * value of the wrong shape is dropped, never the record.
+ */
+import { z } from "zod";
+import { PERMISSION_MODES } from "../core/modes.js";
+
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+const json: z.ZodType<Json> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]));
+
+/** Kept if it parses, else dropped. */
+const kept = <T extends z.ZodType>(t: T) => t.optional().catch(undefined);
+
+export const SETTING_SOURCES = ["user", "project", "local"] as const;
+
+export const StoredOptionsSchema = z.object({
+  // Claude's own (argv on a terminal, the SDK's options headless).
+  model: kept(z.string().min(1)),
+  permission_mode: kept(z.enum(PERMISSION_MODES)),
+  append_system_prompt: kept(z.string().min(1)),
+  add_dirs: kept(z.array(z.string())),
+  allowed_tools: kept(z.array(z.string())),
+  disallowed_tools: kept(z.array(z.string())),
+  // The server's.
+  trust_workspace: kept(z.boolean()),
+  /** start_session's options, hashed: the same session_id with other options is refused. */
+  start_fingerprint: kept(z.string()),
+  // What a runner with its own turn limit and the SDK's options keeps (headless).
+  max_turns: kept(z.number().int()),
+  max_budget_usd: kept(z.number()),
+  system_prompt: kept(z.string()),
+  fallback_model: kept(z.string().min(1)),
+  strict_mcp_config: kept(z.boolean()),
+  setting_sources: kept(z.array(z.enum(SETTING_SOURCES))),
+  output_schema: kept(z.record(z.string(), json)),
+});
+
+export type StoredOptions = z.infer<typeof StoredOptionsSchema>;

@@ -1,0 +1,34 @@
+/**
+ * One place forgets a session: a server that started and ended 1,000 sessions (against the in-memory backend)
+ * keeps nothing of them in its per-session maps — followers, statuses and turns seen, the cost ledger, the screen
+ * watch, context-sync snapshots, deadlines, drivers' results. Slow for the unit tier (a thousand starts), so here.
+ */
+import { describe, expect, it } from "vitest";
+import * as api from "../../src/api/index.js";
+import { fakeService } from "../helpers/fake-service.js";
+import { until } from "../helpers/harness.js";
+
+const f = fakeService({ MAX_CONCURRENT_SESSIONS: "20" });
+
+describe("per-session state", () => {
+  it("after 1,000 sessions started, given a turn and ended, the server's maps are back to their size before", async () => {
+    const before = f.svc.footprint;
+    const batch = 10;
+    const N = Number(process.env.CS_FOOTPRINT_N ?? 1000);
+    for (let i = 0; i < N; i += batch) {
+      await Promise.all(
+        Array.from({ length: batch }, async (_, j) => {
+          const s = await f.svc.start(f.startIn());
+          // Every fifth one takes a turn (statuses, turns and the cost ledger see it).
+          if ((i + j) % 5 === 0) await f.svc.send(f.sendIn(s.session_id, `hello ${i + j}`));
+          // Half keep their record (released after the end), half are forgotten at once (dropped).
+          await f.svc.kill(api.killInput.parse({ session_id: s.session_id, save_state: (i + j) % 2 === 0 }));
+        }),
+      );
+    }
+    // Ended followers are released 30 ms after the end (the fixture's releaseAfterMs).
+    await until(async () => f.svc.followed === 0, 10_000, 20);
+    await until(async () => JSON.stringify(f.svc.footprint) === JSON.stringify(before), 5000, 20).catch(() => undefined);
+    expect(f.svc.footprint).toEqual(before);
+  }, 300_000);
+});
