@@ -225,7 +225,9 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(n.stdout).toMatch(/^h2\treachable\t.*live of 40$/m);
     const ls = cli(["ls"]);
     expect(ls.status, ls.stderr).toBe(0);
-    expect(ls.stdout.split("\n")).toContain(`h1\t${s1}\tidle\ttmux\t${h1.work}\t${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`);
+    // node, session, status, backend, cost ($…, "-" before any usage, "?" without a price), cwd, attach command.
+    const row = ls.stdout.split("\n").find((l) => l.startsWith(`h1\t${s1}\t`));
+    expect(row?.split("\t")).toEqual(["h1", s1, "idle", "tmux", expect.stringMatching(/^(\$\d+\.\d+|-|\?)$/), h1.work, `${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`]);
     expect(ls.stdout).toMatch(/^local\t\w+\tidle\ttmux\t/m);
     // attach runs the node's prefix and its tmux attach: here without a terminal, so the node's tmux says so.
     const at = cli(["attach", s1]);
