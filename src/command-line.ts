@@ -1,6 +1,6 @@
 /**
  * claude-sessions: with no subcommand (or `serve`), an MCP server on stdio. A few human commands
- * share the same core: ls, attach, send, tail, kill, doctor.
+ * share the same core: ls, start, run, resume, send, attach, tail, kill, doctor (the work commands in src/cli).
  */
 import { spawnSync } from "node:child_process";
 import { userInfo } from "node:os";
@@ -16,13 +16,14 @@ import { healthChecks } from "./server/health.js";
 import { actorPart, callTool } from "./server/call.js";
 import { createServer } from "./server/server.js";
 import { killSession } from "./server/tools/kill-session.js";
-import { sendMessage } from "./server/tools/send-message.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
 import { toSessionError } from "./core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
 import { loadNodes } from "./nodes/config.js";
 import { listSessions } from "./server/tools/list-sessions.js";
+import { lsLines } from "./cli/ls.js";
+import { isWorkCommand, runWorkCommand, WORK_HELP } from "./cli/work.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -33,9 +34,9 @@ Usage:
   claude-sessions serve --http [HOST:]PORT [--allow-remote]
                                   serve MCP over Streamable HTTP at /mcp and the web view at /
                                   (default 127.0.0.1:8914; token: CLAUDE_SESSIONS_TOKEN or <state>/token)
-  claude-sessions ls [--all]      list sessions (live ones unless --all)
+  claude-sessions ls [--all]      list sessions (live ones unless --all): node, id, status, backend, cost, cwd
+${WORK_HELP}
   claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
-  claude-sessions send <id> <message…>   send a prompt and print the reply
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
@@ -48,7 +49,7 @@ Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_T
 MAX_CONCURRENT_SESSIONS, MAX_SESSION_DURATION, CLAUDE_SESSIONS_START_TIMEOUT_MS, CLAUDE_SESSIONS_ALLOW_BYPASS,
 DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE_SESSIONS_LOG_FILE,
 CLAUDE_SESSIONS_IDLE_TTL_MS, CLAUDE_SESSIONS_BUSY_MAX_MS, CLAUDE_SESSIONS_RETAIN_DEAD_MS, CLAUDE_SESSIONS_ALLOW_CONFIGURE,
-CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSIONS_NODES (see docs/configuration.md).`;
+CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSIONS_NODES, CLAUDE_SESSIONS_WEB_ROOTS (see docs/configuration.md).`;
 
 async function serve(): Promise<void> {
   const app = await createApp();
@@ -83,12 +84,14 @@ async function serveHttp(args: string[]): Promise<void> {
   // Loaded only here: the HTTP transport and the web view are memory a stdio server never needs.
   const { httpLimits, parseListen, startHttp } = await import("./server/http/index.js");
   const { loadToken } = await import("./server/http/token.js");
+  const { parseWebRoots } = await import("./server/http/work.js");
+  const webRoots = parseWebRoots(process.env);
   const listen = parseListen(spec);
   const limits = httpLimits(process.env);
   const app = await createApp();
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
@@ -126,6 +129,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
   }
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
+    if (isWorkCommand(cmd)) return await runWorkCommand(cmd, args, { app, actor: cliActor(), out: process.stdout, err: process.stderr });
     switch (cmd) {
       case "ls": {
         const input = api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" });
@@ -133,8 +137,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
         if (app.nodes.links.size) app.nodes.start();
         const listed = app.nodes.links.size ? await app.nodes.invoke(listSessions, app.sessions, input, {}) : undefined;
         const res = listed?.ok ? (listed.value as api.ListOutput) : await app.sessions.list(input);
-        if (!res.sessions.length) print("no sessions");
-        for (const s of res.sessions) print(`${app.nodes.links.size ? `${s.node ?? "local"}${s.node_status ? ` (${s.node_status})` : ""}\t` : ""}${s.session_id}\t${s.status}\t${s.backend}\t${s.cwd}\t${"attach_command" in s ? (s.attach_command ?? "") : ""}`);
+        for (const l of lsLines(res, process.stdout.isTTY === true)) print(l);
         return 0;
       }
       case "nodes": {
@@ -152,13 +155,6 @@ async function human(cmd: string, args: string[]): Promise<number> {
         if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
         const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;
-      }
-      case "send": {
-        const [id, ...rest] = args;
-        if (!id || !rest.length) throw new Error("usage: claude-sessions send <id> <message…>");
-        const res = await callTool(app.sessions, sendMessage, { session_id: id, message: rest.join(" "), timeout_ms: 600_000 }, { actor: cliActor() });
-        print(res.response ?? `(no reply; the session is ${res.final_state})`);
-        return 0;
       }
       case "tail": {
         const id = args[0];

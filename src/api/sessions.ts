@@ -176,6 +176,7 @@ export const sessionSummary = z.strictObject({
   last_active: z.string().optional(),
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
+  spare: z.boolean().optional().describe("A warm-pool spare (CLAUDE_SESSIONS_WARM_POOL) no call has taken yet: the next start_session or run_task with its options takes it."),
   model: z.string().optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),

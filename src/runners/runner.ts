@@ -23,7 +23,9 @@ export interface Capabilities {
   screen: boolean;
   /** Sessions outlive this server process. */
   survivesRestart: boolean;
-  /** run_task starts its sessions here when the call names no backend, and keeps ready spares (warm pool). */
+  /** run_task starts its sessions here when the call names no backend. */
+  taskDefault: boolean;
+  /** Keeps ready spares for start_session and run_task (CLAUDE_SESSIONS_WARM_POOL; sessions/warm-pool.ts). */
   warmPool: boolean;
   /** Claude shows its folder-trust screen, which the driver answers; else the server checks trust before starting. */
   trustScreen: boolean;

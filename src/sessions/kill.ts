@@ -20,28 +20,36 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   let left: number[] = [];
   // force: SIGKILL of the process group at once (the design's "SIGKILL instead of SIGTERM"); else TERM, then KILL after the grace.
   const graceMs = input.force ? 0 : d.cfg.killGraceMs;
-  if (b) {
-    const here = (await b.list()).get(id);
-    if (here?.alive) {
-      const res = await b.kill(id, { graceMs, ...(r.pid ? { pid: r.pid } : {}) });
-      status = "killed";
-      left = res.left ?? [];
-      if (left.length) d.log.warn(`${id}: processes of the session still running after kill: ${left.join(", ")}`);
-      if (res.exitCode !== undefined) exitCode = res.exitCode;
-    } else if (!b.survivesRestart && isLive(s.fold.status) && r.owner_pid !== undefined && r.owner_pid !== process.pid && isAlive(r.owner_pid) && r.pid !== undefined && isAlive(r.pid)) {
-      // A pty session of another server process (a second MCP server, the CLI): its terminal is there, but its
-      // process can be reached by pid. That server sees the exit and records it.
-      const res = await terminate(r.pid, graceMs);
-      if (!res.gone) {
-        throw new SessionError("PROCESS_ERROR", `session ${id} runs in a pty of server process ${r.owner_pid}, and its process ${r.pid} did not end.`, {
-          suggestion: `Stop that server (pid ${r.owner_pid}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
-          details: { owner_pid: r.owner_pid, pid: r.pid },
-        });
+  // An exit status recorded means the program is gone (list_sessions says dead, not zombie): a terminal still alive
+  // is the launcher finishing its last line (or tmux yet to reap it), ended below but not a kill of the session.
+  const over = !isLive(s.fold.status) && s.fold.exit_code !== undefined;
+  d.registry.killing.add(id);
+  try {
+    if (b) {
+      const here = (await b.list()).get(id);
+      if (here?.alive) {
+        const res = await b.kill(id, { graceMs, ...(r.pid ? { pid: r.pid } : {}) });
+        if (!over) status = "killed";
+        left = res.left ?? [];
+        if (left.length) d.log.warn(`${id}: processes of the session still running after kill: ${left.join(", ")}`);
+        if (res.exitCode !== undefined && !over) exitCode = res.exitCode;
+      } else if (!b.survivesRestart && isLive(s.fold.status) && r.owner_pid !== undefined && r.owner_pid !== process.pid && isAlive(r.owner_pid) && r.pid !== undefined && isAlive(r.pid)) {
+        // A pty session of another server process (a second MCP server, the CLI): its terminal is there, but its
+        // process can be reached by pid. That server sees the exit and records it.
+        const res = await terminate(r.pid, graceMs);
+        if (!res.gone) {
+          throw new SessionError("PROCESS_ERROR", `session ${id} runs in a pty of server process ${r.owner_pid}, and its process ${r.pid} did not end.`, {
+            suggestion: `Stop that server (pid ${r.owner_pid}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
+            details: { owner_pid: r.owner_pid, pid: r.pid },
+          });
+        }
+        status = "killed";
+        await s.waitFor((f) => !isLive(f.status), { timeoutMs: 2000 });
       }
-      status = "killed";
-      await s.waitFor((f) => !isLive(f.status), { timeoutMs: 2000 });
+      await b.remove(id).catch(() => {});
     }
-    await b.remove(id).catch(() => {});
+  } finally {
+    d.registry.killing.delete(id);
   }
   d.deadlines.clear(id);
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });

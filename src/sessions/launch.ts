@@ -138,7 +138,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
 }
 
 /** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */
-function withStream(out: StartOutput, input: StartInput): StartOutput {
+export function withStream(out: StartOutput, input: StartInput): StartOutput {
   return input.stream_output ? { ...out, output_resource: `session://${out.session_id}/transcript` } : out;
 }
 

@@ -56,6 +56,8 @@ export class Registry {
   ) {}
 
   private readonly compacting = new Set<string>();
+  /** Sessions kill_session is ending now: an end already folded is the kill's, not a zombie (list_sessions). */
+  readonly killing = new Set<string>();
 
   /** A log past its cap is compacted once its turn is over (compact.ts); never two at once for a session. */
   private maybeCompact(s: LiveSession): void {

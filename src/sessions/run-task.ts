@@ -9,19 +9,14 @@ import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { start } from "./launch.js";
 import { interrupt, send } from "./turns.js";
-import { WarmPool } from "./warm-pool.js";
-
-function poolOf(d: Deps): WarmPool | undefined {
-  if (!d.cfg.warmPool) return undefined;
-  return (d.pool ??= new WarmPool(d, d.cfg.warmPool));
-}
+import { poolOf, WarmPool } from "./warm-pool.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
-  // The default-kind choice of run_task: the runner that keeps spares (headless), else the server's default.
-  const backend = input.backend ?? allRunners(d).find((r) => r.caps.warmPool)?.kind ?? d.defaultKind;
+  // The default-kind choice of run_task: the runner made for one-call tasks (headless), else the server's default.
+  const backend = input.backend ?? allRunners(d).find((r) => r.caps.taskDefault)?.kind ?? d.defaultKind;
   const t0 = Date.now();
-  const pool = d.runners[backend]?.caps.warmPool ? poolOf(d) : undefined;
+  const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;

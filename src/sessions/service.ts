@@ -20,7 +20,7 @@ import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals 
 import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
-import { start } from "./launch.js";
+import { startPooled } from "./warm-pool.js";
 import { resume } from "./resume.js";
 import { compact, reset } from "./reset.js";
 import { Limits, type LimitKind } from "./limits.js";
@@ -199,7 +199,7 @@ export class SessionService {
   }
 
   start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
-    return withRoom(this.d, undefined, () => start(this.d, input, ctx));
+    return withRoom(this.d, undefined, () => startPooled(this.d, input, ctx));
   }
   // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
   async resume(input: api.ResumeInput, ctx: CallContext = {}): Promise<api.ResumeOutput> {

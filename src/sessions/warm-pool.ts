@@ -1,17 +1,33 @@
 /**
- * The warm pool (CLAUDE_SESSIONS_WARM_POOL=N): after a run_task on a runner that keeps spares (headless), N sessions
- * with the same backend, cwd and options are started and left ready, so the next run_task like it skips the start-up and only runs its turn.
- * They are ordinary sessions (list_sessions shows them, ready and idle; an idle CLI uses no API and no CPU) and
- * end with the server like every headless session. Calls with env or log_file never use the pool.
+ * The warm pool (CLAUDE_SESSIONS_WARM_POOL=N): after a run_task or start_session, N sessions with the same cwd,
+ * backend and options are started and left ready (spares), so the next call like it skips the start-up and only
+ * delivers its first prompt. A spare's record says so (`spare`: its pool key; list_sessions shows `spare: true`)
+ * until a call takes it, under the state lock (two servers never take one spare); it then is the caller's session.
+ * A spare is never a team member or in a worktree: calls with a chosen session_id, team_name, worktree (setup_command,
+ * copy_files), env, log_file, mcp_servers, doppler or another node never use the pool. Spares end with the server
+ * as their backend's sessions do (a tmux spare is adopted by the next server, still a spare that server can take).
  */
-import type { RunTaskInput, StartInput } from "../api/index.js";
+import type { RunTaskInput, StartInput, StartOutput } from "../api/index.js";
+import type { CallContext } from "../core/context.js";
+import type { BackendKind } from "../core/events.js";
+import { isLive } from "../core/status.js";
+import { checkPrompt } from "./checks.js";
 import type { Deps } from "./deps.js";
-import { start } from "./launch.js";
+import { result, start, withStream } from "./launch.js";
+import { deliverPrompt } from "./turns.js";
 
 type Options = Omit<StartInput, "prompt">;
 
+/** The server's pool, for a backend whose runner keeps spares (undefined when CLAUDE_SESSIONS_WARM_POOL is 0). */
+export function poolOf(d: Deps, backend: BackendKind): WarmPool | undefined {
+  if (!d.cfg.warmPool || !d.runners[backend]?.caps.warmPool) return undefined;
+  return (d.pool ??= new WarmPool(d, d.cfg.warmPool));
+}
+
+/** Options no spare can have been started with: a call with any of them starts its own session. */
+const NEVER_POOLED = ["session_id", "team_name", "teammate_name", "worktree", "setup_command", "copy_files", "env", "log_file", "mcp_servers", "doppler", "doppler_project", "doppler_config"] as const;
+
 export class WarmPool {
-  private readonly spare = new Map<string, string[]>();
   /** Spares still starting, per key: a call that finds none ready takes the next one to finish. */
   private readonly filling = new Map<string, Set<Promise<string | undefined>>>();
 
@@ -20,12 +36,43 @@ export class WarmPool {
     private readonly size: number,
   ) {}
 
-  /** The pool key of a call's start options, or undefined when the call may not use the pool. */
-  static keyOf(input: RunTaskInput): { key: string; options: Options } | undefined {
-    const { prompt: _p, timeout_ms: _t, keep_session: _k, ...options } = input;
-    if (options.env || options.log_file || options.mcp_servers || options.doppler) return undefined;
+  /** The pool key of a call's start options (backend resolved), or undefined when the call may not use the pool. */
+  static keyOf(input: StartInput | RunTaskInput): { key: string; options: Options } | undefined {
+    const { prompt: _p, stream_output: _s, node, ...rest } = input as StartInput & { timeout_ms?: number; keep_session?: boolean };
+    const { timeout_ms: _t, keep_session: _k, ...options } = rest;
+    if (node !== undefined && node !== "local") return undefined;
+    if (NEVER_POOLED.some((k) => (options as Record<string, unknown>)[k] !== undefined)) return undefined;
     const sorted = Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b)));
     return { key: JSON.stringify(sorted), options };
+  }
+
+  /** Nothing per session is kept here (a spare is its record's `spare`); SessionService.forget calls every part. */
+  forget(_id: string): void {}
+
+  /** Spares this server is starting right now (the ready ones are records in the store): its footprint. */
+  get spares(): number {
+    let n = 0;
+    for (const s of this.filling.values()) n += s.size;
+    return n;
+  }
+
+  /** The ids of this key's spares in the store, oldest first. */
+  private async sparesOf(key: string): Promise<string[]> {
+    const s = await this.d.store.read();
+    return Object.values(s.sessions)
+      .filter((r) => r.spare === key)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at))
+      .map((r) => r.session_id);
+  }
+
+  /** Takes the spare out of the pool under the lock: true when this call got it (no other call or server did). */
+  private claim(id: string, key: string): Promise<boolean> {
+    return this.d.store.update((s) => {
+      const r = s.sessions[id];
+      if (r?.spare !== key) return false;
+      delete r.spare;
+      return true;
+    });
   }
 
   /**
@@ -34,10 +81,8 @@ export class WarmPool {
    */
   async take(key: string): Promise<string | undefined> {
     for (;;) {
-      const ids = this.spare.get(key) ?? [];
-      while (ids.length) {
-        const id = ids.shift()!;
-        if (this.d.registry.followed(id)?.fold.status === "ready") return id;
+      for (const id of await this.sparesOf(key)) {
+        if (this.d.registry.followed(id)?.fold.status === "ready" && (await this.claim(id, key))) return id;
       }
       const starting = [...(this.filling.get(key) ?? [])];
       if (!starting.length) return undefined;
@@ -45,38 +90,71 @@ export class WarmPool {
     }
   }
 
-  /** A spare that ended is no longer one. */
-  forget(id: string): void {
-    for (const [key, ids] of this.spare) {
-      const rest = ids.filter((x) => x !== id);
-      if (rest.length) this.spare.set(key, rest);
-      else this.spare.delete(key);
-    }
-  }
-
-  /** Spares waiting, all keys (tests). */
-  get spares(): number {
-    let n = 0;
-    for (const ids of this.spare.values()) n += ids.length;
-    return n;
-  }
-
   /** Starts spares in the background until `size` wait for these options (failures are logged, never thrown). */
   refill(key: string, options: Options): void {
-    const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
-    this.filling.set(key, starting);
-    for (let i = (this.spare.get(key)?.length ?? 0) + starting.size; i < this.size; i++) {
-      const p: Promise<string | undefined> = start(this.d, options, {})
-        .then((s) => {
-          this.spare.set(key, [...(this.spare.get(key) ?? []), s.session_id]);
-          return s.session_id;
-        })
-        .catch((e: unknown) => {
-          this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`);
-          return undefined;
-        })
-        .finally(() => starting.delete(p));
-      starting.add(p);
-    }
+    const fill = async (): Promise<void> => {
+      // The spares of this key that are still live (a spare that died is no spare: it leaves the pool).
+      let have = 0;
+      for (const id of await this.sparesOf(key)) {
+        const st = this.d.registry.followed(id)?.fold.status;
+        if (st === "ready" || st === "starting") have++;
+        else await this.d.store.patch(id, (r) => void delete r.spare);
+      }
+      const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
+      for (let i = have + starting.size; i < this.size; i++) {
+        this.filling.set(key, starting);
+        const p: Promise<string | undefined> = start(this.d, options, {})
+          .then(async (s) => {
+            await this.d.store.patch(s.session_id, (r) => void (r.spare = key));
+            return s.session_id;
+          })
+          .catch((e: unknown) => {
+            this.d.log.info(`warm pool: a spare session did not start: ${String(e)}`);
+            return undefined;
+          })
+          .finally(() => {
+            starting.delete(p);
+            if (!starting.size && this.filling.get(key) === starting) this.filling.delete(key);
+          });
+        starting.add(p);
+      }
+    };
+    void fill().catch((e: unknown) => this.d.log.info(`warm pool: refill: ${String(e)}`));
+  }
+
+}
+
+/**
+ * start_session through the pool: a ready spare with the same options takes the call's first prompt (in the
+ * spare's process) and becomes the caller's session; otherwise an ordinary start. Either way the pool is refilled
+ * once the session's first turn has ended (as run_task does: a spare starting beside the turn would slow it down),
+ * or after REFILL_AFTER_MS when no turn comes.
+ */
+export async function startPooled(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
+  const backend = input.backend ?? d.defaultKind;
+  const pool = poolOf(d, backend);
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  if (!pool || !pooled) return start(d, input, ctx);
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  const id = await pool.take(pooled.key);
+  let out: StartOutput | undefined;
+  try {
+    if (!id) return (out = await start(d, input, ctx));
+    ctx.progress?.({ progress: 0, message: `session ${id} taken ready from the warm pool` });
+    if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
+    return (out = withStream(await result(d, id), input));
+  } finally {
+    const refill = () => pool.refill(pooled.key, pooled.options);
+    const sid = id ?? out?.session_id;
+    if (!sid) refill();
+    else
+      void d.registry
+        .handle(sid)
+        .then((s) => s.live.waitFor((f) => f.turn_count >= 1 || !isLive(f.status) || f.status === "waiting_for_permission" || f.status === "blocked", { timeoutMs: REFILL_AFTER_MS }))
+        .catch(() => undefined)
+        .then(refill);
   }
 }
+
+/** A session taken or started through the pool that gets no prompt: the pool refills after this long anyway. */
+const REFILL_AFTER_MS = 60_000;

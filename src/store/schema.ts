@@ -82,6 +82,8 @@ export const SessionRecordSchema = z.object({
     .optional(),
   /** A fork (resume_session {fork}): the session and conversation it branched from, and when (its copied history is not its own usage). */
   forked_from: z.object({ session_id: z.string(), claude_session_id: z.string(), at: z.string() }).optional(),
+  /** A warm-pool spare not yet taken by a call: its pool key (warm-pool.ts); removed when a call takes it. */
+  spare: z.string().optional(),
   /** Launch options kept for resume_session. */
   options: StoredOptionsSchema.default({}),
 });

@@ -3,7 +3,8 @@
  * against the built server as `serve --http`, real tmux on a private socket and the fake claude.
  * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (the README shows them).
  */
-import { copyFileSync, mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +22,7 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
   let page: Page;
   let one: string;
   let two: string;
+  let formId: string;
   const shots: string[] = [];
 
   const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
@@ -32,12 +34,27 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
 
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
-    srv = await startHttpServer(w);
+    // The page may start sessions in the world's work directory only (CLAUDE_SESSIONS_WEB_ROOTS).
+    srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: w.work });
     mcp = await connectHttp(srv.url, srv.token);
     one = (await mcp.callOk("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
     two = (await mcp.callOk("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
     browser = await launchChromium(CHROMIUM!, w.home);
-    page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+    // Notifications allowed, as a person who clicked "Notify me" and said yes; each one the page raises is recorded.
+    const context = await browser.newContext({ viewport: { width: 1100, height: 760 }, permissions: ["notifications"] });
+    await context.addInitScript(`{
+      const Real = window.Notification;
+      const seen = (window.__notes = []);
+      class Recorded extends Real {
+        constructor(title, o) {
+          super(title, o);
+          seen.push(title);
+        }
+      }
+      Object.defineProperty(Recorded, "permission", { get: () => Real.permission });
+      window.Notification = Recorded;
+    }`);
+    page = await context.newPage();
   }, 60_000);
   afterAll(async () => {
     if (process.env.CS_SCREENSHOTS === "1" && shots.length) {
@@ -112,19 +129,216 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     page.once("dialog", (d) => void d.accept());
     await page.click("#kill");
     await until(async () => (await page.textContent("#s-status")) === "dead", 15_000);
+    // list_sessions agrees (on a loaded machine it may say zombie for a moment while the last process exits).
+    const status = async () => (await mcp.callOk("list_sessions", {})).sessions.find((s) => s.session_id === two)?.status;
+    await until(async () => (await status()) === "dead", 15_000).catch(async () => expect(await status()).toBe("dead"));
+  }, 60_000);
+
+  it("starts a session from the form, in an allowed folder only, and shows its answer", async () => {
+    await page.goto(`${srv.url}/#/new`);
+    await page.waitForSelector("#start-view:not([hidden])");
+    // The allowed root and the recent folders of sessions are offered.
+    await until(async () => (await page.locator("#cwd-options option").count()) >= 3, 10_000);
+    const offered = await page.$$eval("#cwd-options option", (os) => os.map((o) => (o as unknown as { value: string }).value));
+    expect(offered).toEqual(expect.arrayContaining([w.work, join(w.work, "api-server"), join(w.work, "web-client")]));
+    // Outside the allowed folders: refused in words, nothing started.
+    await page.fill("#f-cwd", w.home);
+    await page.click("#start button[type=submit]");
+    await until(async () => (await page.textContent("#start-error"))?.includes("PERMISSION_DENIED"), 10_000);
+    expect(await page.textContent("#start-error")).toContain("CLAUDE_SESSIONS_WEB_ROOTS");
+    const cwd = w.dir("from-the-form");
+    await page.fill("#f-cwd", cwd);
+    await page.fill("#f-prompt", "hello from the form");
+    await page.selectOption("#f-mode", "acceptEdits");
+    await page.fill("#f-team", "frontend");
+    await shot("start");
+    await page.click("#start button[type=submit]");
+    await page.waitForURL(/#\/s\//);
+    const id = decodeURIComponent(new URL(page.url()).hash.slice("#/s/".length));
+    formId = id;
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the form"), 15_000);
+    // The same session through MCP: started by start_session with the form's options, audited with the page as actor.
     const listed = await mcp.callOk("list_sessions", {});
-    expect(listed.sessions.find((s) => s.session_id === two)?.status).toBe("dead");
+    expect(listed.sessions.find((s) => s.session_id === id)).toMatchObject({ cwd, permission_mode: "acceptEdits", team_name: "frontend" });
+    const refused = await mcp.callOk("list_sessions", { status_filter: "all" });
+    expect(refused.sessions.filter((s) => s.cwd === w.home)).toEqual([]);
+  }, 60_000);
+
+  it("raises a notification and counts in the title when a session needs you, and answers it with a key", async () => {
+    // The first session finished a turn while the list was shown: it counts until it is looked at.
+    const count = async () => Number(/^\((\d+)\) claude-sessions$/.exec(await page.title())?.[1] ?? 0);
+    await page.goto(`${srv.url}/#/`);
+    await page.waitForSelector(`tr[data-id="${one}"].needs-look`);
+    const before = await count();
+    expect(before).toBeGreaterThanOrEqual(1);
+    await page.goto(`${srv.url}/#/s/${one}`);
+    await page.waitForSelector("#session-view:not([hidden])");
+    await page.goto(`${srv.url}/#/`);
+    await page.waitForSelector(`tr[data-id="${one}"]:not(.needs-look)`);
+    const base = before - 1;
+    expect(await count()).toBe(base);
+    await mcp.callOk("send_message", { session_id: one, message: "FAKE_BASH:echo needs you", wait_for_response: false });
+    await until(async () => (await count()) === base + 1, 10_000);
+    const notes = (await page.evaluate("window.__notes")) as string[];
+    expect(notes).toContain(`claude-sessions: ${one} waits for permission: Bash`);
+    // Only the sessions that need you.
+    await page.check("#needs-filter");
+    expect(await row(one).isVisible()).toBe(true);
+    expect(await row(two).isVisible()).toBe(false);
+    await shot("needs-you");
+    // n opens the next session that needs you; a allows.
+    await page.evaluate("document.activeElement.blur()"); // keys typed into a field stay text
+    await page.keyboard.press("n");
+    await page.waitForSelector("#permission:not([hidden])");
+    expect(await page.textContent("#s-id")).toBe(one);
+    await page.keyboard.press("a");
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE: ran echo needs you"), 10_000);
+    await until(async () => (await count()) === base, 10_000);
+    await page.goto(`${srv.url}/#/`);
+    await page.uncheck("#needs-filter");
+  }, 60_000);
+
+  it("resumes an ended session from its page with a prompt", async () => {
+    await mcp.callOk("kill_session", { session_id: one });
+    await page.goto(`${srv.url}/#/s/${one}`);
+    await page.waitForSelector("#ended:not([hidden])");
+    await page.fill("#message", "welcome back");
+    await page.click("#resume");
+    await page.waitForSelector("#ended", { state: "hidden" });
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: welcome back"), 15_000);
+    const listed = await mcp.callOk("list_sessions", {});
+    expect(listed.sessions.find((s) => s.session_id === one)?.status).toMatch(/^(ready|idle|busy)$/);
+    // Fork the live session: the page opens the new one, which has the conversation so far.
+    await until(async () => /^(ready|idle)$/.test((await page.textContent("#s-status")) ?? ""), 10_000);
+    await page.fill("#message", "in the fork");
+    await page.click("#fork-live");
+    await page.waitForURL((u) => u.hash.startsWith("#/s/") && !u.hash.endsWith(one));
+    const fork = decodeURIComponent(new URL(page.url()).hash.slice("#/s/".length));
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: in the fork"), 15_000);
+    expect(await page.textContent("#transcript")).toContain("welcome back");
+    await mcp.callOk("kill_session", { session_id: fork });
+  }, 60_000);
+
+  it("searches every conversation, highlights the match safely, opens the hit and resumes it", async () => {
+    await mcp.callOk("send_message", { session_id: formId, message: "zebra <b>not bold</b>" });
+    await mcp.callOk("kill_session", { session_id: formId });
+    // The index follows the transcripts in the background: wait until the tool finds it.
+    await until(async () => (await mcp.callOk("search_conversations", { query: "zebra" })).results.length > 0, 20_000);
+    await page.goto(`${srv.url}/#/history`);
+    await page.fill("#q", "zebra");
+    await page.click("#search button[type=submit]");
+    await page.waitForSelector("#hits li");
+    expect(await page.$$eval("#hits mark", (ms) => ms.map((m) => m.textContent))).toContain("zebra");
+    // The message's markup is text, never HTML.
+    expect(await page.locator("#hits b").count()).toBe(0);
+    expect(await page.textContent("#hits .snippet")).toContain("zebra <b>not bold</b>"); // the index's ** markers became the <mark>
+    await shot("search");
+    await page.click("#hits li a");
+    await page.waitForSelector("#conversation-view:not([hidden]) .msg.hit");
+    expect(await page.textContent("#c-items .msg.hit")).toContain("zebra <b>not bold</b>");
+    expect(await page.textContent("#c-items")).toContain("hello from the form");
+    await shot("conversation");
+    await page.click("#c-resume");
+    await page.waitForURL(new RegExp(`#/s/${formId}$`));
+    await until(async () => /^(ready|idle)$/.test((await page.textContent("#s-status")) ?? ""), 15_000);
+    await page.fill("#message", "back from the search");
+    await page.click("#send button[type=submit]");
+    await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: back from the search"), 15_000);
+    // The session's turns, with what each cost.
+    await until(async () => (await page.textContent("#turns tbody"))?.includes("back from the search"), 10_000);
+    expect(await page.textContent("#turns tbody")).toContain("zebra");
+    expect(await page.textContent("#turns tbody")).not.toContain("hello from the api"); // another session's
+  }, 90_000);
+
+  it("shows what sessions cost: per session (with budget left), per team and per day", async () => {
+    const b = await mcp.callOk("start_session", { cwd: w.dir("budgeted"), max_budget_usd: 5, team_name: "backend" });
+    await mcp.callOk("send_message", { session_id: b.session_id, message: "spend a little" });
+    await page.goto(`${srv.url}/#/cost`);
+    const costRow = page.locator(`#cost-sessions tr[data-session="${b.session_id}"]`);
+    // The session's cost as list_sessions has it, once its turn's usage is recorded; the page follows it live.
+    const cost = await until(async () => {
+      const listed = await mcp.callOk("list_sessions", {});
+      const c = listed.sessions.find((s) => s.session_id === b.session_id)?.total_cost_usd;
+      return typeof c === "number" && c > 0 ? c : undefined;
+    }, 15_000);
+    await until(async () => (await costRow.locator("td.cost").textContent()) === `$${cost.toFixed(4)}`, 10_000);
+    expect(await costRow.locator("td.budget").textContent()).toBe(`$${(5 - cost).toFixed(4)} of $5`);
+    expect(await page.textContent("#cost-teams")).toContain("backend");
+    const today = new Date().toISOString().slice(0, 10);
+    await until(async () => Number(await page.locator(`#cost-chart rect[data-day="${today}"]`).getAttribute("data-cost")) > 0, 10_000);
+    await shot("cost");
+  }, 60_000);
+
+  it("shows a worktree session's changes: files, diff, ahead and behind its base (read-only)", async () => {
+    const repo = w.dir("repo");
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo, "README.md"), "first line\n");
+    git("add", "README.md");
+    git("commit", "-qm", "one");
+    const s = await mcp.callOk("start_session", { cwd: repo, worktree: true });
+    const wt = s.worktree!.path;
+    // What Claude would do in it: a commit, an edit not committed yet, a new file.
+    writeFileSync(join(wt, "lib.txt"), "library\n");
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "lib.txt"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "lib"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    appendFileSync(join(wt, "README.md"), "a <script>changed</script> line\n");
+    writeFileSync(join(wt, "new.txt"), "untracked\n");
+    // And main moves on.
+    writeFileSync(join(repo, "other.txt"), "x\n");
+    git("add", "other.txt");
+    git("commit", "-qm", "two");
+    await page.goto(`${srv.url}/#/s/${s.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    expect(await page.textContent("#r-branch")).toBeTruthy();
+    expect(await page.textContent("#r-ahead")).toBe("1 ahead, 1 behind main");
+    expect(await page.$$eval("#r-files li", (ls) => ls.map((l) => l.textContent))).toEqual(["M README.md", "A lib.txt", "? new.txt"]);
+    expect(await page.textContent("#r-diff")).toContain("+a <script>changed</script> line");
+    expect(await page.locator("#r-diff .add").count()).toBe(2);
+    await shot("review", true);
+    await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 60_000);
+
+  it("groups sessions by team with node and status, and broadcasts to a team", async () => {
+    await page.goto(`${srv.url}/#/teams`);
+    const frontend = page.locator('#teams section[data-team="frontend"]');
+    await frontend.waitFor();
+    expect(await page.locator(`#teams section[data-team="backend"] tr[data-member="${one}"]`).textContent()).toMatch(/^alicelocal(idle|ready)/);
+    expect(await frontend.locator(`tr[data-member="${two}"]`).textContent()).toMatch(/^boblocal(dead|zombie)/);
+    expect(await frontend.locator(`tr[data-member="${formId}"]`).count()).toBe(1);
+    await frontend.locator("input").fill("hello team");
+    await frontend.locator("button").click();
+    await until(async () => (await frontend.locator(".broadcast span").textContent())?.startsWith("sent to 1"), 10_000);
+    const done = await mcp.callOk("wait_for_completion", { session_id: formId, timeout_ms: 10_000 });
+    expect(done.last_response).toBe("FAKE REPLY: hello team");
+    await shot("teams");
   }, 60_000);
 
   it("fits a phone-sized screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
     await page.waitForSelector(`tr[data-id="${one}"]`);
+    // A row marked "finished while you were away" fits too.
+    await page.evaluate(`document.querySelectorAll("#sessions tr.row").forEach((tr) => tr.classList.add("needs-look"))`);
     const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
     expect(Number(overflow)).toBeLessThanOrEqual(0);
+    await page.evaluate(`document.querySelectorAll("#sessions tr.row").forEach((tr) => tr.classList.remove("needs-look"))`);
     await shot("list-phone");
     await page.goto(`${srv.url}/#/s/${one}`);
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the api"), 10_000);
     await shot("session-phone");
+    await page.goto(`${srv.url}/#/new`);
+    await page.waitForSelector("#start-view:not([hidden])");
+    expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))).toBeLessThanOrEqual(0);
+    await shot("start-phone");
+    const all = await mcp.callOk("list_sessions", {});
+    const conversation = all.sessions.find((s) => s.session_id === formId)!.claude_session_id;
+    for (const hash of ["#/history/zebra", "#/cost", "#/teams", `#/s/${formId}`, `#/c/${conversation}`]) {
+      await page.goto(`${srv.url}/${hash}`);
+      await page.waitForSelector("main:not([hidden]):not(#list-view)");
+      await page.waitForTimeout(300);
+      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(0);
+    }
+    await shot("cost-phone");
   }, 60_000);
 });

@@ -4,6 +4,9 @@
  * on the host's gateway address). The API key and the offline block reach the node through its ~/.ssh/environment,
  * never an argv. Driven through a coordinator by id alone.
  */
+import { chmodSync, copyFileSync, linkSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareClaudeHome } from "../fixtures/claude-home.js";
 import { startMockApi, type MockApi } from "../fixtures/mock-anthropic.js";
@@ -13,15 +16,38 @@ import { makeTestHosts, testHostsOrSkip, writeNodesFile, type TestHost, type Tes
 
 const run = realClaudeOrSkip() && testHostsOrSkip();
 
+/**
+ * The CLI under test as a path the test host's user can reach: a version from `npm run test:cli`'s cache lies under
+ * root's HOME (0700), so it is linked (or copied) into a folder of its own under the temp directory.
+ */
+function reachableCli(): { path: string; cleanup(): void } {
+  const real = realpathSync(REAL_CLAUDE);
+  let ok = true;
+  for (let d = dirname(real); ok && d !== dirname(d); d = dirname(d)) ok = (statSync(d).mode & 0o001) !== 0;
+  if (ok) return { path: REAL_CLAUDE, cleanup() {} };
+  const dir = mkdtempSync(join(tmpdir(), "cs-cli-"));
+  chmodSync(dir, 0o755);
+  const path = join(dir, "claude");
+  try {
+    linkSync(real, path);
+  } catch {
+    copyFileSync(real, path);
+  }
+  chmodSync(path, 0o755);
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 describe.runIf(run)("real claude on a far node", () => {
   let hosts: TestHosts;
   let h: TestHost;
   let mock: MockApi;
   let w: World;
   let m: Mcp;
+  let cli: { path: string; cleanup(): void } | undefined;
 
   beforeAll(async () => {
-    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: REAL_CLAUDE, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" } });
+    cli = reachableCli();
+    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" } });
     h = hosts.hosts[0]!;
     mock = await startMockApi({ host: h.gateway });
     const prepared = await prepareClaudeHome({ home: h.home, apiKey: API_KEY, trustedDirs: [h.work], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
@@ -38,6 +64,7 @@ describe.runIf(run)("real claude on a far node", () => {
     w?.cleanup();
     hosts?.destroy();
     await mock?.close();
+    cli?.cleanup();
   });
 
   it("starts on the node, answers through the mock over the link, and is killed by id", async () => {

@@ -10,11 +10,15 @@ import type { BackendKind } from "../../src/core/events.js";
 /**
  * A screen a scripted turn shows instead of replying (a prompt that blocks the turn, no hook fires), and what a key
  * does to it: nothing (undefined), "end" (the screen goes and the turn ends with Stop), "interrupted" (the screen goes,
- * "Interrupted" shows, no hook: Esc), "permission" (a PermissionRequest hook), or the next screen.
+ * "Interrupted" shows, no hook: Esc), "permission" (a PermissionRequest hook), "slow-redraw" (the answer is taken:
+ * PostToolUse at once, but the screen is drawn away only after `redrawMs`, then Stop, as a loaded CLI does), or the
+ * next screen.
  */
 export interface ScriptedScreen {
   text: string;
-  onKey?: (k: Key) => "end" | "interrupted" | "permission" | ScriptedScreen | undefined;
+  onKey?: (k: Key) => "end" | "interrupted" | "permission" | "slow-redraw" | ScriptedScreen | undefined;
+  /** "slow-redraw": how long the answered screen stays drawn. */
+  redrawMs?: number;
 }
 
 export interface FakeSession {
@@ -116,6 +120,16 @@ export class FakeBackend implements Backend {
       s.shown = next;
       return;
     }
+    if (next === "slow-redraw") {
+      const shown = s.shown;
+      this.event(s, { hook_event_name: "PostToolUse", tool_name: "ExitPlanMode", tool_input: {} });
+      setTimeout(() => {
+        if (s.shown !== shown) return;
+        s.shown = undefined;
+        this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(s.prompts.at(-1) ?? "") });
+      }, shown?.redrawMs ?? 2500);
+      return;
+    }
     s.shown = undefined;
     const prompt = s.prompts.at(-1) ?? "";
     if (next === "end") setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
@@ -136,8 +150,15 @@ export class FakeBackend implements Backend {
     return m;
   }
 
+  /** kill: SessionEnd at once, the terminal gone only this much later (a CLI taking SIGTERM on a loaded machine). */
+  slowKillMs = 0;
+
   async kill(id: string): Promise<{ exitCode?: number; forced: boolean }> {
     const s = this.sessions.get(id);
+    if (s?.alive && this.slowKillMs > 0) {
+      this.event(s, { hook_event_name: "SessionEnd", reason: "other" });
+      await new Promise((r) => setTimeout(r, this.slowKillMs));
+    }
     if (s?.alive) {
       s.alive = false;
       this.event(s, { hook_event_name: "cs:exit", exit_code: 143 });

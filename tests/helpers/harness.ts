@@ -9,6 +9,7 @@ import { delimiter, join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ToolArgs, ToolData, ToolName } from "./tools.js";
+import { it } from "vitest";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const CLI = join(ROOT, "dist", "bin.js");
@@ -218,6 +219,14 @@ export type Capability = keyof (typeof CAPABILITIES)["tmux"];
 
 export function can(backend: BackendKind, what: Capability): boolean {
   return CAPABILITIES[backend][what];
+}
+
+/**
+ * `it` for a case a backend can run; for one it cannot, nothing is defined (the case does not apply to it, which the
+ * CAPABILITIES table says once), so the report shows no skipped test.
+ */
+export function itWhere(backend: BackendKind, what: Capability): (name: string, fn: () => Promise<void>, timeout?: number) => void {
+  return can(backend, what) ? (name, fn, timeout) => it(name, fn, timeout) : () => {};
 }
 
 /** The contract suites' backends: the terminal ones (contractBackends()) and headless, which needs neither tmux nor node-pty. */

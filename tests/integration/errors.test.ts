@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { can, connect, contractKinds, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import { can, connect, itWhere, contractKinds, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 
 const BACKENDS = await contractKinds();
 
@@ -93,7 +93,7 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
     await m.call("kill_session", { session_id: id, save_state: false });
   });
 
-  it.runIf(can(backend, "prompt_limit"))("max_turns is enforced by the orchestrator", async () => {
+  itWhere(backend, "prompt_limit")("max_turns is enforced by the orchestrator", async () => {
     const s = await m.call("start_session", { cwd: w.dir("turns"), max_turns: 1 });
     const id = s.data.session_id as string;
     expect((await m.call("send_message", { session_id: id, message: "one" })).data.response).toBe("FAKE REPLY: one");
@@ -134,7 +134,7 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
     await until(() => liveSessions().length === 0, 5000);
   });
 
-  it.runIf(can(backend, "startup_screens"))("first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen", async () => {
+  itWhere(backend, "startup_screens")("first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen", async () => {
     for (const [screen, what] of [
       ["trust", /trust/i],
       ["api-key", /API key/i],

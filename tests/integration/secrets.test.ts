@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { can, connect, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import { can, connect, itWhere, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();
@@ -95,7 +95,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { session_id: string; name: string; value: string | null });
 
-  it.runIf(can(backend, "doppler"))("each session gets its own config's secrets through doppler run; only project and config are stored", async () => {
+  itWhere(backend, "doppler")("each session gets its own config's secrets through doppler run; only project and config are stored", async () => {
     const [a, b] = await Promise.all([
       call("start_session", { cwd: w.dir("dev"), doppler: { config: "dev" }, env: { SESSION_ONLY: ENV_SECRET } }),
       call("start_session", { cwd: w.dir("prd"), doppler: { project: "api", config: "prd" } }),
@@ -168,7 +168,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await call("kill_session", { session_id: s.data.session_id });
   });
 
-  it.runIf(can(backend, "doppler"))("doppler's own failures give DOPPLER_ERROR with its message, not a timeout", async () => {
+  itWhere(backend, "doppler")("doppler's own failures give DOPPLER_ERROR with its message, not a timeout", async () => {
     const t0 = Date.now();
     const bad = await call("start_session", { cwd: w.dir("bad"), doppler: { project: "nope", config: "dev" } });
     expect(bad.error?.code).toBe("DOPPLER_ERROR");
@@ -183,7 +183,7 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await until(() => processesIn(w.dir("bad")).length === 0, 5000);
   });
 
-  it.runIf(can(backend, "doppler"))("a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned", async () => {
+  itWhere(backend, "doppler")("a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned", async () => {
     const m3 = await connect(w, { DOPPLER_PATH: join(w.root, "no-doppler") });
     const r = await m3.call("start_session", { cwd: w.dir("nodoppler"), doppler: { project: "api", config: "dev" } });
     expect(r.error?.code).toBe("DOPPLER_ERROR");

@@ -100,8 +100,9 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
   it("queue: true types into a busy session; the queued prompt runs as its own turn", async () => {
     const s = await m.call("start_session", { cwd: w.dir("queue") });
     const id = s.data.session_id as string;
-    await m.call("send_message", { session_id: id, message: "FAKE_SLOW:800 first", wait_for_response: false });
-    const q = await m.call("send_message", { session_id: id, message: "second", queue: true, timeout_ms: 10_000 });
+    // The first turn outlasts the gap between the two calls however loaded the machine (800 ms did not, at load 20).
+    await m.call("send_message", { session_id: id, message: "FAKE_SLOW:6000 first", wait_for_response: false });
+    const q = await m.call("send_message", { session_id: id, message: "second", queue: true, timeout_ms: 30_000 });
     expect(q.data).toMatchObject({ queued: true, completed: true, response: "FAKE REPLY: second" });
     const l = await until(async () => {
       const x = await m.call("list_sessions", {});

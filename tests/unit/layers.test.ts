@@ -27,6 +27,8 @@ const LAYERS: Record<string, number> = {
   // The coordinator of other machines: above the server's tool seam (it routes Tool calls), below the composition root.
   nodes: 6.5,
   "app.ts": 7,
+  // The human commands (start, run, resume, ls…): over the composition root, under the entry point that dispatches.
+  cli: 7.5,
   "command-line.ts": 8,
   "bin.ts": 9,
 };

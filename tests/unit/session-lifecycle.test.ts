@@ -40,6 +40,37 @@ describe("session layer on a fake backend: lifecycle", () => {
     expect((await f.svc.wait(api.waitInput.parse({ session_id: ids[0], timeout_ms: 10 }))).final_state).toBe("dead");
   });
 
+  it("kill_session of a session whose exit status is recorded while its terminal still shows alive: already_dead, the status kept", async () => {
+    const s = await f.svc.start(f.startIn());
+    const fs = f.fake.sessions.get(s.session_id)!;
+    const status = async () => (await f.svc.list(api.listInput.parse({}))).sessions.find((x) => x.session_id === s.session_id)?.status;
+    await until(async () => (await status()) === "ready", 5000, 20);
+    // The launcher appends the program's exit before it exits itself (and tmux reaps it a moment later).
+    appendFileSync(fs.spec.eventsPath, JSON.stringify({ hook_event_name: "cs:exit", exit_code: 3 }) + "\n");
+    await until(async () => (await status()) === "dead", 5000, 20);
+    expect(fs.alive).toBe(true);
+    const k = await f.svc.kill(api.killInput.parse({ session_id: s.session_id }));
+    expect(k).toMatchObject({ status: "already_dead", exit_code: 3 });
+  });
+
+  it("while kill_session ends a session, the SessionEnd it caused is listed as dead, not zombie", async () => {
+    const s = await f.svc.start(f.startIn());
+    f.fake.slowKillMs = 600;
+    try {
+      const kill = f.svc.kill(api.killInput.parse({ session_id: s.session_id }));
+      const seen = new Set<string>();
+      while (!(await Promise.race([kill.then(() => true), new Promise((r) => setTimeout(() => r(false), 20))]))) {
+        const l = await f.svc.list(api.listInput.parse({}));
+        seen.add(l.sessions.find((x) => x.session_id === s.session_id)?.status ?? "missing");
+      }
+      expect((await kill).status).toBe("killed");
+      expect(seen.has("zombie"), [...seen].join(", ")).toBe(false);
+      expect(seen.has("dead")).toBe(true);
+    } finally {
+      f.fake.slowKillMs = 0;
+    }
+  });
+
   it("kill reaches a pty session's process owned by another server process, and says so", async () => {
     await f.svc.close();
     const pty = new FakeBackend("pty", false);

@@ -110,6 +110,16 @@ describe("blocking screens on a scripted backend", () => {
     expect(w).toMatchObject({ completed: true, final_state: "idle", last_response: "FAKE REPLY: block me" });
   });
 
+  it("an answered screen still drawn after the answer's hook (a loaded CLI redraws late) is not reported as blocked again", async () => {
+    const { s, r } = await blockedTurn({ text: sample("plan-exit.2.1.331.txt"), onKey: (k) => (k === "Enter" ? "slow-redraw" : undefined), redrawMs: 2500 });
+    expect(r.blocked).toMatchObject({ kind: "plan_approval" });
+    const a = await f.svc.answerPrompt(api.answerPromptInput.parse({ session_id: s.session_id, choice: 1 }));
+    expect(a).toMatchObject({ answered: true, kind: "plan_approval" });
+    const w = await f.svc.wait(api.waitInput.parse({ session_id: s.session_id, timeout_ms: 10_000 }));
+    expect(w).toMatchObject({ completed: true, final_state: "idle", last_response: "FAKE REPLY: block me" });
+    expect(w.blocked).toBeUndefined();
+  }, 15_000);
+
   const known: Array<[string, string]> = [
     ["auto-mode-cant-check.2.1.331.txt", "auto_mode_unavailable"],
     ["trust.2.1.331.txt", "trust"],

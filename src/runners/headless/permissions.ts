@@ -41,7 +41,8 @@ export class PermissionBroker {
   constructor(
     private readonly timeoutMs: number,
     private readonly onRequest: (req: PermissionRequestInfo) => void,
-    private readonly onAnswered: (a: Answered) => void,
+    /** Records the answer (cs:answered); the SDK gets the answer once this settles, so the log has it first. */
+    private readonly onAnswered: (a: Answered) => Promise<void> | void,
   ) {}
 
   /** The SDK's callback. */
@@ -64,8 +65,11 @@ export class PermissionBroker {
         clearTimeout(timer);
         opts.signal.removeEventListener("abort", onAbort);
         this.pending.delete(info.id);
-        resolve(result);
-        this.onAnswered({ request: info, result, by });
+        // The answer is in the events log before the CLI can act on it (PostToolUse, Stop), as a person's would be.
+        void Promise.resolve()
+          .then(() => this.onAnswered({ request: info, result, by }))
+          .catch(() => {})
+          .finally(() => resolve(result));
       };
       const timer = setTimeout(() => settle({ behavior: "deny", message: timeoutMessage(this.timeoutMs) }, "timeout"), this.timeoutMs);
       const onAbort = () => settle({ behavior: "deny", message: "The request was cancelled." }, "aborted");

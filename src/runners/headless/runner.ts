@@ -12,6 +12,7 @@ import type { HeadlessHost } from "./host.js";
 export const HEADLESS_CAPS: Capabilities = {
   screen: false,
   survivesRestart: false,
+  taskDefault: true,
   warmPool: true,
   trustScreen: false,
   ownTurnLimit: true,

@@ -68,7 +68,7 @@ export class HeadlessSession {
     this.broker = new PermissionBroker(
       o.permission_timeout_ms ?? DEFAULT_PERMISSION_TIMEOUT_MS,
       (req) => o.on_permission?.(req),
-      (a) => void this.markAnswered(a),
+      (a) => this.markAnswered(a),
     );
   }
 

@@ -13,7 +13,8 @@ export function terminalCaps(host: TerminalHost): Capabilities {
   return {
     screen: true,
     survivesRestart: host.survivesRestart,
-    warmPool: false,
+    taskDefault: false,
+    warmPool: true,
     trustScreen: true,
     ownTurnLimit: false,
     honours: ["doppler"],

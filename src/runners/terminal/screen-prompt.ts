@@ -8,6 +8,7 @@ import type { Backend, Key } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { DriverSession, ProbeOptions, PromptAnswer } from "../driver.js";
+import type { LiveSession } from "../../events/live.js";
 import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./blocking.js";
 import { probeInterrupted } from "./interrupt.js";
 import { pollScreen } from "./poll.js";
@@ -24,6 +25,13 @@ function promptOn(screen: string, quietMs: number, unknownAfterMs: number): Scre
   return classifyScreen(screen, { quietMs }) ?? (quietMs >= unknownAfterMs ? unknownScreen(screen, inputText(screen) !== undefined) : undefined);
 }
 
+/**
+ * The frames of the screen answer_prompt last answered. The CLI can fire the answer's hook (PostToolUse) before
+ * the dialog is drawn away (on a loaded machine for a second or more): that frame seen again is the answered screen
+ * not yet redrawn, not a new one. Forgotten once the screen shows anything else.
+ */
+const answeredFrames = new WeakMap<LiveSession, Set<string>>();
+
 /** The turn visibly goes on (work, or the input box): a screen that blocked it is gone. */
 const goesOn = (screen: string) => showsBusy(screen) || inputText(screen) !== undefined;
 
@@ -39,6 +47,8 @@ export async function probeScreen(b: Backend, s: DriverSession, o: ProbeOptions)
       await probeInterrupted(b, s);
       if (s.live.fold.status !== "busy") return;
     }
+    if (answeredFrames.get(s.live)?.has(screen)) return;
+    answeredFrames.delete(s.live);
     const p = promptOn(screen, o.quietMs, o.unknownAfterMs);
     if (p) await s.emit({ hook_event_name: "cs:blocked", blocked: plain(p) });
     return;
@@ -89,6 +99,7 @@ export async function answerPrompt(b: Backend, s: DriverSession, choice: string 
       details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
     });
   }
+  const frames = new Set([screen]);
   await pressRow(b, s.id, row.keys);
   const signal = ctx.signal ? { signal: ctx.signal } : {};
   // Settled: another known screen, or the turn visibly going on. A frame in between is waited out, and so is the
@@ -97,6 +108,7 @@ export async function answerPrompt(b: Backend, s: DriverSession, choice: string 
   const same = (x: ScreenPrompt | undefined) => x !== undefined && x.kind === p.kind && labels(x) === labels(p);
   const settled = (sc: string) => {
     const now = classifyScreen(sc);
+    if (same(now)) frames.add(sc);
     return now ? !same(now) : goesOn(sc);
   };
   const gone = await pollScreen(() => b.screen(s.id), settled, { everyMs: 100, timeoutMs: PROMPT_ANSWER_MS, stop: () => s.live.fold.status !== "blocked", ...signal });
@@ -106,6 +118,7 @@ export async function answerPrompt(b: Backend, s: DriverSession, choice: string 
         throw new SessionError("TIMEOUT", `the ${p.kind} screen of ${s.id} did not take the answer "${row.label}".`, { suggestion: "Look at stream_output (mode screen) and answer again." });
       }
       // Something else shows: the screen watch reports it (a screen the server does not know waits its time).
+      answeredFrames.set(s.live, frames);
       return { kind: p.kind, label: row.label };
     }
     // A known screen next is reported at once (a permission dialog too: if its hook fires, the hook's event wins).
@@ -113,6 +126,7 @@ export async function answerPrompt(b: Backend, s: DriverSession, choice: string 
     if (next) await s.emit({ hook_event_name: "cs:blocked", blocked: plain(next) });
     else await settle(s, gone.screen);
   }
+  answeredFrames.set(s.live, frames);
   return { kind: p.kind, label: row.label };
 }
 

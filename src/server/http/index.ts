@@ -25,6 +25,8 @@ export interface HttpOptions {
   limits?: Partial<McpLimits>;
   /** With nodes configured (src/nodes): every call, the list and the page's controls reach every machine. */
   router?: CallRouter;
+  /** The directories the page may start sessions in (CLAUDE_SESSIONS_WEB_ROOTS; none: the page starts nothing). */
+  webRoots?: readonly string[];
 }
 
 export interface HttpServer {
@@ -77,7 +79,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
       if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
       return mcp.handle(req, res);
     }
-    return handleWeb(svc, guard, req, res, url, o.router);
+    return handleWeb(svc, guard, req, res, url, o.router, o.webRoots);
   };
 
   const server = createHttpServer((req, res) => {

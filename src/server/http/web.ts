@@ -21,6 +21,8 @@ import { respondPermission } from "../tools/respond-permission.js";
 import { sendMessage } from "../tools/send-message.js";
 import type { Guard, Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
+import { reviewWorktree } from "./review.js";
+import { adoptFromPage, answerFromPage, broadcastFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
 const XTERM = join(dirname(createRequire(import.meta.url).resolve("@xterm/xterm")), "..");
@@ -28,6 +30,7 @@ const MAX_BODY = 256 * 1024;
 
 const ASSETS: Record<string, [string, string]> = {
   "/assets/app.js": [join(WEB, "app.js"), "text/javascript"],
+  "/assets/history.js": [join(WEB, "history.js"), "text/javascript"],
   "/assets/style.css": [join(WEB, "style.css"), "text/css"],
   "/assets/xterm.js": [join(XTERM, "lib", "xterm.js"), "text/javascript"],
   "/assets/xterm.css": [join(XTERM, "css", "xterm.css"), "text/css"],
@@ -79,8 +82,7 @@ async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 const sendBody = z.strictObject({ message: z.string() });
 const respondBody = z.strictObject({ decision: api.permissionDecision });
 
-async function control(svc: SessionService, action: string, id: string, req: IncomingMessage, actor: string, router?: CallRouter): Promise<unknown> {
-  const body = await bodyJson(req);
+async function control(svc: SessionService, action: string, id: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<unknown> {
   const ctx = { actor };
   // The tools themselves (their input schemas), through the coordinator's router when there are nodes.
   const o = router ? { router } : {};
@@ -93,11 +95,21 @@ async function control(svc: SessionService, action: string, id: string, req: Inc
       return callTool(svc, interruptSession, { session_id: id }, ctx, o);
     case "kill":
       return callTool(svc, killSession, { session_id: id }, ctx, o);
+    case "resume":
+      return resumeFromPage(svc, id, body, actor, router);
+    case "answer":
+      return answerFromPage(svc, id, body, actor, router);
   }
   throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
 }
 
-export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL, router?: CallRouter): Promise<void> {
+/** `roots`: the directories the page may start sessions in (CLAUDE_SESSIONS_WEB_ROOTS, see work.ts). */
+function failed(res: ServerResponse, e: unknown): void {
+  const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
+  json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
+}
+
+export async function handleWeb(svc: SessionService, guard: Guard, req: IncomingMessage, res: ServerResponse, url: URL, router?: CallRouter, roots: readonly string[] = []): Promise<void> {
   const path = url.pathname;
   const asset = ASSETS[path];
   if (req.method === "GET" && asset) return send(res, 200, await readFile(asset[0]), asset[1], { "cache-control": "max-age=300" });
@@ -118,6 +130,9 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     if (path === "/" || path === "/index.html") return send(res, 200, await readFile(join(WEB, "index.html")), "text/html; charset=utf-8");
     if (path === "/api/me") return json(res, 200, { csrf: v.csrf ?? null });
     if (path === "/api/events") return listFeed(svc, openFeed(res), router);
+    if (path === "/api/start-options") return json(res, 200, await startOptions(svc, roots, v.actor, router));
+    const rv = /^\/api\/sessions\/([^/]+)\/review$/.exec(path);
+    if (rv) return await reviewWorktree(svc, api.sessionId.parse(decodeURIComponent(rv[1]!))).then((r) => json(res, 200, r), (e: unknown) => failed(res, e));
     const m = /^\/api\/sessions\/([^/]+)\/events$/.exec(path);
     if (m) return sessionFeed(svc, api.sessionId.parse(decodeURIComponent(m[1]!)), openFeed(res), router);
     return json(res, 404, { error: { code: "NOT_FOUND", message: "no such page" } });
@@ -128,12 +143,18 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     guard.signOut(req);
     return send(res, 303, "", "text/plain", { location: "/login", "set-cookie": "cs_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" });
   }
-  const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill)$/.exec(path);
-  if (!m) return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
+  const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer)$/.exec(path);
+  const read = /^\/api\/read\/([a-z_]+)$/.exec(path);
+  const team = /^\/api\/teams\/([^/]+)\/broadcast$/.exec(path);
+  if (!m && !read && !team && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
-    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), req, v.actor, router));
+    const body = await bodyJson(req);
+    if (read) return json(res, 200, await readFromPage(svc, read[1]!, body, v.actor, router));
+    if (team) return json(res, 200, await broadcastFromPage(svc, decodeURIComponent(team[1]!), body, v.actor, router));
+    if (path === "/api/adopt") return json(res, 200, await adoptFromPage(svc, roots, body, v.actor, router));
+    if (!m) return json(res, 200, await startFromPage(svc, roots, body, v.actor, router));
+    json(res, 200, await control(svc, m[2]!, api.sessionId.parse(decodeURIComponent(m[1]!)), body, v.actor, router));
   } catch (e) {
-    const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")) : toSessionError(e);
-    json(res, STATUS_OF[err.code] ?? 409, { error: err.toBody() });
+    failed(res, e);
   }
 }

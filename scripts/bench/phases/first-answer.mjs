@@ -1,0 +1,117 @@
+/**
+ * first-answer (only with --real; issue #23's speed table): the real CLI against the mock API, every row in one
+ * run, interleaved repetition by repetition, each beside a bare `claude -p` (same CLI, mock, HOME):
+ *  - bare `claude -p "<prompt>"`: spawn → the answer on its stdout (no hooks; what a one-shot server runs);
+ *  - run_task cold (headless): the call → its result (keep_session true, so the follow-up row can use it);
+ *  - tmux start + send, cold: start_session {backend tmux} + send_message (waits for the reply);
+ *  - the same with a warm spare: a server with CLAUDE_SESSIONS_WARM_POOL=1, one cwd (each run takes the spare the
+ *    previous one left; the first, cold, is not counted);
+ *  - follow-up turn: send_message on the tmux session vs on the run_task (headless) session;
+ *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once.
+ * Each row: p50/p95 over cfg.realRuns and its p50's ratio to bare `claude -p`'s p50.
+ */
+import { spawn } from "node:child_process";
+import { round, summary } from "../stats.mjs";
+import { makeWorld } from "../world.mjs";
+import { realSetup } from "./real.mjs";
+
+const PAR = 4;
+
+function claudeP(cli, cwd, env, prompt) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const c = spawn(cli, ["-p", prompt, "--permission-mode", "default"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let so = "";
+    let se = "";
+    let at;
+    c.stdout.on("data", (b) => {
+      so += b;
+      if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
+    });
+    c.stderr.on("data", (b) => (se += b));
+    c.on("exit", (code) => (at !== undefined ? resolve(at) : reject(new Error(`claude -p exited ${code} without the answer: ${(so + se).slice(-300)}`))));
+  });
+}
+
+async function okCall(m, name, args, check) {
+  const r = await m.call(name, args);
+  if (!r.ok) throw new Error(`${name}: ${r.error?.code}: ${r.error?.message?.split("\n")[0]}`);
+  if (check && !check(r.data)) throw new Error(`${name}: unexpected result ${JSON.stringify(r.data).slice(0, 300)}`);
+  return r.data;
+}
+
+/** start_session (tmux) + send_message waiting for the reply; resolves to the session id. */
+async function tmuxFirst(m, cwd, prompt) {
+  const s = await okCall(m, "start_session", { cwd, backend: "tmux", permission_mode: "default" });
+  await okCall(m, "send_message", { session_id: s.session_id, message: prompt, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: ${prompt}`);
+  return s.session_id;
+}
+
+async function spareReady(m, cwd) {
+  for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+    const l = await m.call("list_sessions", {});
+    if (l.ok && l.data.sessions.some((x) => x.spare && x.cwd === cwd && x.status === "ready")) return;
+  }
+  throw new Error("no warm spare became ready within 60 s");
+}
+
+export async function firstAnswer(cfg, log) {
+  if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
+  const runs = cfg.realRuns;
+  const w = makeWorld("first-answer", { MAX_CONCURRENT_SESSIONS: "30" });
+  const names = ["bare", "task", "tmux", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
+  const dirs = Object.fromEntries(names.map((n) => [n, w.dir(n)]));
+  let setup;
+  let m;
+  let mw;
+  try {
+    setup = await realSetup(w, Object.values(dirs));
+    const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
+    const cli = setup.cli.path;
+    m = await w.connect();
+    mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
+    const t = { bare: [], task: [], tmux: [], warm: [], followTmux: [], followHeadless: [], parTmux: [], parBare: [] };
+    // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
+    await claudeP(cli, dirs.bare, pEnv, "warm-up");
+    await okCall(mw, "kill_session", { session_id: await tmuxFirst(mw, dirs.pool, "pool warm-up"), force: true });
+    for (let i = 0; i < runs; i++) {
+      const time = async (k, fn) => {
+        const t0 = performance.now();
+        const out = await fn();
+        t[k].push(performance.now() - t0);
+        return out;
+      };
+      t.bare.push(await claudeP(cli, dirs.bare, pEnv, `bare ${i}`));
+      const task = await time("task", () => okCall(m, "run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: task ${i}`));
+      const tm = await time("tmux", () => tmuxFirst(m, dirs.tmux, `tmux ${i}`));
+      await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
+      await time("followHeadless", () => okCall(m, "send_message", { session_id: task.session_id, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
+      await Promise.all([tm, task.session_id].map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
+      await spareReady(mw, dirs.pool);
+      const wid = await time("warm", () => tmuxFirst(mw, dirs.pool, `warm ${i}`));
+      await okCall(mw, "kill_session", { session_id: wid, force: true });
+      const ids = await time("parTmux", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))));
+      await Promise.all(ids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
+      await time("parBare", () => Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))));
+      log?.(`first-answer ${i + 1}/${runs}: ${Object.entries(t).map(([k, v]) => `${k} ${round(v.at(-1), 0)}`).join(", ")} ms`);
+    }
+    const s = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, summary(v)]));
+    const ratio = (x, base = s.bare) => `${(x.p50 / base.p50).toFixed(2)}× bare`;
+    const row = (key, figure, st, notes, target, met) => ({ key, figure, runs: st.n, p50: st.p50, p95: st.p95, p99: st.max, notes, target, result: met === undefined ? "info" : met ? "ok" : "MISS", data: { ...st, samples_ms: t[key.replace(/^fa_/, "")].map((x) => round(x)) } });
+    return [
+      row("fa_bare", `first answer (CLI ${setup.cli.version} + mock): bare \`claude -p\`, spawn → answer on stdout`, s.bare, "the yardstick (no hooks)", "reported"),
+      row("fa_task", "  run_task, cold (headless: start + turn)", s.task, ratio(s.task), "≤ 1.0× bare", s.task.p50 <= s.bare.p50),
+      row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, ratio(s.tmux), "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
+      row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
+      row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "≤ 1.2× headless follow-up", s.followTmux.p50 <= 1.2 * s.followHeadless.p50),
+      row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),
+      row("fa_parTmux", `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`, s.parTmux, `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`, `≤ 1.3× ${PAR} claude -p`, s.parTmux.p50 <= 1.3 * s.parBare.p50),
+      row("fa_parBare", `  ${PAR} bare \`claude -p\` at once, until the last answer`, s.parBare, ratio(s.parBare), "reported"),
+    ];
+  } finally {
+    await m?.close();
+    await mw?.close();
+    w.cleanup();
+    await setup?.close();
+  }
+}
