@@ -42,6 +42,8 @@ interface Common {
   compactSummary: boolean;
   timestamp?: string;
   uuid?: string;
+  /** The line before this one in its conversation (not always the line before it in the file). */
+  parentUuid?: string;
   /** Newer versions: the id of the prompt a line belongs to. */
   promptId?: string;
   cwd?: string;
@@ -152,6 +154,8 @@ function common<T extends Common>(out: T, o: Record<string, unknown>): T {
   if (timestamp) out.timestamp = timestamp;
   const uuid = str(o.uuid);
   if (uuid) out.uuid = uuid;
+  const parentUuid = str(o.parentUuid);
+  if (parentUuid) out.parentUuid = parentUuid;
   const promptId = str(o.promptId);
   if (promptId) out.promptId = promptId;
   const cwd = str(o.cwd);
@@ -196,13 +200,14 @@ export function transcriptLineOf(value: unknown): TranscriptLine | undefined {
   // The hot path (most lines): one literal of a fixed shape per kind; absent fields are undefined.
   const timestamp = str(o.timestamp);
   const uuid = str(o.uuid);
+  const parentUuid = str(o.parentUuid);
   const promptId = str(o.promptId);
   const cwd = str(o.cwd);
   const messageId = str(msg.id);
   const content = contentOf(msg.content);
-  if (type === "user") return { kind: "user", sidechain, meta, compactSummary, timestamp, uuid, promptId, cwd, messageId, content };
+  if (type === "user") return { kind: "user", sidechain, meta, compactSummary, timestamp, uuid, parentUuid, promptId, cwd, messageId, content };
   const usage = rec(msg.usage) ? parseUsage(msg.usage) : undefined;
-  return { kind: "assistant", sidechain, meta, compactSummary, timestamp, uuid, promptId, cwd, messageId, content, model: str(msg.model), usage };
+  return { kind: "assistant", sidechain, meta, compactSummary, timestamp, uuid, parentUuid, promptId, cwd, messageId, content, model: str(msg.model), usage };
 }
 
 /** One JSONL line → TranscriptLine; undefined for a line that is not a JSON object. */

@@ -2,8 +2,10 @@
  * The usage of one turn and what is new for a session's totals, read from a conversation's transcript and its
  * sub-agent transcripts (`<session>/subagents/*.jsonl`, newer Claude Code). Byte offsets per file say where the
  * turn began (the sizes when its prompt was delivered) and how far the totals were counted. In the main file the
- * turn runs from its prompt line (the first real prompt at or after where it began) to the next prompt line, so a
- * prompt queued during a turn is not charged that turn's replies. Each API message id counts once.
+ * turn's prompt is the first real prompt at or after where it began, and its lines are those whose `parentUuid`
+ * chain leads back to that prompt (by position, up to the next prompt line, when the chain says nothing), so a
+ * prompt queued during a turn is not charged that turn's replies, even one written after it. Each API message id
+ * counts once.
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -48,22 +50,62 @@ export interface TurnRead {
   reply: boolean;
 }
 
+/** A main-file line of the conversation chain: its parent and whether it is a prompt. */
+interface Node {
+  parent: string | undefined;
+  prompt: boolean;
+}
+
+/** A main-file prompt line and a main-file assistant line at or after where the turn began, attributed once read. */
+interface PromptAt {
+  uuid: string | undefined;
+  promptId: string | undefined;
+  start: number;
+}
+interface Candidate {
+  mu: MessageUsage;
+  text: boolean;
+  parent: string | undefined;
+  start: number;
+}
+
+/**
+ * The prompt a line answers, following `parentUuid` back through the lines read: its uuid; `null` when the chain
+ * leaves the lines read (it starts before them: an earlier turn); undefined when the chain cannot say (no uuids,
+ * a root that is not a prompt, such as an older sub-agent's chain in the main file).
+ */
+function promptOf(nodes: Map<string, Node>, parent: string | undefined): string | null | undefined {
+  for (let p = parent, steps = 0; p !== undefined && steps <= nodes.size; steps++) {
+    const n = nodes.get(p);
+    if (!n) return null;
+    if (n.prompt) return p;
+    p = n.parent;
+  }
+  return undefined;
+}
+
 /**
  * Reads `files`: lines at or after `turnFrom[f]` (0 for a file not in it) count for the turn, lines at or after
- * `counted[f]` for the totals.
+ * `counted[f]` for the totals. In the main file the turn's prompt line is the one carrying `promptId` (the turn's
+ * UserPromptSubmit prompt_id) when prompt lines carry ids, else the first prompt line at or after where the turn
+ * began; an assistant line belongs to the turn whose prompt its `parentUuid` chain leads back to. Positions are not
+ * enough: a prompt queued during a turn may be delivered before the turn's own prompt line is written, and Claude
+ * Code writes a turn's last reply line after its Stop hook, when a queued prompt may already have started. Lines
+ * whose chain says nothing go by position: from the turn's prompt line to the next one.
  */
-export async function readTurn(main: string, files: string[], turnFrom: Offsets, counted: Offsets): Promise<TurnRead> {
+export async function readTurn(main: string, files: string[], turnFrom: Offsets, counted: Offsets, promptId?: string): Promise<TurnRead> {
   const turn = new UsageAccumulator();
   const total = new UsageAccumulator();
   const ends: Offsets = {};
   let reply = false;
   for (const f of files) {
+    const isMain = f === main;
     const tFrom = turnFrom[f] ?? 0;
     const cFrom = counted[f] ?? 0;
     let offset = Math.min(tFrom, cFrom);
-    // Main file: the turn starts at its prompt line and ends at the next one.
-    let state: "before" | "in" | "after" = f === main ? "before" : "in";
-    const before: { mu: MessageUsage; text: boolean }[] = [];
+    const nodes = new Map<string, Node>();
+    const prompts: PromptAt[] = [];
+    const candidates: Candidate[] = [];
     for (;;) {
       const { text, end } = await readFrom(f, offset, { upTo: "line" });
       if (end === offset) break;
@@ -72,31 +114,39 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
         const start = at;
         at += Buffer.byteLength(line) + 1;
         if (!line) continue;
-        const maybePrompt = f === main && start >= tFrom && state !== "after" && mayBe(line, "user");
-        if (!maybePrompt && !mayBe(line, "assistant")) continue;
+        // The main file's chain needs every line's uuid; elsewhere only assistant lines matter.
+        if (!(isMain && (line.includes('"parentUuid"') || mayBe(line, "user"))) && !mayBe(line, "assistant")) continue;
         const l = parseTranscriptLine(line);
         if (!l) continue;
-        if (maybePrompt && isPrompt(l)) {
-          state = state === "before" ? "in" : "after";
+        const prompt = isMain && isPrompt(l);
+        if (isMain && l.uuid) nodes.set(l.uuid, { parent: l.parentUuid, prompt });
+        if (prompt) {
+          prompts.push({ uuid: l.uuid, promptId: l.promptId, start });
           continue;
         }
         const mu = messageUsageOf(l);
         if (!mu) continue;
-        if (start >= tFrom && state === "in") {
-          turn.add(mu);
-          if (f === main && !mu.sidechain) reply = hasTextBlock(l);
-        } else if (start >= tFrom && state === "before") {
-          before.push({ mu, text: hasTextBlock(l) });
-        }
         if (start >= cFrom) total.add(mu);
+        if (start < tFrom) continue;
+        if (isMain) candidates.push({ mu, text: hasTextBlock(l), parent: l.parentUuid, start });
+        else turn.add(mu);
       }
       offset = end;
     }
-    // A main file without a prompt line after where the turn began (bash mode, an older layout) counts from there.
-    if (state === "before") {
-      for (const b of before) {
-        turn.add(b.mu);
-        if (!b.mu.sidechain) reply = b.text;
+    if (isMain) {
+      // With ids on prompt lines, only the line with the turn's id is its prompt (none yet: not written yet).
+      const byId = promptId !== undefined && prompts.some((p) => p.promptId !== undefined);
+      const i = byId ? prompts.findIndex((p) => p.promptId === promptId) : prompts.findIndex((p) => p.start >= tFrom);
+      const own = prompts[i];
+      const next = prompts[i + 1]?.start ?? Infinity;
+      for (const c of candidates) {
+        const owner = promptOf(nodes, c.parent);
+        // A chain that says nothing goes by position; without a prompt line for the turn (an older layout without
+        // ids), everything after where the turn began counts.
+        const mine = owner !== undefined ? own !== undefined && owner === own.uuid : own ? c.start > own.start && c.start < next : !byId;
+        if (!mine) continue;
+        turn.add(c.mu);
+        if (!c.mu.sidechain) reply = c.text;
       }
     }
     ends[f] = offset;

@@ -82,6 +82,11 @@ export interface Folded {
   /** Prompts Claude accepted (UserPromptSubmit). */
   prompts_submitted: number;
   last_prompt?: string;
+  /**
+   * The prompt_id of the last ended turn (Stop, StopFailure), which its transcript prompt line carries as
+   * `promptId`. Not UserPromptSubmit's: for a prompt queued during a turn it fires at once with the running turn's id.
+   */
+  turn_prompt_id?: string;
   last_response?: string;
   /** Outcome of the last ended turn. */
   last_turn?: "completed" | "failed" | "interrupted";
@@ -120,9 +125,16 @@ function move(f: Folded, to: Status): Status {
   return canMove(f.status, to) ? to : f.status;
 }
 
+/** The prompt id of the turn that just ended, when its end event says it. */
+function endedPrompt(f: Folded, promptId: string | undefined): void {
+  if (promptId) f.turn_prompt_id = promptId;
+  else delete f.turn_prompt_id;
+}
+
 /** A turn that ended in an error: counted, the session idle (usable), the message kept. */
-function failTurn(f: Folded, message: string | undefined): Folded {
+function failTurn(f: Folded, message: string | undefined, promptId?: string): Folded {
   f.turn_count += 1;
+  endedPrompt(f, promptId);
   f.status = move(f, "idle");
   f.last_turn = "failed";
   f.last_error = message ?? "the turn failed";
@@ -225,6 +237,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       return f;
     case "Stop":
       f.turn_count += 1;
+      endedPrompt(f, ev.prompt_id);
       f.status = move(f, "idle");
       if (ev.last_assistant_message !== undefined) {
         f.last_response = ev.last_assistant_message;
@@ -237,7 +250,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.last_error;
       return f;
     case "StopFailure":
-      return failTurn(f, ev.last_assistant_message ?? ev.error);
+      return failTurn(f, ev.last_assistant_message ?? ev.error, ev.prompt_id);
     case "cs:turn_failed":
       // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
       // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.
@@ -252,6 +265,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     case "cs:interrupted":
       if (f.status === "busy" || f.status === "waiting_for_permission" || f.status === "blocked") {
         f.turn_count += 1;
+        endedPrompt(f, undefined);
         f.status = "idle";
         f.last_turn = "interrupted";
         delete f.pending_permission;

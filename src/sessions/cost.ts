@@ -219,9 +219,9 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   // A fork's first count: the history Claude copied from the parent is the parent's usage, neither the turn's nor the fork's.
   const forkedAt = r.forked_from && !counted[main] ? r.forked_from.at : undefined;
   const readNow = async (fs: string[]) => {
-    if (!forkedAt) return readTurn(main, fs, turnFrom, counted);
+    if (!forkedAt) return readTurn(main, fs, turnFrom, counted, fold.turn_prompt_id);
     const skip = await copiedHistoryEnd(main, forkedAt);
-    return readTurn(main, fs, { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) }, { ...counted, [main]: Math.max(counted[main] ?? 0, skip) });
+    return readTurn(main, fs, { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) }, { ...counted, [main]: Math.max(counted[main] ?? 0, skip) }, fold.turn_prompt_id);
   };
   // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.
   const t0 = Date.now();

@@ -13,7 +13,7 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["usage"] });
+    e = await e2eWorld({ dirs: ["usage", "queued"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -40,6 +40,22 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
 
     const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ total_usage: usage });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
+  it("a prompt queued during a turn is charged only its own API message; the session total counts both once", async () => {
+    const cwd = e.dir("queued");
+    const s = await m.callOk("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6" });
+    const first = { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const second = { input_tokens: 2000, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    e.mock.setNextReply({ text: "the long answer", usage: first, delayMs: 1500 });
+    e.mock.setNextReply({ text: "the queued answer", usage: second });
+    await m.callOk("send_message", { session_id: s.session_id, message: "the long one", wait_for_response: false });
+    const q = await m.callOk("send_message", { session_id: s.session_id, message: "the queued one", queue: true, timeout_ms: 60_000 });
+    expect(q).toMatchObject({ queued: true, completed: true, response: "the queued answer", usage: second });
+    const sum = { input_tokens: 3000, output_tokens: 107, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    // Figures read when the turn ended, although the CLI writes a queued turn's lines behind its Stop hook.
+    expect((await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ total_usage: sum });
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 });

@@ -28,6 +28,12 @@ export interface UsageIn {
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
+/** Where a line sits in the conversation chain (uuid / parentUuid) when that is not simply after the last line written. */
+export interface Chain {
+  uuid?: string;
+  parent?: string | null;
+}
+
 export class Transcript {
   readonly path: string;
   private clock: number;
@@ -56,16 +62,18 @@ export class Transcript {
     return this;
   }
 
-  private base(sidechain: boolean) {
-    const uuid = randomUUID();
-    const b = { parentUuid: this.parent, isSidechain: sidechain, userType: "external", cwd: this.cwd, sessionId: this.sessionId, version: "2.1.330", uuid, timestamp: this.ts() };
+  /** `chain` sets the line's uuid or its parent (the line before it in the conversation), for lines written out of order. */
+  private base(sidechain: boolean, chain: Chain = {}) {
+    const uuid = chain.uuid ?? randomUUID();
+    const b = { parentUuid: chain.parent !== undefined ? chain.parent : this.parent, isSidechain: sidechain, userType: "external", cwd: this.cwd, sessionId: this.sessionId, version: "2.1.330", uuid, timestamp: this.ts() };
     this.parent = uuid;
     this.lastUuid = uuid;
     return b;
   }
 
-  user(text: string, opts: { sidechain?: boolean } = {}): this {
-    return this.raw({ ...this.base(opts.sidechain ?? false), type: "user", message: { role: "user", content: text } });
+  /** A prompt; `promptId` as newer versions write it (the UserPromptSubmit hook's prompt_id). */
+  user(text: string, opts: { sidechain?: boolean; promptId?: string } & Chain = {}): this {
+    return this.raw({ ...this.base(opts.sidechain ?? false, opts), ...(opts.promptId ? { promptId: opts.promptId } : {}), type: "user", message: { role: "user", content: text } });
   }
 
   toolResult(content: string): this {
@@ -75,14 +83,14 @@ export class Transcript {
   /** One API message; `blocks` of several entries are written as several lines sharing the id (streaming). */
   assistant(
     blocks: string | Array<{ type: "text"; text: string } | { type: "tool_use"; name: string; input: Record<string, unknown> }>,
-    opts: { id?: string; model?: string; usage?: UsageIn; sidechain?: boolean } = {},
+    opts: { id?: string; model?: string; usage?: UsageIn; sidechain?: boolean } & Chain = {},
   ): this {
     const id = opts.id ?? `msg_${randomUUID().replace(/-/g, "")}`;
     const list = typeof blocks === "string" ? [{ type: "text" as const, text: blocks }] : blocks;
     const usage = opts.usage ?? { input_tokens: 10, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    for (const b of list) {
+    for (const [i, b] of list.entries()) {
       this.raw({
-        ...this.base(opts.sidechain ?? false),
+        ...this.base(opts.sidechain ?? false, i === 0 ? opts : {}),
         type: "assistant",
         message: { id, type: "message", role: "assistant", model: opts.model ?? "claude-sonnet-4-5-20250929", content: [b], stop_reason: null, usage },
         requestId: "req_1",

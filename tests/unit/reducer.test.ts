@@ -19,6 +19,20 @@ describe("status reducer", () => {
     expect(f).toMatchObject({ status: "idle", turn_count: 1, prompts_submitted: 1, last_prompt: "hi", last_response: "hello", last_turn: "completed", claude_session_id: "c1" });
   });
 
+  it("keeps the ended turn's prompt id from Stop, not from UserPromptSubmit (a queued prompt's fires with the running turn's id)", () => {
+    // The real CLI 2.1.330, a prompt queued during a turn: both UserPromptSubmits carry the first prompt's id.
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "long", prompt_id: "p1" }), ev("UserPromptSubmit", { prompt: "queued", prompt_id: "p1" })]);
+    f = reduce(f, ev("Stop", { prompt_id: "p1" }));
+    expect(f.turn_prompt_id).toBe("p1");
+    f = reduce(f, ev("Stop", { prompt_id: "p2" }));
+    expect(f).toMatchObject({ turn_count: 2, turn_prompt_id: "p2" });
+    f = foldAll([ev("UserPromptSubmit", { prompt_id: "p3" }), ev("StopFailure", { prompt_id: "p3", error: "unknown" })], f);
+    expect(f.turn_prompt_id).toBe("p3");
+    // An end that does not say its prompt (an interrupt) leaves no id to match.
+    f = foldAll([ev("UserPromptSubmit", { prompt_id: "p4" }), ev("cs:interrupted")], f);
+    expect(f.turn_prompt_id).toBeUndefined();
+  });
+
   it("a permission request waits, and the tool running again clears it", () => {
     let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "x" }), ev("PreToolUse", { tool_name: "Bash" })]);
     f = reduce(f, ev("PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } }));

@@ -4,6 +4,7 @@
  * turn before it, and the totals count from where counting stood.
  */
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readTurn, sizes, transcriptFiles } from "../../src/claude/turn-usage.js";
@@ -43,15 +44,68 @@ describe("a turn's usage from the transcripts", () => {
     t.user("first").assistant("working", { usage: U(10, 1) });
     const queuedAt = sizes([t.path]); // the second prompt is typed while the first turn still runs
     t.assistant("first done", { usage: U(20, 2) });
+    // Until the second prompt's line is written, the turn has nothing of its own: the first reply is not its reply.
+    const unwritten = await readTurn(t.path, [t.path], queuedAt, counted);
+    expect(unwritten.turn.messages).toBe(0);
+    expect(unwritten.reply).toBe(false);
     t.user("second").assistant("second done", { usage: U(30, 3) });
     t.user("third").assistant("third done", { usage: U(40, 4) });
     const second = await readTurn(t.path, [t.path], queuedAt, counted);
     expect(second.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
     expect(second.total.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
-    // Without a prompt line after where the turn began (bash mode), everything after it counts.
+    // Without a prompt line after where the turn began and without a chain to an earlier prompt (an older layout),
+    // everything after it counts.
     const tail = sizes([t.path]);
-    t.assistant("no prompt line", { usage: U(7, 7) });
+    t.assistant("no prompt line", { usage: U(7, 7), parent: null });
     expect((await readTurn(t.path, [t.path], tail, tail)).turn.usage).toMatchObject({ input_tokens: 7, output_tokens: 7 });
+  });
+
+  it("the turn before a queued prompt whose reply line lands after the queued prompt's line: each turn is charged its own replies", async () => {
+    dirs = tempDirs();
+    const t = new Transcript(dirs.configDir, "/w/late-reply");
+    const counted = sizes([t.path]);
+    const firstAt = sizes([t.path]);
+    t.user("first").assistant("working", { usage: U(10, 1) });
+    const working = t.lastUuid!;
+    const queuedAt = sizes([t.path]); // the second prompt is typed while the first turn still runs
+    // Claude Code writes the first turn's last reply line 25–80 ms after its Stop hook; the queued prompt, which
+    // starts at Stop and follows that reply in the conversation, can land in the file first.
+    const late = randomUUID();
+    t.user("second", { parent: late });
+    const second = t.lastUuid!;
+    const early = await readTurn(t.path, [t.path], queuedAt, counted);
+    expect(early.turn.messages).toBe(0);
+    t.assistant("first done", { usage: U(20, 2), uuid: late, parent: working });
+    // Not there yet: the second turn has no reply of its own (the first turn's does not count).
+    const waiting = await readTurn(t.path, [t.path], queuedAt, counted);
+    expect(waiting.turn.messages).toBe(0);
+    expect(waiting.reply).toBe(false);
+    t.assistant("second done", { usage: U(30, 3), parent: second });
+    t.user("third").assistant("third done", { usage: U(40, 4) });
+    const r = await readTurn(t.path, [t.path], queuedAt, counted);
+    expect(r.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
+    expect(r.reply).toBe(true);
+    expect(r.total.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+    // The first turn keeps its late reply although the second prompt's line is above it.
+    const f = await readTurn(t.path, [t.path], firstAt, counted);
+    expect(f.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
+  });
+
+  it("a prompt queued before the turn ahead of it wrote its prompt line is found by its prompt id, not by position", async () => {
+    dirs = tempDirs();
+    const t = new Transcript(dirs.configDir, "/w/queued-early");
+    const queuedAt = sizes([t.path]); // the transcript does not exist yet when the second prompt is typed
+    // Nothing of the second turn written yet: the first turn's lines are not its lines.
+    t.user("first", { promptId: "p1" }).assistant("first done", { usage: U(20, 2) });
+    const before = await readTurn(t.path, [t.path], queuedAt, queuedAt, "p2");
+    expect(before.turn.messages).toBe(0);
+    expect(before.reply).toBe(false);
+    t.user("second", { promptId: "p2" }).assistant("second done", { usage: U(30, 3) });
+    const r = await readTurn(t.path, [t.path], queuedAt, queuedAt, "p2");
+    expect(r.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
+    expect(r.reply).toBe(true);
+    expect(r.total.usage).toMatchObject({ input_tokens: 50, output_tokens: 5 });
+    expect((await readTurn(t.path, [t.path], queuedAt, queuedAt, "p1")).turn.usage).toMatchObject({ input_tokens: 20, output_tokens: 2 });
   });
 });
 
