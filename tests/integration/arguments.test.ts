@@ -35,7 +35,7 @@ interface Ctx {
 
 interface Row {
   effect: Effect;
-  /** The gate (operator switch) or confinement, as the README's "Untrusted text" states it. */
+  /** The gate (operator switch) or confinement, as docs/security.md "Untrusted text" states it. */
   gate: string;
   probe?: (c: Ctx) => Promise<void>;
   /** Another test covers this row (named here). */
