@@ -154,14 +154,32 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
   return { turn: turn.result(), total: total.result(), ends, reply };
 }
 
+/** The API message ids of a transcript's assistant lines (empty when it cannot be read). */
+async function messageIds(file: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let offset = 0;
+  for (;;) {
+    const { text, end } = await readFrom(file, offset, { upTo: "line" }).catch(() => ({ text: "", end: offset }));
+    if (end === offset) return ids;
+    for (const line of text.split("\n")) {
+      if (!line || !mayBe(line, "assistant")) continue;
+      const mu = messageUsageOf(parseTranscriptLine(line));
+      if (mu) ids.add(mu.message_id);
+    }
+    offset = end;
+  }
+}
+
 /**
  * A fork's transcript starts with the history Claude copied from its parent; those lines keep their timestamps, and
  * everything the fork writes itself is stamped after it started (`before`). The copied history ends after the last
- * line stamped before `before` (headless forks write a few bookkeeping lines of their own above the copy).
+ * line stamped before `before` (headless forks write a few bookkeeping lines of their own above the copy), or after
+ * the last assistant line whose API message is the parent's (`parentFile`): on a loaded machine the parent's last
+ * reply can be written, and stamped, after the fork was asked for, and the fork still copies it.
  */
-export async function copiedHistoryEnd(file: string, before: string): Promise<number> {
+export async function copiedHistoryEnd(file: string, before: string, parentFile?: string): Promise<number> {
   const limit = Date.parse(before);
-  if (Number.isNaN(limit)) return 0;
+  const parentIds = parentFile ? await messageIds(parentFile) : new Set<string>();
   let offset = 0;
   let copied = 0;
   for (;;) {
@@ -173,7 +191,11 @@ export async function copiedHistoryEnd(file: string, before: string): Promise<nu
       if (!line) continue;
       const m = /"timestamp":"([^"]+)"/.exec(line);
       const t = m ? Date.parse(m[1]!) : NaN;
-      if (!Number.isNaN(t) && t < limit) copied = Math.min(at, end);
+      if (!Number.isNaN(limit) && !Number.isNaN(t) && t < limit) copied = Math.min(at, end);
+      else if (parentIds.size && mayBe(line, "assistant")) {
+        const mu = messageUsageOf(parseTranscriptLine(line));
+        if (mu && parentIds.has(mu.message_id)) copied = Math.min(at, end);
+      }
     }
     offset = end;
   }

@@ -250,7 +250,9 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.last_error;
       return f;
     case "StopFailure":
-      return failTurn(f, ev.last_assistant_message ?? ev.error, ev.prompt_id);
+      // The hook may land after the headless engine recorded the turn's failure (cs:turn_failed) from the SDK's
+      // result, on a loaded machine even after the next prompt was taken: a turn already ended is not ended twice.
+      return f.turn_count < f.prompts_submitted ? failTurn(f, ev.last_assistant_message ?? ev.error, ev.prompt_id) : f;
     case "cs:turn_failed":
       // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
       // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.

@@ -7,6 +7,7 @@
  * (usage_files) so every byte is counted once, by one server; the turn is recorded in the execution history and
  * the transcript index is told which files grew.
  */
+import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
 import type { SendOutput, SessionSummary } from "../api/index.js";
 import { transcriptPath } from "../claude/transcript.js";
@@ -220,7 +221,8 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
   const forkedAt = r.forked_from && !counted[main] ? r.forked_from.at : undefined;
   const readNow = async (fs: string[]) => {
     if (!forkedAt) return readTurn(main, fs, turnFrom, counted, fold.turn_prompt_id);
-    const skip = await copiedHistoryEnd(main, forkedAt);
+    const parent = r.forked_from?.claude_session_id ? join(dirname(main), `${r.forked_from.claude_session_id}.jsonl`) : undefined;
+    const skip = await copiedHistoryEnd(main, forkedAt, parent);
     return readTurn(main, fs, { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) }, { ...counted, [main]: Math.max(counted[main] ?? 0, skip) }, fold.turn_prompt_id);
   };
   // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.

@@ -58,6 +58,16 @@ describe("status reducer", () => {
     expect(f.last_error).toBeUndefined();
   });
 
+  it("a StopFailure that lands after the headless engine recorded the failure (cs:turn_failed) ends nothing more", () => {
+    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("cs:turn_failed", { message: "400" })]);
+    expect(f).toMatchObject({ status: "idle", last_turn: "failed", turn_count: 1, prompts_submitted: 1 });
+    // Late, after the next prompt's submission was even written: the next turn stays open and is counted once.
+    f = foldAll([ev("StopFailure", { error: "invalid_request" }), ev("UserPromptSubmit")], f);
+    expect(f).toMatchObject({ status: "busy", turn_count: 1, prompts_submitted: 2 });
+    f = foldAll([ev("cs:interrupted")], f);
+    expect(f).toMatchObject({ status: "idle", last_turn: "interrupted", turn_count: 2 });
+  });
+
   it("an interrupt (no Stop) ends the turn; exit and SessionEnd are final until a new spawn", () => {
     let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("cs:interrupted")]);
     expect(f).toMatchObject({ status: "idle", last_turn: "interrupted", turn_count: 1 });

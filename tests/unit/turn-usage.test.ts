@@ -121,5 +121,16 @@ describe("a fork's copied history", () => {
     expect(await copiedHistoryEnd(f, "2026-01-01T00:00:05.000Z")).toBe(Buffer.byteLength(copied));
     expect(await copiedHistoryEnd(f, "2025-12-31T00:00:00.000Z")).toBe(0);
     expect(await copiedHistoryEnd(join(dir, "none.jsonl"), "2026-01-01T00:00:05.000Z")).toBe(0);
+    // The parent's last reply written (and stamped) after the fork was asked for, and copied all the same: its API
+    // message is the parent's, so it is history too; the fork's own reply (another message id) is not.
+    const reply = (ts: string, id: string) =>
+      JSON.stringify({ type: "assistant", timestamp: ts, message: { id, model: "claude-opus-4-8", role: "assistant", content: [{ type: "text", text: "x" }], usage: { input_tokens: 1, output_tokens: 10 } } }) + "\n";
+    const parent = join(dir, "parent.jsonl");
+    writeFileSync(parent, line("2026-01-01T00:00:00.000Z", 1) + reply("2026-01-01T00:00:05.200Z", "msg_parent"));
+    const fork = join(dir, "fork2.jsonl");
+    const history = line("2026-01-01T00:00:00.000Z", 1) + reply("2026-01-01T00:00:05.200Z", "msg_parent");
+    writeFileSync(fork, history + line("2026-01-01T00:00:06.000Z", 2) + reply("2026-01-01T00:00:06.500Z", "msg_fork"));
+    expect(await copiedHistoryEnd(fork, "2026-01-01T00:00:05.000Z")).toBe(Buffer.byteLength(line("2026-01-01T00:00:00.000Z", 1)));
+    expect(await copiedHistoryEnd(fork, "2026-01-01T00:00:05.000Z", parent)).toBe(Buffer.byteLength(history));
   });
 });
