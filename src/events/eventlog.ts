@@ -13,7 +13,6 @@ import { watch, type FSWatcher } from "node:fs";
 import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { run } from "../util/exec.js";
-import { readFrom } from "../util/files.js";
 import { assertOwnedScript } from "../util/owned.js";
 import { HOOK_EVENTS, OWN_EVENTS, parseEventLine, type LogEvent } from "./reducer.js";
 

@@ -5,7 +5,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";

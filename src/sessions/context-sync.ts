@@ -8,11 +8,12 @@
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
-import { basename, isAbsolute, join, relative, sep } from "node:path";
+import { basename, isAbsolute, join, relative } from "node:path";
 import type { Resolved, SyncInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
 import { git } from "../util/git.js";
 import { isSecretPath } from "../util/secret-files.js";
+import { isWithin } from "../util/paths.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
@@ -146,7 +147,7 @@ export async function gather(id: string, cwd: string, type: ContextType, paths: 
         } else if (paths) warnings.push(`${p} does not exist; skipped.`);
         continue;
       }
-      if (real !== realCwd && !real.startsWith(realCwd + sep)) {
+      if (!isWithin(real, realCwd)) {
         warnings.push(`${p} is outside the session's cwd; skipped.`);
         continue;
       }

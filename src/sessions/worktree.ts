@@ -6,7 +6,7 @@
  */
 import { constants } from "node:fs";
 import { appendFile, lstat, mkdir, open, readFile, realpath, rm, stat, unlink } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import type { StartInput } from "../api/index.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
@@ -15,6 +15,7 @@ import type { SessionRecord } from "../store/schema.js";
 import { run, type RunResult } from "../util/exec.js";
 import { git } from "../util/git.js";
 import { checkSetupCommand } from "./gates.js";
+import { isWithin } from "../util/paths.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
@@ -72,7 +73,7 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
     if (isAbsolute(f) || f.split(/[\\/]/).includes("..") || f.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `copy_files: ${JSON.stringify(f)} must be a path inside the repository, relative to its top.`);
     const real = await realpath(join(top, f)).catch(() => undefined);
     const st = real ? await stat(real) : undefined;
-    if (!real || !st?.isFile() || (real !== top && !real.startsWith(top + sep))) {
+    if (!real || !st?.isFile() || !isWithin(real, top)) {
       throw new SessionError("INVALID_ARGUMENT", `copy_files: ${JSON.stringify(f)} is not a file inside ${top}.`);
     }
     copies.push(f);
@@ -139,7 +140,7 @@ async function copyInto(plan: WorktreePlan, f: string): Promise<void> {
     else if (!st.isDirectory()) throw refuseCopy(f, `${relative(root, dir)} is not a directory in the checkout`);
   }
   const parent = await realpath(dir);
-  if (parent !== root && !parent.startsWith(root + sep)) throw refuseCopy(f, "its directory is outside the worktree");
+  if (!isWithin(parent, root)) throw refuseCopy(f, "its directory is outside the worktree");
   const dest = join(parent, parts.at(-1)!);
   const cur = await lstat(dest).catch(() => undefined);
   if (cur?.isSymbolicLink()) throw refuseCopy(f, "the checkout has it as a symbolic link");

@@ -20,6 +20,7 @@ import { HISTORY_TOOLS } from "../tools/history.js";
 import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
 import { startSession } from "../tools/start-session.js";
+import { isWithin } from "../../util/paths.js";
 
 export const WEB_ROOTS_ENV = "CLAUDE_SESSIONS_WEB_ROOTS";
 
@@ -39,7 +40,7 @@ export function parseWebRoots(env: NodeJS.ProcessEnv): string[] {
   return [...new Set(out)];
 }
 
-const within = (roots: readonly string[], p: string) => roots.some((r) => p === r || p.startsWith(r === "/" ? r : `${r}/`));
+const within = (roots: readonly string[], p: string) => roots.some((r) => isWithin(p, r));
 
 /**
  * The cwd the page asked for, if it lies in an allowed root: for this machine its real path (a symbolic link
