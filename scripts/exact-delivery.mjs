@@ -5,7 +5,12 @@
  * error naming the difference: never a success for another prompt.
  *
  *   npm run build && node scripts/exact-delivery.mjs [--runs=50] [--versions=2.1.197,2.1.330] [--backends=tmux,pty]
- *                                                    [--texts=x,ab,log,word] [--per-session=10]
+ *                                                    [--texts=x,ab,log,word,lines,mixed] [--per-session=10]
+ *
+ * x, ab, log and word are repeated text (their end occurs all through them: the last character goes alone, see
+ * src/runners/terminal/delivery.ts); lines (200 numbered log lines) and mixed (the send bench's 30 seeded prompts in
+ * turn, 1 to 20,000 characters with emoji, CJK, combining marks and code, tabs as four spaces) are pasted whole and
+ * told drawn by the box's count or their unique end. The default is the four repeated texts.
  *
  * Versions other than the pinned one come from the CLI cache (scripts/cli-cache.mjs; installed when missing). The
  * mock answers "ok" (a short reply keeps the history and the screen small); a session takes --per-session sends and is
@@ -16,27 +21,33 @@
  */
 import { cliFor } from "./cli-cache.mjs";
 import { makeWorld, cleanupAll, sutPath } from "./bench/world.mjs";
+import { prompts } from "./bench/phases/send.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 const unknown = argv.filter((a) => !/^--(runs|versions|backends|texts|per-session)=.+$/.test(a));
 if (unknown.length) {
-  process.stderr.write("usage: node scripts/exact-delivery.mjs [--runs=50] [--versions=2.1.197,2.1.330] [--backends=tmux,pty] [--texts=x,ab,log,word] [--per-session=10]\n");
+  process.stderr.write("usage: node scripts/exact-delivery.mjs [--runs=50] [--versions=2.1.197,2.1.330] [--backends=tmux,pty] [--texts=x,ab,log,word,lines,mixed] [--per-session=10]\n");
   process.exit(2);
 }
 
+const same = (t) => () => t;
+// A pasted tab reaches the API as four spaces (facts §10): the mixed prompts carry spaces instead, to compare as sent.
+const MIXED = prompts(30).map((p) => p.replace(/\t/g, "    "));
 const TEXTS = {
-  x: ['"x" × 5,000', "x".repeat(5000)],
-  ab: ['"ab" × 3,000', "ab".repeat(3000)],
-  log: ["200 identical log lines", "2026-11-25 ERROR same line\n".repeat(200).trimEnd()],
-  word: ["20,000 chars of one word", "word ".repeat(4000).trimEnd()],
+  x: ['"x" × 5,000', same("x".repeat(5000))],
+  ab: ['"ab" × 3,000', same("ab".repeat(3000))],
+  log: ["200 identical log lines", same("2026-11-25 ERROR same line\n".repeat(200).trimEnd())],
+  word: ["20,000 chars of one word", same("word ".repeat(4000).trimEnd())],
+  lines: ["200 numbered log lines", same(Array.from({ length: 200 }, (_, i) => `2026-11-25 INFO request ${i + 1} of 200 served`).join("\n"))],
+  mixed: ["the send bench's 30 prompts", (i) => MIXED[i % MIXED.length]],
 };
 const runs = Number(opt("runs", "50"));
 const perSession = Number(opt("per-session", "10"));
 const versions = opt("versions", "2.1.197,2.1.330").split(",");
 const backends = opt("backends", "tmux,pty").split(",");
 const texts = opt("texts", "x,ab,log,word").split(",").map((k) => {
-  if (!TEXTS[k]) throw new Error(`unknown text ${k} (x, ab, log, word)`);
+  if (!TEXTS[k]) throw new Error(`unknown text ${k} (${Object.keys(TEXTS).join(", ")})`);
   return [k, ...TEXTS[k]];
 });
 const API_KEY = `sk-ant-api03-exact-${"k".repeat(60)}-APPROVEDKEY0123456789`;
@@ -58,7 +69,7 @@ async function oneVersion(version) {
   const rows = [];
   try {
     for (const backend of backends) {
-      for (const [k, label, text] of texts) {
+      for (const [k, label, textOf] of texts) {
         const row = { version: cli.version, backend, text: label, runs: 0, exact: 0, mismatch: 0, false_success: 0, other: 0, ms: [], notes: [] };
         rows.push(row);
         for (let i = 0; i < sessions && row.runs < runs; i++) {
@@ -69,6 +80,7 @@ async function oneVersion(version) {
           }
           const id = s.data.session_id;
           for (let j = 0; j < perSession && row.runs < runs; j++) {
+            const text = textOf(row.runs);
             const before = mock.mainRequests().length;
             const t0 = performance.now();
             const r = await m.call("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
@@ -78,7 +90,7 @@ async function oneVersion(version) {
             if (r.ok && got.length === 1 && got[0] === text) row.exact += 1;
             else if (r.ok) {
               row.false_success += 1;
-              row.notes.push(`FALSE SUCCESS: the API got ${got.map((g) => g?.length).join("+")} chars`);
+              row.notes.push(`FALSE SUCCESS: sent ${text.length} chars, the API got ${got.map((g) => g?.length).join("+")} chars`);
             } else if (r.error?.code === "PROCESS_ERROR" && /received a different prompt/.test(r.error.message)) {
               row.mismatch += 1;
               row.notes.push(r.error.message.replace(/^session \S+: /, "").split(" (sent")[0]);

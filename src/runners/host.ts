@@ -120,6 +120,11 @@ export interface Host<P extends SpawnSpec = SpawnSpec> {
 export interface TerminalHost extends Host<TerminalPlan> {
   /** Bracketed paste of text into the terminal (no trailing Enter). */
   paste(id: string, text: string): Promise<void>;
+  /**
+   * Each piece as its own bracketed paste, back to back, in one write (no trailing Enter): what `paste` does piece by
+   * piece, without a round trip per piece. Hosts without it are given the pieces one `paste` at a time.
+   */
+  pasteEach?(id: string, pieces: readonly string[]): Promise<void>;
   keys(id: string, keys: readonly Key[]): Promise<void>;
   /**
    * The visible screen as plain text; with `above`, up to that many lines of scrollback before it (a prompt taller

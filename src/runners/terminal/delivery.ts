@@ -9,14 +9,16 @@ import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
 import { pollScreen } from "./poll.js";
-import { boxSignature, showsDrawn, showsExactly } from "./drawn.js";
+import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./drawn.js";
 import { deliveryMismatch } from "./exact.js";
 import { pastePieces } from "./prompt.js";
 import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
 
-/** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other; no Enter. */
+/** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */
 async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {
-  for (const piece of pastePieces(text)) await b.paste(id, piece);
+  const pieces = pastePieces(text);
+  if (b.pasteEach && pieces.length > 1) return b.pasteEach(id, pieces);
+  for (const piece of pieces) await b.paste(id, piece);
 }
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
@@ -32,49 +34,65 @@ const SCROLLBACK_MAX = 6000;
 const PASTE_QUIET_MS = 300;
 
 /**
- * Pastes the text (bracketed, in pieces) without Enter, so that the Enter that follows comes after Claude Code has
- * taken all of it. All pieces but the text's last character go first; once the box shows them (drawn.ts: the whole
- * box read with its scrollback, or — a box taller than the screen, which 2.1.197 does not draw whole — a screen that
- * shows their end and has held still), the last character is pasted alone: it always changes what the screen shows
- * (the last line grows or a line is added), even when every line of the text is the same, and that change is what
- * Enter waits for. The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is
- * compared with the text in any case).
+ * Whether the screen alone can prove the whole text drawn once it is pasted in one go (drawn.ts): its last piece has
+ * an even character (the proof is that piece's drawing), and either it is a single piece (Claude Code takes a paste
+ * whole: any of it drawn is all of it) or its end occurs nowhere else in it.
+ */
+export function provableWhole(text: string): boolean {
+  const pieces = pastePieces(text);
+  return evenChars(pieces.at(-1) ?? "") !== "" && (pieces.length === 1 || endIsUnique(text));
+}
+
+/**
+ * Pastes the text (bracketed, in pieces) without Enter, and waits until the input box shows that Claude Code has
+ * taken all of it, so that the Enter that follows is not lost. The screen is read with enough scrollback for the
+ * whole box (2.1.197 draws a prompt taller than the screen in full), one read every PASTE_POLL_MS.
+ *
+ * Most text is pasted whole and counts as drawn as soon as the box shows it all (its even characters counted) or its
+ * unique end (provableWhole). Repeated text in a box too tall to read whole cannot be told from a box still missing
+ * pieces; for it, all but the last character go first, and once the box shows them (read whole, or — 2.1.330's
+ * capped box, 2.1.197's box taller than the screen — a screen that shows their end and has held still
+ * PASTE_QUIET_MS), the last character is pasted alone: it always changes the box (the last line grows or a line is
+ * added), even when every line of the text is the same, and that change is what Enter waits for.
+ *
+ * The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is compared with the text
+ * in any case).
  */
 async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
   const end = Date.now() + PASTE_DRAWN_MS;
+  const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
+  const read = () => b.screen(s.id, { above });
+  const opts = () => ({ everyMs: PASTE_POLL_MS, timeoutMs: Math.max(0, end - Date.now()), ...signal });
+  if (provableWhole(text)) {
+    await pasteInPieces(b, s.id, text);
+    const drawn = await pollScreen(read, (sc) => showsExactly(sc, text) || showsEnd(sc, text), opts());
+    if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+    return;
+  }
   const last = [...text].at(-1) ?? "";
   const head = text.slice(0, text.length - last.length);
-  // Enough scrollback for the whole box: 2.1.197 draws a prompt taller than the screen in full.
-  const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
-  const read = async () => ({ full: await b.screen(s.id, { above }), visible: await b.screen(s.id) });
-  const opts = (ms: number) => ({ everyMs: PASTE_POLL_MS, timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
-  let before = await read().catch(() => ({ full: "", visible: "" }));
+  let before = head ? "" : await read().catch(() => "");
   if (head) {
-    for (const piece of pastePieces(head)) await b.paste(s.id, piece);
-    let still = { visible: "", since: Date.now() };
+    await pasteInPieces(b, s.id, head);
+    // Read whole, the box proves the head is in when the head's own last piece has something to count.
+    const exact = evenChars(pastePieces(head).at(-1) ?? "") !== "";
+    let still = { screen: "", since: Date.now() };
     const settled = await pollScreen(
-      async () => JSON.stringify(await read()),
-      (raw) => {
-        const sc = JSON.parse(raw) as { full: string; visible: string };
-        if (sc.visible !== still.visible) still = { visible: sc.visible, since: Date.now() };
-        if (showsExactly(sc.full, head)) return sc;
+      read,
+      (sc) => {
+        if (sc !== still.screen) still = { screen: sc, since: Date.now() };
+        if (exact && showsExactly(sc, head)) return true;
         // Not readable whole: the screen shows the end of the text and has stopped changing.
-        return Date.now() - still.since >= PASTE_QUIET_MS && showsDrawn(sc.visible, head, "", "") ? sc : undefined;
+        return Date.now() - still.since >= PASTE_QUIET_MS && showsDrawn(sc, head, "", "");
       },
-      opts(PASTE_DRAWN_MS),
+      opts(),
     );
     if (!settled.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms`);
-    before = settled.value ?? before;
+    before = settled.screen;
   }
   await b.paste(s.id, last);
-  const drawn = await pollScreen(
-    async () => JSON.stringify(await read()),
-    (raw) => {
-      const sc = JSON.parse(raw) as { full: string; visible: string };
-      return showsExactly(sc.full, text) || showsDrawn(sc.visible, text, last, boxSignature(before.visible));
-    },
-    opts(PASTE_DRAWN_MS),
-  );
+  const sig = boxSignature(before);
+  const drawn = await pollScreen(read, (sc) => (evenChars(last) !== "" && showsExactly(sc, text)) || showsDrawn(sc, text, last, sig), opts());
   if (!drawn.value) log.debug(`${s.id}: the end of the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
 }
 

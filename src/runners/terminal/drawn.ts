@@ -1,9 +1,9 @@
 /**
  * Whether a paste is drawn in Claude Code's input box, told by content the screen can identify. A prompt is pasted
- * in pieces (prompt.ts) and each piece is waited for before the next: the box must have changed since the piece was
- * pasted and hold exactly as many visible characters as the text so far (or, when the box is scrolled or the text has
- * characters a terminal draws unevenly, end with the text's end). Looking only for the text's end cannot tell one
- * piece of repeated text from the next: Enter then came before the last piece was taken, and it was lost.
+ * in pieces (prompt.ts); Claude Code takes each piece whole and in order, so the box proves the whole text is in once
+ * it shows something only the last piece can have put there: all of the text (the box read whole, its characters
+ * counted), or the text's end when that end occurs nowhere else in the text. Repeated text ("x" × 5,000, identical log
+ * lines) in a box too tall to read whole has no such end: there the last character goes alone (delivery.ts).
  *
  * The box (2.1.197 and 2.1.330): a full-width rule, `❯ ` and the text wrapped with two spaces of indent, a closing
  * rule. A box taller than its limit (about 20 lines) shows its last lines under a rule that says `─── ↑ N more ───`.
@@ -56,6 +56,38 @@ export function visibleChars(s: string): string {
 }
 
 /**
+ * The characters a terminal gives back as they were sent, whitespace gone (the box wraps and indents, a tab is drawn
+ * as spaces): canonical decomposition, then no combining marks, format, private-use or unassigned characters and
+ * nothing beyond the BMP (emoji: terminals draw them unevenly). Both sides of a comparison go through it, so what it
+ * keeps is compared exactly — and counted: a box whose even characters equal the text's holds every piece that has one.
+ */
+export function evenChars(s: string): string {
+  return s.normalize("NFD").replace(/[\s\p{M}\p{Cf}\p{Co}\p{Cn}\u{10000}-\u{10FFFF}]/gu, "");
+}
+
+/** How many even characters of the text's end are looked for at the box's end. */
+export const TAIL_CHARS = 32;
+
+/** The text's end (its last TAIL_CHARS even characters) occurs nowhere else in it: seeing it proves the end is drawn. */
+export function endIsUnique(text: string): boolean {
+  const v = evenChars(text);
+  const tail = v.slice(-TAIL_CHARS);
+  return tail !== "" && v.indexOf(tail) === v.length - tail.length;
+}
+
+/**
+ * The box on `screen` ends with the text's end (its last TAIL_CHARS even characters): the box read on screen, or —
+ * its top scrolled away — the lines right above its closing rule. Proof the text is in only when that end is unique.
+ */
+export function showsEnd(screen: string, text: string): boolean {
+  const tail = evenChars(text).slice(-TAIL_CHARS);
+  if (!tail) return false;
+  const box = inputBox(screen);
+  const end = box ? box.text : boxEnd(screen);
+  return end !== undefined && evenChars(end).endsWith(tail);
+}
+
+/**
  * Text whose visible characters a terminal draws one per cell, so that counting them on screen is exact: no
  * combining marks, format or private-use characters, variation selectors or characters beyond the BMP (emoji).
  */
@@ -70,13 +102,14 @@ export function boxSignature(screen: string): string {
 }
 
 /**
- * The box on `screen` holds exactly `text` (as far as a terminal shows it): the whole box is on screen (not scrolled)
- * and the text is countable. Unambiguous even for repeated text.
+ * The box on `screen` holds exactly `text` as far as its even characters go: the whole box is on screen (not scrolled)
+ * and its even characters equal the text's, counted. Unambiguous even for repeated text; the caller makes sure the
+ * text's last piece has an even character (else a box missing that piece looks the same).
  */
 export function showsExactly(screen: string, text: string): boolean {
   const box = inputBox(screen);
-  const want = visibleChars(text);
-  return box !== undefined && box.hidden === 0 && want !== "" && countable(text) && visibleChars(box.text) === want;
+  const want = evenChars(text);
+  return box !== undefined && box.hidden === 0 && want !== "" && evenChars(box.text) === want;
 }
 
 /**

@@ -34,6 +34,11 @@ export class LazyBackend implements Backend {
   async paste(id: string, text: string): Promise<void> {
     return (await this.get()).paste(id, text);
   }
+  async pasteEach(id: string, pieces: readonly string[]): Promise<void> {
+    const b = await this.get();
+    if (b.pasteEach) return b.pasteEach(id, pieces);
+    for (const p of pieces) await b.paste(id, p);
+  }
   async keys(id: string, keys: readonly Key[]): Promise<void> {
     return (await this.get()).keys(id, keys);
   }

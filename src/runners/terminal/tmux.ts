@@ -34,6 +34,10 @@ export interface TmuxOptions {
   runner?: typeof run;
 }
 
+/** Bracketed paste markers (a terminal sends them around pasted text when the program asked for them). */
+const PASTE_START = "\x1b[200~";
+const PASTE_END = "\x1b[201~";
+
 /** How long spawn waits for the launcher to take (and delete) its hand-off file. */
 const HANDOFF_TAKEN_MS = 10_000;
 
@@ -165,6 +169,17 @@ export class TmuxBackend implements Backend {
   async paste(id: string, text: string): Promise<void> {
     const buf = `cs-${id}-${process.pid}-${++this.bufSeq}`;
     await this.ok(["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`], text);
+  }
+
+  /**
+   * One tmux call for any number of pieces: one buffer holding the pieces with a paste end and start between them,
+   * pasted bracketed, so the pane gets `ESC[200~ piece ESC[201~ ESC[200~ piece … ESC[201~` — the bytes of one paste-buffer -p
+   * per piece. Markers inside a piece are dropped (a validated prompt has none).
+   */
+  async pasteEach(id: string, pieces: readonly string[]): Promise<void> {
+    if (pieces.length === 0) return;
+    const clean = pieces.map((p) => p.split(PASTE_START).join("").split(PASTE_END).join(""));
+    await this.paste(id, clean.join(PASTE_END + PASTE_START));
   }
 
   async keys(id: string, keys: readonly Key[]): Promise<void> {
