@@ -2,16 +2,17 @@
  * Delivery is byte-exact or an error (issue 19 item 13): the comparison of what was typed with UserPromptSubmit's
  * prompt, and the screen checks that pace the paste, on real screens of the CLI (tests/fixtures/screens/paste-*:
  * "x" × 5,000 in 2.1.330's box, which shows its last 20 lines under "↑ 6 more"; 100 identical log lines in 2.1.197's
- * box read with its scrollback; 20,000 characters of one word in 2.1.197, taller than the screen).
+ * box read with its scrollback; 20,000 characters of one word in 2.1.197, taller than the screen; 200 numbered log lines
+ * in 2.1.330's capped box; a prompt of the send bench with emoji, CJK and code in 2.1.330's box, read whole).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { boxSignature, inputBox, showsDrawn, showsExactly, visibleChars } from "../../src/runners/terminal/drawn.js";
-import { showsPasted } from "../../src/runners/terminal/delivery.js";
+import { boxSignature, countable, endIsUnique, evenChars, inputBox, showsDrawn, showsEnd, showsExactly, visibleChars } from "../../src/runners/terminal/drawn.js";
+import { provableWhole, showsPasted } from "../../src/runners/terminal/delivery.js";
 import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/runners/terminal/exact.js";
-import { preparePrompt } from "../../src/runners/terminal/prompt.js";
+import { pastePieces, preparePrompt } from "../../src/runners/terminal/prompt.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
 const LOG_TEXT = "L1 " + "2026-11-25 ERROR same line\n".repeat(100) + "LAST";
@@ -113,5 +114,51 @@ describe("pacing the paste by what the screen can identify (real screens)", () =
     // The box's end counts, not the text's end somewhere on screen: "…word en" is inside "…word end" but not its end.
     expect(showsDrawn(sc, text.slice(0, -1), "", "")).toBe(false);
     expect(showsDrawn(sc, text, "", "")).toBe(true);
+  });
+});
+
+describe("what the screen proves about a paste sent whole (real screens)", () => {
+  const LINES = Array.from({ length: 200 }, (_, i) => `2026-11-25 INFO request ${i + 1} of 200 served`).join("\n");
+
+  it("even characters: what a terminal gives back as sent, canonically the same, whitespace and emoji left out", () => {
+    expect(evenChars("caf\u00e9 e\u0301")).toBe(evenChars("cafe\u0301 \u00e9"));
+    expect(evenChars("a 👩\u200d💻 🇫🇷 ☀\ufe0f\tb\u00a0c\n日本")).toBe("a☀bc日本");
+  });
+
+  it("repeated text cannot be proven whole by its end; text with a unique end, or a single paste, can", () => {
+    for (const t of ["x".repeat(5000), "ab".repeat(3000), "2026-11-25 ERROR same line\n".repeat(200).trimEnd(), "word ".repeat(4000).trimEnd()]) {
+      expect(endIsUnique(t)).toBe(false);
+      expect(provableWhole(t)).toBe(false);
+    }
+    expect(endIsUnique(LINES)).toBe(true);
+    expect(provableWhole(LINES)).toBe(true);
+    // One paste is taken whole: any of it drawn is all of it, repeated or not.
+    expect(pastePieces("ab".repeat(300))).toHaveLength(1);
+    expect(provableWhole("ab".repeat(300))).toBe(true);
+    // A last piece with nothing a terminal draws evenly (an emoji alone) leaves nothing to see: the last character goes alone.
+    expect(pastePieces("a".repeat(700) + "😀")).toEqual(["a".repeat(700), "😀"]);
+    expect(provableWhole("a".repeat(700) + "😀")).toBe(false);
+  });
+
+  it("2.1.330's capped box with 200 numbered lines: the unique end shows; a box missing the last piece does not", () => {
+    const sc = sample("paste-lines-2.1.330.txt");
+    expect(inputBox(sc)!.hidden).toBe(180);
+    expect(showsExactly(sc, LINES)).toBe(false);
+    expect(showsEnd(sc, LINES)).toBe(true);
+    const short = sc.replace("\n  2026-11-25 INFO request 200 of 200 served", "");
+    expect(showsEnd(short, LINES)).toBe(false);
+    // The end is the box's end, not a line somewhere on screen.
+    expect(showsEnd(sc, LINES.slice(0, LINES.lastIndexOf("\n")))).toBe(false);
+  });
+
+  it("2.1.330's box with emoji, CJK, a flag and code, read whole: counted by its even characters, to the last one", () => {
+    const sc = sample("paste-mixed-2.1.330.txt");
+    const text = sample("paste-mixed-2.1.330.prompt.txt");
+    expect(countable(text)).toBe(false); // the count before: such text waited for a still screen (300 ms)
+    expect(provableWhole(text)).toBe(true);
+    expect(showsExactly(sc, text)).toBe(true);
+    expect(showsEnd(sc, text)).toBe(true);
+    expect(showsExactly(sc, text.slice(0, text.lastIndexOf("\n")))).toBe(false);
+    expect(showsExactly(sc, text + " x")).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import { SessionError } from "../../src/core/errors.js";
 import { FAKE_CLAUDE } from "../helpers/harness.js";
+import { pastePieces } from "../../src/runners/terminal/prompt.js";
 import { until } from "../helpers/wait.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { join } from "node:path";
@@ -43,6 +44,18 @@ describe("session layer on a fake backend: turns", () => {
     expect((e as SessionError).message).toContain("expected 5000 characters, got 4999, first difference at position 4999");
     expect((e as SessionError).details).toMatchObject({ expected_chars: 5000, received_chars: 4999, first_difference_at: 4999 });
     expect(f.fake.sessions.get(s.session_id)!.prompts).toEqual(["x".repeat(4999)]);
+  });
+
+  it("text with a unique end is pasted whole in its pieces; repeated text pastes its last character alone", async () => {
+    const s = await f.svc.start(f.startIn());
+    const lines = Array.from({ length: 9 }, (_, i) => `line ${i + 1} of 9`).join("\n");
+    await f.svc.send(f.sendIn(s.session_id, lines));
+    expect(f.fake.sessions.get(s.session_id)!.pastes).toEqual(pastePieces(lines));
+    const repeated = "ab".repeat(600);
+    await f.svc.send(f.sendIn(s.session_id, repeated));
+    const pastes = f.fake.sessions.get(s.session_id)!.pastes.slice(pastePieces(lines).length);
+    expect(pastes).toEqual([...pastePieces(repeated.slice(0, -1)), "b"]);
+    expect(f.fake.sessions.get(s.session_id)!.prompts).toEqual([lines, repeated]);
   });
 
   it("counts every turn's reply, also when the text repeats", async () => {

@@ -94,6 +94,16 @@ describe("tmux argv", () => {
     expect(calls[0]!.input).toBe("text; #{pane_id} $(x)\nline");
   });
 
+  it("pasteEach: every piece its own bracketed paste, all in one tmux call through stdin", async () => {
+    await backend.pasteEach("abc", ["one; #{x}\nline", "two\u001b[201~ still text", "three"]);
+    expect(calls.map((c) => c.args)).toEqual([
+      ["-L", "cs-test-sock", "load-buffer", "-b", `cs-abc-${process.pid}-1`, "-", ";", "paste-buffer", "-p", "-d", "-b", `cs-abc-${process.pid}-1`, "-t", "=cs-abc:"],
+    ]);
+    // paste-buffer -p brackets the whole buffer; the ends and starts between the pieces make each its own paste. A
+    // marker inside a piece would end its paste early: dropped.
+    expect(calls[0]!.input).toBe("one; #{x}\nline\u001b[201~\u001b[200~two still text\u001b[201~\u001b[200~three");
+  });
+
   it("attach and liveness use exact targets", async () => {
     expect(backend.attachArgv("abc")).toEqual(["tmux", "-L", "cs-test-sock", "attach-session", "-t", "=cs-abc"]);
     expect(backend.attachCommand("abc")).toBe("tmux -L 'cs-test-sock' attach -t =cs-abc");
