@@ -161,4 +161,20 @@ describe("what the screen proves about a paste sent whole (real screens)", () =>
     expect(showsExactly(sc, text.slice(0, text.lastIndexOf("\n")))).toBe(false);
     expect(showsExactly(sc, text + " x")).toBe(false);
   });
+
+  it("2.1.197 shows a long input's middle as '[...Truncated text …]': never counted, told drawn by its end", () => {
+    const sc = sample("paste-truncated-2.1.197.txt");
+    const text = "word ".repeat(4000).trimEnd();
+    const head = text.slice(0, -1);
+    const box = inputBox(sc)!;
+    expect(box).toMatchObject({ hidden: 0, truncated: true });
+    expect(showsExactly(sc, head)).toBe(false);
+    // Counting such a box waited the whole paste time (10 s) and then pressed Enter: the last character could be lost.
+    expect(showsDrawn(sc, head, "", "")).toBe(true);
+    expect(showsDrawn(sc, text, "d", boxSignature(sc))).toBe(false);
+    const at = sc.lastIndexOf("wor");
+    const after = sc.slice(0, at) + "word" + sc.slice(at + 3);
+    expect(showsDrawn(after, text, "d", boxSignature(sc))).toBe(true);
+    expect(showsEnd(after, text)).toBe(true);
+  });
 });

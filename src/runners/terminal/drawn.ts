@@ -7,6 +7,8 @@
  *
  * The box (2.1.197 and 2.1.330): a full-width rule, `❯ ` and the text wrapped with two spaces of indent, a closing
  * rule. A box taller than its limit (about 20 lines) shows its last lines under a rule that says `─── ↑ N more ───`.
+ * An input longer than the CLI's limit (about 10,000 characters; 2.1.197 to 2.1.331) shows its first and last 500
+ * characters around `[...Truncated text #1 +N lines...]`; the prompt is whole when it is submitted.
  */
 
 export interface InputBox {
@@ -14,7 +16,12 @@ export interface InputBox {
   text: string;
   /** Lines scrolled out of the box (`↑ N more`), 0 when all are shown. */
   hidden: number;
+  /** The CLI shows the input's middle as a `[...Truncated text …]` placeholder: its end is drawn, not all of it. */
+  truncated: boolean;
 }
+
+/** The placeholder with its spaces gone (it may wrap onto the next line of the box). */
+const TRUNCATED = /\[\.\.\.Truncatedtext#\d+\+\d+lines\.\.\.\]/;
 
 const RULE = /^─{3,}(?: ↑ (\d+) more ─+)?\s*$/;
 
@@ -30,7 +37,8 @@ export function inputBox(screen: string): InputBox | undefined {
   const box = lines.slice(a + 1, b);
   const hidden = Number(RULE.exec(lines[a]!)?.[1] ?? 0);
   if (!box[0] || (hidden === 0 && !/^❯(\s|$)/.test(box[0])) || (hidden > 0 && !/^ {2}/.test(box[0]))) return undefined;
-  return { text: box.map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd()).join("\n"), hidden };
+  const text = box.map((l) => l.replace(/^(?:❯ ?| {2})/, "").trimEnd()).join("\n");
+  return { text, hidden, truncated: TRUNCATED.test(visibleChars(text)) };
 }
 
 /**
@@ -109,7 +117,7 @@ export function boxSignature(screen: string): string {
 export function showsExactly(screen: string, text: string): boolean {
   const box = inputBox(screen);
   const want = evenChars(text);
-  return box !== undefined && box.hidden === 0 && want !== "" && evenChars(box.text) === want;
+  return box !== undefined && box.hidden === 0 && !box.truncated && want !== "" && evenChars(box.text) === want;
 }
 
 /**
@@ -130,6 +138,6 @@ export function showsDrawn(screen: string, sofar: string, piece: string, before:
     return end !== undefined ? visibleChars(end).endsWith(tail) : visibleChars(screen).includes(tail);
   }
   const shown = visibleChars(box.text);
-  if (box.hidden === 0 && countable(sofar)) return shown.length === want.length && shown === want;
+  if (box.hidden === 0 && !box.truncated && countable(sofar)) return shown.length === want.length && shown === want;
   return shown.endsWith(tail);
 }
