@@ -17,7 +17,7 @@ import { isWithin } from "../util/paths.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
-interface Snapshot {
+export interface Snapshot {
   git?: string;
   files: Map<string, string>;
   env: Map<string, string>;

@@ -27,10 +27,10 @@ const SETTLE_POLL_MS = 20;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
 
-type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
+export type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
 type PublicUsage = NonNullable<SendOutput["usage"]>;
 
-interface Begun {
+export interface Begun {
   promptNo: number;
   prompt: string;
   startedAt: string;

@@ -51,7 +51,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     // Claude said it ended (SessionEnd) but something in its terminal still runs: a zombie, for kill_session.
     // (With an exit status recorded, the program is gone: the launcher is only finishing its last line.)
     // (Nor while kill_session is ending it: the end folded is the kill's.)
-    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.killing.has(r.session_id)) r = { ...r, status: "zombie" };
+    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.session(r.session_id)?.killing) r = { ...r, status: "zombie" };
     if (input.status_filter && input.status_filter !== "all" && statusGroup(r.status) !== input.status_filter) continue;
     if (input.team_filter && r.team_name !== input.team_filter) continue;
     filtered += 1;

@@ -29,6 +29,7 @@ import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
 import { Registry } from "./registry.js";
+import type { Session } from "./session.js";
 import { answerPrompt, interrupt, respondPermission, wait } from "./turns.js";
 import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
@@ -107,7 +108,7 @@ export class SessionService {
       audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
     };
-    registry.onForget = (id) => this.forget(id);
+    registry.onForget = (id, s) => this.forget(id, s);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -307,7 +308,8 @@ export class SessionService {
    * its end, or dropped): statuses seen, the cost ledger, the context-sync snapshot, the screen watch, the
    * duration deadline, the drivers' results.
    */
-  private forget(id: string): void {
+  private forget(id: string, s: Session | undefined): void {
+    s?.dispose();
     this.lastStatus.delete(id);
     this.lastTurns.delete(id);
     this.d.ledger.forget(id);
