@@ -54,7 +54,7 @@ export async function hibernate(d: Deps, id: string, reason: string): Promise<bo
     const res = await b.kill(id, { graceMs: d.cfg.killGraceMs, ...(r.pid ? { pid: r.pid } : {}) });
     if (res.left?.length) d.log.warn(`${id}: processes of the session still running after hibernation: ${res.left.join(", ")}`);
     await b.remove(id).catch(() => {});
-    d.deadlines.clear(id);
+    d.registry.session(id)?.clearDeadline();
     await saveHibernated(d, id);
     return true;
   });

@@ -221,7 +221,8 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
 
 /** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
 export function armDeadline(d: Deps, r: SessionRecord): void {
-  d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
+  // The session is followed here (launch and adoption follow it first): its deadline lives on its object.
+  d.registry.session(r.session_id)?.armDeadline(timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
     d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
     void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));

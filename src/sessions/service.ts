@@ -17,7 +17,6 @@ import type { Logger } from "../util/log.js";
 import type { HistoryService } from "../history/service.js";
 import { adopt, Reconciler } from "./adopt.js";
 import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
-import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { startPooled } from "./warm-pool.js";
@@ -81,8 +80,6 @@ export class SessionService {
   private readonly d: Deps;
   private readonly reconciler: Reconciler;
   private readonly listeners = new Set<ChangeListener>();
-  private readonly lastStatus = new Map<string, Status>();
-  private readonly lastTurns = new Map<string, number>();
   private closed = false;
   private readonly limits: Limits;
   private readonly screens: ScreenWatch;
@@ -98,7 +95,6 @@ export class SessionService {
       log: o.log,
       scripts: o.scripts,
       registry,
-      deadlines: new Deadlines(),
       runners: o.runners,
       unavailable: o.unavailable ?? {},
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
@@ -151,10 +147,11 @@ export class SessionService {
 
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
-    const previous = this.lastStatus.get(s.id);
+    const x = this.d.registry.session(s.id);
+    const previous = x?.lastStatus;
     // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
-    const followed = this.d.registry.followed(s.id) === s;
-    if (followed) this.lastStatus.set(s.id, s.fold.status);
+    const followed = x?.live === s;
+    if (followed) x.lastStatus = s.fold.status;
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -166,8 +163,8 @@ export class SessionService {
       }
     }
     // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
-    const turns = this.lastTurns.get(s.id);
-    if (followed) this.lastTurns.set(s.id, s.fold.turn_count);
+    const turns = x?.lastTurns;
+    if (followed) x.lastTurns = s.fold.turn_count;
     // Off the hot path: the waiter of this very turn end is answered first, and the transcript's reply line lands
     // 25–80 ms after Stop anyway (send_message asks for the same settlement at once and shares it).
     if (turns !== undefined && s.fold.turn_count > turns) {
@@ -182,9 +179,9 @@ export class SessionService {
       const why = this.d.endReasons.get(s.id) ?? s.fold.last_error ?? (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
       recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
-    if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
+    if (!isLive(s.fold.status)) x?.clearDeadline();
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
-    if (!this.closed) this.screens.changed(s.id, s.fold.status);
+    if (!this.closed && x) this.screens.changed(x, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
     if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
@@ -310,12 +307,8 @@ export class SessionService {
    */
   private forget(id: string, s: Session | undefined): void {
     s?.dispose();
-    this.lastStatus.delete(id);
-    this.lastTurns.delete(id);
     this.d.ledger.forget(id);
     forgetSync(id);
-    this.screens.clear(id);
-    this.d.deadlines.clear(id);
     this.d.pool?.forget(id);
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
@@ -328,12 +321,8 @@ export class SessionService {
     const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
     return {
       followed: this.d.registry.size,
-      lastStatus: this.lastStatus.size,
-      lastTurns: this.lastTurns.size,
       ...Object.fromEntries(Object.entries(this.d.ledger.sizes).map(([k, v]) => [`ledger:${k}`, v])),
-      ...Object.fromEntries(Object.entries(this.screens.sizes).map(([k, v]) => [`screens:${k}`, v])),
       syncSnapshots: syncSnapshots(),
-      deadlines: this.d.deadlines.size,
       resuming: this.d.resuming.size,
       pool: this.d.pool?.spares ?? 0,
       ...drivers,
@@ -348,7 +337,7 @@ export class SessionService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.d.deadlines.clearAll();
+    for (const s of this.d.registry.all()) s.clearDeadline();
     this.limits.clearAll();
     this.screens.clearAll();
     await this.d.registry.close();
