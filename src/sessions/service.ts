@@ -307,7 +307,6 @@ export class SessionService {
    */
   private forget(id: string, s: Session | undefined): void {
     s?.dispose();
-    this.d.ledger.forget(id);
     forgetSync(id);
     this.d.pool?.forget(id);
     for (const r of Object.values(this.d.runners)) {
@@ -321,7 +320,6 @@ export class SessionService {
     const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
     return {
       followed: this.d.registry.size,
-      ...Object.fromEntries(Object.entries(this.d.ledger.sizes).map(([k, v]) => [`ledger:${k}`, v])),
       syncSnapshots: syncSnapshots(),
       resuming: this.d.resuming.size,
       pool: this.d.pool?.spares ?? 0,
