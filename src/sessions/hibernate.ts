@@ -31,8 +31,6 @@ export function canHibernate(f: Pick<Folded, "status" | "prompts_submitted">): b
   return (f.status === "idle" || f.status === "ready") && f.prompts_submitted > 0;
 }
 
-const wakes = new WeakMap<Deps, Map<string, Promise<Woke | undefined>>>();
-
 /**
  * Ends a session's process and records it hibernated. Under the session's send lock (shared by every server), so
  * a prompt arriving meanwhile waits, then finds it hibernated and wakes it. False when the session was not
@@ -85,19 +83,19 @@ export async function markHibernated(d: Deps, id: string): Promise<void> {
  * hibernated and is WAKE_FAILED with the cause.
  */
 export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): Promise<Woke | undefined> {
-  let mine = wakes.get(d);
-  if (!mine) wakes.set(d, (mine = new Map()));
-  const running = mine.get(id);
+  // The wake under way is the session object's (session.ts).
+  const x = await d.registry.open(id);
+  const running = x.wake;
   if (running) return running;
-  const s = await d.registry.follow(id);
+  const s = x.live;
   await s.refresh();
   if (s.fold.status !== "hibernated") return undefined;
   const p = wake(d, id, ctx);
-  mine.set(id, p);
+  x.wake = p;
   try {
     return await p;
   } finally {
-    mine.delete(id);
+    if (x.wake === p) x.wake = undefined;
   }
 }
 

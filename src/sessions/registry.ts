@@ -42,8 +42,11 @@ export class Registry {
   private readonly dirty = new Set<string>();
   private flushing: Promise<void> | undefined;
   private closed = false;
-  /** Called once a session is no longer followed (released after its end, or dropped): forget what is kept of it. */
-  onForget: (id: string, s: Session | undefined) => void = () => {};
+  /**
+   * Called once a session is no longer followed (released after its end, or dropped): forget what is kept of it.
+   * `removed`: dropped because its record was deleted (it will not come back).
+   */
+  onForget: (id: string, s: Session | undefined, removed: boolean) => void = () => {};
 
   constructor(
     private readonly stateDir: string,
@@ -149,7 +152,7 @@ export class Registry {
       if (x.killing) return this.scheduleRelease(x);
       s.close();
       this.sessions.delete(s.id);
-      this.onForget(s.id, x);
+      this.onForget(s.id, x, false);
     }, this.releaseAfterMs);
     t.unref();
     x.release = t;
@@ -167,7 +170,7 @@ export class Registry {
     this.cancelRelease(id);
     x?.live.close();
     this.sessions.delete(id);
-    this.onForget(id, x);
+    this.onForget(id, x, true);
   }
 
   /** How many sessions this process follows (for tests and health). */

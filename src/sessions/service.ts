@@ -35,7 +35,6 @@ import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
-import { forgetSync, syncSnapshots } from "./context-sync.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled, withRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
@@ -73,6 +72,9 @@ export type ChangeListener = (c: SessionChange) => void;
 /** A session's totals (as list_sessions shows them) after a turn's usage was read and recorded. */
 export type TotalsListener = (id: string, totals: Totals) => void;
 
+/** A session the server no longer follows; `removed` when its record was deleted. */
+export type ForgetListener = (id: string, removed: boolean) => void;
+
 /** A turn's usage is read this long after its end, unless a caller asks for it sooner. */
 const SETTLE_AFTER_MS = 100;
 
@@ -85,6 +87,7 @@ export class SessionService {
   private readonly screens: ScreenWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
+  private readonly forgetListeners = new Set<ForgetListener>();
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -104,7 +107,7 @@ export class SessionService {
       audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
     };
-    registry.onForget = (id, s) => this.forget(id, s);
+    registry.onForget = (id, s, removed) => this.forget(id, s, removed);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -121,8 +124,8 @@ export class SessionService {
     return () => this.listeners.delete(l);
   }
   /** Listeners registered right now (subscribe, onLimit): health_check shows them over HTTP, so a leak is visible. */
-  get listenerCounts(): { changes: number; limits: number; totals: number } {
-    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size };
+  get listenerCounts(): { changes: number; limits: number; totals: number; forgets: number } {
+    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size, forgets: this.forgetListeners.size };
   }
   /** Calls `l` with a session's totals each time a turn's usage has been recorded (the web list's cost column). */
   onTotals(l: TotalsListener): () => void {
@@ -302,26 +305,46 @@ export class SessionService {
 
   /**
    * The one place what is kept per session is forgotten, once the server no longer follows it (released after
-   * its end, or dropped): statuses seen, the cost ledger, the context-sync snapshot, the screen watch, the
-   * duration deadline, the drivers' results.
+   * its end, or dropped): the session object (session.ts: statuses seen, the cost ledger, the context-sync
+   * snapshot, the screen watch, the duration deadline, a wake) stops its timers and is kept nowhere any more; the
+   * runners forget what their drivers and hosts keep of it (results, engines).
    */
-  private forget(id: string, s: Session | undefined): void {
+  private forget(id: string, s: Session | undefined, removed: boolean): void {
     s?.dispose();
-    forgetSync(id);
-    this.d.pool?.forget(id);
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
       r.backend.forget?.(id);
     }
+    for (const l of [...this.forgetListeners]) {
+      try {
+        l(id, removed);
+      } catch (e) {
+        this.d.log.warn(`a forget listener failed: ${String(e)}`);
+      }
+    }
   }
 
-  /** Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them). */
+  /**
+   * Calls `l` when the server forgets a session (its follower released after its end, or dropped): the layers
+   * above let go of what they keep of it. `removed`: its record was deleted (kill without save_state, retention).
+   */
+  onForget(l: ForgetListener): () => void {
+    this.forgetListeners.add(l);
+    return () => this.forgetListeners.delete(l);
+  }
+
+  /**
+   * Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them): the
+   * session objects, and the few server-wide maps keyed by session: status writes queued, resumes under way, the
+   * reasons of ends a limit chose (kept past the follower, for a later wait), spares starting, the runners' own.
+   */
   get footprint(): Record<string, number> {
     const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
     return {
-      followed: this.d.registry.size,
-      syncSnapshots: syncSnapshots(),
+      sessions: this.d.registry.size,
+      pendingWrites: this.d.registry.pendingWrites,
       resuming: this.d.resuming.size,
+      endReasons: this.d.endReasons.size,
       pool: this.d.pool?.spares ?? 0,
       ...drivers,
     };

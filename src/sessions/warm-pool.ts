@@ -46,8 +46,7 @@ export class WarmPool {
     return { key: JSON.stringify(sorted), options };
   }
 
-  /** Nothing per session is kept here (a spare is its record's `spare`); SessionService.forget calls every part. */
-  forget(_id: string): void {}
+  // Nothing per session is kept here: a spare's membership is its record's `spare` (the pool's maps are by key).
 
   /** Spares this server is starting right now (the ready ones are records in the store): its footprint. */
   get spares(): number {
