@@ -8,6 +8,7 @@ import type { BackendKind } from "../core/events.js";
 import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
 import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
+import type { PromptInput } from "./prompt.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
@@ -31,6 +32,8 @@ export interface Capabilities {
   trustScreen: boolean;
   /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
   ownTurnLimit: boolean;
+  /** How prompts reach the conversation, and so what a prompt may hold (prompt.ts): typed into the input box, or a message. */
+  prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
   honours: readonly RunnerOption[];
   /** Which options a session's record keeps for resume_session (never one that may hold secrets). */

@@ -53,7 +53,7 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
   await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);

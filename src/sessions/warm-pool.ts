@@ -134,7 +134,7 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   if (!pool || !pooled) return start(d, input, ctx);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
   const id = await pool.take(pooled.key);
   let out: StartOutput | undefined;
   try {

@@ -69,7 +69,7 @@ const START: Record<string, Row> = {
   },
   prompt: {
     effect: "program",
-    gate: "a prompt is text: control characters, the bash-mode prefix '!' and slash commands are refused (bash mode needs CLAUDE_SESSIONS_ALLOW_BASH_MODE)",
+    gate: "a prompt is text: control characters, the bash-mode prefix '!' and slash commands are refused by the terminal runners; headless (a stream-json message) refuses slash commands only (bash mode needs CLAUDE_SESSIONS_ALLOW_BASH_MODE)",
     probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.dir("prompt"), prompt: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
   },
   model: none(TEXT),

@@ -16,6 +16,7 @@ export const HEADLESS_CAPS: Capabilities = {
   warmPool: true,
   trustScreen: false,
   ownTurnLimit: true,
+  prompts: "message",
   honours: HEADLESS_ONLY,
   // mcp_servers never: their env and headers may hold secrets.
   keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"],
