@@ -74,8 +74,9 @@ export class Session {
     if (!fired) this.deadline = t;
   }
 
-  get hasDeadline(): boolean {
-    return this.deadline !== undefined;
+  /** Timers it holds now (release, deadline, screen watch): none once it is disposed (tests). */
+  get timers(): number {
+    return Number(this.release !== undefined) + Number(this.deadline !== undefined) + Number(this.screen.timer !== undefined);
   }
 
   clearDeadline(): void {
