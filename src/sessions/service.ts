@@ -183,7 +183,7 @@ export class SessionService {
       recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
     if (!isLive(s.fold.status)) x?.clearDeadline();
-    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
+    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) }, followed ? x : undefined);
     if (!this.closed && x) this.screens.changed(x, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
@@ -358,7 +358,7 @@ export class SessionService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const s of this.d.registry.all()) s.clearDeadline();
+    for (const s of this.d.registry.all()) s.clearDeadlines();
     this.limits.clearAll();
     this.screens.clearAll();
     await this.d.registry.close();

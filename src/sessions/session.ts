@@ -1,8 +1,8 @@
 /**
  * One session this server follows, and everything the server keeps of it in memory: its follower (fold, log tail,
  * waiters), the release of that follower after the session's end, the flags of the work under way on it
- * (compacting its log, a kill), the status and turn count last seen by the change feed, its MAX_SESSION_DURATION
- * deadline, the cost ledger's turns, the context-sync snapshot, the screen watch, and a wake under way.
+ * (compacting its log, a kill), the status and turn count last seen by the change feed, its deadlines
+ * (MAX_SESSION_DURATION and the time limits), the cost ledger's turns, the context-sync snapshot, the screen watch, and a wake under way.
  * Made in one place (Registry.follow) and dropped in one place (the registry releases or drops it, then
  * SessionService.forget disposes of it): a server keeps nothing of a session it no longer follows, because there
  * is no other map to forget it in. Server-wide things (listeners, the warm pool's keys, the room queue) are not here.
@@ -26,6 +26,12 @@ export interface TurnLedger {
   chain?: Promise<unknown> | undefined;
 }
 
+/**
+ * Its one-shot deadlines: MAX_SESSION_DURATION (launch.ts), and the time limits armed by the change feed while it is
+ * idle or busy (limits.ts: idle TTL, busy limit, hibernation). Retention is not here: it is armed for records no one follows.
+ */
+export type DeadlineName = "duration" | "idle" | "busy" | "hibernate";
+
 /** The screen watch's part of a session (screen-watch.ts). */
 export interface ScreenState {
   timer?: NodeJS.Timeout | undefined;
@@ -45,8 +51,7 @@ export class Session {
   /** The status and turn count the change feed saw at the last batch (undefined before the first). */
   lastStatus: Status | undefined;
   lastTurns: number | undefined;
-  /** MAX_SESSION_DURATION, counted from the start of its current process (launch.ts). */
-  private deadline: Deadline | undefined;
+  private readonly deadlines = new Map<DeadlineName, Deadline>();
   readonly ledger: TurnLedger = { begun: [], settling: new Map() };
   /** What sync_context last told it (context-sync.ts). */
   synced: Snapshot | undefined;
@@ -60,28 +65,42 @@ export class Session {
     return this.live.id;
   }
 
-  /** Runs `fn` in `ms` (replacing the deadline armed before). */
-  armDeadline(ms: number, fn: () => void): void {
-    this.clearDeadline();
+  /** Runs `fn` in `ms` (replacing the deadline of that name armed before). */
+  armDeadline(ms: number, fn: () => void, name: DeadlineName = "duration"): void {
+    this.clearDeadline(name);
     let fired = false;
     let t: Deadline | undefined;
     t = new Deadline(ms, () => {
       fired = true;
-      if (this.deadline === t) this.deadline = undefined;
+      if (this.deadlines.get(name) === t) this.deadlines.delete(name);
       fn();
     });
     // A deadline already due fires inside the constructor (before `t` is kept): nothing is kept then.
-    if (!fired) this.deadline = t;
+    if (!fired) this.deadlines.set(name, t);
   }
 
-  /** Timers it holds now (release, deadline, screen watch): none once it is disposed (tests). */
+  hasDeadline(name: DeadlineName): boolean {
+    return this.deadlines.has(name);
+  }
+
+  clearDeadline(name: DeadlineName = "duration"): void {
+    this.deadlines.get(name)?.cancel();
+    this.deadlines.delete(name);
+  }
+
+  clearDeadlines(): void {
+    for (const t of this.deadlines.values()) t.cancel();
+    this.deadlines.clear();
+  }
+
+  /** Deadlines armed now (health: the time limits armed). */
+  get armed(): number {
+    return this.deadlines.size;
+  }
+
+  /** Timers it holds now (release, deadlines, screen watch): none once it is disposed (tests). */
   get timers(): number {
-    return Number(this.release !== undefined) + Number(this.deadline !== undefined) + Number(this.screen.timer !== undefined);
-  }
-
-  clearDeadline(): void {
-    this.deadline?.cancel();
-    this.deadline = undefined;
+    return Number(this.release !== undefined) + this.deadlines.size + Number(this.screen.timer !== undefined);
   }
 
   clearScreenWatch(): void {
@@ -94,7 +113,7 @@ export class Session {
   dispose(): void {
     if (this.release) clearTimeout(this.release);
     this.release = undefined;
-    this.clearDeadline();
+    this.clearDeadlines();
     this.clearScreenWatch();
   }
 }
