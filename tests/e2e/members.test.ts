@@ -70,6 +70,10 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
         return { text: `A got: ${t.lastResult?.text ?? ""}` };
       }
       if (t.prompt === "From a: what is the answer?") return { text: "B says 42" };
+      if (t.prompt === "GO_H") {
+        if (t.called.length === 0) return callTool(req, "list_teammates", {});
+        return { text: `H saw: ${t.lastResult?.text ?? ""}` };
+      }
       if (t.prompt === "GO_B") {
         if (t.called.length === 0) return callTool(req, "handoff", { to: "c", summary: "the answer is 42; write it down" });
         return { text: "handed off" };
@@ -142,4 +146,26 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
     expect(argvs.filter((a) => a.includes("\0member")).length).toBeGreaterThanOrEqual(2);
     for (const s of secrets) expect(argvs.filter((a) => a.includes(s))).toEqual([]);
   }, 60_000);
+
+  it("a headless member gets the same server through the SDK: --mcp-config names a file, the secret stays in the environment", async () => {
+    const h = await m.callOk("start_session", { cwd: e.dir("team"), team_name: "crew", teammate_name: "h", backend: "headless" });
+    ids.h = h.session_id;
+    const r = await m.callOk("send_message", { session_id: h.session_id, message: "GO_H", timeout_ms: 90_000 }, { timeout: 120_000 });
+    expect(r.response).toContain("H saw:");
+    expect(r.response).toContain('"you":"h"');
+    const secret = sessionProcessEnv(h.session_id).CLAUDE_SESSIONS_MEMBER_SECRET!;
+    const cli = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .map((p) => {
+        try {
+          return { env: readFileSync(`/proc/${p}/environ`, "utf8"), argv: readFileSync(`/proc/${p}/cmdline`, "utf8") };
+        } catch {
+          return { env: "", argv: "" };
+        }
+      })
+      .filter((x) => x.env.includes(`CLAUDE_SESSIONS_ID=${h.session_id}\0`));
+    const claude = cli.find((x) => x.argv.includes("--mcp-config"));
+    expect(claude?.argv.split("\0")).toContain(`${e.world.stateDir}/${h.session_id}/member-mcp.json`);
+    for (const x of cli) expect(x.argv).not.toContain(secret);
+  }, 120_000);
 });

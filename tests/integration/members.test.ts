@@ -7,13 +7,13 @@
  * call is audited as member:<id>; the secret is in no argv, state file, log or result.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readAudit } from "../../src/store/audit.js";
 import { promptsOf } from "../helpers/events.js";
-import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { connect, hasPty, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { connectMember, sessionProcessEnv, type Member } from "../helpers/members.js";
 
 const TMUX = tmuxOrSkip();
@@ -137,6 +137,16 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
     expect((await a.call("end_teammate", { teammate_name: "d" })).data).toMatchObject({ ended: true, status: "killed" });
   }, 60_000);
 
+  it("a pty session of the team gets its member server too (the secret through node-pty's environment)", async (t) => {
+    if (!(await hasPty())) return t.skip();
+    const p = await m.callOk("start_session", { cwd: w.dir("team"), team_name: "alpha", teammate_name: "p", backend: "pty" });
+    ids.p = p.session_id;
+    const mp = await member("p");
+    const r = await mp.call("message_teammate", { teammate_name: "b", message: "from the pty", wait_for_response: true });
+    expect(r.data).toMatchObject({ completed: true, response: "FAKE REPLY: From p: from the pty" });
+    await m.callOk("kill_session", { session_id: p.session_id });
+  }, 60_000);
+
   it("writes an audit line per member call with actor member:<session_id>", async () => {
     const lines = await until(async () => {
       const l = (await readAudit(w.stateDir)).filter((x) => x.actor.startsWith("member:"));
@@ -150,6 +160,17 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       expect.objectContaining({ tool: "start_teammate", actor: `member:${ids.b}`, outcome: "error", error_code: "PERMISSION_DENIED" }),
     ]));
   });
+
+  it("a member whose server stopped reaches the next server of the state directory, which still knows its secret", async () => {
+    const b = await member("b");
+    const launched = sessionProcessEnv(ids.b!).CLAUDE_SESSIONS_MEMBER_SOCKET!;
+    await m.close();
+    await until(() => !existsSync(launched), 10_000);
+    m = await connect(w);
+    const r = await b.call("message_teammate", { teammate_name: "a", message: "still there?", wait_for_response: true });
+    expect(r.data).toMatchObject({ completed: true, response: "FAKE REPLY: From b: still there?" });
+    expect(readdirSync(join(w.stateDir, "sockets"))).toEqual([`${m.pid}.sock`]);
+  }, 60_000);
 
   it("keeps the secret out of every argv, the state files, the logs and the results", async () => {
     const secrets = ["a", "b"].map((n) => sessionProcessEnv(ids[n]!).CLAUDE_SESSIONS_MEMBER_SECRET!);
