@@ -42,7 +42,8 @@ export function memberLaunch(stateDir: string, dir: string, id: string, lead: bo
       [MEMBER_SERVER_NAME]: {
         type: "stdio",
         command: process.execPath,
-        args: [packageEntry(), "member"],
+        // A small young generation, as the server's own (bin.ts): 70 MB resident instead of 78 MB (measured).
+        args: ["--max-semi-space-size=1", packageEntry(), "member"],
         // Expanded by Claude Code from its environment: the file holds the variable's name, never the secret.
         env: { [MEMBER_ENV.secret]: `\${${MEMBER_ENV.secret}}`, [MEMBER_ENV.session]: id, [MEMBER_ENV.socket]: socketPath(stateDir), ...(lead ? { [MEMBER_ENV.lead]: "1" } : {}) },
       },
