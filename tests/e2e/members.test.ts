@@ -7,6 +7,7 @@
  * with a forged secret is refused, and no process's argv holds a secret.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RecordedRequest, Reply } from "../fixtures/mock-anthropic.js";
@@ -167,5 +168,9 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
     const claude = cli.find((x) => x.argv.includes("--mcp-config"));
     expect(claude?.argv.split("\0")).toContain(`${e.world.stateDir}/${h.session_id}/member-mcp.json`);
     for (const x of cli) expect(x.argv).not.toContain(secret);
+    // Nor in the state directory (the SDK's raw output log included) or the server's log.
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.isFile() ? [join(dir, d.name)] : []));
+    expect(files(e.world.stateDir).filter((f) => readFileSync(f, "latin1").includes(secret))).toEqual([]);
+    expect(m.stderr()).not.toContain(secret);
   }, 120_000);
 });
