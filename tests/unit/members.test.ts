@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hooksSettings } from "../../src/claude/hooks.js";
+import { childEnv } from "../../src/claude/launch.js";
 import { initialFold, reduce } from "../../src/events/reducer.js";
 import { buildSdkOptions } from "../../src/runners/headless/options.js";
 import { withMemberTools } from "../../src/runners/runner.js";
@@ -44,6 +45,12 @@ describe("a team session's member launch", () => {
     expect(again.env.CLAUDE_SESSIONS_TEAM_LEAD).toBeUndefined();
     expect(await verifyMemberSecret(root, "s1", secret)).toBe(false);
     expect(await verifyMemberSecret(root, "s1", again.env.CLAUDE_SESSIONS_MEMBER_SECRET!)).toBe(true);
+  });
+
+  it("a server inside a team session passes that session's member variables to none of its own sessions", () => {
+    const outer = { PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "outer", CLAUDE_SESSIONS_MEMBER_SOCKET: "/o.sock", CLAUDE_SESSIONS_TEAM_LEAD: "1" };
+    expect(childEnv(outer, {})).toEqual({ PATH: "/bin" });
+    expect(childEnv(outer, { CLAUDE_SESSIONS_MEMBER_SECRET: "own" })).toEqual({ PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "own" });
   });
 
   it("allows the member tools in the settings, next to the deny rules", () => {
