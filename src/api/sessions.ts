@@ -184,6 +184,7 @@ export const sessionSummary = z.strictObject({
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
+  shutdown_requested: z.string().optional().describe("A team member asked to be ended (why); kill_session approves."),
   blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),

@@ -94,6 +94,8 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
     const notice = await until(() => notices.find((n) => n.event === "shutdown_requested"), 10_000);
     expect(notice).toMatchObject({ event: "shutdown_requested", session_id: ids.c, team_name: "alpha", teammate_name: "c", reason: "my part is merged" });
     await until(() => promptsOf(w.stateDir, ids.a!).some((p) => p.startsWith("From c: request_shutdown: my part is merged")), 10_000);
+    // A client that missed the notification finds the request in list_sessions.
+    await until(async () => (await m.callOk("list_sessions", { team_filter: "alpha" })).sessions.find((s) => s.session_id === ids.c)?.shutdown_requested === "my part is merged", 5000);
     const a = await member("a");
     expect((await a.call("list_teammates")).data.teammates.find((t: { teammate_name: string }) => t.teammate_name === "c")).toMatchObject({ shutdown_requested: "my part is merged" });
     const ended = await a.call("end_teammate", { teammate_name: "c" });
