@@ -7,13 +7,14 @@
  * call is audited as member:<id>; the secret is in no argv, state file, log or result.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readAudit } from "../../src/store/audit.js";
 import { promptsOf } from "../helpers/events.js";
 import { connect, hasPty, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { startHttpServer } from "../helpers/http.js";
 import { connectMember, sessionProcessEnv, type Member } from "../helpers/members.js";
 
 const TMUX = tmuxOrSkip();
@@ -172,6 +173,24 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
     const r = await b.call("message_teammate", { teammate_name: "a", message: "still there?", wait_for_response: true });
     expect(r.data).toMatchObject({ completed: true, response: "FAKE REPLY: From b: still there?" });
     expect(readdirSync(join(w.stateDir, "sockets"))).toEqual([`${m.pid}.sock`]);
+  }, 60_000);
+
+  it("serve --http opens a member socket too (0600 in a 0700 folder), which members reach", async () => {
+    const http = await startHttpServer(w);
+    try {
+      const sockets = join(w.stateDir, "sockets");
+      const own = join(sockets, `${http.proc.pid}.sock`);
+      await until(() => existsSync(own), 10_000);
+      expect(statSync(sockets).mode & 0o777).toBe(0o700);
+      expect(statSync(own).mode & 0o777).toBe(0o600);
+      const b = await member("b");
+      await m.close();
+      const r = await b.call("list_teammates");
+      expect(r.data.teammates.map((t: { teammate_name: string }) => t.teammate_name)).toContain("a");
+    } finally {
+      m = await connect(w);
+      await http.stop();
+    }
   }, 60_000);
 
   it("keeps the secret out of every argv, the state files, the logs and the results", async () => {
