@@ -52,12 +52,7 @@ export function wrapWithDoppler(argv: string[], d: DopplerWrap): string[] {
 }
 
 /** Variables that must not reach a nested Claude Code (it refuses to start inside another one). */
-const DROP = new Set([
-  "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_TOKEN",
-  // A server running inside a team session must not hand that session's member secret to its own sessions
-  // (api/members.ts's MEMBER_ENV; a team session of this server gets its own through `extra`).
-  "CLAUDE_SESSIONS_MEMBER_SECRET", "CLAUDE_SESSIONS_MEMBER_SOCKET", "CLAUDE_SESSIONS_TEAM_LEAD",
-]);
+const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_TOKEN"]);
 
 
 /** The server's own Doppler credentials: only a session run under `doppler run` gets them. */

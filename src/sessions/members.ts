@@ -62,6 +62,17 @@ export function memberLaunch(stateDir: string, dir: string, id: string, lead: bo
   };
 }
 
+/**
+ * A server started inside a team session (by its Bash tool, or as an MCP server of it) inherits that session's member
+ * variables: removed from its environment at start, so none of its own sessions gets them (a team session of this
+ * server gets its own through its launch). Returns the names removed.
+ */
+export function forgetMemberEnv(env: NodeJS.ProcessEnv): string[] {
+  const names = [MEMBER_ENV.secret, MEMBER_ENV.socket, MEMBER_ENV.lead].filter((n) => env[n] !== undefined);
+  for (const n of names) delete env[n];
+  return names;
+}
+
 /** Whether `secret` is the one of session `id`'s current process (compared in constant time). */
 export async function verifyMemberSecret(stateDir: string, id: string, secret: string): Promise<boolean> {
   const stored = (await readFile(join(stateDir, id, MEMBER_HASH), "utf8").catch(() => "")).trim();

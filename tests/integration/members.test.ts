@@ -7,7 +7,7 @@
  * call is audited as member:<id>; the secret is in no argv, state file, log or result.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -163,6 +163,17 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       expect.objectContaining({ tool: "start_teammate", actor: `member:${ids.b}`, outcome: "error", error_code: "PERMISSION_DENIED" }),
     ]));
   });
+
+  it("a headless session of the team gets its member server too (the SDK's environment keeps the secret)", async () => {
+    // Headless sessions have no trust screen: the server reads Claude's trust record, as after a first `claude` there.
+    writeFileSync(join(w.home, ".claude.json"), JSON.stringify({ projects: { [w.work]: { hasTrustDialogAccepted: true } } }), { mode: 0o600 });
+    const h = await m.callOk("start_session", { cwd: w.dir("team"), team_name: "alpha", teammate_name: "h", backend: "headless" });
+    ids.h = h.session_id;
+    const mh = await member("h");
+    const r = await mh.call("message_teammate", { teammate_name: "b", message: "from headless", wait_for_response: true });
+    expect(r.data).toMatchObject({ completed: true, response: "FAKE REPLY: From h: from headless" });
+    await m.callOk("kill_session", { session_id: h.session_id });
+  }, 60_000);
 
   it("a member whose server stopped reaches the next server of the state directory, which still knows its secret", async () => {
     const b = await member("b");

@@ -13,7 +13,7 @@ import { initialFold, reduce } from "../../src/events/reducer.js";
 import { buildSdkOptions } from "../../src/runners/headless/options.js";
 import { withMemberTools } from "../../src/runners/runner.js";
 import { noticeOf } from "../../src/server/notify.js";
-import { memberLaunch, verifyMemberSecret } from "../../src/sessions/members.js";
+import { forgetMemberEnv, memberLaunch, verifyMemberSecret } from "../../src/sessions/members.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-members-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -47,10 +47,12 @@ describe("a team session's member launch", () => {
     expect(await verifyMemberSecret(root, "s1", again.env.CLAUDE_SESSIONS_MEMBER_SECRET!)).toBe(true);
   });
 
-  it("a server inside a team session passes that session's member variables to none of its own sessions", () => {
-    const outer = { PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "outer", CLAUDE_SESSIONS_MEMBER_SOCKET: "/o.sock", CLAUDE_SESSIONS_TEAM_LEAD: "1" };
-    expect(childEnv(outer, {})).toEqual({ PATH: "/bin" });
-    expect(childEnv(outer, { CLAUDE_SESSIONS_MEMBER_SECRET: "own" })).toEqual({ PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "own" });
+  it("a server inside a team session forgets that session's member variables at start (none of its sessions gets them)", () => {
+    const outer: NodeJS.ProcessEnv = { PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "outer", CLAUDE_SESSIONS_MEMBER_SOCKET: "/o.sock", CLAUDE_SESSIONS_TEAM_LEAD: "1" };
+    expect(forgetMemberEnv(outer).sort()).toEqual(["CLAUDE_SESSIONS_MEMBER_SECRET", "CLAUDE_SESSIONS_MEMBER_SOCKET", "CLAUDE_SESSIONS_TEAM_LEAD"]);
+    expect(outer).toEqual({ PATH: "/bin" });
+    // A session's own variables pass through childEnv (a headless plan's environment is built twice).
+    expect(childEnv({ PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "own" }, {})).toEqual({ PATH: "/bin", CLAUDE_SESSIONS_MEMBER_SECRET: "own" });
   });
 
   it("allows the member tools in the settings, next to the deny rules", () => {
