@@ -61,6 +61,21 @@ export interface LaunchRequest {
   options: LaunchOptions;
   /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
   permission?: { script: string; timeoutMs: number } | undefined;
+  /** A team session's member server (sessions/members.ts): every runner adds its configuration and allows its tools. */
+  member?: MemberLaunch | undefined;
+}
+
+/** A team session's member server for one launch: its MCP configuration file, its name, the files written before the spawn. */
+export interface MemberLaunch {
+  configPath: string;
+  serverName: string;
+  files: ReadonlyArray<{ path: string; text: string }>;
+}
+
+/** The session's settings with the member server's tools allowed (so a member never stalls on a prompt for them). */
+export function withMemberTools(settings: { permissions: { deny: string[]; allow?: string[] } } & Record<string, unknown>, member: MemberLaunch | undefined): object {
+  if (!member) return settings;
+  return { ...settings, permissions: { ...settings.permissions, allow: [...(settings.permissions.allow ?? []), `mcp__${member.serverName}`] } };
 }
 
 /** A runner's plan of one launch. */
@@ -73,6 +88,8 @@ export interface LaunchPlan {
   settings: object;
   /** Scripts those hooks run: each must be the server's own (checked before the settings are written). */
   hookScripts: string[];
+  /** Private files (0600) the session layer writes before the spawn: the member server's configuration and secret hash. */
+  files?: ReadonlyArray<{ path: string; text: string }> | undefined;
   /** Starts the process; `live` is the session layer's fold of the events log. */
   spawn(session: { live: LiveSession; generation?: number | undefined }): Promise<Spawned>;
 }

@@ -23,6 +23,7 @@ import { rpc } from "./rpc-error.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import type { CallRouter } from "./tool.js";
+import { HANDOFFS_TEMPLATE, readHandoffsResource } from "./member/handoffs.js";
 
 export const RESOURCE_KINDS = ["summary", "screen", "transcript", "events"] as const;
 type Kind = (typeof RESOURCE_KINDS)[number];
@@ -108,7 +109,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     cancel(uri);
   };
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, rpc(async () => ({ resourceTemplates: TEMPLATES })));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, rpc(async () => ({ resourceTemplates: [...TEMPLATES, HANDOFFS_TEMPLATE] })));
   server.setRequestHandler(ListResourcesRequestSchema, rpc(async () => {
     const st = await svc.deps.store.read();
     const resources: Resource[] = [];
@@ -123,6 +124,8 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     return { resources };
   }));
   server.setRequestHandler(ReadResourceRequestSchema, rpc(async (req) => {
+    // A team's hand-offs (member servers' handoff tool): this state directory's file.
+    if (req.params.uri.startsWith("team://")) return { contents: [await readHandoffsResource(svc.deps.cfg.stateDir, req.params.uri)] };
     // A session on a node: the node's own resource, read through its link.
     const remote = router?.readResource ? await router.readResource(req.params.uri, parseUri(req.params.uri).id, svc) : undefined;
     return { contents: remote ?? [await readResource(svc, req.params.uri)] };

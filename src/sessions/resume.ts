@@ -30,7 +30,7 @@ import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
-import { launch, launchRequest, newSessionId, result, sessionEnv } from "./launch.js";
+import { launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -199,7 +199,7 @@ interface ResumePlan {
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>): RunnerPlan {
-  return p.runner.plan(launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient } }));
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r) }));
 }
 
 /** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */

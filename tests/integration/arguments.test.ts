@@ -86,6 +86,11 @@ const START: Record<string, Row> = {
   max_budget_usd: none("a number the server or the CLI counts"),
   team_name: none("a label (stored, shown, put in CLAUDE_TEAM_NAME)"),
   teammate_name: none("a label (stored, shown, put in CLAUDE_TEAMMATE_NAME)"),
+  team_lead: {
+    effect: "widen",
+    gate: "needs a team_name; the lead's member server starts teammates with start_session's checks and limits, the lead's own permission settings, in its cwd or below (tests/integration/members.test.ts)",
+    probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.dir("lead"), team_lead: true }), "INVALID_ARGUMENT", "team_name"),
+  },
   append_system_prompt: none(TEXT),
   add_dirs: {
     effect: "widen",
