@@ -12,6 +12,7 @@ import type { Folded } from "../events/reducer.js";
 import { withFileLock } from "../util/flock.js";
 import { serverAction } from "./audit.js";
 import type { Deps } from "./deps.js";
+import { kill } from "./kill.js";
 import { generationOf } from "./registry.js";
 import { relaunch } from "./resume.js";
 import { withSessionKeys } from "./turns.js";
@@ -195,6 +196,21 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
     const records = Object.values((await d.store.read()).sessions).filter((r) => r.session_id !== except);
     const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status)));
     if (live.length + reserved < max) return;
+    // A warm-pool spare goes first: it holds no conversation, and a later start costs less than a wake.
+    const spare = live.find((r) => r.spare !== undefined && !tried.has(r.session_id));
+    if (spare) {
+      tried.add(spare.session_id);
+      const claimed = await d.store.update((s) => {
+        const x = s.sessions[spare.session_id];
+        if (x?.spare === undefined) return false;
+        delete x.spare;
+        return true;
+      });
+      if (claimed) {
+        await serverAction(d, "max_live", "kill_session", spare.session_id, () => kill(d, { session_id: spare.session_id, save_state: false, force: false }, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached: a warm-pool spare made room`)).catch((e: unknown) => d.log.warn(`${spare.session_id}: ending a spare for room failed: ${String(e)}`));
+      }
+      continue;
+    }
     const idle = live
       .filter((r) => !tried.has(r.session_id) && d.runners[r.backend])
       .filter((r) => {
@@ -210,6 +226,18 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
     tried.add(pick.session_id);
     await serverAction(d, "max_live", "kill_session", pick.session_id, () => hibernate(d, pick.session_id, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached`)).catch((e: unknown) => d.log.warn(`${pick.session_id}: hibernating for room failed: ${String(e)}`));
   }
+}
+
+/**
+ * Whether one more live process fits under CLAUDE_SESSIONS_MAX_LIVE without hibernating anything (always, when the
+ * limit is off), counting `underWay` starts not yet recorded (conservatively: a recorded one counts twice): the warm
+ * pool starts a spare only then — a spare never pushes a conversation out.
+ */
+export async function hasRoom(d: Deps, underWay = 0): Promise<boolean> {
+  if (d.cfg.maxLive <= 0) return true;
+  const records = Object.values((await d.store.read()).sessions);
+  const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status))).length;
+  return live + underWay + (rooms.get(d)?.reserved ?? 0) < d.cfg.maxLive;
 }
 
 /** kill_session {hibernate: true}: an idle session is hibernated; any other is refused and left as it is. */

@@ -12,6 +12,7 @@ import type { CallContext } from "../core/context.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import { checkPrompt } from "./checks.js";
+import { hasRoom } from "./hibernate.js";
 import type { Deps } from "./deps.js";
 import { result, start, withStream } from "./launch.js";
 import { deliverPrompt } from "./turns.js";
@@ -101,6 +102,11 @@ export class WarmPool {
       }
       const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
       for (let i = have + starting.size; i < this.size; i++) {
+        // Under CLAUDE_SESSIONS_MAX_LIVE a spare takes only free room: it never makes a session hibernate.
+        if (!(await hasRoom(this.d, this.spares))) {
+          this.d.log.info(`warm pool: no spare started: CLAUDE_SESSIONS_MAX_LIVE (${this.d.cfg.maxLive}) has no free room`);
+          break;
+        }
         this.filling.set(key, starting);
         const p: Promise<string | undefined> = start(this.d, options, {})
           .then(async (s) => {
