@@ -7,7 +7,7 @@ import { DECISIONS_DIR, hooksSettings } from "../../claude/hooks.js";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
-import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
+import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 
 export function terminalCaps(host: TerminalHost): Capabilities {
   return {
@@ -17,20 +17,22 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     warmPool: true,
     trustScreen: true,
     ownTurnLimit: false,
+    prompts: "input-box",
     honours: ["doppler"],
     keeps: [],
   };
 }
 
 export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
-  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions)];
+  // A team session's member server: a file the server wrote (its secret is a variable of the environment, never argv).
+  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
   const argv = req.doppler ? wrapWithDoppler(claudeArgv, req.doppler) : claudeArgv;
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
   return {
     command: argv,
-    settings: hooksSettings(req.eventsPath, perm),
+    settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
