@@ -303,3 +303,19 @@ describe('fake claude in tmux', () => {
     await tmux(['kill-session', '-t', '=c']);
   });
 });
+
+describe('fake claude key parser: input split between reads', () => {
+  it('two bracketed pastes sent back to back arrive whole wherever a read splits them; a lone ESC is Escape only at the end', async () => {
+    const { KeyParser } = (await import(new URL('../fixtures/fake-claude/term.mjs', import.meta.url).href)) as { KeyParser: new () => { feed(s: string): Array<{ type: string; text?: string }>; flush(): Array<{ type: string }>; pendingEscape: boolean } };
+    const input = '\x1b[200~ab\x1b[201~\x1b[200~cd\x1b[201~';
+    for (let cut = 1; cut < input.length; cut++) {
+      const p = new KeyParser();
+      const events = [...p.feed(input.slice(0, cut)), ...p.feed(input.slice(cut)), ...p.flush()];
+      expect(events, `cut at ${cut}`).toEqual([{ type: 'paste', text: 'ab' }, { type: 'paste', text: 'cd' }]);
+    }
+    const p = new KeyParser();
+    expect(p.feed('\x1b')).toEqual([]);
+    expect(p.pendingEscape).toBe(true);
+    expect(p.flush()).toEqual([{ type: 'escape' }]);
+  });
+});
