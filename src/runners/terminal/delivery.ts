@@ -12,7 +12,7 @@ import { pollScreen } from "./poll.js";
 import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./drawn.js";
 import { deliveryMismatch } from "./exact.js";
 import { pastePieces } from "./prompt.js";
-import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
 
 /** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */
 async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {
@@ -46,7 +46,8 @@ export function provableWhole(text: string): boolean {
 /**
  * Pastes the text (bracketed, in pieces) without Enter, and waits until the input box shows that Claude Code has
  * taken all of it, so that the Enter that follows is not lost. The screen is read with enough scrollback for the
- * whole box (2.1.197 draws a prompt taller than the screen in full), one read every PASTE_POLL_MS.
+ * whole box (2.1.197 draws a prompt taller than the screen in full), one read every PASTE_POLL_FAST_MS at first,
+ * then every PASTE_POLL_MS.
  *
  * Most text is pasted whole and counts as drawn as soon as the box shows it all (its even characters counted) or its
  * unique end (provableWhole). Repeated text in a box too tall to read whole cannot be told from a box still missing
@@ -62,7 +63,7 @@ async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logge
   const end = Date.now() + PASTE_DRAWN_MS;
   const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
   const read = () => b.screen(s.id, { above });
-  const opts = () => ({ everyMs: PASTE_POLL_MS, timeoutMs: Math.max(0, end - Date.now()), ...signal });
+  const opts = () => ({ everyMs: PASTE_POLL_MS, fast: { everyMs: PASTE_POLL_FAST_MS, forMs: PASTE_POLL_FAST_FOR_MS }, timeoutMs: Math.max(0, end - Date.now()), ...signal });
   if (provableWhole(text)) {
     await pasteInPieces(b, s.id, text);
     const drawn = await pollScreen(read, (sc) => showsExactly(sc, text) || showsEnd(sc, text), opts());

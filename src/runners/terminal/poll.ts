@@ -11,6 +11,8 @@ export interface PollOptions {
   signal?: AbortSignal;
   /** Stop early (without a match) when this turns true, e.g. a hook answered first. */
   stop?: () => boolean;
+  /** Read every `everyMs` of this instead during its first `forMs` (a change expected within milliseconds). */
+  fast?: { everyMs: number; forMs: number };
 }
 
 /**
@@ -22,7 +24,8 @@ export async function pollScreen<T>(
   match: (screen: string) => T | undefined | false,
   opts: PollOptions,
 ): Promise<{ value: T | undefined; screen: string }> {
-  const end = Date.now() + opts.timeoutMs;
+  const start = Date.now();
+  const end = start + opts.timeoutMs;
   let screen = "";
   for (;;) {
     if (opts.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
@@ -31,6 +34,7 @@ export async function pollScreen<T>(
     const v = match(screen);
     if (v !== undefined && v !== false) return { value: v, screen };
     if (Date.now() >= end) return { value: undefined, screen };
-    await sleep(Math.min(opts.everyMs, Math.max(0, end - Date.now())));
+    const every = opts.fast && Date.now() - start < opts.fast.forMs ? opts.fast.everyMs : opts.everyMs;
+    await sleep(Math.min(every, Math.max(0, end - Date.now())));
   }
 }

@@ -36,6 +36,12 @@ export const PASTE_DRAWN_MS = 10_000;
 export const PROMPT_RETRY_AFTER_MS = 2500;
 /** Delivery: how often the input box is read while waiting for a paste to be drawn (each read is a tmux call). */
 export const PASTE_POLL_MS = 20;
+/**
+ * Delivery: the first PASTE_POLL_FAST_FOR_MS of that wait read every PASTE_POLL_FAST_MS: an idle 2.1.330 draws a short
+ * paste within 20 ms (measured: the second read, 20 ms after the paste, saw it in 6 of 6 follow-up turns).
+ */
+export const PASTE_POLL_FAST_MS = 5;
+export const PASTE_POLL_FAST_FOR_MS = 100;
 /** Delivery: once the text has left the box, how long the UserPromptSubmit hook may take under load. */
 export const PROMPT_CONFIRM_MS = 30_000;
 /** Delivery: Enter presses before giving up. */
