@@ -52,6 +52,8 @@ export interface ReadyOptions {
   timeoutMs: number;
   /** argv[0] and argv[1] of what runs: a doppler wrapper's failures are reported as DOPPLER_ERROR. */
   underDoppler: boolean;
+  /** The first prompt travels with the launch (`Driver.carried`): nothing will be typed, so ready needs no input box. */
+  promptCarried?: boolean;
 }
 
 export interface Delivery {

@@ -237,7 +237,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
 
   const t0 = Date.now();
   try {
-    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler }, ctx);
+    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler, ...(carried ? { promptCarried: true } : {}) }, ctx);
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});
