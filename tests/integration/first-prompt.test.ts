@@ -26,7 +26,7 @@ describe("the first prompt travels with the launch (headless)", () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
     report = join(w.root, "report.jsonl");
     // A CLI that takes a while to start: a prompt sent only once it is ready would arrive after its SessionStart.
-    m = await connect(w, { FAKE_CLAUDE_REPORT: report, FAKE_CLAUDE_STARTUP_MS: "400" });
+    m = await connect(w, { FAKE_CLAUDE_FIRST_PROMPT_LOG: report, FAKE_CLAUDE_STARTUP_MS: "400" });
   });
   afterAll(async () => {
     await m?.close();

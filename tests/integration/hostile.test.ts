@@ -144,6 +144,9 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         `--add-dir=${cwd}`,
         `--allowedTools=${v}`,
         `--disallowedTools=${v}`,
+        // The first prompt is the CLI's positional argument (issue #23): after `--`, so no value is an option.
+        "--",
+        v,
       ]);
       expect(readlinkSync(`/proc/${pid}/cwd`), JSON.stringify(v)).toBe(realpathSync(cwd));
       const env = environ(pid);
