@@ -31,6 +31,7 @@ import { assertOwnedDir, installScript, resolveStateDir } from "./util/owned.js"
 import { isSafePath } from "./util/shell.js";
 import { loadNodes } from "./nodes/config.js";
 import { Coordinator } from "./nodes/coordinator.js";
+import { forgetMemberEnv } from "./sessions/members.js";
 
 export interface App {
   cfg: Config;
@@ -81,6 +82,7 @@ async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
 
 export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
+  forgetMemberEnv(env);
   // A bad operator price file stops the server here, naming the entry: a budget must never rest on a price ignored.
   operatorPrices(env);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });

@@ -16,4 +16,6 @@ if (serving && !given && !process.env.CLAUDE_SESSIONS_NO_REEXEC && typeof execve
     /* exec refused (a sandbox, an odd platform): run as we are */
   }
 }
-await import("./command-line.js");
+// A team member's own MCP server (started by a session's Claude Code) loads only what it needs.
+if (process.argv[2] === "member") await (await import("./cli/member.js")).runMember();
+else await import("./command-line.js");

@@ -24,6 +24,7 @@ import { loadNodes } from "./nodes/config.js";
 import { listSessions } from "./server/tools/list-sessions.js";
 import { lsLines } from "./cli/ls.js";
 import { isWorkCommand, runWorkCommand, WORK_HELP } from "./cli/work.js";
+import { startMemberSocket } from "./server/member/socket.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -42,6 +43,7 @@ ${WORK_HELP}
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
+  claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
 ${HISTORY_HELP}
   claude-sessions --version | --help
 
@@ -55,6 +57,8 @@ async function serve(): Promise<void> {
   const app = await createApp();
   const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
   app.nodes.start();
+  // Team members' own MCP servers reach this server here (issue 25).
+  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
   const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = async (why: string) => {
@@ -63,6 +67,7 @@ async function serve(): Promise<void> {
     app.log.info(`shutting down (${why})`);
     const force = setTimeout(() => process.exit(0), 10_000);
     force.unref();
+    await members?.close().catch(() => {});
     await app.close().catch((e) => app.log.error(String(e)));
     await server.close().catch(() => {});
     process.exit(0);
@@ -96,6 +101,7 @@ async function serveHttp(args: string[]): Promise<void> {
     throw e;
   });
   app.nodes.start();
+  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
   process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
   process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);
   let closing = false;
@@ -104,6 +110,7 @@ async function serveHttp(args: string[]): Promise<void> {
     closing = true;
     app.log.info(`shutting down (${why})`);
     setTimeout(() => process.exit(0), 10_000).unref();
+    await members?.close().catch(() => {});
     await http.close().catch(() => {});
     await app.close().catch((e) => app.log.error(String(e)));
     process.exit(0);

@@ -19,7 +19,7 @@ export const startInput = z
     permission_mode: permissionMode
       .optional()
       .describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: turns allowed; headless: agentic turns per prompt."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: turns allowed; headless: agentic turns/prompt."),
     max_budget_usd: z
       .number()
       .positive()
@@ -28,6 +28,7 @@ export const startInput = z
       .describe("USD; prompts refused once spent."),
     team_name: teamName.optional().describe("Join this team."),
     teammate_name: teammateName.optional().describe("Default: generated."),
+    team_lead: z.boolean().optional(),
     append_system_prompt: z.string().max(100000).optional(),
     add_dirs: z.array(z.string().min(1).max(4096)).max(64).optional().describe("--add-dir"),
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
@@ -38,7 +39,7 @@ export const startInput = z
       .min(1)
       .max(4096)
       .optional()
-      .describe("New file for the raw output."),
+      .describe("New file: raw output."),
     backend: backend.optional(),
     stream_output: z.boolean().optional().describe("Subscribe to session://{id}/transcript."),
     doppler: doppler.optional(),
@@ -183,6 +184,7 @@ export const sessionSummary = z.strictObject({
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
+  shutdown_requested: z.string().optional().describe("A team member asked to be ended (why); kill_session approves."),
   blocked: blockedScreen.optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),

@@ -55,7 +55,7 @@ export function stateDenyRules(eventsPath: string): string[] {
   return [...edit, `Read(${s}/token)`];
 }
 
-export function hooksSettings(eventsPath: string, permission?: PermissionHook): object {
+export function hooksSettings(eventsPath: string, permission?: PermissionHook): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {

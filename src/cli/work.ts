@@ -24,8 +24,9 @@ export const WORK_COMMANDS = ["start", "run", "resume", "reset", "send"] as cons
 export type WorkCommand = (typeof WORK_COMMANDS)[number];
 
 export const WORK_HELP = `  claude-sessions start <cwd> [--prompt TEXT] [--model M] [--permission-mode MODE] [--backend tmux|pty|headless]
-                        [--team NAME] [--teammate NAME] [--node NAME] [--worktree] [--wait] [--json]
-                                  start a session (as start_session); --wait waits for the prompt's reply
+                        [--team NAME] [--teammate NAME] [--lead] [--node NAME] [--worktree] [--wait] [--json]
+                                  start a session (as start_session); --wait waits for the prompt's reply;
+                                  --lead: the team's lead (its member tools may start and end teammates)
   claude-sessions run <cwd> <prompt…> [--model M] [--backend B] [--node NAME] [--worktree] [--keep] [--timeout MS]
                                   one answer (as run_task): prints it and exits 0; the session ends unless --keep
   claude-sessions resume <id> [--message TEXT] [--fork] [--wait] [--json]
@@ -154,6 +155,7 @@ async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
     backend: { type: "string" },
     team: { type: "string" },
     teammate: { type: "string" },
+    lead: { type: "boolean" },
     node: { type: "string" },
     worktree: { type: "boolean" },
     wait: { type: "boolean" },
@@ -173,6 +175,7 @@ async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
       backend: str(v.backend),
       team_name: str(v.team),
       teammate_name: str(v.teammate),
+      team_lead: v.lead ? true : undefined,
       node: str(v.node),
       worktree: v.worktree ? true : undefined,
     }),

@@ -105,6 +105,8 @@ export interface Folded {
   permission_denials?: Array<{ tool_name: string; tool_use_id: string; tool_input: unknown; reason?: string }>;
   exit_code?: number;
   end_reason?: string;
+  /** A team member asked to be ended (its request_shutdown, issue 25): the reason, until its process ends or a new one starts. */
+  shutdown_requested?: string;
   last_event_at?: string;
   /** Replies received over the whole log (every ended turn with a reply, across processes) and their length. */
   responses: number;
@@ -293,6 +295,10 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.end_reason ??= "exit";
       delete f.pending_permission;
       delete f.blocked;
+      return f;
+    case "cs:shutdown_requested":
+      // A member's request_shutdown: a client approves with kill_session, a team lead with end_teammate.
+      f.shutdown_requested = ev.reason ?? "requested";
       return f;
     case "cs:hibernated":
       // The server ended the process on purpose (idle time, kill_session {hibernate}, MAX_LIVE, shutdown): the

@@ -51,6 +51,8 @@ export interface ConversationPlan extends PlanBase {
   options: LaunchOptions;
   /** The session layer's fold and waiters of `eventsPath`. */
   live: LiveSession;
+  /** A team session's member server configuration file (`--mcp-config`). */
+  member_mcp_config?: string;
 }
 
 export type SpawnSpec = TerminalPlan | ConversationPlan;

@@ -8,6 +8,7 @@ import type { BackendKind } from "../core/events.js";
 import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
 import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
+import type { PromptInput } from "./prompt.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
@@ -31,6 +32,8 @@ export interface Capabilities {
   trustScreen: boolean;
   /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
   ownTurnLimit: boolean;
+  /** How prompts reach the conversation, and so what a prompt may hold (prompt.ts): typed into the input box, or a message. */
+  prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
   honours: readonly RunnerOption[];
   /** Which options a session's record keeps for resume_session (never one that may hold secrets). */
@@ -60,6 +63,21 @@ export interface LaunchRequest {
   prompt?: string | undefined;
   /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
   permission?: { script: string; timeoutMs: number } | undefined;
+  /** A team session's member server (sessions/members.ts): every runner adds its configuration and allows its tools. */
+  member?: MemberLaunch | undefined;
+}
+
+/** A team session's member server for one launch: its MCP configuration file, its name, the files written before the spawn. */
+export interface MemberLaunch {
+  configPath: string;
+  serverName: string;
+  files: ReadonlyArray<{ path: string; text: string }>;
+}
+
+/** The session's settings with the member server's tools allowed (so a member never stalls on a prompt for them). */
+export function withMemberTools(settings: { permissions: { deny: string[]; allow?: string[] } } & Record<string, unknown>, member: MemberLaunch | undefined): object {
+  if (!member) return settings;
+  return { ...settings, permissions: { ...settings.permissions, allow: [...(settings.permissions.allow ?? []), `mcp__${member.serverName}`] } };
 }
 
 /** A runner's plan of one launch. */
@@ -74,6 +92,8 @@ export interface LaunchPlan {
   hookScripts: string[];
   /** The plan took `LaunchRequest.prompt`: the driver's `carried` confirms it once the process runs (nothing is typed). */
   carriesPrompt?: boolean;
+  /** Private files (0600) the session layer writes before the spawn: the member server's configuration and secret hash. */
+  files?: ReadonlyArray<{ path: string; text: string }> | undefined;
   /** Starts the process; `live` is the session layer's fold of the events log. */
   spawn(session: { live: LiveSession; generation?: number | undefined }): Promise<Spawned>;
 }

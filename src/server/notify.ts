@@ -1,6 +1,6 @@
 /**
  * Notifications that need no subscription: when a session needs a permission answer or a screen's answer (blocked),
- * ends a turn, fails or dies,
+ * ends a turn, fails or dies, a team member asks to be ended (request_shutdown),
  * or a time limit acts on it, every client hears it as a `notifications/message` (the logging capability; the SDK
  * honours logging/setLevel). Driven by SessionService.subscribe, so it fires as the hook's line is folded.
  */
@@ -12,7 +12,7 @@ import type { Logger } from "../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -34,6 +34,10 @@ export interface SessionNotice {
 export function noticeOf(c: SessionChange): { level: LoggingLevel; notice: SessionNotice } | undefined {
   const base = { session_id: c.session_id, status: c.status, ...(c.previous ? { previous: c.previous } : {}) };
   const f = c.fold;
+  // A team member asked to be ended (its member server's request_shutdown): kill_session approves.
+  if (c.events.some((e) => e.hook_event_name === "cs:shutdown_requested")) {
+    return { level: "warning", notice: { event: "shutdown_requested", ...base, reason: f.shutdown_requested ?? "requested" } };
+  }
   const opened = c.events.some((e) => e.hook_event_name === "PermissionRequest");
   if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {
     return { level: "warning", notice: { event: "permission", ...base, tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } };

@@ -1,6 +1,6 @@
 /**
  * Prompts: start_task, handoff and review_team, each with typed arguments, and completions of the values the
- * server knows (session ids, team names, cwds) for prompt arguments and the resource templates' session_id.
+ * server knows (session ids, team names, cwds) for prompt arguments and the resource templates' session_id and team_name.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
@@ -115,6 +115,7 @@ export function installPrompts(server: Server, svc: SessionService, offered: Rea
     let what: Known | undefined;
     if (ref.type === "ref/prompt") what = byName.get(ref.name)?.complete[argument.name];
     else if (ref.type === "ref/resource" && argument.name === "session_id") what = "session_id";
+    else if (ref.type === "ref/resource" && argument.name === "team_name") what = "team_name"; // team://{team_name}/handoffs
     const all = what ? await known(svc, what) : [];
     const values = all.filter((v) => v.startsWith(argument.value));
     return { completion: { values: values.slice(0, 100), total: values.length, hasMore: values.length > 100 } };

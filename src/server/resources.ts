@@ -2,7 +2,9 @@
  * Resources: every session as session://{id} (its summary as JSON) with /screen, /transcript and /events, the
  * templates for them, and subscriptions. An update is pushed when the session's event log moves (the change feed
  * of SessionService), never by a timer polling a session; screen updates are coalesced to SCREEN_EVERY_MS.
- * Starting or ending a session (or pruning its record) sends notifications/resources/list_changed.
+ * Starting or ending a session (or pruning its record) sends notifications/resources/list_changed. A pending screen
+ * update is cancelled when its subscription ends; a session whose record is deleted (kill without save_state,
+ * retention) loses its subscriptions, and any session the server forgets its pending updates.
  */
 import { open } from "node:fs/promises";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -21,6 +23,7 @@ import { rpc } from "./rpc-error.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import type { CallRouter } from "./tool.js";
+import { HANDOFFS_TEMPLATE, readHandoffsResource } from "./member/handoffs.js";
 
 export const RESOURCE_KINDS = ["summary", "screen", "transcript", "events"] as const;
 type Kind = (typeof RESOURCE_KINDS)[number];
@@ -87,6 +90,8 @@ export async function readResource(svc: SessionService, uri: string): Promise<{ 
 export interface InstalledResources {
   stop: () => void;
   subscribe: (uri: string) => Promise<void>;
+  /** Subscriptions held and screen updates pending (tests: none is left behind). */
+  readonly kept: { subscriptions: number; timers: number };
 }
 
 /** Installs the resource handlers on `server` and starts pushing updates and list changes. */
@@ -94,8 +99,17 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   const subscribed = new Set<string>();
   const screenTimers = new Map<string, NodeJS.Timeout>();
   const updated = (uri: string) => void server.sendResourceUpdated({ uri }).catch((e: unknown) => log.debug(`resource update not sent: ${String(e)}`));
+  const cancel = (uri: string) => {
+    const t = screenTimers.get(uri);
+    if (t) clearTimeout(t);
+    screenTimers.delete(uri);
+  };
+  const unsubscribe = (uri: string) => {
+    subscribed.delete(uri);
+    cancel(uri);
+  };
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, rpc(async () => ({ resourceTemplates: TEMPLATES })));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, rpc(async () => ({ resourceTemplates: [...TEMPLATES, HANDOFFS_TEMPLATE] })));
   server.setRequestHandler(ListResourcesRequestSchema, rpc(async () => {
     const st = await svc.deps.store.read();
     const resources: Resource[] = [];
@@ -110,6 +124,8 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     return { resources };
   }));
   server.setRequestHandler(ReadResourceRequestSchema, rpc(async (req) => {
+    // A team's hand-offs (member servers' handoff tool): this state directory's file.
+    if (req.params.uri.startsWith("team://")) return { contents: [await readHandoffsResource(svc.deps.cfg.stateDir, req.params.uri)] };
     // A session on a node: the node's own resource, read through its link.
     const remote = router?.readResource ? await router.readResource(req.params.uri, parseUri(req.params.uri).id, svc) : undefined;
     return { contents: remote ?? [await readResource(svc, req.params.uri)] };
@@ -126,9 +142,17 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   }));
   const offRemote = router?.onResourceUpdated?.((uri) => subscribed.has(uri) && updated(uri));
   server.setRequestHandler(UnsubscribeRequestSchema, rpc(async (req) => {
-    subscribed.delete(req.params.uri);
+    unsubscribe(req.params.uri);
     return {};
   }));
+  // A session the server forgets has no update pending; one whose record is gone has no subscriptions either.
+  const offForget = svc.onForget((id, removed) => {
+    for (const kind of RESOURCE_KINDS) {
+      const uri = resourceUri(id, kind);
+      if (removed) unsubscribe(uri);
+      else cancel(uri);
+    }
+  });
 
   const off = svc.subscribe((c) => {
     const started = c.status === "starting" && c.previous !== "starting";
@@ -148,7 +172,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
         uri,
         setTimeout(() => {
           screenTimers.delete(uri);
-          updated(uri);
+          if (subscribed.has(uri)) updated(uri);
         }, SCREEN_EVERY_MS),
       );
     }
@@ -159,9 +183,17 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   const stop = () => {
     off();
     offLimit();
+    offForget();
     offRemote?.();
     for (const t of screenTimers.values()) clearTimeout(t);
     screenTimers.clear();
+    subscribed.clear();
   };
-  return { stop, subscribe };
+  return {
+    stop,
+    subscribe,
+    get kept() {
+      return { subscriptions: subscribed.size, timers: screenTimers.size };
+    },
+  };
 }

@@ -6,14 +6,22 @@ import { findClaude, findOnPath } from "../claude/discover.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
-import { preparePrompt } from "../runners/terminal/prompt.js";
+import { preparePromptFor } from "../runners/prompt.js";
+import type { Capabilities } from "../runners/runner.js";
 import type { SessionRecord } from "../store/schema.js";
 import { ENV_NAME } from "../util/env.js";
 import { checkEnvNames } from "./gates.js";
 
-/** A prompt as it will be typed, or INVALID_ARGUMENT / PERMISSION_DENIED (see prompt.ts). */
-export function checkPrompt(cfg: Config, m: string, what: string, bashMode?: boolean): string {
-  return preparePrompt(m, { maxChars: cfg.maxMessageChars, allowBashMode: cfg.allowBashMode, what, ...(bashMode ? { bashMode } : {}) });
+/**
+ * A prompt as its runner will deliver it, or INVALID_ARGUMENT / PERMISSION_DENIED (runners/prompt.ts): the rules
+ * of `caps.prompts` (a headless session's message holds what the terminal must refuse). Without a runner (the
+ * session's is not known yet, Claude Code's own background sessions) the input box's rules, which refuse more.
+ */
+/** The rules every runner applies (a message's): checked before the session, and so its runner, is known. */
+export const ANY_RUNNER: Pick<Capabilities, "prompts"> = { prompts: "message" };
+
+export function checkPrompt(cfg: Config, m: string, what: string, bashMode?: boolean, caps?: Pick<Capabilities, "prompts">): string {
+  return preparePromptFor(caps?.prompts ?? "input-box", m, { maxChars: cfg.maxMessageChars, allowBashMode: cfg.allowBashMode, what, ...(bashMode ? { bashMode } : {}) });
 }
 
 /** MAX_CONCURRENT_SESSIONS, checked under the store's lock (`except`: the session being resumed). */

@@ -3,8 +3,8 @@
  * since its last sync. Git (branch, status, diff stat of the cwd), files (as @path mentions Claude Code loads itself:
  * the named paths, or the files git reports changed), and the NAMES of variables in the cwd's .env files whose value
  * was added, changed or removed. Values are never read into the text; they are compared through an HMAC whose key
- * lives in this process's memory only, so the snapshot (also in memory) cannot reveal them. The first sync of a
- * session by a server process has nothing to compare with and reports the whole state.
+ * lives in this process's memory only, so the snapshot (also in memory, on the session object: session.ts) cannot
+ * reveal them. The first sync of a session by a server process has nothing to compare with and reports the whole state.
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
@@ -17,7 +17,7 @@ import { isWithin } from "../util/paths.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
-interface Snapshot {
+export interface Snapshot {
   git?: string;
   files: Map<string, string>;
   env: Map<string, string>;
@@ -38,17 +38,9 @@ const KEY = randomBytes(32);
 const ENV_FILES = [".env", ".env.local"];
 const MAX_STATUS_LINES = 60;
 const MAX_FILES = 50;
-/** Per server process, per session: what the session was last told. */
-const snapshots = new Map<string, Snapshot>();
-
-/** Forgets a session's snapshot (the server no longer follows it). */
-export function forgetSync(id: string): void {
-  snapshots.delete(id);
-}
-
-/** Snapshots kept (tests: nothing is kept of sessions the server forgot). */
-export function syncSnapshots(): number {
-  return snapshots.size;
+/** Where a session's snapshot is kept: what the session was last told (per server process; session.ts). */
+export interface SyncHolder {
+  synced: Snapshot | undefined;
 }
 
 const clean = (s: string) => s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "?");
@@ -101,10 +93,10 @@ async function envPart(cwd: string): Promise<Map<string, string>> {
   return m;
 }
 
-/** What changed for session `id` (cwd `cwd`) since its last sync, as the text to send. Nothing is sent here. */
-export async function gather(id: string, cwd: string, type: ContextType, paths: string[] | undefined, force = false): Promise<Gathered> {
+/** What changed for a session (cwd `cwd`) since its last sync, as the text to send. Nothing is sent here. */
+export async function gather(holder: SyncHolder, cwd: string, type: ContextType, paths: string[] | undefined, force = false): Promise<Gathered> {
   // force: the whole current state, as on a first sync.
-  const prev = force ? undefined : snapshots.get(id);
+  const prev = force ? undefined : holder.synced;
   const next: Snapshot = { ...(prev?.git ? { git: prev.git } : {}), files: new Map(prev?.files ?? []), env: new Map(prev?.env ?? []) };
   const warnings: string[] = [];
   const parts: string[] = [];
@@ -188,7 +180,7 @@ export async function gather(id: string, cwd: string, type: ContextType, paths: 
     git_status_synced: gitSynced,
     warnings,
     changed,
-    commit: () => void snapshots.set(id, next),
+    commit: () => void (holder.synced = next),
   };
 }
 

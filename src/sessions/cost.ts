@@ -19,6 +19,7 @@ import { costOfModels } from "../pricing.js";
 import type { SessionRecord } from "../store/schema.js";
 import { unpricedBudgetError } from "./budget.js";
 import type { Deps } from "./deps.js";
+import type { TurnLedger } from "./session.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;
@@ -27,10 +28,10 @@ const SETTLE_POLL_MS = 20;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
 
-type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
+export type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
 type PublicUsage = NonNullable<SendOutput["usage"]>;
 
-interface Begun {
+export interface Begun {
   promptNo: number;
   prompt: string;
   startedAt: string;
@@ -38,32 +39,25 @@ interface Begun {
   offsets: Offsets;
 }
 
-/** Per-process memory of turns under way and turns being settled. */
+/**
+ * The ledger's settings. What it keeps of a session (turns under way and being settled) is the session object's
+ * `ledger` (session.ts), dropped with it.
+ */
 export class Ledger {
   /** `quietMs`: how long a turn without a reply line waits for its transcript to be still (tests shorten it). */
   constructor(readonly quietMs: number = SETTLE_QUIET_MS) {}
+}
 
-  /** Prompts delivered and not yet settled, per session (a queued prompt is delivered during a turn). */
-  readonly begun = new Map<string, Begun[]>();
-  /** Settlements by turn number (the last few), so the turn's end and the send's result share one. */
-  readonly settling = new Map<string, Map<number, Promise<CostFields>>>();
-  /** Figures read but not yet in the store, per session (list_sessions waits for these: a few milliseconds). */
-  readonly recording = new Map<string, Promise<void>>();
-  /** The last settlement per session, recorded in the store: the next one starts after it. */
-  readonly chain = new Map<string, Promise<unknown>>();
+/** The session's part of the ledger; for a session this process does not follow, one that is kept nowhere. */
+function ledgerOf(d: Deps, id: string): TurnLedger {
+  return d.registry.session(id)?.ledger ?? { begun: [], settling: new Map() };
+}
 
-  /** Forgets a session no longer followed (what is under way finishes; nothing new is kept for it). */
-  forget(id: string): void {
-    this.begun.delete(id);
-    this.settling.delete(id);
-    this.recording.delete(id);
-    this.chain.delete(id);
-  }
-
-  /** Entries kept, per map (tests: nothing is kept of sessions the server forgot). */
-  get sizes(): Record<string, number> {
-    return { begun: this.begun.size, settling: this.settling.size, recording: this.recording.size, chain: this.chain.size };
-  }
+/** Figures of settled turns not yet in the store, of every followed session (list_sessions waits for these). */
+export function recordings(d: Deps): Promise<void>[] {
+  const out: Promise<void>[] = [];
+  for (const s of d.registry.all()) if (s.ledger.recording) out.push(s.ledger.recording);
+  return out;
 }
 
 export function publicUsage(u: Usage): PublicUsage {
@@ -131,8 +125,9 @@ function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
 export async function beginTurn(d: Deps, r: SessionRecord, fold: Folded, promptNo: number, prompt: string): Promise<void> {
   const main = pathOf(d, r, fold);
   const offsets = sizes(transcriptFiles(main));
-  const list = (d.ledger.begun.get(r.session_id) ?? []).filter((b) => b.promptNo < promptNo).slice(-4);
-  d.ledger.begun.set(r.session_id, [...list, { promptNo, prompt, startedAt: new Date().toISOString(), main, offsets }]);
+  const l = ledgerOf(d, r.session_id);
+  const list = l.begun.filter((b) => b.promptNo < promptNo).slice(-4);
+  l.begun = [...list, { promptNo, prompt, startedAt: new Date().toISOString(), main, offsets }];
   // Transcripts never counted (a new session, a fork, an adopted conversation): totals count from here.
   if (Object.keys(offsets).some((f) => r.usage_files?.[f] === undefined)) {
     await d.store.patch(r.session_id, (x) => {
@@ -145,12 +140,13 @@ export async function beginTurn(d: Deps, r: SessionRecord, fold: Folded, promptN
 
 /** The usage of turn number `turn` (which has ended), settled once per process; later calls share it. */
 export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Promise<CostFields> {
-  const turns = d.ledger.settling.get(id) ?? new Map<number, Promise<CostFields>>();
+  const l = ledgerOf(d, id);
+  const turns = l.settling;
   const known = turns.get(turn);
   if (known) return known;
   // One settlement at a time per session: each reads the counted offsets the previous one left.
   const snapshot = { ...fold };
-  const run = (d.ledger.chain.get(id) ?? Promise.resolve()).then(() => settle(d, id, turn, snapshot));
+  const run = (l.chain ?? Promise.resolve()).then(() => settle(d, l, id, turn, snapshot));
   // The turn's figures are known once its lines are read; recording them (the store, the execution history) goes
   // on behind the result, and the next settlement (and a budget check) waits for that too.
   const p = run.then(
@@ -160,20 +156,13 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
       return {};
     },
   );
-  d.ledger.chain.set(
-    id,
-    run.then(
-      (r) => r.recorded,
-      () => undefined,
-    ),
+  l.chain = run.then(
+    (r) => r.recorded,
+    () => undefined,
   );
   turns.set(turn, p);
   for (const t of turns.keys()) if (turns.size > 8 && t < turn) turns.delete(t);
-  d.ledger.settling.set(id, turns);
-  // A settlement that ends after the server stopped following the session keeps nothing of it.
-  void d.ledger.chain.get(id)?.then(() => {
-    if (!d.registry.followed(id)) d.ledger.forget(id);
-  });
+  // A settlement that ends after the server stopped following the session writes into an object kept nowhere.
   return p;
 }
 
@@ -184,9 +173,10 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
  */
 export function recordUnended(d: Deps, id: string, fold: Folded, promptNo: number, outcome: "died" | "timed_out" | "cancelled", error: string): void {
   if (!d.history) return;
-  const list = d.ledger.begun.get(id) ?? [];
+  const l = ledgerOf(d, id);
+  const list = l.begun;
   const begun = list.find((b) => b.promptNo === promptNo);
-  if (outcome === "died") d.ledger.begun.set(id, list.filter((b) => b.promptNo !== promptNo));
+  if (outcome === "died") l.begun = list.filter((b) => b.promptNo !== promptNo);
   d.history.recordTurn({
     session_id: id,
     ...(fold.claude_session_id ? { claude_session_id: fold.claude_session_id } : {}),
@@ -205,13 +195,13 @@ export function unpricedModels(r: SessionRecord): string[] {
 
 /** Waits for the usage of a turn being settled (so a budget check sees it). */
 export async function settled(d: Deps, id: string): Promise<void> {
-  await d.ledger.chain.get(id);
+  await d.registry.session(id)?.ledger.chain;
 }
 
-async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<{ fields: CostFields; recorded: Promise<void> }> {
+async function settle(d: Deps, l: TurnLedger, id: string, turn: number, fold: Folded): Promise<{ fields: CostFields; recorded: Promise<void> }> {
   const r = await d.store.get(id);
   if (!r) return { fields: {}, recorded: Promise.resolve() };
-  const list = d.ledger.begun.get(id) ?? [];
+  const list = l.begun;
   const begun = list.find((b) => b.promptNo === turn);
   const main = begun?.main ?? pathOf(d, r, fold);
   const counted: Offsets = { ...(r.usage_files ?? {}) };
@@ -282,12 +272,10 @@ async function settle(d: Deps, id: string, turn: number, fold: Folded): Promise<
       d.history.noticeAppend(files);
     }
   })().catch((e: unknown) => d.log.warn(`${id}: recording the turn's usage failed: ${String(e)}`));
-  d.ledger.recording.set(id, recorded);
+  l.recording = recorded;
   void recorded.then(() => {
-    if (d.ledger.recording.get(id) === recorded) d.ledger.recording.delete(id);
+    if (l.recording === recorded) l.recording = undefined;
   });
-  const rest = list.filter((b) => b.promptNo > turn);
-  if (rest.length) d.ledger.begun.set(id, rest);
-  else d.ledger.begun.delete(id);
+  l.begun = list.filter((b) => b.promptNo > turn);
   return { fields: out, recorded };
 }

@@ -9,7 +9,6 @@ import type { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { Ledger } from "./cost.js";
-import type { Deadlines } from "./deadline.js";
 import type { Registry } from "./registry.js";
 import type { WarmPool } from "./warm-pool.js";
 
@@ -21,7 +20,6 @@ export interface Deps {
   log: Logger;
   scripts: ScriptPaths;
   registry: Registry;
-  deadlines: Deadlines;
   runners: Partial<Record<BackendKind, Runner>>;
   /** Why a kind of session cannot run on this server (e.g. TMUX_NOT_FOUND), for the error a caller gets. */
   unavailable: Partial<Record<BackendKind, SessionError>>;

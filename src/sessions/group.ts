@@ -8,7 +8,7 @@ import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
-import { checkPrompt } from "./checks.js";
+import { ANY_RUNNER, checkPrompt } from "./checks.js";
 import type { Deps } from "./deps.js";
 import { members, progressStream, type Member } from "./team.js";
 import { send, waitTurn } from "./turns.js";
@@ -47,9 +47,12 @@ async function overMembers<R>(list: Member[], total: number, ctx: CallContext, w
 }
 
 export async function broadcast(d: Deps, input: BroadcastInput, ctx: CallContext): Promise<BroadcastOutput> {
-  // The message is checked once: a bad one fails the call before anything is typed anywhere.
-  checkPrompt(d.cfg, input.message, "message");
+  // The message is checked before anything is typed anywhere: what every runner refuses, then the rules of each
+  // kind of runner among the members (a headless member's message may hold what a terminal must refuse).
+  checkPrompt(d.cfg, input.message, "message", false, ANY_RUNNER);
   const list = await members(d, input);
+  const records = (await d.store.read()).sessions;
+  for (const kind of new Set(list.map((m) => records[m.session_id]?.backend))) checkPrompt(d.cfg, input.message, "message", false, kind ? d.runners[kind]?.caps : undefined);
   const timeoutMs = input.timeout_ms ?? 30_000;
   const results = await overMembers(list, timeoutMs, ctx, "broadcast", async (m, mctx): Promise<MemberResult> => {
     const base = { session_id: m.session_id, ...(m.teammate_name ? { teammate_name: m.teammate_name } : {}) };

@@ -12,6 +12,7 @@ import type { Folded } from "../events/reducer.js";
 import { withFileLock } from "../util/flock.js";
 import { serverAction } from "./audit.js";
 import type { Deps } from "./deps.js";
+import { kill } from "./kill.js";
 import { generationOf } from "./registry.js";
 import { relaunch } from "./resume.js";
 import { withSessionKeys } from "./turns.js";
@@ -30,8 +31,6 @@ export interface Woke {
 export function canHibernate(f: Pick<Folded, "status" | "prompts_submitted">): boolean {
   return (f.status === "idle" || f.status === "ready") && f.prompts_submitted > 0;
 }
-
-const wakes = new WeakMap<Deps, Map<string, Promise<Woke | undefined>>>();
 
 /**
  * Ends a session's process and records it hibernated. Under the session's send lock (shared by every server), so
@@ -54,7 +53,7 @@ export async function hibernate(d: Deps, id: string, reason: string): Promise<bo
     const res = await b.kill(id, { graceMs: d.cfg.killGraceMs, ...(r.pid ? { pid: r.pid } : {}) });
     if (res.left?.length) d.log.warn(`${id}: processes of the session still running after hibernation: ${res.left.join(", ")}`);
     await b.remove(id).catch(() => {});
-    d.deadlines.clear(id);
+    d.registry.session(id)?.clearDeadline();
     await saveHibernated(d, id);
     return true;
   });
@@ -85,19 +84,19 @@ export async function markHibernated(d: Deps, id: string): Promise<void> {
  * hibernated and is WAKE_FAILED with the cause.
  */
 export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): Promise<Woke | undefined> {
-  let mine = wakes.get(d);
-  if (!mine) wakes.set(d, (mine = new Map()));
-  const running = mine.get(id);
+  // The wake under way is the session object's (session.ts).
+  const x = await d.registry.open(id);
+  const running = x.wake;
   if (running) return running;
-  const s = await d.registry.follow(id);
+  const s = x.live;
   await s.refresh();
   if (s.fold.status !== "hibernated") return undefined;
   const p = wake(d, id, ctx);
-  mine.set(id, p);
+  x.wake = p;
   try {
     return await p;
   } finally {
-    mine.delete(id);
+    if (x.wake === p) x.wake = undefined;
   }
 }
 
@@ -197,6 +196,21 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
     const records = Object.values((await d.store.read()).sessions).filter((r) => r.session_id !== except);
     const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status)));
     if (live.length + reserved < max) return;
+    // A warm-pool spare goes first: it holds no conversation, and a later start costs less than a wake.
+    const spare = live.find((r) => r.spare !== undefined && !tried.has(r.session_id));
+    if (spare) {
+      tried.add(spare.session_id);
+      const claimed = await d.store.update((s) => {
+        const x = s.sessions[spare.session_id];
+        if (x?.spare === undefined) return false;
+        delete x.spare;
+        return true;
+      });
+      if (claimed) {
+        await serverAction(d, "max_live", "kill_session", spare.session_id, () => kill(d, { session_id: spare.session_id, save_state: false, force: false }, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached: a warm-pool spare made room`)).catch((e: unknown) => d.log.warn(`${spare.session_id}: ending a spare for room failed: ${String(e)}`));
+      }
+      continue;
+    }
     const idle = live
       .filter((r) => !tried.has(r.session_id) && d.runners[r.backend])
       .filter((r) => {
@@ -212,6 +226,18 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
     tried.add(pick.session_id);
     await serverAction(d, "max_live", "kill_session", pick.session_id, () => hibernate(d, pick.session_id, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached`)).catch((e: unknown) => d.log.warn(`${pick.session_id}: hibernating for room failed: ${String(e)}`));
   }
+}
+
+/**
+ * Whether one more live process fits under CLAUDE_SESSIONS_MAX_LIVE without hibernating anything (always, when the
+ * limit is off), counting `underWay` starts not yet recorded (conservatively: a recorded one counts twice): the warm
+ * pool starts a spare only then — a spare never pushes a conversation out.
+ */
+export async function hasRoom(d: Deps, underWay = 0): Promise<boolean> {
+  if (d.cfg.maxLive <= 0) return true;
+  const records = Object.values((await d.store.read()).sessions);
+  const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status))).length;
+  return live + underWay + (rooms.get(d)?.reserved ?? 0) < d.cfg.maxLive;
 }
 
 /** kill_session {hibernate: true}: an idle session is hibernated; any other is refused and left as it is. */

@@ -14,7 +14,8 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   if (!r) return { session_id: input.session_id, status: "not_found", state_saved: false, killed_at };
   const id = r.session_id;
   const b = d.runners[r.backend]?.backend;
-  const s = await d.registry.follow(id);
+  const x = await d.registry.open(id);
+  const s = x.live;
   let status: "killed" | "already_dead" = "already_dead";
   let exitCode: number | undefined = s.fold.exit_code;
   let left: number[] = [];
@@ -23,7 +24,7 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   // An exit status recorded means the program is gone (list_sessions says dead, not zombie): a terminal still alive
   // is the launcher finishing its last line (or tmux yet to reap it), ended below but not a kill of the session.
   const over = !isLive(s.fold.status) && s.fold.exit_code !== undefined;
-  d.registry.killing.add(id);
+  x.killing = true;
   try {
     if (b) {
       const here = (await b.list()).get(id);
@@ -49,9 +50,9 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
       await b.remove(id).catch(() => {});
     }
   } finally {
-    d.registry.killing.delete(id);
+    x.killing = false;
   }
-  d.deadlines.clear(id);
+  d.registry.session(id)?.clearDeadline();
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });
   // A hibernated session has no process: only this says it is over (a late exit of its old process does not).
   else if (s.fold.status === "hibernated") await d.registry.emit(id, { hook_event_name: "cs:exit", reason: "kill", ...generationOf(s.fold) });

@@ -33,6 +33,7 @@ import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
+import { memberLaunch } from "./members.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -63,10 +64,11 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
   await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
+  if (input.team_lead && !input.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
   if (!input.worktree && (input.copy_files || input.setup_command)) {
     throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
   }
@@ -101,7 +103,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     command: claude,
     args: [],
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), ...(input.team_lead ? { team_lead: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -124,7 +126,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   // spawn; the CLI takes it once it is up, as `claude -p` does), with no wait for ready and no delivery in between.
   // A prompt the budget refuses goes the old way (to its error).
   const carry = prompt !== undefined && runner.driver.carried !== undefined && budgetAllows(rec) ? { prompt } : {};
-  const launchPlan = runner.plan(launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, ...carry }));
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -168,12 +170,25 @@ export function withStream(out: StartOutput, input: StartInput): StartOutput {
   return input.stream_output ? { ...out, output_resource: `session://${out.session_id}/transcript` } : out;
 }
 
+/** A team session's member server settings: whether the record is in a team, and its lead. */
+export function teamOf(r: SessionRecord): { lead: boolean } | undefined {
+  return r.team_name ? { lead: r.options.team_lead === true } : undefined;
+}
+
+/** The runner's plan, with the member server's files (written by launch() before the spawn). */
+export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
+  const plan = runner.plan(req);
+  return req.member ? { ...plan, files: req.member.files } : plan;
+}
+
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; prompt?: string },
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
+  // A team member gets its own MCP server (issue 25) with a secret made for this process.
+  const m = o.team ? memberLaunch(d.cfg.stateDir, p.dir, o.id, o.team.lead) : undefined;
   return {
     id: o.id,
     dir: p.dir,
@@ -187,9 +202,10 @@ export function launchRequest(
     mode: o.mode,
     claudeOptions: o.opts,
     doppler: o.doppler,
-    env: { ...o.env, ...policyEnv(d.cfg) },
+    env: { ...o.env, ...policyEnv(d.cfg), ...m?.env },
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
+    ...(m ? { member: m.member } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };
@@ -210,6 +226,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
   for (const script of plan.hookScripts) await assertOwnedScript(script);
   await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600 });
+  for (const f of plan.files ?? []) await writeFileAtomic(f.path, f.text, { mode: 0o600 });
   await linkRawLog(d, rec);
   const s = await d.registry.handle(id);
   const generation = rec.generation ? { generation: rec.generation } : {};
@@ -257,7 +274,8 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
 
 /** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
 export function armDeadline(d: Deps, r: SessionRecord): void {
-  d.deadlines.arm(r.session_id, timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
+  // The session is followed here (launch and adoption follow it first): its deadline lives on its object.
+  d.registry.session(r.session_id)?.armDeadline(timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
     d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
     void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));

@@ -1,10 +1,12 @@
 /**
- * The time limits of issue #14, each one timer per deadline (Deadlines), armed and cleared by the change feed, so
+ * The time limits of issue #14, each one timer per deadline, armed and cleared by the change feed, so
  * an idle server sleeps: CLAUDE_SESSIONS_IDLE_TTL_MS ends a session that stayed idle (gracefully, resumable),
  * CLAUDE_SESSIONS_BUSY_MAX_MS interrupts a turn busy too long (and flags it in the record's error log), and
  * CLAUDE_SESSIONS_RETAIN_DEAD_MS prunes records of sessions dead longer than that, with their directories under
  * the state directory (Claude's own transcripts are never touched). Issue #23: CLAUDE_SESSIONS_HIBERNATE_AFTER_MS
- * hibernates a session idle that long (hibernate.ts), one Deadline each likewise.
+ * hibernates a session idle that long (hibernate.ts), one Deadline each likewise. The idle, busy and hibernation
+ * deadlines are the session object's (session.ts: a followed session's, dropped with it); retention's are kept here,
+ * by id, because they are armed for records no one follows (scanDead at start-up).
  */
 import { rm } from "node:fs/promises";
 import type { Status } from "../core/status.js";
@@ -12,6 +14,7 @@ import { serverAction } from "./audit.js";
 import { Deadlines } from "./deadline.js";
 import type { Deps } from "./deps.js";
 import { hibernate } from "./hibernate.js";
+import type { Session } from "./session.js";
 import { kill } from "./kill.js";
 import { interrupt } from "./turns.js";
 
@@ -30,30 +33,32 @@ function prunable(s: Status): boolean {
 }
 
 export class Limits {
-  private readonly idle = new Deadlines();
-  private readonly busy = new Deadlines();
   private readonly retain = new Deadlines();
-  private readonly hib = new Deadlines();
 
   constructor(
     private readonly d: Deps,
     private readonly onLimit: (id: string, kind: LimitKind, detail: string) => void = () => {},
   ) {}
 
-  /** Called for every batch of a followed session: arms or clears its deadlines by its new status. */
-  changed(c: LimitChange): void {
+  /**
+   * Called for every batch of a session's events: arms or clears its deadlines by its new status (on `x`, its
+   * object, when the server follows it; a late batch of a released follower arms nothing).
+   */
+  changed(c: LimitChange, x: Session | undefined): void {
     const { session_id: id, status } = c;
     const cfg = this.d.cfg;
     if (status === "starting") this.d.endReasons.delete(id);
-    if ((status === "idle" || status === "ready") && cfg.idleTtlMs > 0) {
-      if (c.previous !== status || !this.idle.has(id)) this.idle.arm(id, cfg.idleTtlMs, () => void this.idleExpired(id));
-    } else this.idle.clear(id);
-    if ((status === "idle" || status === "ready") && cfg.hibernateAfterMs > 0) {
-      if (c.previous !== status || !this.hib.has(id)) this.hib.arm(id, cfg.hibernateAfterMs, () => void this.hibernateExpired(id));
-    } else this.hib.clear(id);
-    if (status === "busy" && cfg.busyMaxMs > 0) {
-      if (c.previous !== "busy" || !this.busy.has(id)) this.busy.arm(id, cfg.busyMaxMs, () => void this.busyExpired(id));
-    } else if (status !== "busy") this.busy.clear(id);
+    if (x) {
+      if ((status === "idle" || status === "ready") && cfg.idleTtlMs > 0) {
+        if (c.previous !== status || !x.hasDeadline("idle")) x.armDeadline(cfg.idleTtlMs, () => void this.idleExpired(id), "idle");
+      } else x.clearDeadline("idle");
+      if ((status === "idle" || status === "ready") && cfg.hibernateAfterMs > 0) {
+        if (c.previous !== status || !x.hasDeadline("hibernate")) x.armDeadline(cfg.hibernateAfterMs, () => void this.hibernateExpired(id), "hibernate");
+      } else x.clearDeadline("hibernate");
+      if (status === "busy" && cfg.busyMaxMs > 0) {
+        if (c.previous !== "busy" || !x.hasDeadline("busy")) x.armDeadline(cfg.busyMaxMs, () => void this.busyExpired(id), "busy");
+      } else if (status !== "busy") x.clearDeadline("busy");
+    }
     if (prunable(status)) this.armRetention(id, Date.now());
     else this.retain.clear(id);
   }
@@ -128,15 +133,15 @@ export class Limits {
     this.onLimit(id, "retention", "pruned");
   }
 
-  /** Deadlines armed right now (health and the bench). */
+  /** Deadlines armed right now (health and the bench): the followed sessions' time limits and retention's. */
   get armed(): number {
-    return this.idle.size + this.busy.size + this.retain.size + this.hib.size;
+    let n = this.retain.size;
+    for (const x of this.d.registry.all()) n += x.armed - Number(x.hasDeadline("duration"));
+    return n;
   }
 
   clearAll(): void {
-    this.idle.clearAll();
-    this.busy.clearAll();
     this.retain.clearAll();
-    this.hib.clearAll();
+    for (const x of this.d.registry.all()) for (const name of ["idle", "busy", "hibernate"] as const) x.clearDeadline(name);
   }
 }

@@ -8,6 +8,7 @@ import { SessionError } from "../core/errors.js";
 import { isLive, statusGroup } from "../core/status.js";
 import type { SessionRecord } from "../store/schema.js";
 import { survivingLiveness, type Reconciler } from "./adopt.js";
+import { recordings } from "./cost.js";
 import type { Deps } from "./deps.js";
 import { applyFold, summary } from "./views.js";
 import { metricsOf } from "./metrics.js";
@@ -21,7 +22,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     });
   }
   // Turns whose figures are read and on their way into the store: their totals are part of this answer.
-  if (d.ledger.recording.size) await Promise.all(d.ledger.recording.values());
+  const recording = recordings(d);
+  if (recording.length) await Promise.all(recording);
   const state = await d.store.read();
   const records = Object.values(state.sessions);
   // include_native: the CLI's own list, asked for beside the reads below (one `claude agents --json` run).
@@ -51,7 +53,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     // Claude said it ended (SessionEnd) but something in its terminal still runs: a zombie, for kill_session.
     // (With an exit status recorded, the program is gone: the launcher is only finishing its last line.)
     // (Nor while kill_session is ending it: the end folded is the kill's.)
-    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.killing.has(r.session_id)) r = { ...r, status: "zombie" };
+    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.session(r.session_id)?.killing) r = { ...r, status: "zombie" };
     if (input.status_filter && input.status_filter !== "all" && statusGroup(r.status) !== input.status_filter) continue;
     if (input.team_filter && r.team_name !== input.team_filter) continue;
     filtered += 1;

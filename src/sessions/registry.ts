@@ -15,6 +15,7 @@ import type { SessionRecord } from "../store/schema.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
 import type { DriverSession } from "../runners/driver.js";
+import { Session } from "./session.js";
 import { applyFold } from "./views.js";
 
 /** Status writes wait this long to take in the other events of a burst (tool answers use the live fold). */
@@ -35,13 +36,17 @@ export interface SessionPaths {
 }
 
 export class Registry {
-  private readonly live = new Map<string, LiveSession>();
-  private readonly releases = new Map<string, NodeJS.Timeout>();
+  /** The sessions this process follows: the one map of per-session state (session.ts). */
+  private readonly sessions = new Map<string, Session>();
+  /** Sessions whose fold waits for the next write to state.json (a queue, emptied by every write). */
   private readonly dirty = new Set<string>();
   private flushing: Promise<void> | undefined;
   private closed = false;
-  /** Called once a session is no longer followed (released after its end, or dropped): forget what is kept of it. */
-  onForget: (id: string) => void = () => {};
+  /**
+   * Called once a session is no longer followed (released after its end, or dropped): forget what is kept of it.
+   * `removed`: dropped because its record was deleted (it will not come back).
+   */
+  onForget: (id: string, s: Session | undefined, removed: boolean) => void = () => {};
 
   constructor(
     private readonly stateDir: string,
@@ -55,19 +60,16 @@ export class Registry {
     private readonly persistGatherMs = PERSIST_GATHER_MS,
   ) {}
 
-  private readonly compacting = new Set<string>();
-  /** Sessions kill_session is ending now: an end already folded is the kill's, not a zombie (list_sessions). */
-  readonly killing = new Set<string>();
-
   /** A log past its cap is compacted once its turn is over (compact.ts); never two at once for a session. */
-  private maybeCompact(s: LiveSession): void {
+  private maybeCompact(x: Session): void {
+    const s = x.live;
     const st = s.fold.status;
-    if (this.compacting.has(s.id) || inTurn(st) || st === "starting") return;
-    this.compacting.add(s.id);
+    if (x.compacting || inTurn(st) || st === "starting") return;
+    x.compacting = true;
     void compactIfLarge(s, this.eventsMaxBytes)
       .then((did) => did && this.log.info(`${s.id}: events log compacted (over ${this.eventsMaxBytes} bytes; the previous content is events.jsonl.1)`))
       .catch((e: unknown) => this.log.warn(`${s.id}: compacting the events log failed: ${String(e)}`))
-      .finally(() => this.compacting.delete(s.id));
+      .finally(() => (x.compacting = false));
   }
 
   paths(id: string): SessionPaths {
@@ -84,18 +86,36 @@ export class Registry {
 
   /** The live view of a session, replaying its events log the first time this process looks at it. */
   async follow(id: string): Promise<LiveSession> {
+    return (await this.open(id)).live;
+  }
+
+  /**
+   * The session object, made here the first time this process looks at the session (the one place one is made):
+   * its follower replays the events log.
+   */
+  async open(id: string): Promise<Session> {
     this.cancelRelease(id);
-    let s = this.live.get(id);
-    if (s) return s;
-    s = new LiveSession(id, this.paths(id).eventsPath, (ls, evs) => this.folded(ls, evs), (e) => this.log.warn(`events of ${id}: ${String(e)}`));
-    this.live.set(id, s);
-    await s.start();
-    return s;
+    let x = this.sessions.get(id);
+    if (x) return x;
+    x = new Session(new LiveSession(id, this.paths(id).eventsPath, (ls, evs) => this.folded(ls, evs), (e) => this.log.warn(`events of ${id}: ${String(e)}`)));
+    this.sessions.set(id, x);
+    await x.live.start();
+    return x;
   }
 
   /** The follower of a session, if this process has one (no log is read). */
   followed(id: string): LiveSession | undefined {
-    return this.live.get(id);
+    return this.sessions.get(id)?.live;
+  }
+
+  /** The session object, if this process follows the session (no log is read). */
+  session(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** Every session this process follows. */
+  all(): IterableIterator<Session> {
+    return this.sessions.values();
   }
 
   /** What a driver needs of a session. */
@@ -110,46 +130,57 @@ export class Registry {
     // to dead) is not released while its cs:spawn is on its way, which would leave the caller a closed view.
     this.cancelRelease(id);
     await appendEvent(this.hookScript, this.paths(id).eventsPath, ev);
-    await this.live.get(id)?.refresh();
+    await this.sessions.get(id)?.live.refresh();
   }
 
   private folded(s: LiveSession, events: LogEvent[]): void {
     this.persist(s.id);
     this.onEvents(s, events);
-    if (!isLive(s.fold.status)) this.scheduleRelease(s);
-    else if (!events.some((e) => e.hook_event_name === "cs:snapshot")) this.maybeCompact(s);
+    const x = this.sessions.get(s.id);
+    if (x?.live !== s) return;
+    if (!isLive(s.fold.status)) this.scheduleRelease(x);
+    else if (!events.some((e) => e.hook_event_name === "cs:snapshot")) this.maybeCompact(x);
   }
 
-  private scheduleRelease(s: LiveSession): void {
-    this.cancelRelease(s.id);
+  private scheduleRelease(x: Session): void {
+    const s = x.live;
+    this.cancelRelease(x.id);
     const t = setTimeout(() => {
-      this.releases.delete(s.id);
-      if (this.live.get(s.id) !== s || isLive(s.fold.status) || s.listenerCount > 0) return;
+      x.release = undefined;
+      if (this.sessions.get(s.id) !== x || isLive(s.fold.status) || s.listenerCount > 0) return;
+      // A kill under way still marks it (list_sessions): released after the kill.
+      if (x.killing) return this.scheduleRelease(x);
       s.close();
-      this.live.delete(s.id);
-      this.onForget(s.id);
+      this.sessions.delete(s.id);
+      this.onForget(s.id, x, false);
     }, this.releaseAfterMs);
     t.unref();
-    this.releases.set(s.id, t);
+    x.release = t;
   }
 
   private cancelRelease(id: string): void {
-    const t = this.releases.get(id);
-    if (t) clearTimeout(t);
-    this.releases.delete(id);
+    const x = this.sessions.get(id);
+    if (x?.release) clearTimeout(x.release);
+    if (x) x.release = undefined;
   }
 
   /** Forgets a session (its record was deleted). */
   drop(id: string): void {
+    const x = this.sessions.get(id);
     this.cancelRelease(id);
-    this.live.get(id)?.close();
-    this.live.delete(id);
-    this.onForget(id);
+    x?.live.close();
+    this.sessions.delete(id);
+    this.onForget(id, x, true);
   }
 
   /** How many sessions this process follows (for tests and health). */
   get size(): number {
-    return this.live.size;
+    return this.sessions.size;
+  }
+
+  /** Sessions waiting for the next status write (tests: the queue empties). */
+  get pendingWrites(): number {
+    return this.dirty.size;
   }
 
   /**
@@ -168,7 +199,7 @@ export class Registry {
           try {
             await this.store.update((st) => {
               for (const i of ids) {
-                const s = this.live.get(i);
+                const s = this.sessions.get(i)?.live;
                 const r = st.sessions[i];
                 if (s && r) applyFold(r, s.fold);
               }
@@ -191,11 +222,10 @@ export class Registry {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const t of this.releases.values()) clearTimeout(t);
-    this.releases.clear();
-    await Promise.all([...this.live.values()].map((s) => s.refresh()));
+    for (const x of this.sessions.values()) this.cancelRelease(x.id);
+    await Promise.all([...this.sessions.values()].map((x) => x.live.refresh()));
     await this.flushed();
-    for (const s of this.live.values()) s.close();
-    this.live.clear();
+    for (const x of this.sessions.values()) x.live.close();
+    this.sessions.clear();
   }
 }

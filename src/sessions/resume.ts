@@ -19,7 +19,7 @@ import { newRecord, type SessionRecord } from "../store/schema.js";
 import { withFileLock } from "../util/flock.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
-import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
+import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
@@ -30,7 +30,7 @@ import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
-import { launch, launchRequest, newSessionId, result, sessionEnv } from "./launch.js";
+import { launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -52,7 +52,7 @@ export async function resume(d: Deps, input: ResumeInput, ctx: CallContext): Pro
 }
 
 async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promise<ResumeOutput> {
-  const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message") : undefined;
+  if (input.message !== undefined) checkPrompt(d.cfg, input.message, "message", false, ANY_RUNNER);
   const env = checkEnv(d.cfg, input.env);
   checkTrustWorkspace(d.cfg, input.trust_workspace);
   let rec: SessionRecord;
@@ -67,6 +67,8 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   } else {
     throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
   }
+  // The rules of the runner it will run on (a headless session's message may hold what the input box must refuse).
+  const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message", false, d.runners[input.backend ?? rec.backend]?.caps) : undefined;
   // A fork is a new session: its parent may run on (and keeps its record and generation).
   if (input.fork) return fork(d, rec, input, message, env, ctx);
   // Whichever way it was named, a running session is not started a second time.
@@ -197,7 +199,7 @@ interface ResumePlan {
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>): RunnerPlan {
-  return p.runner.plan(launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient } }));
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r) }));
 }
 
 /** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */

@@ -4,16 +4,14 @@
  * a screen that waits for an answer becomes `blocked` (cs:blocked, so every server replays it), and its going
  * `busy` again. Armed and cleared by the change feed, like the time limits; a session at rest costs nothing, and a
  * turn whose hooks keep firing is never looked at. Headless drivers look at nothing (they have no screen).
+ * The timer and its bookkeeping live on the session object (session.ts), dropped with it.
  */
 import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../runners/terminal/blocking.js";
 import type { Status } from "../core/status.js";
 import type { Deps } from "./deps.js";
+import type { Session } from "./session.js";
 
 export class ScreenWatch {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly lastEvent = new Map<string, number>();
-  private readonly looking = new Set<string>();
-
   constructor(
     private readonly d: Deps,
     private readonly everyMs = BLOCKED_PROBE_MS,
@@ -21,25 +19,26 @@ export class ScreenWatch {
   ) {}
 
   /** Called for every batch of a followed session's events. */
-  changed(id: string, status: Status): void {
-    this.lastEvent.set(id, Date.now());
+  changed(x: Session, status: Status): void {
+    x.screen.lastEvent = Date.now();
     if (status !== "busy" && status !== "blocked") {
-      this.clear(id);
+      x.clearScreenWatch();
       return;
     }
-    if (this.timers.has(id)) return;
-    const t = setInterval(() => void this.look(id), this.everyMs);
+    if (x.screen.timer) return;
+    const t = setInterval(() => void this.look(x), this.everyMs);
     t.unref();
-    this.timers.set(id, t);
+    x.screen.timer = t;
   }
 
-  private async look(id: string): Promise<void> {
-    const s = this.d.registry.followed(id);
+  private async look(x: Session): Promise<void> {
+    const id = x.id;
+    const s = this.d.registry.session(id) === x ? x.live : undefined;
     const st = s?.fold.status;
-    if (!s || (st !== "busy" && st !== "blocked")) return this.clear(id);
-    const quiet = Date.now() - (this.lastEvent.get(id) ?? Date.now());
-    if (this.looking.has(id) || (st === "busy" && quiet < this.quietMs)) return;
-    this.looking.add(id);
+    if (!s || (st !== "busy" && st !== "blocked")) return x.clearScreenWatch();
+    const quiet = Date.now() - (x.screen.lastEvent ?? Date.now());
+    if (x.screen.looking || (st === "busy" && quiet < this.quietMs)) return;
+    x.screen.looking = true;
     try {
       const r = await this.d.store.get(id);
       const driver = r ? this.d.runners[r.backend]?.driver : undefined;
@@ -49,28 +48,11 @@ export class ScreenWatch {
     } catch (e) {
       this.d.log.debug(`${id}: screen probe failed: ${String(e)}`);
     } finally {
-      this.looking.delete(id);
+      x.screen.looking = false;
     }
   }
 
-  clear(id: string): void {
-    const t = this.timers.get(id);
-    if (t) clearInterval(t);
-    this.timers.delete(id);
-    this.lastEvent.delete(id);
-  }
-
-  /** Sessions watched right now (health and tests). */
-  get size(): number {
-    return this.timers.size;
-  }
-
-  /** Entries kept, per map (tests). */
-  get sizes(): Record<string, number> {
-    return { timers: this.timers.size, lastEvent: this.lastEvent.size, looking: this.looking.size };
-  }
-
   clearAll(): void {
-    for (const id of [...this.timers.keys()]) this.clear(id);
+    for (const x of this.d.registry.all()) x.clearScreenWatch();
   }
 }

@@ -17,7 +17,6 @@ import type { Logger } from "../util/log.js";
 import type { HistoryService } from "../history/service.js";
 import { adopt, Reconciler } from "./adopt.js";
 import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
-import { Deadlines } from "./deadline.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
 import { startPooled } from "./warm-pool.js";
@@ -29,13 +28,13 @@ import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
 import { Registry } from "./registry.js";
+import type { Session } from "./session.js";
 import { answerPrompt, interrupt, respondPermission, wait } from "./turns.js";
 import { broadcast, waitMany } from "./group.js";
 import { sendWithContext, syncContext } from "./sync.js";
 import { resolved } from "./team.js";
 import { assertRemovable, removeWorktree } from "./worktree.js";
 import { runTask } from "./run-task.js";
-import { forgetSync, syncSnapshots } from "./context-sync.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled, withRoom } from "./hibernate.js";
 
 export interface ServiceOptions {
@@ -73,6 +72,9 @@ export type ChangeListener = (c: SessionChange) => void;
 /** A session's totals (as list_sessions shows them) after a turn's usage was read and recorded. */
 export type TotalsListener = (id: string, totals: Totals) => void;
 
+/** A session the server no longer follows; `removed` when its record was deleted. */
+export type ForgetListener = (id: string, removed: boolean) => void;
+
 /** A turn's usage is read this long after its end, unless a caller asks for it sooner. */
 const SETTLE_AFTER_MS = 100;
 
@@ -80,13 +82,12 @@ export class SessionService {
   private readonly d: Deps;
   private readonly reconciler: Reconciler;
   private readonly listeners = new Set<ChangeListener>();
-  private readonly lastStatus = new Map<string, Status>();
-  private readonly lastTurns = new Map<string, number>();
   private closed = false;
   private readonly limits: Limits;
   private readonly screens: ScreenWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
+  private readonly forgetListeners = new Set<ForgetListener>();
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -97,7 +98,6 @@ export class SessionService {
       log: o.log,
       scripts: o.scripts,
       registry,
-      deadlines: new Deadlines(),
       runners: o.runners,
       unavailable: o.unavailable ?? {},
       defaultKind: o.cfg.defaultBackend ?? (o.runners.tmux ? "tmux" : (kinds[0] ?? "tmux")),
@@ -107,7 +107,7 @@ export class SessionService {
       audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
     };
-    registry.onForget = (id) => this.forget(id);
+    registry.onForget = (id, s, removed) => this.forget(id, s, removed);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.limits = new Limits(this.d, (id, kind, detail) => {
@@ -124,8 +124,8 @@ export class SessionService {
     return () => this.listeners.delete(l);
   }
   /** Listeners registered right now (subscribe, onLimit): health_check shows them over HTTP, so a leak is visible. */
-  get listenerCounts(): { changes: number; limits: number; totals: number } {
-    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size };
+  get listenerCounts(): { changes: number; limits: number; totals: number; forgets: number } {
+    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size, forgets: this.forgetListeners.size };
   }
   /** Calls `l` with a session's totals each time a turn's usage has been recorded (the web list's cost column). */
   onTotals(l: TotalsListener): () => void {
@@ -150,10 +150,11 @@ export class SessionService {
 
   private onEvents(s: LiveSession, events: LogEvent[]): void {
     for (const e of events) this.d.log.debug(`${s.id} ${e.hook_event_name}`);
-    const previous = this.lastStatus.get(s.id);
+    const x = this.d.registry.session(s.id);
+    const previous = x?.lastStatus;
     // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
-    const followed = this.d.registry.followed(s.id) === s;
-    if (followed) this.lastStatus.set(s.id, s.fold.status);
+    const followed = x?.live === s;
+    if (followed) x.lastStatus = s.fold.status;
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -165,8 +166,8 @@ export class SessionService {
       }
     }
     // A turn ended: its usage, cost and execution record (once per process; a send's result shares it).
-    const turns = this.lastTurns.get(s.id);
-    if (followed) this.lastTurns.set(s.id, s.fold.turn_count);
+    const turns = x?.lastTurns;
+    if (followed) x.lastTurns = s.fold.turn_count;
     // Off the hot path: the waiter of this very turn end is answered first, and the transcript's reply line lands
     // 25–80 ms after Stop anyway (send_message asks for the same settlement at once and shares it).
     if (turns !== undefined && s.fold.turn_count > turns) {
@@ -181,9 +182,9 @@ export class SessionService {
       const why = this.d.endReasons.get(s.id) ?? s.fold.last_error ?? (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
       recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
-    if (!isLive(s.fold.status)) this.d.deadlines.clear(s.id);
-    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) });
-    if (!this.closed) this.screens.changed(s.id, s.fold.status);
+    if (!isLive(s.fold.status)) x?.clearDeadline();
+    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) }, followed ? x : undefined);
+    if (!this.closed && x) this.screens.changed(x, s.fold.status);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
     if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
@@ -304,35 +305,46 @@ export class SessionService {
 
   /**
    * The one place what is kept per session is forgotten, once the server no longer follows it (released after
-   * its end, or dropped): statuses seen, the cost ledger, the context-sync snapshot, the screen watch, the
-   * duration deadline, the drivers' results.
+   * its end, or dropped): the session object (session.ts: statuses seen, the cost ledger, the context-sync
+   * snapshot, the screen watch, the duration deadline, a wake) stops its timers and is kept nowhere any more; the
+   * runners forget what their drivers and hosts keep of it (results, engines).
    */
-  private forget(id: string): void {
-    this.lastStatus.delete(id);
-    this.lastTurns.delete(id);
-    this.d.ledger.forget(id);
-    forgetSync(id);
-    this.screens.clear(id);
-    this.d.deadlines.clear(id);
-    this.d.pool?.forget(id);
+  private forget(id: string, s: Session | undefined, removed: boolean): void {
+    s?.dispose();
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
       r.backend.forget?.(id);
     }
+    for (const l of [...this.forgetListeners]) {
+      try {
+        l(id, removed);
+      } catch (e) {
+        this.d.log.warn(`a forget listener failed: ${String(e)}`);
+      }
+    }
   }
 
-  /** Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them). */
+  /**
+   * Calls `l` when the server forgets a session (its follower released after its end, or dropped): the layers
+   * above let go of what they keep of it. `removed`: its record was deleted (kill without save_state, retention).
+   */
+  onForget(l: ForgetListener): () => void {
+    this.forgetListeners.add(l);
+    return () => this.forgetListeners.delete(l);
+  }
+
+  /**
+   * Entries kept per session, by map (tests: a server that started and ended sessions keeps nothing of them): the
+   * session objects, and the few server-wide maps keyed by session: status writes queued, resumes under way, the
+   * reasons of ends a limit chose (kept past the follower, for a later wait), spares starting, the runners' own.
+   */
   get footprint(): Record<string, number> {
     const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
     return {
-      followed: this.d.registry.size,
-      lastStatus: this.lastStatus.size,
-      lastTurns: this.lastTurns.size,
-      ...Object.fromEntries(Object.entries(this.d.ledger.sizes).map(([k, v]) => [`ledger:${k}`, v])),
-      ...Object.fromEntries(Object.entries(this.screens.sizes).map(([k, v]) => [`screens:${k}`, v])),
-      syncSnapshots: syncSnapshots(),
-      deadlines: this.d.deadlines.size,
+      sessions: this.d.registry.size,
+      pendingWrites: this.d.registry.pendingWrites,
       resuming: this.d.resuming.size,
+      endReasons: this.d.endReasons.size,
       pool: this.d.pool?.spares ?? 0,
       ...drivers,
     };
@@ -346,7 +358,7 @@ export class SessionService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.d.deadlines.clearAll();
+    for (const s of this.d.registry.all()) s.clearDeadlines();
     this.limits.clearAll();
     this.screens.clearAll();
     await this.d.registry.close();

@@ -31,7 +31,7 @@ async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType,
   const r = await d.registry.record(id);
   const s = await d.registry.handle(id);
   if (s.live.fold.status !== "hibernated") checkUsable(r, s.live.fold.status);
-  const g = await gather(id, r.cwd, type, input.paths, input.force === true);
+  const g = await gather(await d.registry.open(id), r.cwd, type, input.paths, input.force === true);
   const out: SyncResult = {
     session_id: id,
     synced_at: new Date().toISOString(),
@@ -53,7 +53,7 @@ async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType,
 export async function sendWithContext(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
   if (!input.include_context || input.bash_mode) return send(d, input, ctx);
   const r = await d.registry.record(input.session_id);
-  const g = await gather(input.session_id, r.cwd, "all", undefined);
+  const g = await gather(await d.registry.open(input.session_id), r.cwd, "all", undefined);
   if (!g.changed) return send(d, input, ctx);
   const out = await send(d, { ...input, message: `${g.text}\n---\n\n${input.message}` }, ctx);
   g.commit();

@@ -11,7 +11,7 @@ import { acceptsPrompt, inTurn, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { Delivery, DriverSession } from "../runners/driver.js";
 import { withFileLock } from "../util/flock.js";
-import { checkPrompt, checkUsable } from "./checks.js";
+import { ANY_RUNNER, checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { wakeIfHibernated, type Woke } from "./hibernate.js";
@@ -91,9 +91,12 @@ class HibernatedMeanwhile extends Error {}
  * (hibernate.ts), and the result says so (`woke`, `wake_ms`).
  */
 export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext): Promise<SendOutput> {
-  const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode);
+  // What every runner refuses first; then the session's runner's own rules (a headless session's message may
+  // hold what the input box must refuse: runners/prompt.ts).
+  checkPrompt(d.cfg, input.message, "message", input.bash_mode, ANY_RUNNER);
   // A prompt the session would refuse anyway (max_turns, its budget spent) does not wake it.
   const r0 = await d.registry.record(input.session_id);
+  const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode, d.runners[r0.backend]?.caps);
   const f0 = (await d.registry.follow(input.session_id)).fold;
   if (f0.status === "hibernated") {
     checkTurns(r0, f0);

@@ -33,6 +33,8 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   if (f.exit_code !== undefined) r.exit_code = f.exit_code;
   if (f.needs_input) r.needs_input = f.needs_input.message;
   else delete r.needs_input;
+  if (f.shutdown_requested) r.shutdown_requested = f.shutdown_requested;
+  else delete r.shutdown_requested;
   if (f.last_event_at) r.last_active = f.last_event_at;
   if (!isLive(f.status)) delete r.pid;
 }
@@ -58,6 +60,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.permission_mode) s.permission_mode = r.permission_mode;
   if (r.claude_version) s.claude_version = r.claude_version;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
+  if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (r.blocked && r.status === "blocked") s.blocked = publicBlocked(r.blocked);
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;

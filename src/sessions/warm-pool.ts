@@ -12,6 +12,7 @@ import type { CallContext } from "../core/context.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import { checkPrompt } from "./checks.js";
+import { hasRoom } from "./hibernate.js";
 import type { Deps } from "./deps.js";
 import { result, start, withStream } from "./launch.js";
 import { deliverPrompt } from "./turns.js";
@@ -46,8 +47,7 @@ export class WarmPool {
     return { key: JSON.stringify(sorted), options };
   }
 
-  /** Nothing per session is kept here (a spare is its record's `spare`); SessionService.forget calls every part. */
-  forget(_id: string): void {}
+  // Nothing per session is kept here: a spare's membership is its record's `spare` (the pool's maps are by key).
 
   /** Spares this server is starting right now (the ready ones are records in the store): its footprint. */
   get spares(): number {
@@ -102,6 +102,11 @@ export class WarmPool {
       }
       const starting = this.filling.get(key) ?? new Set<Promise<string | undefined>>();
       for (let i = have + starting.size; i < this.size; i++) {
+        // Under CLAUDE_SESSIONS_MAX_LIVE a spare takes only free room: it never makes a session hibernate.
+        if (!(await hasRoom(this.d, this.spares))) {
+          this.d.log.info(`warm pool: no spare started: CLAUDE_SESSIONS_MAX_LIVE (${this.d.cfg.maxLive}) has no free room`);
+          break;
+        }
         this.filling.set(key, starting);
         const p: Promise<string | undefined> = start(this.d, options, {})
           .then(async (s) => {
@@ -135,7 +140,7 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   if (!pool || !pooled) return start(d, input, ctx);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt") : undefined;
+  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
   const id = await pool.take(pooled.key);
   let out: StartOutput | undefined;
   try {

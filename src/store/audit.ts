@@ -1,7 +1,7 @@
 /**
  * The audit log: one JSON line per call that changes something, in <state>/audit.jsonl (0600): time, tool (or the
  * server's own action), session, who asked (`actor`: `mcp:<transport>:<client>`, `web:<sign-in>`, `cli:<user>`,
- * `server:<reason>`), the MCP client's name, outcome, error code and duration. Never arguments, message text or
+ * `server:<reason>`, `member:<session id>`), the MCP client's name, outcome, error code and duration. Never arguments, message text or
  * results (so never a secret). Rotated by size to audit.jsonl.1. Lines are appended in call order by one
  * chain per process; each line is one write, so servers sharing the state directory do not interleave within one.
  */
@@ -13,7 +13,7 @@ export interface AuditLine {
   time: string;
   tool: string;
   session_id?: string;
-  /** Who asked: `mcp:<stdio|http>:<client name>`, `web:<sign-in id prefix>`, `cli:<unix user>` or `server:<reason>`. */
+  /** Who asked: `mcp:<stdio|http>:<client name>`, `web:<sign-in id prefix>`, `cli:<unix user>`, `server:<reason>` or `member:<session id>`. */
   actor: string;
   /** The MCP client's name from its handshake (MCP calls only). */
   client?: string;

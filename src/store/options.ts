@@ -24,6 +24,8 @@ export const StoredOptionsSchema = z.object({
   disallowed_tools: kept(z.array(z.string())),
   // The server's.
   trust_workspace: kept(z.boolean()),
+  /** start_session {team_lead}: the member server also offers start_teammate and end_teammate. */
+  team_lead: kept(z.boolean()),
   /** start_session's options, hashed: the same session_id with other options is refused. */
   start_fingerprint: kept(z.string()),
   // What a runner with its own turn limit and the SDK's options keeps (headless).

@@ -64,6 +64,8 @@ export const SessionRecordSchema = z.object({
   pending_permission: PendingPermissionSchema.optional(),
   /** Claude Code's own "needs your input" notice (agent_needs_input), while it stands. */
   needs_input: z.string().optional(),
+  /** A team member's request_shutdown reason, while its process runs (a client approves with kill_session). */
+  shutdown_requested: z.string().optional(),
   /** The screen that holds the session (status blocked). */
   blocked: z.object({ kind: z.enum(BLOCKED_KINDS), text: z.string(), choices: z.array(z.string()), since: z.string().optional() }).optional(),
   exit_code: z.number().int().optional(),

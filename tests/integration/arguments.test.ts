@@ -69,7 +69,7 @@ const START: Record<string, Row> = {
   },
   prompt: {
     effect: "program",
-    gate: "a prompt is text: control characters, the bash-mode prefix '!' and slash commands are refused (bash mode needs CLAUDE_SESSIONS_ALLOW_BASH_MODE)",
+    gate: "a prompt is text: control characters, the bash-mode prefix '!' and slash commands are refused by the terminal runners; headless (a stream-json message) refuses slash commands only (bash mode needs CLAUDE_SESSIONS_ALLOW_BASH_MODE)",
     probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.dir("prompt"), prompt: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
   },
   model: none(TEXT),
@@ -86,6 +86,11 @@ const START: Record<string, Row> = {
   max_budget_usd: none("a number the server or the CLI counts"),
   team_name: none("a label (stored, shown, put in CLAUDE_TEAM_NAME)"),
   teammate_name: none("a label (stored, shown, put in CLAUDE_TEAMMATE_NAME)"),
+  team_lead: {
+    effect: "widen",
+    gate: "needs a team_name; the lead's member server starts teammates with start_session's checks and limits, the lead's own permission settings, in its cwd or below (tests/integration/members.test.ts)",
+    probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.dir("lead"), team_lead: true }), "INVALID_ARGUMENT", "team_name"),
+  },
   append_system_prompt: none(TEXT),
   add_dirs: {
     effect: "widen",

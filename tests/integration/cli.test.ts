@@ -2,6 +2,8 @@
  * The human commands share the server's core: they see and drive the same sessions.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { userInfo } from "node:os";
 import { readAudit } from "../../src/store/audit.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +108,15 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     expect(mode.status).toBe(1);
     expect(mode.stderr).toContain("INVALID_ARGUMENT");
     expect(mode.stderr).toContain("permission_mode");
+    const lead = cli("start", w.dir("cli-bad"), "--lead");
+    expect(lead.status).toBe(1);
+    expect(lead.stderr).toContain("team_lead needs a team_name");
+    const led = cli("start", w.dir("cli-lead"), "--team", "cli-team", "--lead", "--json");
+    expect(led.status, led.stderr).toBe(0);
+    const ledId = (JSON.parse(led.stdout) as { session_id: string }).session_id;
+    const rec = (JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { options: { team_lead?: boolean } }> }).sessions[ledId]!;
+    expect(rec.options.team_lead).toBe(true);
+    await m.call("kill_session", { session_id: ledId });
     const unknown = cli("start", w.dir("cli-bad"), "--frobnicate");
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain("INVALID_ARGUMENT");

@@ -127,6 +127,29 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
     }
   });
 
+  it("under CLAUDE_SESSIONS_MAX_LIVE a warm-pool spare is ended before any conversation hibernates, and no spare is started without free room", async () => {
+    const m = await connect(w, { CLAUDE_SESSIONS_MAX_LIVE: "2", CLAUDE_SESSIONS_WARM_POOL: "1" });
+    try {
+      const a = await started(m, w.dir("spare-a"));
+      // a's first turn ended: the pool starts a spare like a (2 live: a and the spare).
+      const spare = await until(async () => (await m.callOk("list_sessions", {})).sessions.find((s) => s.spare && s.status === "ready"), 20_000, 100);
+      // Another cwd (another pool key): the room comes from the spare, not from a's conversation.
+      const b = await started(m, w.dir("spare-b"));
+      expect(await statusOf(m, a.session_id)).toBe("idle");
+      expect(await statusOf(m, spare.session_id)).toBeUndefined();
+      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === spare.session_id && l.actor === "server:max_live"), 5000);
+      expect(line).toMatchObject({ tool: "kill_session", outcome: "ok" });
+      // b's refill finds no free room (a and b are the 2 live): it says so and starts nothing, so nothing hibernates.
+      await until(async () => /warm pool: no spare started: CLAUDE_SESSIONS_MAX_LIVE \(2\)/.test(m.stderr()), 20_000, 100);
+      const rows = (await m.callOk("list_sessions", {})).sessions;
+      expect(rows.filter((s) => s.spare)).toEqual([]);
+      expect(rows.filter((s) => s.status === "hibernated")).toEqual([]);
+      for (const x of [a, b]) await m.callOk("kill_session", { session_id: x.session_id });
+    } finally {
+      await m.close();
+    }
+  });
+
   it("broadcast_message, sync_context and a run_task-kept session wake hibernated sessions", async () => {
     const m = await connect(w);
     try {

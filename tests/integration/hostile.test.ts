@@ -121,6 +121,8 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       const argv = cmdline(pid);
       const at = argv.indexOf(FAKE_CLAUDE);
       const settings = join(w.stateDir, r.data.session_id as string, "settings.json");
+      // A team member's own MCP server (issue 25): a file the server wrote, whatever the team's name.
+      const memberConfig = join(w.stateDir, r.data.session_id as string, "member-mcp.json");
       // Headless: the Agent SDK builds the argv (the appended system prompt goes in its initialize request).
       if (backend === "headless") {
         expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
@@ -132,6 +134,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
           "--permission-mode=default",
           `--add-dir=${cwd}`,
           `--session-id=${claudeId}`,
+          ...["--mcp-config", memberConfig],
           ...["--settings", settings],
         ]);
       } else expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
@@ -144,6 +147,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         `--add-dir=${cwd}`,
         `--allowedTools=${v}`,
         `--disallowedTools=${v}`,
+        `--mcp-config=${memberConfig}`,
         // The first prompt is the CLI's positional argument (issue #23): after `--`, so no value is an option.
         "--",
         v,

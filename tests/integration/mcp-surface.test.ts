@@ -70,7 +70,7 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
 
   it("lists and reads every resource and template; an unknown session is an error", async () => {
     const { resourceTemplates } = await m.client.listResourceTemplates();
-    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["session://{session_id}", "session://{session_id}/screen", "session://{session_id}/transcript", "session://{session_id}/events"]);
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["session://{session_id}", "session://{session_id}/screen", "session://{session_id}/transcript", "session://{session_id}/events", "team://{team_name}/handoffs"]);
     const { resources } = await m.client.listResources();
     expect(resources.length).toBeGreaterThanOrEqual(4);
     for (const r of resources) {
@@ -83,6 +83,9 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     }
     await expect(m.client.readResource({ uri: "session://nope-nope" })).rejects.toThrow(/SESSION_NOT_FOUND/);
     await expect(m.client.readResource({ uri: "session://a;b/screen" })).rejects.toThrow(/INVALID_ARGUMENT/);
+    // A team's hand-offs (none yet: an empty list); a malformed team URI is INVALID_ARGUMENT.
+    expect(JSON.parse(((await m.client.readResource({ uri: "team://nobody/handoffs" })).contents[0] as { text: string }).text)).toEqual([]);
+    await expect(m.client.readResource({ uri: "team://%E0%A4%A/handoffs" })).rejects.toThrow(/INVALID_ARGUMENT/);
   });
 
   it("a permission request reaches the client as notifications/message without waiting on anything", async () => {
@@ -132,6 +135,8 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
     expect(cwds.completion.values).toEqual(expect.arrayContaining([join(w.work, "res"), join(w.work, "perm")]));
     const ids = await m.client.complete({ ref: { type: "ref/resource", uri: "session://{session_id}" }, argument: { name: "session_id", value: "" } });
     expect(ids.completion.values.length).toBe(2);
+    const team = await m.client.complete({ ref: { type: "ref/resource", uri: "team://{team_name}/handoffs" }, argument: { name: "team_name", value: "al" } });
+    expect(team.completion.values).toEqual(["alpha"]);
   });
 
   it("health_check is ok here and degraded without tmux; doctor prints the same checks", async () => {

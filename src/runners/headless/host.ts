@@ -53,6 +53,7 @@ export class HeadlessHost implements Host<ConversationPlan> {
         ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
         live: spec.live,
+        ...(spec.member_mcp_config ? { member_mcp_config: spec.member_mcp_config } : {}),
         managed: true,
         ...(this.o.permissionTimeoutMs !== undefined ? { permission_timeout_ms: this.o.permissionTimeoutMs } : {}),
         ...(this.o.startTimeoutMs !== undefined ? { start_timeout_ms: this.o.startTimeoutMs } : {}),

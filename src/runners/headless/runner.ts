@@ -6,7 +6,7 @@ import { HEADLESS_ONLY } from "../../api/index.js";
 import { hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
-import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
+import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 import type { HeadlessHost } from "./host.js";
 import { loadSdk } from "./session.js";
 
@@ -17,6 +17,7 @@ export const HEADLESS_CAPS: Capabilities = {
   warmPool: true,
   trustScreen: false,
   ownTurnLimit: true,
+  prompts: "message",
   honours: HEADLESS_ONLY,
   // mcp_servers never: their env and headers may hold secrets.
   keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"],
@@ -32,12 +33,12 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
     command: [req.claude],
     underDoppler: false,
     // Permissions are answered through canUseTool: no blocking hook.
-    settings: hooksSettings(req.eventsPath),
+    settings: withMemberTools(hooksSettings(req.eventsPath), req.member),
     hookScripts: [],
     // The SDK's input takes a prompt while the CLI starts (the driver's `carried`): it runs as soon as the CLI is up.
     carriesPrompt: req.prompt !== undefined,
     spawn: ({ live, generation }) =>
-      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live }),
+      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live, ...(req.member ? { member_mcp_config: req.member.configPath } : {}) }),
   };
 }
 

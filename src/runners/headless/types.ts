@@ -35,6 +35,8 @@ export interface HeadlessOptions {
   /** MCP servers for the session; sent in the initialize request, so their env and headers stay off argv. */
   mcp_servers?: Record<string, McpServerConfig>;
   strict_mcp_config?: boolean;
+  /** A team session's member server: a configuration file given as `--mcp-config` (its secret stays in env). */
+  member_mcp_config?: string;
   /** Which settings files Claude Code loads (default: all, as the CLI). */
   setting_sources?: SettingSource[];
   /** A JSON schema: each turn's result carries `structured_output` matching it. */

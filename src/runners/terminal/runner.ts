@@ -7,7 +7,7 @@ import { DECISIONS_DIR, hooksSettings } from "../../claude/hooks.js";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
-import { claudeIdOf, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
+import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 
 export function terminalCaps(host: TerminalHost): Capabilities {
   return {
@@ -17,6 +17,7 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     warmPool: true,
     trustScreen: true,
     ownTurnLimit: false,
+    prompts: "input-box",
     honours: ["doppler"],
     keeps: [],
   };
@@ -26,7 +27,8 @@ export function terminalCaps(host: TerminalHost): Capabilities {
 export const ARGV_PROMPT_MAX_BYTES = 100_000;
 
 export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
-  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions)];
+  // A team session's member server: a file the server wrote (its secret is a variable of the environment, never argv).
+  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
   // The first prompt as the CLI's positional argument, after `--` (2.1.330 submits it once it is up, byte-exact, with
   // SessionStart first): nothing is typed, so there is no wait for the input box and no paste. It travels in the
   // hand-off file (tmux) or node-pty's argv, never through a shell or tmux's parser; the record's command leaves it out.
@@ -40,7 +42,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
-    settings: hooksSettings(req.eventsPath, perm),
+    settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
