@@ -122,10 +122,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
-  // The first prompt travels with the launch when the runner can send it so (headless: in the SDK's input from the
-  // spawn; the CLI takes it once it is up, as `claude -p` does), with no wait for ready and no delivery in between.
-  // A prompt the budget refuses goes the old way (to its error).
-  const carry = prompt !== undefined && runner.driver.carried !== undefined && budgetAllows(rec) ? { prompt } : {};
+  const carry = carryOf(runner, prompt, rec);
   const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
@@ -156,13 +153,20 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   return { started: withStream(await result(d, id), input), ...(sent !== undefined ? { sent_at: sent } : {}) };
 }
 
-function budgetAllows(r: SessionRecord): boolean {
+/**
+ * The first prompt travels with the launch when the runner can send it so (headless: in the SDK's input from the
+ * spawn; tmux/pty: Claude's argument after `--`; the CLI takes it once it is up, as `claude -p` does), with no wait
+ * for ready and no delivery in between (start, resume and fork). A prompt the budget refuses goes the old way, to its
+ * error. What to hand the runner's plan; the plan says whether it took it (`carriesPrompt`).
+ */
+export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord): { prompt?: string } {
+  if (prompt === undefined || runner.driver.carried === undefined) return {};
   try {
     checkBudget(r);
-    return true;
   } catch {
-    return false;
+    return {};
   }
+  return { prompt };
 }
 
 /** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */

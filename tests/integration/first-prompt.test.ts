@@ -70,6 +70,18 @@ describe("the first prompt travels with the launch (headless)", () => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
+  it("resume_session {message}: the message is in the SDK's input before the resumed CLI reports SessionStart", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("resume"), prompt: "before" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const r = await m.callOk("resume_session", { session_id: s.session_id, message: "after resume" });
+    const got = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Reported).filter((x) => x.session_id === s.claude_session_id && x.first_prompt === "after resume");
+    expect(got).toEqual([{ session_id: s.claude_session_id, first_prompt: "after resume", before_session_start: true }]);
+    const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: after resume" });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
   it("run_task {keep_session: false} ends the session after the reply; a CLI that dies at start-up is the start's error", async () => {
     const r = await m.callOk("run_task", { cwd: w.dir("once"), prompt: "one shot", keep_session: false });
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: one shot", kept: false });
@@ -133,6 +145,22 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     const r = await m.callOk("run_task", { cwd: w.dir("task"), backend, prompt: "a task", keep_session: false });
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: a task", kept: false, backend });
     expect(argvOf(r.claude_session_id)?.slice(-2)).toEqual(["--", "a task"]);
+  });
+
+  it("resume_session {message} and a fork's message travel the same way (after --resume … --)", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("resume"), prompt: "the word is ostrich" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const r = await m.callOk("resume_session", { session_id: s.session_id, message: "which word?" });
+    const argv = readFileSync(argvLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { argv: string[] }).map((x) => x.argv).filter((a) => a.includes(`--resume=${s.claude_session_id}`));
+    expect(argv.at(-1)?.slice(-2)).toEqual(["--", "which word?"]);
+    const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: which word?" });
+    const f = await m.callOk("resume_session", { session_id: s.session_id, fork: true, message: "forked turn" });
+    expect(argvOf(f.claude_session_id)?.slice(-2)).toEqual(["--", "forked turn"]);
+    const fd = await m.callOk("wait_for_completion", { session_id: f.session_id, timeout_ms: 10_000 });
+    expect(fd).toMatchObject({ completed: true, last_response: "FAKE REPLY: forked turn" });
+    for (const id of [s.session_id, f.session_id]) await m.callOk("kill_session", { session_id: id, force: true });
   });
 
   it("a first prompt too long for a command line (over 100,000 bytes) is pasted as before", async () => {
