@@ -157,7 +157,7 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: which word?" });
     const f = await m.callOk("resume_session", { session_id: s.session_id, fork: true, message: "forked turn" });
-    expect(argvOf(f.claude_session_id)?.slice(-2)).toEqual(["--", "forked turn"]);
+    expect(argvOf(f.claude_session_id!)?.slice(-2)).toEqual(["--", "forked turn"]);
     const fd = await m.callOk("wait_for_completion", { session_id: f.session_id, timeout_ms: 10_000 });
     expect(fd).toMatchObject({ completed: true, last_response: "FAKE REPLY: forked turn" });
     for (const id of [s.session_id, f.session_id]) await m.callOk("kill_session", { session_id: id, force: true });
