@@ -52,6 +52,8 @@ export interface ReadyOptions {
   timeoutMs: number;
   /** argv[0] and argv[1] of what runs: a doppler wrapper's failures are reported as DOPPLER_ERROR. */
   underDoppler: boolean;
+  /** The first prompt travels with the launch (`Driver.carried`): nothing will be typed, so ready needs no input box. */
+  promptCarried?: boolean;
 }
 
 export interface Delivery {
@@ -81,6 +83,13 @@ export interface Driver {
   awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void>;
   /** Types a prompt into a session that takes one and resolves once Claude accepted it (UserPromptSubmit). */
   deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery>;
+  /**
+   * The first prompt travels with the launch (the runner's plan took it: `LaunchPlan.carriesPrompt`): called right
+   * after the spawn, before the process is ready; hands the prompt over if the plan did not, and resolves once it
+   * became a turn (UserPromptSubmit, compared with the text where a terminal is involved). `startTimeoutMs`: how long
+   * start-up itself may take (awaitReady's bound); the driver adds its own time for the prompt to be taken.
+   */
+  carried?(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery>;
   /** Types a prompt into a busy session, where Claude queues it; its UserPromptSubmit comes when it runs. */
   enqueue(s: DriverSession, text: string): Promise<string>;
   /** Runs a bash-mode line ("!command") and resolves once the session took it (no hook fires for it). */

@@ -59,6 +59,8 @@ export interface LaunchRequest {
   env: Record<string, string>;
   /** The session's launch options (stored and this launch's own). */
   options: LaunchOptions;
+  /** The session's first prompt (validated), for a runner that can send it with the launch (`LaunchPlan.carriesPrompt`). */
+  prompt?: string | undefined;
   /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
   permission?: { script: string; timeoutMs: number } | undefined;
   /** A team session's member server (sessions/members.ts): every runner adds its configuration and allows its tools. */
@@ -88,6 +90,8 @@ export interface LaunchPlan {
   settings: object;
   /** Scripts those hooks run: each must be the server's own (checked before the settings are written). */
   hookScripts: string[];
+  /** The plan took `LaunchRequest.prompt`: the driver's `carried` confirms it once the process runs (nothing is typed). */
+  carriesPrompt?: boolean;
   /** Private files (0600) the session layer writes before the spawn: the member server's configuration and secret hash. */
   files?: ReadonlyArray<{ path: string; text: string }> | undefined;
   /** Starts the process; `live` is the session layer's fold of the events log. */

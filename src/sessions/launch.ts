@@ -10,6 +10,7 @@ import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../api/index.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../claude/launch.js";
 import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../runners/runner.js";
+import type { Delivery } from "../runners/driver.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { newRecord, type SessionRecord } from "../store/schema.js";
@@ -23,7 +24,8 @@ import { timeLeftMs } from "./deadline.js";
 import { serverAction } from "./audit.js";
 import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
-import { deliverPrompt } from "./turns.js";
+import { confirmCarried, deliverPrompt } from "./turns.js";
+import { beginTurn, checkBudget } from "./cost.js";
 import { startView } from "./views.js";
 import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
@@ -36,11 +38,19 @@ import { memberLaunch } from "./members.js";
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
 export async function start(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
+  return (await startSession(d, input, ctx)).started;
+}
+
+/**
+ * start_session, and when the call had a prompt that this call delivered, when it was sent (run_task waits for its
+ * turn). `launched` is called once the session is up, before its prompt is confirmed.
+ */
+export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void): Promise<{ started: StartOutput; sent_at?: string }> {
   const fingerprint = startFingerprint(input);
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
     const existing = await d.store.get(input.session_id);
-    if (existing && sameStart(existing, fingerprint)) return withStream(await result(d, existing.session_id), input);
+    if (existing && sameStart(existing, fingerprint)) return { started: withStream(await result(d, existing.session_id), input) };
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
@@ -112,7 +122,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec) }));
+  const carry = carryOf(runner, prompt, rec);
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -133,10 +144,29 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext): Promi
     throw e;
   }
   // The same id and options, started by another call a moment ago: that session.
-  if (existing) return withStream(await result(d, id), input);
-  await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx);
-  if (prompt !== undefined) await deliverPrompt(d, id, prompt, ctx);
-  return withStream(await result(d, id), input);
+  if (existing) return { started: withStream(await result(d, id), input) };
+  const { carried } = await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx, launchPlan.carriesPrompt ? prompt : undefined);
+  launched?.();
+  let sent: string | undefined;
+  if (carried) sent = await confirmCarried(d, id, prompt!, carried);
+  else if (prompt !== undefined) sent = await deliverPrompt(d, id, prompt, ctx);
+  return { started: withStream(await result(d, id), input), ...(sent !== undefined ? { sent_at: sent } : {}) };
+}
+
+/**
+ * The first prompt travels with the launch when the runner can send it so (headless: in the SDK's input from the
+ * spawn; tmux/pty: Claude's argument after `--`; the CLI takes it once it is up, as `claude -p` does), with no wait
+ * for ready and no delivery in between (start, resume and fork). A prompt the budget refuses goes the old way, to its
+ * error. What to hand the runner's plan; the plan says whether it took it (`carriesPrompt`).
+ */
+export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord): { prompt?: string } {
+  if (prompt === undefined || runner.driver.carried === undefined) return {};
+  try {
+    checkBudget(r);
+  } catch {
+    return {};
+  }
+  return { prompt };
 }
 
 /** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */
@@ -158,7 +188,7 @@ export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined },
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
@@ -178,14 +208,19 @@ export function launchRequest(
     doppler: o.doppler,
     env: { ...o.env, ...policyEnv(d.cfg), ...m?.env },
     options: o.options,
+    ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };
 }
 
-/** Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason. */
-export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext): Promise<void> {
+/**
+ * Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason.
+ * `prompt`: the first prompt, which the plan carries (`carriesPrompt`): handed to the driver right after the spawn;
+ * the result is its delivery, settled once it became a turn (the caller awaits it: confirmCarried).
+ */
+export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext, prompt?: string): Promise<{ carried?: Promise<Delivery> }> {
   const id = rec.session_id;
   const since = new Date();
   const p = d.registry.paths(id);
@@ -200,6 +235,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   const s = await d.registry.handle(id);
   const generation = rec.generation ? { generation: rec.generation } : {};
   await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
+  if (prompt !== undefined) await beginTurn(d, rec, s.live.fold, s.live.fold.prompts_submitted + 1, prompt);
 
   let spawned;
   try {
@@ -209,6 +245,9 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
     throw e instanceof SessionError ? e : new SessionError("PROCESS_ERROR", `could not start the terminal: ${String(e)}`);
   }
   const startedAt = new Date().toISOString();
+  const carried = prompt !== undefined && driver.carried ? driver.carried(s, prompt, d.cfg.startTimeoutMs, ctx) : undefined;
+  // Awaited by the caller once the start is done; a start that fails ends the process, and so this wait.
+  carried?.catch(() => {});
   await d.store.patch(id, (r) => {
     r.pid = spawned.pid;
     if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
@@ -219,7 +258,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
 
   const t0 = Date.now();
   try {
-    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler }, ctx);
+    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler, ...(carried ? { promptCarried: true } : {}) }, ctx);
   } catch (e) {
     await backend.kill(id, { graceMs: 1000 }).catch(() => {});
     await backend.remove(id).catch(() => {});
@@ -234,6 +273,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   });
   if (updated) armDeadline(d, updated);
   d.log.info(`${id} ready in ${Date.now() - t0} ms (${backend.kind}, claude ${claudeId})`);
+  return carried ? { carried } : {};
 }
 
 /** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */

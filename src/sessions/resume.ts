@@ -24,13 +24,14 @@ import { checkBackendOptions, optionsFor, transientOptions } from "./backend-opt
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
-import { deliverPrompt } from "./turns.js";
+import { confirmCarried, deliverPrompt } from "./turns.js";
+import type { Delivery } from "../runners/driver.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
 import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
-import { launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
+import { carryOf, launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -113,7 +114,7 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     if (typeof options.model === "string" && options.model) r.model = options.model;
     else delete r.model;
     setVersion(r, version);
-    launchPlan = planFor(d, plan, r, env);
+    launchPlan = planFor(d, plan, r, env, message);
     [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
@@ -126,8 +127,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     delete r.pending_permission;
     return structuredClone(r);
   });
-  await launch(d, updated, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx);
-  if (message !== undefined) await deliverPrompt(d, rec.session_id, message, ctx);
+  const { carried } = await launch(d, updated, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx, launchPlan!.carriesPrompt ? message : undefined);
+  await firstMessage(d, rec.session_id, message, carried, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: false, previous_state: previous };
 }
 
@@ -172,12 +173,12 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
     assertRoom(d.cfg, s.sessions);
     // A teammate name means one conversation: the fork gets a new one in the parent's team.
     claimTeammate(s.sessions, rec);
-    launchPlan = planFor(d, plan, rec, env);
+    launchPlan = planFor(d, plan, rec, env, message);
     [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
     s.sessions[id] = rec;
   });
-  await launch(d, rec, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx);
-  if (message !== undefined) await deliverPrompt(d, id, message, ctx);
+  const { carried } = await launch(d, rec, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx, launchPlan!.carriesPrompt ? message : undefined);
+  await firstMessage(d, id, message, carried, ctx);
   const previous = { created_at: parent.created_at, ...(parent.last_active ? { last_active: parent.last_active } : {}), claude_session_id: parentClaudeId };
   return { ...(await result(d, id)), resumed_at: new Date().toISOString(), forked: true, forked_from: parent.session_id, previous_state: previous };
 }
@@ -198,8 +199,14 @@ interface ResumePlan {
 }
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
-function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>): RunnerPlan {
-  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r) }));
+function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined): RunnerPlan {
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), ...carryOf(p.runner, message, r) }));
+}
+
+/** The message of a resume or fork: carried with the launch when its plan took it (launch.ts), else typed once ready. */
+async function firstMessage(d: Deps, id: string, message: string | undefined, carried: Promise<Delivery> | undefined, ctx: CallContext): Promise<void> {
+  if (carried) await confirmCarried(d, id, message!, carried);
+  else if (message !== undefined) await deliverPrompt(d, id, message, ctx);
 }
 
 /** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */

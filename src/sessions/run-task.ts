@@ -7,8 +7,8 @@ import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
 import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./kill.js";
-import { start } from "./launch.js";
-import { interrupt, send } from "./turns.js";
+import { newSessionId, startSession } from "./launch.js";
+import { interrupt, send, turnOutcome } from "./turns.js";
 import { poolOf, WarmPool } from "./warm-pool.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
@@ -19,15 +19,26 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
-  const id = warm ?? (await start(d, { ...startOptions, backend }, ctx)).session_id;
-  ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
+  // A cold start takes the prompt with it (launch.ts: it travels with the launch where the runner can send it so); the
+  // id is chosen here so that a session whose first prompt failed can still be ended.
+  const id = warm ?? startOptions.session_id ?? newSessionId();
+  let running = Boolean(warm);
+  const timeoutMs = timeout_ms ?? 600_000;
   const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});
-  ctx.signal?.addEventListener("abort", stop, { once: true });
   let out: SendOutput;
   try {
-    out = await send(d, { session_id: id, message: prompt, wait_for_response: true, timeout_ms: timeout_ms ?? 600_000, queue: false, bash_mode: false, include_context: false }, ctx);
+    let sentAt: string | undefined;
+    if (!warm) sentAt = (await startSession(d, { ...startOptions, session_id: id, backend, prompt }, ctx, () => (running = true))).sent_at;
+    running = true;
+    ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
+    ctx.signal?.addEventListener("abort", stop, { once: true });
+    const sendInput = { session_id: id, message: prompt, wait_for_response: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false } as const;
+    out =
+      sentAt !== undefined
+        ? await turnOutcome(d, id, backend, await d.registry.handle(id), 1, { session_id: id, message_sent: true, sent_at: sentAt, final_state: d.registry.followed(id)?.fold.status ?? "busy" }, timeoutMs, ctx, Date.now())
+        : await send(d, sendInput, ctx);
   } catch (e) {
-    if (!keep_session) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
+    if (!keep_session && running) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
     throw e;
   } finally {
     ctx.signal?.removeEventListener("abort", stop);

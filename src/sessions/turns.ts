@@ -9,7 +9,7 @@ import { SessionError } from "../core/errors.js";
 import type { BackendKind } from "../core/events.js";
 import { acceptsPrompt, inTurn, isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
-import type { DriverSession } from "../runners/driver.js";
+import type { Delivery, DriverSession } from "../runners/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { ANY_RUNNER, checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
@@ -64,6 +64,13 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
     await beginTurn(d, r, s.live.fold, s.live.fold.prompts_submitted + 1, text);
     return driver.deliver(s, text, ctx);
   });
+  await countSent(d, id, text);
+  return delivery.sent_at;
+}
+
+/** The first prompt, which travelled with the launch (launch.ts): counted once Claude accepted it. */
+export async function confirmCarried(d: Deps, id: string, text: string, carried: Promise<Delivery>): Promise<string> {
+  const delivery = await carried;
   await countSent(d, id, text);
   return delivery.sent_at;
 }
@@ -147,34 +154,42 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
     const { sent_at, queued, before: promptsBefore } = typed;
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
     if (input.wait_for_response === false) return out;
-    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have. A wait that ends first
-    // (time-out, cancellation) is recorded in the execution history; the turn gets its own record when it ends.
-    let waited: TurnResult;
-    try {
-      waited = await waitTurn(d, s, promptsBefore + 1, timeoutMs, ctx);
-    } catch (e) {
-      if (e instanceof SessionError && e.code === "CANCELLED") recordUnended(d, r.session_id, s.live.fold, promptsBefore + 1, "cancelled", "the call was cancelled while the turn ran");
-      throw e;
-    }
-    if (waited.timed_out) recordUnended(d, r.session_id, s.live.fold, promptsBefore + 1, "timed_out", `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`);
-    const w = await withFigures(d, r.backend, s, promptsBefore + 1, waited);
-    const { last_response, ...rest } = w;
-    Object.assign(out, rest, { waited_ms: Date.now() - t0 });
-    if (w.completed) {
-      if (last_response !== undefined) out.response = last_response;
-      out.responded_at = new Date().toISOString();
-    }
-    // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
-    if (s.live.fold.turn_count >= promptsBefore + 1) {
-      Object.assign(out, { ...(await settleTurn(d, r.session_id, promptsBefore + 1, s.live.fold)), ...out });
-      Object.assign(out, await totalsAfter(d, r.session_id, s));
-    }
-    return out;
+    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
+    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, timeoutMs, ctx, t0);
   };
   // One prompt at a time per session in this process.
   const p = s.live.sendChain.then(run, run);
   s.live.sendChain = p.catch(() => {});
   return p;
+}
+
+/**
+ * After a delivery: the wait for prompt number `promptNo`'s turn, and its figures, into `out` (send_message's result;
+ * run_task's, whose first prompt travelled with the launch). A wait that ends first (time-out, cancellation) is
+ * recorded in the execution history; the turn gets its own record when it ends.
+ */
+export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: DriverSession, promptNo: number, out: SendOutput, timeoutMs: number, ctx: CallContext, t0: number): Promise<SendOutput> {
+  let waited: TurnResult;
+  try {
+    waited = await waitTurn(d, s, promptNo, timeoutMs, ctx);
+  } catch (e) {
+    if (e instanceof SessionError && e.code === "CANCELLED") recordUnended(d, id, s.live.fold, promptNo, "cancelled", "the call was cancelled while the turn ran");
+    throw e;
+  }
+  if (waited.timed_out) recordUnended(d, id, s.live.fold, promptNo, "timed_out", `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`);
+  const w = await withFigures(d, kind, s, promptNo, waited);
+  const { last_response, ...rest } = w;
+  Object.assign(out, rest, { waited_ms: Date.now() - t0 });
+  if (w.completed) {
+    if (last_response !== undefined) out.response = last_response;
+    out.responded_at = new Date().toISOString();
+  }
+  // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
+  if (s.live.fold.turn_count >= promptNo) {
+    Object.assign(out, { ...(await settleTurn(d, id, promptNo, s.live.fold)), ...out });
+    Object.assign(out, await totalsAfter(d, id, s));
+  }
+  return out;
 }
 
 export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext): Promise<WaitOutput> {

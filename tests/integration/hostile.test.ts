@@ -148,6 +148,9 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         `--allowedTools=${v}`,
         `--disallowedTools=${v}`,
         `--mcp-config=${memberConfig}`,
+        // The first prompt is the CLI's positional argument (issue #23): after `--`, so no value is an option.
+        "--",
+        v,
       ]);
       expect(readlinkSync(`/proc/${pid}/cwd`), JSON.stringify(v)).toBe(realpathSync(cwd));
       const env = environ(pid);
@@ -165,7 +168,7 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     await Promise.all(started.map(({ r }) => m.call("kill_session", { session_id: r.data.session_id, save_state: false })));
   });
 
-  it("hostile messages arrive exactly, or are refused with INVALID_ARGUMENT and nothing typed; the session stays usable", async () => {
+  it("hostile messages arrive exactly, or (a terminal's input box) are refused with INVALID_ARGUMENT and nothing typed; the session stays usable", async () => {
     const cwd = w.dir("messages");
     const s = await m.call("start_session", { cwd });
     expect(s.ok, s.text).toBe(true);
@@ -182,13 +185,18 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     ];
     for (const msg of refused) {
       const r = await m.call("send_message", { session_id: id, message: msg });
-      expect(r.error?.code, JSON.stringify(msg)).toBe("INVALID_ARGUMENT");
+      if (backend === "headless") {
+        // No input box: a stream-json message carries these exactly (runners/prompt.ts), and '!' is no mode there.
+        expect(r.ok, `${JSON.stringify(msg)}: ${r.text}`).toBe(true);
+        expect(r.data.response, JSON.stringify(msg)).toBe(`FAKE REPLY: ${msg}`);
+      } else expect(r.error?.code, JSON.stringify(msg)).toBe("INVALID_ARGUMENT");
     }
     const delivered = [` !touch ${w.root}/pwned-spaced`, `#123 is not a mode (it was memory mode in Claude Code 1.x)`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
     for (const msg of delivered) {
       const r = await m.call("send_message", { session_id: id, message: msg });
       expect(r.ok, r.text).toBe(true);
-      const expected = msg.replace(/\r\n?/g, "\n");
+      // A terminal's box turns CR and CR LF into new lines; a stream-json message keeps them.
+      const expected = backend === "headless" ? msg : msg.replace(/\r\n?/g, "\n");
       expect(r.data.response, JSON.stringify(msg)).toBe(`FAKE REPLY: ${expected}`);
     }
     expect(sentinels(w.root)).toEqual([]);

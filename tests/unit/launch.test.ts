@@ -9,6 +9,9 @@ import { captureScript } from "../../src/runners/terminal/capture.js";
 import { resolveToolPaths, toolPaths } from "../../src/util/tools.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
 import { transcriptPath } from "../../src/claude/transcript.js";
+import { ARGV_PROMPT_MAX_BYTES, terminalPlan } from "../../src/runners/terminal/runner.js";
+import type { TerminalHost, TerminalPlan } from "../../src/runners/host.js";
+import type { LaunchRequest } from "../../src/runners/runner.js";
 
 describe("argv builders", () => {
   it("a new session: --session-id, --settings and the options, each one --flag=value argument", () => {
@@ -95,5 +98,43 @@ describe("argv builders", () => {
 
   it("transcripts live where Claude Code puts them", () => {
     expect(transcriptPath("/h/.claude", "/home/user/my project", "id")).toBe("/h/.claude/projects/-home-user-my-project/id.jsonl");
+  });
+});
+
+describe("the first prompt on the command line (issue #23)", () => {
+  // A host that records what it was asked to spawn: the plan is pure but for its spawn.
+  const spawned: TerminalPlan[] = [];
+  const host = { kind: "tmux", survivesRestart: true, spawn: (p: TerminalPlan) => (spawned.push(p), Promise.resolve({ pid: 1 })) } as unknown as TerminalHost;
+  const req = (prompt?: string, doppler?: { path: string }): LaunchRequest => ({
+    id: "s1", dir: "/state/s1", cwd: "/w", settingsPath: "/state/s1/settings.json", eventsPath: "/state/s1/events.jsonl", rawLogPath: "/state/s1/output.log",
+    cols: 200, rows: 50, claude: "/bin/claude", mode: { kind: "new", claudeSessionId: "u1" }, claudeOptions: {}, env: {}, options: {},
+    ...(prompt !== undefined ? { prompt } : {}), ...(doppler ? { doppler } : {}),
+  });
+  const argvOf = async (r: LaunchRequest) => {
+    const plan = terminalPlan(host, r);
+    await plan.spawn({ live: undefined as never });
+    return { plan, argv: spawned.at(-1)!.argv };
+  };
+
+  it("goes last, after --, exactly as given; the record's command leaves it out", async () => {
+    const prompt = "--dangerously-skip-permissions\n\ttab ; $(x) ";
+    const { plan, argv } = await argvOf(req(prompt));
+    expect(plan.carriesPrompt).toBe(true);
+    expect(argv).toEqual(["/bin/claude", "--session-id=u1", "--settings=/state/s1/settings.json", "--", prompt]);
+    expect(plan.command).toEqual(["/bin/claude", "--session-id=u1", "--settings=/state/s1/settings.json"]);
+  });
+
+  it("under doppler it is still claude's last argument", async () => {
+    const { argv } = await argvOf(req("hi", { path: "/bin/doppler" }));
+    expect(argv).toEqual(["/bin/doppler", "run", "--forward-signals", "--", "/bin/claude", "--session-id=u1", "--settings=/state/s1/settings.json", "--", "hi"]);
+  });
+
+  it(`a prompt over ${ARGV_PROMPT_MAX_BYTES} bytes, or none, is not carried (it is pasted)`, async () => {
+    for (const r of [req("日".repeat(Math.ceil(ARGV_PROMPT_MAX_BYTES / 3) + 1)), req()]) {
+      const { plan, argv } = await argvOf(r);
+      expect(plan.carriesPrompt).toBe(false);
+      expect(argv).not.toContain("--");
+    }
+    expect((await argvOf(req("a".repeat(ARGV_PROMPT_MAX_BYTES)))).plan.carriesPrompt).toBe(true);
   });
 });

@@ -4,6 +4,7 @@
  *  - bare `claude -p "<prompt>"`: spawn → the answer on its stdout (no hooks; what a one-shot server runs);
  *  - run_task cold (headless): the call → its result (keep_session true, so the follow-up row can use it);
  *  - tmux start + send, cold: start_session {backend tmux} + send_message (waits for the reply);
+ *  - tmux start_session {prompt}, cold: the prompt given at start (the CLI's argument), then wait_for_completion;
  *  - the same with a warm spare: a server with CLAUDE_SESSIONS_WARM_POOL=1, one cwd (each run takes the spare the
  *    previous one left; the first, cold, is not counted);
  *  - follow-up turn: send_message on the tmux session vs on the run_task (headless) session;
@@ -47,6 +48,13 @@ async function tmuxFirst(m, cwd, prompt) {
   return s.session_id;
 }
 
+/** start_session (tmux) with the prompt, then wait_for_completion until its reply; resolves to the session id. */
+async function tmuxWithPrompt(m, cwd, prompt) {
+  const s = await okCall(m, "start_session", { cwd, backend: "tmux", permission_mode: "default", prompt });
+  await okCall(m, "wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 }, (d) => d.last_response === `MOCK REPLY: ${prompt}`);
+  return s.session_id;
+}
+
 async function spareReady(m, cwd) {
   for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
     const l = await m.call("list_sessions", {});
@@ -59,7 +67,7 @@ export async function firstAnswer(cfg, log) {
   if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
   const runs = cfg.realRuns;
   const w = makeWorld("first-answer", { MAX_CONCURRENT_SESSIONS: "30" });
-  const names = ["bare", "task", "tmux", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
+  const names = ["bare", "task", "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
   const dirs = Object.fromEntries(names.map((n) => [n, w.dir(n)]));
   let setup;
   let m;
@@ -70,7 +78,7 @@ export async function firstAnswer(cfg, log) {
     const cli = setup.cli.path;
     m = await w.connect();
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], task: [], tmux: [], warm: [], followTmux: [], followHeadless: [], parTmux: [], parBare: [] };
+    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], followTmux: [], followHeadless: [], parTmux: [], parBare: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
     await okCall(mw, "kill_session", { session_id: await tmuxFirst(mw, dirs.pool, "pool warm-up"), force: true });
@@ -87,6 +95,7 @@ export async function firstAnswer(cfg, log) {
       await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
       await time("followHeadless", () => okCall(m, "send_message", { session_id: task.session_id, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
       await Promise.all([tm, task.session_id].map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
+      await okCall(m, "kill_session", { session_id: await time("tmuxPrompt", () => tmuxWithPrompt(m, dirs.tmuxp, `tmuxp ${i}`)), force: true });
       await spareReady(mw, dirs.pool);
       const wid = await time("warm", () => tmuxFirst(mw, dirs.pool, `warm ${i}`));
       await okCall(mw, "kill_session", { session_id: wid, force: true });
@@ -102,6 +111,7 @@ export async function firstAnswer(cfg, log) {
       row("fa_bare", `first answer (CLI ${setup.cli.version} + mock): bare \`claude -p\`, spawn → answer on stdout`, s.bare, "the yardstick (no hooks)", "reported"),
       row("fa_task", "  run_task, cold (headless: start + turn)", s.task, ratio(s.task), "≤ 1.0× bare", s.task.p50 <= s.bare.p50),
       row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, ratio(s.tmux), "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
+      row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, ratio(s.tmuxPrompt), "reported"),
       row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
       row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "≤ 1.2× headless follow-up", s.followTmux.p50 <= 1.2 * s.followHeadless.p50),
       row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),

@@ -84,14 +84,23 @@ export class HeadlessDriver implements Driver {
     for (const k of byNo.keys()) if (k <= n - KEEP) byNo.delete(k);
   }
 
-  async deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery> {
+  deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery> {
+    return this.handOver(s, text, ACCEPT_MS, ctx);
+  }
+
+  private async handOver(s: DriverSession, text: string, acceptMs: number, ctx: CallContext): Promise<Delivery> {
     const before = s.live.fold.prompts_submitted;
     const sent_at = new Date().toISOString();
     this.submit(s, text);
-    const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), { timeoutMs: ACCEPT_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-    if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: the prompt did not become a turn within ${ACCEPT_MS} ms.`);
+    const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), { timeoutMs: acceptMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: the prompt did not become a turn within ${acceptMs} ms.`);
     if (!isLive(f.status)) throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt.`, { suggestion: "Use resume_session to start it again." });
     return { sent_at, attempts: 1 };
+  }
+
+  /** The first prompt, queued in the SDK's input while the CLI starts: it reads it once it is up, as a `claude -p` does. */
+  async carried(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery> {
+    return this.handOver(s, text, startTimeoutMs + ACCEPT_MS, ctx);
   }
 
   enqueue(s: DriverSession, text: string): Promise<string> {

@@ -8,6 +8,7 @@ import { childEnv } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 import type { HeadlessHost } from "./host.js";
+import { loadSdk } from "./session.js";
 
 export const HEADLESS_CAPS: Capabilities = {
   screen: false,
@@ -23,6 +24,8 @@ export const HEADLESS_CAPS: Capabilities = {
 };
 
 export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan {
+  // The SDK's import (the first time: ~70 ms of CPU) runs while the session layer writes the record and the files.
+  loadSdk().catch(() => {});
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
   const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork) };
@@ -32,6 +35,8 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
     // Permissions are answered through canUseTool: no blocking hook.
     settings: withMemberTools(hooksSettings(req.eventsPath), req.member),
     hookScripts: [],
+    // The SDK's input takes a prompt while the CLI starts (the driver's `carried`): it runs as soon as the CLI is up.
+    carriesPrompt: req.prompt !== undefined,
     spawn: ({ live, generation }) =>
       host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live, ...(req.member ? { member_mcp_config: req.member.configPath } : {}) }),
   };

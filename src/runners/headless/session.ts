@@ -35,6 +35,17 @@ export interface ExitInfo {
 
 const STDERR_KEEP = 8000;
 
+let sdk: Promise<typeof import("@anthropic-ai/claude-agent-sdk")> | undefined;
+
+/**
+ * The Agent SDK, loaded once, with the first headless session: it is ~40 MB of memory a server without one never
+ * needs. A launch's plan starts the import (headless/runner.ts), so that it runs beside the session layer's checks
+ * and file writes rather than after them.
+ */
+export function loadSdk(): Promise<typeof import("@anthropic-ai/claude-agent-sdk")> {
+  return (sdk ??= import("@anthropic-ai/claude-agent-sdk"));
+}
+
 export class HeadlessSession {
   readonly claudeSessionId: string;
   /** The CLI's pid (leader of its own process group), once spawned. */
@@ -94,8 +105,7 @@ export class HeadlessSession {
       // The fold starts the new process from here (a resumed log ends with the old one's exit).
       await s.live.refresh();
     }
-    // Loaded with the first headless session: the SDK is ~40 MB of memory a server without one never needs.
-    const { query } = await import("@anthropic-ai/claude-agent-sdk");
+    const { query } = await loadSdk();
     s.launch(query);
     if (!o.managed) await s.waitReady(o.start_timeout_ms ?? 30_000);
     return s;

@@ -16,7 +16,7 @@ import { answerPrompt, probeScreen } from "./screen-prompt.js";
 import { answerByHook, hookWaits } from "./hook-answer.js";
 import { answerByKeys } from "./permission.js";
 import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
-import { awaitReady } from "./startup.js";
+import { awaitReady, carriedPrompt } from "./startup.js";
 
 export class TerminalDriver implements Driver {
   constructor(
@@ -29,6 +29,10 @@ export class TerminalDriver implements Driver {
 
   awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void> {
     return awaitReady(this.backend, s, opts, ctx, this.log, this.timing);
+  }
+  /** The first prompt is on the CLI's command line (runner.ts): wait for its UserPromptSubmit and compare. */
+  carried(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery> {
+    return carriedPrompt(s, text, startTimeoutMs, ctx);
   }
   deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery> {
     return deliver(this.backend, s, text, ctx, this.log, this.timing);

@@ -23,15 +23,25 @@ export function terminalCaps(host: TerminalHost): Capabilities {
   };
 }
 
+/** The longest first prompt (UTF-8 bytes) sent as the CLI's argument: Linux takes 128 KiB per argument. */
+export const ARGV_PROMPT_MAX_BYTES = 100_000;
+
 export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
   // A team session's member server: a file the server wrote (its secret is a variable of the environment, never argv).
   const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
-  const argv = req.doppler ? wrapWithDoppler(claudeArgv, req.doppler) : claudeArgv;
+  // The first prompt as the CLI's positional argument, after `--` (2.1.330 submits it once it is up, byte-exact, with
+  // SessionStart first): nothing is typed, so there is no wait for the input box and no paste. It travels in the
+  // hand-off file (tmux) or node-pty's argv, never through a shell or tmux's parser; the record's command leaves it out.
+  const carried = req.prompt !== undefined && Buffer.byteLength(req.prompt) <= ARGV_PROMPT_MAX_BYTES ? req.prompt : undefined;
+  const wrap = (a: string[]) => (req.doppler ? wrapWithDoppler(a, req.doppler) : a);
+  const shown = wrap(claudeArgv);
+  const argv = carried === undefined ? shown : wrap([...claudeArgv, "--", carried]);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
   return {
-    command: argv,
+    command: shown,
+    carriesPrompt: carried !== undefined,
     settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),

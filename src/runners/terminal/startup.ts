@@ -9,7 +9,8 @@ import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { readTail } from "../../util/files.js";
 import type { Logger } from "../../util/log.js";
-import type { DriverSession, ReadyOptions } from "../driver.js";
+import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
+import { deliveryMismatch } from "./exact.js";
 import { pollScreen } from "./poll.js";
 import {
   BLOCKING_HELP,
@@ -23,6 +24,7 @@ import {
   inputText,
   menuMoves,
   POLL_MS,
+  PROMPT_CONFIRM_MS,
   RAW_LOG_SETTLE_MS,
   STARTUP_TICK_MS,
   TRUST_ANSWER_EVERY_MS,
@@ -58,7 +60,8 @@ export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOption
     },
   });
   if (folded && isLive(folded.status) && folded.status !== "starting") {
-    await inputDrawn(b, s.id, log, timing.inputHandlerMs);
+    // A prompt on the command line is submitted by the CLI itself: nothing will be pasted into the box.
+    if (!opts.promptCarried) await inputDrawn(b, s.id, log, timing.inputHandlerMs);
     return;
   }
   throw await diagnose(b, s, opts, blocked);
@@ -76,6 +79,23 @@ async function inputDrawn(b: Backend, id: string, log: Logger, handlerMs: number
   );
   if (!value) log.warn(`${id}: no input box on screen ${INPUT_DRAWN_MS} ms after SessionStart; going on`);
   else await sleep(handlerMs);
+}
+
+/**
+ * The first prompt, given on the command line (runner.ts): the CLI submits it once it is up. Resolves once it became
+ * a turn with the text that was sent (exact.ts: a difference is a PROCESS_ERROR naming it, never a success).
+ */
+export async function carriedPrompt(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery> {
+  const sent_at = new Date().toISOString();
+  const before = s.live.fold.prompts_submitted;
+  const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), { timeoutMs: startTimeoutMs + PROMPT_CONFIRM_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: the prompt given at start did not become a turn within ${startTimeoutMs + PROMPT_CONFIRM_MS} ms.`);
+  if (f.prompts_submitted <= before) throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt given at start.`, { suggestion: "Use resume_session to start it again." });
+  if (f.last_prompt !== undefined) {
+    const mismatch = deliveryMismatch(s.id, text, f.last_prompt);
+    if (mismatch) throw mismatch;
+  }
+  return { sent_at, attempts: 0 };
 }
 
 /** Why a start did not reach ready, with a short excerpt of what the process printed or the screen shows. */

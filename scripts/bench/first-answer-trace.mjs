@@ -1,0 +1,249 @@
+#!/usr/bin/env node
+/**
+ * Where a first answer's time goes (issue #23): one server on the real CLI + the mock API, and per run a timeline
+ * of (a) `run_task` cold on headless and (b) tmux `start_session` + `send_message`, against a bare `claude -p`.
+ *
+ *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,bare,cli]
+ *   (CS_BENCH_SUT=<checkout>: trace that checkout's dist/ instead)
+ *
+ * Marks, in ms from the call (all on Date.now(), so the server's log lines align with the bench's clock):
+ *  - every line of the session's events.jsonl as it appears (polled every 2 ms), by hook_event_name;
+ *  - the mock API's main request (the prompt reached the API);
+ *  - the assistant reply line in the transcript;
+ *  - the server's own debug lines that start with `trace ` (CLAUDE_SESSIONS_TRACE=1 turns them on);
+ *  - the call's return.
+ * `cli` times the CLI alone (no server): spawn → SessionStart hook, for `-p`, for the SDK's stream-json mode and for
+ * the interactive screen in a tmux pane, with a hook that only appends a timestamp.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { makeWorld, SUT } from "./world.mjs";
+import { realSetup } from "./phases/real.mjs";
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
+const RUNS = Number(args.runs ?? 5);
+if (process.env.CS_BENCH_SUT) SUT.root = resolve(process.env.CS_BENCH_SUT);
+/** Per row, per mark: the times of every run, for the medians printed at the end. */
+const byMark = new Map();
+const keep = (row, lines) => {
+  const firsts = new Map();
+  for (const l of lines) {
+    const m = /^\s*(\d+) ms {2}(.*)$/.exec(l);
+    const key = m && `${row}: ${m[2].replace(/"[^"]*"/g, '"…"').replace(/ \(MOCK REPLY[^)]*\)/, "")}`;
+    if (key && !firsts.has(key)) firsts.set(key, Number(m[1]));
+  }
+  for (const [k, t] of firsts) byMark.set(k, [...(byMark.get(k) ?? []), t]);
+};
+const ONLY = (args.only ?? "bare,task,tmux,cli").split(",");
+
+/** Watches a state dir and Claude's projects dir; returns marks relative to t0. */
+function watcher(stateDir, projectsDir) {
+  const offsets = new Map();
+  const marks = [];
+  let t0 = Date.now();
+  const readNew = (file, onLine) => {
+    let size;
+    try {
+      size = statSync(file).size;
+    } catch {
+      return;
+    }
+    const off = offsets.get(file) ?? 0;
+    if (size <= off) return;
+    const buf = readFileSync(file).subarray(off, size);
+    const text = buf.toString("utf8");
+    const cut = text.lastIndexOf("\n");
+    if (cut < 0) return;
+    offsets.set(file, off + Buffer.byteLength(text.slice(0, cut + 1)));
+    for (const l of text.slice(0, cut).split("\n")) if (l.trim()) onLine(l);
+  };
+  const tick = () => {
+    const now = Date.now();
+    for (const d of existsSync(stateDir) ? readdirSync(stateDir) : []) {
+      const f = join(stateDir, d, "events.jsonl");
+      if (!existsSync(f)) continue;
+      readNew(f, (l) => {
+        try {
+          const e = JSON.parse(l);
+          marks.push([now - t0, `ev ${e.hook_event_name}${e.source ? `(${e.source})` : ""}`]);
+        } catch {
+          /* torn */
+        }
+      });
+    }
+    for (const p of existsSync(projectsDir) ? readdirSync(projectsDir) : []) {
+      const dir = join(projectsDir, p);
+      for (const f of readdirSync(dir)) {
+        if (!f.endsWith(".jsonl")) continue;
+        readNew(join(dir, f), (l) => {
+          if (l.includes('"type":"assistant"')) marks.push([now - t0, "transcript assistant line"]);
+          else if (l.includes('"type":"user"')) marks.push([now - t0, "transcript user line"]);
+        });
+      }
+    }
+  };
+  // Skip what is already there.
+  tick();
+  marks.length = 0;
+  const iv = setInterval(tick, 2);
+  return {
+    start() {
+      tick();
+      marks.length = 0;
+      t0 = Date.now();
+      return t0;
+    },
+    mark(what, at = Date.now()) {
+      marks.push([at - t0, what]);
+    },
+    done() {
+      tick();
+      return marks.sort((a, b) => a[0] - b[0]).map(([t, w]) => `${String(t).padStart(6)} ms  ${w}`);
+    },
+    get t0() {
+      return t0;
+    },
+    stop() {
+      clearInterval(iv);
+    },
+  };
+}
+
+function claudeP(cli, cwd, env, prompt) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const c = spawn(cli, ["-p", prompt, "--permission-mode", "default"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let so = "";
+    let at;
+    c.stdout.on("data", (b) => {
+      so += b;
+      if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
+    });
+    c.on("exit", () => (at !== undefined ? resolve({ answer: at, exit: performance.now() - t0 }) : reject(new Error(`claude -p: ${so.slice(-300)}`))));
+  });
+}
+
+/** The CLI alone (no server): spawn → each hook, with a hook that only appends a timestamp and the event's name. */
+async function cliOnly(w, cli, cwd, env, mode) {
+  const log = join(w.root, `cli-${mode}-${Date.now()}.log`);
+  writeFileSync(log, "");
+  const hook = { type: "command", command: `echo "$(date +%s%3N) $(tr -d '\\n' | grep -o '"hook_event_name":"[A-Za-z]*"')" >> ${log}` };
+  const settings = JSON.stringify({ hooks: Object.fromEntries(["SessionStart", "UserPromptSubmit", "Stop"].map((e) => [e, [{ matcher: "*", hooks: [hook] }]])) });
+  const t0 = Date.now();
+  let child;
+  let tmuxName;
+  const tenv = { PATH: process.env.PATH, HOME: w.home };
+  if (mode === "p") child = spawn(cli, ["-p", "hello", "--settings", settings], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  else if (mode === "stream-json") {
+    child = spawn(cli, ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--settings", settings], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+  } else {
+    tmuxName = `trace-${Date.now()}`;
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const argv = [cli, "--settings", settings, ...(mode === "interactive-argv" ? ["--", "hello"] : [])];
+    spawnSync("tmux", ["-L", w.socket, "new-session", "-d", "-s", tmuxName, "-x", "200", "-y", "50", "-c", cwd, ...envArgs, "--", ...argv], { env: tenv });
+  }
+  const at = {};
+  const seen = () => {
+    for (const l of readFileSync(log, "utf8").split("\n")) {
+      const m = /^(\d+) "hook_event_name":"(\w+)"/.exec(l);
+      if (m && at[m[2]] === undefined) at[m[2]] = Number(m[1]) - t0;
+    }
+  };
+  const until = Date.now() + 20_000;
+  let sent = false;
+  while (Date.now() < until) {
+    seen();
+    if (mode === "interactive" && at.SessionStart !== undefined && at.box === undefined) {
+      const r = spawnSync("tmux", ["-L", w.socket, "capture-pane", "-p", "-t", `=${tmuxName}:`], { env: tenv, encoding: "utf8" });
+      if (/^❯(\s|$)/m.test(r.stdout ?? "")) at.box = Date.now() - t0;
+    }
+    if (mode === "stream-json" && at.SessionStart !== undefined && !sent) {
+      sent = true;
+      at.sent = Date.now() - t0;
+      child.stdin.write(JSON.stringify({ type: "user", message: { role: "user", content: "hello" }, parent_tool_use_id: null, session_id: "" }) + "\n");
+    }
+    if (mode === "interactive" ? at.box !== undefined : at.Stop !== undefined) break;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  if (child) child.kill("SIGKILL");
+  if (tmuxName) spawnSync("tmux", ["-L", w.socket, "kill-session", "-t", `=${tmuxName}`], { env: tenv });
+  return at;
+}
+
+const w = makeWorld("trace", { CLAUDE_SESSIONS_LOG_LEVEL: "debug", CLAUDE_SESSIONS_TRACE: "1" });
+const dirs = Object.fromEntries(["bare", "task", "tmux", "cli"].map((n) => [n, w.dir(n)]));
+const setup = await realSetup(w, Object.values(dirs));
+const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
+const cli = setup.cli.path;
+const m = await w.connect();
+const watch = watcher(w.stateDir, join(w.home, ".claude", "projects"));
+m.onStderrLine((line) => {
+  const x = /^\[claude-sessions\] (\S+) debug trace (.*)$/.exec(line);
+  if (x) watch.mark(`server: ${x[2]}`, Date.parse(x[1]));
+});
+setup.mock.setHandler((req) => {
+  watch.mark(`mock: request "${req.lastUserText}"`);
+  return undefined;
+});
+const out = [];
+try {
+  await claudeP(cli, dirs.bare, pEnv, "warm-up");
+  for (let i = 0; i < RUNS; i++) {
+    if (ONLY.includes("bare")) {
+      watch.start();
+      const r = await claudeP(cli, dirs.bare, pEnv, `bare ${i}`);
+      out.push(`bare claude -p #${i}: answer on stdout ${Math.round(r.answer)} ms, exit ${Math.round(r.exit)} ms`);
+    }
+    if (ONLY.includes("task")) {
+      const t0 = watch.start();
+      const r = await m.call("run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 });
+      watch.mark(`run_task returned (${r.ok ? r.data.response : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("run_task", lines);
+      out.push(`run_task #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      if (r.ok) await m.call("kill_session", { session_id: r.data.session_id, force: true });
+    }
+    if (ONLY.includes("tmux")) {
+      const t0 = watch.start();
+      const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default" });
+      watch.mark("start_session returned");
+      const r = await m.call("send_message", { session_id: s.data.session_id, message: `tmux ${i}`, timeout_ms: 60_000 });
+      watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("tmux start+send", lines);
+      out.push(`tmux start+send #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await m.call("kill_session", { session_id: s.data.session_id, force: true });
+    }
+    if (ONLY.includes("tmuxp")) {
+      const t0 = watch.start();
+      const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `tmuxp ${i}` });
+      watch.mark("start_session {prompt} returned");
+      const r = await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
+      watch.mark(`wait_for_completion returned (${r.ok ? r.data.last_response : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("tmux start {prompt}", lines);
+      out.push(`tmux start {prompt} + wait #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await m.call("kill_session", { session_id: s.data.session_id, force: true });
+    }
+    if (ONLY.includes("cli")) {
+      for (const mode of ["p", "stream-json", "interactive", "interactive-argv"]) {
+        const r = await cliOnly(w, cli, dirs.cli, pEnv, mode);
+        out.push(`cli alone, ${mode}: ${Object.entries(r).map(([k, v]) => `${k} ${v}`).join(", ")} ms from spawn`);
+      }
+    }
+    process.stderr.write(`run ${i + 1}/${RUNS} done\n`);
+  }
+} finally {
+  watch.stop();
+  await m.close();
+  w.cleanup();
+  await setup.close();
+}
+console.log(out.join("\n"));
+console.log(`\nmedians over ${RUNS} runs (ms from the call; a mark seen more than once per run counts its first):`);
+const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+for (const [k, v] of [...byMark].filter(([k]) => !k.startsWith("#")).sort((a, b) => a[0].split(":")[0].localeCompare(b[0].split(":")[0]) || med(a[1]) - med(b[1]))) console.log(`${String(med(v)).padStart(6)}  ${k} (${v.length} runs)`);

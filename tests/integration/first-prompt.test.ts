@@ -1,0 +1,173 @@
+/**
+ * Issue #23 (speed): a start's first prompt travels with the launch where the runner can send it so. Headless: the
+ * prompt is in the Agent SDK's input from the spawn, and the CLI takes it once it is up (as `claude -p` does), with
+ * no wait for ready and no delivery in between. tmux and pty: the prompt is the CLI's positional argument after `--`
+ * (in the hand-off file or node-pty's argv: no shell, no tmux parser, no keys), submitted by the CLI itself; one too
+ * long for a command line is pasted as before. The contracts stay: the events log reads cs:spawn, SessionStart,
+ * UserPromptSubmit, Stop; run_task returns the first turn's result; start_session {prompt} returns with the prompt
+ * taken and counted. Through the built server and the fake claude (which reports when the first prompt reached it).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, contractBackends, makeWorld, type Mcp, type World } from "../helpers/harness.js";
+
+interface Reported {
+  session_id: string;
+  first_prompt?: string;
+  before_session_start?: boolean;
+}
+
+describe("the first prompt travels with the launch (headless)", () => {
+  let w: World;
+  let m: Mcp;
+  let report: string;
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
+    report = join(w.root, "report.jsonl");
+    // A CLI that takes a while to start: a prompt sent only once it is ready would arrive after its SessionStart.
+    m = await connect(w, { FAKE_CLAUDE_FIRST_PROMPT_LOG: report, FAKE_CLAUDE_STARTUP_MS: "400" });
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  const reported = (claudeId: string): Reported | undefined =>
+    readFileSync(report, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Reported)
+      .find((x) => x.session_id === claudeId && x.first_prompt !== undefined);
+  const names = (id: string) =>
+    readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
+
+  it("run_task: the CLI has the prompt before it reports SessionStart; the result and the log are a turn's as before", async () => {
+    const r = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "first  \tprompt\nline two", keep_session: true });
+    expect(r).toMatchObject({ completed: true, timed_out: false, final_state: "idle", response: "FAKE REPLY: first  \tprompt\nline two", kept: true, backend: "headless", session_turns: 1 });
+    expect(reported(r.claude_session_id)).toMatchObject({ first_prompt: "first  \tprompt\nline two", before_session_start: true });
+    expect(names(r.session_id)).toEqual(["cs:spawn", "SessionStart", "UserPromptSubmit", "Stop"]);
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === r.session_id);
+    expect(row).toMatchObject({ status: "idle", turn_count: 1 });
+    // The session goes on like any other.
+    const again = await m.callOk("send_message", { session_id: r.session_id, message: "again" });
+    expect(again).toMatchObject({ completed: true, response: "FAKE REPLY: again", session_turns: 2 });
+    await m.callOk("kill_session", { session_id: r.session_id });
+  });
+
+  it("start_session {prompt}: returns once the prompt became a turn, counted once; a send waits for that turn's end", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("start"), prompt: "FAKE_SLOW:300 carried" });
+    expect(["busy", "idle"]).toContain(s.status);
+    expect(reported(s.claude_session_id)).toMatchObject({ first_prompt: "FAKE_SLOW:300 carried", before_session_start: true });
+    const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:300 carried" });
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { messages_sent: number; last_message: string }> };
+    expect(state.sessions[s.session_id]).toMatchObject({ messages_sent: 1, last_message: "FAKE_SLOW:300 carried" });
+    expect(names(s.session_id)).toEqual(["cs:spawn", "SessionStart", "UserPromptSubmit", "Stop"]);
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
+  it("resume_session {message}: the message is in the SDK's input before the resumed CLI reports SessionStart", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("resume"), prompt: "before" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const r = await m.callOk("resume_session", { session_id: s.session_id, message: "after resume" });
+    const got = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Reported).filter((x) => x.session_id === s.claude_session_id && x.first_prompt === "after resume");
+    expect(got).toEqual([{ session_id: s.claude_session_id, first_prompt: "after resume", before_session_start: true }]);
+    const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: after resume" });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
+  it("run_task {keep_session: false} ends the session after the reply; a CLI that dies at start-up is the start's error", async () => {
+    const r = await m.callOk("run_task", { cwd: w.dir("once"), prompt: "one shot", keep_session: false });
+    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: one shot", kept: false });
+    const bad = await m.call("run_task", { cwd: w.dir("crash"), prompt: "FAKE_CRASH now" });
+    expect(bad.ok).toBe(false);
+    expect(["SESSION_DEAD", "PROCESS_ERROR"]).toContain(bad.error?.code);
+  });
+});
+
+const TERMINALS = await contractBackends();
+
+describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backend) => {
+  let w: World;
+  let m: Mcp;
+  let argvLog: string;
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
+    argvLog = join(w.root, "argv.jsonl");
+    m = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog });
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  const argvOf = (claudeId: string) =>
+    readFileSync(argvLog, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { argv: string[]; session_id: string })
+      .find((x) => x.session_id === claudeId)?.argv;
+  const events = (id: string) =>
+    readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { hook_event_name: string; prompt?: string });
+
+  it("start_session {prompt}: the prompt is the CLI's argument after `--`, taken byte-exact with no paste; the record's command leaves it out", async () => {
+    const prompt = "--help ; $(touch pwned) `id` #{pane_id} 'q' \"dq\"\n\ttab and  trailing  \n#hash line ✓";
+    const cwd = w.dir("argv");
+    const s = await m.callOk("start_session", { cwd, prompt });
+    const argv = argvOf(s.claude_session_id)!;
+    expect(argv.slice(-2)).toEqual(["--", prompt]);
+    const evs = events(s.session_id);
+    expect(evs.map((e) => e.hook_event_name).slice(0, 3)).toEqual(["cs:spawn", "SessionStart", "UserPromptSubmit"]);
+    expect(evs.find((e) => e.hook_event_name === "UserPromptSubmit")?.prompt).toBe(prompt);
+    const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: `FAKE REPLY: ${prompt}` });
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { command: string; args: string[]; messages_sent: number }> };
+    const rec = state.sessions[s.session_id]!;
+    expect(rec.messages_sent).toBe(1);
+    expect([rec.command, ...rec.args].join(" ")).not.toContain("pwned");
+    expect(readdirSync(cwd)).not.toContain("pwned");
+    // The session takes typed prompts as usual afterwards.
+    const next = await m.callOk("send_message", { session_id: s.session_id, message: "typed" });
+    expect(next).toMatchObject({ completed: true, response: "FAKE REPLY: typed" });
+    await m.callOk("kill_session", { session_id: s.session_id });
+  });
+
+  it("run_task on a terminal starts with its prompt on the command line and returns the first turn's result", async () => {
+    const r = await m.callOk("run_task", { cwd: w.dir("task"), backend, prompt: "a task", keep_session: false });
+    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: a task", kept: false, backend });
+    expect(argvOf(r.claude_session_id)?.slice(-2)).toEqual(["--", "a task"]);
+  });
+
+  it("resume_session {message} and a fork's message travel the same way (after --resume … --)", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("resume"), prompt: "the word is ostrich" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const r = await m.callOk("resume_session", { session_id: s.session_id, message: "which word?" });
+    const argv = readFileSync(argvLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { argv: string[] }).map((x) => x.argv).filter((a) => a.includes(`--resume=${s.claude_session_id}`));
+    expect(argv.at(-1)?.slice(-2)).toEqual(["--", "which word?"]);
+    const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
+    expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: which word?" });
+    const f = await m.callOk("resume_session", { session_id: s.session_id, fork: true, message: "forked turn" });
+    expect(argvOf(f.claude_session_id!)?.slice(-2)).toEqual(["--", "forked turn"]);
+    const fd = await m.callOk("wait_for_completion", { session_id: f.session_id, timeout_ms: 10_000 });
+    expect(fd).toMatchObject({ completed: true, last_response: "FAKE REPLY: forked turn" });
+    for (const id of [s.session_id, f.session_id]) await m.callOk("kill_session", { session_id: id, force: true });
+  });
+
+  it("a first prompt too long for a command line (over 100,000 bytes) is pasted as before", async () => {
+    const prompt = "日".repeat(34_000); // 102,000 bytes in UTF-8
+    const s = await m.callOk("start_session", { cwd: w.dir("long"), prompt });
+    expect(argvOf(s.claude_session_id)).not.toContain("--");
+    expect(events(s.session_id).find((e) => e.hook_event_name === "UserPromptSubmit")?.prompt).toBe(prompt);
+    await m.callOk("kill_session", { session_id: s.session_id, force: true });
+  }, 60_000);
+});
