@@ -10,6 +10,7 @@ import { resolveStateDir } from "./util/owned.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
+import { prefetchVersion } from "./sessions/cli-policy.js";
 import { loadConfig } from "./config.js";
 import { parseSince, readAudit } from "./store/audit.js";
 import { healthChecks } from "./server/health.js";
@@ -78,6 +79,7 @@ async function serve(): Promise<void> {
   process.stdin.on("close", () => void shutdown("stdin closed"));
   transport.onclose = () => void shutdown("transport closed");
   await server.connect(transport);
+  prefetchVersion(app.cfg);
   app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.backends).join(", ") || "none"})`);
 }
 
@@ -101,6 +103,7 @@ async function serveHttp(args: string[]): Promise<void> {
     throw e;
   });
   app.nodes.start();
+  prefetchVersion(app.cfg);
   const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
   process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
   process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);

@@ -2,6 +2,7 @@
  * What the server decides for every launch instead of leaving it to the CLI: the permission mode (always passed
  * explicitly), the CLI's version (recorded, with a warning outside the tested range), the auto-updater (off).
  */
+import { findClaude } from "../claude/discover.js";
 import { cliVersion, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
 import { isPermissionMode, type PermissionModeName } from "../core/modes.js";
@@ -25,6 +26,16 @@ export function policyEnv(cfg: Config): Record<string, string> {
 
 /** The CLI's version (cached per binary; undefined when it does not say). */
 export const versionOf = (claudePath: string): Promise<string | undefined> => cliVersion(claudePath);
+
+/**
+ * A serving server reads the CLI's version once at start, in the background, so that its first start_session does not
+ * wait for `claude --version` (a process of its own: 40 ms for the fake claude, more for the real one). The cache is
+ * by the binary's identity: an update in place is read again at the next start.
+ */
+export function prefetchVersion(cfg: Config): void {
+  const path = findClaude(cfg.claudePath).path;
+  if (path) void versionOf(path);
+}
 
 /** Records the version of the binary a launch runs. */
 export function setVersion(r: SessionRecord, v: string | undefined): void {

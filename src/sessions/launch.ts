@@ -59,6 +59,8 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
   const claude = claudeBinary(d.cfg);
+  // Read beside the checks and files below (a process of its own the first time; cached after).
+  const version = versionOf(claude);
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
@@ -112,7 +114,9 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
   rec.permission_mode = permissionMode;
-  setVersion(rec, await versionOf(claude));
+  // Known already (every start after the first): recorded now; else recorded once the process runs (below).
+  const known = await Promise.race([version.then((v) => ({ v })), new Promise<undefined>((res) => setImmediate(() => res(undefined)))]);
+  if (known) setVersion(rec, known.v);
   // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
   if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
@@ -147,6 +151,10 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   if (existing) return { started: withStream(await result(d, id), input) };
   const { carried } = await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx, launchPlan.carriesPrompt ? prompt : undefined);
   launched?.();
+  if (!known) {
+    const v = await version;
+    await d.store.patch(id, (r) => setVersion(r, v));
+  }
   let sent: string | undefined;
   if (carried) sent = await confirmCarried(d, id, prompt!, carried);
   else if (prompt !== undefined) sent = await deliverPrompt(d, id, prompt, ctx);
