@@ -3,7 +3,7 @@
  * Where a first answer's time goes (issue #23): one server on the real CLI + the mock API, and per run a timeline
  * of (a) `run_task` cold on headless and (b) tmux `start_session` + `send_message`, against a bare `claude -p`.
  *
- *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,bare,cli]
+ *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,follow,bare,cli]
  *   (CS_BENCH_SUT=<checkout>: trace that checkout's dist/ instead)
  *
  * Marks, in ms from the call (all on Date.now(), so the server's log lines align with the bench's clock):
@@ -171,12 +171,13 @@ async function cliOnly(w, cli, cwd, env, mode) {
   return at;
 }
 
-const w = makeWorld("trace", { CLAUDE_SESSIONS_LOG_LEVEL: "debug", CLAUDE_SESSIONS_TRACE: "1" });
+const w = makeWorld("trace", { CLAUDE_SESSIONS_LOG_LEVEL: "debug", CLAUDE_SESSIONS_TRACE: "1", ...(process.env.TRACE_ENV ? Object.fromEntries(process.env.TRACE_ENV.split(",").map((kv) => kv.split("="))) : {}) });
 const dirs = Object.fromEntries(["bare", "task", "tmux", "cli"].map((n) => [n, w.dir(n)]));
 const setup = await realSetup(w, Object.values(dirs));
 const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
 const cli = setup.cli.path;
 const m = await w.connect();
+let mw;
 const watch = watcher(w.stateDir, join(w.home, ".claude", "projects"));
 m.onStderrLine((line) => {
   const x = /^\[claude-sessions\] (\S+) debug trace (.*)$/.exec(line);
@@ -217,6 +218,39 @@ try {
       out.push(`tmux start+send #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
+    if (ONLY.includes("warm")) {
+      mw ??= await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
+      for (let k = 0; k < 600; k++) {
+        const l = await mw.call("list_sessions", {});
+        if (l.ok && l.data.sessions.some((x) => x.spare && x.status === "ready" && x.cwd === dirs.tmux)) break;
+        if (k === 0 && !(l.ok && l.data.sessions.some((x) => x.spare))) await mw.call("kill_session", { session_id: (await mw.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default" })).data.session_id, force: true });
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      await new Promise((res) => setTimeout(res, 1000));
+      const t0 = watch.start();
+      const s = await mw.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default" });
+      watch.mark("start_session returned (spare)");
+      const r = await mw.call("send_message", { session_id: s.data.session_id, message: `warm ${i}`, timeout_ms: 60_000 });
+      watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("tmux warm spare", lines);
+      out.push(`tmux warm spare #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await mw.call("kill_session", { session_id: s.data.session_id, force: true });
+    }
+    if (ONLY.includes("follow")) {
+      const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `first ${i}` });
+      await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
+      await new Promise((res) => setTimeout(res, 300));
+      const t0 = watch.start();
+      const r = await m.call("send_message", { session_id: s.data.session_id, message: `follow ${i}`, timeout_ms: 60_000 });
+      watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("tmux follow-up", lines);
+      out.push(`tmux follow-up #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await m.call("kill_session", { session_id: s.data.session_id, force: true });
+    }
     if (ONLY.includes("tmuxp")) {
       const t0 = watch.start();
       const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `tmuxp ${i}` });
@@ -240,6 +274,7 @@ try {
 } finally {
   watch.stop();
   await m.close();
+  await mw?.close();
   w.cleanup();
   await setup.close();
 }

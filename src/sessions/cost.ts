@@ -25,6 +25,9 @@ import type { TurnLedger } from "./session.js";
 const SETTLE_MAX_MS = 600;
 const SETTLE_REPLY_MAX_MS = 3000;
 const SETTLE_POLL_MS = 20;
+/** For the first SETTLE_FAST_MS the files' sizes are looked at every SETTLE_FAST_POLL_MS (a stat each). */
+const SETTLE_FAST_MS = 400;
+const SETTLE_FAST_POLL_MS = 4;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
 
@@ -230,9 +233,14 @@ async function settle(d: Deps, l: TurnLedger, id: string, turn: number, fold: Fo
     const still = files.every((f) => now[f] === read.ends[f]);
     const quiet = Date.now() - t0 >= d.ledger.quietMs && Date.now() - grewAt >= d.ledger.quietMs / 2;
     if (still && (read.reply || (quiet && !expectReply))) break;
-    await new Promise((res) => setTimeout(res, SETTLE_POLL_MS));
+    // Claude Code writes its transcript on a 100 ms timer: the lines land together, so they are looked for often
+    // (a stat per file) at first and read only when a file has grown.
+    await new Promise((res) => setTimeout(res, Date.now() - t0 < SETTLE_FAST_MS ? SETTLE_FAST_POLL_MS : SETTLE_POLL_MS));
+    const nowFiles = transcriptFiles(main);
+    const grown = sizes(nowFiles);
+    if (nowFiles.length === files.length && nowFiles.every((f) => grown[f] === now[f]) && still) continue;
     const before = JSON.stringify(read.ends);
-    files = transcriptFiles(main);
+    files = nowFiles;
     read = await readNow(files);
     if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }

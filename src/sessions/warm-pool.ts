@@ -11,6 +11,7 @@ import type { RunTaskInput, StartInput, StartOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
 import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
+import { settleTurn } from "./cost.js";
 import { checkPrompt } from "./checks.js";
 import { hasRoom } from "./hibernate.js";
 import type { Deps } from "./deps.js";
@@ -155,7 +156,12 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
     else
       void d.registry
         .handle(sid)
-        .then((s) => s.live.waitFor((f) => f.turn_count >= 1 || !isLive(f.status) || f.status === "waiting_for_permission" || f.status === "blocked", { timeoutMs: REFILL_AFTER_MS }))
+        .then(async (s) => {
+          const f = await s.live.waitFor((x) => x.turn_count >= 1 || !isLive(x.status) || x.status === "waiting_for_permission" || x.status === "blocked", { timeoutMs: REFILL_AFTER_MS });
+          // The turn's figures are read from the transcript Claude writes 70–100 ms after Stop: the caller's
+          // result waits for them, so the spare's start-up waits too.
+          if (f && f.turn_count >= 1) await settleTurn(d, sid, 1, f);
+        })
         .catch(() => undefined)
         .then(refill);
   }
