@@ -3,7 +3,7 @@
  * Where a first answer's time goes (issue #23): one server on the real CLI + the mock API, and per run a timeline
  * of (a) `run_task` cold on headless and (b) tmux `start_session` + `send_message`, against a bare `claude -p`.
  *
- *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,follow,bare,cli]
+ *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,follow,warm,wake,bare,cli]
  *   (CS_BENCH_SUT=<checkout>: trace that checkout's dist/ instead)
  *
  * Marks, in ms from the call (all on Date.now(), so the server's log lines align with the bench's clock):
@@ -237,6 +237,20 @@ try {
       keep("tmux warm spare", lines);
       out.push(`tmux warm spare #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
       await mw.call("kill_session", { session_id: s.data.session_id, force: true });
+    }
+    if (ONLY.includes("wake")) {
+      const s = await m.call("start_session", { cwd: dirs.tmux, backend: process.env.TRACE_WAKE_BACKEND ?? "tmux", permission_mode: "default", prompt: `before ${i}` });
+      await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
+      await m.call("kill_session", { session_id: s.data.session_id, hibernate: true });
+      await new Promise((res) => setTimeout(res, 300));
+      const t0 = watch.start();
+      const r = await m.call("send_message", { session_id: s.data.session_id, message: `wake ${i}`, timeout_ms: 60_000 });
+      watch.mark(`send_message returned (${r.ok ? `${r.data.response}, wake_ms ${r.data.wake_ms}` : r.error?.code})`);
+      await new Promise((res) => setTimeout(res, 150));
+      const lines = watch.done();
+      keep("tmux wake + turn", lines);
+      out.push(`tmux wake + turn #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("follow")) {
       const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `first ${i}` });

@@ -14,9 +14,16 @@ import { serverAction } from "./audit.js";
 import type { Deps } from "./deps.js";
 import { kill } from "./kill.js";
 import { generationOf } from "./registry.js";
-import { relaunch } from "./resume.js";
+import { relaunch, type CarryOut } from "./resume.js";
 import { withSessionKeys } from "./turns.js";
 import { applyFold } from "./views.js";
+
+/** A waking call's prompt, for the launch to carry (`out` says whether it did; then `onCarried` runs). */
+export interface Carry {
+  text: string;
+  out: CarryOut;
+  onCarried: () => void;
+}
 
 /** What a call that woke a session adds to its result. */
 export interface Woke {
@@ -83,7 +90,7 @@ export async function markHibernated(d: Deps, id: string): Promise<void> {
  * across servers the resume lock orders them and the later one finds it awake. A failed wake leaves the record
  * hibernated and is WAKE_FAILED with the cause.
  */
-export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): Promise<Woke | undefined> {
+export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promise<Woke | undefined> {
   // The wake under way is the session object's (session.ts).
   const x = await d.registry.open(id);
   const running = x.wake;
@@ -91,7 +98,12 @@ export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): P
   const s = x.live;
   await s.refresh();
   if (s.fold.status !== "hibernated") return undefined;
-  const p = wake(d, id, ctx);
+  // Only the call that wakes the session may have its prompt carried by the launch; a call joining it sends as usual,
+  // after the carried turn: `onCarried` runs before the shared wake resolves, so it queues that turn first.
+  const p = wake(d, id, ctx, carry).then((w) => {
+    if (carry?.out.sent_at !== undefined) carry.onCarried();
+    return w;
+  });
   x.wake = p;
   try {
     return await p;
@@ -100,7 +112,12 @@ export async function wakeIfHibernated(d: Deps, id: string, ctx: CallContext): P
   }
 }
 
-async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undefined> {
+/**
+ * `carry`: the waking call's prompt travels with the launch when the runner can carry it (the CLI's argument on a
+ * terminal, the SDK's input headless), as a start's does: no input box to wait for and no paste. `carry.out` says
+ * whether it went (resume.ts's relaunch); when it did not, the caller sends it once the session is up.
+ */
+async function wake(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promise<Woke | undefined> {
   const t0 = Date.now();
   const s = await d.registry.follow(id);
   const dir = d.registry.paths(id).dir;
@@ -115,7 +132,7 @@ async function wake(d: Deps, id: string, ctx: CallContext): Promise<Woke | undef
       if (s.fold.status !== "hibernated") return false; // another server woke it a moment ago
       const rec = await d.registry.record(id);
       try {
-        await relaunch(d, rec, resumeInput.parse({ session_id: id }), undefined, {}, ctx);
+        await relaunch(d, rec, resumeInput.parse({ session_id: id }), carry?.text, {}, ctx, carry ? carry.out : undefined);
       } catch (e) {
         await failedWake(d, id);
         const cause = e instanceof SessionError ? e : undefined;

@@ -85,7 +85,11 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
   }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
 }
 
-export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+/**
+ * `carry` (a wake's prompt): the message goes only if the launch can carry it (launch.ts); never typed here, as the
+ * caller holds the session's keys. `carry.sent_at` and `carry.promptNo` say it went, once Claude accepted it.
+ */
+export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
   const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
@@ -127,8 +131,11 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     delete r.pending_permission;
     return structuredClone(r);
   });
+  const promptNo = (d.registry.followed(rec.session_id)?.fold.prompts_submitted ?? 0) + 1;
   const { carried } = await launch(d, updated, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx, launchPlan!.carriesPrompt ? message : undefined);
-  await firstMessage(d, rec.session_id, message, carried, ctx);
+  if (carry) {
+    if (carried) Object.assign(carry, { sent_at: await confirmCarried(d, rec.session_id, message!, carried), promptNo });
+  } else await firstMessage(d, rec.session_id, message, carried, ctx);
   return { ...(await result(d, rec.session_id)), resumed_at: new Date().toISOString(), forked: false, previous_state: previous };
 }
 
@@ -201,6 +208,12 @@ interface ResumePlan {
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined): RunnerPlan {
   return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), ...carryOf(p.runner, message, r) }));
+}
+
+/** Filled by relaunch when the message travelled with the launch: when Claude accepted it, and its number. */
+export interface CarryOut {
+  sent_at?: string;
+  promptNo?: number;
 }
 
 /** The message of a resume or fork: carried with the launch when its plan took it (launch.ts), else typed once ready. */

@@ -15,6 +15,7 @@ import { ANY_RUNNER, checkPrompt, checkUsable } from "./checks.js";
 import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { wakeIfHibernated, type Woke } from "./hibernate.js";
+import type { CarryOut } from "./resume.js";
 import { publicBlocked, publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
@@ -103,10 +104,17 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     checkBudget(r0);
   }
   let woke: Woke | undefined;
+  const h = f0.status === "hibernated" && !input.bash_mode ? await d.registry.handle(input.session_id) : undefined;
   for (let attempt = 0; ; attempt++) {
-    woke = (await wakeIfHibernated(d, input.session_id, ctx)) ?? woke;
+    // The waking call's prompt travels with the launch when it can (no input box to wait for, no paste).
+    let carriedTurn: Promise<SendOutput> | undefined;
+    const out: CarryOut = {};
+    const carry = h ? { text, out, onCarried: () => void (carriedTurn = afterCarried(d, input, r0.backend, h, out, ctx)) } : undefined;
+    const w = await wakeIfHibernated(d, input.session_id, ctx, carry);
+    woke = w ?? woke;
     try {
-      const out = await sendOnce(d, input, text, ctx);
+      // A call that joined another's wake goes in line after that call's turn (the carried prompt may be running).
+      const out = await (carriedTurn ?? sendOnce(d, input, text, ctx, w !== undefined));
       return woke ? { ...out, ...woke } : out;
     } catch (e) {
       if (!(e instanceof HibernatedMeanwhile)) throw e;
@@ -115,13 +123,30 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
   }
 }
 
-async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext): Promise<SendOutput> {
+/**
+ * A prompt the wake's launch carried (hibernate.ts): Claude took it; the turn is waited for as a sent one's, first in
+ * this process's line of prompts to the session (registered before the wake's other callers go on).
+ */
+function afterCarried(d: Deps, input: Resolved<SendInput>, kind: BackendKind, s: DriverSession, c: CarryOut, ctx: CallContext): Promise<SendOutput> {
+  const t0 = Date.now();
+  const run = (): Promise<SendOutput> => {
+    const out: SendOutput = { session_id: input.session_id, message_sent: true, sent_at: c.sent_at!, final_state: s.live.fold.status };
+    if (input.wait_for_response === false) return Promise.resolve(out);
+    return turnOutcome(d, input.session_id, kind, s, c.promptNo!, out, input.timeout_ms ?? 30_000, ctx, t0);
+  };
+  const p = s.live.sendChain.then(run, run);
+  s.live.sendChain = p.catch(() => {});
+  return p;
+}
+
+/** `afterWake`: a turn under way does not refuse the call at once; the line of prompts decides (under the lock). */
+async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext, afterWake = false): Promise<SendOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   const status = s.live.fold.status;
   if (status === "hibernated") throw new HibernatedMeanwhile();
   checkUsable(r, status);
-  if (status === "blocked" || (!acceptsPrompt(status) && !input.queue)) throw busyError(r.session_id, status);
+  if (status === "blocked" || (!acceptsPrompt(status) && !input.queue && !afterWake)) throw busyError(r.session_id, status);
   checkTurns(r, s.live.fold);
   // The last turn's cost is read at its end (its reply line lands after Stop): a budget check waits for it. Without a
   // budget nothing waits; the reading goes on beside the next turn (it stops at that turn's prompt line).

@@ -163,6 +163,29 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     for (const id of [s.session_id, f.session_id]) await m.callOk("kill_session", { session_id: id, force: true });
   });
 
+  it("a wake carries send_message's prompt (after --resume … --); a prompt sent during the wake goes after that turn, once", async () => {
+    // A server whose Claude takes 800 ms to start: the second prompt surely arrives while the first one's wake runs.
+    const slow = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog, FAKE_CLAUDE_STARTUP_MS: "800" });
+    const s = await slow.callOk("start_session", { cwd: w.dir("wake"), prompt: "the word is heron" });
+    await slow.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
+    expect(await slow.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
+    const first = slow.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:300 wake with this", timeout_ms: 20_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const second = slow.callOk("send_message", { session_id: s.session_id, message: "and then this", timeout_ms: 20_000 });
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: FAKE_SLOW:300 wake with this" });
+    expect(b).toMatchObject({ completed: true, response: "FAKE REPLY: and then this" });
+    const resumed = readFileSync(argvLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { argv: string[] }).map((x) => x.argv).filter((x) => x.includes(`--resume=${s.claude_session_id}`));
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]!.slice(-2)).toEqual(["--", "FAKE_SLOW:300 wake with this"]);
+    const prompts = events(s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit").map((e) => e.prompt);
+    expect(prompts).toEqual(["the word is heron", "FAKE_SLOW:300 wake with this", "and then this"]);
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { messages_sent: number; last_message: string }> };
+    expect(state.sessions[s.session_id]).toMatchObject({ messages_sent: 3, last_message: "and then this" });
+    await slow.callOk("kill_session", { session_id: s.session_id, force: true });
+    await slow.close();
+  });
+
   it("a first prompt too long for a command line (over 100,000 bytes) is pasted as before", async () => {
     const prompt = "日".repeat(34_000); // 102,000 bytes in UTF-8
     const s = await m.callOk("start_session", { cwd: w.dir("long"), prompt });
