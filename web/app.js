@@ -53,7 +53,7 @@
     c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
     if (r.node) $("#sessions").classList.add("with-nodes");
     c[2].replaceChildren(el("span", `status ${r.status}`, r.status));
-    c[3].textContent = [r.team_name, r.teammate_name].filter(Boolean).join(" / ");
+    c[3].replaceChildren([r.team_name, r.teammate_name].filter(Boolean).join(" / "), ...teamMarks(r));
     c[4].textContent = r.cwd || "";
     c[4].title = r.cwd || "";
     c[5].textContent = r.backend || "";
@@ -65,8 +65,20 @@
     tr.dataset.turns = String(r.turn_count ?? "");
     tr.classList.toggle("needs-answer", needsAnswer(r));
     tr.classList.toggle("needs-look", unseen.has(r.session_id));
+    tr.classList.toggle("shutdown-requested", Boolean(r.shutdown_requested));
     $("#empty").hidden = rows.size > 0;
     countNeeds();
+  }
+  // A team's lead, and a member that asked to be ended (request_shutdown) with its reason: text nodes only.
+  function teamMarks(r) {
+    const marks = [];
+    if (r.team_lead) marks.push(el("span", "badge lead", "lead"));
+    if (r.shutdown_requested) {
+      const m = el("span", "badge shutdown", `shutdown requested: ${r.shutdown_requested}`);
+      m.title = "It asked to be ended; kill approves.";
+      marks.push(m);
+    }
+    return marks;
   }
   function merge(change) {
     const r = rows.get(change.session_id);
@@ -74,6 +86,7 @@
     noticeChange(r, change);
     Object.assign(r, change);
     if (change.pending_permission === null) delete r.pending_permission;
+    if (change.shutdown_requested === null) delete r.shutdown_requested;
     renderRow(r);
     // The totals come once a turn's usage is recorded: the session page's turns and the cost page follow them.
     if ("total_cost_usd" in change && CS.onTotals) CS.onTotals(r);
@@ -211,7 +224,7 @@
   $("#logout").addEventListener("click", () => post("/logout").catch(() => {}).finally(() => (location.href = "/login")));
 
   // More pages (history.js): { match: RegExp, view: "#id", open(match) }.
-  const CS = (window.CS = { $, el, post, act, routes: [], rows, current: () => current });
+  const CS = (window.CS = { $, el, post, act, teamMarks, routes: [], rows, current: () => current });
   function route() {
     const m = /^#\/s\/(.+)$/.exec(location.hash);
     const starting = location.hash === "#/new";

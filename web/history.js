@@ -286,8 +286,8 @@
           tr.dataset.member = m.session_id;
           const a = el("a", "", m.teammate_name || m.session_id);
           a.href = `#/s/${encodeURIComponent(m.session_id)}`;
-          const who = el("td");
-          who.append(a);
+          const who = el("td", "who");
+          who.append(a, ...CS.teamMarks(m));
           tr.append(who, el("td", "", m.node || "local"), el("td", "", ""), el("td", "cost", money(m.total_cost_usd)));
           tr.children[2].append(el("span", `status ${m.status}`, m.status));
           table.append(tr);

@@ -14,6 +14,10 @@ export const healthInput = z.strictObject({});
 export const healthOutput = z.strictObject({
   status: checkStatus.describe("down: no session can start; degraded: something is missing or unhealthy; ok: all checks pass."),
   checks: z.array(healthCheck),
+  member_socket: z
+    .strictObject({ path: z.string(), listening: z.boolean() })
+    .optional()
+    .describe("The Unix socket (0600) team members' own tools reach this server on; listening: it accepts a connection now."),
 });
 
 export const configureInput = z

@@ -177,6 +177,7 @@ export const sessionSummary = z.strictObject({
   last_active: z.string().optional(),
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
+  team_lead: z.boolean().optional().describe("true: its team's lead (start_session team_lead)."),
   spare: z.boolean().optional().describe("A warm-pool spare (CLAUDE_SESSIONS_WARM_POOL) no call has taken yet: the next start_session or run_task with its options takes it."),
   model: z.string().optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),

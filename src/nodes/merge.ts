@@ -79,7 +79,9 @@ export async function healthAll(c: Coordinator, tool: Tool, svc: SessionService,
     }),
   );
   checks.push(...nodes);
-  // A node that is down does not stop sessions here: it degrades the answer, never makes it down.
-  const status = local.status === "down" ? "down" : checks.some((x) => x.status !== "ok") ? "degraded" : "ok";
-  return { status, checks };
+  // A node that is down does not stop sessions here: it degrades the answer, never makes it down. A local warn
+  // leaves the status as the local answer has it (warn does not change the overall status).
+  const status = local.status === "down" ? "down" : local.status === "degraded" || nodes.some((x) => x.status !== "ok") ? "degraded" : "ok";
+  // The local result's other fields (member_socket) as they are.
+  return { ...local, status, checks };
 }

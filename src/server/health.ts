@@ -1,11 +1,12 @@
 /**
  * health_check and `claude-sessions doctor`: one list of checks, each ok, warn (works; read the detail), degraded or down, and an overall status
  * (down when no session can start, degraded when something is missing or unhealthy). Every check runs a program
- * by argv with a short timeout or looks at a file; none changes a session.
+ * by argv with a short timeout, looks at a file or connects to this server's own member socket; none changes a session.
  */
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { access, stat, unlink, writeFile } from "node:fs/promises";
+import { access, lstat, stat, unlink, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
@@ -33,6 +34,8 @@ export interface HealthInput {
   index?: () => { indexing: boolean; complete_at: string | null };
   /** Checks of the transport serving this server (the HTTP server's MCP sessions). */
   extra?: HealthCheck[];
+  /** The path of this server's team members' socket (member/socket.ts), when it has tried to listen on one. */
+  memberSocket?: string;
 }
 
 /** A lock directory not refreshed for this long means a stale or stuck writer. */
@@ -46,6 +49,40 @@ function sessionVersions(live: SessionRecord[], add: (name: string, status: Heal
   const parts = [...by].map(([v, ids]) => `${v}: ${ids.length > 5 ? `${ids.slice(0, 5).join(", ")} …` : ids.join(", ")}`);
   const outside = [...by.keys()].filter((v) => v !== "unknown" && versionWarning(v));
   add("session_cli_versions", outside.length ? "warn" : "ok", `${parts.join("; ")}${outside.length ? ` (outside the tested range: ${outside.join(", ")})` : ""}`);
+}
+
+/** How long a connection to the member socket may take before it counts as not listening. */
+const SOCKET_PROBE_MS = 1000;
+
+/** Whether a Unix socket accepts a connection now (what a member's server does first), closed at once. */
+function accepts(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(path);
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), SOCKET_PROBE_MS);
+    sock.once("connect", () => done(true));
+    sock.once("error", () => done(false));
+  });
+}
+
+/**
+ * The team members' socket: listening and 0600 is ok; not listening is degraded while a live team session of the
+ * state directory needs it (its member tools cannot reach this server), else a warning.
+ */
+async function memberSocket(path: string, teamLive: string[] | undefined, add: (name: string, status: HealthCheck["status"], detail: string) => void): Promise<boolean> {
+  const listening = await accepts(path);
+  const mode = listening ? ((await lstat(path).catch(() => undefined))?.mode ?? 0) & 0o777 : 0;
+  if (listening && mode === 0o600) add("member_socket", "ok", `${path} is listening (0600)`);
+  else if (listening) add("member_socket", "degraded", `${path} is listening with mode 0${mode.toString(8)}, not 0600`);
+  else {
+    const who = teamLive?.length ? `; live team sessions ${teamLive.length > 5 ? `${teamLive.slice(0, 5).join(", ")} …` : teamLive.join(", ")} may not reach this server` : "";
+    add("member_socket", teamLive?.length ? "degraded" : "warn", `${path} is not listening: team members' tools cannot reach this server (restart it to listen again)${who}`);
+  }
+  return listening;
 }
 
 /** The Agent SDK (headless sessions) resolves and exports query(). */
@@ -133,9 +170,11 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   // The holder refreshes the lock directory's mtime while it holds it: an old one is a stale or stuck lock.
   add("store_lock", lock && lockAge > STUCK_LOCK_MS ? "degraded" : "ok", lock ? `state.json.lock held, refreshed ${Math.round(lockAge)} ms ago` : "not held");
 
+  let teamLive: string[] | undefined;
   if (h.store) {
     try {
       const st = await h.store.read();
+      teamLive = Object.values(st.sessions).filter((r) => isLive(r.status) && r.team_name).map((r) => r.session_id);
       const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
       add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
       sessionVersions(Object.values(st.sessions).filter((r) => isLive(r.status)), add);
@@ -148,6 +187,7 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
       add("sessions", "degraded", `state.json could not be read: ${String(e).slice(0, 200)}`);
     }
   }
+  const socket = h.memberSocket ? { path: h.memberSocket, listening: await memberSocket(h.memberSocket, teamLive, add) } : undefined;
   if (h.armedLimits !== undefined) {
     const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
     add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
@@ -159,5 +199,5 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);
 
   const status = checks.some((c) => c.status === "down") ? "down" : checks.some((c) => c.status === "degraded") ? "degraded" : "ok";
-  return { status, checks };
+  return { status, checks, ...(socket ? { member_socket: socket } : {}) };
 }

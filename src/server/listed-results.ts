@@ -13,6 +13,7 @@ export const KEY_RESULT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   run_task: ["response", "turn_outcome", "error", "pending_permission", "blocked", "structured_output"],
   sync_context: ["session_id", "warnings", "error", "results"],
   broadcast_message: ["team_name"],
+  health_check: ["member_socket"],
 };
 
 /**

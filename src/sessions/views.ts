@@ -55,6 +55,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.last_active) s.last_active = r.last_active;
   if (r.team_name) s.team_name = r.team_name;
   if (r.teammate_name) s.teammate_name = r.teammate_name;
+  if (r.team_name && r.options.team_lead) s.team_lead = true;
   if (r.spare !== undefined) s.spare = true;
   if (r.model) s.model = r.model;
   if (r.permission_mode) s.permission_mode = r.permission_mode;

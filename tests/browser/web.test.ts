@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWorld, ROOT, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 import { chromiumPath, launchChromium } from "../helpers/browser.js";
 import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
+import { connectMember } from "../helpers/members.js";
 
 const CHROMIUM = tmuxOrSkip() ? chromiumPath() : undefined;
 
@@ -312,6 +313,48 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     const done = await mcp.callOk("wait_for_completion", { session_id: formId, timeout_ms: 10_000 });
     expect(done.last_response).toBe("FAKE REPLY: hello team");
     await shot("teams");
+  }, 60_000);
+
+  it("marks a team's lead and a member's pending shutdown request (its reason as text), live, until it ends", async () => {
+    const cwd = w.dir("ops");
+    const lead = (await mcp.callOk("start_session", { cwd, team_name: "ops", teammate_name: "boss", team_lead: true })).session_id;
+    const quitter = (await mcp.callOk("start_session", { cwd, team_name: "ops", teammate_name: "quitter" })).session_id;
+    await page.goto(`${srv.url}/#/`);
+    await page.waitForSelector(`tr[data-id="${lead}"] td.team .badge.lead`);
+    expect(await row(lead).locator("td.team").textContent()).toBe("ops / bosslead");
+    expect(await row(quitter).locator("td.team").textContent()).toBe("ops / quitter");
+    // The member's own tool, called as its Claude Code would (its member server, the session's secret).
+    const member = await connectMember(w.stateDir, quitter);
+    try {
+      const r = await member.call("request_shutdown", { reason: "done <b>here</b> & gone" });
+      expect(r.data).toMatchObject({ requested: true, notified_lead: "boss" });
+    } finally {
+      await member.close();
+    }
+    // The open page marks it without a reload; the reason is text, never markup.
+    const mark = row(quitter).locator("td.team .badge.shutdown");
+    await mark.waitFor({ timeout: 10_000 });
+    expect(await mark.textContent()).toBe("shutdown requested: done <b>here</b> & gone");
+    expect(await row(quitter).locator("b").count()).toBe(0);
+    expect(await row(quitter).getAttribute("class")).toContain("shutdown-requested");
+    // A page opened now reads both from list_sessions; the teams page shows them too.
+    await page.goto(`${srv.url}/#/teams`);
+    await page.reload();
+    const ops = page.locator('#teams section[data-team="ops"]');
+    await ops.waitFor();
+    expect(await ops.locator(`tr[data-member="${lead}"] .badge.lead`).textContent()).toBe("lead");
+    expect(await ops.locator(`tr[data-member="${quitter}"] .badge.lead`).count()).toBe(0);
+    expect(await ops.locator(`tr[data-member="${quitter}"] .badge.shutdown`).textContent()).toBe("shutdown requested: done <b>here</b> & gone");
+    expect(await ops.locator("b").count()).toBe(0);
+    await shot("teams-lead-shutdown");
+    // Approved (kill_session): the mark goes when the session ends, the lead's badge stays.
+    await mcp.callOk("kill_session", { session_id: quitter });
+    await until(async () => (await ops.locator(`tr[data-member="${quitter}"] .badge.shutdown`).count()) === 0, 10_000);
+    expect(await ops.locator(`tr[data-member="${lead}"] .badge.lead`).count()).toBe(1);
+    await page.goto(`${srv.url}/#/`);
+    await page.waitForSelector(`tr[data-id="${quitter}"]`);
+    expect(await row(quitter).locator(".badge").count()).toBe(0);
+    await mcp.callOk("kill_session", { session_id: lead });
   }, 60_000);
 
   it("fits a phone-sized screen", async () => {

@@ -7,7 +7,7 @@
  * call is audited as member:<id>; the secret is in no argv, state file, log or result.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -230,4 +230,27 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       expect(m.stderr()).not.toContain(s);
     }
   });
+
+  it("health_check reports the member socket: listening (0600); removed, not listening: degraded while team sessions live, a warning once none does", async () => {
+    const path = join(w.stateDir, "sockets", `${m.pid}.sock`);
+    const h = await m.callOk("health_check", {});
+    expect(h.member_socket).toEqual({ path, listening: true });
+    expect(h.checks.find((c) => c.name === "member_socket")).toEqual({ name: "member_socket", status: "ok", detail: `${path} is listening (0600)` });
+    expect(h.status).toBe("ok");
+    // The socket file removed (the server still holds it open, but no member can connect to it any more).
+    rmSync(path);
+    const gone = await m.callOk("health_check", {});
+    expect(gone.member_socket).toEqual({ path, listening: false });
+    const check = gone.checks.find((c) => c.name === "member_socket")!;
+    expect(check).toMatchObject({ status: "degraded", detail: expect.stringContaining(`${path} is not listening`) });
+    expect(check.detail).toContain(ids.a!);
+    expect(gone.status).toBe("degraded");
+    // No team session left to need it: a warning only, the overall status is ok again.
+    const live = (await m.callOk("list_sessions", {})).sessions.filter((s) => s.team_name);
+    for (const s of live) await m.callOk("kill_session", { session_id: s.session_id });
+    const alone = await m.callOk("health_check", {});
+    expect(alone.member_socket).toEqual({ path, listening: false });
+    expect(alone.checks.find((c) => c.name === "member_socket")?.status).toBe("warn");
+    expect(alone.status, JSON.stringify(alone.checks.filter((c) => c.status !== "ok"))).toBe("ok");
+  }, 60_000);
 });

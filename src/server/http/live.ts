@@ -39,8 +39,8 @@ export function openFeed(res: ServerResponse): Feed {
 }
 
 /**
- * What a row of the list shows, from a change (no store read, no tmux call: a hook reaches the page at once). The
- * cost is not in the fold: it comes with the totals once a turn's usage is recorded (listFeed).
+ * What a row of the list shows, from a change (no store read, no tmux call: a hook reaches the page at once); null
+ * clears a field the page holds. The cost is not in the fold: it comes with the totals once a turn's usage is recorded (listFeed).
  */
 export function changeRow(c: SessionChange): Record<string, unknown> {
   const f = c.fold;
@@ -51,6 +51,8 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
     pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
     blocked: f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
+    // A team member's request to be ended (request_shutdown), as list_sessions shows it: while its process lives.
+    shutdown_requested: f.shutdown_requested && isLive(c.status) ? f.shutdown_requested : null,
   };
 }
 
@@ -65,7 +67,8 @@ async function call<T>(svc: SessionService, router: CallRouter | undefined, tool
 }
 
 function noticeRow(d: Record<string, unknown>): Record<string, unknown> {
-  return { session_id: d.session_id, status: d.status, node: d.node, node_status: null, pending_permission: d.event === "permission" ? { tool_name: d.tool_name, tool_input: d.tool_input } : null };
+  const shutdown = d.event === "shutdown_requested" ? { shutdown_requested: d.reason } : d.event === "dead" ? { shutdown_requested: null } : {};
+  return { session_id: d.session_id, status: d.status, node: d.node, node_status: null, pending_permission: d.event === "permission" ? { tool_name: d.tool_name, tool_input: d.tool_input } : null, ...shutdown };
 }
 
 export async function listFeed(svc: SessionService, feed: Feed, router?: CallRouter): Promise<void> {

@@ -13,6 +13,7 @@ import { socketDir, socketPath } from "../../sessions/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import { isAlive } from "../../util/process.js";
+import { serverInfo } from "../info.js";
 import { handleMember } from "./handler.js";
 
 /** A request line longer than this closes the connection (a message is at most 100,000 characters). */
@@ -70,6 +71,8 @@ export async function startMemberSocket(svc: SessionService, log: Logger): Promi
   const stateDir = svc.deps.cfg.stateDir;
   const dir = socketDir(stateDir);
   const path = socketPath(stateDir);
+  // health_check reports this path and whether it answers, also when listening fails below.
+  serverInfo.memberSocket = path;
   if (Buffer.byteLength(path) > MAX_PATH) {
     log.warn(`member socket not started: ${path} is longer than a Unix socket path may be; team members cannot reach this server`);
     return undefined;
