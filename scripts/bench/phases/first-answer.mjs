@@ -8,6 +8,8 @@
  *  - the same with a warm spare: a server with CLAUDE_SESSIONS_WARM_POOL=1, one cwd (each run takes the spare the
  *    previous one left; the first, cold, is not counted);
  *  - follow-up turn: send_message on the tmux session vs on the run_task (headless) session;
+ *  - the tmux follow-up and the warm spare again as send_message {wait_for_response: false} + wait_for_completion,
+ *    which returns at the turn's end (Stop) without waiting for the transcript line the turn's usage comes from;
  *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once.
  * Each row: p50/p95 over cfg.realRuns and its p50's ratio to bare `claude -p`'s p50.
  */
@@ -55,6 +57,13 @@ async function tmuxWithPrompt(m, cwd, prompt) {
   return s.session_id;
 }
 
+/** send_message {wait_for_response: false}, then wait_for_completion: the answer at the turn's end (Stop), without
+ * waiting for the transcript's reply line that the turn's usage is read from (it follows in the history). */
+async function sendThenWait(m, id, prompt) {
+  await okCall(m, "send_message", { session_id: id, message: prompt, wait_for_response: false });
+  await okCall(m, "wait_for_completion", { session_id: id, timeout_ms: 60_000 }, (d) => d.last_response === `MOCK REPLY: ${prompt}`);
+}
+
 async function spareReady(m, cwd) {
   for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
     const l = await m.call("list_sessions", {});
@@ -78,7 +87,7 @@ export async function firstAnswer(cfg, log) {
     const cli = setup.cli.path;
     m = await w.connect();
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], followTmux: [], followHeadless: [], parTmux: [], parBare: [] };
+    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
     await okCall(mw, "kill_session", { session_id: await tmuxFirst(mw, dirs.pool, "pool warm-up"), force: true });
@@ -94,11 +103,19 @@ export async function firstAnswer(cfg, log) {
       const tm = await time("tmux", () => tmuxFirst(m, dirs.tmux, `tmux ${i}`));
       await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
       await time("followHeadless", () => okCall(m, "send_message", { session_id: task.session_id, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
+      await time("followTmuxAtStop", () => sendThenWait(m, tm, `once more ${i}`));
       await Promise.all([tm, task.session_id].map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
       await okCall(m, "kill_session", { session_id: await time("tmuxPrompt", () => tmuxWithPrompt(m, dirs.tmuxp, `tmuxp ${i}`)), force: true });
       await spareReady(mw, dirs.pool);
       const wid = await time("warm", () => tmuxFirst(mw, dirs.pool, `warm ${i}`));
       await okCall(mw, "kill_session", { session_id: wid, force: true });
+      await spareReady(mw, dirs.pool);
+      const wid2 = await time("warmAtStop", async () => {
+        const s = await okCall(mw, "start_session", { cwd: dirs.pool, backend: "tmux", permission_mode: "default" });
+        await sendThenWait(mw, s.session_id, `warm at stop ${i}`);
+        return s.session_id;
+      });
+      await okCall(mw, "kill_session", { session_id: wid2, force: true });
       const ids = await time("parTmux", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))));
       await Promise.all(ids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
       await time("parBare", () => Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))));
@@ -113,7 +130,9 @@ export async function firstAnswer(cfg, log) {
       row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, ratio(s.tmux), "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
       row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, ratio(s.tmuxPrompt), "reported"),
       row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
+      row("fa_warmAtStop", "  the same, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.warmAtStop, ratio(s.warmAtStop), "reported"),
       row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "≤ 1.2× headless follow-up", s.followTmux.p50 <= 1.2 * s.followHeadless.p50),
+      row("fa_followTmuxAtStop", "  follow-up turn, tmux, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.followTmuxAtStop, `${ratio(s.followTmuxAtStop)}; ${(s.followTmuxAtStop.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "reported"),
       row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),
       row("fa_parTmux", `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`, s.parTmux, `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`, `≤ 1.3× ${PAR} claude -p`, s.parTmux.p50 <= 1.3 * s.parBare.p50),
       row("fa_parBare", `  ${PAR} bare \`claude -p\` at once, until the last answer`, s.parBare, ratio(s.parBare), "reported"),
