@@ -170,7 +170,12 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     await slow.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(await slow.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
     const first = slow.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:300 wake with this", timeout_ms: 20_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    // The second prompt once the wake is under way (the record says starting: the first call is the waking one).
+    for (let i = 0; i < 200; i++) {
+      const row = (await slow.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id);
+      if (row?.status === "starting") break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const second = slow.callOk("send_message", { session_id: s.session_id, message: "and then this", timeout_ms: 20_000 });
     const [a, b] = await Promise.all([first, second]);
     expect(a).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: FAKE_SLOW:300 wake with this" });
