@@ -11,7 +11,7 @@ import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
-import type { CallRouter, Invoked, Tool } from "../server/tool.js";
+import type { CallRouter, Invoked, RemoteSession, Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
 import { newSessionId } from "../sessions/launch.js";
 import type { Logger } from "../util/log.js";
@@ -58,6 +58,8 @@ export class Coordinator implements CallRouter {
           resourceUpdated: (_node, uri) => {
             for (const l of [...this.updates]) l(uri);
           },
+          // A session there started or ended: its rows again (resources/list and what an outage shows).
+          listChanged: (node) => this.router.refreshAfter(node),
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
           up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
         },
@@ -232,6 +234,28 @@ export class Coordinator implements CallRouter {
   onResourceUpdated(l: (uri: string) => void): () => void {
     this.updates.add(l);
     return () => this.updates.delete(l);
+  }
+
+  /**
+   * Every node's sessions as last listed, for resources/list: no call is made, so a node that does not answer
+   * costs nothing; its sessions are its last known rows (reachable false). The rows are kept current by the node's
+   * resources/list_changed, each link coming up, list_sessions and the coordinator's own starts.
+   */
+  knownSessions(): RemoteSession[] {
+    return [...this.links.values()].flatMap((l) =>
+      this.router.lastRows(l.name).map((r) => ({
+        session_id: r.session_id,
+        node: l.name,
+        status: String(r.status ?? ""),
+        ...(typeof r.team_name === "string" ? { team_name: r.team_name } : {}),
+        ...(typeof r.created_at === "string" ? { created_at: r.created_at } : {}),
+        reachable: l.status === "reachable",
+      })),
+    );
+  }
+
+  onSessionsChanged(l: () => void): () => void {
+    return this.router.onChange(l);
   }
 
   async readResource(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined> {

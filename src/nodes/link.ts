@@ -6,7 +6,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
@@ -36,6 +36,8 @@ export interface LinkEvents {
   notice?(node: string, level: LoggingLevel, data: unknown): void;
   /** The node's notifications/resources/updated of a URI this link subscribed to. */
   resourceUpdated?(node: string, uri: string): void;
+  /** The node's notifications/resources/list_changed: one of its sessions started or ended, or went away. */
+  listChanged?(node: string): void;
   /** The link came up (first time or after an outage). */
   up?(node: string): void;
   down?(node: string, why: string): void;
@@ -130,6 +132,9 @@ export class NodeLink {
     });
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
       if (gen === this.generation) this.events.resourceUpdated?.(this.name, n.params.uri);
+    });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      if (gen === this.generation) this.events.listChanged?.(this.name);
     });
     transport.onclose = () => this.lost(gen, `its command exited${this.lastStderr()}`);
     transport.onerror = (e) => this.log.debug(`node ${this.name}: ${String(e)}`);

@@ -2,9 +2,10 @@
  * Which node owns a session id. Nothing is stored: the table is rebuilt from each node's list_sessions whenever its
  * link comes up (so a restarted coordinator loses nothing), learnt from the coordinator's own starts, and an id not
  * in it is looked up on every reachable node before a call is refused. The rows of the last listing of each node are
- * kept, so an unreachable node's sessions stay listed with their last known status.
+ * kept, so an unreachable node's sessions stay listed with their last known status. A change of which sessions a
+ * node has, or of which of them are live, is told to onChange's listeners (resources/list_changed).
  */
-import { STATUSES } from "../core/status.js";
+import { isLive, STATUSES, type Status } from "../core/status.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import type { NodeLink } from "./link.js";
@@ -18,6 +19,10 @@ export class Router {
   private readonly owner = new Map<string, string>();
   private readonly rows = new Map<string, Row[]>();
   private readonly refreshing = new Map<string, Promise<Row[]>>();
+  private readonly queued = new Set<string>();
+  /** Per node: its sessions' ids and liveness, to tell a change from a listing that found the same. */
+  private readonly shape = new Map<string, string>();
+  private readonly changes = new Set<() => void>();
 
   constructor(
     readonly links: ReadonlyMap<string, NodeLink>,
@@ -36,7 +41,23 @@ export class Router {
   note(node: string, id: string, status: unknown): void {
     if (typeof status !== "string" || !(STATUSES as readonly string[]).includes(status)) return;
     const row = this.rows.get(node)?.find((r) => r.session_id === id);
-    if (row) row.status = status;
+    if (!row) return;
+    row.status = status;
+    this.changed(node);
+  }
+
+  /** Listens for changes of the nodes' sessions (started, ended, gone); returns the unsubscribe. */
+  onChange(l: () => void): () => void {
+    this.changes.add(l);
+    return () => this.changes.delete(l);
+  }
+
+  private changed(node: string): void {
+    const rows = this.rows.get(node) ?? [];
+    const shape = rows.map((r) => `${r.session_id}:${isLive(r.status as Status) ? 1 : 0}`).sort().join(",");
+    if ((this.shape.get(node) ?? "") === shape) return;
+    this.shape.set(node, shape);
+    for (const l of [...this.changes]) l();
   }
 
   /** The last rows a node listed (all statuses). */
@@ -49,6 +70,26 @@ export class Router {
     for (const [id, n] of this.owner) if (n === node) this.owner.delete(id);
     for (const r of rows) this.owner.set(r.session_id, node);
     this.rows.set(node, rows);
+    this.changed(node);
+  }
+
+  /**
+   * Lists a node again once the listing in flight (if any) is over: the node said its sessions changed, and a
+   * listing already under way may have been answered before that change.
+   */
+  refreshAfter(node: string): void {
+    const fail = (e: unknown) => this.log.debug(`node ${node}: listing failed: ${String(e)}`);
+    const running = this.refreshing.get(node);
+    if (!running) return void this.refresh(node).catch(fail);
+    if (this.queued.has(node)) return;
+    this.queued.add(node);
+    void running
+      .catch(() => {})
+      .then(() => {
+        this.queued.delete(node);
+        return this.refresh(node);
+      })
+      .catch(fail);
   }
 
   /** Lists every session of a reachable node (one at a time per node) and remembers them. */

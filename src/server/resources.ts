@@ -2,7 +2,8 @@
  * Resources: every session as session://{id} (its summary as JSON) with /screen, /transcript and /events, the
  * templates for them, and subscriptions. An update is pushed when the session's event log moves (the change feed
  * of SessionService), never by a timer polling a session; screen updates are coalesced to SCREEN_EVERY_MS.
- * Starting or ending a session (or pruning its record) sends notifications/resources/list_changed. A pending screen
+ * Starting or ending a session (or pruning its record) sends notifications/resources/list_changed. On a coordinator
+ * the list also names every node's sessions as last known (`… on <node>`), and a node's change is a list change too. A pending screen
  * update is cancelled when its subscription ends; a session whose record is deleted (kill without save_state,
  * retention) loses its subscriptions, and any session the server forgets its pending updates.
  */
@@ -18,12 +19,15 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { listInput, sessionId, streamInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
-import { isLive } from "../core/status.js";
+import { isLive, type Status } from "../core/status.js";
 import { rpc } from "./rpc-error.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
-import type { CallRouter } from "./tool.js";
+import type { CallRouter, RemoteSession } from "./tool.js";
 import { HANDOFFS_TEMPLATE, readHandoffsResource } from "./member/handoffs.js";
+
+/** A session resources/list names: this machine's (no node) or a node's. */
+type Listed = Pick<RemoteSession, "session_id" | "status" | "team_name" | "created_at"> & Partial<Pick<RemoteSession, "node" | "reachable">>;
 
 export const RESOURCE_KINDS = ["summary", "screen", "transcript", "events"] as const;
 type Kind = (typeof RESOURCE_KINDS)[number];
@@ -112,13 +116,17 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   server.setRequestHandler(ListResourceTemplatesRequestSchema, rpc(async () => ({ resourceTemplates: [...TEMPLATES, HANDOFFS_TEMPLATE] })));
   server.setRequestHandler(ListResourcesRequestSchema, rpc(async () => {
     const st = await svc.deps.store.read();
+    // This machine's sessions, then (on a coordinator) every node's as last listed: no node is asked here.
+    const rows: Listed[] = Object.values(st.sessions).map((r) => ({ session_id: r.session_id, status: r.status, created_at: r.created_at, ...(r.team_name ? { team_name: r.team_name } : {}) }));
+    for (const r of router?.knownSessions?.() ?? []) if (!st.sessions[r.session_id]) rows.push(r);
     const resources: Resource[] = [];
-    for (const r of Object.values(st.sessions).sort((a, b) => a.created_at.localeCompare(b.created_at))) {
-      const label = `${r.session_id}${r.team_name ? ` (${r.team_name})` : ""}`;
+    for (const r of rows.sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""))) {
+      const label = `${r.session_id}${r.team_name ? ` (${r.team_name})` : ""}${r.node ? ` on ${r.node}` : ""}`;
+      const note = r.node && !r.reachable ? { description: `Node ${r.node} does not answer now: its last known state (${r.status}); reading fails with NODE_UNREACHABLE until it is back.` } : {};
       for (const [i, kind] of RESOURCE_KINDS.entries()) {
-        if (kind === "screen" && !isLive(r.status)) continue;
+        if (kind === "screen" && !isLive(r.status as Status)) continue;
         const t = TEMPLATES[i]!;
-        resources.push({ uri: resourceUri(r.session_id, kind), name: `${t.name} ${label}`, title: `${t.title}: ${label}`, mimeType: t.mimeType });
+        resources.push({ uri: resourceUri(r.session_id, kind), name: `${t.name} ${label}`, title: `${t.title}: ${label}`, ...note, mimeType: t.mimeType });
       }
     }
     return { resources };
@@ -141,6 +149,8 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     return {};
   }));
   const offRemote = router?.onResourceUpdated?.((uri) => subscribed.has(uri) && updated(uri));
+  // A node's session started or ended (the node said so, or the coordinator listed it): the list changed.
+  const offRemoteList = router?.onSessionsChanged?.(() => void server.sendResourceListChanged().catch(() => {}));
   server.setRequestHandler(UnsubscribeRequestSchema, rpc(async (req) => {
     unsubscribe(req.params.uri);
     return {};
@@ -185,6 +195,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
     offLimit();
     offForget();
     offRemote?.();
+    offRemoteList?.();
     for (const t of screenTimers.values()) clearTimeout(t);
     screenTimers.clear();
     subscribed.clear();

@@ -56,6 +56,21 @@ export interface CallRouter {
   subscribeResource?(uri: string, id: string, svc: SessionService): Promise<boolean>;
   /** notifications/resources/updated of subscribed remote resources. */
   onResourceUpdated?(l: (uri: string) => void): () => void;
+  /** The nodes' sessions as last listed (no call: resources/list), with whether their node answers now. */
+  knownSessions?(): RemoteSession[];
+  /** A node's sessions changed (one started, ended or went away, or the node was first listed). */
+  onSessionsChanged?(l: () => void): () => void;
+}
+
+/** A session on a node, as the coordinator last knew it. */
+export interface RemoteSession {
+  session_id: string;
+  node: string;
+  status: string;
+  team_name?: string;
+  created_at?: string;
+  /** Whether the node's link is up now (else the row is its last known state). */
+  reachable: boolean;
 }
 
 export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool<z.infer<O>> {

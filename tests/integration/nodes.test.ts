@@ -2,12 +2,12 @@
  * Many hosts, one endpoint (issue #22): a coordinator (the built server, a real MCP client's view) with two test
  * hosts — network namespaces running sshd as users of their own, reached with real ssh — and its own machine.
  * Sessions on every node are started (by name and by "auto"), sent to, waited on, answered, streamed, killed and
- * resumed by id alone; a team spans all three machines; a cut link gives NODE_UNREACHABLE while the other node keeps
+ * resumed by id alone; resources/list names every machine's sessions; a team spans all three machines; a cut link gives NODE_UNREACHABLE while the other node keeps
  * working, and the same sessions answer once the link is back; a coordinator killed with -9 and restarted lists
  * every remote session with its exact status.
  */
 import { spawnSync } from "node:child_process";
-import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type Resource } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { startHttpServer } from "../helpers/http.js";
@@ -36,11 +36,13 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   let m: Mcp;
   const notices: Array<{ level: string; data: Record<string, unknown> }> = [];
   const updated: string[] = [];
+  let listChanges = 0;
 
   const open = async () => {
     const c = await connect(w);
     c.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push({ level: n.params.level, data: n.params.data as Record<string, unknown> }));
     c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    c.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanges++);
     return c;
   };
 
@@ -60,6 +62,9 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   });
 
   const list = async (args: Record<string, unknown> = {}) => m.callOk("list_sessions", args);
+  /** resources/list's URIs and titles, by URI. */
+  const resourceList = async (opts: { timeout?: number } = {}): Promise<Map<string, Resource>> => new Map((await m.client.listResources({}, opts)).resources.map((r) => [r.uri, r]));
+  const kinds = (id: string) => [`session://${id}`, `session://${id}/screen`, `session://${id}/transcript`, `session://${id}/events`];
 
   it("lists every node with its link and version; an unknown node is refused", async () => {
     const l = await list();
@@ -117,6 +122,29 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     await until(() => updated.includes(`session://${s1}`) && updated.includes(`session://${s1}/transcript`), 10_000);
     const t = await m.client.readResource({ uri: `session://${s1}/transcript` });
     expect((t.contents[0] as { text: string }).text).toContain("FAKE REPLY: watched");
+  });
+
+  it("resources/list names every machine's sessions (… on <node>); a remote start and end are list changes", async () => {
+    const listed = await resourceList();
+    for (const uri of kinds(s1)) expect(listed.get(uri)?.title).toMatch(new RegExp(`: ${s1} on h1$`));
+    // What a browsing client reads from the list is that session's, from its node.
+    const summary = await m.client.readResource({ uri: `session://${s1}` });
+    expect(JSON.parse((summary.contents[0] as { text: string }).text)).toMatchObject({ session_id: s1, status: "idle" });
+    const t = await m.client.readResource({ uri: [...listed.keys()].find((u) => u === `session://${s1}/transcript`)! });
+    expect((t.contents[0] as { text: string }).text).toContain("FAKE REPLY: watched");
+    // No session runs here yet: a list change now is h2's.
+    listChanges = 0;
+    const s2 = (await m.callOk("start_session", { cwd: h2.work, node: "h2" })).session_id;
+    await until(() => listChanges > 0, 10_000);
+    const withS2 = await resourceList();
+    expect(kinds(s2).map((u) => withS2.get(u)?.name)).toEqual(["session", "session-screen", "session-transcript", "session-events"].map((n) => `${n} ${s2} on h2`));
+    listChanges = 0;
+    await m.callOk("kill_session", { session_id: s2, save_state: true });
+    await until(() => listChanges > 0, 10_000);
+    // Ended: no screen, as for a session here.
+    const ended = await resourceList();
+    expect(ended.has(`session://${s2}`)).toBe(true);
+    expect(ended.has(`session://${s2}/screen`)).toBe(false);
   });
 
   it('start with node "auto" lands on the node with the most free slots', async () => {
@@ -244,8 +272,15 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     // In flight at the node: a later call that went through h1's link has been answered, and the wait has not.
     expect((await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s1)).toMatchObject({ status: "busy" });
     expect(settled).toBe(false);
+    const here = (await list({ node_filter: "local" })).sessions.map((x) => x.session_id);
+    expect(here.length).toBeGreaterThan(0);
     const t0 = Date.now();
     h1.cut();
+    // A node that stopped answering (not yet noticed) does not hold resources/list up: it answers well within the
+    // outage's detection bound (1 s heartbeat + 3 s ping time-out) with this machine's sessions and h1's last known.
+    const during = await resourceList({ timeout: 4000 });
+    for (const id of here) expect(during.has(`session://${id}`)).toBe(true);
+    expect(during.has(`session://${s1}`)).toBe(true);
     const w1 = await waiting;
     const detected = Date.now() - t0;
     expect(w1.error?.code).toBe("NODE_UNREACHABLE");
@@ -260,6 +295,12 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const l = await list();
     expect(l.nodes!.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
     expect(l.sessions.find((x) => x.session_id === s1)).toMatchObject({ node: "h1", node_status: "unreachable", status: "busy" });
+    // Noticed: h1's sessions stay listed as last known, saying so; reading one names the node that does not answer.
+    const down = await resourceList({ timeout: 4000 });
+    for (const id of here) expect(down.has(`session://${id}`)).toBe(true);
+    expect(down.get(`session://${s1}`)?.description).toContain("Node h1 does not answer");
+    expect(down.has(`session://${s1}/screen`)).toBe(true);
+    await expect(m.client.readResource({ uri: `session://${s1}` })).rejects.toThrow(/NODE_UNREACHABLE/);
     const h = await m.callOk("health_check");
     expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({ status: "degraded", detail: expect.stringMatching(/^unreachable: /) });
     h1.restore();
@@ -277,6 +318,8 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     process.kill(m.pid!, "SIGKILL");
     await m.close().catch(() => {});
     m = await open();
+    // Its links up, the new coordinator lists every node's sessions as resources before any list_sessions.
+    await until(async () => (await resourceList()).has(`session://${s1}/screen`), 15_000, 250);
     const after = (await list()).sessions.filter((x) => x.node).map((x) => ({ session_id: x.session_id, status: x.status, node: x.node }));
     expect(after.sort((a, b) => a.session_id.localeCompare(b.session_id))).toEqual(before.sort((a, b) => a.session_id.localeCompare(b.session_id)));
     await m.callOk("interrupt_session", { session_id: s1 });
