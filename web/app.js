@@ -139,10 +139,24 @@
       );
     }
     $("#ended").hidden = !ENDED.has(r.status);
+    showMarks(r);
     if (CS.onSession) CS.onSession(r);
     unseen.delete(r.session_id);
     const row = rows.get(r.session_id);
     if (row) renderRow(row);
+  }
+  // The list's team marks (lead, shutdown requested: <reason>), and next to a shutdown request the way to grant it: End it is Kill.
+  function showMarks(r) {
+    const marks = teamMarks(r);
+    if (r.shutdown_requested) {
+      const end = el("button", "danger", "End it");
+      end.type = "button";
+      end.id = "end-it";
+      end.title = "Kill this session, as it asked (kill_session)";
+      end.addEventListener("click", killCurrent);
+      marks.push(end);
+    }
+    $("#s-marks").replaceChildren(...marks);
   }
   function showScreen(text) {
     const lines = text.split("\n");
@@ -165,6 +179,7 @@
     $("#turns tbody").replaceChildren();
     $("#budget").textContent = "";
     $("#error").textContent = "";
+    $("#s-marks").replaceChildren();
     if (term) term.reset();
     sessionFeed = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);
     sessionFeed.addEventListener("session", (e) => {
@@ -177,6 +192,7 @@
       Object.assign(current, c);
       if (c.pending_permission === null) delete current.pending_permission;
       if (c.blocked === null) delete current.blocked;
+      if (c.shutdown_requested === null) delete current.shutdown_requested;
       showStatus(current);
     });
     sessionFeed.addEventListener("screen", (e) => showScreen(JSON.parse(e.data).text));
@@ -203,9 +219,10 @@
     });
   });
   $("#interrupt").addEventListener("click", () => act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/interrupt`)));
-  $("#kill").addEventListener("click", () => {
+  function killCurrent() {
     if (confirm(`Kill session ${current.session_id}?`)) act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/kill`));
-  });
+  }
+  $("#kill").addEventListener("click", killCurrent);
   for (const [sel, fork] of [["#resume", false], ["#fork", true], ["#fork-live", true]]) {
     $(sel).addEventListener("click", () =>
       act(async () => {

@@ -357,6 +357,55 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await mcp.callOk("kill_session", { session_id: lead });
   }, 60_000);
 
+  it("shows the lead badge and a member's shutdown request on their own pages, live, and ends it from there", async () => {
+    const cwd = w.dir("crew");
+    const lead = (await mcp.callOk("start_session", { cwd, team_name: "crew", teammate_name: "chief", team_lead: true })).session_id;
+    const member = (await mcp.callOk("start_session", { cwd, team_name: "crew", teammate_name: "leaver" })).session_id;
+    const marks = page.locator("#s-marks");
+    // The member's page, open before it asks: no mark, no End it.
+    await page.goto(`${srv.url}/#/s/${member}`);
+    await until(async () => /^(idle|ready)$/.test((await page.textContent("#s-status")) ?? ""), 10_000);
+    expect(await marks.locator(".badge").count()).toBe(0);
+    expect(await page.locator("#end-it").count()).toBe(0);
+    const m = await connectMember(w.stateDir, member);
+    try {
+      expect((await m.call("request_shutdown", { reason: "all <i>done</i> & dusted" })).data).toMatchObject({ requested: true, notified_lead: "chief" });
+    } finally {
+      await m.close();
+    }
+    // The open page marks it without a reload, the reason as text (no markup), with End it next to it.
+    const mark = marks.locator(".badge.shutdown");
+    await mark.waitFor({ timeout: 10_000 });
+    expect(await mark.textContent()).toBe("shutdown requested: all <i>done</i> & dusted");
+    expect(await page.locator("#session-view h2 i").count()).toBe(0);
+    expect(await marks.locator(".badge.lead").count()).toBe(0);
+    expect(await marks.locator("#end-it").textContent()).toBe("End it");
+    await shot("session-shutdown");
+    // The lead's page: its badge, no mark, no End it.
+    await page.goto(`${srv.url}/#/s/${lead}`);
+    await until(async () => (await page.textContent("#s-id")) === lead && (await marks.locator(".badge.lead").count()) === 1, 10_000);
+    expect(await marks.locator(".badge.lead").textContent()).toBe("lead");
+    expect(await marks.locator(".badge.shutdown").count()).toBe(0);
+    expect(await page.locator("#end-it").count()).toBe(0);
+    // Back on the member's page (its mark read from list_sessions): End it asks as Kill does, then kills it.
+    await page.goto(`${srv.url}/#/s/${member}`);
+    await mark.waitFor({ timeout: 10_000 });
+    let asked = "";
+    page.once("dialog", (d) => {
+      asked = d.message();
+      void d.accept();
+    });
+    await page.click("#end-it");
+    await until(async () => (await page.textContent("#s-status")) === "dead", 15_000);
+    expect(asked).toBe(`Kill session ${member}?`);
+    await until(async () => (await marks.locator(".badge.shutdown").count()) === 0, 10_000);
+    expect(await page.locator("#end-it").count()).toBe(0);
+    expect(await page.isVisible("#ended")).toBe(true);
+    const status = async () => (await mcp.callOk("list_sessions", {})).sessions.find((s) => s.session_id === member)?.status;
+    await until(async () => (await status()) === "dead", 15_000).catch(async () => expect(await status()).toBe("dead"));
+    await mcp.callOk("kill_session", { session_id: lead });
+  }, 60_000);
+
   it("fits a phone-sized screen", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${srv.url}/#/`);
