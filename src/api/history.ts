@@ -3,7 +3,7 @@
  * server's own record of the turns it ran (get, clear).
  */
 import { z } from "zod";
-import { sessionId } from "./common.js";
+import { nodeName, sessionId } from "./common.js";
 
 /**
  * How a recorded turn ended: completed, failed (an API error, StopFailure), interrupted, died (the process ended
@@ -24,6 +24,20 @@ export const historyUsage = z.object({
   cache_creation_1h_input_tokens: z.number(),
   cache_read_input_tokens: z.number(),
 });
+
+/** On a row from another machine (a coordinator's answer): the node whose history it is (absent: this machine). */
+const rowNode = { node: z.string().optional().describe("The node it is from (absent: this machine).") };
+
+/**
+ * With nodes configured: each node's part in a merged answer. A node that did not answer is left out of the rows
+ * and named here (status unreachable or connecting, error why); the call never fails for it.
+ */
+const nodesAnswered = {
+  nodes: z
+    .array(z.strictObject({ name: z.string(), status: z.enum(["reachable", "connecting", "unreachable"]), error: z.string().optional() }))
+    .optional()
+    .describe("With nodes configured: each node's answer (this machine is not listed)."),
+};
 
 const indexState = {
   indexing: z.boolean().describe("True while the transcript index is being built or rebuilt: the answer covers what is indexed so far."),
@@ -48,6 +62,7 @@ export const conversationInfo = z.object({
   cost_complete: z.boolean().describe("false: cost_usd leaves out the tokens of unpriced_models (a lower bound)."),
   unpriced_models: z.array(z.string()),
   session_id: z.string().optional().describe("The session of this server that runs or ran this conversation."),
+  ...rowNode,
 });
 
 export const listConversationsInput = z
@@ -60,13 +75,14 @@ export const listConversationsInput = z
   })
   .strict();
 
-export const listConversationsOutput = z.object({ conversations: z.array(conversationInfo), next_cursor: z.string().nullable(), total: z.number(), ...indexState });
+export const listConversationsOutput = z.object({ conversations: z.array(conversationInfo), next_cursor: z.string().nullable(), total: z.number(), ...indexState, ...nodesAnswered });
 
 const toolCall = z.object({ name: z.string(), input: z.string() });
 
 export const getConversationInput = z
   .object({
     claude_session_id: claudeSessionIdArg,
+    node: nodeName.optional().describe("Where it ran (a listed row's node; \"local\": here). Default: here, else the node that has it."),
     cursor: z.string().max(512).optional().describe("next_cursor or prev_cursor from a previous call."),
     from: z.enum(["start", "end"]).default("start").describe("Where to begin when no cursor is given."),
     limit: z.number().int().min(1).max(500).default(50),
@@ -108,12 +124,14 @@ export const searchConversationsOutput = z.object({
       snippet: z.string(),
       item: z.object({ index: z.number(), role: z.string(), time: z.string().nullable() }),
       resume: z.object({ claude_session_id: z.string(), cwd: z.string().nullable() }).describe("Arguments for resume_session."),
+      ...rowNode,
     }),
   ),
   terms: z.array(z.string()),
   examined: z.number(),
   more_matches: z.boolean(),
   ...indexState,
+  ...nodesAnswered,
 });
 
 export const execution = z.object({
@@ -130,6 +148,7 @@ export const execution = z.object({
   usage: historyUsage.nullable(),
   cost_usd: z.number().nullable(),
   cost_complete: z.boolean().describe("false: a model of the turn has no price, so cost_usd is a lower bound (or null)."),
+  ...rowNode,
 });
 
 export const getExecutionsInput = z
@@ -139,7 +158,7 @@ export const getExecutionsInput = z
   })
   .strict();
 
-export const getExecutionsOutput = z.object({ executions: z.array(execution), total_count: z.number() });
+export const getExecutionsOutput = z.object({ executions: z.array(execution), total_count: z.number(), ...nodesAnswered });
 
 export const clearExecutionsInput = z.object({ session_id: sessionId.optional().describe("Only this session's turns (default: all).") }).strict();
 

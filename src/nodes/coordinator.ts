@@ -2,9 +2,9 @@
  * The coordinator: the layer above the session service that makes every tool work across nodes. A call that names a
  * session (session_id, or team_name + teammate_name) goes to the node that owns it — this machine's service as
  * before, or an MCP tools/call to the node with the same validated arguments; start_session and run_task go where
- * `node` says; list_sessions, health_check and the team tools (broadcast_message, wait_for_sessions, sync_context
- * of a team) ask every node and merge. Nothing is tool-specific beyond those: a new tool that takes a session id is
- * routed with no code of its own.
+ * `node` says; list_sessions, health_check, the team tools (broadcast_message, wait_for_sessions, sync_context
+ * of a team) and the history tools (history.ts) ask every node and merge. Nothing is tool-specific beyond those: a
+ * new tool that takes a session id is routed with no code of its own.
  */
 import { freemem } from "node:os";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
@@ -19,6 +19,7 @@ import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";
 import { fanOut, groupOf } from "./fanout.js";
 import { DEFAULT_TIMINGS, NodeLink, unreachable, type LinkTimings } from "./link.js";
+import { HISTORY_TOOLS, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 
@@ -115,6 +116,7 @@ export class Coordinator implements CallRouter {
   private async dispatch(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<unknown> {
     if (tool.name === "list_sessions") return listAll(this, tool, svc, args, ctx);
     if (tool.name === "health_check") return healthAll(this, tool, svc, ctx);
+    if (HISTORY_TOOLS.has(tool.name)) return historyCall(this, tool, svc, args, ctx);
     if (keysOf(tool.input).has("node")) return this.place(tool, svc, args, ctx);
     const group = groupOf(tool, args);
     if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);
@@ -153,7 +155,7 @@ export class Coordinator implements CallRouter {
   }
 
   /** Who runs a call that names one session: its owner (this machine when nobody else has it). */
-  private async targetOf(svc: SessionService, args: Args): Promise<string> {
+  async targetOf(svc: SessionService, args: Args): Promise<string> {
     if (!this.links.size) return LOCAL;
     if (typeof args.session_id === "string") {
       const owner = await this.router.ownerOf(args.session_id, svc);

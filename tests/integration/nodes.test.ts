@@ -209,6 +209,52 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     await m.callOk("wait_for_sessions", { team_name: "tri", mode: "all", timeout_ms: 20_000 });
   });
 
+  let h1Conversation = "";
+  it("history across machines: h1's conversation is searched, listed and read from the coordinator, never indexed here", async () => {
+    // s1 ran on h1 only: its words are found there, by the coordinator's search.
+    const hit = await until(async () => (await m.callOk("search_conversations", { query: "far away" })).results.find((r) => r.node === "h1"), 15_000, 250);
+    expect(hit.snippet).toContain("**far**");
+    const cid = hit.claude_session_id;
+    h1Conversation = cid;
+    const listed = await m.callOk("list_conversations", { limit: 200 });
+    expect(listed.conversations.find((x) => x.claude_session_id === cid)).toMatchObject({ node: "h1", session_id: s1 });
+    expect(listed.nodes!.map((n) => [n.name, n.status])).toEqual([
+      ["h1", "reachable"],
+      ["h2", "reachable"],
+    ]);
+    // Every machine's conversations (the team "tri" ran one here, one on h1, one on h2), newest first.
+    await until(async () => new Set((await m.callOk("list_conversations", { limit: 200 })).conversations.map((x) => x.node ?? "local")).size === 3, 15_000, 250);
+    const all = await m.callOk("list_conversations", { limit: 200 });
+    expect(all.conversations.length).toBeGreaterThan(2);
+    expect(all.total).toBe(all.conversations.length);
+    const times = all.conversations.map((x) => x.last_activity ?? "");
+    expect([...times].sort().reverse()).toEqual(times);
+    // Paged two at a time, the same rows in the same order.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const p = await m.callOk("list_conversations", { limit: 2, ...(cursor ? { cursor } : {}) });
+      expect(p.conversations.length).toBeLessThanOrEqual(2);
+      paged.push(...p.conversations.map((x) => `${x.node ?? "local"}/${x.claude_session_id}`));
+      cursor = p.next_cursor ?? undefined;
+    } while (cursor);
+    expect(paged).toEqual(all.conversations.map((x) => `${x.node ?? "local"}/${x.claude_session_id}`));
+    // Its turns, read by id alone (found on h1) or with the row's node.
+    for (const args of [{ claude_session_id: cid }, { claude_session_id: cid, node: "h1" }]) {
+      const c = await m.callOk("get_conversation", { ...args, limit: 200 });
+      expect(c.conversation).toMatchObject({ claude_session_id: cid, node: "h1" });
+      expect(c.items.map((i) => i.text)).toContain("FAKE REPLY: hello far away");
+    }
+    // Never written into this machine's index.
+    expect((await m.call("get_conversation", { claude_session_id: cid, node: "local" })).error?.code).toBe("SESSION_NOT_FOUND");
+    // The turns the node ran: by session id (routed to h1), and in the merged history.
+    const ex = await m.callOk("get_execution_history", { session_id: s1 });
+    expect(ex.executions.map((e) => [e.node, e.prompt])).toContainEqual(["h1", "hello far away"]);
+    const everyTurn = await m.callOk("get_execution_history", { limit: 500 });
+    expect(new Set(everyTurn.executions.map((e) => e.node ?? "local"))).toEqual(new Set(["local", "h1", "h2"]));
+    expect(everyTurn.total_count).toBe(everyTurn.executions.length);
+  });
+
   it("the web view (serve --http) lists every machine's sessions with their node and drives a remote one", async () => {
     const token = "nodes-test-token-0123456789";
     const srv = await startHttpServer(w, { CLAUDE_SESSIONS_TOKEN: token });
@@ -281,6 +327,13 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const during = await resourceList({ timeout: 4000 });
     for (const id of here) expect(during.has(`session://${id}`)).toBe(true);
     expect(during.has(`session://${s1}`)).toBe(true);
+    // A history call made before the outage is noticed answers once it is (not after its own 10 s per-node bound):
+    // this machine's and h2's conversations, h1 named as not answering.
+    const early = await m.call("list_conversations", { limit: 200 }, { timeout: 8000 });
+    expect(early.error).toBeUndefined();
+    expect(early.data!.nodes!.find((n) => n.name === "h1")?.status).toBe("unreachable");
+    expect(early.data!.conversations.some((x) => x.node === "h2")).toBe(true);
+    console.log(`list_conversations across nodes with h1 cut answered ${Date.now() - t0} ms after the cut`);
     const w1 = await waiting;
     const detected = Date.now() - t0;
     expect(w1.error?.code).toBe("NODE_UNREACHABLE");
@@ -301,6 +354,19 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(down.get(`session://${s1}`)?.description).toContain("Node h1 does not answer");
     expect(down.has(`session://${s1}/screen`)).toBe(true);
     await expect(m.client.readResource({ uri: `session://${s1}` })).rejects.toThrow(/NODE_UNREACHABLE/);
+    // The history tools answer with this machine's and h2's, naming h1 as not answering.
+    const convs = await m.callOk("list_conversations", { limit: 200 });
+    expect(convs.nodes!.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
+    expect(new Set(convs.conversations.map((x) => x.node ?? "local"))).toEqual(new Set(["local", "h2"]));
+    const found = await m.callOk("search_conversations", { query: "all hands" });
+    expect(new Set(found.results.map((x) => x.node ?? "local"))).toEqual(new Set(["local", "h2"]));
+    expect(found.nodes!.find((n) => n.name === "h1")?.status).toBe("unreachable");
+    const turns = await m.callOk("get_execution_history", {});
+    expect(turns.nodes!.find((n) => n.name === "h1")?.status).toBe("unreachable");
+    expect(turns.executions.some((e) => e.node === "h2")).toBe(true);
+    // h1's conversation is on no machine that answers: the retryable NODE_UNREACHABLE, not "not found".
+    const gone = await m.call("get_conversation", { claude_session_id: h1Conversation });
+    expect(gone.error?.code).toBe("NODE_UNREACHABLE");
     const h = await m.callOk("health_check");
     expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({ status: "degraded", detail: expect.stringMatching(/^unreachable: /) });
     h1.restore();
