@@ -58,7 +58,9 @@ async function everyNode<T>(c: Coordinator, tool: Tool, ctx: CallContext, run: (
       ctx.signal?.addEventListener("abort", stop, { once: true });
       const timer = setTimeout(stop, NODE_HISTORY_TIMEOUT_MS);
       try {
-        const value = await run((args) => l.call(tool.name, args, { signal: ctl.signal }));
+        // The abort ends the wait too while the link still waits for its first connection (ready() takes no signal).
+        const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(new SessionError("TIMEOUT", "stopped")), { once: true }));
+        const value = await Promise.race([run((args) => l.call(tool.name, args, { signal: ctl.signal })), aborted]);
         return { part: { node: l.name, value }, view: { name: l.name, status: "reachable" } as NodeAnswer };
       } catch (e) {
         if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
