@@ -369,6 +369,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       gate: "a conversation of the transcript index (an id, never a path)",
       probe: async (c) => refused(c.m.call("get_conversation", { claude_session_id: "../../../../etc/passwd" }), "INVALID_ARGUMENT"),
     },
+    node: START.node!,
     cursor: none("a page"),
     from: none("start or end"),
     limit: none("a number"),
