@@ -19,7 +19,7 @@ import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";
 import { fanOut, groupOf } from "./fanout.js";
 import { DEFAULT_TIMINGS, NodeLink, unreachable, type LinkTimings } from "./link.js";
-import { HISTORY_TOOLS, historyCall } from "./history.js";
+import { adoptWhereItIs, HISTORY_TOOLS, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 
@@ -117,6 +117,7 @@ export class Coordinator implements CallRouter {
     if (tool.name === "list_sessions") return listAll(this, tool, svc, args, ctx);
     if (tool.name === "health_check") return healthAll(this, tool, svc, ctx);
     if (HISTORY_TOOLS.has(tool.name)) return historyCall(this, tool, svc, args, ctx);
+    if (tool.name === "resume_session" && args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);
     if (keysOf(tool.input).has("node")) return this.place(tool, svc, args, ctx);
     const group = groupOf(tool, args);
     if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);

@@ -5,14 +5,17 @@
  * NODE_UNREACHABLE, or no answer within NODE_HISTORY_TIMEOUT_MS) is left out and named in `nodes`, never failing
  * the call. get_conversation reads where `node` says, else here, else on the node that has the id (conversation ids
  * are Claude's, not the coordinator's: the nodes are asked). get_execution_history of one session goes to the
- * session's owner. Nothing from a node is stored here: the merge is in memory, per call.
+ * session's owner; resume_session adopting a conversation by its id goes to the machine that has it. Nothing from a
+ * node is stored here: the merge is in memory, per call.
  *
  * Paging list_conversations across machines: a merged next_cursor is an offset into the merged order. A page at
  * offset o of size n asks each machine for its first o+n rows (paging each with its own cursor), merges them and
  * keeps rows o…o+n. Deep pages cost more (each asks for everything before them), which is what keeps the rows and
  * their order exact without any state here.
  */
+import { existsSync } from "node:fs";
 import { z } from "zod";
+import { transcriptPath } from "../claude/transcript.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
 import { decodeCursor, encodeCursor } from "../history/rows.js";
@@ -50,7 +53,7 @@ const mergedCursor = z.strictObject({ merged_offset: z.number().int().min(0) });
  * `run` on every node at once, each given a call of the tool on that node; the answers of those that answered,
  * and every node's part (why one did not answer).
  */
-async function everyNode<T>(c: Coordinator, tool: Tool, ctx: CallContext, run: (call: Call) => Promise<T>): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
+async function everyNode<T>(c: Coordinator, toolName: string, ctx: CallContext, run: (call: Call) => Promise<T>): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
   const got = await Promise.all(
     [...c.links.values()].map(async (l) => {
       const ctl = new AbortController();
@@ -60,7 +63,7 @@ async function everyNode<T>(c: Coordinator, tool: Tool, ctx: CallContext, run: (
       try {
         // The abort ends the wait too while the link still waits for its first connection (ready() takes no signal).
         const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(new SessionError("TIMEOUT", "stopped")), { once: true }));
-        const value = await Promise.race([run((args) => l.call(tool.name, args, { signal: ctl.signal })), aborted]);
+        const value = await Promise.race([run((args) => l.call(toolName, args, { signal: ctl.signal })), aborted]);
         return { part: { node: l.name, value }, view: { name: l.name, status: "reachable" } as NodeAnswer };
       } catch (e) {
         if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
@@ -101,7 +104,7 @@ export async function historyCall(c: Coordinator, tool: Tool, svc: SessionServic
   if (!c.links.size) return c.local(tool, svc, args, ctx);
   if (tool.name === "list_conversations") return listConversations(c, tool, svc, args, ctx);
   const localCall: Call = (a) => c.local(tool, svc, a, ctx);
-  const [local, { parts, nodes }] = await Promise.all([localCall(args), everyNode(c, tool, ctx, (call) => call(args))]);
+  const [local, { parts, nodes }] = await Promise.all([localCall(args), everyNode(c, tool.name, ctx, (call) => call(args))]);
   const all = [{ node: LOCAL, value: local }, ...parts];
   if (tool.name === "search_conversations") {
     const limit = args.limit as number;
@@ -140,7 +143,7 @@ async function listConversations(c: Coordinator, tool: Tool, svc: SessionService
   const limit = l as number;
   const offset = typeof cursor === "string" ? decodeCursor(cursor, mergedCursor).merged_offset : 0;
   const want = offset + limit;
-  const [local, { parts, nodes }] = await Promise.all([firstRows((a) => c.local(tool, svc, a, ctx), rest, want), everyNode(c, tool, ctx, (call) => firstRows(call, rest, want))]);
+  const [local, { parts, nodes }] = await Promise.all([firstRows((a) => c.local(tool, svc, a, ctx), rest, want), everyNode(c, tool.name, ctx, (call) => firstRows(call, rest, want))]);
   const all = [{ node: LOCAL, value: local }, ...parts];
   const rows = newestFirst(all.flatMap((p) => mark(p.node, p.value.rows)), "last_activity");
   const more = rows.length > want || all.some((p) => p.value.more);
@@ -167,7 +170,7 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
     missing = toSessionError(e);
     if (missing.code !== "SESSION_NOT_FOUND" || !c.links.size) throw missing;
   }
-  const { parts, nodes } = await everyNode(c, tool, ctx, (call) => call(withoutNode(args)));
+  const { parts, nodes } = await everyNode(c, tool.name, ctx, (call) => call(withoutNode(args)));
   // nodes.json's order: the first node that has it.
   const hit = parts[0];
   if (hit) return onNode(hit.node, hit.value);
@@ -176,6 +179,22 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
   throw new SessionError("SESSION_NOT_FOUND", `no conversation ${String(args.claude_session_id)} here or on any node (${nodes.map((n) => n.name).join(", ")})`, {
     ...(missing.suggestion ? { suggestion: missing.suggestion } : {}),
   });
+}
+
+/**
+ * resume_session {claude_session_id, cwd} (adopting a conversation, e.g. a search hit's `resume`) on a coordinator:
+ * the machine that has the conversation adopts it — this one when a session of it is recorded here or its transcript
+ * is here, else the first node (in nodes.json's order) whose index has it, else this one (whose error says why).
+ */
+export async function adoptWhereItIs(c: Coordinator, tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<Args> {
+  const id = String(args.claude_session_id);
+  const d = svc.deps;
+  const recorded = Object.values((await d.store.read()).sessions).some((r) => r.claude_session_id === id);
+  const here = recorded || (typeof args.cwd === "string" && existsSync(transcriptPath(d.cfg.claudeConfigDir, args.cwd, id)));
+  if (here || !c.links.size) return c.local(tool, svc, args, ctx);
+  const { parts } = await everyNode(c, "get_conversation", ctx, (call) => call({ claude_session_id: id, limit: 1, max_chars: 100 }));
+  const hit = parts[0];
+  return hit ? c.remote(hit.node, tool, args, ctx) : c.local(tool, svc, args, ctx);
 }
 
 function withoutNode(args: Args): Args {

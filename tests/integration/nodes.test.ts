@@ -255,6 +255,22 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(everyTurn.total_count).toBe(everyTurn.executions.length);
   });
 
+  it("resume_session with a node's search hit (its `resume`) adopts the conversation on that node, not here", async () => {
+    const s = await m.callOk("start_session", { cwd: h1.work, node: "h1", prompt: "adopt me from afar" });
+    await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
+    await m.callOk("kill_session", { session_id: s.session_id });
+    const hit = await until(async () => (await m.callOk("search_conversations", { query: "adopt afar" })).results.find((r) => r.node === "h1"), 15_000, 250);
+    expect(hit.resume.cwd).toBe(h1.work);
+    const r = await m.callOk("resume_session", { claude_session_id: hit.resume.claude_session_id, cwd: hit.resume.cwd! });
+    expect(r).toMatchObject({ node: "h1", session_id: s.session_id });
+    expect(h1.ssh(["tmux", "-L", h1.socket, "list-sessions", "-F", "#{session_name}"])).toContain(`cs-${s.session_id}`);
+    const again = await m.callOk("send_message", { session_id: s.session_id, message: "still there?" });
+    expect(again).toMatchObject({ response: "FAKE REPLY: still there?", node: "h1" });
+    // Nothing was adopted here.
+    expect((await list({ node_filter: "local" })).sessions.some((x) => x.claude_session_id === hit.claude_session_id)).toBe(false);
+    await m.callOk("kill_session", { session_id: s.session_id, force: true });
+  });
+
   it("the web view (serve --http) lists every machine's sessions with their node and drives a remote one", async () => {
     const token = "nodes-test-token-0123456789";
     const srv = await startHttpServer(w, { CLAUDE_SESSIONS_TOKEN: token });
