@@ -188,6 +188,13 @@ setup.mock.setHandler((req) => {
   return undefined;
 });
 const out = [];
+/** After a row's calls: the last log lines land (150 ms), then the row's marks are kept and printed. */
+async function finish(row, label, t0) {
+  await new Promise((res) => setTimeout(res, 150));
+  const lines = watch.done();
+  keep(row, lines);
+  out.push(`${label}: ${Date.now() - t0 - 150} ms`, ...lines);
+}
 try {
   await claudeP(cli, dirs.bare, pEnv, "warm-up");
   for (let i = 0; i < RUNS; i++) {
@@ -200,10 +207,7 @@ try {
       const t0 = watch.start();
       const r = await m.call("run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 });
       watch.mark(`run_task returned (${r.ok ? r.data.response : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("run_task", lines);
-      out.push(`run_task #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("run_task", `run_task #${i}`, t0);
       if (r.ok) await m.call("kill_session", { session_id: r.data.session_id, force: true });
     }
     if (ONLY.includes("tmux")) {
@@ -212,10 +216,7 @@ try {
       watch.mark("start_session returned");
       const r = await m.call("send_message", { session_id: s.data.session_id, message: `tmux ${i}`, timeout_ms: 60_000 });
       watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("tmux start+send", lines);
-      out.push(`tmux start+send #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("tmux start+send", `tmux start+send #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("warm")) {
@@ -232,10 +233,7 @@ try {
       watch.mark("start_session returned (spare)");
       const r = await mw.call("send_message", { session_id: s.data.session_id, message: `warm ${i}`, timeout_ms: 60_000 });
       watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("tmux warm spare", lines);
-      out.push(`tmux warm spare #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("tmux warm spare", `tmux warm spare #${i}`, t0);
       await mw.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("wake")) {
@@ -246,10 +244,7 @@ try {
       const t0 = watch.start();
       const r = await m.call("send_message", { session_id: s.data.session_id, message: `wake ${i}`, timeout_ms: 60_000 });
       watch.mark(`send_message returned (${r.ok ? `${r.data.response}, wake_ms ${r.data.wake_ms}` : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("tmux wake + turn", lines);
-      out.push(`tmux wake + turn #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("tmux wake + turn", `tmux wake + turn #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("follow")) {
@@ -259,10 +254,7 @@ try {
       const t0 = watch.start();
       const r = await m.call("send_message", { session_id: s.data.session_id, message: `follow ${i}`, timeout_ms: 60_000 });
       watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("tmux follow-up", lines);
-      out.push(`tmux follow-up #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("tmux follow-up", `tmux follow-up #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("tmuxp")) {
@@ -271,10 +263,7 @@ try {
       watch.mark("start_session {prompt} returned");
       const r = await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
       watch.mark(`wait_for_completion returned (${r.ok ? r.data.last_response : r.error?.code})`);
-      await new Promise((res) => setTimeout(res, 150));
-      const lines = watch.done();
-      keep("tmux start {prompt}", lines);
-      out.push(`tmux start {prompt} + wait #${i}: ${Date.now() - t0 - 150} ms`, ...lines);
+      await finish("tmux start {prompt}", `tmux start {prompt} + wait #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("cli")) {

@@ -19,15 +19,13 @@ import { costOfModels } from "../pricing.js";
 import type { SessionRecord } from "../store/schema.js";
 import { unpricedBudgetError } from "./budget.js";
 import type { Deps } from "./deps.js";
+import { waitForChange } from "./output.js";
 import type { TurnLedger } from "./session.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;
 const SETTLE_REPLY_MAX_MS = 3000;
 const SETTLE_POLL_MS = 20;
-/** For the first SETTLE_FAST_MS the files' sizes are looked at every SETTLE_FAST_POLL_MS (a stat each). */
-const SETTLE_FAST_MS = 400;
-const SETTLE_FAST_POLL_MS = 4;
 /** Without a reply line: how long the file must have been still before the turn is read as it is. */
 const SETTLE_QUIET_MS = 200;
 
@@ -233,14 +231,11 @@ async function settle(d: Deps, l: TurnLedger, id: string, turn: number, fold: Fo
     const still = files.every((f) => now[f] === read.ends[f]);
     const quiet = Date.now() - t0 >= d.ledger.quietMs && Date.now() - grewAt >= d.ledger.quietMs / 2;
     if (still && (read.reply || (quiet && !expectReply))) break;
-    // Claude Code writes its transcript on a 100 ms timer: the lines land together, so they are looked for often
-    // (a stat per file) at first and read only when a file has grown.
-    await new Promise((res) => setTimeout(res, Date.now() - t0 < SETTLE_FAST_MS ? SETTLE_FAST_POLL_MS : SETTLE_POLL_MS));
-    const nowFiles = transcriptFiles(main);
-    const grown = sizes(nowFiles);
-    if (nowFiles.length === files.length && nowFiles.every((f) => grown[f] === now[f]) && still) continue;
+    // Claude Code writes its transcript on a 100 ms timer: woken by the write itself (its folder watched), or after
+    // SETTLE_POLL_MS (a sub-agent's file, in a folder below).
+    await waitForChange(dirname(main), SETTLE_POLL_MS);
     const before = JSON.stringify(read.ends);
-    files = nowFiles;
+    files = transcriptFiles(main);
     read = await readNow(files);
     if (JSON.stringify(read.ends) !== before) grewAt = Date.now();
   }

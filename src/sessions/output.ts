@@ -76,8 +76,8 @@ function cleanLog(text: string): string {
   return stripVTControlCharacters(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n");
 }
 
-/** Resolves when the file changes or the time is up (fs.watch: no polling). */
-function waitForChange(file: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+/** Resolves when the file (or a file in the folder) changes or the time is up (fs.watch: no polling). */
+export function waitForChange(file: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     let w: ReturnType<typeof watch> | undefined;
     const done = (err?: unknown) => {

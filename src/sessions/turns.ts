@@ -134,6 +134,11 @@ function afterCarried(d: Deps, input: Resolved<SendInput>, kind: BackendKind, s:
     if (input.wait_for_response === false) return Promise.resolve(out);
     return turnOutcome(d, input.session_id, kind, s, c.promptNo!, out, input.timeout_ms ?? 30_000, ctx, t0);
   };
+  return inLine(s, run);
+}
+
+/** One prompt at a time per session in this process: `run` goes after the prompts already in line. */
+function inLine<T>(s: DriverSession, run: () => Promise<T>): Promise<T> {
   const p = s.live.sendChain.then(run, run);
   s.live.sendChain = p.catch(() => {});
   return p;
@@ -182,10 +187,7 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
     return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, timeoutMs, ctx, t0);
   };
-  // One prompt at a time per session in this process.
-  const p = s.live.sendChain.then(run, run);
-  s.live.sendChain = p.catch(() => {});
-  return p;
+  return inLine(s, run);
 }
 
 /**
