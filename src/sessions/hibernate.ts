@@ -9,6 +9,7 @@ import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
+import type { SessionRecord } from "../store/schema.js";
 import { withFileLock } from "../util/flock.js";
 import { serverAction } from "./audit.js";
 import type { Deps } from "./deps.js";
@@ -210,8 +211,7 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
   const max = d.cfg.maxLive;
   const tried = new Set<string>();
   for (;;) {
-    const records = Object.values((await d.store.read()).sessions).filter((r) => r.session_id !== except);
-    const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status)));
+    const live = (await liveRecords(d)).filter((r) => r.session_id !== except);
     if (live.length + reserved < max) return;
     // A warm-pool spare goes first: it holds no conversation, and a later start costs less than a wake.
     const spare = live.find((r) => r.spare !== undefined && !tried.has(r.session_id));
@@ -252,9 +252,12 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
  */
 export async function hasRoom(d: Deps, underWay = 0): Promise<boolean> {
   if (d.cfg.maxLive <= 0) return true;
-  const records = Object.values((await d.store.read()).sessions);
-  const live = records.filter((r) => isLive(statusOf(d, r.session_id, r.status))).length;
-  return live + underWay + (rooms.get(d)?.reserved ?? 0) < d.cfg.maxLive;
+  return (await liveRecords(d)).length + underWay + (rooms.get(d)?.reserved ?? 0) < d.cfg.maxLive;
+}
+
+/** The stored sessions whose process is live, by this server's fold where it follows them. */
+async function liveRecords(d: Deps): Promise<SessionRecord[]> {
+  return Object.values((await d.store.read()).sessions).filter((r) => isLive(statusOf(d, r.session_id, r.status)));
 }
 
 /** kill_session {hibernate: true}: an idle session is hibernated; any other is refused and left as it is. */
