@@ -8,6 +8,10 @@ import type { BackendKind } from "./core/events.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/programs.js";
+import { parseRootList } from "./util/root-list.js";
+
+/** The operator's list of directories sessions may work in. */
+export const ROOTS_ENV = "CLAUDE_SESSIONS_ROOTS";
 
 /** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
 export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin"] as const;
@@ -111,6 +115,11 @@ export interface Config {
   allowSensitive: boolean;
   /** CLAUDE_SESSIONS_AUDIT_MAX_BYTES: audit.jsonl is rotated to audit.jsonl.1 past this size. */
   auditMaxBytes: number;
+  /**
+   * CLAUDE_SESSIONS_ROOTS: the directories (real paths) sessions may work in, whoever starts them (MCP, web, CLI,
+   * member tools); empty: anywhere. A client that declares MCP roots is confined further (sessions/roots.ts).
+   */
+  roots: string[];
 }
 
 function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number {
@@ -181,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowConfigure: bool(env.CLAUDE_SESSIONS_ALLOW_CONFIGURE),
     allowSensitive: bool(env.CLAUDE_SESSIONS_ALLOW_SENSITIVE),
     auditMaxBytes: num(env, "CLAUDE_SESSIONS_AUDIT_MAX_BYTES", 10 * 1024 * 1024, 1024),
+    roots: parseRootList(ROOTS_ENV, env[ROOTS_ENV]),
   };
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;

@@ -8,4 +8,9 @@ export interface CallContext {
   signal?: AbortSignal;
   /** Reports progress to the client (MCP progress notifications reset its request timeout). */
   progress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * The directories the caller's MCP client declared as its roots (real paths), when it declared any; a session it
+   * starts must work inside one of them as well as inside the operator's CLAUDE_SESSIONS_ROOTS (sessions/roots.ts).
+   */
+  roots?: () => Promise<readonly string[] | undefined>;
 }

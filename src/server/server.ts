@@ -16,6 +16,7 @@ import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
 import { listingOf } from "./listing.js";
+import { clientRootsOf } from "./client-roots.js";
 import type { CallRouter, Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 import { offersCore, toolsOf } from "./toolsets.js";
@@ -67,6 +68,7 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   if (core) installPrompts(server, svc, names);
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(offered.map((t) => [t.name, t]));
+  const roots = clientRootsOf(server);
   const tools = listings.get(key)!;
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -78,7 +80,7 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
       return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}${other}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
     }
     const token = req.params._meta?.progressToken;
-    const ctx: CallContext = { signal: extra.signal };
+    const ctx: CallContext = { signal: extra.signal, roots };
     if (token !== undefined) {
       ctx.progress = (p) => {
         void extra

@@ -133,7 +133,8 @@ async function wake(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promi
       if (s.fold.status !== "hibernated") return false; // another server woke it a moment ago
       const rec = await d.registry.record(id);
       try {
-        await relaunch(d, rec, resumeInput.parse({ session_id: id }), carry?.text, {}, ctx, carry ? carry.out : undefined);
+        // A wake is the session going on, not a start by this caller: the operator's roots bind it, a client's do not.
+        await relaunch(d, rec, resumeInput.parse({ session_id: id }), carry?.text, {}, { ...ctx, roots: undefined }, carry ? carry.out : undefined);
       } catch (e) {
         await failedWake(d, id);
         const cause = e instanceof SessionError ? e : undefined;

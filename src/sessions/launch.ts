@@ -31,6 +31,7 @@ import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
+import { assertInRoots } from "./roots.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "./members.js";
@@ -70,6 +71,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
   await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
+  await assertInRoots(d.cfg, ctx, [[callerCwd, "cwd"], ...addDirs]);
   if (input.team_lead && !input.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
   if (!input.worktree && (input.copy_files || input.setup_command)) {
     throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });

@@ -30,6 +30,7 @@ import { setVersion, versionOf, withMode } from "./cli-policy.js";
 import { dopplerChoice } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
+import { assertInRoots } from "./roots.js";
 import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "./gates.js";
 import { carryOf, launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
@@ -64,7 +65,10 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
     rec = found;
   } else if (input.claude_session_id) {
     if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
-    rec = await adoptConversation(d, input.claude_session_id, await checkCwd(input.cwd), input.backend);
+    const cwd = await checkCwd(input.cwd);
+    // Before anything is recorded for the adopted conversation.
+    await assertInRoots(d.cfg, ctx, [[cwd, "cwd"]]);
+    rec = await adoptConversation(d, input.claude_session_id, cwd, input.backend);
   } else {
     throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
   }
@@ -90,7 +94,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
  * caller holds the session's keys. `carry.sent_at` and `carry.promptNo` say it went, once Claude accepted it.
  */
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
-  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
+  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id }, ctx);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
@@ -149,7 +153,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
   const newClaudeId = randomUUID();
   const id = newSessionId();
-  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, id);
+  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, ctx, id);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
@@ -226,7 +230,7 @@ async function firstMessage(d: Deps, id: string, message: string | undefined, ca
 const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
 
 /** Every check of a resume or fork (the same as start_session's), and the argv it will run. */
-async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, forId = rec.session_id): Promise<ResumePlan> {
+async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, ctx: CallContext, forId = rec.session_id): Promise<ResumePlan> {
   const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
   const kind = input.backend ?? rec.backend;
   const runner = runnerOf(d, kind);
@@ -250,6 +254,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
+  await assertInRoots(d.cfg, ctx, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   checkWidening(d.cfg, opts);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   // A trust_workspace stored before the operator turned it off is not acted on.

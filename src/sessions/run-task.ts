@@ -3,6 +3,7 @@
  * another backend), run the prompt as its first turn, and return that turn's result with the ids to go on with
  * (send_message, resume_session). Cancelling the call interrupts the turn; keep_session false ends the session.
  */
+import { assertStartInRoots } from "./roots.js";
 import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
 import { allRunners, type Deps } from "./deps.js";
@@ -18,6 +19,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const t0 = Date.now();
   const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  if (pooled) await assertStartInRoots(d.cfg, ctx, input);
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   // A cold start takes the prompt with it (launch.ts: it travels with the launch where the runner can send it so); the
   // id is chosen here so that a session whose first prompt failed can still be ended.

@@ -13,6 +13,7 @@ import type { BackendKind } from "../core/events.js";
 import { isLive } from "../core/status.js";
 import { settleTurn } from "./cost.js";
 import { checkPrompt } from "./checks.js";
+import { assertStartInRoots } from "./roots.js";
 import { hasRoom } from "./hibernate.js";
 import type { Deps } from "./deps.js";
 import { result, start, withStream } from "./launch.js";
@@ -142,6 +143,8 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
   if (!pool || !pooled) return start(d, input, ctx);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
+  // A spare was made for this cwd without a caller: the caller's roots are checked before it is handed out.
+  await assertStartInRoots(d.cfg, ctx, input);
   const id = await pool.take(pooled.key);
   let out: StartOutput | undefined;
   try {

@@ -4,7 +4,6 @@
  * rule of its own: it may start sessions only in the directories the operator allows (CLAUDE_SESSIONS_WEB_ROOTS,
  * a colon or comma list). The MCP tools are not affected by it.
  */
-import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { isAbsolute, normalize } from "node:path";
 import { z } from "zod";
@@ -21,23 +20,17 @@ import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
 import { startSession } from "../tools/start-session.js";
 import { isWithin } from "../../util/paths.js";
+import { parseRootList } from "../../util/root-list.js";
 
 export const WEB_ROOTS_ENV = "CLAUDE_SESSIONS_WEB_ROOTS";
 
 /** CLAUDE_SESSIONS_WEB_ROOTS: absolute directories that exist, as their real paths; a bad entry stops the server. */
 export function parseWebRoots(env: NodeJS.ProcessEnv): string[] {
-  const raw = env[WEB_ROOTS_ENV];
-  if (!raw) return [];
-  const out: string[] = [];
-  for (const part of raw.split(/[:,]/).map((s) => s.trim()).filter(Boolean)) {
-    if (!isAbsolute(part)) throw new SessionError("INVALID_ARGUMENT", `${WEB_ROOTS_ENV}: ${JSON.stringify(part)} is not an absolute path.`);
-    try {
-      out.push(realpathSync(part));
-    } catch {
-      throw new SessionError("INVALID_ARGUMENT", `${WEB_ROOTS_ENV}: ${JSON.stringify(part)} does not exist.`, { suggestion: "Create it, or leave it out of the list." });
-    }
+  try {
+    return parseRootList(WEB_ROOTS_ENV, env[WEB_ROOTS_ENV]);
+  } catch (e) {
+    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e));
   }
-  return [...new Set(out)];
 }
 
 const within = (roots: readonly string[], p: string) => roots.some((r) => isWithin(p, r));
