@@ -7,7 +7,9 @@
 #
 #   source scripts/node24.sh      # puts Node 24 first on PATH and points node-gyp at its headers
 #
-# When the node on PATH is already new enough it does nothing.
+# When the node on PATH is already new enough it does nothing. `npm install` does not need it: on an old node its
+# preinstall step (scripts/node24.cjs) sets up the same .node24/ and links it as node_modules/.bin/node for npm
+# scripts and npx. This is for a shell (or CI, .ci/run) that wants Node 24 for npm itself and for plain `node`.
 _cs_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _cs_ok() {
   node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>=24||(a===22&&b>=22)?0:1)' 2>/dev/null

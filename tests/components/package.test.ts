@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), "cs-pack-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 describe("npm pack", () => {
-  it("packs dist and the node check, installs into an empty project, and its bin runs and serves MCP", async () => {
+  it("packs dist and the Node 24 set-up, installs into an empty project, and its bin runs and serves MCP", async () => {
     const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, encoding: "utf8", env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" }, stdio: ["ignore", "pipe", "pipe"] });
     // --ignore-scripts: npm pack would run `prepare` (tsc), rewriting dist/ under the suites running beside this one.
     npm(["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], ROOT);
@@ -23,7 +23,7 @@ describe("npm pack", () => {
     expect(tarball).toBeDefined();
     const listed = execFileSync("tar", ["-tzf", join(dir, tarball!)], { encoding: "utf8" }).split("\n");
     expect(listed).toContain("package/dist/bin.js");
-    expect(listed).toContain("package/scripts/check-node.cjs");
+    expect(listed).toContain("package/scripts/node24.cjs");
     expect(listed.some((f) => f.startsWith("package/src/") || f.startsWith("package/tests/"))).toBe(false);
 
     const app = join(dir, "app");
