@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), "cs-node24-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
 const SCRIPT = join(ROOT, "scripts", "node24.cjs");
+const { headersDir } = createRequire(import.meta.url)(SCRIPT) as { headersDir: (dir: string) => string | null };
 const versionOf = (node: string): string | null => {
   const r = spawnSync(node, ["-p", "process.versions.node"], { encoding: "utf8" });
   return r.status === 0 ? r.stdout.trim() : null;
@@ -92,7 +94,9 @@ describe("npm install on an old node", () => {
 
     // node-pty was rebuilt by Node 24 against Node 24's headers (not the old node's), and works there.
     const gypi = readFileSync(join(app, "node_modules", "node-pty", "build", "config.gypi"), "utf8");
-    expect(gypi).toContain(`"nodedir": "${join(app, ".node24", "node_modules", "node", "node_modules", `node-${process.platform}-${process.arch}`)}"`);
+    const headers = headersDir(join(app, ".node24"));
+    expect(headers).toContain(join(app, ".node24"));
+    expect(gypi).toContain(`"nodedir": "${headers}"`);
     const pty = spawnSync(node24, ["-e", 'const t = require("node-pty").spawn("/bin/echo", ["pty-ok"], {}); t.onData((d) => process.stdout.write(d));'], { cwd: app, encoding: "utf8", timeout: 30_000 });
     expect(pty.stdout).toContain("pty-ok");
 
