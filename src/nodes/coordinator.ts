@@ -148,7 +148,8 @@ export class Coordinator implements CallRouter {
     const out: Args = { ...value };
     if (withNode) out.node = node;
     if (typeof out.attach_command === "string") {
-      const a = remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command);
+      // Rebuilt here from the node's tmux socket and the session's id: none of the node's words is passed on.
+      const a = typeof out.session_id === "string" ? remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command, out.session_id) : undefined;
       if (a) out.attach_command = a;
       else delete out.attach_command;
     }

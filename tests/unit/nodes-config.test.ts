@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { displayWord, remoteAttach, splitQuoted } from "../../src/nodes/attach.js";
+import { displayWord, remoteAttach, remoteAttachArgv, splitQuoted, tmuxAttachOf } from "../../src/nodes/attach.js";
 import { loadNodes, parseNodes } from "../../src/nodes/config.js";
 import { capacityOf } from "../../src/nodes/coordinator.js";
 
@@ -54,10 +54,40 @@ describe("attach_command through a node", () => {
     expect(splitQuoted("tmux -L 'cs-node' attach -t =cs-abc")).toEqual(["tmux", "-L", "cs-node", "attach", "-t", "=cs-abc"]);
     expect(splitQuoted("tmux -S '/tmp/a b/it'\\''s' attach -t =cs-x")).toEqual(["tmux", "-S", "/tmp/a b/it's", "attach", "-t", "=cs-x"]);
     expect(splitQuoted("tmux attach; rm -rf /")).toBeUndefined();
-    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc")).toBe("ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc");
-    expect(remoteAttach(undefined, "tmux attach -t =cs-abc")).toBeUndefined();
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc");
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux attach -t =cs-abc");
+    expect(remoteAttach(undefined, "tmux attach -t =cs-abc", "abc")).toBeUndefined();
     expect(displayWord("a b")).toBe("'a b'");
     expect(displayWord("it's")).toBe("'it'\\''s'");
+  });
+});
+
+describe("a node's attach line is rebuilt, never spliced", () => {
+  it.each([
+    ["an option as the socket", "tmux -L '-oProxyCommand=touch /tmp/x' attach -t =cs-abc"],
+    ["an option as the first word", "-oProxyCommand=x attach -t =cs-abc"],
+    ["another program", "sh -c id"],
+    ["another session's tmux session", "tmux -L s attach -t =cs-other"],
+    ["a prefix match of the session", "tmux -L s attach -t cs-abc"],
+    ["more words", "tmux -L s attach -t =cs-abc -x"],
+    ["a socket that is not a plain word", "tmux -S '/tmp/a b' attach -t =cs-abc"],
+    ["shell syntax", "tmux attach -t =cs-abc; id"],
+  ])("refuses %s", (_what, line) => {
+    expect(tmuxAttachOf(line, "abc")).toBeUndefined();
+    expect(remoteAttachArgv(["kubectl", "exec", "-it", "pod", "--"], line, "abc")).toBeUndefined();
+  });
+
+  it("keeps the node's socket and rebuilds the rest", () => {
+    expect(remoteAttachArgv(["docker", "exec", "-it", "box"], "tmux -S '/run/cs/tmux.sock' attach -t =cs-abc", "abc")).toEqual(["docker", "exec", "-it", "box", "tmux", "-S", "/run/cs/tmux.sock", "attach", "-t", "=cs-abc"]);
+    expect(tmuxAttachOf("tmux attach -t =cs-abc", "../x")).toBeUndefined();
+  });
+
+  it('an ssh prefix must end with "--"; others need not', () => {
+    const file = (attach: string[]) => JSON.stringify({ nodes: { a: { exec: ["ssh", "h", "--", "claude-sessions"], attach } } });
+    expect(() => parseNodes(file(["ssh", "-t", "h"]), "f")).toThrow(/nodes\.a\.attach: an ssh "attach" prefix ends with "--"/);
+    expect(() => parseNodes(file(["/usr/bin/ssh", "-t", "h"]), "f")).toThrow(/ends with "--"/);
+    expect(parseNodes(file(["ssh", "-t", "h", "--"]), "f")[0]!.attach).toEqual(["ssh", "-t", "h", "--"]);
+    expect(parseNodes(file(["docker", "exec", "-it", "box"]), "f")[0]!.attach).toEqual(["docker", "exec", "-it", "box"]);
   });
 });
 
