@@ -169,7 +169,9 @@ export class NodeLink {
       return;
     }
     if (gen !== this.generation || this.closed) return;
-    this.version = client.getServerVersion()?.version;
+    // Shown in nodes, logs and `claude-sessions nodes`: a version, or nothing.
+    const v = client.getServerVersion()?.version;
+    this.version = typeof v === "string" && /^[0-9A-Za-z.+_-]{1,64}$/.test(v) ? v : undefined;
     this.attempt = 0;
     this.error = undefined;
     this.downSince = undefined;
@@ -328,7 +330,10 @@ export class NodeLink {
     const res = await client.readResource({ uri }, { timeout: 30_000 }).catch((e: unknown) => {
       throw this.status !== "reachable" ? unreachable(this.name, this.error ?? String(e)) : new SessionError("SESSION_NOT_FOUND", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`);
     });
-    return res.contents as { uri: string; mimeType?: string; text?: string }[];
+    // Only the resource asked for, as text: anything else the node sends is left out.
+    return (res.contents as Array<{ uri?: unknown; mimeType?: unknown; text?: unknown }>)
+      .filter((c) => c.uri === uri && typeof c.text === "string")
+      .map((c) => ({ uri, text: c.text as string, ...(typeof c.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(c.mimeType) ? { mimeType: c.mimeType } : {}) }));
   }
 
   /** Subscribes to a resource on the node (kept across reconnections; updates arrive through resourceUpdated). */
