@@ -282,6 +282,7 @@ export class NodeLink {
     arm();
     // The bound covers the wait for a first connection too (ready() takes no signal).
     const ended = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(timedOut ? silent(this.name, name, limitMs) : cancelled(this.name)), { once: true }));
+    if (ctx.signal?.aborted) ctl.abort();
     try {
       const res = await Promise.race([this.forward(name, args, ctx, ctl.signal, arm, limitMs), ended]);
       if (res.isError) throw remoteError(this.name, res);
