@@ -68,7 +68,8 @@ export class Coordinator implements CallRouter {
             for (const l of [...this.updates]) l(uri);
           },
           // A session there started or ended: its rows again (resources/list and what an outage shows).
-          listChanged: (node) => this.router.refreshAfter(node),
+          // Within its rate (past it, the one listing after the flood stands for all).
+          listChanged: (node) => this.admit(node) && this.router.refreshAfter(node),
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
           up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
         },

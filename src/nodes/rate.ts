@@ -1,6 +1,6 @@
 /**
- * How much a node may make this server send its clients: a token bucket per node for its notices and resource
- * updates. A burst of NOTICE_BURST passes at once, then NOTICE_RATE a second; the rest are dropped and counted (a
+ * How much a node may make this server send its clients: a token bucket per node for its notices, resource
+ * updates and list changes. A burst of NOTICE_BURST passes at once, then NOTICE_RATE a second; the rest are dropped and counted (a
  * node's own sessions produce a few a second at most: a turn end, a permission, a screen update every 300 ms).
  */
 export const NOTICE_RATE = 20;
