@@ -122,6 +122,11 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     expect(byId.get(near.session_id)).toMatchObject({ message_sent: true });
     expect(byId.get("hn-far")).toMatchObject({ message_sent: false, node: "bad", error: { code: "NODE_UNREACHABLE" } });
 
+    // health_check: a degraded check for the node, in bounded time.
+    const h = await timed(m.callOk("health_check", {}, { timeout: 60_000 }));
+    expect(h.ms).toBeLessThan(15_000);
+    expect(h.v.checks.find((c) => c.name === "node bad")).toMatchObject({ status: "degraded", detail: expect.stringContaining("did not answer health_check within 5000 ms") });
+
     // node "auto": the silent node is left out, the session starts here.
     const a = await timed(m.callOk("start_session", { cwd: s.w.work, node: "auto" }, { timeout: 60_000 }));
     expect(a.ms).toBeLessThan(30_000);
