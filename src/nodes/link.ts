@@ -263,8 +263,8 @@ export class NodeLink {
 
   /**
    * Calls a tool on the node with the caller's progress and cancellation; the node's error result becomes the
-   * same SessionError here, an outage NODE_UNREACHABLE at once, and no answer within `limitMs` (callLimit's bound
-   * unless given; progress restarts it) NODE_UNREACHABLE too, the node told to stop the call.
+   * same SessionError here, an outage NODE_UNREACHABLE at once, and no answer within `limitMs` of the link being up
+   * (callLimit's bound unless given; progress restarts it) NODE_UNREACHABLE too, the node told to stop the call.
    */
   async call(name: string, args: Record<string, unknown>, ctx: CallContext = {}, limitMs = callLimit(args)): Promise<Record<string, unknown>> {
     const ctl = new AbortController();
@@ -279,8 +279,8 @@ export class NodeLink {
         ctl.abort();
       }, limitMs);
     };
-    arm();
-    // The bound covers the wait for a first connection too (ready() takes no signal).
+    // The bound starts once the link is up (a first connection is waited for, within connectTimeoutMs); the
+    // caller's cancellation ends the wait for it too (ready() takes no signal).
     const ended = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(timedOut ? silent(this.name, name, limitMs) : cancelled(this.name)), { once: true }));
     if (ctx.signal?.aborted) ctl.abort();
     try {
@@ -298,6 +298,7 @@ export class NodeLink {
 
   private async forward(name: string, args: Record<string, unknown>, ctx: CallContext, signal: AbortSignal, alive: () => void, limitMs: number): Promise<CallToolResult> {
     const client = await this.ready();
+    alive();
     return new Promise<CallToolResult>((resolve, reject) => {
       const fail = (e: SessionError) => reject(e);
       this.inflight.add(fail);
