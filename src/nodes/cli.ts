@@ -1,7 +1,8 @@
 /** `claude-sessions nodes`: each configured node, reached once — its link, version, health and sessions. */
 import type { SessionService } from "../sessions/service.js";
-import { splitQuoted } from "./attach.js";
-import { capacityOf, withTimeout, type Coordinator } from "./coordinator.js";
+import { remoteAttachArgv as attachArgvOf } from "./attach.js";
+import { capacityOf, type Coordinator } from "./coordinator.js";
+import { NODE_ANSWER_MS } from "./link.js";
 import { LOCAL } from "./router.js";
 
 export interface NodeLine {
@@ -21,7 +22,7 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
     [...c.links.values()].map(async (l): Promise<NodeLine> => {
       try {
         await l.ready();
-        const h = await withTimeout(l.call("health_check", {}), 10_000);
+        const h = await l.call("health_check", {}, {}, 2 * NODE_ANSWER_MS);
         const cap = capacityOf(h);
         const sessions = ((h.checks ?? []) as Array<{ name: string; detail: string }>).find((x) => x.name === "sessions")?.detail;
         const live = sessions ? Number(/(\d+) live/.exec(sessions)?.[1]) : undefined;
@@ -39,8 +40,9 @@ export function formatNodeLine(n: NodeLine): string {
 }
 
 /**
- * `claude-sessions attach <id>` for a session on a node: the node's attach prefix and its exact tmux attach, as argv
- * (undefined when no node has the session). Throws when the node cannot be attached to (no prefix, not tmux).
+ * `claude-sessions attach <id>` for a session on a node: the node's attach prefix and a tmux attach of `=cs-<id>` on
+ * the node's socket, as argv (undefined when no node has the session). Throws when the node cannot be attached to (no
+ * prefix, not a plain tmux attach).
  */
 export async function remoteAttachArgv(c: Coordinator, svc: SessionService, id: string): Promise<string[] | undefined> {
   if (!c.links.size) return undefined;
@@ -48,10 +50,11 @@ export async function remoteAttachArgv(c: Coordinator, svc: SessionService, id: 
   const owner = await c.router.ownerOf(id, svc);
   if (!owner || owner === LOCAL) return undefined;
   const link = c.linkOf(owner);
-  const res = await link.call("list_sessions", { status_filter: "all" });
+  const res = await link.call("list_sessions", { status_filter: "all" }, {}, NODE_ANSWER_MS);
   const row = (res.sessions as Array<{ session_id: string; attach_command?: string }>).find((r) => r.session_id === id);
-  const words = row?.attach_command ? splitQuoted(row.attach_command) : undefined;
   if (!link.cfg.attach?.length) throw new Error(`session ${id} runs on node ${owner}, which has no "attach" prefix in nodes.json`);
-  if (!words) throw new Error(`session ${id} on node ${owner} cannot be attached to (it is not a live tmux session; use tail or stream_output)`);
-  return [...link.cfg.attach, ...words];
+  // The node's line is only read for its tmux socket; the argv is this server's own (the prefix, then tmux attach).
+  const argv = row?.attach_command ? attachArgvOf(link.cfg.attach, row.attach_command, id) : undefined;
+  if (!argv) throw new Error(`session ${id} on node ${owner} cannot be attached to (it is not a live tmux session, or the node's attach command is not a plain tmux attach; use tail or stream_output)`);
+  return argv;
 }

@@ -18,9 +18,21 @@ const arg = z
   .max(4096)
   .refine((s) => !/[\0\n\r]/.test(s), "an argument has no NUL or line breaks");
 
+/** Whether an argv runs ssh (by its program's name): its options end only at `--`. */
+function isSsh(argv: readonly string[]): boolean {
+  return /(^|\/)ssh$/.test(argv[0] ?? "");
+}
+
 const nodeEntry = z.strictObject({
   exec: z.array(arg).min(1).max(100).describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
-  attach: z.array(arg).min(1).max(100).optional().describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
+  attach: z
+    .array(arg)
+    .min(1)
+    .max(100)
+    // ssh reads options after the host too: without `--` a word after the prefix could be taken as one.
+    .refine((a) => !isSsh(a) || a[a.length - 1] === "--", 'an ssh "attach" prefix ends with "--" (e.g. ["ssh", "-t", "host", "--"])')
+    .optional()
+    .describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
 });
 
 const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });

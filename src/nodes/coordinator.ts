@@ -18,7 +18,9 @@ import type { Logger } from "../util/log.js";
 import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";
 import { fanOut, groupOf } from "./fanout.js";
-import { DEFAULT_TIMINGS, NodeLink, unreachable, type LinkTimings } from "./link.js";
+import { checkNotice, checkResult } from "./checks.js";
+import { DEFAULT_TIMINGS, NODE_ANSWER_MS, NodeLink, unreachable, type LinkTimings } from "./link.js";
+import { Bucket, NOTICE_RATE } from "./rate.js";
 import { adoptWhereItIs, HISTORY_TOOLS, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
@@ -36,6 +38,8 @@ function withoutNode(args: Args): Args {
   return rest;
 }
 
+const LEVELS = new Set<LoggingLevel>(["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]);
+
 type NoticeListener = (level: LoggingLevel, data: Record<string, unknown>) => void;
 
 export class Coordinator implements CallRouter {
@@ -43,6 +47,9 @@ export class Coordinator implements CallRouter {
   readonly router: Router;
   private readonly notices = new Set<NoticeListener>();
   private readonly updates = new Set<(uri: string) => void>();
+  /** Per node: how many notices and updates it may still make this server send (rate.ts). */
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly dropReports = new Map<string, NodeJS.Timeout>();
 
   constructor(
     nodes: readonly NodeConfig[],
@@ -56,11 +63,13 @@ export class Coordinator implements CallRouter {
         log,
         {
           notice: (node, level, data) => this.notice(node, level, data),
-          resourceUpdated: (_node, uri) => {
+          resourceUpdated: (node, uri) => {
+            if (!this.admit(node)) return;
             for (const l of [...this.updates]) l(uri);
           },
           // A session there started or ended: its rows again (resources/list and what an outage shows).
-          listChanged: (node) => this.router.refreshAfter(node),
+          // Within its rate (past it, the one listing after the flood stands for all).
+          listChanged: (node) => this.admit(node) && this.router.refreshAfter(node),
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
           up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
         },
@@ -69,7 +78,7 @@ export class Coordinator implements CallRouter {
       );
       this.links.set(n.name, link);
     }
-    this.router = new Router(this.links, log);
+    this.router = new Router(this.links, log, (node, r) => this.mark(node, r) as Row);
   }
 
   start(): void {
@@ -77,6 +86,8 @@ export class Coordinator implements CallRouter {
   }
 
   async close(): Promise<void> {
+    for (const t of this.dropReports.values()) clearTimeout(t);
+    this.dropReports.clear();
     await Promise.all([...this.links.values()].map((l) => l.close()));
   }
 
@@ -95,14 +106,37 @@ export class Coordinator implements CallRouter {
     return () => this.notices.delete(l);
   }
 
+  /**
+   * Whether one more notice or update of `node` may reach the clients. Past its rate the rest are dropped: once the
+   * flood has stopped for a second, the count is logged and the node is listed again (the statuses the dropped
+   * notices carried).
+   */
+  private admit(node: string): boolean {
+    let b = this.buckets.get(node);
+    if (!b) this.buckets.set(node, (b = new Bucket()));
+    if (b.take()) return true;
+    const pending = this.dropReports.get(node);
+    if (pending) clearTimeout(pending);
+    const t = setTimeout(() => {
+      this.dropReports.delete(node);
+      this.log.warn(`node ${node}: ${b.takeDropped()} notices dropped (more than ${NOTICE_RATE} a second)`);
+      this.router.refreshAfter(node);
+    }, 1000);
+    t.unref();
+    this.dropReports.set(node, t);
+    return false;
+  }
+
   private notice(node: string, level: LoggingLevel, data: unknown): void {
-    if (typeof data !== "object" || data === null || Array.isArray(data)) return;
-    const d: Record<string, unknown> = { ...(data as Record<string, unknown>), node };
-    if (typeof d.session_id === "string") {
-      this.router.learn(d.session_id, node);
-      this.router.note(node, d.session_id, d.status);
-    }
-    for (const l of [...this.notices]) l(level, d);
+    // Only a notice in this server's own shape is passed on (a hostile node's text stays within its fields).
+    const checked = checkNotice(data);
+    if (!checked) return void this.log.debug(`node ${node}: a notice that is not one was dropped`);
+    if (!this.admit(node)) return;
+    const d: Record<string, unknown> = { ...checked, node };
+    const id = d.session_id as string;
+    this.router.learn(id, node);
+    this.router.note(node, id, d.status);
+    for (const l of [...this.notices]) l(LEVELS.has(level) ? level : "info", d);
   }
 
   async invoke<R>(tool: Tool<R>, svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked<R>> {
@@ -134,7 +168,11 @@ export class Coordinator implements CallRouter {
 
   /** The same call on `node`, its result marked with the node. */
   async remote(node: string, tool: Tool, args: Args, ctx: CallContext): Promise<Args> {
-    const value = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
+    const raw = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
+    // Checked against the tool's output schema before anything here reads it: bad rows dropped, the rest kept.
+    const checked = checkResult(node, tool, raw);
+    if (checked.dropped) this.log.warn(`node ${node}: ${checked.dropped} rows of its ${tool.name} answer dropped (${checked.why ?? "not valid"})`);
+    const value = checked.value;
     if (typeof value.session_id === "string") {
       // A session the node made for this call (resume_session {fork}: a new id) is the node's.
       if (value.session_id !== args.session_id && value.status !== "not_found") this.router.learn(value.session_id, node);
@@ -148,7 +186,8 @@ export class Coordinator implements CallRouter {
     const out: Args = { ...value };
     if (withNode) out.node = node;
     if (typeof out.attach_command === "string") {
-      const a = remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command);
+      // Rebuilt here from the node's tmux socket and the session's id: none of the node's words is passed on.
+      const a = typeof out.session_id === "string" ? remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command, out.session_id) : undefined;
       if (a) out.attach_command = a;
       else delete out.attach_command;
     }
@@ -208,7 +247,12 @@ export class Coordinator implements CallRouter {
     return out;
   }
 
-  /** node "auto": the reachable machine (this one included) with the most free slots, then the most free memory. */
+  /**
+   * node "auto": the reachable machine (this one included) with the most free slots, then the most free memory. A
+   * node's own figures are not taken as they are: its live sessions are at least those this coordinator sees in a
+   * fresh listing of it, its slots at most NODE_SLOTS_MAX, its memory at most NODE_MEM_MAX_MIB; a node that does not
+   * answer both in time is left out.
+   */
   async pick(svc: SessionService): Promise<string> {
     const st = await svc.deps.store.read();
     const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
@@ -217,8 +261,8 @@ export class Coordinator implements CallRouter {
       [...this.links.values()]
         .filter((l) => l.status === "reachable")
         .map(async (l) => {
-          const h = await withTimeout(l.call("health_check", {}), 3000).catch(() => undefined);
-          const load = h ? capacityOf(h) : undefined;
+          const [h, rows] = await Promise.all([l.call("health_check", {}, {}, NODE_ANSWER_MS).catch(() => undefined), this.router.refresh(l.name).catch(() => undefined)]);
+          const load = h && rows ? verifiedCapacity(h, rows.filter((r) => isLive(r.status as Status)).length) : undefined;
           if (load) cands.push({ name: l.name, ...load });
         }),
     );
@@ -268,18 +312,29 @@ export class Coordinator implements CallRouter {
   }
 }
 
-/** Free slots and memory from a node's health_check ("N live of M", "X MiB available"). */
-export function capacityOf(h: Args): { free: number; mem: number } | undefined {
-  const checks = (h.checks ?? []) as Array<{ name: string; detail: string }>;
-  const s = /(\d+) live of (\d+)/.exec(checks.find((c) => c.name === "sessions")?.detail ?? "");
+/** Free slots and memory from a node's health_check ("N live of M", "X MiB available"), as the node says. */
+export function capacityOf(h: Args): { free: number; mem: number; live: number; max: number } | undefined {
+  const checks = Array.isArray(h.checks) ? (h.checks as Array<{ name?: unknown; detail?: unknown }>) : [];
+  const detail = (name: string) => {
+    const d = checks.find((c) => c?.name === name)?.detail;
+    return typeof d === "string" ? d : "";
+  };
+  const s = /(\d{1,9}) live of (\d{1,9})/.exec(detail("sessions"));
   if (!s) return undefined;
-  const m = /(\d+) MiB available/.exec(checks.find((c) => c.name === "memory")?.detail ?? "");
-  return { free: Number(s[2]) - Number(s[1]), mem: m ? Number(m[1]) : 0 };
+  const m = /(\d{1,12}) MiB available/.exec(detail("memory"));
+  const live = Number(s[1]);
+  const max = Number(s[2]);
+  return { free: max - live, mem: m ? Number(m[1]) : 0, live, max };
 }
 
-export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new SessionError("TIMEOUT", `no answer within ${ms} ms`)), ms);
-    p.then(resolve, reject).finally(() => clearTimeout(t));
-  });
+/** A node is taken to have at most this many slots for `auto`, whatever it says. */
+export const NODE_SLOTS_MAX = 100;
+/** … and at most this much free memory (1 TiB). */
+export const NODE_MEM_MAX_MIB = 1024 * 1024;
+
+/** A node's capacity for `auto`: its claim checked against the live sessions this coordinator sees on it, and capped. */
+export function verifiedCapacity(h: Args, seenLive: number): { free: number; mem: number } | undefined {
+  const c = capacityOf(h);
+  if (!c) return undefined;
+  return { free: Math.min(c.max, NODE_SLOTS_MAX) - Math.max(c.live, seenLive), mem: Math.min(c.mem, NODE_MEM_MAX_MIB) };
 }

@@ -22,6 +22,8 @@ import { decodeCursor, encodeCursor } from "../history/rows.js";
 import type { Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Args, Coordinator } from "./coordinator.js";
+import { getConversationOutput } from "../api/index.js";
+import { checkResult } from "./checks.js";
 import { unreachable } from "./link.js";
 import { LOCAL } from "./router.js";
 
@@ -42,6 +44,9 @@ interface NodeAnswer {
 
 type Call = (args: Args) => Promise<Args>;
 
+/** What a node's answer is checked against: a tool's name and output schema. */
+type Checkable = { name: string; output: z.ZodType };
+
 interface Part<T> {
   node: string;
   value: T;
@@ -53,7 +58,7 @@ const mergedCursor = z.strictObject({ merged_offset: z.number().int().min(0) });
  * `run` on every node at once, each given a call of the tool on that node; the answers of those that answered,
  * and every node's part (why one did not answer).
  */
-async function everyNode<T>(c: Coordinator, toolName: string, ctx: CallContext, run: (call: Call) => Promise<T>): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
+async function everyNode<T>(c: Coordinator, tool: Checkable, ctx: CallContext, run: (call: Call) => Promise<T>): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
   const got = await Promise.all(
     [...c.links.values()].map(async (l) => {
       const ctl = new AbortController();
@@ -63,7 +68,8 @@ async function everyNode<T>(c: Coordinator, toolName: string, ctx: CallContext, 
       try {
         // The abort ends the wait too while the link still waits for its first connection (ready() takes no signal).
         const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(new SessionError("TIMEOUT", "stopped")), { once: true }));
-        const value = await Promise.race([run((args) => l.call(toolName, args, { signal: ctl.signal })), aborted]);
+        // Each answer checked against the tool's output schema (bad rows dropped) before it is merged.
+        const value = await Promise.race([run(async (args) => checkResult(l.name, tool, await l.call(tool.name, args, { signal: ctl.signal })).value), aborted]);
         return { part: { node: l.name, value }, view: { name: l.name, status: "reachable" } as NodeAnswer };
       } catch (e) {
         if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
@@ -98,13 +104,13 @@ export async function historyCall(c: Coordinator, tool: Tool, svc: SessionServic
     // One session's turns: where the session is.
     const owner = await c.targetOf(svc, args);
     if (owner === LOCAL) return c.local(tool, svc, args, ctx);
-    const v = await c.linkOf(owner).call(tool.name, args, ctx);
+    const v = checkResult(owner, tool, await c.linkOf(owner).call(tool.name, args, ctx)).value;
     return { ...v, executions: mark(owner, v.executions) };
   }
   if (!c.links.size) return c.local(tool, svc, args, ctx);
   if (tool.name === "list_conversations") return listConversations(c, tool, svc, args, ctx);
   const localCall: Call = (a) => c.local(tool, svc, a, ctx);
-  const [local, { parts, nodes }] = await Promise.all([localCall(args), everyNode(c, tool.name, ctx, (call) => call(args))]);
+  const [local, { parts, nodes }] = await Promise.all([localCall(args), everyNode(c, tool, ctx, (call) => call(args))]);
   const all = [{ node: LOCAL, value: local }, ...parts];
   if (tool.name === "search_conversations") {
     const limit = args.limit as number;
@@ -143,7 +149,7 @@ async function listConversations(c: Coordinator, tool: Tool, svc: SessionService
   const limit = l as number;
   const offset = typeof cursor === "string" ? decodeCursor(cursor, mergedCursor).merged_offset : 0;
   const want = offset + limit;
-  const [local, { parts, nodes }] = await Promise.all([firstRows((a) => c.local(tool, svc, a, ctx), rest, want), everyNode(c, tool.name, ctx, (call) => firstRows(call, rest, want))]);
+  const [local, { parts, nodes }] = await Promise.all([firstRows((a) => c.local(tool, svc, a, ctx), rest, want), everyNode(c, tool, ctx, (call) => firstRows(call, rest, want))]);
   const all = [{ node: LOCAL, value: local }, ...parts];
   const rows = newestFirst(all.flatMap((p) => mark(p.node, p.value.rows)), "last_activity");
   const more = rows.length > want || all.some((p) => p.value.more);
@@ -162,7 +168,7 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
   const onNode = (node: string, v: Args): Args => ({ ...v, conversation: { ...(v.conversation as Args), node } });
   const named = typeof args.node === "string" ? args.node : undefined;
   if (named === LOCAL) return c.local(tool, svc, args, ctx);
-  if (named) return onNode(named, await c.linkOf(named).call(tool.name, withoutNode(args), ctx));
+  if (named) return onNode(named, checkResult(named, tool, await c.linkOf(named).call(tool.name, withoutNode(args), ctx)).value);
   let missing: SessionError;
   try {
     return await c.local(tool, svc, args, ctx);
@@ -170,7 +176,7 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
     missing = toSessionError(e);
     if (missing.code !== "SESSION_NOT_FOUND" || !c.links.size) throw missing;
   }
-  const { parts, nodes } = await everyNode(c, tool.name, ctx, (call) => call(withoutNode(args)));
+  const { parts, nodes } = await everyNode(c, tool, ctx, (call) => call(withoutNode(args)));
   // nodes.json's order: the first node that has it.
   const hit = parts[0];
   if (hit) return onNode(hit.node, hit.value);
@@ -192,7 +198,7 @@ export async function adoptWhereItIs(c: Coordinator, tool: Tool, svc: SessionSer
   const recorded = Object.values((await d.store.read()).sessions).some((r) => r.claude_session_id === id);
   const here = recorded || (typeof args.cwd === "string" && existsSync(transcriptPath(d.cfg.claudeConfigDir, args.cwd, id)));
   if (here || !c.links.size) return c.local(tool, svc, args, ctx);
-  const { parts } = await everyNode(c, "get_conversation", ctx, (call) => call({ claude_session_id: id, limit: 1, max_chars: 100 }));
+  const { parts } = await everyNode(c, { name: "get_conversation", output: getConversationOutput }, ctx, (call) => call({ claude_session_id: id, limit: 1, max_chars: 100 }));
   const hit = parts[0];
   return hit ? c.remote(hit.node, tool, args, ctx) : c.local(tool, svc, args, ctx);
 }

@@ -11,6 +11,7 @@ import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
 import type { NodeConfig } from "./config.js";
+import { nodeExecEnv } from "./exec-env.js";
 
 export type LinkStatus = "connecting" | "reachable" | "unreachable";
 
@@ -28,8 +29,25 @@ export interface LinkTimings {
 
 export const DEFAULT_TIMINGS: LinkTimings = { heartbeatMs: 1000, pingTimeoutMs: 3000, connectTimeoutMs: 15_000, backoffMinMs: 250, backoffMaxMs: 2000 };
 
-/** A call forwarded to a node waits at most this long (the node's own timeout_ms ends it sooner). */
-const CALL_LIMIT_MS = 25 * 3_600_000;
+/**
+ * Every call to a node is bounded: a node that answers pings but not a tool (hung, or hostile) costs a caller at
+ * most this. A listing, a health check or a lookup (answered from memory on the node) gets NODE_ANSWER_MS; a forwarded
+ * call its own timeout_ms plus NODE_GRACE_MS, or NODE_CALL_MS when it has none. Progress from the node (a turn it is
+ * waiting on, a session starting) restarts the bound: the node is working, not silent.
+ */
+export const NODE_ANSWER_MS = 5000;
+export const NODE_GRACE_MS = 15_000;
+export const NODE_CALL_MS = 300_000;
+
+/** The bound of a forwarded call with these arguments. */
+export function callLimit(args: Record<string, unknown>): number {
+  return typeof args.timeout_ms === "number" ? args.timeout_ms + NODE_GRACE_MS : NODE_CALL_MS;
+}
+
+/** The node answered nothing within the bound: retryable, like an outage (the link itself may still be up). */
+export function silent(node: string, what: string, ms: number): SessionError {
+  return new SessionError("NODE_UNREACHABLE", `node ${node} is unreachable: it did not answer ${what} within ${ms} ms`, { details: { node } });
+}
 
 export interface LinkEvents {
   /** The node's notifications/message (session notices), as it sent them. */
@@ -45,6 +63,10 @@ export interface LinkEvents {
 
 export function unreachable(node: string, why: string): SessionError {
   return new SessionError("NODE_UNREACHABLE", `node ${node} is unreachable: ${why}`, { details: { node } });
+}
+
+function cancelled(node: string): SessionError {
+  return new SessionError("CANCELLED", "the request was cancelled; the node was told to stop it.", { details: { node } });
 }
 
 /** The node's own error result, as the same typed error here. */
@@ -122,8 +144,8 @@ export class NodeLink {
     const gen = ++this.generation;
     this.setStatus("connecting");
     const [command, ...args] = this.cfg.exec;
-    // The operator's command with the operator's environment (ssh needs SSH_AUTH_SOCK, kubectl KUBECONFIG, …).
-    const transport = new StdioClientTransport({ command: command!, args, env: { ...process.env } as Record<string, string>, stderr: "pipe" });
+    // The operator's command with what it needs of the environment (ssh SSH_AUTH_SOCK, kubectl KUBECONFIG, …), no secrets.
+    const transport = new StdioClientTransport({ command: command!, args, env: nodeExecEnv(process.env), stderr: "pipe" });
     this.stderrTail = "";
     transport.stderr?.on("data", (b: Buffer) => (this.stderrTail = (this.stderrTail + b.toString()).slice(-2000)));
     const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });
@@ -147,7 +169,9 @@ export class NodeLink {
       return;
     }
     if (gen !== this.generation || this.closed) return;
-    this.version = client.getServerVersion()?.version;
+    // Shown in nodes, logs and `claude-sessions nodes`: a version, or nothing.
+    const v = client.getServerVersion()?.version;
+    this.version = typeof v === "string" && /^[0-9A-Za-z.+_-]{1,64}$/.test(v) ? v : undefined;
     this.attempt = 0;
     this.error = undefined;
     this.downSince = undefined;
@@ -239,32 +263,67 @@ export class NodeLink {
 
   /**
    * Calls a tool on the node with the caller's progress and cancellation; the node's error result becomes the
-   * same SessionError here, and an outage NODE_UNREACHABLE at once.
+   * same SessionError here, an outage NODE_UNREACHABLE at once, and no answer within `limitMs` of the link being up
+   * (callLimit's bound unless given; progress restarts it) NODE_UNREACHABLE too, the node told to stop the call.
    */
-  async call(name: string, args: Record<string, unknown>, ctx: CallContext = {}): Promise<Record<string, unknown>> {
+  async call(name: string, args: Record<string, unknown>, ctx: CallContext = {}, limitMs = callLimit(args)): Promise<Record<string, unknown>> {
+    const ctl = new AbortController();
+    const stop = () => ctl.abort();
+    ctx.signal?.addEventListener("abort", stop, { once: true });
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, limitMs);
+    };
+    // The bound starts once the link is up (a first connection is waited for, within connectTimeoutMs); the
+    // caller's cancellation ends the wait for it too (ready() takes no signal).
+    const ended = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(timedOut ? silent(this.name, name, limitMs) : cancelled(this.name)), { once: true }));
+    if (ctx.signal?.aborted) ctl.abort();
+    try {
+      const res = await Promise.race([this.forward(name, args, ctx, ctl.signal, arm, limitMs), ended]);
+      if (res.isError) throw remoteError(this.name, res);
+      return (res.structuredContent ?? {}) as Record<string, unknown>;
+    } catch (e) {
+      if (timedOut) throw silent(this.name, name, limitMs);
+      throw e;
+    } finally {
+      if (timer) clearTimeout(timer);
+      ctx.signal?.removeEventListener("abort", stop);
+    }
+  }
+
+  private async forward(name: string, args: Record<string, unknown>, ctx: CallContext, signal: AbortSignal, alive: () => void, limitMs: number): Promise<CallToolResult> {
     const client = await this.ready();
-    const res = await new Promise<CallToolResult>((resolve, reject) => {
+    alive();
+    return new Promise<CallToolResult>((resolve, reject) => {
       const fail = (e: SessionError) => reject(e);
       this.inflight.add(fail);
       const progress = ctx.progress;
       client
         .callTool({ name, arguments: args }, undefined, {
-          timeout: CALL_LIMIT_MS,
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
-          ...(progress ? { onprogress: (p) => progress({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }), resetTimeoutOnProgress: true } : {}),
+          // The bound is call()'s; the SDK's own time-out only backs it up.
+          timeout: limitMs + 60_000,
+          resetTimeoutOnProgress: true,
+          signal,
+          onprogress: (p) => {
+            alive();
+            progress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) });
+          },
         })
         .then(
           (r) => resolve(r as CallToolResult),
           (e: unknown) => {
-            if (ctx.signal?.aborted) reject(new SessionError("CANCELLED", "the request was cancelled; the node was told to stop it.", { details: { node: this.name } }));
+            if (signal.aborted) reject(cancelled(this.name));
             else if (this.status !== "reachable") reject(unreachable(this.name, this.error ?? String(e)));
             else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
           },
         )
         .finally(() => this.inflight.delete(fail));
     });
-    if (res.isError) throw remoteError(this.name, res);
-    return (res.structuredContent ?? {}) as Record<string, unknown>;
   }
 
   /** Resource reads (session://…) on the node. */
@@ -273,7 +332,10 @@ export class NodeLink {
     const res = await client.readResource({ uri }, { timeout: 30_000 }).catch((e: unknown) => {
       throw this.status !== "reachable" ? unreachable(this.name, this.error ?? String(e)) : new SessionError("SESSION_NOT_FOUND", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`);
     });
-    return res.contents as { uri: string; mimeType?: string; text?: string }[];
+    // Only the resource asked for, as text: anything else the node sends is left out.
+    return (res.contents as Array<{ uri?: unknown; mimeType?: unknown; text?: unknown }>)
+      .filter((c) => c.uri === uri && typeof c.text === "string")
+      .map((c) => ({ uri, text: c.text as string, ...(typeof c.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(c.mimeType) ? { mimeType: c.mimeType } : {}) }));
   }
 
   /** Subscribes to a resource on the node (kept across reconnections; updates arrive through resourceUpdated). */

@@ -6,7 +6,9 @@ import type { CallContext } from "../core/context.js";
 import { statusGroup, type Status } from "../core/status.js";
 import type { Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
-import { withTimeout, type Args, type Coordinator } from "./coordinator.js";
+import type { Args, Coordinator } from "./coordinator.js";
+import { checkResult } from "./checks.js";
+import { NODE_ANSWER_MS } from "./link.js";
 import { LOCAL, type Row } from "./router.js";
 
 interface NodeView {
@@ -34,11 +36,16 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
       .filter((l) => !filter || filter === l.name)
       .map(async (l) => {
         try {
-          const res = await l.call(tool.name, rest, ctx);
+          // Bounded: a node that does not answer in time is shown with its last known rows, like one that is down.
+          const checked = checkResult(l.name, tool, await l.call(tool.name, rest, ctx, NODE_ANSWER_MS));
+          const res = checked.value;
           const rows = (res.sessions as Row[]).map((r) => c.mark(l.name, r) as Row);
           if (whole) c.router.remember(l.name, rows);
-          const view: NodeView = { name: l.name, status: "reachable", sessions: rows.length, ...(l.version ? { version: l.version } : {}) };
-          return { rows, total: res.total_count as number, filtered: res.filtered_count as number, view };
+          // A bad row is left out and said here (and logged); the node's other rows are listed.
+          const bad = checked.dropped ? `${checked.dropped} of its rows were not valid and are left out (${checked.why ?? "not a session row"})` : undefined;
+          if (bad) c.log.warn(`node ${l.name}: ${bad}`);
+          const view: NodeView = { name: l.name, status: "reachable", sessions: rows.length, ...(l.version ? { version: l.version } : {}), ...(bad ? { error: bad } : {}) };
+          return { rows, total: (res.total_count as number) - checked.dropped, filtered: (res.filtered_count as number) - checked.dropped, view };
         } catch (e) {
           // Its last known sessions stay in the view, marked as such.
           const known = c.router.lastRows(l.name);
@@ -69,7 +76,7 @@ export async function healthAll(c: Coordinator, tool: Tool, svc: SessionService,
       const name = `node ${l.name}`;
       if (l.status !== "reachable") return { name, status: "degraded", detail: `${l.shownStatus}: ${l.error ?? "connecting"} (its sessions keep running there)` };
       try {
-        const h = await withTimeout(l.call(tool.name, {}, ctx), 5000);
+        const h = await l.call(tool.name, {}, ctx, NODE_ANSWER_MS);
         const hc = (h.checks ?? []) as Array<{ name: string; detail: string }>;
         const sessions = hc.find((x) => x.name === "sessions")?.detail;
         return { name, status: h.status === "ok" ? "ok" : "degraded", detail: `reachable, claude-sessions ${l.version ?? "?"}, status ${String(h.status)}${sessions ? `; ${sessions}` : ""}` };

@@ -8,7 +8,11 @@
 import { isLive, STATUSES, type Status } from "../core/status.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
-import type { NodeLink } from "./link.js";
+import { listOutput } from "../api/index.js";
+import { checkResult } from "./checks.js";
+import { NODE_ANSWER_MS, type NodeLink } from "./link.js";
+
+const LISTING = { name: "list_sessions", output: listOutput };
 
 /** A row of a node's list_sessions (a summary, or the record view), with its node. */
 export type Row = Record<string, unknown> & { session_id: string; node?: string };
@@ -27,6 +31,8 @@ export class Router {
   constructor(
     readonly links: ReadonlyMap<string, NodeLink>,
     private readonly log: Logger,
+    /** A node's row as this server shows it (its node, its attach_command rebuilt here). */
+    private readonly mark: (node: string, row: Row) => Row = (node, r) => ({ ...r, node }),
   ) {}
 
   /** Records a session the coordinator placed on `node`. */
@@ -99,9 +105,12 @@ export class Router {
     const link = this.links.get(node);
     if (!link) return Promise.resolve([]);
     const p = link
-      .call("list_sessions", { status_filter: "all" })
+      .call("list_sessions", { status_filter: "all" }, {}, NODE_ANSWER_MS)
       .then((res) => {
-        const rows = (res.sessions as Row[]).map((r) => ({ ...r, node }));
+        // What becomes routes and resource URIs: only rows that are sessions (a bad one is left out).
+        const checked = checkResult(node, LISTING, res);
+        if (checked.dropped) this.log.debug(`node ${node}: ${checked.dropped} rows of its listing left out (${checked.why ?? "not valid"})`);
+        const rows = (checked.value.sessions as Row[]).map((r) => this.mark(node, r));
         this.remember(node, rows);
         return rows;
       })

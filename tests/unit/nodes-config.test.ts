@@ -3,9 +3,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { displayWord, remoteAttach, splitQuoted } from "../../src/nodes/attach.js";
+import { displayWord, remoteAttach, remoteAttachArgv, splitQuoted, tmuxAttachOf } from "../../src/nodes/attach.js";
 import { loadNodes, parseNodes } from "../../src/nodes/config.js";
-import { capacityOf } from "../../src/nodes/coordinator.js";
+import { z } from "zod";
+import { checkNotice, checkResult } from "../../src/nodes/checks.js";
+import { capacityOf, NODE_MEM_MAX_MIB, NODE_SLOTS_MAX, verifiedCapacity } from "../../src/nodes/coordinator.js";
+import { nodeExecEnv } from "../../src/nodes/exec-env.js";
+import { Bucket } from "../../src/nodes/rate.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-nodes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,17 +58,92 @@ describe("attach_command through a node", () => {
     expect(splitQuoted("tmux -L 'cs-node' attach -t =cs-abc")).toEqual(["tmux", "-L", "cs-node", "attach", "-t", "=cs-abc"]);
     expect(splitQuoted("tmux -S '/tmp/a b/it'\\''s' attach -t =cs-x")).toEqual(["tmux", "-S", "/tmp/a b/it's", "attach", "-t", "=cs-x"]);
     expect(splitQuoted("tmux attach; rm -rf /")).toBeUndefined();
-    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc")).toBe("ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc");
-    expect(remoteAttach(undefined, "tmux attach -t =cs-abc")).toBeUndefined();
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc");
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux attach -t =cs-abc");
+    expect(remoteAttach(undefined, "tmux attach -t =cs-abc", "abc")).toBeUndefined();
     expect(displayWord("a b")).toBe("'a b'");
     expect(displayWord("it's")).toBe("'it'\\''s'");
+  });
+});
+
+describe("a node's attach line is rebuilt, never spliced", () => {
+  it.each([
+    ["an option as the socket", "tmux -L '-oProxyCommand=touch /tmp/x' attach -t =cs-abc"],
+    ["an option as the first word", "-oProxyCommand=x attach -t =cs-abc"],
+    ["another program", "sh -c id"],
+    ["another session's tmux session", "tmux -L s attach -t =cs-other"],
+    ["a prefix match of the session", "tmux -L s attach -t cs-abc"],
+    ["more words", "tmux -L s attach -t =cs-abc -x"],
+    ["a socket that is not a plain word", "tmux -S '/tmp/a b' attach -t =cs-abc"],
+    ["shell syntax", "tmux attach -t =cs-abc; id"],
+  ])("refuses %s", (_what, line) => {
+    expect(tmuxAttachOf(line, "abc")).toBeUndefined();
+    expect(remoteAttachArgv(["kubectl", "exec", "-it", "pod", "--"], line, "abc")).toBeUndefined();
+  });
+
+  it("keeps the node's socket and rebuilds the rest", () => {
+    expect(remoteAttachArgv(["docker", "exec", "-it", "box"], "tmux -S '/run/cs/tmux.sock' attach -t =cs-abc", "abc")).toEqual(["docker", "exec", "-it", "box", "tmux", "-S", "/run/cs/tmux.sock", "attach", "-t", "=cs-abc"]);
+    expect(tmuxAttachOf("tmux attach -t =cs-abc", "../x")).toBeUndefined();
+  });
+
+  it('an ssh prefix must end with "--"; others need not', () => {
+    const file = (attach: string[]) => JSON.stringify({ nodes: { a: { exec: ["ssh", "h", "--", "claude-sessions"], attach } } });
+    expect(() => parseNodes(file(["ssh", "-t", "h"]), "f")).toThrow(/nodes\.a\.attach: an ssh "attach" prefix ends with "--"/);
+    expect(() => parseNodes(file(["/usr/bin/ssh", "-t", "h"]), "f")).toThrow(/ends with "--"/);
+    expect(parseNodes(file(["ssh", "-t", "h", "--"]), "f")[0]!.attach).toEqual(["ssh", "-t", "h", "--"]);
+    expect(parseNodes(file(["docker", "exec", "-it", "box"]), "f")[0]!.attach).toEqual(["docker", "exec", "-it", "box"]);
   });
 });
 
 describe("node auto", () => {
   it("reads free slots and memory from a node's health_check", () => {
     const h = { checks: [{ name: "sessions", detail: "3 live of 10 (MAX_CONCURRENT_SESSIONS)" }, { name: "memory", detail: "2048 MiB available of 8000 MiB" }] };
-    expect(capacityOf(h)).toEqual({ free: 7, mem: 2048 });
+    expect(capacityOf(h)).toEqual({ free: 7, mem: 2048, live: 3, max: 10 });
     expect(capacityOf({ checks: [] })).toBeUndefined();
+    expect(capacityOf({ checks: "not a list" })).toBeUndefined();
+  });
+
+  it("checks a node's claim against the live sessions seen on it, and caps its slots and memory", () => {
+    const say = (live: number, max: number, mem: number) => ({ checks: [{ name: "sessions", detail: `${live} live of ${max}` }, { name: "memory", detail: `${mem} MiB available` }] });
+    expect(verifiedCapacity(say(3, 10, 2048), 1)).toEqual({ free: 7, mem: 2048 });
+    expect(verifiedCapacity(say(0, 5, 2048), 5)).toEqual({ free: 0, mem: 2048 });
+    expect(verifiedCapacity(say(0, 1_000_000, 999_999_999_999), 0)).toEqual({ free: NODE_SLOTS_MAX, mem: NODE_MEM_MAX_MIB });
+  });
+});
+
+describe("what a node sends", () => {
+  it("notices: only this server's shape passes, unknown fields left out, at most 64 KiB", () => {
+    expect(checkNotice({ event: "turn_ended", session_id: "a1", status: "idle", evil: 1 })).toEqual({ event: "turn_ended", session_id: "a1", status: "idle" });
+    for (const bad of [{ event: "turn_ended", session_id: "../..", status: "idle" }, { event: "x", session_id: "a1", status: "idle" }, { event: "turn_ended", session_id: "a1", status: "sleeping" }, "text", null, [1]]) expect(checkNotice(bad), JSON.stringify(bad)).toBeUndefined();
+    expect(checkNotice({ event: "permission", session_id: "a1", status: "waiting_for_permission", tool_input: { c: "x".repeat(70_000) } })).toBeUndefined();
+  });
+
+  it("results: bad rows dropped and counted, a bad whole or a bad session_id refused, naming the node", () => {
+    const tool = { name: "t", output: z.strictObject({ rows: z.array(z.strictObject({ session_id: z.string(), n: z.number() })), total: z.number() }) };
+    const c = checkResult("n1", tool, { rows: [{ session_id: "a", n: 1 }, { session_id: "../..", n: 2 }, { session_id: "b", n: "x" }], total: 3 });
+    expect(c.value.rows).toEqual([{ session_id: "a", n: 1 }]);
+    expect(c.dropped).toBe(2);
+    expect(c.why).toContain('session_id "../.." is not a session id');
+    expect(() => checkResult("n1", tool, { rows: [], total: "3" })).toThrow(/node n1 answered t with a result that is not one \(total:/);
+    expect(() => checkResult("n1", { name: "s", output: z.object({ session_id: z.string() }) }, { session_id: "__x/y" })).toThrow(/not a session id/);
+    expect(() => checkResult("n1", tool, [1])).toThrow(/not an object/);
+  });
+
+  it("a token bucket per node: a burst, then the rate; the rest counted", () => {
+    let now = 0;
+    const b = new Bucket(20, 100, () => now);
+    let passed = 0;
+    for (let i = 0; i < 1000; i++) if (b.take()) passed++;
+    expect(passed).toBe(100);
+    expect(b.takeDropped()).toBe(900);
+    now = 1000;
+    passed = 0;
+    for (let i = 0; i < 1000; i++) if (b.take()) passed++;
+    expect(passed).toBe(20);
+  });
+
+  it("the exec command's environment: what ssh, kubectl and docker need, nothing else", () => {
+    const env = { PATH: "/bin", HOME: "/h", USER: "u", SSH_AUTH_SOCK: "/s", LANG: "C", LC_ALL: "C", KUBECONFIG: "/k", DOPPLER_TOKEN: "d", ANTHROPIC_API_KEY: "k", CLAUDE_SESSIONS_TOKEN: "t", LC_EVIL_1: "x" };
+    expect(nodeExecEnv(env)).toEqual({ PATH: "/bin", HOME: "/h", USER: "u", SSH_AUTH_SOCK: "/s", LANG: "C", LC_ALL: "C", KUBECONFIG: "/k" });
   });
 });
