@@ -61,6 +61,9 @@ export class IdempotencyStore {
     await this.ensureDir();
     this.sweepSoon();
     const path = this.pathOf(caller, tool, key);
+    // A repeat (the common case of a retry) is a read; only a new key writes.
+    const seen = await this.read(path);
+    if (seen && !this.expired(seen)) return { mine: false, record: seen };
     for (let attempt = 0; ; attempt++) {
       const rec: IdemRecord = { v: 1, tool, args, created_ms: this.now(), owner: { pid: process.pid, start: processStart(process.pid) } };
       if (await this.place(path, rec)) {
