@@ -7,10 +7,11 @@
  * existing session_id and other options or a prompt is ALREADY_EXISTS naming the difference.
  * The built server as `serve --http`, real SDK clients, tmux sessions of the fake claude.
  */
+import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
+import { makeWorld, ROOT, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
 
 const run = tmuxOrSkip();
@@ -88,6 +89,35 @@ describe.runIf(run)("idempotency_key and ALREADY_EXISTS (HTTP, tmux)", () => {
     // The record names no key and holds no prompt text: one file per (caller, tool, key), named by a hash.
     const files = readdirSync(join(w.stateDir, "idempotency"));
     expect(files.filter((f) => /^[0-9a-f]{64}\.json$/.test(f)).length).toBe(3);
+    expect(files.join("\n")).not.toContain("k-send");
+  });
+
+  it("a client process killed (-9) mid-call: the server runs on, and the retry (the same client name from another connection) runs the prompt once", async () => {
+    const srv = await live();
+    const a = await client(srv);
+    const { session_id: id } = await a.callOk("start_session", { cwd: w.dir("killed-client") });
+    const text = "FAKE_SLOW:1500 the client dies";
+    // Another process: an SDK client over HTTP that sends and is killed while the turn runs.
+    const code = `
+      import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+      import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+      const t = new StreamableHTTPClientTransport(new URL(process.env.URL + "/mcp"), { requestInit: { headers: { authorization: "Bearer " + process.env.TOKEN } } });
+      const c = new Client({ name: "retrying-client", version: "1.0.0" });
+      await c.connect(t);
+      console.log("connected");
+      await c.callTool({ name: "send_message", arguments: JSON.parse(process.env.ARGS) });`;
+    const args = { session_id: id, message: text, idempotency_key: "k-killed-client" };
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", URL: srv.url, TOKEN: srv.token, ARGS: JSON.stringify(args) }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+    await until(() => out.includes("connected"), 20_000);
+    await until(async () => (await a.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "busy", 20_000);
+    const gone = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await gone;
+    const r = await a.callOk("send_message", args, { timeout: 30_000 });
+    expect(r.response).toBe(`FAKE REPLY: ${text}`);
+    expect(await prompted(a, id, text)).toBe(1);
   });
 
   it("run_task: a retry after the client dropped the call starts one session and runs the prompt once", async () => {
