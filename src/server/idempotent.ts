@@ -3,7 +3,7 @@
  * once per (caller, tool, key) within 24 h. The first call claims the key in the state directory
  * (store/idempotency.ts) and runs; a repeat gets its outcome (waiting while it runs, in this server or another), and
  * a repeat with other arguments is IDEMPOTENCY_MISMATCH. The caller is the audit log's actor (`ctx.actor`:
- * `mcp:<transport>:<client name/version>`, `web:<sign-in>`, `cli:<user>`, `member:<id>`), which a client keeps across
+ * `mcp:<transport>:<client name/version>`, `web:<sign-in>`, `cli:<user>`), which a client keeps across
  * reconnections and restarts. A claimed call runs to its end even when its caller goes away (its cancellation is
  * not passed on), so that the retry gets its result; a refusal (the codes below: nothing was started) frees the key.
  */
