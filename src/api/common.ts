@@ -134,3 +134,15 @@ export const turnFields = {
   ...sessionTotalFields,
   ...turnFigureFields,
 };
+
+/**
+ * A retry's key (issue 31): the same key from the same caller for the same tool within 24 h returns the first call's
+ * result instead of running it again. Printable ASCII without spaces; a UUID is a good one.
+ */
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, "an idempotency_key is printable ASCII without spaces (a UUID is a good one)");
+
+export const idempotencyField = { idempotency_key: idempotencyKey.optional() };

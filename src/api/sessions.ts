@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, blockedScreen, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, env, idempotencyField, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { headlessOptionFields } from "./headless.js";
 
@@ -53,6 +53,7 @@ export const startInput = z
     setup_command: setupCommand.optional(),
     ...headlessOptionFields,
     node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
+    ...idempotencyField,
   })
   .strict();
 
@@ -98,6 +99,7 @@ export const resumeInput = z
     trust_workspace: z.boolean().optional(),
     ...dopplerFlat,
     ...headlessOptionFields,
+    ...idempotencyField,
   })
   .strict();
 
@@ -250,6 +252,7 @@ export const compactInput = z
   .object({
     ...addressFields,
     instructions: z.string().max(2000).optional().describe("One line typed after /compact."),
+    ...idempotencyField,
   })
   .strict();
 

@@ -1,6 +1,6 @@
 /** Schemas of the team tools (broadcast, wait on many, context sync) and of the worktree options of start_session. */
 import { z } from "zod";
-import { addressFields, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields, wokeFields } from "./common.js";
+import { addressFields, idempotencyField, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields, wokeFields } from "./common.js";
 
 const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
 
@@ -25,7 +25,7 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("true or {branch?, base?}: a new git worktree of cwd's repo (default branch cs/<session_id>, from HEAD).");
+  .describe("true or {branch?, base?}: a git worktree of cwd's repo (branch cs/<id>).");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
@@ -51,6 +51,7 @@ export const broadcastInput = z
     message: z.string().describe("The prompt for every member."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),
+    ...idempotencyField,
   })
   .strict();
 
@@ -112,6 +113,7 @@ export const syncInput = z
     force: z.boolean().default(false).describe("Send even when nothing changed since the last sync."),
     wait_for_response: z.boolean().default(true),
     timeout_ms: timeoutMs(30_000),
+    ...idempotencyField,
   })
   .strict();
 

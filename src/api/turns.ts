@@ -1,6 +1,6 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, blockedKind, nodeField, sessionTotalFields, status, timeoutMs, turnFields, wokeFields } from "./common.js";
+import { addressFields, blockedKind, idempotencyField, nodeField, sessionTotalFields, status, timeoutMs, turnFields, wokeFields } from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -27,6 +27,7 @@ export const sendInput = z
       .default(false)
       .describe("A shell command (CLAUDE_SESSIONS_ALLOW_BASH_MODE=1)."),
     include_context: z.boolean().default(false).describe("Prefix changes since sync_context."),
+    ...idempotencyField,
   })
   .strict();
 

@@ -20,6 +20,9 @@ export const ERROR_CODES = [
   "TURN_FAILED",
   "NODE_UNREACHABLE",
   "WAKE_FAILED",
+  "ALREADY_EXISTS",
+  "IDEMPOTENCY_MISMATCH",
+  "IDEMPOTENCY_UNKNOWN",
   "INTERNAL",
 ] as const;
 
@@ -46,6 +49,9 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   LIMIT_REACHED: "Kill sessions you no longer need (kill_session), or raise the limit in the server's environment.",
   TURN_FAILED: "The turn ended in error (details.result is the turn's full result, error says why); send the prompt again, or look at stream_output.",
   NODE_UNREACHABLE: "The node did not answer (its link is down or its server stopped); its sessions keep running there. Try again once list_sessions shows the node reachable.",
+  ALREADY_EXISTS: "Use another session_id, call start_session again with the same options and no prompt (that is the existing session), send_message to give it a prompt, or resume_session to bring it back.",
+  IDEMPOTENCY_MISMATCH: "An idempotency_key names one call: send the same arguments again to get its result, or use a new key for a new call.",
+  IDEMPOTENCY_UNKNOWN: "The server that ran the first call with this key ended before it finished: the work may have happened. Look at the session (list_sessions, stream_output), then use a new idempotency_key to run it again.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };
 

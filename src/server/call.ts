@@ -10,6 +10,7 @@ import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
 import { sessionOf } from "../store/audit.js";
+import { runOnce } from "./idempotent.js";
 import type { CallRouter, Tool } from "./tool.js";
 
 export function zodMessage(err: z.ZodError): string {
@@ -46,17 +47,21 @@ export async function callTool<R>(svc: SessionService, tool: Tool<R>, raw: unkno
     });
   };
   try {
-    const res = o.router ? await o.router.invoke(tool, svc, raw ?? {}, ctx) : await tool.invoke(svc, raw ?? {}, ctx);
-    if (!res.ok) throw new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(res.error)}`);
-    // The result must be what the tool's output schema promises.
-    const checked = tool.output.safeParse(res.value);
-    if (!checked.success) {
-      const why = `${tool.name} returned a result that does not match its output schema: ${zodMessage(checked.error)}`;
-      if (svc.deps.cfg.strictResults) throw new SessionError("INTERNAL", why);
-      svc.deps.log.error(why);
-    }
-    audited(res.value);
-    return res.value;
+    // A call with an idempotency_key runs once per caller and key (idempotent.ts); a repeat gets its outcome.
+    const value = await runOnce(svc, tool, raw ?? {}, ctx, async (c) => {
+      const res = o.router ? await o.router.invoke(tool, svc, raw ?? {}, c) : await tool.invoke(svc, raw ?? {}, c);
+      if (!res.ok) throw new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${zodMessage(res.error)}`);
+      // The result must be what the tool's output schema promises.
+      const checked = tool.output.safeParse(res.value);
+      if (!checked.success) {
+        const why = `${tool.name} returned a result that does not match its output schema: ${zodMessage(checked.error)}`;
+        if (svc.deps.cfg.strictResults) throw new SessionError("INTERNAL", why);
+        svc.deps.log.error(why);
+      }
+      return res.value;
+    });
+    audited(value);
+    return value;
   } catch (err) {
     audited(undefined, toSessionError(err).code);
     throw err;

@@ -11,6 +11,7 @@ import { isAlive } from "../util/process.js";
 import type { Deps } from "./deps.js";
 import { armDeadline } from "./launch.js";
 import { generationOf } from "./registry.js";
+import { markHibernated } from "./hibernate.js";
 import { applyFold } from "./views.js";
 
 /** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */
@@ -26,12 +27,13 @@ export async function survivingLiveness(d: Deps, records: Iterable<SessionRecord
 }
 
 /** Adopts live sessions left by an earlier server and marks the vanished ones dead. */
-export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[] }> {
+export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[]; hibernated: string[] }> {
   const state = await d.store.read();
   const records = Object.values(state.sessions).filter((r) => isLive(r.status));
   const live = await survivingLiveness(d, records);
   const adopted: string[] = [];
   const dead: string[] = [];
+  const hibernated: string[] = [];
   for (const r of records) {
     const b = d.runners[r.backend]?.backend;
     // Its backend is not available to this server (tmux missing): nothing can be said of it; leave it alone.
@@ -45,12 +47,32 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
       continue;
     }
     if (!b.survivesRestart && r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) continue; // another live server owns it
+    // A pty or headless session whose server was killed (no clean shutdown hibernated it): with a conversation it
+    // is hibernated, so the next prompt resumes it; without one there is nothing to come back to.
+    if (!b.survivesRestart && (await hadConversation(d, r))) {
+      await markHibernated(d, r.session_id).then(
+        () => hibernated.push(r.session_id),
+        async (e: unknown) => {
+          d.log.warn(`${r.session_id}: recording it hibernated failed (${String(e)}); marking it dead`);
+          await markVanished(d, r);
+          dead.push(r.session_id);
+        },
+      );
+      continue;
+    }
     await markVanished(d, r);
     dead.push(r.session_id);
   }
   await d.registry.flushed();
-  if (adopted.length || dead.length) d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead`);
-  return { adopted, dead };
+  if (adopted.length || dead.length || hibernated.length) d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead and ${hibernated.length} hibernated`);
+  return { adopted, dead, hibernated };
+}
+
+/** The session took a prompt (its fold says so), and was not a warm-pool spare. */
+async function hadConversation(d: Deps, r: SessionRecord): Promise<boolean> {
+  if (r.spare !== undefined) return false;
+  const s = await d.registry.follow(r.session_id);
+  return s.fold.prompts_submitted > 0 && s.fold.status !== "starting";
 }
 
 /**

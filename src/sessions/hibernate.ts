@@ -33,11 +33,11 @@ export interface Woke {
 }
 
 /**
- * A session that may be hibernated: idle (or ready) with a conversation to come back to. One waiting for a
- * permission, blocked or busy never is; one that never took a prompt has no transcript to resume.
+ * A session that may be hibernated: idle, or ready (a fresh one that never took a prompt: its wake starts it again,
+ * a new conversation with the same id and options). One waiting for a permission, blocked or busy never is.
  */
-export function canHibernate(f: Pick<Folded, "status" | "prompts_submitted">): boolean {
-  return (f.status === "idle" || f.status === "ready") && f.prompts_submitted > 0;
+export function canHibernate(f: Pick<Folded, "status">): boolean {
+  return f.status === "idle" || f.status === "ready";
 }
 
 /**
@@ -51,6 +51,8 @@ export async function hibernate(d: Deps, id: string, reason: string): Promise<bo
     await s.live.refresh();
     if (!canHibernate(s.live.fold)) return false;
     const r = await d.registry.record(id);
+    // A warm-pool spare is no one's session: it is ended, never kept (makeRoom, the pool).
+    if (r.spare !== undefined) return false;
     const b = d.runners[r.backend]?.backend;
     // Only a process this server can reach (a pty of another server is that server's to hibernate).
     if (!b || !(await b.list()).get(id)?.alive) return false;
@@ -230,11 +232,8 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
       continue;
     }
     const idle = live
-      .filter((r) => !tried.has(r.session_id) && d.runners[r.backend])
-      .filter((r) => {
-        const f = d.registry.followed(r.session_id)?.fold;
-        return f ? canHibernate(f) : (r.status === "idle" || r.status === "ready") && r.turn_count > 0;
-      })
+      .filter((r) => !tried.has(r.session_id) && r.spare === undefined && d.runners[r.backend])
+      .filter((r) => canHibernate(d.registry.followed(r.session_id)?.fold ?? r))
       .sort((a, b) => (a.last_active ?? a.created_at).localeCompare(b.last_active ?? b.created_at));
     const pick = idle[0];
     if (!pick) {
@@ -269,8 +268,8 @@ export async function hibernateCall(d: Deps, k: Resolved<KillInput>): Promise<Ki
   if (s.fold.status === "hibernated") return { session_id: r.session_id, status: "hibernated", state_saved: true, killed_at: at() };
   if (!(await hibernate(d, r.session_id, "kill_session {hibernate: true}"))) {
     const st = s.fold.status;
-    const why = st === "idle" || st === "ready" ? "has never taken a prompt (there is no conversation to come back to)" : `is ${st}`;
-    throw new SessionError(isLive(st) ? "SESSION_BUSY" : "SESSION_DEAD", `session ${r.session_id} ${why}; only an idle session with a conversation can be hibernated.`, {
+    const why = canHibernate(s.fold) ? `is ${st} but not this server's to hibernate (a warm-pool spare, or a process another server runs)` : `is ${st}`;
+    throw new SessionError(isLive(st) ? "SESSION_BUSY" : "SESSION_DEAD", `session ${r.session_id} ${why}; only an idle session can be hibernated.`, {
       suggestion: isLive(st) ? "Wait for the turn to end (wait_for_completion), or kill_session without hibernate." : "resume_session brings an ended session back.",
     });
   }
@@ -278,16 +277,17 @@ export async function hibernateCall(d: Deps, k: Resolved<KillInput>): Promise<Ki
 }
 
 /**
- * At server shutdown: the sessions whose process ends with this server (pty, headless) and have a conversation are
- * recorded hibernated before their processes are ended, so the next server wakes them on the next prompt. Returns
- * the ones it marked (the others end as before).
+ * At server shutdown: the sessions whose process ends with this server (pty, headless) are recorded hibernated
+ * before their processes are ended, so the next server wakes them on the next prompt (one that never took a prompt
+ * starts again, fresh). Starting sessions and warm-pool spares end as before. Returns the ones it marked.
  */
 export async function hibernateAtShutdown(d: Deps, ids: string[]): Promise<string[]> {
   const out: string[] = [];
   await Promise.all(
     ids.map(async (id) => {
       const f = d.registry.followed(id)?.fold;
-      if (!f || !isLive(f.status) || f.prompts_submitted === 0) return;
+      if (!f || !isLive(f.status) || f.status === "starting") return;
+      if ((await d.store.get(id))?.spare !== undefined) return;
       await markHibernated(d, id).then(
         () => out.push(id),
         (e: unknown) => d.log.warn(`${id}: hibernating at shutdown failed: ${String(e)}`),

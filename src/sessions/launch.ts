@@ -28,7 +28,7 @@ import { confirmCarried, deliverPrompt } from "./turns.js";
 import { beginTurn, checkBudget } from "./cost.js";
 import { startView } from "./views.js";
 import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
-import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
+import { checkChosenId, dopplerChoice, sameStart, startFieldHashes, startFingerprint } from "./start-options.js";
 import { claimTeammate } from "./team.js";
 import { assertOutsideState } from "./confine.js";
 import { assertInRoots } from "./roots.js";
@@ -51,7 +51,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
     const existing = await d.store.get(input.session_id);
-    if (existing && sameStart(existing, fingerprint)) return { started: withStream(await result(d, existing.session_id), input) };
+    if (existing && sameStart(existing, input)) return { started: withStream(await result(d, existing.session_id), input) };
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
@@ -107,7 +107,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     command: claude,
     args: [],
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), ...(input.team_lead ? { team_lead: true } : {}), start_fingerprint: fingerprint, ...storedHeadlessOptions(runner, input) },
+    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), ...(input.team_lead ? { team_lead: true } : {}), start_fingerprint: fingerprint, start_fields: startFieldHashes(input), ...storedHeadlessOptions(runner, input) },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -137,7 +137,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     await d.store.update((s) => {
       const there = s.sessions[id];
       if (there) {
-        existing = sameStart(there, fingerprint);
+        existing = sameStart(there, input);
         return;
       }
       assertRoom(d.cfg, s.sessions);

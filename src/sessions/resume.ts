@@ -3,10 +3,11 @@
  * of any Claude Code conversation by its id and cwd. Checks as start_session does, then launches (launch.ts).
  */
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import { transcriptPath } from "../claude/transcript.js";
 import type { PermissionModeName } from "../core/modes.js";
 import type { LaunchOptions, LaunchPlan as RunnerPlan } from "../runners/runner.js";
 import type { StoredOptions } from "../store/options.js";
@@ -94,8 +95,10 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
  * caller holds the session's keys. `carry.sent_at` and `carry.promptNo` say it went, once Claude accepted it.
  */
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
-  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id }, ctx);
-  const { options, mode, runner, kind, cwd, doppler, version } = plan;
+  const fresh = await neverPrompted(d, rec);
+  const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id };
+  const plan = await planLaunch(d, rec, input, env, mode, ctx);
+  const { options, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
@@ -115,6 +118,7 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     assertRoom(d.cfg, s.sessions, r.session_id);
     claimTeammate(s.sessions, r);
     r.status = "starting";
+    if (mode.kind === "new") r.claude_session_id = mode.claudeSessionId;
     r.cwd = cwd;
     r.backend = kind;
     r.options = options;
@@ -268,6 +272,21 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
+}
+
+/**
+ * A session this server started that never took a prompt has no conversation to resume: it starts again, fresh, with
+ * its id and options (with a new Claude session id, as the CLI refuses an id whose transcript exists). An adopted
+ * conversation (no spawn recorded) or one whose transcript is there is resumed as always.
+ */
+async function neverPrompted(d: Deps, rec: SessionRecord): Promise<boolean> {
+  if (rec.generation === undefined) return false;
+  const f = (await d.registry.follow(rec.session_id)).fold;
+  if (f.prompts_submitted > 0) return false;
+  return !(await stat(transcriptPath(d.cfg.claudeConfigDir, rec.cwd, f.claude_session_id ?? rec.claude_session_id)).then(
+    () => true,
+    () => false,
+  ));
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */

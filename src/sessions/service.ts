@@ -264,8 +264,11 @@ export class SessionService {
   async stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
     return stream(this.d, await resolved(this.d, input), ctx);
   }
-  /** Adopts live sessions left by an earlier server and marks the vanished ones dead (at start-up). */
-  async adopt(): Promise<{ adopted: string[]; dead: string[] }> {
+  /**
+   * Adopts live sessions left by an earlier server and marks the vanished ones dead, or hibernated (a pty or headless
+   * session with a conversation whose server was killed) (at start-up).
+   */
+  async adopt(): Promise<{ adopted: string[]; dead: string[]; hibernated: string[] }> {
     const res = await adopt(this.d);
     await this.limits.scanDead().catch((e: unknown) => this.d.log.warn(`arming retention: ${String(e)}`));
     return res;

@@ -41,7 +41,8 @@ export class WarmPool {
 
   /** The pool key of a call's start options (backend resolved), or undefined when the call may not use the pool. */
   static keyOf(input: StartInput | RunTaskInput): { key: string; options: Options } | undefined {
-    const { prompt: _p, stream_output: _s, node, ...rest } = input as StartInput & { timeout_ms?: number; keep_session?: boolean };
+    // The call's idempotency_key is not an option of the session (issue 31): keyed calls share the spares.
+    const { prompt: _p, stream_output: _s, idempotency_key: _i, node, ...rest } = input as StartInput & { timeout_ms?: number; keep_session?: boolean };
     const { timeout_ms: _t, keep_session: _k, ...options } = rest;
     if (node !== undefined && node !== "local") return undefined;
     if (NEVER_POOLED.some((k) => (options as Record<string, unknown>)[k] !== undefined)) return undefined;

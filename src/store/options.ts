@@ -28,6 +28,8 @@ export const StoredOptionsSchema = z.object({
   team_lead: kept(z.boolean()),
   /** start_session's options, hashed: the same session_id with other options is refused. */
   start_fingerprint: kept(z.string()),
+  /** The same per option given (a short hash each): an ALREADY_EXISTS names the options that differ. */
+  start_fields: kept(z.record(z.string(), z.string())),
   // What a runner with its own turn limit and the SDK's options keeps (headless).
   max_turns: kept(z.number().int()),
   max_budget_usd: kept(z.number()),

@@ -53,9 +53,15 @@ async function refused(r: Promise<{ ok: boolean; error?: { code: string; message
 
 const TEXT = "text to the model (a --flag=value argument or the SDK's option, never a shell)";
 const ADDRESS = "names a session of this server (validated id, resolved in src/sessions/team.ts)";
+const IDEM: Row = {
+  effect: "none",
+  gate: "a retry's key (printable ASCII without spaces, ≤ 128): only the SHA-256 of (caller, tool, key) names a file, under <state>/idempotency/",
+  coveredBy: "tests/integration/idempotency.test.ts (a bad key is INVALID_ARGUMENT and nothing runs)",
+};
 
 /** start_session's arguments; run_task has them too. */
 const START: Record<string, Row> = {
+  idempotency_key: IDEM,
   node: { effect: "none", gate: "names a node of the operator's nodes file (validated name; the exec argv comes from that file only, the call travels as MCP JSON)", coveredBy: "tests/integration/nodes.test.ts (hostile node names refused), tests/unit/nodes-config.test.ts" },
   session_id: {
     effect: "file",
@@ -201,6 +207,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     keep_session: none("a boolean"),
   },
   resume_session: {
+    idempotency_key: IDEM,
     session_id: none(ADDRESS),
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),
@@ -275,6 +282,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     session_id: none(ADDRESS),
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),
+    idempotency_key: IDEM,
     instructions: { effect: "program", gate: "typed after the server's own /compact: checked as prompt text (no control characters), one line, ≤ 2,000 characters", coveredBy: "tests/integration/session-life.test.ts (compact_session … checked instructions)" },
   },
   kill_session: {
@@ -322,6 +330,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       probe: async (c) => refused(c.m.call("send_message", { session_id: await c.session(), message: `touch ${c.sentinel}`, bash_mode: true }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_BASH_MODE"),
     },
     include_context: { effect: "file", gate: "reads what git reports changed in the session's cwd (as sync_context)", coveredBy: "item 9 (sync_context sending secrets): tests/integration/confinement.test.ts (sync_context never mentions a file of secrets)" },
+    idempotency_key: IDEM,
   },
   wait_for_completion: { session_id: none(ADDRESS), team_name: none(ADDRESS), teammate_name: none(ADDRESS), timeout_ms: none("a number"), poll_interval_ms: none("ignored"), check_idle: none("a boolean") },
   stream_output: {
@@ -394,6 +403,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     },
     wait_for_response: none("a boolean"),
     timeout_ms: none("a number"),
+    idempotency_key: IDEM,
   },
   wait_for_sessions: { team_name: none("a group"), session_ids: none("a group"), mode: none("any or all"), timeout_ms: none("a number") },
   sync_context: {
@@ -405,6 +415,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     force: none("a boolean"),
     wait_for_response: none("a boolean"),
     timeout_ms: none("a number"),
+    idempotency_key: IDEM,
   },
 };
 

@@ -42,15 +42,19 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
       .at(-1)?.value;
   };
 
-  it("start_session with a chosen session_id is idempotent with the same options and refused with others", async () => {
+  it("start_session with a chosen session_id is idempotent with the same options and no prompt, and ALREADY_EXISTS with others or a prompt", async () => {
     const cwd = w.dir("chosen");
     const a = await m.callOk("start_session", { session_id: "design-1", cwd, model: "sonnet" });
     expect(a.session_id).toBe("design-1");
     expect(a.tmux_pane).toMatch(/^%\d+$/);
-    const again = await m.callOk("start_session", { session_id: "design-1", cwd, model: "sonnet", prompt: "hello" });
+    const again = await m.callOk("start_session", { session_id: "design-1", cwd, model: "sonnet" });
     expect(again).toMatchObject({ session_id: "design-1", claude_session_id: a.claude_session_id, pid: a.pid });
+    // A prompt would be dropped without a word: refused instead (issue 31).
+    const prompted = await m.call("start_session", { session_id: "design-1", cwd, model: "sonnet", prompt: "hello" });
+    expect(prompted.error?.code).toBe("ALREADY_EXISTS");
     const other = await m.call("start_session", { session_id: "design-1", cwd, model: "opus" });
-    expect(other.error?.code).toBe("INVALID_ARGUMENT");
+    expect(other.error?.code).toBe("ALREADY_EXISTS");
+    expect(other.error?.details?.differences).toEqual(["model"]);
     for (const bad of ["bin", "worktrees", "a/b", "../x", ""]) {
       const r = await m.call("start_session", { session_id: bad, cwd });
       expect(r.error?.code, bad).toBe("INVALID_ARGUMENT");

@@ -246,6 +246,48 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
     }
   });
 
+  it("a fresh session (never prompted) is hibernated by kill_session {hibernate}; the next prompt starts it again with the same id and options", async () => {
+    const m = await connect(w);
+    try {
+      const cwd = w.dir("fresh-kill");
+      const s = await m.callOk("start_session", { cwd, model: "sonnet", append_system_prompt: "be brief" });
+      expect(s.status).toBe("ready");
+      const k = await m.callOk("kill_session", { session_id: s.session_id, hibernate: true });
+      expect(k.status).toBe("hibernated");
+      await until(() => processesIn(cwd).length === 0, 5000);
+      expect(await statusOf(m, s.session_id)).toBe("hibernated");
+      const r = await m.callOk("send_message", { session_id: s.session_id, message: "first words" });
+      expect(r).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: first words" });
+      // The same session, started again with its options (Claude's argv), its first prompt in a new conversation.
+      const argv = processesIn(cwd).map((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0"));
+      expect(argv.some((a) => a.includes("--model=sonnet") && a.includes("--append-system-prompt=be brief"))).toBe(true);
+      const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id);
+      expect(row).toMatchObject({ status: "idle", model: "sonnet" });
+      const t = await m.callOk("stream_output", { session_id: s.session_id, mode: "transcript" });
+      expect(t.items?.map((i) => i.text)).toEqual(["first words", "FAKE REPLY: first words"]);
+      await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it("fresh sessions do not pin CLAUDE_SESSIONS_MAX_LIVE: the least recently used one is hibernated to make room", async () => {
+    const m = await connect(w, { CLAUDE_SESSIONS_MAX_LIVE: "2" });
+    try {
+      const a = await m.callOk("start_session", { cwd: w.dir("fresh-lru-a") });
+      const b = await m.callOk("start_session", { cwd: w.dir("fresh-lru-b") });
+      const c = await m.callOk("start_session", { cwd: w.dir("fresh-lru-c") });
+      expect(await statusOf(m, a.session_id)).toBe("hibernated");
+      const live = (await m.callOk("list_sessions", { status_filter: "active" })).sessions.map((x) => x.session_id);
+      expect(live.sort()).toEqual([b.session_id, c.session_id].sort());
+      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === a.session_id && l.actor === "server:max_live"), 5000);
+      expect(line).toMatchObject({ outcome: "ok" });
+      for (const x of [a, b, c]) await m.callOk("kill_session", { session_id: x.session_id });
+    } finally {
+      await m.close();
+    }
+  });
+
   it("a wake that fails (the conversation file is gone) is WAKE_FAILED and leaves the session hibernated", async () => {
     const m = await connect(w);
     try {

@@ -206,3 +206,37 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
     await m2.close();
   });
 });
+
+/** Issue 31 item 4: the server of pty and headless sessions is killed (-9), so no clean shutdown hibernated them. */
+describe.each(["pty", "headless"] as const)("a killed server's %s sessions come back hibernated when they had a conversation", (backend) => {
+  let w: World;
+  beforeAll(() => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
+  });
+  afterAll(() => w?.cleanup());
+
+  it.runIf(backend === "headless" || pty || process.env.CI)("kill -9 of the server: the session with a conversation is hibernated and the next prompt resumes it; a fresh one is dead", async () => {
+    const m1 = await connect(w);
+    const talked = await m1.callOk("start_session", { cwd: w.dir(`${backend}-talked`) });
+    const fresh = await m1.callOk("start_session", { cwd: w.dir(`${backend}-fresh`) });
+    await m1.callOk("send_message", { session_id: talked.session_id, message: "remember herons" });
+    process.kill(m1.pid!, "SIGKILL");
+    await until(() => processesIn(w.dir(`${backend}-talked`)).length === 0 && processesIn(w.dir(`${backend}-fresh`)).length === 0, 15_000);
+    const m2 = await connect(w);
+    try {
+      const rows = (await m2.callOk("list_sessions", { status_filter: "all" })).sessions;
+      expect(rows.find((x) => x.session_id === talked.session_id)?.status).toBe("hibernated");
+      expect(rows.find((x) => x.session_id === fresh.session_id)?.status).toBe("dead");
+      const r = await m2.callOk("send_message", { session_id: talked.session_id, message: "which bird?" });
+      expect(r).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: which bird?" });
+      // The same conversation: its transcript holds the prompt from before the kill.
+      const t = await m2.callOk("stream_output", { session_id: talked.session_id, mode: "transcript" });
+      expect(t.items?.filter((i) => i.role === "user").map((i) => i.text)).toEqual(["remember herons", "which bird?"]);
+      const row = (await m2.callOk("list_sessions", {})).sessions.find((x) => x.session_id === talked.session_id);
+      expect(row?.claude_session_id).toBe(talked.claude_session_id);
+      await m2.callOk("kill_session", { session_id: talked.session_id });
+    } finally {
+      await m2.close();
+    }
+  });
+});

@@ -5,8 +5,10 @@ import { WarmPool } from "../../src/sessions/warm-pool.js";
 const base = { cwd: "/w/a", backend: "tmux" as const, permission_mode: "default" as const };
 
 describe("WarmPool.keyOf", () => {
-  it("the prompt, stream_output, timeout and keep_session do not change the key; cwd, backend and options do", () => {
+  it("the prompt, stream_output, timeout, keep_session and idempotency_key do not change the key; cwd, backend and options do", () => {
     const k = WarmPool.keyOf(base)!.key;
+    expect(WarmPool.keyOf({ ...base, prompt: "hi", idempotency_key: "k-1" })!.key).toBe(k);
+    expect(WarmPool.keyOf({ ...base, idempotency_key: "k-1" })!.options).not.toHaveProperty("idempotency_key");
     expect(WarmPool.keyOf({ ...base, prompt: "hi", stream_output: true })!.key).toBe(k);
     expect(WarmPool.keyOf({ ...base, prompt: "hi", timeout_ms: 5000, keep_session: false })!.key).toBe(k);
     expect(WarmPool.keyOf({ ...base, node: "local" })!.key).toBe(k);
