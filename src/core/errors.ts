@@ -20,13 +20,15 @@ export const ERROR_CODES = [
   "TURN_FAILED",
   "NODE_UNREACHABLE",
   "WAKE_FAILED",
+  "QUEUE_FULL",
+  "RATE_LIMITED",
   "INTERNAL",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes a caller may simply try again later. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE"]);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE", "QUEUE_FULL", "RATE_LIMITED"]);
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
@@ -46,6 +48,8 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   LIMIT_REACHED: "Kill sessions you no longer need (kill_session), or raise the limit in the server's environment.",
   TURN_FAILED: "The turn ended in error (details.result is the turn's full result, error says why); send the prompt again, or look at stream_output.",
   NODE_UNREACHABLE: "The node did not answer (its link is down or its server stopped); its sessions keep running there. Try again once list_sessions shows the node reachable.",
+  QUEUE_FULL: "The session holds as many queued prompts as the server allows (CLAUDE_SESSIONS_MAX_QUEUE): wait for its turns to end (wait_for_completion), then send again.",
+  RATE_LIMITED: "Too many prompts in a short time: try again after details.retry_after_ms.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };
 

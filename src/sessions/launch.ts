@@ -37,15 +37,20 @@ import { memberLaunch } from "./members.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
-export async function start(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
-  return (await startSession(d, input, ctx)).started;
+/** What the server adds to a start that no caller may ask for: `budgetPool`, a budgeted lead's teammate's pool (pool.ts). */
+export interface StartExtra {
+  budgetPool?: string;
+}
+
+export async function start(d: Deps, input: StartInput, ctx: CallContext, extra: StartExtra = {}): Promise<StartOutput> {
+  return (await startSession(d, input, ctx, undefined, extra)).started;
 }
 
 /**
  * start_session, and when the call had a prompt that this call delivered, when it was sent (run_task waits for its
  * turn). `launched` is called once the session is up, before its prompt is confirmed.
  */
-export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void): Promise<{ started: StartOutput; sent_at?: string }> {
+export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void, extra: StartExtra = {}): Promise<{ started: StartOutput; sent_at?: string }> {
   const fingerprint = startFingerprint(input);
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
@@ -120,6 +125,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
   if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
+  if (extra.budgetPool !== undefined) rec.budget_pool = extra.budgetPool;
   if (worktree) rec.worktree = worktree;
   if (logFile) {
     rec.log_file = logFile.path;
