@@ -21,6 +21,8 @@ import { interrupt } from "./turns.js";
 
 /** How often a busy budgeted session's transcript is read when nothing wakes the loop (a sub-agent's file). */
 const LOOK_EVERY_MS = 1000;
+/** Reads at most this often (the CLI writes its transcript on a 100 ms timer; a long turn is read again from its start). */
+const LOOK_MIN_MS = 250;
 
 export class BudgetWatch {
   private closed = false;
@@ -57,7 +59,10 @@ export class BudgetWatch {
         await serverAction(d, "budget", "interrupt_session", x.id, () => interrupt(d, { session_id: x.id, timeout_ms: 5000 }, {}));
         return;
       }
+      const t0 = Date.now();
       await waitForChange(dirname(transcriptPath(d.cfg.claudeConfigDir, r.cwd, x.live.fold.claude_session_id ?? r.claude_session_id)), LOOK_EVERY_MS);
+      const rest = LOOK_MIN_MS - (Date.now() - t0);
+      if (rest > 0) await new Promise((res) => setTimeout(res, rest).unref());
     }
   }
 

@@ -137,9 +137,11 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
       return { team_name: me.team, handoffs: await readHandoffs(stateDir, me.team, (args as { limit: number }).limit) };
     case "request_shutdown": {
       const reason = (args as m.RequestShutdownInput).reason;
+      const lead = me.lead ? undefined : (await team(svc, me)).find((t) => t.rec?.options.team_lead && inService(t.s.status) && t.s.session_id !== me.id);
+      // Telling the lead is a prompt to it: counted as a message is.
+      if (lead) rate();
       // An event of the session's log: every server that follows it tells its clients (notify.ts), and it replays.
       await svc.deps.registry.emit(me.id, { hook_event_name: "cs:shutdown_requested", reason });
-      const lead = me.lead ? undefined : (await team(svc, me)).find((t) => t.rec?.options.team_lead && inService(t.s.status) && t.s.session_id !== me.id);
       let notified: string | undefined;
       if (lead) {
         const text = fromLine(me, `request_shutdown: ${reason} (end_teammate {"teammate_name": ${JSON.stringify(me.name)}} approves)`);

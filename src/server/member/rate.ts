@@ -1,5 +1,6 @@
 /**
- * The prompts a team member sends to teammates (message_teammate, handoff with `to`) are limited per member:
+ * The prompts a team member sends to teammates (message_teammate, handoff with `to`, request_shutdown telling a live
+ * lead) are limited per member:
  * CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN in any 60 s (a member once queued 217 paid prompts in 20 s). Past it the
  * call is RATE_LIMITED with `details.retry_after_ms` and sends nothing. Kept in memory per server.
  */
