@@ -3,7 +3,7 @@
  * session takes prompts again — never typed into Claude Code's own queue, where they would run one after another
  * with nothing checked between them (8 queued prompts cost 46 times a session's budget). Each is checked when it is
  * delivered (the session's state, max_turns, max_budget_usd); a refused one is a typed error to whoever waits on it,
- * an audit line (actor `server:queue`) and an execution record. A session holds at most CLAUDE_SESSIONS_MAX_QUEUE.
+ * an audit line (actor `server:queue`) and an execution record (`refused`: not a turn, so no metric counts it). A session holds at most CLAUDE_SESSIONS_MAX_QUEUE.
  */
 import { SessionError, toSessionError } from "../core/errors.js";
 import { acceptsPrompt, isLive } from "../core/status.js";
@@ -43,6 +43,6 @@ export async function turnOver(s: DriverSession, signal?: AbortSignal): Promise<
 export function refused(d: Deps, id: string, text: string, heldSince: number, e: unknown): void {
   const err = toSessionError(e);
   void d.audit.append({ time: new Date(heldSince).toISOString(), tool: "send_message", session_id: id, actor: "server:queue", outcome: "error", error_code: err.code, duration_ms: Date.now() - heldSince });
-  d.history?.recordTurn({ session_id: id, prompt: text, started_at: new Date(heldSince), ended_at: new Date(), outcome: "error", error: `the queued prompt was not delivered: ${err.message}` });
+  d.history?.recordTurn({ session_id: id, prompt: text, started_at: new Date(heldSince), ended_at: new Date(), outcome: "refused", error: `the queued prompt was not delivered: ${err.message}` });
   d.log.info(`${id}: a queued prompt was not delivered: ${err.code} ${err.message}`);
 }

@@ -209,8 +209,10 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
       throw e;
     }
   };
+  let delivered = false;
   const run = async (): Promise<SendOutput> => {
     const { sent_at, before: promptsBefore } = await (hold ? held() : typed());
+    delivered = true;
     await countSent(d, r.session_id, text);
     if (input.bash_mode) return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(hold ? { queued: true } : {}) };
@@ -224,10 +226,13 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
   const queuedOut = (): SendOutput => ({ session_id: r.session_id, message_sent: true, sent_at: new Date(t0).toISOString(), final_state: s.live.fold.status, queued: true });
   // Held for delivery after the turn: without a wait the caller goes on; a refusal is audited and recorded (queue.ts).
   if (!wait) return queuedOut();
-  // A waiting caller waits for the turn under way up to its timeout_ms; the prompt stays queued past it.
+  // A waiting caller waits for the turn under way up to its timeout_ms; the prompt stays queued past it. Once it is
+  // delivered, its own turn's wait (bounded by what is left of timeout_ms) gives the result.
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<SendOutput>((res) => {
-    timer = setTimeout(() => res({ ...queuedOut(), completed: false, timed_out: true, waited_ms: Date.now() - t0 }), timeoutMs);
+    timer = setTimeout(() => {
+      if (!delivered) res({ ...queuedOut(), completed: false, timed_out: true, waited_ms: Date.now() - t0 });
+    }, timeoutMs);
   });
   try {
     return await Promise.race([p, late]);

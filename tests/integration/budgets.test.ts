@@ -53,14 +53,17 @@ describe.runIf(KINDS.length > 0)("budgets bind queued prompts, turns, teammates 
     expect(promptsOf(w.stateDir, s.session_id)).toEqual([first]);
     expect(await turnsOf(s.session_id)).toBe(1);
     const ex = await m.callOk("get_execution_history", { session_id: s.session_id });
-    expect(ex.executions.filter((e) => e.outcome === "error").map((e) => e.prompt).sort()).toEqual(["queued 1", "queued 2", "queued 3"]);
+    expect(ex.executions.filter((e) => e.outcome === "refused").map((e) => e.prompt).sort()).toEqual(["queued 1", "queued 2", "queued 3"]);
     await m.callOk("kill_session", { session_id: s.session_id });
   }, 60_000);
 
   it("a session holds at most CLAUDE_SESSIONS_MAX_QUEUE queued prompts: the next is QUEUE_FULL; the held ones run after the turn", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("full") });
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:4000 long", wait_for_response: false });
-    for (const n of [1, 2, 3]) expect(await m.callOk("send_message", { session_id: s.session_id, message: `held ${n}`, queue: true, wait_for_response: false })).toMatchObject({ queued: true });
+    // A caller that waits less than the turn ahead takes: timed out, and its prompt stays queued.
+    const short = await m.callOk("send_message", { session_id: s.session_id, message: "held 1", queue: true, timeout_ms: 300 });
+    expect(short).toMatchObject({ queued: true, timed_out: true, completed: false });
+    for (const n of [2, 3]) expect(await m.callOk("send_message", { session_id: s.session_id, message: `held ${n}`, queue: true, wait_for_response: false })).toMatchObject({ queued: true });
     const full = await m.call("send_message", { session_id: s.session_id, message: "one too many", queue: true, wait_for_response: false });
     expect(full.error).toMatchObject({ code: "QUEUE_FULL", retryable: true, details: { queued: 3, max_queue: 3 } });
     // Delivered one after another once the turn ended, each its own turn, in order; the refused one never.
