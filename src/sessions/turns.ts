@@ -191,7 +191,7 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
       for (;;) {
         const f = await turnOver(s, c.signal);
         release?.();
-        if (f.status === "hibernated") throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} was hibernated while the prompt was queued; it was not delivered.`, { suggestion: "Send it again: the next prompt wakes the session." });
+        if (f.status === "hibernated") throw new HibernatedMeanwhile();
         checkUsable(r, f.status);
         checkTurns(r, f);
         // The turn that just ended is read first (its reply line lands after Stop), so its cost counts.
@@ -205,8 +205,11 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
       }
     } catch (e) {
       release?.();
-      if (!(e instanceof HibernatedMeanwhile)) refused(d, r.session_id, text, t0, e);
-      throw e;
+      // A waiting caller's send wakes the session and tries again; a prompt no one waits on is refused.
+      if (e instanceof HibernatedMeanwhile && wait) throw e;
+      const err = e instanceof HibernatedMeanwhile ? new SessionError("SESSION_NOT_READY", `session ${r.session_id} was hibernated while the prompt was queued; it was not delivered.`, { suggestion: "Send it again: the next prompt wakes the session." }) : e;
+      refused(d, r.session_id, text, t0, err);
+      throw err;
     }
   };
   let delivered = false;
@@ -218,7 +221,8 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
     const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(hold ? { queued: true } : {}) };
     if (!wait) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, Math.max(0, timeoutMs - (Date.now() - t0)), ctx, t0);
+    // A held prompt's caller has waited for the turn ahead already: what is left of timeout_ms.
+    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs, ctx, t0);
   };
   if (!hold) return inLine(s, run);
   const p = inLine(s, run);
