@@ -26,6 +26,7 @@ import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "./turns.js";
 import { beginTurn, checkBudget } from "./cost.js";
+import { poolLeft } from "./pool.js";
 import { startView } from "./views.js";
 import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
 import { checkChosenId, dopplerChoice, sameStart, startFingerprint } from "./start-options.js";
@@ -132,7 +133,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
-  const carry = carryOf(runner, prompt, rec);
+  const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
   const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
@@ -173,14 +174,15 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
  * for ready and no delivery in between (start, resume and fork). A prompt the budget refuses goes the old way, to its
  * error. What to hand the runner's plan; the plan says whether it took it (`carriesPrompt`).
  */
-export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord): { prompt?: string } {
+export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord, all: Record<string, SessionRecord>): { prompt?: string } {
   if (prompt === undefined || runner.driver.carried === undefined) return {};
   try {
     checkBudget(r);
   } catch {
     return {};
   }
-  return { prompt };
+  // A team budget pool that is spent (pool.ts): the prompt goes the old way too, to its LIMIT_REACHED.
+  return poolLeft(r, all) ? { prompt } : {};
 }
 
 /** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */

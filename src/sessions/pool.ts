@@ -44,6 +44,14 @@ export function poolSpend(lead: SessionRecord, all: Sessions): PoolSpend {
   return { lead: lead.session_id, cap: lead.max_budget_usd ?? 0, spent, unpriced: [...unpriced] };
 }
 
+/** Whether the pool session `r` counts in (in `all`, the store's sessions) still has budget left (none: true). */
+export function poolLeft(r: SessionRecord, all: Sessions): boolean {
+  const lead = leadOf(all[r.session_id] ?? r, all);
+  if (!lead) return true;
+  const p = poolSpend(lead, all);
+  return !p.unpriced.length && p.spent < p.cap;
+}
+
 /** The pool a session counts in, with its figures now; undefined when it is in none. */
 export async function poolOfSession(d: Deps, r: SessionRecord): Promise<PoolSpend | undefined> {
   if (r.budget_pool === undefined && r.max_budget_usd === undefined) return undefined;

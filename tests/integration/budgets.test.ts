@@ -117,6 +117,11 @@ describe.runIf(KINDS.length > 0)("budgets bind queued prompts, turns, teammates 
     // No teammate starts from a spent pool.
     const none = await a.call("start_teammate", { teammate_name: "another" });
     expect(none.error?.code).toBe("LIMIT_REACHED");
+    // A resume's message does not travel with the launch past a spent pool either.
+    await m.callOk("kill_session", { session_id: lead.session_id });
+    const resumed = await m.call("resume_session", { session_id: lead.session_id, message: "again" });
+    expect(resumed.error?.code).toBe("LIMIT_REACHED");
+    expect(promptsOf(w.stateDir, lead.session_id)).not.toContain("again");
     await m.callOk("kill_session", { session_id: t.data.session_id as string });
     await m.callOk("kill_session", { session_id: lead.session_id });
   }, 90_000);
