@@ -107,6 +107,10 @@ export interface Config {
   maxLive: number;
   /** CLAUDE_SESSIONS_BUSY_MAX_MS: a turn busy longer than this is interrupted and flagged; 0 = never. */
   busyMaxMs: number;
+  /** CLAUDE_SESSIONS_MAX_QUEUE: prompts a session holds with `queue: true` while a turn runs; past it QUEUE_FULL. */
+  maxQueue: number;
+  /** CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN: prompts one team member may send (message_teammate, handoff) per minute; 0 = no limit. */
+  memberMessagesPerMin: number;
   /** CLAUDE_SESSIONS_RETAIN_DEAD_MS: records of sessions dead longer than this are pruned with their directories; 0 = never. */
   retainDeadMs: number;
   /** CLAUDE_SESSIONS_ALLOW_CONFIGURE: the configure tool may change settings at run time. */
@@ -186,6 +190,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hibernateAfterMs: num(env, "CLAUDE_SESSIONS_HIBERNATE_AFTER_MS", 0, 0),
     maxLive: num(env, "CLAUDE_SESSIONS_MAX_LIVE", 0, 0),
     busyMaxMs: num(env, "CLAUDE_SESSIONS_BUSY_MAX_MS", 2 * 60 * 60 * 1000, 0),
+    maxQueue: num(env, "CLAUDE_SESSIONS_MAX_QUEUE", 10, 1),
+    memberMessagesPerMin: num(env, "CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN", 20, 0),
     retainDeadMs: num(env, "CLAUDE_SESSIONS_RETAIN_DEAD_MS", 7 * 24 * 60 * 60 * 1000, 0),
     allowConfigure: bool(env.CLAUDE_SESSIONS_ALLOW_CONFIGURE),
     allowSensitive: bool(env.CLAUDE_SESSIONS_ALLOW_SENSITIVE),

@@ -10,7 +10,7 @@ import { nodeName, sessionId } from "./common.js";
  * mid-turn), start_failed (the session never took prompts), error; and for a send_message/run_task wait:
  * timed_out (the wait ended first; the turn goes on and gets its own record when it ends) or cancelled.
  */
-export const EXECUTION_OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error", "died", "start_failed"] as const;
+export const EXECUTION_OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error", "died", "start_failed", "refused"] as const;
 
 const date = (what: string) => z.string().min(1).max(64).describe(`${what} (ISO 8601, e.g. 2026-11-01 or 2026-11-01T09:00:00Z).`);
 export const claudeSessionIdArg = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "a Claude session id has only letters, digits, '-' and '_'");

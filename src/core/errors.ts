@@ -23,13 +23,15 @@ export const ERROR_CODES = [
   "ALREADY_EXISTS",
   "IDEMPOTENCY_MISMATCH",
   "IDEMPOTENCY_UNKNOWN",
+  "QUEUE_FULL",
+  "RATE_LIMITED",
   "INTERNAL",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes a caller may simply try again later. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE"]);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE", "QUEUE_FULL", "RATE_LIMITED"]);
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
@@ -52,6 +54,8 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   ALREADY_EXISTS: "Use another session_id, call start_session again with the same options and no prompt (that is the existing session), send_message to give it a prompt, or resume_session to bring it back.",
   IDEMPOTENCY_MISMATCH: "An idempotency_key names one call: send the same arguments again to get its result, or use a new key for a new call.",
   IDEMPOTENCY_UNKNOWN: "The server that ran the first call with this key ended before it finished: the work may have happened. Look at the session (list_sessions, stream_output), then use a new idempotency_key to run it again.",
+  QUEUE_FULL: "The session holds as many queued prompts as the server allows (CLAUDE_SESSIONS_MAX_QUEUE): wait for its turns to end (wait_for_completion), then send again.",
+  RATE_LIMITED: "Too many prompts in a short time: try again after details.retry_after_ms.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };
 

@@ -90,8 +90,6 @@ export interface Driver {
    * start-up itself may take (awaitReady's bound); the driver adds its own time for the prompt to be taken.
    */
   carried?(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery>;
-  /** Types a prompt into a busy session, where Claude queues it; its UserPromptSubmit comes when it runs. */
-  enqueue(s: DriverSession, text: string): Promise<string>;
   /** Runs a bash-mode line ("!command") and resolves once the session took it (no hook fires for it). */
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string>;
   /** Answers the pending permission request and resolves once the answer took effect. */

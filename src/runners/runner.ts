@@ -32,6 +32,8 @@ export interface Capabilities {
   trustScreen: boolean;
   /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
   ownTurnLimit: boolean;
+  /** max_budget_usd stops a turn in the CLI itself (the SDK's maxBudgetUsd); else the server watches the transcript (sessions/budget-watch.ts). */
+  ownBudget: boolean;
   /** How prompts reach the conversation, and so what a prompt may hold (prompt.ts): typed into the input box, or a message. */
   prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */

@@ -189,6 +189,11 @@ export function recordUnended(d: Deps, id: string, fold: Folded, promptNo: numbe
   });
 }
 
+/** The session's cost so far from its record (what budgets count). */
+export function spentOf(r: SessionRecord): ReturnType<typeof costOfModels> {
+  return costOfModels(fromRecord(r));
+}
+
 /** Models in the session's totals that have no price (a budget cannot be enforced over them). */
 export function unpricedModels(r: SessionRecord): string[] {
   return costOfModels(fromRecord(r)).unpriced_models;

@@ -26,6 +26,7 @@ import { kill } from "./kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "./turns.js";
 import { beginTurn, checkBudget } from "./cost.js";
+import { poolLeft } from "./pool.js";
 import { startView } from "./views.js";
 import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
 import { checkChosenId, dopplerChoice, sameStart, startFieldHashes, startFingerprint } from "./start-options.js";
@@ -38,15 +39,20 @@ import { memberLaunch } from "./members.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
-export async function start(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
-  return (await startSession(d, input, ctx)).started;
+/** What the server adds to a start that no caller may ask for: `budgetPool`, a budgeted lead's teammate's pool (pool.ts). */
+export interface StartExtra {
+  budgetPool?: string;
+}
+
+export async function start(d: Deps, input: StartInput, ctx: CallContext, extra: StartExtra = {}): Promise<StartOutput> {
+  return (await startSession(d, input, ctx, undefined, extra)).started;
 }
 
 /**
  * start_session, and when the call had a prompt that this call delivered, when it was sent (run_task waits for its
  * turn). `launched` is called once the session is up, before its prompt is confirmed.
  */
-export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void): Promise<{ started: StartOutput; sent_at?: string }> {
+export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void, extra: StartExtra = {}): Promise<{ started: StartOutput; sent_at?: string }> {
   const fingerprint = startFingerprint(input);
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
@@ -122,13 +128,14 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
   if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
   if (input.max_budget_usd !== undefined) rec.max_budget_usd = input.max_budget_usd;
+  if (extra.budgetPool !== undefined) rec.budget_pool = extra.budgetPool;
   if (worktree) rec.worktree = worktree;
   if (logFile) {
     rec.log_file = logFile.path;
     rec.log_file_id = { dev: logFile.dev, ino: logFile.ino };
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
-  const carry = carryOf(runner, prompt, rec);
+  const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
   const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
@@ -169,14 +176,15 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
  * for ready and no delivery in between (start, resume and fork). A prompt the budget refuses goes the old way, to its
  * error. What to hand the runner's plan; the plan says whether it took it (`carriesPrompt`).
  */
-export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord): { prompt?: string } {
+export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord, all: Record<string, SessionRecord>): { prompt?: string } {
   if (prompt === undefined || runner.driver.carried === undefined) return {};
   try {
     checkBudget(r);
   } catch {
     return {};
   }
-  return { prompt };
+  // A team budget pool that is spent (pool.ts): the prompt goes the old way too, to its LIMIT_REACHED.
+  return poolLeft(r, all) ? { prompt } : {};
 }
 
 /** stream_output: the transcript resource the transport subscribes its client to (server/server.ts). */

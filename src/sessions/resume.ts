@@ -126,7 +126,7 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     if (typeof options.model === "string" && options.model) r.model = options.model;
     else delete r.model;
     setVersion(r, version);
-    launchPlan = planFor(d, plan, r, env, message);
+    launchPlan = planFor(d, plan, r, env, message, s.sessions);
     [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
@@ -182,13 +182,15 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   if (parent.max_turns !== undefined) rec.max_turns = parent.max_turns;
   const budget = input.max_budget_usd ?? parent.max_budget_usd;
   if (budget !== undefined) rec.max_budget_usd = budget;
+  // A fork of a pooled teammate spends from the same team budget (pool.ts).
+  if (parent.budget_pool !== undefined) rec.budget_pool = parent.budget_pool;
   if (doppler?.project) rec.doppler_project = doppler.project;
   if (doppler?.config) rec.doppler_config = doppler.config;
   await d.store.update((s) => {
     assertRoom(d.cfg, s.sessions);
     // A teammate name means one conversation: the fork gets a new one in the parent's team.
     claimTeammate(s.sessions, rec);
-    launchPlan = planFor(d, plan, rec, env, message);
+    launchPlan = planFor(d, plan, rec, env, message, s.sessions);
     [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
     s.sessions[id] = rec;
   });
@@ -214,8 +216,8 @@ interface ResumePlan {
 }
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
-function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined): RunnerPlan {
-  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), ...carryOf(p.runner, message, r) }));
+function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined, all: Record<string, SessionRecord>): RunnerPlan {
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), ...carryOf(p.runner, message, r, all) }));
 }
 
 /** Filled by relaunch when the message travelled with the launch: when Claude accepted it, and its number. */

@@ -19,11 +19,13 @@ import { adopt, Reconciler } from "./adopt.js";
 import { Ledger, recordUnended, sessionTotals, settled, settleTurn, type Totals } from "./cost.js";
 import type { Deps, Runner } from "./deps.js";
 import { kill } from "./kill.js";
+import { start, type StartExtra } from "./launch.js";
 import { startPooled } from "./warm-pool.js";
 import { resume } from "./resume.js";
 import { compact, reset } from "./reset.js";
 import { Limits, type LimitKind } from "./limits.js";
 import { ScreenWatch } from "./screen-watch.js";
+import { BudgetWatch } from "./budget-watch.js";
 import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
@@ -85,6 +87,7 @@ export class SessionService {
   private closed = false;
   private readonly limits: Limits;
   private readonly screens: ScreenWatch;
+  private readonly budgets: BudgetWatch;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
   private readonly forgetListeners = new Set<ForgetListener>();
@@ -110,6 +113,7 @@ export class SessionService {
     registry.onForget = (id, s, removed) => this.forget(id, s, removed);
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
+    this.budgets = new BudgetWatch(this.d);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -185,6 +189,7 @@ export class SessionService {
     if (!isLive(s.fold.status)) x?.clearDeadline();
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) }, followed ? x : undefined);
     if (!this.closed && x) this.screens.changed(x, s.fold.status);
+    if (!this.closed && x) this.budgets.changed(x);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
     if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
@@ -199,7 +204,9 @@ export class SessionService {
     await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...(generation !== undefined ? { generation } : {}) }).catch(() => {});
   }
 
-  start(input: api.StartInput, ctx: CallContext = {}): Promise<api.StartOutput> {
+  /** `extra`: what only the server sets (a teammate's budget pool: member tools); such a start takes no spare. */
+  start(input: api.StartInput, ctx: CallContext = {}, extra: StartExtra = {}): Promise<api.StartOutput> {
+    if (extra.budgetPool !== undefined) return withRoom(this.d, undefined, () => start(this.d, input, ctx, extra));
     return withRoom(this.d, undefined, () => startPooled(this.d, input, ctx));
   }
   // Every call that names one session may name it by team_name + teammate_name: resolved here, once (team.ts).
@@ -364,6 +371,7 @@ export class SessionService {
     for (const s of this.d.registry.all()) s.clearDeadlines();
     this.limits.clearAll();
     this.screens.clearAll();
+    this.budgets.close();
     await this.d.registry.close();
     await this.d.audit.flushed();
   }

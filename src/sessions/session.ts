@@ -56,6 +56,10 @@ export class Session {
   /** What sync_context last told it (context-sync.ts). */
   synced: Snapshot | undefined;
   readonly screen: ScreenState = { looking: false };
+  /** Prompts held for it with `queue: true` until its turn ends (queue.ts). */
+  held = 0;
+  /** Its transcript is being read for the budget while it is busy (budget-watch.ts). */
+  budgetWatch = false;
   /** A wake from hibernation under way: a second call shares it (hibernate.ts). */
   wake: Promise<Woke | undefined> | undefined;
 

@@ -12,10 +12,12 @@ import type { Folded } from "../events/reducer.js";
 import type { Delivery, DriverSession } from "../runners/driver.js";
 import { withFileLock } from "../util/flock.js";
 import { ANY_RUNNER, checkPrompt, checkUsable } from "./checks.js";
-import { beginTurn, checkBudget, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
+import { beginTurn, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
 import { runnerOf, type Deps } from "./deps.js";
 import { wakeIfHibernated, type Woke } from "./hibernate.js";
 import type { CarryOut } from "./resume.js";
+import { checkSpendable } from "./pool.js";
+import { refused, takePlace, turnOver } from "./queue.js";
 import { publicBlocked, publicPending } from "./views.js";
 
 const PROGRESS_EVERY_MS = 5000;
@@ -60,7 +62,7 @@ export async function deliverPrompt(d: Deps, id: string, text: string, ctx: Call
   const r = await d.registry.record(id);
   const { driver } = runnerOf(d, r.backend);
   const s = await d.registry.handle(id);
-  checkBudget(r);
+  await checkSpendable(d, r);
   const delivery = await withSessionKeys(d, id, SEND_LOCK_MS, ctx, async () => {
     await beginTurn(d, r, s.live.fold, s.live.fold.prompts_submitted + 1, text);
     return driver.deliver(s, text, ctx);
@@ -101,7 +103,7 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
   const f0 = (await d.registry.follow(input.session_id)).fold;
   if (f0.status === "hibernated") {
     checkTurns(r0, f0);
-    checkBudget(r0);
+    await checkSpendable(d, r0);
   }
   let woke: Woke | undefined;
   const h = f0.status === "hibernated" && !input.bash_mode ? await d.registry.handle(input.session_id) : undefined;
@@ -144,7 +146,13 @@ function inLine<T>(s: DriverSession, run: () => Promise<T>): Promise<T> {
   return p;
 }
 
-/** `afterWake`: a turn under way does not refuse the call at once; the line of prompts decides (under the lock). */
+/** The session took another prompt between the turn's end and the send lock (another server's): wait again. */
+class StillBusy extends Error {}
+
+/**
+ * `afterWake`: a turn under way does not refuse the call at once; the line of prompts decides (under the lock).
+ * `queue` to a session in a turn: the prompt is held by the server (queue.ts) and checked again when it is delivered.
+ */
 async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext, afterWake = false): Promise<SendOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
@@ -153,41 +161,96 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
   checkUsable(r, status);
   if (status === "blocked" || (!acceptsPrompt(status) && !input.queue && !afterWake)) throw busyError(r.session_id, status);
   checkTurns(r, s.live.fold);
-  // The last turn's cost is read at its end (its reply line lands after Stop): a budget check waits for it. Without a
-  // budget nothing waits; the reading goes on beside the next turn (it stops at that turn's prompt line).
-  if (r.max_budget_usd !== undefined) {
-    await settled(d, r.session_id);
-    checkBudget((await d.store.get(r.session_id)) ?? r);
-  }
+  await checkSpend(d, r.session_id);
   const { driver } = runnerOf(d, r.backend);
   const t0 = Date.now();
   const timeoutMs = input.timeout_ms ?? 30_000;
-  const run = async (): Promise<SendOutput> => {
-    // Decided again under the lock: another server may just have sent a prompt to this session.
-    const typed = await withSessionKeys(d, r.session_id, Math.max(SEND_LOCK_MS, timeoutMs), ctx, async () => {
+  const hold = input.queue === true && !input.bash_mode && !acceptsPrompt(status);
+  const release = hold ? takePlace(d, r.session_id) : undefined;
+  const wait = input.wait_for_response !== false;
+  // A prompt held past the call (no wait) is no longer the caller's to cancel or to report progress to.
+  const c: CallContext = hold && !wait ? (ctx.actor ? { actor: ctx.actor } : {}) : ctx;
+  /** Decided again under the lock: another server may just have sent a prompt to this session. */
+  const typed = () =>
+    withSessionKeys(d, r.session_id, Math.max(SEND_LOCK_MS, timeoutMs), c, async () => {
       await s.live.refresh();
       const now = s.live.fold.status;
       if (now === "hibernated") throw new HibernatedMeanwhile();
       checkUsable(r, now);
-      if (input.bash_mode) return { sent_at: await driver.runShell(s, text, ctx), queued: false, before: s.live.fold.prompts_submitted };
-      const queued = !acceptsPrompt(now);
+      if (input.bash_mode) return { sent_at: await driver.runShell(s, text, c), before: s.live.fold.prompts_submitted };
+      if (hold && !acceptsPrompt(now) && now !== "blocked") throw new StillBusy();
       // A screen that waits for an answer would take the text as its answer: never typed into.
-      if (now === "blocked" || (queued && !input.queue)) throw busyError(r.session_id, now);
+      if (now === "blocked" || (!acceptsPrompt(now) && !input.queue)) throw busyError(r.session_id, now);
       const before = s.live.fold.prompts_submitted;
       await beginTurn(d, r, s.live.fold, before + 1, text);
-      // Claude queues a prompt typed during a turn; its UserPromptSubmit comes when it runs.
-      const sent_at = queued ? await driver.enqueue(s, text) : (await driver.deliver(s, text, ctx)).sent_at;
-      return { sent_at, queued, before };
+      return { sent_at: (await driver.deliver(s, text, c)).sent_at, before };
     });
-    await countSent(d, r.session_id, text);
-    if (input.bash_mode) return { session_id: r.session_id, message_sent: true, sent_at: typed.sent_at, bash_mode: true, final_state: s.live.fold.status };
-    const { sent_at, queued, before: promptsBefore } = typed;
-    const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(queued ? { queued: true } : {}) };
-    if (input.wait_for_response === false) return out;
-    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
-    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, timeoutMs, ctx, t0);
+  /** A held prompt: waits for the turn's end, is checked as a new prompt is, then delivered. */
+  const held = async () => {
+    try {
+      for (;;) {
+        const f = await turnOver(s, c.signal);
+        release?.();
+        if (f.status === "hibernated") throw new HibernatedMeanwhile();
+        checkUsable(r, f.status);
+        checkTurns(r, f);
+        // The turn that just ended is read first (its reply line lands after Stop), so its cost counts.
+        if (f.turn_count > 0) await settleTurn(d, r.session_id, f.turn_count, f);
+        await checkSpend(d, r.session_id);
+        try {
+          return await typed();
+        } catch (e) {
+          if (!(e instanceof StillBusy)) throw e;
+        }
+      }
+    } catch (e) {
+      release?.();
+      // A waiting caller's send wakes the session and tries again; a prompt no one waits on is refused.
+      if (e instanceof HibernatedMeanwhile && wait) throw e;
+      const err = e instanceof HibernatedMeanwhile ? new SessionError("SESSION_NOT_READY", `session ${r.session_id} was hibernated while the prompt was queued; it was not delivered.`, { suggestion: "Send it again: the next prompt wakes the session." }) : e;
+      refused(d, r.session_id, text, t0, err);
+      throw err;
+    }
   };
-  return inLine(s, run);
+  let delivered = false;
+  const run = async (): Promise<SendOutput> => {
+    const { sent_at, before: promptsBefore } = await (hold ? held() : typed());
+    delivered = true;
+    await countSent(d, r.session_id, text);
+    if (input.bash_mode) return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
+    const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(hold ? { queued: true } : {}) };
+    if (!wait) return out;
+    // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
+    // A held prompt's caller has waited for the turn ahead already: what is left of timeout_ms.
+    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs, ctx, t0);
+  };
+  if (!hold) return inLine(s, run);
+  const p = inLine(s, run);
+  p.catch(() => {});
+  const queuedOut = (): SendOutput => ({ session_id: r.session_id, message_sent: true, sent_at: new Date(t0).toISOString(), final_state: s.live.fold.status, queued: true });
+  // Held for delivery after the turn: without a wait the caller goes on; a refusal is audited and recorded (queue.ts).
+  if (!wait) return queuedOut();
+  // A waiting caller waits for the turn under way up to its timeout_ms; the prompt stays queued past it. Once it is
+  // delivered, its own turn's wait (bounded by what is left of timeout_ms) gives the result.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<SendOutput>((res) => {
+    timer = setTimeout(() => {
+      if (!delivered) res({ ...queuedOut(), completed: false, timed_out: true, waited_ms: Date.now() - t0 });
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The session's budget before a prompt: the last turn's cost is read first (its reply line lands after Stop). */
+async function checkSpend(d: Deps, id: string): Promise<void> {
+  const r = await d.registry.record(id);
+  if (r.max_budget_usd === undefined && r.budget_pool === undefined) return;
+  await settled(d, id);
+  await checkSpendable(d, (await d.store.get(id)) ?? r);
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * The real Claude Code CLI (offline, against tests/fixtures/mock-anthropic.ts): the usage a turn reports is
- * exactly what the API reported for it, although the CLI writes the streamed reply as several transcript lines.
+ * exactly what the API reported for it, although the CLI writes the streamed reply as several transcript lines; a
+ * tmux turn whose tool step crosses max_budget_usd is interrupted before its next API reply comes.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Mcp } from "../helpers/harness.js";
@@ -13,7 +16,7 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["usage", "queued"] });
+    e = await e2eWorld({ dirs: ["usage", "queued", "budget"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -58,4 +61,22 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
     expect((await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ total_usage: sum });
     await m.callOk("kill_session", { session_id: s.session_id });
   });
+
+  it("a tmux turn that crosses max_budget_usd mid-turn is interrupted (the server reads the transcript as it lands)", async () => {
+    const cwd = e.dir("budget");
+    writeFileSync(join(cwd, "notes.txt"), "some notes\n");
+    const s = await m.callOk("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6", backend: "tmux", max_budget_usd: 0.05 });
+    // The turn's first API message asks for a tool and costs $0.153 (1,000 input, 10,000 output tokens at $3/$15 per M);
+    // the next one, after the tool's result, would take a minute.
+    e.mock.setNextReply({ blocks: [{ type: "tool_use", name: "Read", input: { file_path: join(cwd, "notes.txt") } }], usage: { input_tokens: 1000, output_tokens: 10_000 } });
+    e.mock.setNextReply({ text: "the expensive rest", delayMs: 60_000 });
+    const t0 = Date.now();
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "read my notes", timeout_ms: 50_000 });
+    expect(r).toMatchObject({ completed: true, timed_out: false, turn_outcome: "interrupted" });
+    expect(Date.now() - t0).toBeLessThan(40_000);
+    const refused = await m.call("send_message", { session_id: s.session_id, message: "and more" });
+    expect(refused.error?.code).toBe("LIMIT_REACHED");
+    expect(e.requestsWith("and more")).toHaveLength(0);
+    await m.callOk("kill_session", { session_id: s.session_id });
+  }, 90_000);
 });

@@ -103,10 +103,6 @@ export class HeadlessDriver implements Driver {
     return this.handOver(s, text, startTimeoutMs + ACCEPT_MS, ctx);
   }
 
-  enqueue(s: DriverSession, text: string): Promise<string> {
-    this.submit(s, text);
-    return Promise.resolve(new Date().toISOString());
-  }
 
   runShell(): Promise<string> {
     return Promise.reject(

@@ -171,14 +171,6 @@ export async function deliver(b: Backend, s: DriverSession, text: string, ctx: C
 /** A permission dialog (or any menu asking to proceed) is on screen. */
 const DIALOG_OPEN = /Do you want to proceed\?/;
 
-/** Types a prompt into a busy session; Claude queues it and its UserPromptSubmit comes when it runs. */
-export async function enqueue(b: Backend, s: DriverSession, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
-  const sent_at = new Date().toISOString();
-  await pasteText(b, s.id, text, timing);
-  await b.keys(s.id, ["Enter"]);
-  return sent_at;
-}
-
 /**
  * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken once
  * the input box no longer holds it. Its output is in the transcript.

@@ -10,7 +10,7 @@ import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, Driver, DriverSession, PermissionAnswer, ProbeOptions, PromptAnswer, ReadyOptions, SessionCommand } from "../driver.js";
 import { typeCommand } from "./command.js";
-import { deliver, enqueue, runShell } from "./delivery.js";
+import { deliver, runShell } from "./delivery.js";
 import { interruptByEsc } from "./interrupt.js";
 import { answerPrompt, probeScreen } from "./screen-prompt.js";
 import { answerByHook, hookWaits } from "./hook-answer.js";
@@ -36,9 +36,6 @@ export class TerminalDriver implements Driver {
   }
   deliver(s: DriverSession, text: string, ctx: CallContext): Promise<Delivery> {
     return deliver(this.backend, s, text, ctx, this.log, this.timing);
-  }
-  enqueue(s: DriverSession, text: string): Promise<string> {
-    return enqueue(this.backend, s, text, this.timing);
   }
   runShell(s: DriverSession, text: string, ctx: CallContext): Promise<string> {
     return runShell(this.backend, s, text, ctx, this.timing);

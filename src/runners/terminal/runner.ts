@@ -17,6 +17,7 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     warmPool: true,
     trustScreen: true,
     ownTurnLimit: false,
+    ownBudget: false,
     prompts: "input-box",
     honours: ["doppler"],
     keeps: [],

@@ -18,7 +18,9 @@ import type { SessionService } from "../../sessions/service.js";
 import type { SessionRecord } from "../../store/schema.js";
 import { isWithin } from "../../util/paths.js";
 import { zodMessage } from "../call.js";
+import { teammateBudget } from "../../sessions/pool.js";
 import { appendHandoff, handoffsUri, readHandoffs } from "./handoffs.js";
+import { rateOf } from "./rate.js";
 
 /** The member that called, once its secret was checked. */
 interface Me {
@@ -84,6 +86,7 @@ type Result = Record<string, unknown>;
 
 async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Record<string, unknown>, ctx: CallContext, touched: (id: string) => void): Promise<Result> {
   const stateDir = svc.deps.cfg.stateDir;
+  const rate = () => rateOf(svc, () => svc.deps.cfg.memberMessagesPerMin).take(me.id, tool);
   switch (tool) {
     case "list_teammates": {
       const mates = (await team(svc, me)).filter((t) => inService(t.s.status) || t.s.session_id === me.id);
@@ -107,6 +110,7 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
       const a = args as m.MessageTeammateInput;
       const t = await teammate(svc, me, a.teammate_name, "message_teammate");
       touched(t.id);
+      rate();
       const out = await svc.send(sendInput.parse({ session_id: t.id, message: fromLine(me, a.message), queue: true, wait_for_response: a.wait_for_response, timeout_ms: a.timeout_ms }), ctx);
       return {
         teammate_name: t.name,
@@ -122,6 +126,7 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
     case "handoff": {
       const a = args as m.HandoffInput;
       const t = a.to !== undefined ? await teammate(svc, me, a.to, "handoff's to") : undefined;
+      if (t) rate();
       const handoff = await appendHandoff(stateDir, { team_name: me.team, from: me.name, from_session_id: me.id, ...(t ? { to: t.name } : {}), summary: a.summary });
       if (!t) return { handoff, resource: handoffsUri(me.team) } satisfies m.HandoffOutput;
       touched(t.id);
@@ -132,9 +137,11 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
       return { team_name: me.team, handoffs: await readHandoffs(stateDir, me.team, (args as { limit: number }).limit) };
     case "request_shutdown": {
       const reason = (args as m.RequestShutdownInput).reason;
+      const lead = me.lead ? undefined : (await team(svc, me)).find((t) => t.rec?.options.team_lead && inService(t.s.status) && t.s.session_id !== me.id);
+      // Telling the lead is a prompt to it: counted as a message is.
+      if (lead) rate();
       // An event of the session's log: every server that follows it tells its clients (notify.ts), and it replays.
       await svc.deps.registry.emit(me.id, { hook_event_name: "cs:shutdown_requested", reason });
-      const lead = me.lead ? undefined : (await team(svc, me)).find((t) => t.rec?.options.team_lead && inService(t.s.status) && t.s.session_id !== me.id);
       let notified: string | undefined;
       if (lead) {
         const text = fromLine(me, `request_shutdown: ${reason} (end_teammate {"teammate_name": ${JSON.stringify(me.name)}} approves)`);
@@ -155,6 +162,8 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
       }
       // The lead's permission settings, not its own choice: a member cannot widen what its team may do.
       const o = me.rec.options;
+      // A budgeted lead's teammate shares its budget: what is left of it now, counted against the lead's (pool.ts).
+      const budget = await teammateBudget(svc.deps, me.rec);
       const input = startInput.parse({
         cwd,
         team_name: me.team,
@@ -165,8 +174,9 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
         ...(o.permission_mode ? { permission_mode: o.permission_mode } : {}),
         ...(o.allowed_tools?.length ? { allowed_tools: o.allowed_tools } : {}),
         ...(o.disallowed_tools?.length ? { disallowed_tools: o.disallowed_tools } : {}),
+        ...(budget !== undefined ? { max_budget_usd: budget } : {}),
       });
-      const out = await svc.start(input, ctx);
+      const out = await svc.start(input, ctx, budget !== undefined ? { budgetPool: me.id } : {});
       touched(out.session_id);
       return { teammate_name: out.teammate_name ?? out.session_id, session_id: out.session_id, status: out.status } satisfies m.StartTeammateOutput;
     }
