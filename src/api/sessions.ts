@@ -4,7 +4,7 @@ import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
 import { addressFields, backend, blockedScreen, doppler, env, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
-import { headlessOptionFields } from "./headless.js";
+import { claudeOptionFields, resumeClaudeOptionFields } from "./headless.js";
 
 const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 
@@ -51,7 +51,7 @@ export const startInput = z
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
-    ...headlessOptionFields,
+    ...claudeOptionFields,
     node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
   })
   .strict();
@@ -97,7 +97,7 @@ export const resumeInput = z
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
     ...dopplerFlat,
-    ...headlessOptionFields,
+    ...resumeClaudeOptionFields,
   })
   .strict();
 

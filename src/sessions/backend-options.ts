@@ -1,7 +1,7 @@
 /**
- * Options that only some runners honour (their capabilities say which): headless sessions (the CLI through the
- * Agent SDK) take the SDK's options; terminal sessions refuse them, and headless ones refuse what needs a terminal.
- * Never silently ignored.
+ * Options that only some runners honour (their capabilities say which; docs/configuration.md has the measured
+ * table): a runner refuses the others with UNSUPPORTED_OPTION naming the backends that honour them. Never silently
+ * ignored.
  */
 import type { ResumeInput, StartInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
@@ -16,8 +16,9 @@ export function checkBackendOptions(runner: Runner, all: readonly Runner[], inpu
   if (!given.length) return;
   const by = all.filter((r) => given.every((k) => r.caps.honours.includes(k))).map((r) => r.kind);
   const where = by.length ? `the ${by.join(" and ")} backend${by.length > 1 ? "s" : ""} only` : "no backend of this server";
-  throw new SessionError("INVALID_ARGUMENT", `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by ${where} (this session would run on ${runner.kind}).`, {
+  throw new SessionError("UNSUPPORTED_OPTION", `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by ${where} (this session would run on ${runner.kind}).`, {
     suggestion: by.length ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")}, or leave the option out.` : "Leave the option out.",
+    details: { options: given, backend: runner.kind, honoured_by: by },
   });
 }
 

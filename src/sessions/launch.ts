@@ -190,7 +190,7 @@ export function teamOf(r: SessionRecord): { lead: boolean } | undefined {
 /** The runner's plan, with the member server's files (written by launch() before the spawn). */
 export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
   const plan = runner.plan(req);
-  return req.member ? { ...plan, files: req.member.files } : plan;
+  return req.member ? { ...plan, files: [...(plan.files ?? []), ...req.member.files] } : plan;
 }
 
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */

@@ -250,7 +250,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const opts = pickClaudeOptions(options);
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  checkWidening(d.cfg, opts);
+  checkWidening(d.cfg, { ...opts, agents: options.agents });
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   // A trust_workspace stored before the operator turned it off is not acted on.
   const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));

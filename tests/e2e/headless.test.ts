@@ -203,13 +203,13 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   });
 
   it("headless-only options are refused on tmux, and doppler on headless, naming the backend that can", async () => {
-    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, system_prompt: "x" });
+    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, betas: ["context-1m-2025-08-07"] });
     expect(t.ok).toBe(false);
-    expect(t.error?.code).toBe("INVALID_ARGUMENT");
-    expect(t.text).toMatch(/system_prompt, output_schema are honoured by the headless backend only/);
+    expect(t.error?.code).toBe("UNSUPPORTED_OPTION");
+    expect(t.text).toMatch(/output_schema, betas are honoured by the headless backend only/);
     const d = await m.call("start_session", { cwd: e.dir("refuse"), backend: "headless", doppler: { project: "p" } });
     expect(d.ok).toBe(false);
-    expect(d.error?.code).toBe("INVALID_ARGUMENT");
+    expect(d.error?.code).toBe("UNSUPPORTED_OPTION");
     expect(d.text).toMatch(/tmux and pty/);
   });
 

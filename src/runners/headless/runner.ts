@@ -2,7 +2,7 @@
  * The headless runner: the CLI through the Agent SDK, no terminal; it lives as long as this server. Its plan is a
  * conversation (no argv: the SDK builds the CLI's), run by HeadlessHost on the session layer's fold.
  */
-import { HEADLESS_ONLY } from "../../api/index.js";
+import { CLAUDE_OPTIONS } from "../../api/index.js";
 import { hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
@@ -18,9 +18,9 @@ export const HEADLESS_CAPS: Capabilities = {
   trustScreen: false,
   ownTurnLimit: true,
   prompts: "message",
-  honours: HEADLESS_ONLY,
+  honours: CLAUDE_OPTIONS,
   // mcp_servers never: their env and headers may hold secrets.
-  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"],
+  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema", "effort", "agents", "agent", "tools", "betas", "debug"],
 };
 
 export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan {
