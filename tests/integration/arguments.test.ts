@@ -174,7 +174,7 @@ const START: Record<string, Row> = {
     effect: "program",
     gate: "every backend: a stdio server (command) needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or its command in CLAUDE_SESSIONS_MCP_COMMANDS; http/sse start nothing; env/header values reach the CLI through its environment only",
     probe: async (c) => {
-      for (const backend of ["headless", "tmux"]) {
+      for (const backend of ["headless", "tmux"] as const) {
         await refused(c.m.call("start_session", { cwd: c.w.work, backend, mcp_servers: { x: { command: "/bin/sh", args: ["-c", `touch ${c.sentinel}`] } } }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_MCP_SERVERS");
       }
     },
@@ -189,7 +189,7 @@ const START: Record<string, Row> = {
     probe: async (c) => {
       const s = await c.server({ CLAUDE_SESSIONS_ALLOW_TOOL_RULES: "0" });
       await refused(s.call("start_session", { cwd: c.w.dir("tools"), agents: { rev: { description: "d", prompt: "p", tools: ["Bash"] } } }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES");
-      await refused(c.m.call("start_session", { cwd: c.w.dir("tools"), agents: { rev: { description: "d", prompt: "p", hooks: { Stop: [] } } } }), "INVALID_ARGUMENT");
+      await refused(c.m.call("start_session", { cwd: c.w.dir("tools"), agents: { rev: { description: "d", prompt: "p", hooks: { Stop: [] } } as never } }), "INVALID_ARGUMENT");
     },
   },
   agent: none("names a sub-agent (a validated name)"),
