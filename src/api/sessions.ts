@@ -84,6 +84,7 @@ export const resumeInput = z
     cwd: z.string().min(1).max(4096).optional().describe("Default: the session's."),
     message: z.string().optional(),
     fork: z.boolean().optional(),
+    resume_at: z.string().uuid().optional().describe("headless: from this message (get_conversation uuid)."),
     // start_session's own fields (listed once): given ones replace the stored ones, for later resumes too.
     model: startInput.shape.model,
     permission_mode: startInput.shape.permission_mode,

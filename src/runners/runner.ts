@@ -12,7 +12,7 @@ import type { PromptInput } from "./prompt.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
-export const RUNNER_OPTIONS = [...CLAUDE_OPTIONS, "doppler"] as const;
+export const RUNNER_OPTIONS = [...CLAUDE_OPTIONS, "doppler", "resume_at"] as const;
 export type RunnerOption = (typeof RUNNER_OPTIONS)[number];
 
 /** Options a runner may keep in a session's record for resume_session: its own, and the limits it applies itself. */

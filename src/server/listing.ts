@@ -114,7 +114,7 @@ function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<
 }
 
 /** Said by a tool whose result has fields the listing leaves out. */
-const MORE = "Full result: text copy, README.";
+const MORE = "Full result: text copy.";
 
 export interface ListedTool {
   name: string;

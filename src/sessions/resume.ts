@@ -7,6 +7,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
+import { hasEntry, transcriptPath } from "../claude/transcript.js";
 import type { PermissionModeName } from "../core/modes.js";
 import type { LaunchOptions, LaunchPlan as RunnerPlan } from "../runners/runner.js";
 import type { StoredOptions } from "../store/options.js";
@@ -90,7 +91,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
  * caller holds the session's keys. `carry.sent_at` and `carry.promptNo` say it went, once Claude accepted it.
  */
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
-  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id });
+  const plan = await planLaunch(d, rec, input, env, { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) });
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
@@ -149,7 +150,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
   const newClaudeId = randomUUID();
   const id = newSessionId();
-  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, id);
+  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, id);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
@@ -233,6 +234,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
   checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
+  if (mode.kind === "resume" && mode.at) await checkResumeAt(d, rec, mode.resumeId, mode.at);
   // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
   if (forId === rec.session_id) checkResumeBudget(rec, input);
   else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? rec.options.fallback_model]);
@@ -263,6 +265,15 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
+}
+
+/** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */
+async function checkResumeAt(d: Deps, rec: SessionRecord, claudeId: string, at: string): Promise<void> {
+  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(d.cfg.claudeConfigDir, rec.cwd, claudeId);
+  if (await hasEntry(path, at)) return;
+  throw new SessionError("INVALID_ARGUMENT", `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`, {
+    suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,
+  });
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */

@@ -154,6 +154,36 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
     }, 300_000);
   }
 
+  it("resume_at: a fork from an earlier message (get_conversation's uuid) sends the conversation up to it only; a uuid not of it is refused; a terminal names headless", async () => {
+    const s = await m.callOk("start_session", { cwd: e.dir("agent"), backend: "headless", permission_mode: "default" });
+    const id = s.session_id;
+    for (const text of ["at-one", "at-two"]) expect(await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 })).toMatchObject({ completed: true });
+    const items = await until(async () => {
+      const c = await m.call("get_conversation", { claude_session_id: s.claude_session_id, limit: 50 });
+      const list = (c.data?.items ?? []) as Array<{ role: string; text: string; uuid?: string }>;
+      return list.some((i) => i.text.includes("MOCK REPLY: at-two")) ? list : undefined;
+    }, 30_000, 200);
+    const first = items.find((i) => i.role === "assistant" && i.text.includes("MOCK REPLY: at-one"));
+    expect(first?.uuid).toMatch(/^[0-9a-f-]{36}$/);
+
+    const other = "0b7cf3a2-5a52-4a40-9a4e-3f3c1b7c8d11";
+    const bad = await m.call("resume_session", { session_id: id, fork: true, resume_at: other, message: "never" });
+    expect(bad.error?.code, bad.text).toBe("INVALID_ARGUMENT");
+    expect(bad.error?.suggestion).toContain("get_conversation");
+    const term = await m.call("resume_session", { session_id: id, fork: true, backend: "tmux", resume_at: first!.uuid, message: "never" });
+    expect(term.error?.code, term.text).toBe("UNSUPPORTED_OPTION");
+    expect(term.error?.message).toMatch(/resume_at is honoured by the headless backend only/);
+    expect(e.requestsWith("never")).toEqual([]);
+
+    const f = await m.callOk("resume_session", { session_id: id, fork: true, resume_at: first!.uuid, message: "at-three" });
+    const req = await turnOf("at-three");
+    const texts = e.userTexts(req);
+    expect(texts).toContain("at-one");
+    expect(texts).not.toContain("at-two");
+    await m.callOk("kill_session", { session_id: f.session_id });
+    await m.callOk("kill_session", { session_id: id });
+  }, 180_000);
+
   it("tmux and pty refuse output_schema and betas (the interactive CLI ignores --json-schema and --betas) with UNSUPPORTED_OPTION naming headless", async () => {
     for (const backend of ["tmux", "pty"] as const) {
       const r = await m.call("start_session", { cwd: e.dir("agent"), backend, output_schema: { type: "object" } });

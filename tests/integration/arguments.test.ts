@@ -238,6 +238,11 @@ const TABLE: Record<string, Record<string, Row>> = {
       probe: async (c) => refused(c.m.call("resume_session", { session_id: await c.ended(), message: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
     },
     fork: none("a boolean: a new session from the conversation so far"),
+    resume_at: {
+      effect: "none",
+      gate: "a uuid (schema) that must be a message of the conversation's transcript (read, never written); the SDK's resumeSessionAt",
+      probe: async (c) => refused(c.m.call("resume_session", { session_id: await c.ended(), resume_at: "0b7cf3a2-5a52-4a40-9a4e-3f3c1b7c8d11", backend: "headless" }), "INVALID_ARGUMENT", "get_conversation"),
+    },
     model: START.model!,
     append_system_prompt: START.append_system_prompt!,
     disallowed_tools: START.disallowed_tools!,

@@ -77,6 +77,16 @@ describe("headless SDK options", () => {
   });
 });
 
+describe("resume_at", () => {
+  const base: Omit<HeadlessOptions, "live"> = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin" } };
+  it("a fork from a message is the SDK's resumeSessionAt", () => {
+    const at = "0b7cf3a2-5a52-4a40-9a4e-3f3c1b7c8d11";
+    const { options } = buildSdkOptions({ ...base, resume: "p", fork_session: true, claude_session_id: "n", resume_at: at });
+    expect(options).toMatchObject({ resume: "p", forkSession: true, sessionId: "n", resumeSessionAt: at });
+    expect(buildSdkOptions({ ...base, resume: "p" }).options).not.toHaveProperty("resumeSessionAt");
+  });
+});
+
 describe("start_session's new options", () => {
   it("the schema takes them and refuses bad ones", () => {
     expect(startInput.safeParse({ cwd: "/x", effort: "xhigh", agents, agent: "rev", tools: ["Bash"], betas: ["context-1m-2025-08-07"], debug: true }).success).toBe(true);

@@ -52,6 +52,7 @@ export class HeadlessHost implements Host<ConversationPlan> {
         ...(spec.options.debug ? { debug_file: join(spec.dir, OPTION_FILES.debug) } : {}),
         hook_script: this.o.hookScript,
         base_env: spec.env,
+        ...(spec.resume_at ? { resume_at: spec.resume_at } : {}),
         ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
         live: spec.live,

@@ -38,6 +38,7 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
       options.forkSession = true;
       options.sessionId = claudeSessionId;
     }
+    if (o.resume_at) options.resumeSessionAt = o.resume_at;
   } else {
     options.sessionId = claudeSessionId;
   }

@@ -18,7 +18,8 @@ export const HEADLESS_CAPS: Capabilities = {
   trustScreen: false,
   ownTurnLimit: true,
   prompts: "message",
-  honours: CLAUDE_OPTIONS,
+  // resume_at: the CLI honours --resume-session-at in print mode only (measured: docs/configuration.md).
+  honours: [...CLAUDE_OPTIONS, "resume_at"],
   // mcp_servers never: their env and headers may hold secrets.
   keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema", "effort", "agents", "agent", "tools", "betas", "debug"],
 };
@@ -28,7 +29,7 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   loadSdk().catch(() => {});
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
-  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork) };
+  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork), ...(req.mode.at ? { resume_at: req.mode.at } : {}) };
   return {
     command: [req.claude],
     underDoppler: false,

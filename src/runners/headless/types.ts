@@ -57,6 +57,8 @@ export interface HeadlessOptions {
   /** Resume this Claude session id (same id unless fork_session). */
   resume?: string;
   fork_session?: boolean;
+  /** With resume: only the conversation up to and including this entry (the SDK's resumeSessionAt). */
+  resume_at?: string;
   /** The Claude session id of a new session or of a fork (default: a new UUID). */
   claude_session_id?: string;
   /** Deny a permission request nobody answered after this long (default DEFAULT_PERMISSION_TIMEOUT_MS, src/core/modes.ts). */
