@@ -36,6 +36,8 @@ export interface Capabilities {
   prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
   honours: readonly RunnerOption[];
+  /** Options it honours only from a Claude Code version on (measured; older versions refuse them). */
+  since?: Partial<Record<RunnerOption, string>>;
   /** Which options a session's record keeps for resume_session (never one that may hold secrets). */
   keeps: readonly KeepableOption[];
 }

@@ -21,7 +21,7 @@ import { withFileLock } from "../util/flock.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
-import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
+import { checkBackendOptions, checkVersionOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
@@ -264,6 +264,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   }
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
+  checkVersionOptions(runner, allRunners(d), version, input);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 

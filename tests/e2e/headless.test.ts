@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failedTurn, until, type Mcp } from "../helpers/harness.js";
-import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+import { e2eWorld, realClaudeOrSkip, realClaudeVersion, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
 const H = { backend: "headless", permission_mode: "default" } as const;
@@ -66,8 +66,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const listed = await e.connect({ CLAUDE_SESSIONS_MCP_COMMANDS: server });
     try {
       const s = await listed.call("start_session", { cwd, ...H, mcp_servers });
-      if (!s.ok && /unknown option '--await-initialize'/.test(s.error?.message ?? "")) {
-        // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): nothing started either way.
+      if (realClaudeVersion() === "2.1.197") {
+        // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): refused before anything
+        // starts, naming the terminals that honour it on that version.
+        expect(s.error?.code, s.text).toBe("UNSUPPORTED_OPTION");
+        expect(s.error?.message).toMatch(/mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/);
+        expect(s.error?.suggestion).toMatch(/backend: "tmux" or "pty"/);
         expect(existsSync(started)).toBe(false);
         return;
       }

@@ -28,8 +28,8 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "headless", "agent"], serverEnv: { CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" } });
-    for (const d of ["tmux", "pty", "headless", "agent"]) {
+    e = await e2eWorld({ dirs: ["tmux", "pty", "headless", "headless-agent", "agent"], serverEnv: { CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" } });
+    for (const d of ["tmux", "pty", "headless", "headless-agent", "agent"]) {
       mkdirSync(join(e.dir(d), ".claude"), { recursive: true });
       writeFileSync(join(e.dir(d), ".claude", "settings.json"), JSON.stringify({ model: PROJECT_MODEL }));
     }
@@ -50,6 +50,7 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
 
   const CASES = [
     {
+      name: "tmux",
       backend: "tmux",
       options: {
         model: "claude-primary-tmux",
@@ -65,10 +66,17 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       },
     },
     {
+      name: "pty",
       backend: "pty",
       options: { setting_sources: ["user", "local"], effort: "max", tools: ["Read"], agents: { guide: { description: "AGENT-MARKER-pty", prompt: "MAIN-AGENT-MARKER-pty" } }, agent: "guide" },
     },
     {
+      name: "headless-agent",
+      backend: "headless",
+      options: { setting_sources: ["user"], effort: "max", tools: ["Read", "Agent"], agents: { guide: { description: "AGENT-MARKER-headless-agent", prompt: "MAIN-AGENT-MARKER-headless-agent" } }, agent: "guide" },
+    },
+    {
+      name: "headless",
       backend: "headless",
       options: {
         model: "claude-primary-headless",
@@ -85,12 +93,12 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
   ] as const;
 
   for (const c of CASES) {
-    it(`${c.backend}: each option reaches the API as the CLI's own flag`, async () => {
+    it(`${c.name}: each option reaches the API as the CLI's own flag`, async () => {
       const o = c.options as Record<string, unknown>;
-      const s = await m.call("start_session", { cwd: e.dir(c.backend), backend: c.backend, permission_mode: "default", ...o });
+      const s = await m.call("start_session", { cwd: e.dir(c.name), backend: c.backend, permission_mode: "default", ...o });
       expect(s.ok, s.text).toBe(true);
       const id = s.data.session_id as string;
-      const prompt = `first-${c.backend}`;
+      const prompt = `first-${c.name}`;
       const r = await m.callOk("send_message", { session_id: id, message: prompt, timeout_ms: 90_000 });
       expect(r.completed, JSON.stringify(r)).toBe(true);
       const req = await turnOf(prompt);
@@ -99,12 +107,12 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       else expect(req.body?.model).not.toBe(PROJECT_MODEL);
       if (o.fallback_model) expect(e.requestsWith(prompt).some((q) => q.body?.model === o.model)).toBe(true);
       if (o.system_prompt) expect(systemText(req)).toContain(o.system_prompt);
-      if (o.agent) expect(systemText(req)).toContain(`MAIN-AGENT-MARKER-${c.backend}`);
+      if (o.agent) expect(systemText(req)).toContain(`MAIN-AGENT-MARKER-${c.name}`);
       expect(effortOf(req)).toBe(o.effort);
       const offered = toolNames(req);
       for (const t of o.tools as string[]) expect(offered).toContain(t);
       for (const t of ["Edit", "Write"]) expect(offered).not.toContain(t);
-      expect(JSON.stringify(req.body)).toContain(`AGENT-MARKER-${c.backend}`);
+      expect(JSON.stringify(req.body)).toContain(`AGENT-MARKER-${c.name}`);
       if (o.betas) expect(String(req.headers["anthropic-beta"])).toContain("context-1m-2025-08-07");
       const dir = join(e.world.stateDir, id);
       if (o.debug) await until(() => existsSync(join(dir, "claude-debug.log")) && statSync(join(dir, "claude-debug.log")).size > 0, 20_000, 100);
@@ -114,7 +122,7 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
         // CLAUDE_SESSIONS_TOOLSETS (a variable the file names) was expanded from the CLI's environment.
         let n = 0;
         const listed = await until(async () => {
-          const text = `mcp-${c.backend}-${n++}`;
+          const text = `mcp-${c.name}-${n++}`;
           await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
           const body = JSON.stringify((await turnOf(text)).body);
           return body.includes("mcp__cs__list_sessions") ? body : undefined;
@@ -130,21 +138,21 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       expect(rec.options).toMatchObject({ effort: o.effort, tools: o.tools, setting_sources: o.setting_sources, ...(o.agent ? { agent: o.agent } : {}), ...(o.debug ? { debug: true } : {}) });
       expect(rec.options).not.toHaveProperty("system_prompt");
       expect(rec.options).not.toHaveProperty("mcp_servers");
-      expect(JSON.stringify(rec.options.agents)).toContain(`AGENT-MARKER-${c.backend}`);
+      expect(JSON.stringify(rec.options.agents)).toContain(`AGENT-MARKER-${c.name}`);
       expect(JSON.stringify(rec.options.agents)).not.toContain("prompt");
 
       // Hibernate and wake: the woken process runs with the same options.
       expect(await m.callOk("kill_session", { session_id: id, hibernate: true })).toMatchObject({ status: "hibernated" });
-      const woke = `woke-${c.backend}`;
+      const woke = `woke-${c.name}`;
       expect(await m.callOk("send_message", { session_id: id, message: woke, timeout_ms: 90_000 })).toMatchObject({ completed: true, woke: true });
       const after = await turnOf(woke);
       expect(effortOf(after)).toBe(o.effort);
       expect(toolNames(after)).not.toContain("Edit");
       if (o.system_prompt) expect(systemText(after)).toContain(o.system_prompt);
-      if (o.agent) expect(systemText(after)).toContain(`MAIN-AGENT-MARKER-${c.backend}`);
+      if (o.agent) expect(systemText(after)).toContain(`MAIN-AGENT-MARKER-${c.name}`);
 
       // A fork runs with them too.
-      const forked = `fork-${c.backend}`;
+      const forked = `fork-${c.name}`;
       const f = await m.callOk("resume_session", { session_id: id, fork: true, message: forked });
       const fr = await turnOf(forked);
       expect(effortOf(fr)).toBe(o.effort);

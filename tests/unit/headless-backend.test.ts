@@ -10,7 +10,7 @@ import { HeadlessHost } from "../../src/runners/headless/host.js";
 import { headlessRunner } from "../../src/runners/headless/runner.js";
 import { TerminalDriver } from "../../src/runners/terminal/driver.js";
 import { terminalRunner } from "../../src/runners/terminal/runner.js";
-import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
+import { checkBackendOptions, checkVersionOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
 import { createLogger } from "../../src/util/log.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 
@@ -39,6 +39,17 @@ describe("headless options", () => {
     expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1, mcp_servers: {} }, false)).not.toThrow();
     // Only runners this server has are named: with no headless runner, nobody honours output_schema.
     expect(() => checkBackendOptions(runners.tmux, [runners.tmux], { output_schema: {} }, false)).toThrow(/honoured by no backend of this server/);
+  });
+
+  it("an option a CLI version is too old for on a backend is UNSUPPORTED_OPTION naming the version and the backends that take it", () => {
+    const input = { mcp_servers: { s: { type: "http" as const, url: "https://h.example/mcp" } } };
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", input)).toThrow(
+      expect.objectContaining({ code: "UNSUPPORTED_OPTION", message: expect.stringMatching(/mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/) }),
+    );
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", input)).toThrow(expect.objectContaining({ suggestion: expect.stringMatching(/backend: "tmux" or "pty"/) }));
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.330", input)).not.toThrow();
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", {})).not.toThrow();
+    expect(() => checkVersionOptions(runners.tmux, all, "2.1.197", input)).not.toThrow();
   });
 
   it("stores the SDK options but never mcp_servers (their env and headers may hold secrets); a take-over to a terminal drops them", () => {

@@ -20,6 +20,8 @@ export const HEADLESS_CAPS: Capabilities = {
   prompts: "message",
   // resume_at: the CLI honours --resume-session-at in print mode only (measured: docs/configuration.md).
   honours: [...CLAUDE_OPTIONS, "resume_at"],
+  // 2.1.197 has no `--await-initialize` (the SDK's delivery of mcp_servers over stdin); 2.1.330 has.
+  since: { mcp_servers: "2.1.330" },
   // mcp_servers never: their env and headers may hold secrets.
   keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema", "effort", "agents", "agent", "tools", "betas", "debug"],
 };
