@@ -68,12 +68,12 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
     {
       name: "pty",
       backend: "pty",
-      options: { setting_sources: ["user", "local"], effort: "max", tools: ["Read"], agents: { guide: { description: "AGENT-MARKER-pty", prompt: "MAIN-AGENT-MARKER-pty" } }, agent: "guide" },
+      options: { append_system_prompt: "APPEND-MARKER-pty", setting_sources: ["user", "local"], effort: "max", tools: ["Read"], agents: { guide: { description: "AGENT-MARKER-pty", prompt: "MAIN-AGENT-MARKER-pty" } }, agent: "guide" },
     },
     {
       name: "headless-agent",
       backend: "headless",
-      options: { setting_sources: ["user"], effort: "max", tools: ["Read", "Agent"], agents: { guide: { description: "AGENT-MARKER-headless-agent", prompt: "MAIN-AGENT-MARKER-headless-agent" } }, agent: "guide" },
+      options: { append_system_prompt: "APPEND-MARKER-headless-agent", setting_sources: ["user"], effort: "max", tools: ["Read", "Agent"], agents: { guide: { description: "AGENT-MARKER-headless-agent", prompt: "MAIN-AGENT-MARKER-headless-agent" } }, agent: "guide" },
     },
     {
       name: "headless",
@@ -107,6 +107,7 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       else expect(req.body?.model).not.toBe(PROJECT_MODEL);
       if (o.fallback_model) expect(e.requestsWith(prompt).some((q) => q.body?.model === o.model)).toBe(true);
       if (o.system_prompt) expect(systemText(req)).toContain(o.system_prompt);
+      if (o.append_system_prompt) expect(systemText(req)).toContain(o.append_system_prompt);
       if (o.agent) expect(systemText(req)).toContain(`MAIN-AGENT-MARKER-${c.name}`);
       expect(effortOf(req)).toBe(o.effort);
       const offered = toolNames(req);
