@@ -93,7 +93,7 @@ export const getConversationInput = z
 export const getConversationOutput = z.object({
   conversation: conversationInfo.extend({ model_usage: z.record(z.string(), historyUsage) }),
   items: z.array(
-    z.object({ index: z.number(), role: z.enum(["user", "assistant"]), text: z.string(), truncated: z.boolean().optional(), time: z.string().nullable(), tools: z.array(toolCall).optional() }),
+    z.object({ index: z.number(), role: z.enum(["user", "assistant"]), text: z.string(), truncated: z.boolean().optional(), time: z.string().nullable(), tools: z.array(toolCall).optional(), uuid: z.string().optional().describe("resume_session resume_at") }),
   ),
   next_cursor: z.string().nullable(),
   prev_cursor: z.string().nullable(),

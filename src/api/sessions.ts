@@ -4,7 +4,7 @@ import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
 import { addressFields, backend, blockedScreen, doppler, env, idempotencyField, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
-import { headlessOptionFields } from "./headless.js";
+import { claudeOptionFields, resumeClaudeOptionFields } from "./headless.js";
 
 const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 
@@ -51,7 +51,7 @@ export const startInput = z
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
-    ...headlessOptionFields,
+    ...claudeOptionFields,
     node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
     ...idempotencyField,
   })
@@ -85,6 +85,7 @@ export const resumeInput = z
     cwd: z.string().min(1).max(4096).optional().describe("Default: the session's."),
     message: z.string().optional(),
     fork: z.boolean().optional(),
+    resume_at: z.string().uuid().optional().describe("headless: from this message (get_conversation uuid)."),
     // start_session's own fields (listed once): given ones replace the stored ones, for later resumes too.
     model: startInput.shape.model,
     permission_mode: startInput.shape.permission_mode,
@@ -98,7 +99,7 @@ export const resumeInput = z
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
     ...dopplerFlat,
-    ...headlessOptionFields,
+    ...resumeClaudeOptionFields,
     ...idempotencyField,
   })
   .strict();

@@ -14,7 +14,8 @@ export interface ClaudeOptions {
   disallowed_tools?: string[];
 }
 
-export type LaunchMode = { kind: "new"; claudeSessionId: string } | { kind: "resume"; resumeId: string; fork?: { newId: string } };
+/** `at`: only the conversation up to and including this transcript entry (headless only: the SDK's resumeSessionAt). */
+export type LaunchMode = { kind: "new"; claudeSessionId: string } | { kind: "resume"; resumeId: string; fork?: { newId: string }; at?: string };
 
 /**
  * Every option with a value is one `--flag=value` argument, so a value that starts with "-" can never be

@@ -3,12 +3,33 @@
  * CLAUDE_CONFIG_DIR or ~/.claude) from a byte
  * cursor. The line format is parsed in transcript-line.ts.
  */
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readFrom } from "../util/files.js";
 import { parseTranscriptLine, type Block } from "./transcript-line.js";
 
 export function transcriptPath(configDir: string, cwd: string, claudeSessionId: string): string {
   return join(configDir, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"), `${claudeSessionId}.jsonl`);
+}
+
+/** Whether the transcript at `path` has a conversation entry (a user or assistant line) with this uuid. */
+export async function hasEntry(path: string, uuid: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return false;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.includes(uuid)) continue;
+    try {
+      const l = JSON.parse(line) as { uuid?: unknown; type?: unknown };
+      if (l.uuid === uuid && (l.type === "user" || l.type === "assistant")) return true;
+    } catch {
+      // a line being written
+    }
+  }
+  return false;
 }
 
 export interface TranscriptItem {

@@ -4,6 +4,7 @@
  */
 export const ERROR_CODES = [
   "INVALID_ARGUMENT",
+  "UNSUPPORTED_OPTION",
   "SESSION_NOT_FOUND",
   "SESSION_BUSY",
   "SESSION_NOT_READY",
@@ -35,6 +36,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "S
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
+  UNSUPPORTED_OPTION: "Use the backend (or Claude Code version) the message names, or leave the option out.",
   SESSION_NOT_FOUND: "Call list_sessions to see the known session ids.",
   SESSION_BUSY: "Call wait_for_completion first, or pass queue: true to queue the message.",
   SESSION_NOT_READY: "Wait for the session to become ready (wait_for_completion), then try again.",

@@ -125,6 +125,8 @@ export interface ConversationItem {
   truncated?: boolean;
   time: string | null;
   tools?: ToolCall[];
+  /** The message's last transcript entry (what resume_session resume_at takes). */
+  uuid?: string;
 }
 
 export interface GetArgs {
@@ -168,8 +170,8 @@ export function getConversation(db: DatabaseSync, args: GetArgs): ConversationPa
   const [dir, seq] = args.cursor ? decodeCursor(args.cursor, itemCursor) : args.from === "end" ? (["before", Number.MAX_SAFE_INTEGER] as const) : (["after", 0] as const);
   const sql =
     dir === "after"
-      ? "SELECT seq, role, text, tools, at FROM items WHERE conv = ? AND seq > ? ORDER BY seq ASC LIMIT ?"
-      : "SELECT seq, role, text, tools, at FROM items WHERE conv = ? AND seq < ? ORDER BY seq DESC LIMIT ?";
+      ? "SELECT seq, role, text, tools, at, uuid FROM items WHERE conv = ? AND seq > ? ORDER BY seq ASC LIMIT ?"
+      : "SELECT seq, role, text, tools, at, uuid FROM items WHERE conv = ? AND seq < ? ORDER BY seq DESC LIMIT ?";
   const rows = db.prepare(sql).all(id, seq, limit);
   if (dir === "before") rows.reverse();
   const items = rows.map((x): ConversationItem => {
@@ -178,6 +180,7 @@ export function getConversation(db: DatabaseSync, args: GetArgs): ConversationPa
     if (text.length > maxChars) item.truncated = true;
     const tools = toolsOf(x.tools);
     if (tools) item.tools = tools;
+    if (typeof x.uuid === "string") item.uuid = x.uuid;
     return item;
   });
   const bounds = db.prepare("SELECT min(seq) AS lo, max(seq) AS hi FROM items WHERE conv = ?").get(id) ?? {};

@@ -48,6 +48,8 @@ export interface ConversationPlan extends PlanBase {
   claude_session_id: string;
   resume_id?: string;
   fork?: boolean;
+  /** Resume only up to and including this transcript entry. */
+  resume_at?: string;
   options: LaunchOptions;
   /** The session layer's fold and waiters of `eventsPath`. */
   live: LiveSession;

@@ -2,7 +2,7 @@
  * A Runner is one way of running sessions: where the process lives (its host), how the conversation is held (its
  * driver), and what it can do (its capabilities). The session layer asks capabilities; it never names a kind.
  */
-import { HEADLESS_ONLY } from "../api/index.js";
+import { CLAUDE_OPTIONS } from "../api/index.js";
 import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../claude/launch.js";
 import type { BackendKind } from "../core/events.js";
 import type { LiveSession } from "../events/live.js";
@@ -12,11 +12,11 @@ import type { PromptInput } from "./prompt.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
-export const RUNNER_OPTIONS = [...HEADLESS_ONLY, "doppler"] as const;
+export const RUNNER_OPTIONS = [...CLAUDE_OPTIONS, "doppler", "resume_at"] as const;
 export type RunnerOption = (typeof RUNNER_OPTIONS)[number];
 
 /** Options a runner may keep in a session's record for resume_session: its own, and the limits it applies itself. */
-export const KEEPABLE_OPTIONS = ["max_turns", "max_budget_usd", ...HEADLESS_ONLY.filter((k) => k !== "mcp_servers")] as const;
+export const KEEPABLE_OPTIONS = ["max_turns", "max_budget_usd", ...CLAUDE_OPTIONS.filter((k) => k !== "mcp_servers")] as const;
 export type KeepableOption = (typeof KEEPABLE_OPTIONS)[number];
 
 export interface Capabilities {
@@ -38,6 +38,8 @@ export interface Capabilities {
   prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
   honours: readonly RunnerOption[];
+  /** Options it honours only from a Claude Code version on (measured; older versions refuse them). */
+  since?: Partial<Record<RunnerOption, string>>;
   /** Which options a session's record keeps for resume_session (never one that may hold secrets). */
   keeps: readonly KeepableOption[];
 }

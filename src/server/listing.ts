@@ -3,7 +3,8 @@
  * The zod schemas keep every bound and check (the server validates each call and result with them); the listing
  * keeps what a model needs to call a tool right — types, enums, required fields, non-false defaults and
  * descriptions — and leaves out what only validation needs (string lengths, array sizes, number bounds, patterns,
- * formats, additionalProperties: false). A field described once means the same everywhere: a later tool of the same
+ * formats, additionalProperties: false or {}, an enum's type "string", and the values' {type: "object"} of an object
+ * argument whose description gives their shape). A field described once means the same everywhere: a later tool of the same
  * listing with the same field and schema lists it as {} (the tool's description names the tool that describes it).
  * Results list their required fields and a few key ones (listed-results.ts) with types only; the tool's
  * description says the full result is in the text copy and the README. No $ref: each tool's schema stands alone,
@@ -45,6 +46,10 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
     if (isOutput && (k === "description" || k === "enum" || k === "const")) continue;
     // A result is the server's: a client must not reject one because a newer server added a field.
     if (isOutput && k === "additionalProperties" && v === false) continue;
+    // An enum of strings says the type already.
+    if (!isOutput && k === "type" && v === "string" && Array.isArray(src.enum) && src.enum.every((e) => typeof e === "string")) continue;
+    // Any value is what JSON Schema assumes already; a described object argument's description gives its values' shape.
+    if (!isOutput && k === "additionalProperties" && isAnyOrObject(v) && (Object.keys(v as Json).length === 0 || (depth > 1 && typeof src.description === "string"))) continue;
     if (k === "properties" && typeof v === "object" && v !== null) {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, compact(s, isOutput, depth + 1)]));
     } else if ((k === "items" || k === "additionalProperties") && typeof v === "object" && v !== null) {
@@ -59,6 +64,13 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
     return { ...rest, ...(anyOf[0] as Json) };
   }
   return out;
+}
+
+/** `{}` or `{type: "object"}` with nothing else. */
+function isAnyOrObject(v: unknown): boolean {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  return keys.length === 0 || (keys.length === 1 && (v as Json).type === "object");
 }
 
 /** Alternatives that became the same once compacted are listed once. */
@@ -102,7 +114,7 @@ function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<
 }
 
 /** Said by a tool whose result has fields the listing leaves out. */
-const MORE = "Full result: text, README.";
+const MORE = "Full result: text copy.";
 
 export interface ListedTool {
   name: string;

@@ -3,7 +3,7 @@
  * PERMISSION_DENIED naming the server variable that would allow it; nothing is made or run before them.
  *   - setup_command: its program must be in CLAUDE_SESSIONS_SETUP_COMMANDS (matched on the resolved path); the
  *     string form also needs CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1 (and /bin/sh in the list).
- *   - headless mcp_servers with a command: CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1, or the command in
+ *   - mcp_servers (every backend) with a command: CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1, or the command in
  *     CLAUDE_SESSIONS_MCP_COMMANDS; http/sse servers start nothing here.
  *   - env: variables that choose what runs (REFUSED_ENV) only when CLAUDE_SESSIONS_ALLOW_ENV names them.
  *   - trust_workspace: refused when CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0; a headless start in a folder Claude
@@ -172,10 +172,13 @@ export function checkMcpServers<T extends Record<string, McpServer>>(cfg: Config
 
 /**
  * Options that widen what Claude may do without asking: a permission mode the operator did not list
- * (CLAUDE_SESSIONS_PERMISSION_MODES), allowed_tools (CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0 refuses it) and add_dirs
- * (CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0). bypassPermissions also needs CLAUDE_SESSIONS_ALLOW_BYPASS (checks.ts).
+ * (CLAUDE_SESSIONS_PERMISSION_MODES), allowed_tools and agents with their own tools (CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0
+ * refuses both) and add_dirs (CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0). bypassPermissions also needs CLAUDE_SESSIONS_ALLOW_BYPASS (checks.ts).
  */
-export function checkWidening(cfg: Config, o: { permission_mode?: string | undefined; allowed_tools?: string[] | undefined; add_dirs?: string[] | undefined; trust_workspace?: boolean | undefined }): void {
+export function checkWidening(
+  cfg: Config,
+  o: { permission_mode?: string | undefined; allowed_tools?: string[] | undefined; add_dirs?: string[] | undefined; trust_workspace?: boolean | undefined; agents?: Record<string, { tools?: string[] | undefined }> | undefined },
+): void {
   checkTrustWorkspace(cfg, o.trust_workspace);
   const deny = (what: string, variable: string, suggestion: string) => {
     throw new SessionError("PERMISSION_DENIED", `${what} is turned off for callers on this server.`, { suggestion, details: { variable } });
@@ -184,6 +187,9 @@ export function checkWidening(cfg: Config, o: { permission_mode?: string | undef
     deny(`permission_mode ${o.permission_mode}`, "CLAUDE_SESSIONS_PERMISSION_MODES", `Use one of ${cfg.permissionModes.join(", ") || "(none)"}, or ask the operator to add it to CLAUDE_SESSIONS_PERMISSION_MODES.`);
   }
   if (o.allowed_tools?.length && !cfg.allowToolRules) deny("allowed_tools (tools Claude may use without asking)", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES", "Leave allowed_tools out (answer permission requests with respond_permission), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.");
+  // A sub-agent's own tool list is a tool grant like allowed_tools: the same switch turns both off.
+  const tooled = Object.entries(o.agents ?? {}).find(([, a]) => a.tools?.length);
+  if (tooled && !cfg.allowToolRules) deny(`agents.${tooled[0]}.tools (a sub-agent's own tool set)`, "CLAUDE_SESSIONS_ALLOW_TOOL_RULES", "Leave the agents' tools out (they then have the session's), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.");
   if (o.add_dirs?.length && !cfg.allowAddDirs) deny("add_dirs (more folders Claude may read and edit)", "CLAUDE_SESSIONS_ALLOW_ADD_DIRS", "Leave add_dirs out, or ask the operator to unset CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0.");
 }
 

@@ -17,7 +17,7 @@ import { newRecord, type SessionRecord } from "../store/schema.js";
 import { briefText } from "../runners/terminal/screens.js";
 import { assertOwnedScript, createOwnedFile } from "../util/owned.js";
 import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "./checks.js";
-import { checkBackendOptions, storedHeadlessOptions, transientOptions } from "./backend-options.js";
+import { checkBackendOptions, checkVersionOptions, needsVersion, storedHeadlessOptions, transientOptions } from "./backend-options.js";
 import { checkBudgetModels } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { timeLeftMs } from "./deadline.js";
@@ -73,6 +73,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
+  if (needsVersion(runner, input)) checkVersionOptions(runner, allRunners(d), await version, input);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
   const addDirs: Array<[string, string]> = [];
   for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
@@ -200,7 +201,7 @@ export function teamOf(r: SessionRecord): { lead: boolean } | undefined {
 /** The runner's plan, with the member server's files (written by launch() before the spawn). */
 export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
   const plan = runner.plan(req);
-  return req.member ? { ...plan, files: req.member.files } : plan;
+  return req.member ? { ...plan, files: [...(plan.files ?? []), ...req.member.files] } : plan;
 }
 
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */

@@ -67,10 +67,11 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
 }
 
 /** A stored record without argv (which holds an appended system prompt) and environment names, unless `sensitive`. */
-export function redactRecord(r: SessionRecord, sensitive: boolean): Omit<SessionRecord, "command" | "args" | "env_names"> & Partial<Pick<SessionRecord, "command" | "args" | "env_names">> {
+export function redactRecord(r: SessionRecord, sensitive: boolean): Omit<SessionRecord, "command" | "args" | "env_names" | "options"> & { options: Record<string, unknown> } & Partial<Pick<SessionRecord, "command" | "args" | "env_names">> {
   if (sensitive) return r;
   const { command: _c, args: _a, env_names: _e, ...rest } = r;
-  // The system prompts a caller gave are the caller's text, as sensitive as argv: only with include_sensitive.
-  const { append_system_prompt: _p, system_prompt: _s, ...options } = r.options;
-  return { ...rest, options };
+  // The system prompts a caller gave (its sub-agents' too) are the caller's text, as sensitive as argv: only with include_sensitive.
+  const { append_system_prompt: _p, system_prompt: _s, agents, ...options } = r.options;
+  const shown = agents ? { agents: Object.fromEntries(Object.entries(agents).map(([n, { prompt: _a, ...a }]) => [n, a])) } : {};
+  return { ...rest, options: { ...options, ...shown } };
 }

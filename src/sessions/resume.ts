@@ -7,7 +7,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../claude/launch.js";
-import { transcriptPath } from "../claude/transcript.js";
+import { hasEntry, transcriptPath } from "../claude/transcript.js";
 import type { PermissionModeName } from "../core/modes.js";
 import type { LaunchOptions, LaunchPlan as RunnerPlan } from "../runners/runner.js";
 import type { StoredOptions } from "../store/options.js";
@@ -21,7 +21,7 @@ import { withFileLock } from "../util/flock.js";
 import { endTree, sessionTag, sessionTree } from "../util/proctree.js";
 import { assertOwnedScript, isSameFile } from "../util/owned.js";
 import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "./checks.js";
-import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
+import { checkBackendOptions, checkVersionOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
 import { pickClaudeOptions } from "./claude-options.js";
@@ -96,7 +96,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
  */
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
   const fresh = await neverPrompted(d, rec);
-  const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id };
+  const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
   const plan = await planLaunch(d, rec, input, env, mode, ctx);
   const { options, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
@@ -157,7 +157,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
   const newClaudeId = randomUUID();
   const id = newSessionId();
-  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId } }, ctx, id);
+  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, ctx, id);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
@@ -243,6 +243,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const claude = claudeBinary(d.cfg);
   const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
   checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
+  if (mode.kind === "resume" && mode.at) await checkResumeAt(d, rec, mode.resumeId, mode.at);
   // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
   if (forId === rec.session_id) checkResumeBudget(rec, input);
   else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? rec.options.fallback_model]);
@@ -261,7 +262,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   await assertInRoots(d.cfg, ctx, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  checkWidening(d.cfg, opts);
+  checkWidening(d.cfg, { ...opts, agents: options.agents });
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   // A trust_workspace stored before the operator turned it off is not acted on.
   const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
@@ -273,6 +274,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   }
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
+  checkVersionOptions(runner, allRunners(d), version, input);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 
@@ -289,6 +291,15 @@ async function neverPrompted(d: Deps, rec: SessionRecord): Promise<boolean> {
     () => true,
     () => false,
   ));
+}
+
+/** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */
+async function checkResumeAt(d: Deps, rec: SessionRecord, claudeId: string, at: string): Promise<void> {
+  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(d.cfg.claudeConfigDir, rec.cwd, claudeId);
+  if (await hasEntry(path, at)) return;
+  throw new SessionError("INVALID_ARGUMENT", `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`, {
+    suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,
+  });
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */

@@ -13,6 +13,7 @@ const json: z.ZodType<Json> = z.lazy(() => z.union([z.string(), z.number(), z.bo
 const kept = <T extends z.ZodType>(t: T) => t.optional().catch(undefined);
 
 export const SETTING_SOURCES = ["user", "project", "local"] as const;
+export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
 
 export const StoredOptionsSchema = z.object({
   // Claude's own (argv on a terminal, the SDK's options headless).
@@ -30,7 +31,7 @@ export const StoredOptionsSchema = z.object({
   start_fingerprint: kept(z.string()),
   /** The same per option given (a short hash each): an ALREADY_EXISTS names the options that differ. */
   start_fields: kept(z.record(z.string(), z.string())),
-  // What a runner with its own turn limit and the SDK's options keeps (headless).
+  // What a runner keeps of its own options (caps.keeps): headless its turn limit and all of these, a terminal most.
   max_turns: kept(z.number().int()),
   max_budget_usd: kept(z.number()),
   system_prompt: kept(z.string()),
@@ -38,6 +39,13 @@ export const StoredOptionsSchema = z.object({
   strict_mcp_config: kept(z.boolean()),
   setting_sources: kept(z.array(z.enum(SETTING_SOURCES))),
   output_schema: kept(z.record(z.string(), json)),
+  // Claude's own, on every backend that honours them (runners' caps.keeps).
+  effort: kept(z.enum(EFFORTS)),
+  agents: kept(z.record(z.string(), z.object({ description: z.string(), prompt: z.string(), tools: z.array(z.string()).optional(), disallowed_tools: z.array(z.string()).optional(), model: z.string().optional() }))),
+  agent: kept(z.string().min(1)),
+  tools: kept(z.array(z.string())),
+  betas: kept(z.array(z.enum(["context-1m-2025-08-07"]))),
+  debug: kept(z.boolean()),
 });
 
 export type StoredOptions = z.infer<typeof StoredOptionsSchema>;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failedTurn, until, type Mcp } from "../helpers/harness.js";
-import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+import { e2eWorld, realClaudeOrSkip, realClaudeVersion, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip();
 const H = { backend: "headless", permission_mode: "default" } as const;
@@ -66,8 +66,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const listed = await e.connect({ CLAUDE_SESSIONS_MCP_COMMANDS: server });
     try {
       const s = await listed.call("start_session", { cwd, ...H, mcp_servers });
-      if (!s.ok && /unknown option '--await-initialize'/.test(s.error?.message ?? "")) {
-        // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): nothing started either way.
+      if (realClaudeVersion() === "2.1.197") {
+        // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): refused before anything
+        // starts, naming the terminals that honour it on that version.
+        expect(s.error?.code, s.text).toBe("UNSUPPORTED_OPTION");
+        expect(s.error?.message).toMatch(/mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/);
+        expect(s.error?.suggestion).toMatch(/backend: "tmux" or "pty"/);
         expect(existsSync(started)).toBe(false);
         return;
       }
@@ -203,13 +207,13 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   });
 
   it("headless-only options are refused on tmux, and doppler on headless, naming the backend that can", async () => {
-    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, system_prompt: "x" });
+    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, betas: ["context-1m-2025-08-07"] });
     expect(t.ok).toBe(false);
-    expect(t.error?.code).toBe("INVALID_ARGUMENT");
-    expect(t.text).toMatch(/system_prompt, output_schema are honoured by the headless backend only/);
+    expect(t.error?.code).toBe("UNSUPPORTED_OPTION");
+    expect(t.text).toMatch(/output_schema, betas are honoured by the headless backend only/);
     const d = await m.call("start_session", { cwd: e.dir("refuse"), backend: "headless", doppler: { project: "p" } });
     expect(d.ok).toBe(false);
-    expect(d.error?.code).toBe("INVALID_ARGUMENT");
+    expect(d.error?.code).toBe("UNSUPPORTED_OPTION");
     expect(d.text).toMatch(/tmux and pty/);
   });
 

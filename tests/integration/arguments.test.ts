@@ -178,12 +178,30 @@ const START: Record<string, Row> = {
   fallback_model: none(TEXT),
   mcp_servers: {
     effect: "program",
-    gate: "headless: a stdio server (command) needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or its command in CLAUDE_SESSIONS_MCP_COMMANDS; http/sse start nothing",
-    probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.work, backend: "headless", mcp_servers: { x: { command: "/bin/sh", args: ["-c", `touch ${c.sentinel}`] } } }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_MCP_SERVERS"),
+    gate: "every backend: a stdio server (command) needs CLAUDE_SESSIONS_ALLOW_MCP_SERVERS or its command in CLAUDE_SESSIONS_MCP_COMMANDS; http/sse start nothing; env/header values reach the CLI through its environment only",
+    probe: async (c) => {
+      for (const backend of ["headless", "tmux"] as const) {
+        await refused(c.m.call("start_session", { cwd: c.w.work, backend, mcp_servers: { x: { command: "/bin/sh", args: ["-c", `touch ${c.sentinel}`] } } }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_MCP_SERVERS");
+      }
+    },
   },
   strict_mcp_config: none("only narrows which MCP servers load"),
-  setting_sources: none("only narrows which settings files load (default: all)"),
+  setting_sources: none("only narrows which settings files load (default: all; a project's hooks load only in a folder Claude Code trusts)"),
   output_schema: none("a JSON schema for the answer"),
+  effort: none("one of the CLI's effort levels (an enum)"),
+  agents: {
+    effect: "widen",
+    gate: "a sub-agent's own tools: CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0 refuses them; no hooks, MCP servers or permission mode of its own (the schema refuses those fields); its text is the model's (a --flag=value argument or the SDK's option)",
+    probe: async (c) => {
+      const s = await c.server({ CLAUDE_SESSIONS_ALLOW_TOOL_RULES: "0" });
+      await refused(s.call("start_session", { cwd: c.w.dir("tools"), agents: { rev: { description: "d", prompt: "p", tools: ["Bash"] } } }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES");
+      await refused(c.m.call("start_session", { cwd: c.w.dir("tools"), agents: { rev: { description: "d", prompt: "p", hooks: { Stop: [] } } as never } }), "INVALID_ARGUMENT");
+    },
+  },
+  agent: none("names a sub-agent (a validated name)"),
+  tools: none("only narrows the built-in tool set"),
+  betas: none("one of the SDK's beta headers (an enum)"),
+  debug: { effect: "file", gate: "Claude's debug log goes to the session's own directory (<state>/<id>/claude-debug.log), never a path the caller names", coveredBy: "tests/e2e/options.test.ts (the debug log in the session's directory)" },
 };
 
 function sameAs(tool: string, arg: string, extra?: (c: Ctx) => Promise<void>): Row {
@@ -227,6 +245,11 @@ const TABLE: Record<string, Record<string, Row>> = {
       probe: async (c) => refused(c.m.call("resume_session", { session_id: await c.ended(), message: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
     },
     fork: none("a boolean: a new session from the conversation so far"),
+    resume_at: {
+      effect: "none",
+      gate: "a uuid (schema) that must be a message of the conversation's transcript (read, never written); the SDK's resumeSessionAt",
+      probe: async (c) => refused(c.m.call("resume_session", { session_id: await c.ended(), resume_at: "0b7cf3a2-5a52-4a40-9a4e-3f3c1b7c8d11", backend: "headless" }), "INVALID_ARGUMENT", "get_conversation"),
+    },
     model: START.model!,
     append_system_prompt: START.append_system_prompt!,
     disallowed_tools: START.disallowed_tools!,

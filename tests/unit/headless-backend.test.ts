@@ -10,7 +10,7 @@ import { HeadlessHost } from "../../src/runners/headless/host.js";
 import { headlessRunner } from "../../src/runners/headless/runner.js";
 import { TerminalDriver } from "../../src/runners/terminal/driver.js";
 import { terminalRunner } from "../../src/runners/terminal/runner.js";
-import { checkBackendOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
+import { checkBackendOptions, checkVersionOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
 import { createLogger } from "../../src/util/log.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 
@@ -24,15 +24,32 @@ const runners = { tmux: terminal("tmux"), pty: terminal("pty"), headless: headle
 const all = Object.values(runners);
 
 describe("headless options", () => {
-  it("a headless-only option on tmux or pty is refused, naming the backend that honours it; doppler on headless too", () => {
+  it("a headless-only option on tmux or pty is UNSUPPORTED_OPTION, naming the backend that honours it; doppler on headless too", () => {
     for (const kind of ["tmux", "pty"] as const) {
-      expect(() => checkBackendOptions(runners[kind], all, { output_schema: { type: "object" }, system_prompt: "x" }, false)).toThrow(/system_prompt, output_schema are honoured by the headless backend only/);
+      expect(() => checkBackendOptions(runners[kind], all, { output_schema: { type: "object" }, betas: ["context-1m-2025-08-07"] }, false)).toThrow(
+        expect.objectContaining({ code: "UNSUPPORTED_OPTION", message: expect.stringMatching(/output_schema, betas are honoured by the headless backend only/) }),
+      );
       expect(() => checkBackendOptions(runners[kind], all, { max_turns: 3 }, true)).not.toThrow();
+      // What the interactive CLI honours (measured: docs/configuration.md) is taken on a terminal.
+      const terminalToo = { system_prompt: "x", fallback_model: "f", mcp_servers: {}, strict_mcp_config: true, setting_sources: ["user" as const], effort: "low" as const, agents: {}, agent: "a", tools: [], debug: true };
+      expect(() => checkBackendOptions(runners[kind], all, terminalToo, false)).not.toThrow();
+      expect(() => checkBackendOptions(runners.headless, all, terminalToo, false)).not.toThrow();
     }
-    expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1 }, true)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/tmux and pty/) }));
+    expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1 }, true)).toThrow(expect.objectContaining({ code: "UNSUPPORTED_OPTION", message: expect.stringMatching(/tmux and pty/) }));
     expect(() => checkBackendOptions(runners.headless, all, { max_budget_usd: 1, mcp_servers: {} }, false)).not.toThrow();
-    // Only runners this server has are named: with no headless runner, nobody honours system_prompt.
-    expect(() => checkBackendOptions(runners.tmux, [runners.tmux], { system_prompt: "x" }, false)).toThrow(/honoured by no backend of this server/);
+    // Only runners this server has are named: with no headless runner, nobody honours output_schema.
+    expect(() => checkBackendOptions(runners.tmux, [runners.tmux], { output_schema: {} }, false)).toThrow(/honoured by no backend of this server/);
+  });
+
+  it("an option a CLI version is too old for on a backend is UNSUPPORTED_OPTION naming the version and the backends that take it", () => {
+    const input = { mcp_servers: { s: { type: "http" as const, url: "https://h.example/mcp" } } };
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", input)).toThrow(
+      expect.objectContaining({ code: "UNSUPPORTED_OPTION", message: expect.stringMatching(/mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/) }),
+    );
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", input)).toThrow(expect.objectContaining({ suggestion: expect.stringMatching(/backend: "tmux" or "pty"/) }));
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.330", input)).not.toThrow();
+    expect(() => checkVersionOptions(runners.headless, all, "2.1.197", {})).not.toThrow();
+    expect(() => checkVersionOptions(runners.tmux, all, "2.1.197", input)).not.toThrow();
   });
 
   it("stores the SDK options but never mcp_servers (their env and headers may hold secrets); a take-over to a terminal drops them", () => {
@@ -40,9 +57,10 @@ describe("headless options", () => {
     const stored = storedHeadlessOptions(runners.headless, input);
     expect(stored).toEqual({ max_turns: 2, max_budget_usd: 0.5, system_prompt: "be brief", setting_sources: [] });
     expect(JSON.stringify(stored)).not.toContain("secret");
-    expect(storedHeadlessOptions(runners.tmux, input)).toEqual({});
+    // A terminal keeps what it honours, max_turns aside (the server counts a terminal's prompts in the record).
+    expect(storedHeadlessOptions(runners.tmux, input)).toEqual({ system_prompt: "be brief", setting_sources: [] });
     expect(transientOptions(input)).toEqual({ mcp_servers: { s: { command: "srv", env: { TOKEN: "secret" } } } });
-    expect(optionsFor(runners.tmux, { model: "m", ...stored }, {})).toEqual({ model: "m" });
+    expect(optionsFor(runners.tmux, { model: "m", ...stored, output_schema: {} }, {})).toEqual({ model: "m", system_prompt: "be brief", setting_sources: [] });
     expect(optionsFor(runners.headless, { model: "m", max_turns: 2 }, { max_turns: 5, fallback_model: "f" })).toEqual({ model: "m", max_turns: 5, fallback_model: "f" });
   });
 });

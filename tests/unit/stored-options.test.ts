@@ -19,7 +19,8 @@ describe("stored launch options", () => {
     expect(pickClaudeOptions(t)).toEqual({ model: "sonnet", permission_mode: "acceptEdits", add_dirs: ["/work/lib"], allowed_tools: ["Read", "Bash(git:*)"] });
     const h = state.sessions.h0a1b2c3d4!.options;
     expect(h).not.toHaveProperty("an_option_of_a_later_version");
-    expect(h).not.toHaveProperty("effort");
+    // effort was an option of a later version once; this version knows it (issue 31) and keeps it typed.
+    expect(h.effort).toBe("high");
     expect(headlessOptionsOf(h)).toEqual({
       permission_mode: "default",
       append_system_prompt: "be brief",
@@ -30,6 +31,7 @@ describe("stored launch options", () => {
       strict_mcp_config: true,
       setting_sources: ["project"],
       output_schema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+      effort: "high",
     });
   });
 

@@ -43,7 +43,7 @@ describe("tools/list", () => {
     expect(fields).toEqual(expect.arrayContaining(["session_id", "message_sent", "final_state", "response", "pending_permission", "blocked"]));
     expect(fields).not.toContain("session_cost_usd");
     expect(send.outputSchema.additionalProperties).toBeUndefined();
-    expect(send.description).toMatch(/Full result: text, README\./);
+    expect(send.description).toMatch(/Full result: text copy\./);
     for (const [name, keys] of Object.entries(KEY_RESULT_FIELDS)) {
       const shape = (TOOLS.find((t) => t.name === name)!.output as unknown as { shape: Record<string, unknown> }).shape;
       for (const k of keys) expect(shape, `${name}.${k}`).toHaveProperty(k);

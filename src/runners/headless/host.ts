@@ -9,6 +9,7 @@ import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../h
 import type { Logger } from "../../util/log.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
 import { logLine } from "./log-lines.js";
+import { OPTION_FILES } from "../terminal/option-args.js";
 import { headlessOptionsOf } from "./stored.js";
 import { HeadlessSession } from "./session.js";
 
@@ -48,8 +49,10 @@ export class HeadlessHost implements Host<ConversationPlan> {
         claude_path: spec.claude,
         events_path: spec.eventsPath,
         settings_path: join(spec.dir, "settings.json"),
+        ...(spec.options.debug ? { debug_file: join(spec.dir, OPTION_FILES.debug) } : {}),
         hook_script: this.o.hookScript,
         base_env: spec.env,
+        ...(spec.resume_at ? { resume_at: spec.resume_at } : {}),
         ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
         live: spec.live,

@@ -38,6 +38,7 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
       options.forkSession = true;
       options.sessionId = claudeSessionId;
     }
+    if (o.resume_at) options.resumeSessionAt = o.resume_at;
   } else {
     options.sessionId = claudeSessionId;
   }
@@ -64,5 +65,15 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
   if (o.allowed_tools?.length) options.allowedTools = o.allowed_tools;
   if (o.disallowed_tools?.length) options.disallowedTools = o.disallowed_tools;
   if (o.add_dirs?.length) options.additionalDirectories = o.add_dirs;
+  if (o.effort) options.effort = o.effort;
+  if (o.agents) {
+    options.agents = Object.fromEntries(
+      Object.entries(o.agents).map(([name, a]) => [name, { description: a.description, prompt: a.prompt, ...(a.tools ? { tools: a.tools } : {}), ...(a.disallowed_tools ? { disallowedTools: a.disallowed_tools } : {}), ...(a.model ? { model: a.model } : {}) }]),
+    );
+  }
+  if (o.agent) options.agent = o.agent;
+  if (o.tools) options.tools = o.tools;
+  if (o.betas?.length) options.betas = o.betas;
+  if (o.debug_file) options.debugFile = o.debug_file;
   return { options, claudeSessionId };
 }

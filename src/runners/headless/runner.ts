@@ -2,7 +2,7 @@
  * The headless runner: the CLI through the Agent SDK, no terminal; it lives as long as this server. Its plan is a
  * conversation (no argv: the SDK builds the CLI's), run by HeadlessHost on the session layer's fold.
  */
-import { HEADLESS_ONLY } from "../../api/index.js";
+import { CLAUDE_OPTIONS } from "../../api/index.js";
 import { hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
@@ -19,9 +19,12 @@ export const HEADLESS_CAPS: Capabilities = {
   ownTurnLimit: true,
   ownBudget: true,
   prompts: "message",
-  honours: HEADLESS_ONLY,
+  // resume_at: the CLI honours --resume-session-at in print mode only (measured: docs/configuration.md).
+  honours: [...CLAUDE_OPTIONS, "resume_at"],
+  // 2.1.197 has no `--await-initialize` (the SDK's delivery of mcp_servers over stdin); 2.1.330 has.
+  since: { mcp_servers: "2.1.330" },
   // mcp_servers never: their env and headers may hold secrets.
-  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema"],
+  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema", "effort", "agents", "agent", "tools", "betas", "debug"],
 };
 
 export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan {
@@ -29,7 +32,7 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   loadSdk().catch(() => {});
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
-  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork) };
+  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork), ...(req.mode.at ? { resume_at: req.mode.at } : {}) };
   return {
     command: [req.claude],
     underDoppler: false,

@@ -23,5 +23,10 @@ export function headlessOptionsOf(o: LaunchOptions): Launch {
   if (o.allowed_tools?.length) out.allowed_tools = [...o.allowed_tools];
   if (o.disallowed_tools?.length) out.disallowed_tools = [...o.disallowed_tools];
   if (o.add_dirs?.length) out.add_dirs = [...o.add_dirs];
+  if (o.effort) out.effort = o.effort;
+  if (o.agents) out.agents = o.agents;
+  if (o.agent) out.agent = o.agent;
+  if (o.tools) out.tools = [...o.tools];
+  if (o.betas?.length) out.betas = [...o.betas];
   return out;
 }

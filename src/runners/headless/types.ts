@@ -2,7 +2,7 @@
  * The headless engine's public shapes: what a session is started with, what a turn returns, and what a
  * permission request and its answer look like. Field names follow the MCP tools (snake_case).
  */
-import type { McpServerConfig, ModelUsage, SDKMessage, SettingSource } from "@anthropic-ai/claude-agent-sdk";
+import type { EffortLevel, McpServerConfig, ModelUsage, SdkBeta, SDKMessage, SettingSource } from "@anthropic-ai/claude-agent-sdk";
 import type { PermissionModeName } from "../../core/modes.js";
 import type { LiveSession } from "../../events/live.js";
 
@@ -44,9 +44,21 @@ export interface HeadlessOptions {
   allowed_tools?: string[];
   disallowed_tools?: string[];
   add_dirs?: string[];
+  effort?: EffortLevel;
+  /** Custom sub-agents (snake_case fields; the SDK's AgentDefinition once mapped). */
+  agents?: Record<string, { description: string; prompt: string; tools?: string[] | undefined; disallowed_tools?: string[] | undefined; model?: string | undefined }>;
+  /** The main thread's agent. */
+  agent?: string;
+  /** The built-in tool set ([]: none). */
+  tools?: string[];
+  betas?: SdkBeta[];
+  /** Claude's debug log goes to this file (the SDK's debugFile). */
+  debug_file?: string;
   /** Resume this Claude session id (same id unless fork_session). */
   resume?: string;
   fork_session?: boolean;
+  /** With resume: only the conversation up to and including this entry (the SDK's resumeSessionAt). */
+  resume_at?: string;
   /** The Claude session id of a new session or of a fork (default: a new UUID). */
   claude_session_id?: string;
   /** Deny a permission request nobody answered after this long (default DEFAULT_PERMISSION_TIMEOUT_MS, src/core/modes.ts). */

@@ -7,7 +7,13 @@ import { DECISIONS_DIR, hooksSettings } from "../../claude/hooks.js";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
-import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
+import { claudeIdOf, withMemberTools, type Capabilities, type KeepableOption, type LaunchPlan, type LaunchRequest, type Runner, type RunnerOption } from "../runner.js";
+import { terminalOptionArgs } from "./option-args.js";
+
+const TERMINAL_HONOURS = ["doppler", "system_prompt", "fallback_model", "mcp_servers", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly RunnerOption[];
+
+/** What its records keep for resume_session and wake: the options above but doppler (kept apart) and mcp_servers (may hold secrets). */
+const TERMINAL_KEEPS = ["system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly KeepableOption[];
 
 export function terminalCaps(host: TerminalHost): Capabilities {
   return {
@@ -19,8 +25,10 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     ownTurnLimit: false,
     ownBudget: false,
     prompts: "input-box",
-    honours: ["doppler"],
-    keeps: [],
+    // Measured on 2.1.197, 2.1.330 and 2.1.332 (docs/configuration.md): the interactive CLI ignores --json-schema
+    // and --betas (both print mode only), so output_schema and betas are refused here.
+    honours: TERMINAL_HONOURS,
+    keeps: TERMINAL_KEEPS,
   };
 }
 
@@ -29,7 +37,8 @@ export const ARGV_PROMPT_MAX_BYTES = 100_000;
 
 export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
   // A team session's member server: a file the server wrote (its secret is a variable of the environment, never argv).
-  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
+  const extra = terminalOptionArgs(req.dir, req.options);
+  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...extra.args, ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
   // The first prompt as the CLI's positional argument, after `--` (2.1.330 submits it once it is up, byte-exact, with
   // SessionStart first): nothing is typed, so there is no wait for the input box and no paste. It travels in the
   // hand-off file (tmux) or node-pty's argv, never through a shell or tmux's parser; the record's command leaves it out.
@@ -37,7 +46,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   const wrap = (a: string[]) => (req.doppler ? wrapWithDoppler(a, req.doppler) : a);
   const shown = wrap(claudeArgv);
   const argv = carried === undefined ? shown : wrap([...claudeArgv, "--", carried]);
-  const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
+  const env = childEnv(process.env, { ...req.env, ...extra.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
   return {
@@ -45,6 +54,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
     carriesPrompt: carried !== undefined,
     settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
+    files: extra.files,
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
       host.spawn({ id: req.id, dir: req.dir, argv, cwd: req.cwd, env, cols: req.cols, rows: req.rows, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}) }),
