@@ -19,6 +19,7 @@ import { createServer } from "./server/server.js";
 import { killSession } from "./server/tools/kill-session.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
+import { safeText } from "./util/terminal-text.js";
 import { toSessionError } from "./core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
 import { loadNodes } from "./nodes/config.js";
@@ -122,8 +123,9 @@ async function serveHttp(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
+/** Everything the human commands print: control and invisible characters escaped (util/terminal-text.ts). */
 function print(v: unknown): void {
-  process.stdout.write(typeof v === "string" ? v + "\n" : JSON.stringify(v, null, 2) + "\n");
+  process.stdout.write(safeText(typeof v === "string" ? v : JSON.stringify(v, null, 2)) + "\n");
 }
 
 const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMANDS as readonly string[]).includes(cmd);
@@ -185,7 +187,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
         return 0;
       }
       default:
-        process.stderr.write(`unknown command ${JSON.stringify(cmd)}\n\n${HELP}\n`);
+        process.stderr.write(`unknown command ${safeText(JSON.stringify(cmd))}\n\n${HELP}\n`);
         return 2;
     }
   } finally {
@@ -242,6 +244,6 @@ async function main(): Promise<void> {
 
 main().catch((e) => {
   const err = toSessionError(e);
-  process.stderr.write(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}\n`);
+  process.stderr.write(safeText(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}`) + "\n");
   process.exit(1);
 });
