@@ -7,7 +7,7 @@ import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "./util/owned.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { BoundedStdioServerTransport } from "./server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
 import { prefetchVersion } from "./sessions/cli-policy.js";
@@ -61,7 +61,9 @@ async function serve(): Promise<void> {
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
   const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioServerTransport();
+  // What the transport could not take (a line that is no JSON-RPC message, one over the size limit): logged, not fatal.
+  server.onerror = (e) => app.log.warn(`stdio: ${e.message}`);
   let closing = false;
   const shutdown = async (why: string) => {
     if (closing) return;
