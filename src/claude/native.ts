@@ -2,7 +2,7 @@
  * Claude Code's own background sessions (`claude --bg`), through the CLI's public commands only: `claude agents
  * --json --all` lists them, `claude --bg --resume <session> -- <prompt>` continues a stopped one, and `claude attach
  * <id>` opens a running one (sessions/native.ts types into it in a terminal of this server). Nothing here reads the
- * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331.
+ * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331, 2.1.332.
  */
 import { run } from "../util/exec.js";
 
