@@ -7,7 +7,7 @@ import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "./util/owned.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { BoundedStdioServerTransport } from "./server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
 import { prefetchVersion } from "./sessions/cli-policy.js";
@@ -19,6 +19,7 @@ import { createServer } from "./server/server.js";
 import { killSession } from "./server/tools/kill-session.js";
 import { Store } from "./store/store.js";
 import { createLogger } from "./util/log.js";
+import { safeText } from "./util/terminal-text.js";
 import { toSessionError } from "./core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes/cli.js";
 import { loadNodes } from "./nodes/config.js";
@@ -60,7 +61,9 @@ async function serve(): Promise<void> {
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
   const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioServerTransport();
+  // What the transport could not take (a line that is no JSON-RPC message, one over the size limit): logged, not fatal.
+  server.onerror = (e) => app.log.warn(`stdio: ${e.message}`);
   let closing = false;
   const shutdown = async (why: string) => {
     if (closing) return;
@@ -122,8 +125,9 @@ async function serveHttp(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
+/** Everything the human commands print: control and invisible characters escaped (util/terminal-text.ts). */
 function print(v: unknown): void {
-  process.stdout.write(typeof v === "string" ? v + "\n" : JSON.stringify(v, null, 2) + "\n");
+  process.stdout.write(safeText(typeof v === "string" ? v : JSON.stringify(v, null, 2)) + "\n");
 }
 
 const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMANDS as readonly string[]).includes(cmd);
@@ -185,7 +189,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
         return 0;
       }
       default:
-        process.stderr.write(`unknown command ${JSON.stringify(cmd)}\n\n${HELP}\n`);
+        process.stderr.write(`unknown command ${safeText(JSON.stringify(cmd))}\n\n${HELP}\n`);
         return 2;
     }
   } finally {
@@ -242,6 +246,6 @@ async function main(): Promise<void> {
 
 main().catch((e) => {
   const err = toSessionError(e);
-  process.stderr.write(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}\n`);
+  process.stderr.write(safeText(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}`) + "\n");
   process.exit(1);
 });

@@ -10,8 +10,11 @@
  * A key is a model id (matched like the table: lower case, without its date suffix or [1m]) or, ending in "*",
  * a prefix (the longest matching prefix wins). cache_write is the 5-minute cache write; cache_write_1h defaults to
  * it when left out.
+ *
+ * Like nodes.json, the file must be the operator's: a regular file owned by this server's user (or root) and not
+ * writable by group or others — prices decide what budgets allow. At most 1 MiB.
  */
-import { readFileSync } from "node:fs";
+import { readRegularSync } from "./util/files.js";
 import { z } from "zod";
 
 export interface ModelPrice {
@@ -41,11 +44,25 @@ interface Loaded {
 
 let loaded: Loaded | null | undefined;
 
+const MAX_BYTES = 1024 * 1024;
+
 /** Reads and validates a price file; throws an Error naming the file and what is wrong. */
 export function readPriceFile(path: string): Loaded {
+  let read;
+  try {
+    read = readRegularSync(path, MAX_BYTES);
+  } catch (e) {
+    throw new Error(`${PRICES_ENV}=${path}: not a readable JSON file (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const { st } = read;
+  const me = process.getuid?.();
+  if ((me !== undefined && st.uid !== me && st.uid !== 0) || st.mode & 0o022) {
+    throw new Error(`${PRICES_ENV}=${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`);
+  }
+  if (read.truncated) throw new Error(`${PRICES_ENV}=${path}: over ${MAX_BYTES} bytes; a price file is a few entries`);
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(read.data.toString("utf8"));
   } catch (e) {
     throw new Error(`${PRICES_ENV}=${path}: not a readable JSON file (${e instanceof Error ? e.message : String(e)})`);
   }

@@ -11,14 +11,19 @@ export const sessionId = z
   .regex(/^[A-Za-z0-9_-]+$/, "a session id has only letters, digits, '-' and '_'")
   .describe("The id start_session returned.");
 
+/** A team or teammate name is shown in lists, prompts and terminals: no control characters (C0, DEL, C1). */
+const NO_CONTROLS = /^[^\x00-\x1f\x7f-\x9f]*$/;
+const CONTROLS_MSG = "a name has no control characters (C0, DEL or C1)";
 export const teamName = z
   .string()
   .min(1)
-  .max(200);
+  .max(200)
+  .regex(NO_CONTROLS, CONTROLS_MSG);
 export const teammateName = z
   .string()
   .min(1)
   .max(200)
+  .regex(NO_CONTROLS, CONTROLS_MSG)
   .describe("Its name in team_name.");
 
 /**

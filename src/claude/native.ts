@@ -2,7 +2,7 @@
  * Claude Code's own background sessions (`claude --bg`), through the CLI's public commands only: `claude agents
  * --json --all` lists them, `claude --bg --resume <session> -- <prompt>` continues a stopped one, and `claude attach
  * <id>` opens a running one (sessions/native.ts types into it in a terminal of this server). Nothing here reads the
- * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331.
+ * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331, 2.1.332.
  */
 import { run } from "../util/exec.js";
 
@@ -115,16 +115,26 @@ export function backgroundedId(output: string): string | undefined {
 }
 
 /**
- * Continues a stopped background session with a prompt: `claude --bg --resume <session> -- <prompt>`. 2.1.330 and
- * later keep its id and saved options; 2.1.197 carries the conversation over into a new background session with a
- * new id. The prompt goes after `--`, so one that starts with "-" is text, not an option.
+ * Continues a stopped background session with a prompt: `claude --bg --permission-mode <mode> --resume <session> --
+ * <prompt>`. Without options 2.1.330 and later keep its id and saved options (its saved mode too); given the mode,
+ * they carry the conversation into a new background session with a new id, as 2.1.197 always does (measured on
+ * 2.1.330, 2026-11-27). The prompt goes after `--`, so one that starts with "-" is text, not an option.
  */
-export async function resumeInBackground(c: CliRun, claudeSessionId: string, prompt: string): Promise<{ id: string | undefined; output: string }> {
-  if (!UUID.test(claudeSessionId)) throw new Error(`not a conversation id: ${JSON.stringify(claudeSessionId)}`);
-  const r = await run(c.bin, ["--bg", "--resume", claudeSessionId, "--", prompt], { env: c.env, timeoutMs: RESUME_TIMEOUT_MS, ...(c.cwd ? { cwd: c.cwd } : {}) });
+export async function resumeInBackground(c: CliRun, claudeSessionId: string, prompt: string, permissionMode: string): Promise<{ id: string | undefined; output: string }> {
+  const r = await run(c.bin, resumeArgs(claudeSessionId, prompt, permissionMode), { env: c.env, timeoutMs: RESUME_TIMEOUT_MS, ...(c.cwd ? { cwd: c.cwd } : {}) });
   if (r.code !== 0) throw new Error(`claude --bg --resume failed (${said(r)})`);
   const output = r.stdout + r.stderr;
   return { id: backgroundedId(output), output };
+}
+
+/**
+ * argv of `claude --bg --permission-mode <mode> --resume <conversation> -- <prompt>`: the mode given explicitly (the
+ * server's gates chose it), so the prompt never runs in a mode the session saved that this server would refuse.
+ */
+export function resumeArgs(claudeSessionId: string, prompt: string, permissionMode: string): string[] {
+  if (!UUID.test(claudeSessionId)) throw new Error(`not a conversation id: ${JSON.stringify(claudeSessionId)}`);
+  if (!/^[a-zA-Z]+$/.test(permissionMode)) throw new Error(`not a permission mode: ${JSON.stringify(permissionMode)}`);
+  return ["--bg", "--permission-mode", permissionMode, "--resume", claudeSessionId, "--", prompt];
 }
 
 /** argv of `claude attach <id>` (the id checked: it is an argument, never an option). */

@@ -2,7 +2,8 @@
  * Claude Code's folder-trust record, read the way the CLI reads it: its global config file
  * (`$CLAUDE_CONFIG_DIR/.claude.json`, else `$HOME/.claude.json`; the legacy `<config dir>/.config.json` when that
  * one is missing) holds `projects[<absolute dir>].hasTrustDialogAccepted`, and a folder counts as trusted when
- * it or any folder above it has the flag (its own path and its real path, symbolic links followed). The terminal
+ * it or any folder above it has the flag, on its real path (symbolic links followed: a link inside a trusted folder
+ * that leads elsewhere is where it leads, as the CLI itself sees its working directory). The terminal
  * shows its "trust this folder" screen otherwise; a headless CLI shows nothing and runs the folder's settings, so
  * the server asks this before it starts one (sessions/gates.ts).
  */
@@ -66,9 +67,10 @@ export async function isFolderTrusted(dir: string, env: Record<string, string | 
   if (env.CLAUDE_CODE_SANDBOXED) return true;
   const projects = await readProjects(trustRecordFiles(env));
   if (!projects) return false;
-  const abs = resolve(dir);
-  const candidates = new Set([...ancestors(abs), ...ancestors(await realish(abs))]);
-  if (project) for (const p of [resolve(project), await realish(resolve(project))]) candidates.add(p);
+  // The real path only: the CLI works in (and keys the folder by) where a link leads, so a link placed in a trusted
+  // folder must not lend its trust to an untrusted folder elsewhere.
+  const candidates = new Set(ancestors(await realish(resolve(dir))));
+  if (project) candidates.add(await realish(resolve(project)));
   for (const c of candidates) if (projects[c]?.hasTrustDialogAccepted === true) return true;
   return false;
 }

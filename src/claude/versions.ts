@@ -9,7 +9,7 @@ import { run } from "../util/exec.js";
  * oldest: the oldest version the project supports (the newest whose package allows Node 20); pinned: the
  * devDependency the tests run (update it with package.json); newest: the newest version the suites were run on.
  */
-export const TESTED_CLI = { oldest: "2.1.197", pinned: "2.1.330", newest: "2.1.331" } as const;
+export const TESTED_CLI = { oldest: "2.1.197", pinned: "2.1.330", newest: "2.1.332" } as const;
 
 /** "2.1.330" out of `claude --version`'s "2.1.330 (Claude Code)"; undefined when there is none. */
 export function parseCliVersion(out: string): string | undefined {

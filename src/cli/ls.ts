@@ -1,5 +1,6 @@
 /** `claude-sessions ls`: one line per session — node, id, status, backend, cost, cwd, attach command. */
 import type * as api from "../api/index.js";
+import { safeLine } from "../util/terminal-text.js";
 
 type Row = api.ListOutput["sessions"][number];
 
@@ -10,7 +11,7 @@ function cost(s: Row): string {
   return `$${c < 0.01 && c > 0 ? c.toFixed(4) : c.toFixed(2)}`;
 }
 
-/** The lines ls prints (a header first on a terminal). */
+/** The lines ls prints (a header first on a terminal); each field one line, its control characters escaped. */
 export function lsLines(res: api.ListOutput, header: boolean): string[] {
   if (!res.sessions.length) return ["no sessions"];
   const rows = res.sessions.map((s) => [
@@ -22,5 +23,5 @@ export function lsLines(res: api.ListOutput, header: boolean): string[] {
     s.cwd,
     "attach_command" in s ? (s.attach_command ?? "") : "",
   ]);
-  return [...(header ? [["NODE", "SESSION", "STATUS", "BACKEND", "COST", "CWD", "ATTACH"]] : []), ...rows].map((r) => r.join("\t"));
+  return [...(header ? [["NODE", "SESSION", "STATUS", "BACKEND", "COST", "CWD", "ATTACH"]] : []), ...rows].map((r) => r.map(safeLine).join("\t"));
 }

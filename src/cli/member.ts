@@ -9,7 +9,7 @@ import { readdirSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { BoundedStdioServerTransport } from "../server/stdio.js";
 import { LEAD_TOOLS, MEMBER_ENV, MEMBER_SERVER_NAME, MEMBER_TOOL_DEFS, MEMBER_TOOLS, type MemberResponse, type MemberToolName } from "../api/members.js";
 
 /** The sockets to try: the launching server's first, then the others of its folder, newest first. */
@@ -97,7 +97,7 @@ export function memberServer(env: NodeJS.ProcessEnv = process.env): McpServer {
 
 export async function runMember(): Promise<void> {
   const server = memberServer();
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioServerTransport();
   const end = () => void server.close().finally(() => process.exit(0));
   process.stdin.on("end", end);
   process.on("SIGTERM", end);

@@ -7,6 +7,7 @@
 import { stat } from "node:fs/promises";
 import { emptyUsage, readTurnUsage, type Usage } from "../claude/usage.js";
 import type { SessionService } from "../sessions/service.js";
+import { safeLine } from "../util/terminal-text.js";
 
 export interface Progress {
   /** Hides the line (before printing the answer). Safe to call more than once. */
@@ -28,7 +29,7 @@ function elapsed(ms: number): string {
 export function progressText(o: { frame: number; session?: string | undefined; status?: string | undefined; ms: number; usage: Usage }): string {
   const input = o.usage.input_tokens + o.usage.cache_creation_input_tokens + o.usage.cache_read_input_tokens;
   const tokens = input + o.usage.output_tokens;
-  return `${FRAMES[o.frame % FRAMES.length]} ${o.session ?? "starting"} ${o.status ?? "…"} · ${elapsed(o.ms)} · ${compact(tokens)} tokens (${compact(o.usage.output_tokens)} out)`;
+  return `${FRAMES[o.frame % FRAMES.length]} ${safeLine(o.session ?? "starting")} ${safeLine(o.status ?? "…")} · ${elapsed(o.ms)} · ${compact(tokens)} tokens (${compact(o.usage.output_tokens)} out)`;
 }
 
 /**

@@ -18,6 +18,7 @@ import { runTask } from "../server/tools/run-task.js";
 import { sendMessage } from "../server/tools/send-message.js";
 import { startSession } from "../server/tools/start-session.js";
 import { waitForCompletion } from "../server/tools/wait-for-completion.js";
+import { safeLine, safeText } from "../util/terminal-text.js";
 import { showProgress } from "./progress.js";
 
 export const WORK_COMMANDS = ["start", "run", "resume", "reset", "send"] as const;
@@ -91,8 +92,9 @@ function mustOutlive(w: WorkEnv, backend: string | undefined, node: string | und
   }
 }
 
+/** Every line the work commands print: control and invisible characters escaped (util/terminal-text.ts). */
 function line(s: NodeJS.WriteStream, text: string): void {
-  s.write(text + "\n");
+  s.write(safeText(text) + "\n");
 }
 
 /** Waits for the turn of `session` with the progress line; prints the reply. 0 when the turn completed. */
@@ -139,12 +141,13 @@ function turnResult(w: WorkEnv, session: string, r: TurnLike): number {
 
 function printStarted(w: WorkEnv, r: { session_id: string; status: string; backend?: string | undefined; cwd?: string | undefined; attach_command?: string | undefined; worktree?: { path: string; branch: string } | undefined; node?: string | undefined; warnings?: string[] | undefined }, json: boolean, verb: string): void {
   if (json) return line(w.out, JSON.stringify(r, null, 2));
-  line(w.out, `${r.session_id}\t${r.status}\t${r.backend ?? ""}${r.node ? `\t${r.node}` : ""}\t${r.worktree?.path ?? r.cwd ?? ""}`);
+  const fields = [r.session_id, r.status, r.backend ?? "", ...(r.node ? [r.node] : []), r.worktree?.path ?? r.cwd ?? ""];
+  line(w.out, fields.map(safeLine).join("\t"));
   if (w.err.isTTY) {
-    line(w.err, `${verb} ${r.session_id}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ""}`);
-    if (r.attach_command) line(w.err, `attach: ${r.attach_command}`);
+    line(w.err, safeLine(`${verb} ${r.session_id}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ""}`));
+    if (r.attach_command) line(w.err, `attach: ${safeLine(r.attach_command)}`);
   }
-  for (const warning of r.warnings ?? []) line(w.err, `warning: ${warning}`);
+  for (const warning of r.warnings ?? []) line(w.err, `warning: ${safeLine(warning)}`);
 }
 
 async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
@@ -254,7 +257,7 @@ async function resetCmd(w: WorkEnv, args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions reset <id>");
   const r = await call(w, resetSession, { session_id: positionals[0] });
   if (v.json) line(w.out, JSON.stringify(r, null, 2));
-  else line(w.out, `${r.session_id}\t${r.status}\t${r.claude_session_id}\t(was ${r.old_claude_session_id})`);
+  else line(w.out, [r.session_id, r.status, r.claude_session_id, `(was ${r.old_claude_session_id})`].map(safeLine).join("\t"));
   return 0;
 }
 

@@ -4,6 +4,7 @@ import { remoteAttachArgv as attachArgvOf } from "./attach.js";
 import { capacityOf, type Coordinator } from "./coordinator.js";
 import { NODE_ANSWER_MS } from "./link.js";
 import { LOCAL } from "./router.js";
+import { safeLine } from "../util/terminal-text.js";
 
 export interface NodeLine {
   name: string;
@@ -34,9 +35,10 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
   );
 }
 
+/** One line per node; what the node said (its version, health, error) with its control characters escaped. */
 export function formatNodeLine(n: NodeLine): string {
-  if (n.status !== "reachable") return `${n.name}\tunreachable\t${n.error ?? ""}`;
-  return `${n.name}\treachable\tclaude-sessions ${n.version ?? "?"}\thealth ${n.health ?? "?"}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}`;
+  if (n.status !== "reachable") return `${safeLine(n.name)}\tunreachable\t${safeLine(n.error ?? "")}`;
+  return `${safeLine(n.name)}\treachable\tclaude-sessions ${safeLine(n.version ?? "?")}\thealth ${safeLine(n.health ?? "?")}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}`;
 }
 
 /**

@@ -7,13 +7,14 @@
  * reveal them. The first sync of a session by a server process has nothing to compare with and reports the whole state.
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
-import { readFile, realpath, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, relative } from "node:path";
 import type { Resolved, SyncInput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
 import { git } from "../util/git.js";
 import { isSecretPath } from "../util/secret-files.js";
 import { isWithin } from "../util/paths.js";
+import { readRegular } from "../util/files.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
@@ -38,6 +39,9 @@ const KEY = randomBytes(32);
 const ENV_FILES = [".env", ".env.local"];
 const MAX_STATUS_LINES = 60;
 const MAX_FILES = 50;
+/** The bytes of a file hashed for its fingerprint (a bigger one adds its size and time) and of an .env file read. */
+const MAX_HASHED_BYTES = 16 * 1024 * 1024;
+const MAX_ENV_BYTES = 1024 * 1024;
 /** Where a session's snapshot is kept: what the session was last told (per server process; session.ts). */
 export interface SyncHolder {
   synced: Snapshot | undefined;
@@ -71,19 +75,28 @@ async function gitPart(cwd: string, warnings: string[]): Promise<{ text: string;
   return { text, fp: createHash("sha256").update(text).digest("hex"), changedFiles };
 }
 
+/**
+ * A file's fingerprint: the hash of its bytes (the first 16 MiB, with its size and time when bigger); for anything
+ * but a regular file (a FIFO, a socket, a device, a directory) its mode and time, without reading it — a FIFO
+ * named like a source file must not hang the server.
+ */
 async function fileFingerprint(path: string): Promise<string | undefined> {
-  const st = await stat(path).catch(() => undefined);
-  if (!st) return undefined;
-  if (!st.isFile()) return `${st.mode}:${st.mtimeMs}`;
-  const h = createHash("sha256");
-  h.update(await readFile(path));
+  const r = await readRegular(path, MAX_HASHED_BYTES).catch((e: NodeJS.ErrnoException) => (e.code === "ENOTREG" ? "other" : undefined));
+  if (r === undefined) return undefined;
+  if (r === "other") {
+    const st = await stat(path).catch(() => undefined);
+    return st ? `${st.mode}:${st.mtimeMs}` : undefined;
+  }
+  const h = createHash("sha256").update(r.data);
+  if (r.truncated) h.update(`\0${r.st.size}:${r.st.mtimeMs}`);
   return h.digest("hex");
 }
 
 async function envPart(cwd: string): Promise<Map<string, string>> {
   const m = new Map<string, string>();
   for (const f of ENV_FILES) {
-    const text = await readFile(join(cwd, f), "utf8").catch(() => undefined);
+    // A regular file only, never blocking (a FIFO named .env is skipped, not waited on), its first MiB.
+    const text = await readRegular(join(cwd, f), MAX_ENV_BYTES).then((r) => r.data.toString("utf8"), () => undefined);
     if (text === undefined) continue;
     for (const line of text.split(/\r?\n/)) {
       const x = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/.exec(line);

@@ -193,6 +193,23 @@ export function checkWidening(
   if (o.add_dirs?.length && !cfg.allowAddDirs) deny("add_dirs (more folders Claude may read and edit)", "CLAUDE_SESSIONS_ALLOW_ADD_DIRS", "Leave add_dirs out, or ask the operator to unset CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0.");
 }
 
+/**
+ * A session this server did not start (Claude Code's own background sessions) already runs in `mode`: a caller's
+ * prompt goes there only when this server would start a session in that mode — bypassPermissions needs
+ * CLAUDE_SESSIONS_ALLOW_BYPASS, and with CLAUDE_SESSIONS_PERMISSION_MODES the mode must be listed (or be the
+ * server's default).
+ */
+export function checkRunningMode(cfg: Config, mode: string, what: string): void {
+  const deny = (why: string, variable: string) => {
+    throw new SessionError("PERMISSION_DENIED", `${what} runs in permission mode ${mode}, ${why}; nothing was typed.`, {
+      suggestion: `Switch its mode yourself (claude attach, then shift+tab), or ask the operator for ${variable}.`,
+      details: { permission_mode: mode, variable },
+    });
+  };
+  if (mode === "bypassPermissions" && !cfg.allowBypassPermissions) deny("which this server refuses", "CLAUDE_SESSIONS_ALLOW_BYPASS=1");
+  if (cfg.permissionModes && mode !== cfg.defaultPermissionMode && !cfg.permissionModes.includes(mode)) deny("which this server does not offer callers", `${mode} in CLAUDE_SESSIONS_PERMISSION_MODES`);
+}
+
 /** trust_workspace: true, unless the operator turned it off for callers. */
 export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): void {
   if (given && !cfg.allowTrustWorkspace) {

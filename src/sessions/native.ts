@@ -4,7 +4,9 @@
  * one is continued with `claude --bg --resume`, a running idle one gets the prompt typed through `claude attach <id>`
  * in a private terminal of this server (as a person attaching would), which is then closed; the session goes on.
  * Nothing reads or writes the CLI's private files. A busy or waiting session is refused: typing there would answer
- * its dialog.
+ * its dialog. The permission-mode gates hold as for the server's own sessions: a stopped one is continued in the
+ * server's default mode (checked like a start without permission_mode), never in a mode it saved; a running one is
+ * typed into only when the mode its footer shows passes them (gates.ts checkRunningMode).
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -18,10 +20,11 @@ import { attachArgs, isExiting, isRunning, listNative, resumeInBackground, type 
 import { SessionError } from "../core/errors.js";
 import type { CallContext } from "../core/context.js";
 import { pollScreen } from "../runners/terminal/poll.js";
-import { briefText, inputText, showsBusy } from "../runners/terminal/screens.js";
+import { briefText, footerPermissionMode, inputText, showsBusy } from "../runners/terminal/screens.js";
 import { showsPasted } from "../runners/terminal/delivery.js";
 import type { SessionRecord } from "../store/schema.js";
-import { checkPrompt, claudeBinary } from "./checks.js";
+import { checkPermissionMode, checkPrompt, claudeBinary } from "./checks.js";
+import { checkRunningMode } from "./gates.js";
 import { allRunners, type Deps } from "./deps.js";
 
 export type NativeView = NativeSession & { managed_session_id?: string; attach_command?: string };
@@ -91,14 +94,17 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
   const base = { session_id: id, native_session_id: id, message_sent: true, sent_at, ...(note ? { note } : {}) };
   if (!isRunning(s)) {
     if (!s.claude_session_id) throw new SessionError("PROCESS_ERROR", `background session ${id} is ${s.state ?? "stopped"} and the CLI printed no conversation id to resume it with.`);
+    // The server's default mode, gated as a start without permission_mode would be.
+    const mode = d.cfg.defaultPermissionMode;
+    checkPermissionMode(d.cfg, mode);
     let got: { id: string | undefined; output: string };
     try {
-      got = await resumeInBackground(cli(d, s.cwd), s.claude_session_id, text);
+      got = await resumeInBackground(cli(d, s.cwd), s.claude_session_id, text, mode);
     } catch (e) {
       throw new SessionError("PROCESS_ERROR", e instanceof Error ? e.message : String(e));
     }
-    // 2.1.330+ continue a stopped session under its id. 2.1.197 (and any CLI when the session was started again
-    // meanwhile) carries the conversation into a new background session: the caller gets that one's id.
+    // Given the permission mode, the CLI carries the conversation into a new background session (2.1.197 always did;
+    // 2.1.330+ keep the id only when no option is given): the caller gets that one's id.
     if (got.id && got.id !== id) {
       return { ...base, session_id: got.id, native_session_id: got.id, delivered_via: "resume", final_state: "working", note: `Claude Code continued ${id}'s conversation as a new background session ${got.id}: ${briefText(got.output, 300)}` };
     }
@@ -147,6 +153,7 @@ async function typeThroughAttach(d: Deps, s: NativeSession, text: string, ctx: C
         suggestion: `Look at it in a terminal: claude attach ${s.id}.`,
       });
     }
+    checkRunningMode(d.cfg, footerPermissionMode(ready.screen), `background session ${s.id}`);
     await b.paste(tid, text);
     await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
     await b.keys(tid, ["Enter"]);

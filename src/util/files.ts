@@ -1,4 +1,61 @@
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
+
+/**
+ * A regular file's first bytes, read without ever blocking: opened with O_NONBLOCK (a FIFO opens at once instead of
+ * waiting for a writer), checked with fstat on the very descriptor before a byte is read (nothing swapped in
+ * between), and capped at `maxBytes` (`truncated` says there was more). Anything but a regular file (FIFO, socket,
+ * device, directory) throws an error with code "ENOTREG"; open errors (ENOENT, EACCES …) are the system's.
+ */
+export interface RegularRead {
+  data: Buffer;
+  truncated: boolean;
+  st: Stats;
+}
+
+const RD = constants.O_RDONLY | constants.O_NONBLOCK;
+
+function notRegular(path: string, st: Stats): Error {
+  const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : st.isDirectory() ? "a directory" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : "not a regular file";
+  return Object.assign(new Error(`${path} is ${kind}, not a regular file`), { code: "ENOTREG" });
+}
+
+export async function readRegular(path: string, maxBytes: number): Promise<RegularRead> {
+  const fh = await open(path, RD);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw notRegular(path, st);
+    const buf = Buffer.alloc(Math.min(Math.max(st.size, 65_536), maxBytes) + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (!bytesRead) break;
+      n += bytesRead;
+    }
+    return { data: buf.subarray(0, Math.min(n, maxBytes)), truncated: n > maxBytes, st };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** readRegular, synchronously (start-up files). */
+export function readRegularSync(path: string, maxBytes: number): RegularRead {
+  const fd = openSync(path, RD);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(path, st);
+    const buf = Buffer.alloc(Math.min(Math.max(st.size, 65_536), maxBytes) + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (!got) break;
+      n += got;
+    }
+    return { data: buf.subarray(0, Math.min(n, maxBytes)), truncated: n > maxBytes, st };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Length of the longest prefix of `buf` that ends on a whole UTF-8 character. */
 export function utf8Complete(buf: Buffer): number {

@@ -96,8 +96,8 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     expect(e.requestsWith(text).length, `the API never got ${JSON.stringify(text)}`).toBeGreaterThan(0);
   }
 
-  function startBg(cwd: string, prompt: string): string {
-    const r = cli(["--bg", "--permission-mode", "default", prompt], cwd);
+  function startBg(cwd: string, prompt: string, mode = "default"): string {
+    const r = cli(["--bg", "--permission-mode", mode, prompt], cwd);
     expect(r.status, r.out).toBe(0);
     const id = /backgrounded · ([A-Za-z0-9_-]+)/.exec(r.out)?.[1];
     expect(id, r.out).toBeTruthy();
@@ -106,7 +106,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
   }
 
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["bg", "bg-wait", "outside", "managed"] });
+    e = await e2eWorld({ dirs: ["bg", "bg-wait", "outside", "managed", "bg-mode"] });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -164,7 +164,7 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     expect(after.pid ?? after.state).toBeTruthy();
   });
 
-  it("c. send_message to a stopped one continues it with `claude --bg --resume`, under the same id and conversation", async () => {
+  it("c. send_message to a stopped one continues it with `claude --bg --resume`: its conversation goes on (under a new id when the CLI makes one)", async () => {
     const id = started[0]!;
     const stop = cli(["stop", id], e.dir("bg"));
     expect(stop.status, stop.out).toBe(0);
@@ -178,8 +178,9 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     if (r.data.native_session_id === id) {
       await delivered(e.dir("bg"), conversation, "-third prompt, resumed", earlier);
     } else {
-      // 2.1.197 carries the conversation into a new background session (new id, new conversation id) and says so.
-      expect(realClaudeVersion()).toBe("2.1.197");
+      // The server gives the permission mode explicitly (its gates chose it, not the session's saved one), and with
+      // it every CLI (2.1.197, 2.1.330 measured 2026-11-27) carries the conversation into a new background session
+      // (new id, new conversation id) and says so.
       expect(r.data).toMatchObject({ note: expect.stringContaining(r.data.native_session_id!) });
       started.push(r.data.native_session_id!);
       const copy = await until(r.data.native_session_id!, (x) => x.claude_session_id !== undefined, "listing the copy");
@@ -231,6 +232,35 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
       expect(n!.id).toBeUndefined();
     } finally {
       await m.call("kill_session", { session_id: st.data.session_id });
+    }
+  });
+
+  it("g. the permission-mode gates hold: a running session in a mode the server does not offer is not typed into; a stopped one continues in the server's default mode", async () => {
+    if (!viaMock) {
+      // 2.1.197: its background sessions cannot reach the mock (b.), so none becomes idle to type into.
+      expect(realClaudeVersion()).toBe("2.1.197");
+      return;
+    }
+    const id = startBg(e.dir("bg-mode"), "edits allowed here", "acceptEdits");
+    await mockSaw("edits allowed here");
+    await until(id, (x) => x.status === "idle", "idle");
+    // A server that offers callers default and plan only.
+    const strict = await e.connect({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" });
+    try {
+      const r = await strict.call("send_message", { native_session_id: id, message: "not in accept edits" });
+      expect(r.error?.code, r.text).toBe("PERMISSION_DENIED");
+      expect(r.error?.message).toMatch(/permission mode acceptEdits.*nothing was typed/);
+      await sleep(1000); // nothing reaches the API while we look
+      expect(e.requestsWith("not in accept edits")).toEqual([]);
+      // Stopped, it is continued in the server's default mode (given explicitly), so the same server may prompt it.
+      expect(cli(["stop", id], e.dir("bg-mode")).status).toBe(0);
+      await until(id, (x) => x.state === "stopped", "stopped");
+      const resumed = await strict.call("send_message", { native_session_id: id, message: "continued in the default mode" });
+      expect(resumed.ok, resumed.text).toBe(true);
+      expect(resumed.data).toMatchObject({ delivered_via: "resume" });
+      await mockSaw("continued in the default mode");
+    } finally {
+      await strict.close();
     }
   });
 });

@@ -123,6 +123,28 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     expect((await raw(`${srv.url}/api/events`, "GET", {})).status).toBe(401);
   });
 
+  it("guesses sent in parallel are not all checked: past the back-off, 4 wait and the rest get 429 unchecked, even the right token", async () => {
+    // An address of its own (127.0.0.4): 6 wrong tokens one after another put it past the free failures.
+    const from = "127.0.0.4";
+    const guess = (token: string) => raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${token}` }, INIT, from);
+    for (let i = 0; i < 6; i++) expect((await guess("nope")).status).toBe(401);
+    // 24 guesses at once, the right token among the last: before, all were compared (each answered late, the right one at once).
+    const t0 = Date.now();
+    const answers = await Promise.all([...Array.from({ length: 23 }, (_, i) => guess(`guess-${i}`)), guess(srv.token)]);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(4);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(20);
+    expect(statuses.at(-1)).toBe(429);
+    expect(answers.find((a) => a.status === 429)!.headers["retry-after"]).toBe("2");
+    // The sign-in page is the same door.
+    const logins = await Promise.all(Array.from({ length: 12 }, (_, i) => raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=guess-${i}`, from)));
+    expect(logins.filter((l) => l.status === 303).length).toBeLessThanOrEqual(4);
+    expect(logins.filter((l) => l.status === 429).length).toBeGreaterThanOrEqual(8);
+    // Once the waiting ones are answered, the right token is let in again.
+    await until(async () => (await guess(srv.token)).status === 200, 15_000);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+
   it("refuses a forged Host or Origin (DNS rebinding), with or without the token", async () => {
     const auth = { ...MCP_HEADERS, authorization: `Bearer ${srv.token}` };
     const port = new URL(srv.url).port;

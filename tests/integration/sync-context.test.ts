@@ -118,4 +118,22 @@ describe.runIf(TMUX)("sync_context (tmux, fake claude, real git)", () => {
     const bad = await m.call("sync_context", { session_id: s.session_id, context_type: "git", paths: ["x"] });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
   });
+
+  it("a FIFO named .env or named in paths is never read (the sync answers at once); a regular file is", async () => {
+    const dir = w.dir("fifo");
+    execFileSync("mkfifo", [join(dir, ".env"), join(dir, "pipe.txt")]);
+    writeFileSync(join(dir, "notes.txt"), "plain\n");
+    const s = await m.callOk("start_session", { cwd: dir });
+    const t0 = Date.now();
+    // Before: the server's read of the FIFO waited for a writer that never comes, and the call with it.
+    const r = await Promise.race([
+      m.call("sync_context", { session_id: s.session_id, context_type: "all", paths: ["pipe.txt", "notes.txt"] }),
+      new Promise<never>((_, no) => setTimeout(() => no(new Error("sync_context hung on a FIFO")), 20_000)),
+    ]);
+    expect(r.ok, r.text).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(r.data).toMatchObject({ sent: true, files_synced: 2, env_vars_synced: 0 });
+    // The server answers other calls as before.
+    expect((await m.callOk("list_sessions", {})).sessions.some((x) => x.session_id === s.session_id)).toBe(true);
+  });
 });

@@ -49,6 +49,23 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(listed.sessions.map((s) => s.teammate_name).sort()).toEqual(["carol", "member-1", "member-2"]);
   });
 
+  it("a team or teammate name with a control character (C0, DEL, C1) is refused before anything is recorded", async () => {
+    const before = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.length;
+    for (const bad of ["a\0b", "esc\x1b[31m", "bell\x07", "del\x7f", "c1\x9b2J", "line\nbreak"]) {
+      for (const args of [{ team_name: bad }, { team_name: "rev", teammate_name: bad }]) {
+        const r = await m.call("start_session", { cwd: w.dir("bad-name"), ...args });
+        expect(r.error?.code, JSON.stringify(args)).toBe("INVALID_ARGUMENT");
+        expect(r.error?.message).toContain("control characters");
+      }
+    }
+    const sent = await m.call("send_message", { team_name: "rev", teammate_name: "carol\0", message: "x" });
+    expect(sent.error?.code).toBe("INVALID_ARGUMENT");
+    // Nothing was started: no record at all, not even an errored one.
+    const after = await m.callOk("list_sessions", { status_filter: "all" });
+    expect(after.sessions.length).toBe(before);
+    expect(after.sessions.filter((s) => s.status === "error")).toEqual([]);
+  });
+
   it("every session tool takes team_name + teammate_name instead of session_id", async () => {
     const r = await m.callOk("send_message", { team_name: "rev", teammate_name: "carol", message: "who are you" });
     expect(r).toMatchObject({ session_id: ids.carol, response: "FAKE REPLY: who are you" });

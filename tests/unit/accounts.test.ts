@@ -2,7 +2,8 @@
  * Issue #24 pieces that need no session: the operator's price file (strict, by id or prefix, over the table), the
  * execution history's retention and metrics, which turn results are tool errors, and health_check's backends.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -39,6 +40,34 @@ describe("CLAUDE_SESSIONS_PRICES", () => {
     const p = file(`bad-${Math.random()}.json`, body);
     expect(() => readPriceFile(p)).toThrow(why);
     expect(() => readPriceFile(p)).toThrow(p);
+  });
+
+  it("is the operator's file, as nodes.json: one group or others can write, or another user owns, is refused", () => {
+    const ok = { m: { input: 1, output: 1, cache_write: 1, cache_read: 1 } };
+    const writable = file("writable.json", ok);
+    chmodSync(writable, 0o664);
+    expect(() => readPriceFile(writable)).toThrow(/cannot be trusted.*mode 664.*chmod 600/);
+    chmodSync(writable, 0o646);
+    expect(() => readPriceFile(writable)).toThrow(/cannot be trusted/);
+    chmodSync(writable, 0o644);
+    expect(readPriceFile(writable).exact.has("m")).toBe(true);
+    if (process.getuid?.() === 0) {
+      // As root a file given to another user stands for a file someone else owns.
+      const foreign = file("foreign.json", ok);
+      chownSync(foreign, 65534, 65534);
+      expect(() => readPriceFile(foreign)).toThrow(/cannot be trusted.*uid 65534/);
+    }
+  });
+
+  it("reads a regular file only, never blocking: a FIFO or a directory is refused at once; over 1 MiB is refused", () => {
+    const fifo = join(dir, "prices.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const t0 = Date.now();
+    expect(() => readPriceFile(fifo)).toThrow(/a FIFO, not a regular file/);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(() => readPriceFile(dir)).toThrow(/a directory, not a regular file/);
+    const big = file("big.json", `{"m": {"input": 1, "output": 1, "cache_write": 1, "cache_read": 1}}${" ".repeat(1024 * 1024)}`);
+    expect(() => readPriceFile(big)).toThrow(/over 1048576 bytes/);
   });
 });
 

@@ -36,6 +36,9 @@ describe("versions: one tested range", () => {
     expect(versionWarning(TESTED_CLI.oldest)).toBeUndefined();
     expect(versionWarning(TESTED_CLI.pinned)).toBeUndefined();
     expect(versionWarning(TESTED_CLI.newest)).toBeUndefined();
+    // 2.1.332 passed the drift suite (2026-11-27) and is in the range; the next one is not yet.
+    expect(versionWarning("2.1.332")).toBeUndefined();
+    expect(versionWarning("2.1.333")).toMatch(/newer than the newest version checked/);
     expect(versionWarning("2.1.100")).toMatch(/older than the oldest supported/);
     expect(versionWarning("2.1.400")).toMatch(/newer than the newest version checked.*CLAUDE_PATH/);
     expect(versionWarning(undefined)).toMatch(/did not report its version/);

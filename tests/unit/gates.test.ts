@@ -33,9 +33,10 @@ describe("Claude Code's folder trust, read as the CLI reads it", () => {
   mkdirSync(join(work, "trusted", "deep", "er"), { recursive: true });
   mkdirSync(join(work, "other"), { recursive: true });
   symlinkSync(join(work, "trusted"), join(work, "link-to-trusted"));
+  symlinkSync(join(work, "other"), join(work, "trusted", "link-to-other"));
   const write = (file: string, projects: Record<string, unknown>) => writeFileSync(file, JSON.stringify({ projects }));
 
-  it("a folder is trusted when it or a folder above it has the accepted flag, by its path or its real path", async () => {
+  it("a folder is trusted when it or a folder above it has the accepted flag, on its real path", async () => {
     write(join(home, ".claude.json"), { [join(work, "trusted")]: { hasTrustDialogAccepted: true }, [join(work, "other")]: { hasTrustDialogAccepted: false } });
     const env = { HOME: home };
     expect(await isFolderTrusted(join(work, "trusted"), env)).toBe(true);
@@ -44,6 +45,10 @@ describe("Claude Code's folder trust, read as the CLI reads it", () => {
     // A worktree not made yet, below a trusted folder.
     expect(await isFolderTrusted(join(work, "trusted", "not-yet", "x"), env)).toBe(true);
     expect(await isFolderTrusted(join(work, "other"), env)).toBe(false);
+    // A link inside a trusted folder to an untrusted one is the untrusted folder (the CLI works in its real path).
+    expect(await isFolderTrusted(join(work, "trusted", "link-to-other"), env)).toBe(false);
+    expect(await isFolderTrusted(join(work, "trusted", "link-to-other", "sub"), env)).toBe(false);
+    expect(await isFolderTrusted(join(root, "state", "worktrees", "y"), env, join(work, "trusted", "link-to-other"))).toBe(false);
     expect(await isFolderTrusted(work, env)).toBe(false);
     expect(await isFolderTrusted("/", env)).toBe(false);
     // A worktree elsewhere counts as its repository, as the CLI keys a worktree's project by the repository's root.

@@ -6,7 +6,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
-import { attachArgs, backgroundedId, isExiting, isRunning, parseAgentsJson } from "../../src/claude/native.js";
+import { attachArgs, backgroundedId, isExiting, isRunning, parseAgentsJson, resumeArgs } from "../../src/claude/native.js";
+import { loadConfig } from "../../src/config.js";
+import { SessionError } from "../../src/core/errors.js";
+import { footerPermissionMode } from "../../src/runners/terminal/screens.js";
+import { checkRunningMode } from "../../src/sessions/gates.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "../fixtures/native", name), "utf8");
 
@@ -89,5 +93,49 @@ describe("claude --bg and claude attach", () => {
       expect(api.sendInput.safeParse({ native_session_id: bad, message: "hi" }).success, bad).toBe(false);
     }
     expect(api.listInput.parse({}).include_native).toBe(false);
+  });
+});
+
+describe("native background sessions pass the same permission-mode gates", () => {
+  const screen = (name: string) => readFileSync(join(import.meta.dirname, "../fixtures/screens", name), "utf8");
+  const rule = "─".repeat(60);
+  const idle = (footer: string) => `● hi\n\n${rule}\n❯\u00a0\n${rule}\n  ${footer}\n`;
+
+  it("the mode an idle screen's footer shows, on real screens and on each indicator of the CLI's mode table", () => {
+    expect(footerPermissionMode(screen("idle-start.txt"))).toBe("default"); // "? for shortcuts": no indicator
+    expect(footerPermissionMode(screen("paste-lines-2.1.330.txt"))).toBe("default"); // "⏸ manual mode on"
+    expect(footerPermissionMode(screen("rate-limit-retrying.2.1.330.txt"))).toBe("auto");
+    expect(footerPermissionMode(idle("⏵⏵ accept edits on (shift+tab to cycle)"))).toBe("acceptEdits");
+    expect(footerPermissionMode(idle("⏵⏵ bypass permissions on (shift+tab to cycle) · ← for agents"))).toBe("bypassPermissions");
+    expect(footerPermissionMode(idle("⏸ plan mode on (shift+tab to cycle)"))).toBe("plan");
+    expect(footerPermissionMode(idle("⏵⏵ don't ask on"))).toBe("dontAsk");
+    // Words above the input box (a reply, a dialog's text) are not the footer.
+    expect(footerPermissionMode(`bypass permissions on\n${idle("? for shortcuts")}`)).toBe("default");
+  });
+
+  it("a running session in a mode the server refuses is refused (PERMISSION_DENIED): bypass without the switch, a mode not listed", () => {
+    const denied = (env: Record<string, string>, mode: string) => {
+      try {
+        checkRunningMode(loadConfig(env), mode, "background session abc");
+      } catch (e) {
+        if (e instanceof SessionError) return e;
+        throw e;
+      }
+      return undefined;
+    };
+    expect(denied({}, "bypassPermissions")?.code).toBe("PERMISSION_DENIED");
+    expect(denied({}, "bypassPermissions")?.details).toMatchObject({ permission_mode: "bypassPermissions", variable: "CLAUDE_SESSIONS_ALLOW_BYPASS=1" });
+    expect(denied({ CLAUDE_SESSIONS_ALLOW_BYPASS: "1" }, "bypassPermissions")).toBeUndefined();
+    expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" }, "acceptEdits")?.message).toMatch(/acceptEdits.*nothing was typed/);
+    expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" }, "plan")).toBeUndefined();
+    expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "plan" }, "default")).toBeUndefined(); // the server's default
+    expect(denied({}, "acceptEdits")).toBeUndefined();
+  });
+
+  it("a stopped one is continued in the mode the server chose, given explicitly before --resume (never a saved one)", () => {
+    const conv = "1f1b096b-9164-451c-837a-55448a06e4bf";
+    expect(resumeArgs(conv, "-a prompt", "default")).toEqual(["--bg", "--permission-mode", "default", "--resume", conv, "--", "-a prompt"]);
+    expect(() => resumeArgs(conv, "x", "--dangerously-skip-permissions")).toThrow(/not a permission mode/);
+    expect(() => resumeArgs("--help", "x", "default")).toThrow(/not a conversation id/);
   });
 });

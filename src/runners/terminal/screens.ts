@@ -184,6 +184,24 @@ export function showsBusy(screen: string): boolean {
 }
 
 /**
+ * The permission mode an idle screen's footer (below the input box) shows: Claude Code's indicators "manual mode on"
+ * (2.1.330+, the default mode), "plan mode on", "accept edits on", "bypass permissions on", "don't ask on" and
+ * "auto mode on" (its mode table, 2.1.330–2.1.332). No indicator — the default mode of older versions, which show
+ * "? for shortcuts" there — is "default".
+ */
+export function footerPermissionMode(screen: string): "default" | "plan" | "acceptEdits" | "bypassPermissions" | "dontAsk" | "auto" {
+  const lines = screen.trimEnd().split("\n");
+  let last = -1;
+  lines.forEach((l, i) => {
+    if (/^─{20,}\s*$/.test(l)) last = i;
+  });
+  const footer = lines.slice(last + 1).join("\n");
+  const m = /(manual mode|plan mode|accept edits|bypass permissions|don't ask|auto mode) on\b/i.exec(footer);
+  const modes = { "manual mode": "default", "plan mode": "plan", "accept edits": "acceptEdits", "bypass permissions": "bypassPermissions", "don't ask": "dontAsk", "auto mode": "auto" } as const;
+  return m ? modes[m[1]!.toLowerCase() as keyof typeof modes] : "default";
+}
+
+/**
  * The text in the input box (between the last two full-width rules), "" when empty, undefined when no
  * input box is on screen. After Esc before any reply, Claude Code puts the prompt back here.
  */

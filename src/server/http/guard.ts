@@ -4,6 +4,10 @@
  * A wrong token (bearer or sign-in) is answered late: after 5 from one address, each further wrong one waits a
  * little longer (up to 2 s) before its 401. Only failing requests wait: one with the right credential is answered
  * at once, however many wrong ones its address sent. An address's failures are forgotten 15 minutes after its last.
+ * The back-off alone would not limit guesses sent in parallel (each waits, all are checked), so while 4 wrong tokens
+ * of an address wait out their back-off, no further token from it is even compared: 429 at once, with Retry-After.
+ * (A right client sharing the address, as every local process shares 127.0.0.1, waits those seconds too: checking
+ * its token would tell a guesser which guess was right.)
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -15,12 +19,17 @@ const COOKIE_TTL_MS = 7 * 86_400_000;
 const FREE_FAILURES = 5;
 const MAX_BACKOFF_MS = 2_000;
 const FORGET_MS = 15 * 60_000;
+/** Wrong tokens of one address waiting out their back-off at once; more are not compared. */
+const MAX_WAITING = 4;
+export const RETRY_AFTER_S = 2;
 
 /**
  * `actor` names who is signed in for the audit log: `web:bearer` for the token itself, `web:<8 hex>` for a page
  * sign-in (a random id of its own, not derived from the cookie or the token).
  */
-export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string; actor: string } | { ok: false; status: 401 | 403; why: string };
+export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string; actor: string } | { ok: false; status: 401 | 403 | 429; why: string };
+
+const TOO_MANY = `too many wrong tokens from this address are still being answered; try again in ${RETRY_AFTER_S} s`;
 
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\./.test(host);
@@ -31,6 +40,8 @@ export class Guard {
   private readonly anyHost: boolean;
   private readonly cookies = new Map<string, { csrf: string; expires: number; id: string }>();
   private readonly failures = new Map<string, { count: number; last: number }>();
+  /** Per address: its wrong tokens now waiting out their back-off. */
+  private readonly waiting = new Map<string, number>();
 
   constructor(
     private readonly token: string,
@@ -67,6 +78,7 @@ export class Guard {
   async authenticate(req: IncomingMessage): Promise<Verdict> {
     const auth = req.headers.authorization;
     if (auth !== undefined) {
+      if (this.saturated(req)) return { ok: false, status: 429, why: TOO_MANY };
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
       if (m && sameSecret(m[1]!, this.token)) return { ok: true, via: "bearer", actor: "web:bearer" };
       return this.failed(req, "wrong bearer token");
@@ -77,11 +89,15 @@ export class Guard {
     return { ok: false, status: 401, why: sid ? "the sign-in expired" : "no bearer token" };
   }
 
-  /** The page's sign-in: the token in exchange for a cookie (and its CSRF token); a wrong token waits out the back-off. */
-  async signIn(req: IncomingMessage, given: string): Promise<{ cookie: string; csrf: string } | undefined> {
+  /**
+   * The page's sign-in: the token in exchange for a cookie (and its CSRF token); a wrong token waits out the back-off
+   * ("wrong"), and none is compared while the address has too many waiting ("busy").
+   */
+  async signIn(req: IncomingMessage, given: string): Promise<{ cookie: string; csrf: string } | "wrong" | "busy"> {
+    if (this.saturated(req)) return "busy";
     if (!sameSecret(given, this.token)) {
       await this.failed(req, "wrong token");
-      return undefined;
+      return "wrong";
     }
     const sid = randomBytes(32).toString("base64url");
     const csrf = randomBytes(24).toString("base64url");
@@ -102,6 +118,10 @@ export class Guard {
     return typeof h === "string" && v.csrf !== undefined && sameSecret(h, v.csrf);
   }
 
+  private saturated(req: IncomingMessage): boolean {
+    return (this.waiting.get(req.socket.remoteAddress ?? "?") ?? 0) >= MAX_WAITING;
+  }
+
   /**
    * Counts a wrong token of this address and resolves after its back-off. A success does not clear the count: every
    * local process shares 127.0.0.1, so a right client must not wipe the back-off of a guessing one.
@@ -116,7 +136,16 @@ export class Guard {
     if (this.failures.size >= 10_000 && !this.failures.has(addr)) this.failures.clear();
     this.failures.set(addr, f);
     const wait = f.count > FREE_FAILURES ? Math.min(MAX_BACKOFF_MS, 50 * 2 ** (f.count - FREE_FAILURES)) : 0;
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) {
+      this.waiting.set(addr, (this.waiting.get(addr) ?? 0) + 1);
+      try {
+        await new Promise((r) => setTimeout(r, wait));
+      } finally {
+        const n = (this.waiting.get(addr) ?? 1) - 1;
+        if (n > 0) this.waiting.set(addr, n);
+        else this.waiting.delete(addr);
+      }
+    }
     return { ok: false, status: 401, why };
   }
 }

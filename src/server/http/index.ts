@@ -10,7 +10,7 @@ import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import { serverInfo } from "../info.js";
 import type { CallRouter } from "../tool.js";
-import { Guard, isLoopback } from "./guard.js";
+import { Guard, isLoopback, RETRY_AFTER_S } from "./guard.js";
 import { DEFAULT_IDLE_MS, DEFAULT_MAX_CLIENTS, jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
 import { handleWeb } from "./web.js";
 
@@ -76,6 +76,7 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname === "/mcp") {
       const v = await guard.authenticate(req);
+      if (!v.ok && v.status === 429) return jsonError(res, 429, v.why, { "retry-after": String(RETRY_AFTER_S) });
       if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
       return mcp.handle(req, res);
     }

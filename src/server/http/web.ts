@@ -19,7 +19,7 @@ import { interruptSession } from "../tools/interrupt-session.js";
 import { killSession } from "../tools/kill-session.js";
 import { respondPermission } from "../tools/respond-permission.js";
 import { sendMessage } from "../tools/send-message.js";
-import type { Guard, Verdict } from "./guard.js";
+import { RETRY_AFTER_S, type Guard, type Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 import { reviewWorktree } from "./review.js";
 import { adoptFromPage, answerFromPage, broadcastFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
@@ -118,7 +118,8 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     if (req.method !== "POST") return json(res, 405, { error: "method not allowed" });
     const given = new URLSearchParams(await readBody(req)).get("token") ?? "";
     const ok = await guard.signIn(req, given.trim());
-    if (!ok) return send(res, 303, "", "text/plain", { location: "/login?failed=1" });
+    if (ok === "busy") return send(res, 429, "Too many wrong tokens from this address are still being answered; try again in a few seconds.", "text/plain; charset=utf-8", { "retry-after": String(RETRY_AFTER_S) });
+    if (ok === "wrong") return send(res, 303, "", "text/plain", { location: "/login?failed=1" });
     return send(res, 303, "", "text/plain", { location: "/", "set-cookie": ok.cookie });
   }
   const v: Verdict = await guard.authenticate(req);
