@@ -134,3 +134,6 @@ export const turnFields = {
   ...sessionTotalFields,
   ...turnFigureFields,
 };
+
+/** start_session's sandbox (issue 32): true, false, or {allow_hosts} (narrows CLAUDE_SESSIONS_SANDBOX_HOSTS, never widens it; entries checked by the session layer). */
+export const sandboxOption = z.union([z.boolean(), z.strictObject({ allow_hosts: z.array(z.string()).max(64).optional() })]);

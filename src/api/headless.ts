@@ -24,7 +24,7 @@ export const headlessOptionFields = {
   mcp_servers: z
     .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/), mcpServer)
     .optional()
-    .describe("headless: name → {command, args?, env?} | {type, url, headers?} (README)."),
+    .describe("headless: name → {command, args?, env?} | {type, url} (README)."),
   strict_mcp_config: z.boolean().optional().describe("headless: only mcp_servers."),
   setting_sources: z.array(z.enum(["user", "project", "local"])).max(3).optional().describe("headless (default: all)."),
   output_schema: z.record(z.string(), z.unknown()).optional().describe("headless: JSON Schema of structured_output."),

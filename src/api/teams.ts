@@ -25,7 +25,7 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("true or {branch?, base?}: a new git worktree of cwd's repo (default branch cs/<session_id>, from HEAD).");
+  .describe("true or {branch?, base?}: a git worktree of cwd's repo (branch cs/<id> from HEAD).");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
@@ -37,7 +37,7 @@ export const setupCommand = z
     z.array(z.string().max(10_000)).min(1).max(200),
     z.string().min(1).max(10_000),
   ])
-  .describe("Once, in the worktree: argv (CLAUDE_SESSIONS_SETUP_COMMANDS) or shell (CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1).");
+  .describe("Once, in the worktree: argv (CLAUDE_SESSIONS_SETUP_COMMANDS) or shell (…ALLOW_SETUP_SHELL=1).");
 
 /** A group of sessions: a team, or a list of ids. */
 const groupFields = {

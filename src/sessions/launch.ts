@@ -34,6 +34,7 @@ import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "./members.js";
+import { sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -64,6 +65,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
+  const sandbox = sandboxFor(d.cfg, input.sandbox, runner.caps.sandbox ? undefined : kind);
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
@@ -110,6 +112,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
   if (doppler?.config) rec.doppler_config = doppler.config;
+  if (sandbox) rec.sandbox = sandbox;
   if (input.team_name) rec.team_name = input.team_name;
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
@@ -127,7 +130,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
   const carry = carryOf(runner, prompt, rec);
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -190,13 +193,13 @@ export function teamOf(r: SessionRecord): { lead: boolean } | undefined {
 /** The runner's plan, with the member server's files (written by launch() before the spawn). */
 export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
   const plan = runner.plan(req);
-  return req.member ? { ...plan, files: req.member.files } : plan;
+  return req.member && !plan.files ? { ...plan, files: req.member.files } : plan;
 }
 
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string },
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string; sandbox?: SandboxChoice | undefined },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
@@ -218,6 +221,7 @@ export function launchRequest(
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
+    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [] }) } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };

@@ -17,6 +17,7 @@ export const HEADLESS_CAPS: Capabilities = {
   warmPool: true,
   trustScreen: false,
   ownTurnLimit: true,
+  sandbox: false,
   prompts: "message",
   honours: HEADLESS_ONLY,
   // mcp_servers never: their env and headers may hold secrets.

@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { DECISIONS_DIR, hooksSettings } from "../../claude/hooks.js";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
+import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
@@ -17,6 +18,7 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     warmPool: true,
     trustScreen: true,
     ownTurnLimit: false,
+    sandbox: true,
     prompts: "input-box",
     honours: ["doppler"],
     keeps: [],
@@ -35,13 +37,19 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   const carried = req.prompt !== undefined && Buffer.byteLength(req.prompt) <= ARGV_PROMPT_MAX_BYTES ? req.prompt : undefined;
   const wrap = (a: string[]) => (req.doppler ? wrapWithDoppler(a, req.doppler) : a);
   const shown = wrap(claudeArgv);
-  const argv = carried === undefined ? shown : wrap([...claudeArgv, "--", carried]);
+  const inner = carried === undefined ? claudeArgv : [...claudeArgv, "--", carried];
+  // Sandboxed: the launcher runs in Claude's place (under doppler, so it holds the real values); Claude's argv,
+  // the carried prompt included, travels in its spec file (0600, the session's own folder), never on a command line.
+  const sb = req.sandbox;
+  const argv = sb ? wrap([sb.node, sb.launcher, sb.specPath]) : wrap(inner);
+  const files = sb ? [...(req.member?.files ?? []), { path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: inner, allowRead: [...sb.spec.allowRead, req.settingsPath, ...(req.member ? [req.member.configPath] : [])] }) }] : undefined;
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
+    ...(files ? { files } : {}),
     settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
