@@ -34,7 +34,7 @@ import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "./members.js";
-import { sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
+import { sandboxBlocker, sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -65,7 +65,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const sandbox = sandboxFor(d.cfg, input.sandbox, runner.caps.sandbox ? undefined : kind);
+  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;

@@ -23,7 +23,7 @@ import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkP
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
-import { sandboxFor, type SandboxChoice } from "./sandbox.js";
+import { sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "./turns.js";
 import type { Delivery } from "../runners/driver.js";
@@ -269,7 +269,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   const version = await versionOf(claude);
   // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
   // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", runner.caps.sandbox ? undefined : kind);
+  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 

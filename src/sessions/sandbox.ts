@@ -41,6 +41,16 @@ export function sandboxKey(cfg: Config, ask: SandboxAsk): boolean | { allow_host
   return ask === undefined ? cfg.sandbox !== "off" : ask;
 }
 
+/**
+ * What keeps a start from running sandboxed (undefined: nothing): a runner without the launcher (headless), or a
+ * team session, whose member server must reach the server's Unix socket, which the sandbox's seccomp filter forbids.
+ */
+export function sandboxBlocker(runner: { kind: string; caps: { sandbox: boolean } }, team: string | undefined): string | undefined {
+  if (!runner.caps.sandbox) return `a ${runner.kind} session`;
+  if (team) return "a team session";
+  return undefined;
+}
+
 /** The sandbox a start gets, or undefined for none; throws when it cannot be what was asked. */
 export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): SandboxChoice | undefined {
   const wanted = ask === undefined ? cfg.sandbox !== "off" : ask !== false;
@@ -50,9 +60,7 @@ export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): 
     }
     return undefined;
   }
-  if (unsupported) {
-    throw new SessionError("SANDBOX_UNAVAILABLE", `the ${unsupported} backend cannot run a sandboxed session yet.`, { suggestion: "Use backend tmux or pty for a sandboxed session." });
-  }
+  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "A tmux or pty session outside a team can; or pass sandbox: false where the operator allows it." });
   const operator = operatorHosts(cfg);
   const choice: SandboxChoice = {};
   if (typeof ask === "object" && ask.allow_hosts) {

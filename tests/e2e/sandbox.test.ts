@@ -31,7 +31,7 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     });
     await new Promise<void>((r) => host.listen(0, "127.0.0.1", r));
     hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/leak`;
-    e = await e2eWorld({ dirs: ["boxed"], serverEnv: { DOPPLER_TOKEN: "dp.st.server-own-token", CLAUDE_SESSIONS_SECRET_MARK: "server-own-variable" } });
+    e = await e2eWorld({ dirs: ["boxed", "asks"], serverEnv: { DOPPLER_TOKEN: "dp.st.server-own-token", CLAUDE_SESSIONS_SECRET_MARK: "server-own-variable" } });
     mkdirSync(join(e.world.home, ".ssh"), { recursive: true });
     writeFileSync(join(e.world.home, ".ssh", "id_ed25519"), "PRIVATE-KEY-MATERIAL\n");
     m = await e.connect();
@@ -139,5 +139,34 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     expect(row?.attach_command).toBeTruthy();
     const shown = e.world.tmux(["capture-pane", "-p", "-t", String(target)]);
     expect(shown).toContain("still answering");
+  });
+
+  it("permission prompts work: the blocking hook (the server's script, the session's decisions folder) takes respond_permission", async () => {
+    const s = await m.call("start_session", { cwd: e.dir("asks"), permission_mode: "default", backend, sandbox: true });
+    expect(s.ok, s.text).toBe(true);
+    const other = s.data.session_id as string;
+    try {
+      const r = await m.call("send_message", { session_id: other, message: "MOCK_BASH:touch asked.txt" });
+      expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+      const a = await m.call("respond_permission", { session_id: other, decision: "allow" });
+      expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
+      const done = await m.call("wait_for_completion", { session_id: other, timeout_ms: 30_000 });
+      const screen = await m.callOk("stream_output", { session_id: other, mode: "screen" });
+      expect(done.data, `${done.text}\n${screen.text}`).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
+      expect(existsSync(join(e.dir("asks"), "asked.txt"))).toBe(true);
+    } finally {
+      await m.call("kill_session", { session_id: other });
+    }
+  });
+
+  it("tmux: the session outlives its server; the next server adopts it and its network still works", async () => {
+    if (backend !== "tmux") return;
+    await m.close();
+    m = await e.connect();
+    const l = await m.call("list_sessions", {});
+    const row = (l.data.sessions as Array<Record<string, unknown>>).find((x) => x.session_id === id);
+    expect(row?.sandboxed).toBe(true);
+    const r = await m.call("send_message", { session_id: id, message: "after the restart" });
+    expect(r.data.response, r.text).toBe("MOCK REPLY: after the restart");
   });
 });

@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { apiHost, formatHost, parseHost, parseHosts, widening } from "../../src/sandbox/hosts.js";
 import { sandboxEnv } from "../../src/sandbox/prepare.js";
 import { decodeSpec, encodeSpec, runtimeConfig, type SandboxSpec } from "../../src/sandbox/spec.js";
-import { sandboxFor, sandboxKey } from "../../src/sessions/sandbox.js";
+import { sandboxBlocker, sandboxFor, sandboxKey } from "../../src/sessions/sandbox.js";
 
 const spec: SandboxSpec = {
   v: 1,
@@ -89,6 +89,9 @@ describe("the operator's switch", () => {
   it("a bad operator list or a widening caller is refused before anything else is looked at", () => {
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "ok.com,http://bad" }), true)).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "*.example.org" }), { allow_hosts: ["evil.com"] })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    expect(() => sandboxFor(cfg({}), true, "headless")).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
+    expect(() => sandboxFor(cfg({}), true, "a headless session")).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
+    expect(sandboxBlocker({ kind: "headless", caps: { sandbox: false } }, undefined)).toBe("a headless session");
+    expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, "crew")).toBe("a team session");
+    expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, undefined)).toBeUndefined();
   });
 });
