@@ -46,6 +46,8 @@ export interface Config {
   warmPool: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed: bypassPermissions only for sandboxed sessions ("YOLO in a box"). */
+  allowBypassSandboxed: boolean;
   /** CLAUDE_SESSIONS_SANDBOX: off (default; a caller may still ask for one), on (every session unless it asks for none), required (none may opt out). */
   sandbox: SandboxMode;
   /** CLAUDE_SESSIONS_SANDBOX_HOSTS: what a sandboxed session may reach (host, host:port, *.domain, IP literals), checked at each sandboxed start. */
@@ -161,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warmPool: num(env, "CLAUDE_SESSIONS_WARM_POOL", 0, 0),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
+    allowBypassSandboxed: (env.CLAUDE_SESSIONS_ALLOW_BYPASS ?? "").trim().toLowerCase() === "sandboxed",
     sandbox: sandbox as SandboxMode,
     sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
     defaultPermissionMode: mode,

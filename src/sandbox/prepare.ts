@@ -16,6 +16,8 @@ export function sandboxEnv(env: NodeJS.ProcessEnv, s: SandboxSpec): Record<strin
   for (const [k, v] of Object.entries(env)) if (v !== undefined && (!DROP.test(k) || KEEP.has(k))) out[k] = v;
   out.CLAUDE_CONFIG_DIR = join(s.sessionDir, CONFIG_DIR);
   out.CLAUDE_CODE_TMPDIR = join(s.sessionDir, TMP_DIR);
+  // It is one: Claude Code takes bypassPermissions as root only with this (CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed).
+  out.IS_SANDBOX = "1";
   return out;
 }
 

@@ -55,7 +55,6 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
-  checkPermissionMode(d.cfg, permissionMode);
   checkWidening(d.cfg, input);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
@@ -66,6 +65,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
   const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
+  checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
   const env = checkEnv(d.cfg, input.env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;

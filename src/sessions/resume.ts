@@ -253,7 +253,6 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
   const options = withMode(d.cfg, stored);
   const opts = pickClaudeOptions(options);
-  checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   checkWidening(d.cfg, opts);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
@@ -270,6 +269,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
   // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
   const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
+  checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 

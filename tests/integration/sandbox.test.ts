@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, FIXTURES, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { spawnSync } from "node:child_process";
+import { CLI, connect, FIXTURES, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
 import { sandboxDeps } from "../../src/sandbox/deps.js";
 
 const RUN = tmuxOrSkip() && sandboxDeps().ok;
@@ -115,6 +116,35 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
       expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({ status: "warn", detail: expect.stringContaining("bubblewrap") });
     } finally {
       await bare.close();
+    }
+  });
+
+  it("the CLI: start --sandbox runs one, --no-sandbox none, both at once is a usage error", async () => {
+    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000, cwd: w.root });
+    const on = cli("start", w.dir("cli-on"), "--sandbox", "--json");
+    expect(on.status, on.stderr).toBe(0);
+    const started = JSON.parse(on.stdout) as { session_id: string; sandboxed?: boolean };
+    expect(started.sandboxed).toBe(true);
+    const off = cli("start", w.dir("cli-off"), "--no-sandbox", "--json");
+    expect(off.status, off.stderr).toBe(0);
+    expect((JSON.parse(off.stdout) as { sandboxed?: boolean }).sandboxed).toBeUndefined();
+    const both = cli("start", w.dir("cli-both"), "--sandbox", "--no-sandbox");
+    expect(both.status).not.toBe(0);
+    expect(both.stderr).toContain("INVALID_ARGUMENT");
+    for (const o of [started, JSON.parse(off.stdout) as { session_id: string }]) await m.callOk("kill_session", { session_id: o.session_id });
+  });
+
+  it("CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed: bypassPermissions only in the sandbox", async () => {
+    const b = await connect(w, { CLAUDE_SESSIONS_ALLOW_BYPASS: "sandboxed" });
+    try {
+      const out = await b.call("start_session", { cwd: w.dir("yolo"), permission_mode: "bypassPermissions" });
+      expect(out.error?.code, out.text).toBe("PERMISSION_DENIED");
+      expect(out.error?.suggestion).toContain("sandbox: true");
+      const boxed = await b.callOk("start_session", { cwd: w.dir("yolo"), permission_mode: "bypassPermissions", sandbox: true });
+      expect(boxed).toMatchObject({ sandboxed: true, permission_mode: "bypassPermissions" });
+      await b.callOk("kill_session", { session_id: boxed.session_id });
+    } finally {
+      await b.close();
     }
   });
 

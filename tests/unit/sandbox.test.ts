@@ -66,7 +66,7 @@ describe("the launcher's spec", () => {
 
   it("the child's environment keeps the session's variables, drops DOPPLER_* and the server's own, points at its folders", () => {
     const env = sandboxEnv({ PATH: "/bin", API_TOKEN: "v", DOPPLER_TOKEN: "dp", DOPPLER_PROJECT: "p", CLAUDE_SESSIONS_DIR: "/state", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_MEMBER_SECRET: "m" }, spec);
-    expect(env).toEqual({ PATH: "/bin", API_TOKEN: "v", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_MEMBER_SECRET: "m", CLAUDE_CONFIG_DIR: "/state/s1/claude-config", CLAUDE_CODE_TMPDIR: "/state/s1/tmp" });
+    expect(env).toEqual({ PATH: "/bin", API_TOKEN: "v", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_MEMBER_SECRET: "m", CLAUDE_CONFIG_DIR: "/state/s1/claude-config", CLAUDE_CODE_TMPDIR: "/state/s1/tmp", IS_SANDBOX: "1" });
   });
 });
 
