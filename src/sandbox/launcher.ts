@@ -32,8 +32,10 @@ function shq(a: string): string {
 }
 
 async function main(): Promise<void> {
-  const specPath = process.argv[2];
+  // launcher.js SPEC [-- ARGV…]: ARGV (the SDK's command and args, headless) in place of the spec's.
+  const [specPath, sep, ...rest] = process.argv.slice(2);
   if (!specPath) fail("no spec file given");
+  if (sep !== undefined && sep !== "--") fail("usage: launcher.js SPEC [-- ARGV…]");
   let spec: SandboxSpec;
   try {
     spec = decodeSpec(readFileSync(specPath, "utf8"));
@@ -41,6 +43,8 @@ async function main(): Promise<void> {
   } catch (e) {
     fail(`the spec ${specPath} is unreadable (${(e as Error).message})`);
   }
+  const argv = rest.length ? rest : spec.argv;
+  if (!argv.length) fail("nothing to run (no argv in the spec or after --)");
   try {
     prepareConfig(spec);
   } catch (e) {
@@ -54,7 +58,7 @@ async function main(): Promise<void> {
     await SandboxManager.initialize(runtimeConfig(spec));
     // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
     // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
-    const cmd = ["env", "NO_PROXY=", "no_proxy=", ...spec.argv].map(shq).join(" ");
+    const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
     wrapped = await SandboxManager.wrapWithSandbox(cmd);
   } catch (e) {
     fail(`the sandbox could not be made (${(e as Error).message})`);

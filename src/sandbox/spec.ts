@@ -16,7 +16,7 @@ export const TMP_DIR = "tmp";
 
 export interface SandboxSpec {
   v: 1;
-  /** Claude Code's argv (the binary first), run inside the sandbox. */
+  /** Claude Code's argv (the binary first), run inside the sandbox; empty when it follows `--` on the launcher's command line (headless). */
   argv: string[];
   cwd: string;
   /** The session's directory (<state>/<id>): its config and temp folders live there. */
@@ -67,7 +67,7 @@ export function encodeSpec(s: SandboxSpec): string {
 export function decodeSpec(text: string): SandboxSpec {
   const s = JSON.parse(text) as Partial<SandboxSpec>;
   const strs = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
-  if (s?.v !== 1 || !strs(s.argv) || !s.argv!.length || typeof s.cwd !== "string" || typeof s.sessionDir !== "string" || typeof s.realConfigDir !== "string" || typeof s.realConfigFile !== "string") {
+  if (s?.v !== 1 || !strs(s.argv) || typeof s.cwd !== "string" || typeof s.sessionDir !== "string" || typeof s.realConfigDir !== "string" || typeof s.realConfigFile !== "string") {
     throw new Error("not a sandbox spec");
   }
   if (!strs(s.allowHosts) || !strs(s.allowWrite) || !strs(s.denyRead) || !strs(s.allowRead)) throw new Error("not a sandbox spec");

@@ -60,7 +60,7 @@ export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): 
     }
     return undefined;
   }
-  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "A tmux or pty session outside a team can; or pass sandbox: false where the operator allows it." });
+  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "A session outside a team can; or pass sandbox: false where the operator allows it." });
   const operator = operatorHosts(cfg);
   const choice: SandboxChoice = {};
   if (typeof ask === "object" && ask.allow_hosts) {

@@ -14,7 +14,7 @@ import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js"
 import { sandboxDeps } from "../../src/sandbox/deps.js";
 
 const run = realClaudeOrSkip() && sandboxDeps().ok;
-const BACKENDS = run ? await contractBackends() : [];
+const BACKENDS: Array<"tmux" | "pty" | "headless"> = run ? [...(await contractBackends()), "headless"] : [];
 
 describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
   let e: E2e;
@@ -141,7 +141,7 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     expect(shown).toContain("still answering");
   });
 
-  it("permission prompts work: the blocking hook (the server's script, the session's decisions folder) takes respond_permission", async () => {
+  it("permission prompts work (tmux/pty: the blocking hook, the server's script and the session's decisions folder; headless: the SDK's canUseTool)", async () => {
     const s = await m.call("start_session", { cwd: e.dir("asks"), permission_mode: "default", backend, sandbox: true });
     expect(s.ok, s.text).toBe(true);
     const other = s.data.session_id as string;
@@ -151,8 +151,8 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
       const a = await m.call("respond_permission", { session_id: other, decision: "allow" });
       expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
       const done = await m.call("wait_for_completion", { session_id: other, timeout_ms: 30_000 });
-      const screen = await m.callOk("stream_output", { session_id: other, mode: "screen" });
-      expect(done.data, `${done.text}\n${screen.text}`).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
+      const shown = await m.call("stream_output", { session_id: other, mode: backend === "headless" ? "log" : "screen" });
+      expect(done.data, `${done.text}\n${shown.text}`).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
       expect(existsSync(join(e.dir("asks"), "asked.txt"))).toBe(true);
     } finally {
       await m.call("kill_session", { session_id: other });

@@ -52,7 +52,8 @@ describe("host patterns", () => {
 describe("the launcher's spec", () => {
   it("round-trips, and anything else is refused", () => {
     expect(decodeSpec(encodeSpec(spec))).toEqual(spec);
-    expect(() => decodeSpec(JSON.stringify({ ...spec, argv: [] }))).toThrow(/not a sandbox spec/);
+    expect(() => decodeSpec(JSON.stringify({ ...spec, argv: "claude" }))).toThrow(/not a sandbox spec/);
+    expect(decodeSpec(JSON.stringify({ ...spec, argv: [] })).argv).toEqual([]);
     expect(() => decodeSpec(JSON.stringify({ ...spec, v: 2 }))).toThrow(/not a sandbox spec/);
     expect(() => decodeSpec("{")).toThrow();
   });
@@ -90,7 +91,7 @@ describe("the operator's switch", () => {
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "ok.com,http://bad" }), true)).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "*.example.org" }), { allow_hosts: ["evil.com"] })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => sandboxFor(cfg({}), true, "a headless session")).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
-    expect(sandboxBlocker({ kind: "headless", caps: { sandbox: false } }, undefined)).toBe("a headless session");
+    expect(sandboxBlocker({ kind: "remote", caps: { sandbox: false } }, undefined)).toBe("a remote session");
     expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, "crew")).toBe("a team session");
     expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, undefined)).toBeUndefined();
   });
