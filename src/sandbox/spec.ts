@@ -5,6 +5,7 @@
  * Code under bubblewrap. Nothing here is a secret: the values of the session's variables reach the launcher through
  * its environment, never the spec.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
 
@@ -45,16 +46,35 @@ export function credentialPaths(home: string): string[] {
   return [".ssh", ".aws", ".gnupg", ".config/gcloud", ".docker", ".kube", ".netrc", ".doppler", ".config/doppler", ".git-credentials", ".config/gh"].map((p) => join(home, p));
 }
 
-/** The sandbox runtime's configuration for a spec. */
-export function runtimeConfig(s: SandboxSpec): SandboxRuntimeConfig {
+/**
+ * The user's Claude configuration a session must never change, whatever its cwd (one at or above the home folder
+ * would otherwise make them writable): hooks, trust records, commands and plugins there run outside the sandbox later.
+ */
+export function protectedConfig(s: Pick<SandboxSpec, "realConfigDir" | "realConfigFile">): string[] {
+  const inDir = ["settings.json", "settings.local.json", ".credentials.json", "CLAUDE.md", "commands", "agents", "hooks", "plugins", "skills", "output-styles"];
+  return [s.realConfigFile, ...inDir.map((f) => join(s.realConfigDir, f))];
+}
+
+function under(path: string, root: string): boolean {
+  const r = root.endsWith("/") ? root : `${root}/`;
+  return path === root || path.startsWith(r);
+}
+
+/**
+ * The sandbox runtime's configuration for a spec. The user's config is denied for writing where it exists (a bind
+ * over the file), and where it does not only if a write root covers it: the runtime holds a missing path with a mount
+ * point on the host, an empty file the user's own unsandboxed Claude Code would then read.
+ */
+export function runtimeConfig(s: SandboxSpec, exists: (p: string) => boolean = existsSync): SandboxRuntimeConfig {
   const own = [s.cwd, join(s.sessionDir, CONFIG_DIR), join(s.sessionDir, TMP_DIR), projectFolder(s.realConfigDir, s.cwd)];
+  const roots = [...own, ...s.allowWrite];
   return {
     network: { allowedDomains: [...s.allowHosts], deniedDomains: [] },
     filesystem: {
       denyRead: [...s.denyRead],
       allowRead: [...s.allowRead],
       allowWrite: [...own, ...s.allowWrite],
-      denyWrite: [],
+      denyWrite: protectedConfig(s).filter((p) => exists(p) || roots.some((r) => under(p, r))),
     },
   };
 }

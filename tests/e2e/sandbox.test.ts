@@ -90,8 +90,16 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     const outside = join(e.world.root, "outside.txt");
     const state = join(e.world.stateDir, "planted.txt");
     const inside = join(e.dir("boxed"), "inside.txt");
-    const out = await script("writes", `echo x > ${outside} || echo OUTSIDE-REFUSED; echo y > ${state} || echo STATE-REFUSED; echo z > ${inside} && echo INSIDE-OK`);
+    const settings = join(e.world.home, ".claude", "settings.json");
+    const main = join(e.world.home, ".claude.json");
+    const before = [settings, main].map((f) => (existsSync(f) ? readFileSync(f, "utf8") : undefined));
+    const hook = `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ${join(e.world.root, "planted-hook")}"}]}]}}`;
+    const out = await script("writes", `echo x > ${outside} || echo OUTSIDE-REFUSED; echo y > ${state} || echo STATE-REFUSED; echo z > ${inside} && echo INSIDE-OK; echo '${hook}' > ${settings} || echo SETTINGS-REFUSED; echo '{}' > ${main} || echo MAIN-REFUSED`);
     expect(out).toContain("OUTSIDE-REFUSED");
+    // The user's own Claude settings and main config: a hook or trust record planted there would run unsandboxed later.
+    expect(out).toContain("SETTINGS-REFUSED");
+    expect(out).toContain("MAIN-REFUSED");
+    expect([settings, main].map((f) => (existsSync(f) ? readFileSync(f, "utf8") : undefined))).toEqual(before);
     // The state directory is hidden behind an empty folder of the sandbox's own: a write there may "work" inside
     // and never reaches the real one.
     expect(out).toContain("INSIDE-OK");
@@ -156,6 +164,26 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
       expect(existsSync(join(e.dir("asks"), "asked.txt"))).toBe(true);
     } finally {
       await m.call("kill_session", { session_id: other });
+    }
+  });
+
+  it("resume: a killed sandboxed session comes back sandboxed, with its conversation (transcripts through its config's link)", async () => {
+    const s = await m.call("start_session", { cwd: e.dir("asks"), permission_mode: "default", backend, sandbox: true, prompt: "remember the word teapot" });
+    expect(s.ok, s.text).toBe(true);
+    const sid = s.data.session_id as string;
+    try {
+      const first = await m.call("wait_for_completion", { session_id: sid, timeout_ms: 30_000 });
+      expect(first.data, first.text).toMatchObject({ completed: true, last_response: "MOCK REPLY: remember the word teapot" });
+      await m.call("kill_session", { session_id: sid });
+      const r = await m.call("resume_session", { session_id: sid, message: "what was the word?" });
+      expect(r.ok, r.text).toBe(true);
+      expect(r.data.sandboxed).toBe(true);
+      const done = await m.call("wait_for_completion", { session_id: sid, timeout_ms: 30_000 });
+      expect(done.data, done.text).toMatchObject({ completed: true, last_response: "MOCK REPLY: what was the word?" });
+      const req = e.requestsWith("what was the word?").at(-1);
+      expect(req && e.userTexts(req)).toContain("remember the word teapot");
+    } finally {
+      await m.call("kill_session", { session_id: sid });
     }
   });
 

@@ -51,6 +51,13 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({ status: "ok", detail: expect.stringContaining("CLAUDE_SESSIONS_SANDBOX=off") });
   });
 
+  it("run_task {sandbox: true} runs its session in the sandbox", async () => {
+    const r = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "boxed task", sandbox: true, backend: "tmux", keep_session: true });
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === r.session_id);
+    expect(row?.sandboxed).toBe(true);
+    await m.callOk("kill_session", { session_id: r.session_id as string });
+  });
+
   it("without sandbox, a session is not sandboxed (the default is off)", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("b") });
     expect(s.sandboxed).toBeUndefined();

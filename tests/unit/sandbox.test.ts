@@ -59,9 +59,15 @@ describe("the launcher's spec", () => {
   });
 
   it("writes: cwd, the session's config and temp folders, its transcript folder and what the spec adds; the allowlist as given", () => {
-    const c = runtimeConfig(spec);
+    const c = runtimeConfig(spec, () => false);
     expect(c.filesystem.allowWrite).toEqual(["/work/p", "/state/s1/claude-config", "/state/s1/tmp", "/home/u/.claude/projects/-work-p", "/state/s1/events.jsonl"]);
     expect(c.filesystem.denyRead).toEqual(["/home/u/.ssh", "/state"]);
+    // Never writable, even for a session whose cwd is the home folder: the user's config and main file, denied where
+    // they exist; where they do not, only when a write root covers them (else a host-side mount point would appear).
+    const there = new Set(["/home/u/.claude.json", "/home/u/.claude/settings.json"]);
+    expect(runtimeConfig(spec, (p) => there.has(p)).filesystem.denyWrite).toEqual(["/home/u/.claude.json", "/home/u/.claude/settings.json"]);
+    const home = runtimeConfig({ ...spec, cwd: "/home/u" }, (p) => there.has(p)).filesystem.denyWrite;
+    expect(home).toEqual(expect.arrayContaining(["/home/u/.claude.json", "/home/u/.claude/settings.json", "/home/u/.claude/hooks", "/home/u/.claude/plugins", "/home/u/.claude/settings.local.json"]));
     expect(c.network.allowedDomains).toEqual(["127.0.0.1:8080", "*.example.org"]);
   });
 
