@@ -16,6 +16,8 @@ export interface SandboxDeps {
   ok: boolean;
   /** What is missing, in words (empty when ok). */
   missing: string[];
+  /** The programs by absolute path (found on the server's PATH): the launcher never looks them up on a session's PATH. */
+  tools?: { bwrap: string; socat: string; rg: string };
 }
 
 let cached: SandboxDeps | undefined;
@@ -30,6 +32,8 @@ export function sandboxDeps(pathVar: string | undefined = process.env.PATH, fres
     const r = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--unshare-pid", "--", "/bin/true"], { timeout: 10_000, encoding: "utf8" });
     if (r.status !== 0) missing.push(`bubblewrap cannot make namespaces here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0]}); unprivileged user namespaces may be off`);
   }
-  cached = { ok: missing.length === 0, missing };
+  const socat = resolveProgram("socat", pathVar);
+  const rg = resolveProgram("rg", pathVar);
+  cached = { ok: missing.length === 0, missing, ...(bwrap && socat && rg && !missing.length ? { tools: { bwrap, socat, rg } } : {}) };
   return cached;
 }

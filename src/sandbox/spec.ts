@@ -34,6 +34,8 @@ export interface SandboxSpec {
   denyRead: string[];
   /** Re-allowed inside a denied folder (the server's scripts, the session's own folder, its cwd). */
   allowRead: string[];
+  /** bubblewrap, socat and ripgrep by absolute path (the server's): a session's PATH never picks what runs outside. */
+  tools: { bwrap: string; socat: string; rg: string };
 }
 
 /** Claude Code's folder for a cwd's transcripts (its own rule: every character but a letter or digit becomes `-`). */
@@ -69,6 +71,9 @@ export function runtimeConfig(s: SandboxSpec, exists: (p: string) => boolean = e
   const own = [s.cwd, join(s.sessionDir, CONFIG_DIR), join(s.sessionDir, TMP_DIR), projectFolder(s.realConfigDir, s.cwd)];
   const roots = [...own, ...s.allowWrite];
   return {
+    bwrapPath: s.tools.bwrap,
+    socatPath: s.tools.socat,
+    ripgrep: { command: s.tools.rg },
     network: { allowedDomains: [...s.allowHosts], deniedDomains: [] },
     filesystem: {
       denyRead: [...s.denyRead],
@@ -91,5 +96,7 @@ export function decodeSpec(text: string): SandboxSpec {
     throw new Error("not a sandbox spec");
   }
   if (!strs(s.allowHosts) || !strs(s.allowWrite) || !strs(s.denyRead) || !strs(s.allowRead)) throw new Error("not a sandbox spec");
+  const t = s.tools;
+  if (!t || ![t.bwrap, t.socat, t.rg].every((x) => typeof x === "string" && x.startsWith("/"))) throw new Error("not a sandbox spec");
   return s as SandboxSpec;
 }

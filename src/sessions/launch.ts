@@ -34,7 +34,7 @@ import { assertOutsideState } from "./confine.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "./members.js";
-import { sandboxBlocker, sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -67,6 +67,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
   checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
   const env = checkEnv(d.cfg, input.env);
+  if (sandbox) checkSandboxEnv(env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
   const addDirs: Array<[string, string]> = [];

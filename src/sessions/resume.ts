@@ -23,7 +23,7 @@ import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkP
 import { checkBackendOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
-import { sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "./turns.js";
 import type { Delivery } from "../runners/driver.js";
@@ -270,6 +270,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
   const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
   checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
+  if (sandbox) checkSandboxEnv(env);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 

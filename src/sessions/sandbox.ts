@@ -91,8 +91,11 @@ export function sandboxLaunch(cfg: Config, choice: SandboxChoice, o: { dir: stri
   const realConfigDir = cfg.claudeConfigDir;
   const realConfigFile = join(process.env.CLAUDE_CONFIG_DIR || home, ".claude.json");
   const login = !process.env.ANTHROPIC_API_KEY && !process.env.ANTHROPIC_AUTH_TOKEN && !process.env.CLAUDE_CODE_OAUTH_TOKEN;
+  const tools = sandboxDeps().tools;
+  if (!tools) throw new SessionError("SANDBOX_UNAVAILABLE", `the sandbox cannot be made here: ${sandboxDeps().missing.join("; ")}.`);
   const spec: Omit<SandboxSpec, "argv"> = {
     v: 1,
+    tools,
     cwd: o.cwd,
     sessionDir: o.dir,
     realConfigDir,
@@ -107,4 +110,20 @@ export function sandboxLaunch(cfg: Config, choice: SandboxChoice, o: { dir: stri
     allowRead: [join(cfg.stateDir, "bin"), o.cwd, projectFolder(realConfigDir, o.cwd)],
   };
   return { node: process.execPath, launcher: LAUNCHER_JS, specPath: join(o.dir, SPEC_FILE), spec };
+}
+
+/**
+ * Variables a caller's `env` may not set for a sandboxed session, whatever CLAUDE_SESSIONS_ALLOW_ENV says: they reach
+ * the launcher, which runs outside the sandbox (Node's options, the dynamic linker's, the PATH its shell searches, the
+ * HOME the runtime's default write paths hang off).
+ */
+const OUTSIDE = /^(PATH|HOME|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|LD_.*|DYLD_.*)$/;
+
+export function checkSandboxEnv(env: Record<string, string>): void {
+  const bad = Object.keys(env).filter((k) => OUTSIDE.test(k));
+  if (bad.length) {
+    throw new SessionError("INVALID_ARGUMENT", `env ${bad.join(", ")} cannot be set for a sandboxed session: the launcher that builds the sandbox runs outside it and would obey ${bad.length > 1 ? "them" : "it"}.`, {
+      suggestion: "Leave it out, or start the session with sandbox: false where the operator allows it.",
+    });
+  }
 }

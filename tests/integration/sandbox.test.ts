@@ -36,7 +36,7 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     expect(readdirSync(join(dir, "claude-config"))).toContain("projects");
     const tree = w.tmux(["list-panes", "-a", "-F", "#{pane_pid}"]).trim().split("\n");
     const cmdlines = tree.flatMap((pid) => descendants(Number(pid))).map((p) => cmdline(p));
-    expect(cmdlines.some((c) => c.startsWith("bwrap"))).toBe(true);
+    expect(cmdlines.some((c) => c.startsWith(`${sandboxDeps().tools?.bwrap} `))).toBe(true);
     // A turn, so there is a conversation (in the user's projects folder, through the session's link) to resume.
     const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
     expect(t.response).toContain("hello");
@@ -152,6 +152,19 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
       await b.callOk("kill_session", { session_id: boxed.session_id });
     } finally {
       await b.close();
+    }
+  });
+
+  it("a caller's NODE_OPTIONS or LD_PRELOAD never reaches the launcher, even where the operator allows them", async () => {
+    const allowing = await connect(w, { CLAUDE_SESSIONS_ALLOW_ENV: "NODE_OPTIONS,LD_*" });
+    try {
+      for (const env of [{ NODE_OPTIONS: `--require ${join(w.root, "evil.js")}` }, { LD_PRELOAD: join(w.root, "evil.so") }]) {
+        const r = await allowing.call("start_session", { cwd: w.dir("envs"), sandbox: true, env });
+        expect(r.error?.code, r.text).toBe("INVALID_ARGUMENT");
+        expect(r.error?.message).toContain(Object.keys(env)[0]);
+      }
+    } finally {
+      await allowing.close();
     }
   });
 

@@ -8,7 +8,8 @@ import { loadConfig } from "../../src/config.js";
 import { apiHost, formatHost, parseHost, parseHosts, widening } from "../../src/sandbox/hosts.js";
 import { sandboxEnv } from "../../src/sandbox/prepare.js";
 import { decodeSpec, encodeSpec, runtimeConfig, type SandboxSpec } from "../../src/sandbox/spec.js";
-import { sandboxBlocker, sandboxFor, sandboxKey } from "../../src/sessions/sandbox.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxKey } from "../../src/sessions/sandbox.js";
+import { WarmPool } from "../../src/sessions/warm-pool.js";
 
 const spec: SandboxSpec = {
   v: 1,
@@ -22,6 +23,7 @@ const spec: SandboxSpec = {
   allowWrite: ["/state/s1/events.jsonl"],
   denyRead: ["/home/u/.ssh", "/state"],
   allowRead: ["/state/bin"],
+  tools: { bwrap: "/usr/bin/bwrap", socat: "/usr/bin/socat", rg: "/usr/bin/rg" },
 };
 
 describe("host patterns", () => {
@@ -56,6 +58,9 @@ describe("the launcher's spec", () => {
     expect(decodeSpec(JSON.stringify({ ...spec, argv: [] })).argv).toEqual([]);
     expect(() => decodeSpec(JSON.stringify({ ...spec, v: 2 }))).toThrow(/not a sandbox spec/);
     expect(() => decodeSpec("{")).toThrow();
+    // The programs that run outside the sandbox are absolute paths: never looked up on a session's PATH.
+    expect(() => decodeSpec(JSON.stringify({ ...spec, tools: { ...spec.tools, bwrap: "bwrap" } }))).toThrow(/not a sandbox spec/);
+    expect(runtimeConfig(spec, () => false)).toMatchObject({ bwrapPath: "/usr/bin/bwrap", socatPath: "/usr/bin/socat", ripgrep: { command: "/usr/bin/rg" } });
   });
 
   it("writes: cwd, the session's config and temp folders, its transcript folder and what the spec adds; the allowlist as given", () => {
@@ -100,5 +105,21 @@ describe("the operator's switch", () => {
     expect(sandboxBlocker({ kind: "remote", caps: { sandbox: false } }, undefined)).toBe("a remote session");
     expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, "crew")).toBe("a team session");
     expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, undefined)).toBeUndefined();
+  });
+
+  it("a caller's env may not reach the launcher outside the sandbox: NODE_OPTIONS, LD_* and the like are refused", () => {
+    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS"]) {
+      expect(() => checkSandboxEnv({ [k]: "x" }), k).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    expect(() => checkSandboxEnv({ API_TOKEN: "x", MY_NODE_OPTIONS: "y" })).not.toThrow();
+  });
+
+  it("the warm pool's key has the sandbox with the operator's default applied: a sandboxed start never takes an unsandboxed spare", () => {
+    const base = { cwd: "/w/a", backend: "tmux" as const };
+    const key = (env: Record<string, string>, sandbox?: boolean) => WarmPool.keyOf({ ...base, sandbox: sandboxKey(cfg(env), sandbox) })!.key;
+    expect(key({}, true)).not.toBe(key({}));
+    expect(key({}, false)).toBe(key({}));
+    // The same call under "on" is a sandboxed one: the key says so, whichever server started the spare.
+    expect(key({ CLAUDE_SESSIONS_SANDBOX: "on" })).toBe(key({}, true));
   });
 });
