@@ -158,7 +158,8 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
   it("a caller's NODE_OPTIONS or LD_PRELOAD never reaches the launcher, even where the operator allows them", async () => {
     const allowing = await connect(w, { CLAUDE_SESSIONS_ALLOW_ENV: "NODE_OPTIONS,LD_*" });
     try {
-      for (const env of [{ NODE_OPTIONS: `--require ${join(w.root, "evil.js")}` }, { LD_PRELOAD: join(w.root, "evil.so") }]) {
+      const envs: Array<Record<string, string>> = [{ NODE_OPTIONS: `--require ${join(w.root, "evil.js")}` }, { LD_PRELOAD: join(w.root, "evil.so") }];
+      for (const env of envs) {
         const r = await allowing.call("start_session", { cwd: w.dir("envs"), sandbox: true, env });
         expect(r.error?.code, r.text).toBe("INVALID_ARGUMENT");
         expect(r.error?.message).toContain(Object.keys(env)[0]);
