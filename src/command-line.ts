@@ -43,7 +43,7 @@ ${WORK_HELP}
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
-  claude-sessions doctor          check tmux, claude, flock, doppler, the state directory (as health_check)
+  claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
 ${HISTORY_HELP}

@@ -25,6 +25,9 @@ export function parseToolsets(v: string | undefined): ToolsetName[] {
   return names.length ? (names as ToolsetName[]) : ["all"];
 }
 
+export const SANDBOX_MODES = ["off", "on", "required"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
 export interface Config {
   stateDir: string;
   /** CLAUDE_SESSIONS_TOOLSETS: the toolsets tools/list offers (default all). */
@@ -47,6 +50,12 @@ export interface Config {
   warmPool: number;
   killGraceMs: number;
   allowBypassPermissions: boolean;
+  /** CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed: bypassPermissions only for sandboxed sessions ("YOLO in a box"). */
+  allowBypassSandboxed: boolean;
+  /** CLAUDE_SESSIONS_SANDBOX: off (default; a caller may still ask for one), on (every session unless it asks for none), required (none may opt out). */
+  sandbox: SandboxMode;
+  /** CLAUDE_SESSIONS_SANDBOX_HOSTS: what a sandboxed session may reach (host, host:port, *.domain, IP literals), checked at each sandboxed start. */
+  sandboxHosts: string[];
   /**
    * CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: the mode of sessions started without permission_mode (default
    * "default"), always passed to the CLI explicitly. bypassPermissions still needs CLAUDE_SESSIONS_ALLOW_BYPASS.
@@ -152,6 +161,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!isPermissionMode(mode)) {
     throw new Error(`CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of ${PERMISSION_MODES.join(", ")} (got ${JSON.stringify(mode)})`);
   }
+  const sandbox = (env.CLAUDE_SESSIONS_SANDBOX || "off").trim().toLowerCase();
+  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) throw new Error(`CLAUDE_SESSIONS_SANDBOX must be ${SANDBOX_MODES.join(", ")} (got ${JSON.stringify(env.CLAUDE_SESSIONS_SANDBOX)})`);
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
@@ -165,6 +176,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     warmPool: num(env, "CLAUDE_SESSIONS_WARM_POOL", 0, 0),
     killGraceMs: num(env, "CLAUDE_SESSIONS_KILL_GRACE_MS", 5_000, 0),
     allowBypassPermissions: bool(env.CLAUDE_SESSIONS_ALLOW_BYPASS),
+    allowBypassSandboxed: (env.CLAUDE_SESSIONS_ALLOW_BYPASS ?? "").trim().toLowerCase() === "sandboxed",
+    sandbox: sandbox as SandboxMode,
+    sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),

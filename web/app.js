@@ -289,7 +289,7 @@
     e.preventDefault();
     $("#start-error").textContent = "";
     const v = (id) => $(id).value;
-    const body = { cwd: v("#f-cwd"), prompt: v("#f-prompt"), model: v("#f-model"), permission_mode: v("#f-mode"), backend: v("#f-backend"), node: v("#f-node"), team_name: v("#f-team"), teammate_name: v("#f-teammate"), worktree: $("#f-worktree").checked };
+    const body = { cwd: v("#f-cwd"), prompt: v("#f-prompt"), model: v("#f-model"), permission_mode: v("#f-mode"), backend: v("#f-backend"), node: v("#f-node"), team_name: v("#f-team"), teammate_name: v("#f-teammate"), worktree: $("#f-worktree").checked, sandbox: v("#f-sandbox") };
     const btn = $("#start button[type=submit]");
     btn.disabled = true;
     btn.textContent = "Starting…";

@@ -73,7 +73,7 @@ export const doppler = z
 
 export const env = z
   .record(z.string(), z.string())
-  .describe("Values not stored; PATH, LD_*… need CLAUDE_SESSIONS_ALLOW_ENV.");
+  .describe("Values never stored; PATH, LD_* need the operator.");
 
 export const pendingPermission = z.object({
   tool_name: z.string(),
@@ -151,3 +151,6 @@ export const idempotencyKey = z
   .regex(/^[\x21-\x7e]+$/, "an idempotency_key is printable ASCII without spaces (a UUID is a good one)");
 
 export const idempotencyField = { idempotency_key: idempotencyKey.optional() };
+
+/** start_session's sandbox (issue 32): true, false, or {allow_hosts} (narrows CLAUDE_SESSIONS_SANDBOX_HOSTS, never widens it; entries checked by the session layer). */
+export const sandboxOption = z.union([z.boolean(), z.strictObject({ allow_hosts: z.array(z.string()).max(64).optional() })]);

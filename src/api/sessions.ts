@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, blockedScreen, doppler, env, idempotencyField, nodeField, nodeName, pendingPermission, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, env, idempotencyField, nodeField, nodeName, pendingPermission, sandboxOption, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { claudeOptionFields, resumeClaudeOptionFields } from "./headless.js";
 
@@ -15,11 +15,11 @@ export const startInput = z
     session_id: sessionId.optional().describe("Same id + options: same session."),
     cwd: z.string().min(1).max(4096),
     prompt: z.string().optional(),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet, claude-opus-4-8."),
+    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet."),
     permission_mode: permissionMode
       .optional()
-      .describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("tmux/pty: turns allowed; headless: agentic turns/prompt."),
+      .describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("headless: agentic turns per prompt; else prompts."),
     max_budget_usd: z
       .number()
       .positive()
@@ -51,6 +51,7 @@ export const startInput = z
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
+    sandbox: sandboxOption.optional(),
     ...claudeOptionFields,
     node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
     ...idempotencyField,
@@ -73,6 +74,7 @@ export const startOutput = z.strictObject({
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
+  sandboxed: z.boolean().optional(),
   output_resource: z.string().optional().describe("stream_output: the subscribed resource."),
   warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
   ...nodeField,
@@ -185,6 +187,7 @@ export const sessionSummary = z.strictObject({
   model: z.string().optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),
+  sandboxed: z.boolean().optional(),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),

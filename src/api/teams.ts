@@ -25,19 +25,19 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("true or {branch?, base?}: a git worktree of cwd's repo (branch cs/<id>).");
+  .describe("true or {branch?, base?}: its own git worktree (branch cs/<id>).");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
   .max(100)
-  .describe("Untracked files to copy in (e.g. .env).");
+  .describe("Untracked files to copy in.");
 
 export const setupCommand = z
   .union([
     z.array(z.string().max(10_000)).min(1).max(200),
     z.string().min(1).max(10_000),
   ])
-  .describe("Once, in the worktree: argv (CLAUDE_SESSIONS_SETUP_COMMANDS) or shell (CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1).");
+  .describe("Run once in the worktree: argv or shell, as the operator allows.");
 
 /** A group of sessions: a team, or a list of ids. */
 const groupFields = {

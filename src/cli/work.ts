@@ -25,10 +25,13 @@ export const WORK_COMMANDS = ["start", "run", "resume", "reset", "send"] as cons
 export type WorkCommand = (typeof WORK_COMMANDS)[number];
 
 export const WORK_HELP = `  claude-sessions start <cwd> [--prompt TEXT] [--model M] [--permission-mode MODE] [--backend tmux|pty|headless]
-                        [--team NAME] [--teammate NAME] [--lead] [--node NAME] [--worktree] [--wait] [--json]
+                        [--team NAME] [--teammate NAME] [--lead] [--node NAME] [--worktree] [--sandbox|--no-sandbox]
+                        [--wait] [--json]
                                   start a session (as start_session); --wait waits for the prompt's reply;
-                                  --lead: the team's lead (its member tools may start and end teammates)
-  claude-sessions run <cwd> <prompt…> [--model M] [--backend B] [--node NAME] [--worktree] [--keep] [--timeout MS]
+                                  --lead: the team's lead (its member tools may start and end teammates);
+                                  --sandbox / --no-sandbox: in the sandbox or not (default: CLAUDE_SESSIONS_SANDBOX)
+  claude-sessions run <cwd> <prompt…> [--model M] [--backend B] [--node NAME] [--worktree] [--sandbox|--no-sandbox]
+                        [--keep] [--timeout MS]
                                   one answer (as run_task): prints it and exits 0; the session ends unless --keep
   claude-sessions resume <id> [--message TEXT] [--fork] [--wait] [--json]
                                   bring an ended session back (as resume_session)
@@ -150,6 +153,12 @@ function printStarted(w: WorkEnv, r: { session_id: string; status: string; backe
   for (const warning of r.warnings ?? []) line(w.err, `warning: ${safeLine(warning)}`);
 }
 
+/** --sandbox / --no-sandbox: the start's `sandbox` (neither: the server's default); both is a usage error. */
+function sandboxFlag(v: { sandbox?: boolean | string | undefined; "no-sandbox"?: boolean | string | undefined }): boolean | undefined {
+  if (v.sandbox === true && v["no-sandbox"] === true) throw new SessionError("INVALID_ARGUMENT", "--sandbox and --no-sandbox contradict each other; give one.");
+  return v.sandbox === true ? true : v["no-sandbox"] === true ? false : undefined;
+}
+
 async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
   const { values: v, positionals } = parse(args, {
     prompt: { type: "string" },
@@ -161,6 +170,8 @@ async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
     lead: { type: "boolean" },
     node: { type: "string" },
     worktree: { type: "boolean" },
+    sandbox: { type: "boolean" },
+    "no-sandbox": { type: "boolean" },
     wait: { type: "boolean" },
     timeout: { type: "string" },
   });
@@ -181,6 +192,7 @@ async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
       team_lead: v.lead ? true : undefined,
       node: str(v.node),
       worktree: v.worktree ? true : undefined,
+      sandbox: sandboxFlag(v),
     }),
   );
   printStarted(w, r, v.json === true, "started");
@@ -195,6 +207,8 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
     team: { type: "string" },
     node: { type: "string" },
     worktree: { type: "boolean" },
+    sandbox: { type: "boolean" },
+    "no-sandbox": { type: "boolean" },
     keep: { type: "boolean" },
     timeout: { type: "string" },
   });
@@ -221,6 +235,7 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
         team_name: str(v.team),
         node: str(v.node),
         worktree: v.worktree ? true : undefined,
+        sandbox: sandboxFlag(v),
         timeout_ms: positiveInt(str(v.timeout), "--timeout"),
         keep_session: true,
       }),

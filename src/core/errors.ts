@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "IDEMPOTENCY_UNKNOWN",
   "QUEUE_FULL",
   "RATE_LIMITED",
+  "SANDBOX_UNAVAILABLE",
   "INTERNAL",
 ] as const;
 
@@ -47,6 +48,7 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   TMUX_NOT_FOUND: "Install tmux (apt-get install tmux / brew install tmux), or use backend: \"pty\".",
   DOPPLER_ERROR: "Install the Doppler CLI or set DOPPLER_PATH; check the project, config and DOPPLER_TOKEN.",
   WAKE_FAILED: "The session stays hibernated: look at stream_output (mode log) for why its process did not start; kill_session ends it.",
+  SANDBOX_UNAVAILABLE: "Install what the message names (Debian: apt-get install bubblewrap socat ripgrep), or fix the operator's sandbox setting; nothing was started.",
   PROCESS_ERROR: "Look at stream_output (mode screen or log) for what the process printed.",
   STARTUP_BLOCKED: "Claude Code is showing a first-run screen; see the message for the option that answers it.",
   PERMISSION_DENIED: "This server was not started with the option that allows it.",

@@ -55,6 +55,15 @@ export interface ConversationPlan extends PlanBase {
   live: LiveSession;
   /** A team session's member server configuration file (`--mcp-config`). */
   member_mcp_config?: string;
+  /** A sandboxed session: the CLI runs as `<node> <launcher> <spec> -- <the SDK's command and args>`. */
+  launcher?: SandboxRunner;
+}
+
+/** How a sandboxed headless session's CLI is started (sandbox/launcher.ts; its spec is written before the spawn). */
+export interface SandboxRunner {
+  node: string;
+  launcher: string;
+  spec_path: string;
 }
 
 export type SpawnSpec = TerminalPlan | ConversationPlan;

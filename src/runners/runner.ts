@@ -9,6 +9,7 @@ import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
 import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
 import type { PromptInput } from "./prompt.js";
+import type { SandboxSpec } from "../sandbox/spec.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
@@ -34,6 +35,8 @@ export interface Capabilities {
   ownTurnLimit: boolean;
   /** max_budget_usd stops a turn in the CLI itself (the SDK's maxBudgetUsd); else the server watches the transcript (sessions/budget-watch.ts). */
   ownBudget: boolean;
+  /** Runs Claude Code under the sandbox launcher when the request has a sandbox (LaunchRequest.sandbox); else such a start is refused. */
+  sandbox: boolean;
   /** How prompts reach the conversation, and so what a prompt may hold (prompt.ts): typed into the input box, or a message. */
   prompts: PromptInput;
   /** Which of RUNNER_OPTIONS it honours (the rest are refused, never silently ignored). */
@@ -69,6 +72,16 @@ export interface LaunchRequest {
   permission?: { script: string; timeoutMs: number } | undefined;
   /** A team session's member server (sessions/members.ts): every runner adds its configuration and allows its tools. */
   member?: MemberLaunch | undefined;
+  /** A sandboxed session (sessions/sandbox.ts): the runner runs the launcher in place of Claude Code. */
+  sandbox?: SandboxLaunch | undefined;
+}
+
+/** A sandboxed launch: `<node> <launcher> <specPath>` runs Claude Code's argv (added by the runner) under the spec. */
+export interface SandboxLaunch {
+  node: string;
+  launcher: string;
+  specPath: string;
+  spec: Omit<SandboxSpec, "argv">;
 }
 
 /** A team session's member server for one launch: its MCP configuration file, its name, the files written before the spawn. */

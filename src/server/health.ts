@@ -14,6 +14,7 @@ import { TmuxBackend } from "../runners/terminal/tmux.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
+import { sandboxDeps } from "../sandbox/deps.js";
 import { isLive } from "../core/status.js";
 import type { Store } from "../store/store.js";
 import type { SessionRecord } from "../store/schema.js";
@@ -149,6 +150,10 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const flock = findOnPath("flock", undefined);
   add("flock", flock.path ? "ok" : "down", flock.path ?? "not found (the event hook needs it; util-linux / brew install flock)");
 
+  const sb = sandboxDeps();
+  const sbMode = `CLAUDE_SESSIONS_SANDBOX=${cfg.sandbox}`;
+  if (sb.ok) add("sandbox", "ok", `bubblewrap, socat and ripgrep found, namespaces work (${sbMode}; hosts: ${cfg.sandboxHosts.join(", ") || "the API's only"})`);
+  else add("sandbox", cfg.sandbox === "required" ? "down" : cfg.sandbox === "on" ? "degraded" : "warn", `${sb.missing.join("; ")} (${sbMode}: sandboxed starts fail with SANDBOX_UNAVAILABLE; Debian: apt-get install bubblewrap socat ripgrep)`);
   if (cfg.dopplerPath || cfg.dopplerProject || cfg.dopplerConfig) {
     const doppler = findOnPath("doppler", cfg.dopplerPath);
     add("doppler", doppler.path ? "ok" : "degraded", doppler.path ?? "configured but not found (sessions with doppler fail with DOPPLER_ERROR)");

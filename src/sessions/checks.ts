@@ -50,14 +50,20 @@ export function checkEnv(cfg: Config, env: Record<string, string> | undefined): 
   return out;
 }
 
-export function checkPermissionMode(cfg: Config, mode: string | undefined): void {
+/**
+ * bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS=1, or =sandboxed for a sandboxed session. A sandboxed session
+ * runs with IS_SANDBOX=1 (sandbox/prepare.ts), so Claude Code takes bypass there even as root.
+ */
+export function checkPermissionMode(cfg: Config, mode: string | undefined, sandboxed = false): void {
   if (mode !== "bypassPermissions") return;
-  if (!cfg.allowBypassPermissions) {
-    throw new SessionError("PERMISSION_DENIED", "permission_mode bypassPermissions is refused by this server.", {
-      suggestion: "Start the server with CLAUDE_SESSIONS_ALLOW_BYPASS=1 to allow it (as root, Claude Code also needs IS_SANDBOX=1).",
+  if (!cfg.allowBypassPermissions && !(sandboxed && cfg.allowBypassSandboxed)) {
+    throw new SessionError("PERMISSION_DENIED", `permission_mode bypassPermissions is refused by this server${cfg.allowBypassSandboxed ? " for a session outside the sandbox" : ""}.`, {
+      suggestion: cfg.allowBypassSandboxed
+        ? "Start it with sandbox: true (CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed allows bypass only in the sandbox)."
+        : "Start the server with CLAUDE_SESSIONS_ALLOW_BYPASS=1 (or =sandboxed: only sandboxed sessions) to allow it (as root, Claude Code also needs IS_SANDBOX=1).",
     });
   }
-  if (process.getuid?.() === 0 && process.env.IS_SANDBOX !== "1") {
+  if (!sandboxed && process.getuid?.() === 0 && process.env.IS_SANDBOX !== "1") {
     throw new SessionError("PERMISSION_DENIED", "Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1 is set.", {
       suggestion: "Run the server as a normal user, or set IS_SANDBOX=1 in the server's environment if this machine is a sandbox.",
     });

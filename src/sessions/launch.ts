@@ -36,6 +36,7 @@ import { assertInRoots } from "./roots.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "./gates.js";
 import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "./members.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
 
 export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
@@ -61,7 +62,6 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const callerCwd = await checkCwd(input.cwd);
   const permissionMode = effectiveMode(d.cfg, input.permission_mode);
-  checkPermissionMode(d.cfg, permissionMode);
   checkWidening(d.cfg, input);
   const kind = input.backend ?? d.defaultKind;
   const runner = runnerOf(d, kind);
@@ -71,7 +71,10 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
+  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
+  checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
   const env = checkEnv(d.cfg, input.env);
+  if (sandbox) checkSandboxEnv(env);
   const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
   if (needsVersion(runner, input)) checkVersionOptions(runner, allRunners(d), await version, input);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
@@ -119,6 +122,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
   if (doppler?.config) rec.doppler_config = doppler.config;
+  if (sandbox) rec.sandbox = sandbox;
   if (input.team_name) rec.team_name = input.team_name;
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
@@ -207,7 +211,7 @@ export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string },
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string; sandbox?: SandboxChoice | undefined },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
@@ -229,6 +233,7 @@ export function launchRequest(
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
+    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [] }) } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };

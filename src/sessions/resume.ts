@@ -24,6 +24,7 @@ import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkP
 import { checkBackendOptions, checkVersionOptions, optionsFor, transientOptions } from "./backend-options.js";
 import { checkBudgetModels, checkResumeBudget } from "./budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "./deps.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "./turns.js";
 import type { Delivery } from "../runners/driver.js";
@@ -126,6 +127,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     if (typeof options.model === "string" && options.model) r.model = options.model;
     else delete r.model;
     setVersion(r, version);
+    if (plan.sandbox) r.sandbox = plan.sandbox;
+    else delete r.sandbox;
     launchPlan = planFor(d, plan, r, env, message, s.sessions);
     [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
@@ -179,6 +182,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   if (typeof options.model === "string" && options.model) rec.model = options.model;
   setVersion(rec, version);
   if (parent.team_name) rec.team_name = parent.team_name;
+  if (plan.sandbox) rec.sandbox = plan.sandbox;
   if (parent.max_turns !== undefined) rec.max_turns = parent.max_turns;
   const budget = input.max_budget_usd ?? parent.max_budget_usd;
   if (budget !== undefined) rec.max_budget_usd = budget;
@@ -213,11 +217,12 @@ interface ResumePlan {
   doppler: ReturnType<typeof dopplerFor>;
   version: string | undefined;
   transient: Pick<LaunchOptions, "mcp_servers">;
+  sandbox: SandboxChoice | undefined;
 }
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined, all: Record<string, SessionRecord>): RunnerPlan {
-  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), ...carryOf(p.runner, message, r, all) }));
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), sandbox: p.sandbox, ...carryOf(p.runner, message, r, all) }));
 }
 
 /** Filled by relaunch when the message travelled with the launch: when Claude accepted it, and its number. */
@@ -259,7 +264,6 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
   const options = withMode(d.cfg, stored);
   const opts = pickClaudeOptions(options);
-  checkPermissionMode(d.cfg, opts.permission_mode);
   await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   await assertInRoots(d.cfg, ctx, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
   checkWidening(d.cfg, { ...opts, agents: options.agents });
@@ -275,7 +279,12 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   await assertOwnedScript(d.scripts.hook);
   const version = await versionOf(claude);
   checkVersionOptions(runner, allRunners(d), version, input);
-  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
+  // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
+  // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
+  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
+  checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
+  if (sandbox) checkSandboxEnv(env);
+  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
 }
 
 /**

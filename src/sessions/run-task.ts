@@ -11,6 +11,7 @@ import { kill } from "./kill.js";
 import { newSessionId, startSession } from "./launch.js";
 import { interrupt, send, turnOutcome } from "./turns.js";
 import { poolOf, WarmPool } from "./warm-pool.js";
+import { sandboxKey } from "./sandbox.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;
@@ -18,7 +19,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const backend = input.backend ?? allRunners(d).find((r) => r.caps.taskDefault)?.kind ?? d.defaultKind;
   const t0 = Date.now();
   const pool = poolOf(d, backend);
-  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend, sandbox: sandboxKey(d.cfg, input.sandbox) }) : undefined;
   if (pooled) await assertStartInRoots(d.cfg, ctx, input);
   const warm = pooled ? await pool?.take(pooled.key) : undefined;
   // A cold start takes the prompt with it (launch.ts: it travels with the launch where the runner can send it so); the

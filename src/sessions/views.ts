@@ -60,6 +60,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.model) s.model = r.model;
   if (r.permission_mode) s.permission_mode = r.permission_mode;
   if (r.claude_version) s.claude_version = r.claude_version;
+  if (r.sandbox) s.sandboxed = true;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
@@ -88,6 +89,7 @@ export function startView(r: SessionRecord, status: SessionRecord["status"], att
   if (r.started_at) out.started_at = r.started_at;
   if (r.permission_mode) out.permission_mode = r.permission_mode;
   if (r.claude_version) out.claude_version = r.claude_version;
+  if (r.sandbox) out.sandboxed = true;
   const warnings = launchWarnings(r, stateDir);
   if (warnings) out.warnings = warnings;
   return out;

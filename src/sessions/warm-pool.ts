@@ -18,6 +18,7 @@ import { hasRoom } from "./hibernate.js";
 import type { Deps } from "./deps.js";
 import { result, start, withStream } from "./launch.js";
 import { deliverPrompt } from "./turns.js";
+import { sandboxKey } from "./sandbox.js";
 
 type Options = Omit<StartInput, "prompt">;
 
@@ -141,7 +142,7 @@ export class WarmPool {
 export async function startPooled(d: Deps, input: StartInput, ctx: CallContext): Promise<StartOutput> {
   const backend = input.backend ?? d.defaultKind;
   const pool = poolOf(d, backend);
-  const pooled = pool ? WarmPool.keyOf({ ...input, backend }) : undefined;
+  const pooled = pool ? WarmPool.keyOf({ ...input, backend, sandbox: sandboxKey(d.cfg, input.sandbox) }) : undefined;
   if (!pool || !pooled) return start(d, input, ctx);
   const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
   // A spare was made for this cwd without a caller: the caller's roots are checked before it is handed out.

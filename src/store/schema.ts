@@ -48,6 +48,8 @@ export const SessionRecordSchema = z.object({
   model: z.string().optional(),
   /** The permission mode the CLI was started in (always passed explicitly; the server's default when none was asked for). */
   permission_mode: z.string().optional(),
+  /** Runs in the sandbox (issue 32): resume, wake and forks run it the same way; allow_hosts is the caller's narrowing. */
+  sandbox: z.object({ allow_hosts: z.array(z.string()).optional() }).optional(),
   /** `claude --version` of the binary the current process runs (read at start and resume). */
   claude_version: z.string().optional(),
   max_turns: z.number().int().optional(),

@@ -174,6 +174,12 @@ const START: Record<string, Row> = {
     gate: "its program, resolved, must be in CLAUDE_SESSIONS_SETUP_COMMANDS; the string form also needs CLAUDE_SESSIONS_ALLOW_SETUP_SHELL",
     probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.work, worktree: true, setup_command: ["/bin/sh", "-c", `touch ${c.sentinel}`] }), "PERMISSION_DENIED", "CLAUDE_SESSIONS_SETUP_COMMANDS"),
   },
+  sandbox: {
+    effect: "none",
+    gate: "only confines: a caller may ask for the sandbox and narrow CLAUDE_SESSIONS_SANDBOX_HOSTS, never widen it; false is refused under CLAUDE_SESSIONS_SANDBOX=required",
+    probe: async (c) => refused(c.m.call("start_session", { cwd: c.w.work, sandbox: { allow_hosts: ["evil.example"] } }), "INVALID_ARGUMENT", "narrow"),
+    coveredBy: "tests/integration/sandbox.test.ts, tests/e2e/sandbox.test.ts",
+  },
   system_prompt: none(TEXT),
   fallback_model: none(TEXT),
   mcp_servers: {

@@ -71,6 +71,19 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     await mcp.callOk("kill_session", { session_id: out.session_id });
   }, 30_000);
 
+  it("the form's sandbox: on starts a sandboxed session, off an unsandboxed one, anything else is refused", async () => {
+    const on = await start({ cwd: join(root, "project"), sandbox: "on" });
+    expect(on.status, on.body).toBe(200);
+    const boxed = JSON.parse(on.body) as { session_id: string; sandboxed?: boolean };
+    expect(boxed.sandboxed).toBe(true);
+    const off = await start({ cwd: join(root, "project"), sandbox: "off" });
+    expect(off.status, off.body).toBe(200);
+    const plain = JSON.parse(off.body) as { session_id: string; sandboxed?: boolean };
+    expect(plain.sandboxed).toBeUndefined();
+    expect((await start({ cwd: join(root, "project"), sandbox: "yes" })).status).toBe(400);
+    for (const id of [boxed.session_id, plain.session_id]) await mcp.callOk("kill_session", { session_id: id });
+  }, 60_000);
+
   it("refuses folders outside the roots — directly, through a symbolic link or '..' — and starts nothing", async () => {
     for (const cwd of [outside, join(root, "escape"), `${root}/../outside`, "/"]) {
       const r = await start({ cwd });

@@ -16,6 +16,8 @@ const LAYERS: Record<string, number> = {
   store: 2,
   claude: 2,
   events: 2,
+  // The sandbox's pure parts (hosts, spec, dependencies) and the launcher that runs in a session's place.
+  sandbox: 2,
   api: 3,
   "price-file.ts": 2,
   "pricing.ts": 3,

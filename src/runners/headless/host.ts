@@ -57,6 +57,7 @@ export class HeadlessHost implements Host<ConversationPlan> {
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
         live: spec.live,
         ...(spec.member_mcp_config ? { member_mcp_config: spec.member_mcp_config } : {}),
+        ...(spec.launcher ? { launcher: spec.launcher } : {}),
         managed: true,
         ...(this.o.permissionTimeoutMs !== undefined ? { permission_timeout_ms: this.o.permissionTimeoutMs } : {}),
         ...(this.o.startTimeoutMs !== undefined ? { start_timeout_ms: this.o.startTimeoutMs } : {}),

@@ -5,6 +5,7 @@
 import { CLAUDE_OPTIONS } from "../../api/index.js";
 import { hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
+import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
 import type { HeadlessHost } from "./host.js";
@@ -18,6 +19,7 @@ export const HEADLESS_CAPS: Capabilities = {
   trustScreen: false,
   ownTurnLimit: true,
   ownBudget: true,
+  sandbox: true,
   prompts: "message",
   // resume_at: the CLI honours --resume-session-at in print mode only (measured: docs/configuration.md).
   honours: [...CLAUDE_OPTIONS, "resume_at"],
@@ -33,16 +35,20 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
   const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork), ...(req.mode.at ? { resume_at: req.mode.at } : {}) };
+  // Sandboxed: the spec (no argv: the SDK's command follows `--` on the launcher's command line) is written before the spawn.
+  const sb = req.sandbox;
+  const files = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: [], allowRead: [...sb.spec.allowRead, req.settingsPath] }) }] : undefined;
   return {
     command: [req.claude],
     underDoppler: false,
+    ...(files ? { files } : {}),
     // Permissions are answered through canUseTool: no blocking hook.
     settings: withMemberTools(hooksSettings(req.eventsPath), req.member),
     hookScripts: [],
     // The SDK's input takes a prompt while the CLI starts (the driver's `carried`): it runs as soon as the CLI is up.
     carriesPrompt: req.prompt !== undefined,
     spawn: ({ live, generation }) =>
-      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live, ...(req.member ? { member_mcp_config: req.member.configPath } : {}) }),
+      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live, ...(req.member ? { member_mcp_config: req.member.configPath } : {}), ...(sb ? { launcher: { node: sb.node, launcher: sb.launcher, spec_path: sb.specPath } } : {}) }),
   };
 }
 

@@ -211,7 +211,10 @@ export class HeadlessSession {
 
   /** The SDK's default spawn, plus a process group of its own (kill reaches everything it started) and the exit status. */
   private spawnCli(so: SpawnOptions): SpawnedProcess {
-    const child = spawn(so.command, so.args, { cwd: so.cwd, env: so.env, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
+    // Sandboxed: the launcher (outside the sandbox, this process group's leader) runs the SDK's command under bubblewrap.
+    const l = this.o.launcher;
+    const [cmd, args] = l ? [l.node, [l.launcher, l.spec_path, "--", so.command, ...so.args]] : [so.command, so.args];
+    const child = spawn(cmd, args, { cwd: so.cwd, env: so.env, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
     this.pid = child.pid;
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (d: string) => {

@@ -37,6 +37,8 @@ export interface HeadlessOptions {
   strict_mcp_config?: boolean;
   /** A team session's member server: a configuration file given as `--mcp-config` (its secret stays in env). */
   member_mcp_config?: string;
+  /** Run the CLI through the sandbox launcher (issue 32): `<node> <launcher> <spec> -- <command> <args…>`. */
+  launcher?: { node: string; launcher: string; spec_path: string };
   /** Which settings files Claude Code loads (default: all, as the CLI). */
   setting_sources?: SettingSource[];
   /** A JSON schema: each turn's result carries `structured_output` matching it. */

@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { DECISIONS_DIR, hooksSettings } from "../../claude/hooks.js";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../claude/launch.js";
+import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type KeepableOption, type LaunchPlan, type LaunchRequest, type Runner, type RunnerOption } from "../runner.js";
@@ -24,6 +25,7 @@ export function terminalCaps(host: TerminalHost): Capabilities {
     trustScreen: true,
     ownTurnLimit: false,
     ownBudget: false,
+    sandbox: true,
     prompts: "input-box",
     // Measured on 2.1.197, 2.1.330 and 2.1.332 (docs/configuration.md): the interactive CLI ignores --json-schema
     // and --betas (both print mode only), so output_schema and betas are refused here.
@@ -45,7 +47,12 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   const carried = req.prompt !== undefined && Buffer.byteLength(req.prompt) <= ARGV_PROMPT_MAX_BYTES ? req.prompt : undefined;
   const wrap = (a: string[]) => (req.doppler ? wrapWithDoppler(a, req.doppler) : a);
   const shown = wrap(claudeArgv);
-  const argv = carried === undefined ? shown : wrap([...claudeArgv, "--", carried]);
+  const inner = carried === undefined ? claudeArgv : [...claudeArgv, "--", carried];
+  // Sandboxed: the launcher runs in Claude's place (under doppler, so it holds the real values); Claude's argv,
+  // the carried prompt included, travels in its spec file (0600, the session's own folder), never on a command line.
+  const sb = req.sandbox;
+  const argv = sb ? wrap([sb.node, sb.launcher, sb.specPath]) : wrap(inner);
+  const specFiles = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: inner, allowRead: [...sb.spec.allowRead, req.settingsPath, ...extra.files.map((f) => f.path), ...(req.member ? [req.member.configPath] : [])] }) }] : [];
   const env = childEnv(process.env, { ...req.env, ...extra.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
@@ -54,7 +61,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
     carriesPrompt: carried !== undefined,
     settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
     hookScripts: perm ? [perm.script] : [],
-    files: extra.files,
+    files: [...extra.files, ...specFiles],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
       host.spawn({ id: req.id, dir: req.dir, argv, cwd: req.cwd, env, cols: req.cols, rows: req.rows, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}) }),

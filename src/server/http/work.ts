@@ -83,6 +83,8 @@ const startBody = z.strictObject({
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
   worktree: z.boolean().optional(),
+  // The form's sandbox select: "" (the server's default), "on", "off".
+  sandbox: z.enum(["", "on", "off"]).optional(),
 });
 const resumeBody = z.strictObject({ message: z.string().optional(), fork: z.boolean().optional() });
 const answerBody = z.strictObject({ choice: z.union([z.number(), z.string()]) });
@@ -93,10 +95,10 @@ function given<T extends Record<string, unknown>>(o: T): Partial<T> {
 }
 
 export async function startFromPage(svc: SessionService, roots: readonly string[], body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<api.StartOutput> {
-  const b = given(startBody.parse(body));
+  const { sandbox, ...b } = given(startBody.parse(body));
   const remote = b.node !== undefined && b.node !== "local";
   const cwd = await allowedCwd(roots, b.cwd ?? "", remote);
-  return callTool(svc, startSession, { ...b, cwd }, { actor }, router ? { router } : {});
+  return callTool(svc, startSession, { ...b, cwd, ...(sandbox ? { sandbox: sandbox === "on" } : {}) }, { actor }, router ? { router } : {});
 }
 
 export function resumeFromPage(svc: SessionService, id: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<api.ResumeOutput> {

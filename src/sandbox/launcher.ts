@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+/**
+ * A sandboxed session's launcher: what the pane (tmux), the pty or the SDK runs in place of `claude`.
+ *   node launcher.js SPEC
+ * It reads the 0600 spec the server wrote in the session's own directory (sandbox/spec.ts) and deletes it, rebuilds
+ * the session's own Claude configuration folder, starts the sandbox runtime's proxies in this process, runs Claude
+ * Code under bubblewrap as its child (stdio inherited), passes on HUP/INT/TERM/QUIT, and exits with its status. So a
+ * session's network and its allowlist live as long as its pane, whatever becomes of the server that started it.
+ *
+ * Environment: its own is the session's (the hand-off file's, or `doppler run`'s); the child gets it less DOPPLER_*
+ * and the server's own CLAUDE_SESSIONS_* (the session's id and team-member variables stay), with CLAUDE_CONFIG_DIR
+ * and the temp folder pointing at the session's own. A launcher that cannot build the sandbox says why on stderr
+ * and exits 125: it never runs Claude Code unsandboxed.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, unlinkSync } from "node:fs";
+import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import { prepareConfig, sandboxEnv } from "./prepare.js";
+import { decodeSpec, runtimeConfig, type SandboxSpec } from "./spec.js";
+
+/** The launcher's exit status when it could not build the sandbox (Claude Code never ran). */
+const FAILED = 125;
+
+function fail(why: string): never {
+  process.stderr.write(`claude-sessions sandbox: ${why}; Claude Code was not started.\n`);
+  process.exit(FAILED);
+}
+
+/** Single quotes for /bin/sh: the runtime runs the wrapped command through a shell. */
+function shq(a: string): string {
+  return `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+async function main(): Promise<void> {
+  // launcher.js SPEC [-- ARGV…]: ARGV (the SDK's command and args, headless) in place of the spec's.
+  const [specPath, sep, ...rest] = process.argv.slice(2);
+  if (!specPath) fail("no spec file given");
+  if (sep !== undefined && sep !== "--") fail("usage: launcher.js SPEC [-- ARGV…]");
+  let spec: SandboxSpec;
+  try {
+    spec = decodeSpec(readFileSync(specPath, "utf8"));
+    unlinkSync(specPath);
+  } catch (e) {
+    fail(`the spec ${specPath} is unreadable (${(e as Error).message})`);
+  }
+  const argv = rest.length ? rest : spec.argv;
+  if (!argv.length) fail("nothing to run (no argv in the spec or after --)");
+  try {
+    prepareConfig(spec);
+  } catch (e) {
+    fail(`could not prepare the session's config folder (${(e as Error).message})`);
+  }
+  const env = sandboxEnv(process.env, spec);
+  for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
+  Object.assign(process.env, env);
+  let wrapped: string;
+  try {
+    await SandboxManager.initialize(runtimeConfig(spec));
+    // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
+    // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
+    const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
+    wrapped = await SandboxManager.wrapWithSandbox(cmd);
+  } catch (e) {
+    fail(`the sandbox could not be made (${(e as Error).message})`);
+  }
+  const child = spawn(wrapped, { shell: true, stdio: "inherit", cwd: spec.cwd });
+  const pass = (sig: NodeJS.Signals) => () => {
+    child.kill(sig);
+  };
+  for (const sig of ["SIGHUP", "SIGINT", "SIGTERM", "SIGQUIT"] as const) process.on(sig, pass(sig));
+  child.on("error", (e) => fail(`could not run the sandbox (${e.message})`));
+  child.on("exit", (code, signal) => {
+    try {
+      SandboxManager.cleanupAfterCommand();
+    } catch {
+      // Mount points the runtime made for absent paths: best effort.
+    }
+    process.exit(code ?? (signal ? 128 + (SIGNALS[signal] ?? 15) : 1));
+  });
+}
+
+const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+
+void main().catch((e: unknown) => fail(String(e)));
