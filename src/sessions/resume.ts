@@ -97,6 +97,11 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
  */
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
   const fresh = await neverPrompted(d, rec);
+  if (fresh && input.resume_at !== undefined) {
+    throw new SessionError("INVALID_ARGUMENT", `resume_at ${input.resume_at} is not a message of session ${rec.session_id}: it never took a prompt; nothing was started.`, {
+      suggestion: "get_conversation lists the message uuids of a conversation; this session has none yet: resume it without resume_at (it starts again with its options).",
+    });
+  }
   const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
   const plan = await planLaunch(d, rec, input, env, mode, ctx);
   const { options, runner, kind, cwd, doppler, version } = plan;

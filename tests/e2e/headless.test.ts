@@ -320,7 +320,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await m.callOk("kill_session", { session_id: id });
   });
 
-  it("a headless session lives as long as its server: after the server is killed it is recorded dead, and resumable", async () => {
+  it("a headless session lives as long as its server: after the server is killed it is recorded hibernated (it had a conversation), and resumable", async () => {
     const m2 = await e.connect();
     const s = await m2.callOk("start_session", { cwd: e.dir("restart"), ...H });
     await m2.callOk("send_message", { session_id: s.session_id, message: "before the restart" });
@@ -331,7 +331,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const m3 = await e.connect();
     try {
       const listed = await m3.callOk("list_sessions", {});
-      expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "dead", backend: "headless" });
+      expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "hibernated", backend: "headless" });
       const r = await m3.call("resume_session", { session_id: s.session_id, message: "after the restart" });
       expect(r.data, r.text).toMatchObject({ backend: "headless", claude_session_id: s.claude_session_id });
       expect(await m3.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 })).toMatchObject({ completed: true, last_response: "MOCK REPLY: after the restart" });
