@@ -10,10 +10,17 @@
  *  - follow-up turn: send_message on the tmux session vs on the run_task (headless) session;
  *  - the tmux follow-up and the warm spare again as send_message {wait_for_response: false} + wait_for_completion,
  *    which returns at the turn's end (Stop) without waiting for the transcript line the turn's usage comes from;
- *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once.
+ *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once;
+ *  - server spawn → tools/list: what an MCP client pays to start this server, initialize and list its tools (the
+ *    world's private state directory, as a user's), beside the one-tool SDK peer (scripts/bench/peer-server.mjs);
+ *    the server's CPU time until then in the notes (load does not stretch it).
  * Each row: p50/p95 over cfg.realRuns and its p50's ratio to bare `claude -p`'s p50.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { round, summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 import { realSetup } from "./real.mjs";
@@ -72,6 +79,27 @@ async function spareReady(m, cwd) {
   throw new Error("no warm spare became ready within 60 s");
 }
 
+/** User + system CPU of a live process, in ms (from /proc; 0 where there is none). */
+function cpuMs(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Spawn → initialize → tools/list of the one-tool SDK peer; returns its CPU time. */
+async function peerList() {
+  const tr = new StdioClientTransport({ command: process.execPath, args: [resolve(import.meta.dirname, "../peer-server.mjs")], stderr: "ignore" });
+  const c = new Client({ name: "bench", version: "1.0.0" });
+  await c.connect(tr);
+  await c.listTools();
+  const cpu = cpuMs(tr.pid);
+  await c.close();
+  return cpu;
+}
+
 export async function firstAnswer(cfg, log) {
   if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
   const runs = cfg.realRuns;
@@ -87,7 +115,8 @@ export async function firstAnswer(cfg, log) {
     const cli = setup.cli.path;
     m = await w.connect();
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [] };
+    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [] };
+    const cpu = { spawn: [], spawnPeer: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
     await okCall(mw, "kill_session", { session_id: await tmuxFirst(mw, dirs.pool, "pool warm-up"), force: true });
@@ -119,6 +148,13 @@ export async function firstAnswer(cfg, log) {
       const ids = await time("parTmux", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))));
       await Promise.all(ids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
       await time("parBare", () => Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))));
+      await time("spawn", async () => {
+        const c = await w.connect();
+        await c.client.listTools();
+        cpu.spawn.push(cpuMs(c.pid));
+        await c.close();
+      });
+      cpu.spawnPeer.push(await time("spawnPeer", peerList));
       log?.(`first-answer ${i + 1}/${runs}: ${Object.entries(t).map(([k, v]) => `${k} ${round(v.at(-1), 0)}`).join(", ")} ms`);
     }
     const s = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, summary(v)]));
@@ -135,6 +171,8 @@ export async function firstAnswer(cfg, log) {
       row("fa_followTmuxAtStop", "  follow-up turn, tmux, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.followTmuxAtStop, `${ratio(s.followTmuxAtStop)}; ${(s.followTmuxAtStop.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "reported"),
       row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),
       row("fa_parTmux", `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`, s.parTmux, `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`, `≤ 1.3× ${PAR} claude -p`, s.parTmux.p50 <= 1.3 * s.parBare.p50),
+      row("fa_spawn", "server spawn → initialize → tools/list (stdio, the state directory kept, as a user's)", s.spawn, `${(s.spawn.p50 / s.spawnPeer.p50).toFixed(2)}× the one-tool SDK peer; server CPU p50 ${round(summary(cpu.spawn).p50, 0)} ms (peer ${round(summary(cpu.spawnPeer).p50, 0)} ms)`, "≤ 250 ms", s.spawn.p50 <= 250),
+      row("fa_spawnPeer", "  the same, the one-tool SDK peer (scripts/bench/peer-server.mjs)", s.spawnPeer, "the yardstick of a server's start", "reported"),
       row("fa_parBare", `  ${PAR} bare \`claude -p\` at once, until the last answer`, s.parBare, ratio(s.parBare), "reported"),
     ];
   } finally {
