@@ -7,20 +7,24 @@
  *   floor     the Stop hook only (our command): the interactive floor of issue 38
  *   sync      today's set: every event through our command (sh → flock → paste), synchronous
  *   async     the same, `async: true` on every event but Stop and PermissionRequest
+ *   ssasync   the same as sync but SessionStart (startup, resume) with `async: true`: the first prompt does not wait
+ *   built     what dist/ installs today (hooksSettings)
  *   noop      every event, but the command is `exit 0` (what any synchronous hook costs the CLI)
  * Also the per-event cost seen by the hook itself: each line's arrival is stamped by the reader (poll 2 ms).
  *   CLAUDE_PATH=… node scripts/bench/hook-modes.mjs [runs=8]
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { hookCommand } from "../../dist/claude/hooks.js";
+import { hookCommand, hooksSettings } from "../../dist/claude/hooks.js";
 import { HOOK_EVENTS } from "../../dist/core/events.js";
 import { shQuote } from "../../dist/util/shell.js";
+import { resolve } from "node:path";
 import { makeWorld } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 
 const runs = Number(process.argv[2] ?? 8);
+if (process.env.CLAUDE_PATH) process.env.CLAUDE_PATH = resolve(process.env.CLAUDE_PATH); // the pane runs in another folder
 const w = makeWorld("hook-modes");
 const dir = w.dir("cwd");
 const setup = await realSetup(w, [dir]);
@@ -28,15 +32,42 @@ const env = Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWi
 const tmux = (args) => spawnSync("tmux", ["-L", w.socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: w.home } });
 
 function settings(variant, events) {
+  if (variant === "built") return hooksSettings(events);
   const cmd = variant === "noop" ? "exit 0" : hookCommand(events);
   const hooks = {};
   for (const ev of HOOK_EVENTS) {
     if (variant === "floor" && ev !== "Stop") continue;
     const entry = { type: "command", command: ev === "Stop" && variant === "noop" ? hookCommand(events) : cmd };
     if (variant === "async" && ev !== "Stop" && ev !== "PermissionRequest") entry.async = true;
+    if (variant === "ssasync" && ev === "SessionStart") entry.async = true;
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
   return { hooks };
+}
+
+/** CPU (user + system, ms) of a process and every descendant, the reaped ones (hooks) included. */
+function treeCpuMs(root) {
+  const kids = new Map();
+  const stat = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
+      stat.set(Number(d), f);
+      const pp = Number(f[1]);
+      kids.set(pp, [...(kids.get(pp) ?? []), Number(d)]);
+    } catch {
+      /* gone */
+    }
+  }
+  let ms = 0;
+  const walk = (pid) => {
+    const f = stat.get(pid);
+    if (f) ms += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+    for (const k of kids.get(pid) ?? []) walk(k);
+  };
+  walk(root);
+  return ms;
 }
 
 async function once(variant, i) {
@@ -60,15 +91,16 @@ async function once(variant, i) {
     }
     await new Promise((r) => setTimeout(r, 2));
   }
+  const cpu = treeCpuMs(Number(tmux(["display-message", "-p", "-t", name, "#{pane_pid}"]).stdout.trim()));
   tmux(["kill-session", "-t", name]);
-  return { stop: seen.get("Stop"), events: Object.fromEntries(seen) };
+  return { stop: seen.get("Stop"), cpu, events: Object.fromEntries(seen) };
 }
 
 // One tmux server for every run (a session that sleeps keeps it), panes kept after their process ends so a failed
 // start shows why.
 tmux(["new-session", "-d", "-s", "keep", "sleep 100000"]);
 tmux(["set-option", "-g", "remain-on-exit", "on"]);
-const variants = ["floor", "sync", "async", "noop"];
+const variants = (process.env.HM_VARIANTS ?? "floor,sync,ssasync,async,noop").split(",");
 const res = Object.fromEntries(variants.map((v) => [v, []]));
 try {
   await once("floor", -1); // the CLI's first start after install: not counted
@@ -80,10 +112,12 @@ try {
 }
 const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const floor = p50(res.floor.map((r) => r.stop));
+const floorCpu = p50(res.floor.map((r) => r.cpu));
 for (const v of variants) {
   const s = p50(res[v].map((r) => r.stop));
   const ev = {};
   for (const r of res[v]) for (const [k, t] of Object.entries(r.events)) (ev[k] ??= []).push(t);
-  console.log(`${v.padEnd(6)} Stop p50 ${s.toFixed(0)} ms (${(s / floor).toFixed(2)}× floor); lines p50: ${Object.entries(ev).map(([k, t]) => `${k} ${p50(t).toFixed(0)}`).join(", ")}`);
+  const c = p50(res[v].map((r) => r.cpu));
+  console.log(`${v.padEnd(6)} Stop p50 ${s.toFixed(0)} ms (${(s / floor).toFixed(2)}× floor), CPU to Stop p50 ${c} ms (${(c / floorCpu).toFixed(2)}×); lines p50: ${Object.entries(ev).map(([k, t]) => `${k} ${p50(t).toFixed(0)}`).join(", ")}`);
 }
 console.log(`CLI ${setup.cli.version}, ${runs} runs each, interleaved`);

@@ -55,10 +55,27 @@ export function stateDenyRules(eventsPath: string): string[] {
   return [...edit, `Read(${s}/token)`];
 }
 
+/**
+ * The SessionStart sources whose line nothing waits on and whose place in the log does not matter: a new process's
+ * start and a resume. Their hook runs in the background (`async: true`, in every supported CLI since 2.1.197), so
+ * the CLI does not hold its first prompt (the one on its command line) for it. A late line cannot undo a turn: the
+ * fold takes such a SessionStart only while the session is still `starting`. /clear and /compact keep theirs
+ * synchronous: a reset or a compaction waits for its SessionStart and the turn that follows must come after it.
+ */
+export const BACKGROUND_SESSION_STARTS = "startup|resume";
+const ORDERED_SESSION_STARTS = "clear|compact";
+
 export function hooksSettings(eventsPath: string, permission?: PermissionHook): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
+    if (ev === "SessionStart") {
+      hooks[ev] = [
+        { matcher: BACKGROUND_SESSION_STARTS, hooks: [{ type: "command", command, async: true }] },
+        { matcher: ORDERED_SESSION_STARTS, hooks: [{ type: "command", command }] },
+      ];
+      continue;
+    }
     const entry = ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
