@@ -2,6 +2,8 @@
  * first-answer (only with --real; issue #23's speed table): the real CLI against the mock API, every row in one
  * run, interleaved repetition by repetition, each beside a bare `claude -p` (same CLI, mock, HOME):
  *  - bare `claude -p "<prompt>"`: spawn → the answer on its stdout (no hooks; what a one-shot server runs);
+ *  - the interactive floor (issue 38, ../floor.mjs): the CLI alone in a private tmux pane, the prompt on its command
+ *    line, a Stop hook only, no server: new-session → Stop; the cold tmux rows are also given ÷ this floor;
  *  - run_task cold (headless): the call → its result (keep_session true, so the follow-up row can use it);
  *  - tmux start + send, cold: start_session {backend tmux} + send_message (waits for the reply);
  *  - tmux start_session {prompt}, cold: the prompt given at start (the CLI's argument), then wait_for_completion;
@@ -24,6 +26,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { round, summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 import { realSetup } from "./real.mjs";
+import { makeFloor } from "../floor.mjs";
 
 const PAR = 4;
 
@@ -104,22 +107,25 @@ export async function firstAnswer(cfg, log) {
   if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
   const runs = cfg.realRuns;
   const w = makeWorld("first-answer", { MAX_CONCURRENT_SESSIONS: "30" });
-  const names = ["bare", "task", "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
+  const names = ["bare", "floor", "task", "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
   const dirs = Object.fromEntries(names.map((n) => [n, w.dir(n)]));
   let setup;
   let m;
   let mw;
+  let floor;
   try {
     setup = await realSetup(w, Object.values(dirs));
     const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
     const cli = setup.cli.path;
     m = await w.connect();
+    floor = await makeFloor({ root: w.root, home: w.home, env: Object.fromEntries(Object.entries(pEnv).filter(([k]) => k !== "PATH")), cli, socket: `${w.socket}-floor` });
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [] };
+    const t = { bare: [], floor: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [] };
     const cpu = { spawn: [], spawnPeer: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
     await okCall(mw, "kill_session", { session_id: await tmuxFirst(mw, dirs.pool, "pool warm-up"), force: true });
+    await floor.run(dirs.floor, "floor warm-up");
     for (let i = 0; i < runs; i++) {
       const time = async (k, fn) => {
         const t0 = performance.now();
@@ -128,6 +134,7 @@ export async function firstAnswer(cfg, log) {
         return out;
       };
       t.bare.push(await claudeP(cli, dirs.bare, pEnv, `bare ${i}`));
+      t.floor.push(await floor.run(dirs.floor, `floor ${i}`));
       const task = await time("task", () => okCall(m, "run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: task ${i}`));
       const tm = await time("tmux", () => tmuxFirst(m, dirs.tmux, `tmux ${i}`));
       await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
@@ -162,9 +169,10 @@ export async function firstAnswer(cfg, log) {
     const row = (key, figure, st, notes, target, met) => ({ key, figure, runs: st.n, p50: st.p50, p95: st.p95, p99: st.max, notes, target, result: met === undefined ? "info" : met ? "ok" : "MISS", data: { ...st, samples_ms: t[key.replace(/^fa_/, "")].map((x) => round(x)) } });
     return [
       row("fa_bare", `first answer (CLI ${setup.cli.version} + mock): bare \`claude -p\`, spawn → answer on stdout`, s.bare, "the yardstick (no hooks)", "reported"),
+      row("fa_floor", "  the interactive floor: the CLI alone in a tmux pane, prompt on argv, Stop hook only (new-session → Stop)", s.floor, ratio(s.floor), "reported"),
       row("fa_task", "  run_task, cold (headless: start + turn)", s.task, ratio(s.task), "≤ 1.0× bare", s.task.p50 <= s.bare.p50),
-      row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, ratio(s.tmux), "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
-      row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, ratio(s.tmuxPrompt), "reported"),
+      row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, `${ratio(s.tmux)}; ${(s.tmux.p50 / s.floor.p50).toFixed(2)}× the interactive floor`, "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
+      row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, `${ratio(s.tmuxPrompt)}; ${(s.tmuxPrompt.p50 / s.floor.p50).toFixed(2)}× the interactive floor`, "≤ 1.10× the interactive floor", s.tmuxPrompt.p50 <= 1.1 * s.floor.p50),
       row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
       row("fa_warmAtStop", "  the same, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.warmAtStop, ratio(s.warmAtStop), "reported"),
       row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "≤ 1.2× headless follow-up", s.followTmux.p50 <= 1.2 * s.followHeadless.p50),
@@ -178,6 +186,7 @@ export async function firstAnswer(cfg, log) {
   } finally {
     await m?.close();
     await mw?.close();
+    floor?.close();
     w.cleanup();
     await setup?.close();
   }
