@@ -61,15 +61,18 @@ export function stateDenyRules(eventsPath: string): string[] {
  * the CLI does not hold its first prompt (the one on its command line) for it. A late line cannot undo a turn: the
  * fold takes such a SessionStart only while the session is still `starting`. /clear and /compact keep theirs
  * synchronous: a reset or a compaction waits for its SessionStart and the turn that follows must come after it.
+ * Only for the interactive CLI (tmux, pty: `backgroundStart`): under the Agent SDK (headless) a fork's background
+ * SessionStart never reached the log (2.1.330, tests/e2e/session-life.test.ts), and a headless first prompt waits
+ * for no SessionStart anyway (it is in the SDK's input from the spawn).
  */
 export const BACKGROUND_SESSION_STARTS = "startup|resume";
 const ORDERED_SESSION_STARTS = "clear|compact";
 
-export function hooksSettings(eventsPath: string, permission?: PermissionHook): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
+export function hooksSettings(eventsPath: string, permission?: PermissionHook, opts: { backgroundStart?: boolean } = {}): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
-    if (ev === "SessionStart") {
+    if (ev === "SessionStart" && opts.backgroundStart) {
       hooks[ev] = [
         { matcher: BACKGROUND_SESSION_STARTS, hooks: [{ type: "command", command, async: true }] },
         { matcher: ORDERED_SESSION_STARTS, hooks: [{ type: "command", command }] },

@@ -42,7 +42,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
-    settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
+    settings: withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true }), req.member),
     hookScripts: perm ? [perm.script] : [],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
