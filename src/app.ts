@@ -93,6 +93,8 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // Resolved once: from here on only its real path is used.
   cfg.stateDir = await resolveStateDir(cfg.stateDir);
   if (!isSafePath(cfg.stateDir)) throw new Error(`the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`);
+  // tmux -V (a process: ~10 ms quiet, far more under load) runs while the state and the scripts are prepared.
+  const tmuxProbe = tmuxAvailable(new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }));
   const store = new Store(cfg.stateDir, log);
   const state = await store.read(); // creates the file with its mode
   // Environment hand-offs (secrets) left by a server that died before its launcher read them.
@@ -111,7 +113,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });
-  if (await tmuxAvailable(tmux)) terminals.push((backends.tmux = tmux));
+  if (await tmuxProbe) terminals.push((backends.tmux = tmux));
   else {
     log.warn("tmux was not found: tmux sessions are unavailable");
     unavailable.tmux = new SessionError("TMUX_NOT_FOUND", `tmux was not found (${cfg.tmuxPath}); tmux sessions are unavailable on this server.`);

@@ -42,7 +42,7 @@ export function permissionHookEntry(eventsPath: string, p: PermissionHook): { ty
 /**
  * Permission rules that keep a session's file tools off the server's own files, whatever its permission mode
  * (deny wins over every allow, and holds in acceptEdits and bypassPermissions): no Edit (which covers Write,
- * MultiEdit and NotebookEdit) of the scripts (bin/), of the top-level files (state.json, the databases, the HTTP
+ * MultiEdit and NotebookEdit) of the scripts (bin/) and of node's compile cache (compile-cache/: code a server start runs), of the top-level files (state.json, the databases, the HTTP
  * token) or of any session's files (settings.json, events, logs, permission decisions), and no Read of the token.
  * Not the worktrees the server makes under <state>/worktrees/<id>: a session edits its own checkout. `//` starts
  * an absolute path in the CLI's rule syntax; the state directory is the session's events path's grandparent
@@ -51,14 +51,34 @@ export function permissionHookEntry(eventsPath: string, p: PermissionHook): { ty
  */
 export function stateDenyRules(eventsPath: string): string[] {
   const s = "/" + dirname(dirname(eventsPath)).replace(/[*?[\]!()]/g, "\\$&");
-  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map((p) => `Edit(${p})`);
+  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/compile-cache/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map((p) => `Edit(${p})`);
   return [...edit, `Read(${s}/token)`];
 }
 
-export function hooksSettings(eventsPath: string, permission?: PermissionHook): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
+/**
+ * The SessionStart sources whose line nothing waits on and whose place in the log does not matter: a new process's
+ * start and a resume. Their hook runs in the background (`async: true`, in every supported CLI since 2.1.197), so
+ * the CLI does not hold its first prompt (the one on its command line) for it. A late line cannot undo a turn: the
+ * fold takes such a SessionStart only while the session is still `starting`. /clear and /compact keep theirs
+ * synchronous: a reset or a compaction waits for its SessionStart and the turn that follows must come after it.
+ * Only for the interactive CLI (tmux, pty: `backgroundStart`): under the Agent SDK (headless) a fork's background
+ * SessionStart never reached the log (2.1.330, tests/e2e/session-life.test.ts), and a headless first prompt waits
+ * for no SessionStart anyway (it is in the SDK's input from the spawn).
+ */
+export const BACKGROUND_SESSION_STARTS = "startup|resume";
+const ORDERED_SESSION_STARTS = "clear|compact";
+
+export function hooksSettings(eventsPath: string, permission?: PermissionHook, opts: { backgroundStart?: boolean } = {}): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
+    if (ev === "SessionStart" && opts.backgroundStart) {
+      hooks[ev] = [
+        { matcher: BACKGROUND_SESSION_STARTS, hooks: [{ type: "command", command, async: true }] },
+        { matcher: ORDERED_SESSION_STARTS, hooks: [{ type: "command", command }] },
+      ];
+      continue;
+    }
     const entry = ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }

@@ -4,8 +4,8 @@
  * seen in seconds rather than after a TCP time-out, and reconnection with back-off. On an outage every call in
  * flight fails at once with NODE_UNREACHABLE; calls made while the node is down fail the same way without waiting.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
@@ -143,6 +143,9 @@ export class NodeLink {
     if (this.closed) return;
     const gen = ++this.generation;
     this.setStatus("connecting");
+    // The SDK's client is loaded with the first link, not at every server's start (a server without nodes never needs it).
+    const [{ Client }, { StdioClientTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]);
+    if (this.closed || gen !== this.generation) return;
     const [command, ...args] = this.cfg.exec;
     // The operator's command with what it needs of the environment (ssh SSH_AUTH_SOCK, kubectl KUBECONFIG, …), no secrets.
     const transport = new StdioClientTransport({ command: command!, args, env: nodeExecEnv(process.env), stderr: "pipe" });

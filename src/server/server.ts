@@ -4,6 +4,7 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
@@ -16,6 +17,7 @@ import { NOTIFY_LOGGER, startNotifications } from "./notify.js";
 import { installPrompts } from "./prompts.js";
 import { installResources } from "./resources.js";
 import { listingOf } from "./listing.js";
+import { builtListing } from "./listing-cache.js";
 import { clientRootsOf } from "./client-roots.js";
 import type { CallRouter, Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
@@ -42,9 +44,11 @@ export function listTools(tools: readonly Tool[] = TOOLS) {
 
 /**
  * What every `Server` of this process shares (one per HTTP client): the tools list of each toolset choice
- * and the SDK's JSON Schema validator (an Ajv instance each otherwise).
+ * and the SDK's JSON Schema validator (an Ajv instance each otherwise). The validator is only used for a client's
+ * elicitation answers, which this server never asks for: its Ajv is made on first use, not at start (~20 ms).
  */
-let validator: AjvJsonSchemaValidator | undefined;
+let ajv: AjvJsonSchemaValidator | undefined;
+const validator: jsonSchemaValidator = { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 const listings = new Map<string, ReturnType<typeof listTools>>();
 
 export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
@@ -53,9 +57,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   const offered = toolsOf(sets);
   const core = offersCore(sets);
   const capabilities = { tools: {}, ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}), logging: {} };
-  validator ??= new AjvJsonSchemaValidator();
   const key = sets.join(",");
-  if (!listings.has(key)) listings.set(key, listTools(offered));
+  if (!listings.has(key)) listings.set(key, builtListing<ReturnType<typeof listTools>[number]>(key) ?? listTools(offered));
   const names = new Set(offered.map((t) => t.name));
   const instructions = instructionsFor(names, TOOLS.map((t) => t.name));
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });

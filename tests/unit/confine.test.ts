@@ -27,7 +27,7 @@ describe("issue #19 pure parts", () => {
 
   it("the deny rules name the state directory as an absolute path, with glob characters escaped", () => {
     expect(stateDenyRules("/st/id/events.jsonl")).toEqual([
-      "Edit(//st/*.*)", "Edit(//st/token)", "Edit(//st/bin/**)", "Edit(//st/*/*.*)", "Edit(//st/*/decisions/**)", "Read(//st/token)",
+      "Edit(//st/*.*)", "Edit(//st/token)", "Edit(//st/bin/**)", "Edit(//st/compile-cache/**)", "Edit(//st/*/*.*)", "Edit(//st/*/decisions/**)", "Read(//st/token)",
     ]);
     expect(stateDenyRules("/a[1]*/id/events.jsonl")[1]).toBe("Edit(//a\\[1\\]\\*/token)");
   });

@@ -73,6 +73,14 @@ describe("argv builders", () => {
     expect(t.flock).toMatch(/^\/.*\/flock$/);
     expect(t.paste).toMatch(/^\/.*\/paste$/);
     expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(`umask 077; exec '${t.flock}' -w 10 '/state/it'\\''s/events.jsonl.lock' '${t.paste}' -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`);
+    // Headless (the Agent SDK): every event in line.
+    expect(JSON.stringify(s)).not.toContain('"async"');
+    // Issue 38, the interactive CLI (tmux, pty): a start's or a resume's SessionStart runs in the background (the
+    // first prompt does not wait for it); /clear's and /compact's stay in line, as every other event does.
+    const bg = hooksSettings("/state/it's/events.jsonl", undefined, { backgroundStart: true }) as typeof s;
+    const starts = (bg.hooks.SessionStart as unknown as Array<{ matcher: string; hooks: Array<{ command: string; async?: boolean }> }>).map((g) => [g.matcher, g.hooks[0]!.async === true, g.hooks[0]!.command]);
+    expect(starts).toEqual([["startup|resume", true, s.hooks.Stop![0]!.hooks[0]!.command], ["clear|compact", false, s.hooks.Stop![0]!.hooks[0]!.command]]);
+    for (const ev of Object.keys(bg.hooks).filter((e) => e !== "SessionStart")) expect(bg.hooks[ev]).toEqual(s.hooks[ev]);
   });
 
   it("the server's scripts name every program they call by an absolute path (a caller's PATH picks none of them)", () => {

@@ -59,7 +59,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
-    settings: withMemberTools(hooksSettings(req.eventsPath, perm), req.member),
+    settings: withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true }), req.member),
     hookScripts: perm ? [perm.script] : [],
     files: [...extra.files, ...specFiles],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
