@@ -141,7 +141,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
   const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -233,7 +233,7 @@ export function launchRequest(
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
-    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [] }) } : {}),
+    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [], envNames: Object.keys(o.env ?? {}) }) } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };
