@@ -12,6 +12,7 @@ import { foldAll, initialFold, reduce } from "../../src/events/reducer.js";
 import { requestGuard, type SecretViolation } from "../../src/sandbox/guard.js";
 import { planMasks } from "../../src/sandbox/mask.js";
 import { hostsFor, parseSecretHosts, secretNames, type SecretsSpec } from "../../src/sandbox/secrets.js";
+import { noticeOf } from "../../src/server/notify.js";
 import { secretSetup } from "../../src/sessions/sandbox.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-secrets-"));
@@ -113,5 +114,13 @@ describe("the fold counts violations", () => {
     f = reduce(f, { hook_event_name: "cs:spawn", generation: 2 });
     expect(f.sandbox_violations).toBe(2);
     expect(initialFold().sandbox_violations).toBeUndefined();
+  });
+
+  it("a violation is a warning notification with the count, unless the same change says something more", () => {
+    const v = { hook_event_name: "cs:sandbox_violation" as const, violation: "secret" as const, message: "T sent as its sentinel to h:443 (not a host listed for it)" };
+    const f = reduce({ ...initialFold(), status: "busy" }, v);
+    expect(noticeOf({ session_id: "s1", status: "busy", previous: "busy", events: [v], fold: f })).toEqual({ level: "warning", notice: { event: "sandbox_violation", session_id: "s1", status: "busy", sandbox_violations: 1, reason: v.message } });
+    const ended = reduce(f, { hook_event_name: "Stop", last_assistant_message: "x" });
+    expect(noticeOf({ session_id: "s1", status: "idle", previous: "busy", events: [v, { hook_event_name: "Stop" }], fold: ended })?.notice.event).toBe("turn_ended");
   });
 });
