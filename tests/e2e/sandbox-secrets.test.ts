@@ -21,6 +21,7 @@ const run = realClaudeOrSkip() && sandboxDeps().ok;
 const BACKENDS: Array<"tmux" | "pty" | "headless"> = run ? [...(await contractBackends()), "headless"] : [];
 
 const SECRET = "deploy-secret-Q7f3x9LmZpR2vKw8";
+const DOPPLER_VALUE = "doppler-secret-Vb6tYu2Qe";
 
 /** A test CA and a certificate for `ip` signed by it (openssl, EC keys). */
 function makeCerts(dir: string, ips: string[]): { ca: string; certs: Array<{ key: string; cert: string }> } {
@@ -81,13 +82,17 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
     const hostsFile = join(certDir, "secret-hosts.json");
     writeFileSync(hostsFile, JSON.stringify({ DEPLOY_TOKEN: [`127.0.0.1:${a.port}`], "UNUSED_*": [`127.0.0.2:${b.port}`] }), { mode: 0o600 });
     const copy = ca;
+    const dopplerData = join(certDir, "doppler.json");
+    writeFileSync(dopplerData, JSON.stringify({ tokens: { "dp.st.server-own-token": {} }, projects: { api: { dev: { VAULT_SECRET: DOPPLER_VALUE } } } }), { mode: 0o600 });
     e = await e2eWorld({
-      dirs: ["boxed"],
+      dirs: ["boxed", "dopp"],
       serverEnv: {
         CLAUDE_SESSIONS_SANDBOX_HOSTS: `127.0.0.1:${a.port},127.0.0.2:${b.port}`,
         CLAUDE_SESSIONS_SECRET_HOSTS: hostsFile,
         CLAUDE_SESSIONS_SANDBOX_CA_FILE: copy,
         DOPPLER_TOKEN: "dp.st.server-own-token",
+        DOPPLER_PATH: join(import.meta.dirname, "..", "fixtures", "doppler-bin", "doppler"),
+        FAKE_DOPPLER_DATA: dopplerData,
       },
     });
     m = await e.connect();
@@ -186,6 +191,28 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
     }
     // The transcript did see the tool output: sentinels.
     expect(filesHolding(projects, "fake_value_").length).toBeGreaterThan(0);
+  });
+
+  it("under doppler run: what Doppler adds is a sentinel inside; the terminal's and the server's plain variables are not", async () => {
+    if (backend === "headless") return; // headless sessions do not run under doppler (docs/configuration.md)
+    const s = await m.call("start_session", { cwd: e.dir("dopp"), permission_mode: "default", allowed_tools: ["Bash"], backend, sandbox: true, doppler: { project: "api", config: "dev" } });
+    expect(s.ok, s.text).toBe(true);
+    const sid = s.data.session_id as string;
+    try {
+      const before = e.mock.requests.length;
+      const r = await m.call("send_message", { session_id: sid, message: "MOCK_BASH:env" });
+      expect(r.ok, r.text).toBe(true);
+      const out = e.mock.requests.slice(before).find((q) => q.toolResult)?.toolResult?.text ?? "";
+      expect(out).toMatch(/^VAULT_SECRET=fake_value_/m);
+      expect(out).not.toContain(DOPPLER_VALUE);
+      expect(out).not.toMatch(/^DOPPLER_TOKEN=/m);
+      expect(out).toMatch(/^TERM=(?!fake_value_)/m);
+      expect(out).toMatch(/^HOME=\//m);
+      expect(out).toMatch(/^ANTHROPIC_BASE_URL=http:/m);
+      expect(filesHolding(e.world.stateDir, DOPPLER_VALUE)).toEqual([]);
+    } finally {
+      await m.call("kill_session", { session_id: sid });
+    }
   });
 
   it("tmux: the count survives the server's restart", async () => {
