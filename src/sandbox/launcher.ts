@@ -104,12 +104,15 @@ async function main(): Promise<void> {
 }
 
 /**
- * Upstream TLS (the runtime re-originates every terminated HTTPS request): verified against Node's roots, the
- * system's and the operator's CA file (CLAUDE_SESSIONS_SANDBOX_CA_FILE), which is also in the sandbox's trust bundle.
+ * Upstream TLS (the runtime re-originates every terminated HTTPS request): verified against Node's roots (and the
+ * server's NODE_EXTRA_CA_CERTS); with the operator's CA file (CLAUDE_SESSIONS_SANDBOX_CA_FILE, also in the sandbox's
+ * trust bundle), against the system's roots and that file too. Only then: reading the system's store costs a
+ * launch some 40-150 ms.
  */
 function trustUpstream(caFile: string | undefined): void {
-  const extra = caFile ? (readFileSync(caFile, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []) : [];
-  if (caFile && !extra.length) throw new Error(`${caFile} holds no PEM certificate`);
+  if (!caFile) return;
+  const extra = readFileSync(caFile, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (!extra.length) throw new Error(`${caFile} holds no PEM certificate`);
   setDefaultCACertificates([...new Set([...getCACertificates("default"), ...getCACertificates("system"), ...extra])]);
 }
 
