@@ -69,18 +69,31 @@ async function main(): Promise<void> {
   Object.assign(process.env, env);
   const report = spec.events ? violationReporter(spec.events) : (_: ViolationLine) => Promise.resolve();
   const secrets: MaskedSecret[] = [...(masks?.unlisted ?? [])];
+  // The listed secrets' values are in this process's environment only while the runtime wraps the command (it reads
+  // them there): the proxies' socat bridges it starts before, and bubblewrap's shell after, never inherit them.
+  const held: Record<string, string> = {};
+  for (const l of masks?.listed ?? []) {
+    const v = process.env[l.name];
+    if (v !== undefined) held[l.name] = v;
+    delete process.env[l.name];
+  }
   let wrapped: string;
   try {
     await SandboxManager.initialize(masked(runtimeConfig(spec), spec, masks, secrets, report));
     // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
     // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
     const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
-    wrapped = await SandboxManager.wrapWithSandbox(cmd);
+    Object.assign(process.env, held);
+    try {
+      wrapped = await SandboxManager.wrapWithSandbox(cmd);
+    } finally {
+      for (const k of Object.keys(held)) delete process.env[k];
+    }
     // The runtime minted its sentinels while wrapping: the guard looks for them too (registering again returns them).
     const registry = SandboxManager.getSentinelRegistry();
     for (const l of masks?.listed ?? []) {
       const r = masks!.runtime.find((x) => x.name === l.name)!;
-      const real = process.env[l.name];
+      const real = held[l.name];
       if (real) secrets.push({ name: l.name, sentinel: registry.register(l.name, real, r.injectHosts), hosts: l.hosts });
     }
     watchViolations(report);

@@ -179,6 +179,20 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
       if (text.includes(`CLAUDE_SESSIONS_ID=${id}`) && text.includes("ANTHROPIC_API_KEY=sk-ant-sandbox-")) envs.push(text);
     }
     expect(envs.length).toBeGreaterThan(0);
+    // Every other process of the session but the launcher itself (which holds the real environment, outside): its
+    // shell and bubblewrap too.
+    for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      try {
+        const text = readFileSync(`/proc/${pid}/environ`, "utf8");
+        if (!text.includes(`CLAUDE_SESSIONS_ID=${id}`)) continue;
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        if (argv.some((a) => a.endsWith("sandbox/launcher.js")) || argv.some((a) => a.endsWith("/doppler"))) continue;
+        expect(text.includes(SECRET) || text.includes(API_KEY), argv.slice(0, 3).join(" ")).toBe(false);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code) continue;
+        throw err;
+      }
+    }
     for (const t of envs) {
       expect(t).not.toContain(SECRET);
       expect(t).not.toContain(API_KEY);
