@@ -56,6 +56,10 @@ export interface Config {
   sandbox: SandboxMode;
   /** CLAUDE_SESSIONS_SANDBOX_HOSTS: what a sandboxed session may reach (host, host:port, *.domain, IP literals), checked at each sandboxed start. */
   sandboxHosts: string[];
+  /** CLAUDE_SESSIONS_SECRET_HOSTS: a JSON file naming the hosts each secret's real value may be sent to (read at each sandboxed start). */
+  secretHostsFile?: string | undefined;
+  /** CLAUDE_SESSIONS_SANDBOX_CA_FILE: PEM roots a sandbox's proxy also trusts upstream (and its trust bundle holds). */
+  sandboxCaFile?: string | undefined;
   /**
    * CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: the mode of sessions started without permission_mode (default
    * "default"), always passed to the CLI explicitly. bypassPermissions still needs CLAUDE_SESSIONS_ALLOW_BYPASS.
@@ -179,6 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBypassSandboxed: (env.CLAUDE_SESSIONS_ALLOW_BYPASS ?? "").trim().toLowerCase() === "sandboxed",
     sandbox: sandbox as SandboxMode,
     sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
+    ...(env.CLAUDE_SESSIONS_SECRET_HOSTS ? { secretHostsFile: resolve(env.CLAUDE_SESSIONS_SECRET_HOSTS) } : {}),
+    ...(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE ? { sandboxCaFile: resolve(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE) } : {}),
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),
     allowBashMode: bool(env.CLAUDE_SESSIONS_ALLOW_BASH_MODE),

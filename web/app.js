@@ -52,7 +52,7 @@
     // The machine it runs on, when the server coordinates nodes (the column shows once a row has one).
     c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
     if (r.node) $("#sessions").classList.add("with-nodes");
-    c[2].replaceChildren(el("span", `status ${r.status}`, r.status));
+    c[2].replaceChildren(el("span", `status ${r.status}`, r.status), ...sandboxMarks(r));
     c[3].replaceChildren([r.team_name, r.teammate_name].filter(Boolean).join(" / "), ...teamMarks(r));
     c[4].textContent = r.cwd || "";
     c[4].title = r.cwd || "";
@@ -109,6 +109,14 @@
     });
     // A session this page has not seen: reopen the feed, which starts with a fresh snapshot.
     listFeed.addEventListener("change", (e) => merge(JSON.parse(e.data)) || openList());
+  }
+  /** A sandboxed session's mark, and its violations (refused connections, secrets' sentinels sent elsewhere). */
+  function sandboxMarks(r) {
+    if (!r.sandboxed) return [];
+    const n = r.sandbox_violations || 0;
+    const m = el("span", n ? "sandbox violations" : "sandbox", n ? ` sandbox: ${n} violation${n > 1 ? "s" : ""}` : " sandboxed");
+    m.title = n ? "refused connections and secrets' sentinels sent to other hosts (list_sessions sandbox_violations)" : "runs in the sandbox";
+    return [m];
   }
   setInterval(() => document.querySelectorAll("td.active").forEach((td) => (td.textContent = ago(td.dataset.iso))), 10_000);
 

@@ -135,6 +135,7 @@ export const turnFields = {
   blocked: blockedScreen.optional(),
   background_tasks: z.number().optional().describe("Background tasks still running when the turn ended."),
   needs_input: z.string().optional().describe("Claude Code says it waits for the user (its agent_needs_input notification, e.g. auto mode's \"can't check\" screen)."),
+  sandbox_violations: z.number().optional().describe("Sandbox violations so far (refused connections, sentinels sent elsewhere)."),
   ...turnCostFields,
   ...sessionTotalFields,
   ...turnFigureFields,

@@ -188,6 +188,7 @@ export const sessionSummary = z.strictObject({
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),
   sandboxed: z.boolean().optional(),
+  sandbox_violations: z.number().optional(),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),

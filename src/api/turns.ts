@@ -52,6 +52,7 @@ export const sendOutput = z.strictObject({
   blocked: turnFields.blocked,
   background_tasks: turnFields.background_tasks,
   needs_input: turnFields.needs_input,
+  sandbox_violations: turnFields.sandbox_violations,
   usage: turnFields.usage,
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,

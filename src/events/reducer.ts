@@ -38,6 +38,8 @@ export interface LogEvent {
   generation?: number;
   /** cs:blocked: the screen that holds the session (kind, its text, the choices answer_prompt offers). */
   blocked?: { kind: BlockedKind; text: string; choices: string[] };
+  /** cs:sandbox_violation (written by the sandbox launcher): network (a refused connection) or secret (a sentinel sent where it does not belong). */
+  violation?: "network" | "secret";
   /** cs:snapshot: the fold of everything the log held before it was compacted. */
   fold?: Folded;
   /** The line was longer than the reader's cap: only its name (and session id) were kept. */
@@ -115,6 +117,8 @@ export interface Folded {
   session_start?: { source: string; seq: number };
   /** Spawn generation of the current process (from cs:spawn), when the spawner gave one. */
   generation?: number;
+  /** Sandbox violations over the whole log (cs:sandbox_violation): refused connections and sentinels sent elsewhere. */
+  sandbox_violations?: number;
   /** Events folded so far (the next event's sequence number). */
   seq: number;
 }
@@ -169,6 +173,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
         prompts_submitted: f.prompts_submitted,
         responses: f.responses,
         response_chars: f.response_chars,
+        ...(f.sandbox_violations ? { sandbox_violations: f.sandbox_violations } : {}),
         ...(ev.claude_session_id ? { claude_session_id: ev.claude_session_id } : f.claude_session_id ? { claude_session_id: f.claude_session_id } : {}),
         ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
         ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
@@ -309,6 +314,10 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       delete f.pending_permission;
       delete f.blocked;
       delete f.needs_input;
+      return f;
+    case "cs:sandbox_violation":
+      // Counted whatever the status: a refusal may come after the turn that caused it ended.
+      f.sandbox_violations = (f.sandbox_violations ?? 0) + 1;
       return f;
     case "cs:snapshot":
       // The first line of a compacted log: everything before it, folded. A malformed one changes nothing.

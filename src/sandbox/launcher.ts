@@ -14,8 +14,12 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync, unlinkSync } from "node:fs";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
-import { prepareConfig, sandboxEnv } from "./prepare.js";
+import { getCACertificates, setDefaultCACertificates } from "node:tls";
+import { SandboxManager, type SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
+import { requestGuard, type MaskedSecret } from "./guard.js";
+import { planMasks, type MaskPlan } from "./mask.js";
+import { approveKeys, prepareConfig, sandboxEnv } from "./prepare.js";
+import { violationReporter, type ViolationLine } from "./report.js";
 import { decodeSpec, runtimeConfig, type SandboxSpec } from "./spec.js";
 
 /** The launcher's exit status when it could not build the sandbox (Claude Code never ran). */
@@ -50,16 +54,49 @@ async function main(): Promise<void> {
   } catch (e) {
     fail(`could not prepare the session's config folder (${(e as Error).message})`);
   }
-  const env = sandboxEnv(process.env, spec);
+  let env = sandboxEnv(process.env, spec);
+  const masks = spec.secrets ? planMasks(env, spec.secrets, spec.allowHosts) : undefined;
+  if (masks) {
+    env = masks.env;
+    try {
+      approveKeys(spec, masks.keys);
+      trustUpstream(spec.secrets?.caFile);
+    } catch (e) {
+      fail(`could not set up the secrets' masks (${(e as Error).message})`);
+    }
+  }
   for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
   Object.assign(process.env, env);
+  const report = spec.events ? violationReporter(spec.events) : (_: ViolationLine) => Promise.resolve();
+  const secrets: MaskedSecret[] = [...(masks?.unlisted ?? [])];
+  // The listed secrets' values are in this process's environment only while the runtime wraps the command (it reads
+  // them there): the proxies' socat bridges it starts before, and bubblewrap's shell after, never inherit them.
+  const held: Record<string, string> = {};
+  for (const l of masks?.listed ?? []) {
+    const v = process.env[l.name];
+    if (v !== undefined) held[l.name] = v;
+    delete process.env[l.name];
+  }
   let wrapped: string;
   try {
-    await SandboxManager.initialize(runtimeConfig(spec));
+    await SandboxManager.initialize(masked(runtimeConfig(spec), spec, masks, secrets, report));
     // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
     // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
     const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
-    wrapped = await SandboxManager.wrapWithSandbox(cmd);
+    Object.assign(process.env, held);
+    try {
+      wrapped = await SandboxManager.wrapWithSandbox(cmd);
+    } finally {
+      for (const k of Object.keys(held)) delete process.env[k];
+    }
+    // The runtime minted its sentinels while wrapping: the guard looks for them too (registering again returns them).
+    const registry = SandboxManager.getSentinelRegistry();
+    for (const l of masks?.listed ?? []) {
+      const r = masks!.runtime.find((x) => x.name === l.name)!;
+      const real = held[l.name];
+      if (real) secrets.push({ name: l.name, sentinel: registry.register(l.name, real, r.injectHosts), hosts: l.hosts });
+    }
+    watchViolations(report);
   } catch (e) {
     fail(`the sandbox could not be made (${(e as Error).message})`);
   }
@@ -76,6 +113,54 @@ async function main(): Promise<void> {
       // Mount points the runtime made for absent paths: best effort.
     }
     process.exit(code ?? (signal ? 128 + (SIGNALS[signal] ?? 15) : 1));
+  });
+}
+
+/**
+ * Upstream TLS (the runtime re-originates every terminated HTTPS request): verified against Node's roots (and the
+ * server's NODE_EXTRA_CA_CERTS); with the operator's CA file (CLAUDE_SESSIONS_SANDBOX_CA_FILE, also in the sandbox's
+ * trust bundle), against the system's roots and that file too. Only then: reading the system's store costs a
+ * launch some 40-150 ms.
+ */
+function trustUpstream(caFile: string | undefined): void {
+  if (!caFile) return;
+  const extra = readFileSync(caFile, "utf8").match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (!extra.length) throw new Error(`${caFile} holds no PEM certificate`);
+  setDefaultCACertificates([...new Set([...getCACertificates("default"), ...getCACertificates("system"), ...extra])]);
+}
+
+/** The spec's runtime configuration with the secrets' masks, TLS termination and the request guard. */
+function masked(base: SandboxRuntimeConfig, spec: SandboxSpec, m: MaskPlan | undefined, secrets: MaskedSecret[], report: (v: ViolationLine) => Promise<void>): SandboxRuntimeConfig {
+  const s = spec.secrets;
+  if (!s || !m) return base;
+  const guard = requestGuard({ secrets, keys: m.keys, api: s.api }, (v) => {
+    void report({ violation: "secret", message: `${v.name} ${v.action === "refused" ? "refused" : "sent as its sentinel"} to ${v.target} (${v.why})` });
+  });
+  // Terminated TLS is where the runtime substitutes and the guard sees HTTPS requests: on when anything needs it.
+  const terminate = m.runtime.length > 0 || (m.keys.length > 0 && !s.api.plaintext) || s.caFile !== undefined;
+  return {
+    ...base,
+    network: {
+      ...base.network,
+      filterRequest: guard,
+      ...(s.api.plaintext ? { allowPlaintextHeaderSet: true } : {}),
+      ...(terminate ? { tlsTerminate: { extraCaCertPaths: s.caFile ? [s.caFile] : [] } } : {}),
+    },
+    ...(m.runtime.length ? { credentials: { envVars: m.runtime } } : {}),
+  };
+}
+
+/** Every refusal the runtime records (a host not on the allowlist, a refused tunnel) becomes a cs:sandbox_violation. */
+function watchViolations(report: (v: ViolationLine) => Promise<void>): void {
+  const store = SandboxManager.getSandboxViolationStore();
+  let seen = store.getTotalCount();
+  store.subscribe((all) => {
+    const total = store.getTotalCount();
+    const n = Math.min(total - seen, all.length);
+    seen = total;
+    if (n <= 0) return;
+    const fresh = all.slice(-n);
+    for (const v of fresh) void report({ violation: "network", message: v.line });
   });
 }
 

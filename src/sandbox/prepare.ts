@@ -2,7 +2,7 @@
  * What a sandboxed session's launcher prepares outside the sandbox: the child's environment and the session's own
  * Claude configuration folder (sandbox/launcher.ts runs these; tests call them directly).
  */
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_DIR, projectFolder, TMP_DIR, type SandboxSpec } from "./spec.js";
 
@@ -40,4 +40,30 @@ export function prepareConfig(s: SandboxSpec): void {
     if (existsSync(from)) copyFileSync(from, join(dir, f));
   }
   symlinkSync(join(s.realConfigDir, "projects"), join(dir, "projects"));
+}
+
+/**
+ * Claude Code asks before it uses an API key whose last 20 characters are not in its config's
+ * customApiKeyResponses.approved: the session's own config approves the sentinels it is given instead of the real
+ * keys (whose last characters would otherwise be readable inside the sandbox).
+ */
+export function approveKeys(s: SandboxSpec, keys: ReadonlyArray<{ sentinel: string; real: string }>): void {
+  if (!keys.length) return;
+  const file = join(s.sessionDir, CONFIG_DIR, ".claude.json");
+  let config: Record<string, unknown> = {};
+  try {
+    const v = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) config = v as Record<string, unknown>;
+  } catch {
+    // None yet (or not JSON): Claude Code starts from this one.
+  }
+  const responses = (typeof config.customApiKeyResponses === "object" && config.customApiKeyResponses !== null ? config.customApiKeyResponses : {}) as Record<string, unknown>;
+  const real = new Set(keys.map((k) => k.real.slice(-20)));
+  const wasApproved = Array.isArray(responses.approved) ? (responses.approved as unknown[]).filter((x): x is string => typeof x === "string") : [];
+  const approved = wasApproved.filter((x) => !real.has(x));
+  const rejected = Array.isArray(responses.rejected) ? (responses.rejected as unknown[]).filter((x) => typeof x === "string" && !real.has(x)) : [];
+  // Approved inside as it was outside: a key the user never approved stays a question.
+  for (const k of keys) if (wasApproved.includes(k.real.slice(-20))) approved.push(k.sentinel.slice(-20));
+  config.customApiKeyResponses = { ...responses, approved, rejected };
+  writeFileSync(file, JSON.stringify(config, null, 2), { mode: 0o600 });
 }

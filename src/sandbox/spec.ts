@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
+import type { SecretsSpec } from "./secrets.js";
 
 export const SPEC_FILE = "sandbox.json";
 /** The session's own Claude Code configuration folder (CLAUDE_CONFIG_DIR inside the sandbox), rebuilt at every launch. */
@@ -36,6 +37,10 @@ export interface SandboxSpec {
   allowRead: string[];
   /** bubblewrap, socat and ripgrep by absolute path (the server's): a session's PATH never picks what runs outside. */
   tools: { bwrap: string; socat: string; rg: string };
+  /** What to mask and where each secret may go (sandbox/secrets.ts); absent: nothing is masked (an older server's spec). */
+  secrets?: SecretsSpec | undefined;
+  /** Where the launcher appends its cs:sandbox_violation events, through the hooks' own locked path (flock, paste by absolute path). */
+  events?: { path: string; flock: string; paste: string } | undefined;
 }
 
 /** Claude Code's folder for a cwd's transcripts (its own rule: every character but a letter or digit becomes `-`). */
@@ -96,6 +101,12 @@ export function decodeSpec(text: string): SandboxSpec {
     throw new Error("not a sandbox spec");
   }
   if (!strs(s.allowHosts) || !strs(s.allowWrite) || !strs(s.denyRead) || !strs(s.allowRead)) throw new Error("not a sandbox spec");
+  if (s.secrets !== undefined) {
+    const x = s.secrets;
+    if (!strs(x.envNames) || (x.dopplerBase !== undefined && !strs(x.dopplerBase)) || !Array.isArray(x.rules) || !x.rules.every((r) => typeof r?.pattern === "string" && strs(r.hosts))) throw new Error("not a sandbox spec");
+    if (typeof x.api?.host !== "string" || typeof x.api.port !== "number" || typeof x.api.plaintext !== "boolean" || (x.caFile !== undefined && typeof x.caFile !== "string")) throw new Error("not a sandbox spec");
+  }
+  if (s.events !== undefined && ![s.events.path, s.events.flock, s.events.paste].every((x) => typeof x === "string" && x.startsWith("/"))) throw new Error("not a sandbox spec");
   const t = s.tools;
   if (!t || ![t.bwrap, t.socat, t.rg].every((x) => typeof x === "string" && x.startsWith("/"))) throw new Error("not a sandbox spec");
   return s as SandboxSpec;

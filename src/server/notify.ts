@@ -1,6 +1,6 @@
 /**
  * Notifications that need no subscription: when a session needs a permission answer or a screen's answer (blocked),
- * ends a turn, fails or dies, a team member asks to be ended (request_shutdown),
+ * ends a turn, fails or dies, its sandbox refuses something (sandbox_violation), a team member asks to be ended (request_shutdown),
  * or a time limit acts on it, every client hears it as a `notifications/message` (the logging capability; the SDK
  * honours logging/setLevel). Driven by SessionService.subscribe, so it fires as the hook's line is folded.
  */
@@ -12,7 +12,7 @@ import type { Logger } from "../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -28,10 +28,21 @@ export interface SessionNotice {
   error?: string;
   exit_code?: number;
   reason?: string;
+  /** sandbox_violation: the session's count so far. */
+  sandbox_violations?: number;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
 export function noticeOf(c: SessionChange): { level: LoggingLevel; notice: SessionNotice } | undefined {
+  const n = stateNotice(c);
+  if (n) return n;
+  // The sandbox refused a connection or saw a secret's sentinel go elsewhere (when nothing else is worth saying).
+  const v = c.events.filter((e) => e.hook_event_name === "cs:sandbox_violation").at(-1);
+  if (v) return { level: "warning", notice: { event: "sandbox_violation", session_id: c.session_id, status: c.status, sandbox_violations: c.fold.sandbox_violations ?? 1, ...(v.message ? { reason: v.message } : {}) } };
+  return undefined;
+}
+
+function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNotice } | undefined {
   const base = { session_id: c.session_id, status: c.status, ...(c.previous ? { previous: c.previous } : {}) };
   const f = c.fold;
   // A team member asked to be ended (its member server's request_shutdown): kill_session approves.

@@ -233,7 +233,7 @@ export function launchRequest(
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
-    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [] }) } : {}),
+    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [], envNames: Object.keys(o.env ?? {}) }) } : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
     ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
   };

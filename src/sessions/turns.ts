@@ -354,6 +354,7 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   if (cur.blocked && cur.status === "blocked") out.blocked = publicBlocked(cur.blocked);
   if (cur.background_tasks) out.background_tasks = cur.background_tasks;
   if (cur.needs_input) out.needs_input = cur.needs_input.message;
+  if (cur.sandbox_violations) out.sandbox_violations = cur.sandbox_violations;
   if (cur.permission_denials?.length) out.permission_denials = cur.permission_denials;
   return out;
 }

@@ -36,6 +36,7 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   if (f.shutdown_requested) r.shutdown_requested = f.shutdown_requested;
   else delete r.shutdown_requested;
   if (f.last_event_at) r.last_active = f.last_event_at;
+  if (f.sandbox_violations) r.sandbox_violations = f.sandbox_violations;
   if (!isLive(f.status)) delete r.pid;
 }
 
@@ -61,6 +62,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.permission_mode) s.permission_mode = r.permission_mode;
   if (r.claude_version) s.claude_version = r.claude_version;
   if (r.sandbox) s.sandboxed = true;
+  if (r.sandbox_violations) s.sandbox_violations = r.sandbox_violations;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });

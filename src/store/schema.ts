@@ -68,6 +68,8 @@ export const SessionRecordSchema = z.object({
   pending_permission: PendingPermissionSchema.optional(),
   /** Claude Code's own "needs your input" notice (agent_needs_input), while it stands. */
   needs_input: z.string().optional(),
+  /** Sandbox violations counted in its events log (refused connections, sentinels sent elsewhere). */
+  sandbox_violations: z.number().int().optional(),
   /** A team member's request_shutdown reason, while its process runs (a client approves with kill_session). */
   shutdown_requested: z.string().optional(),
   /** The screen that holds the session (status blocked). */

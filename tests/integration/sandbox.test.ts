@@ -3,7 +3,7 @@
  * what a start says and list_sessions shows, a resume that keeps it, and every way a sandbox cannot be made —
  * refused with SANDBOX_UNAVAILABLE or INVALID_ARGUMENT, nothing started, never an unsandboxed session in its place.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,6 +105,39 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     } finally {
       await broken.close();
     }
+  });
+
+  it("a secret host file that does not parse, names a host not allowed, or a CA file without a certificate: SANDBOX_UNAVAILABLE, nothing started", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cs-secret-hosts-"));
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, "{\"GH_TOKEN\": [\"api.github.com\"", { mode: 0o600 });
+    const wide = join(dir, "wide.json");
+    writeFileSync(wide, JSON.stringify({ GH_TOKEN: ["evil.example"] }), { mode: 0o600 });
+    const ca = join(dir, "ca.pem");
+    writeFileSync(ca, "no certificate here\n");
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ CLAUDE_SESSIONS_SECRET_HOSTS: bad }, /secret host list cannot be used.*not JSON/],
+      [{ CLAUDE_SESSIONS_SECRET_HOSTS: join(dir, "missing.json") }, /secret host list cannot be used.*ENOENT/],
+      [{ CLAUDE_SESSIONS_SECRET_HOSTS: wide, CLAUDE_SESSIONS_SANDBOX_HOSTS: "api.github.com" }, /may not reach: GH_TOKEN: evil.example/],
+      [{ CLAUDE_SESSIONS_SANDBOX_CA_FILE: ca }, /holds no PEM certificate/],
+    ];
+    for (const [env, why] of cases) {
+      const op = await connect(w, env);
+      try {
+        const before = (await op.callOk("list_sessions", {})).sessions.length;
+        const r = await op.call("start_session", { cwd: w.dir("s"), sandbox: true });
+        expect(r.error?.code, r.text).toBe("SANDBOX_UNAVAILABLE");
+        expect(r.error?.message).toMatch(why);
+        expect((await op.callOk("list_sessions", {})).sessions.length).toBe(before);
+        // An unsandboxed start does not read them.
+        const plain = await op.call("start_session", { cwd: w.dir("s"), sandbox: false });
+        expect(plain.ok, plain.text).toBe(true);
+        await op.call("kill_session", { session_id: plain.data.session_id });
+      } finally {
+        await op.close();
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("no bubblewrap, socat or ripgrep: SANDBOX_UNAVAILABLE naming each, and no session was made", async () => {

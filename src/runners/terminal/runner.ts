@@ -52,8 +52,10 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   // the carried prompt included, travels in its spec file (0600, the session's own folder), never on a command line.
   const sb = req.sandbox;
   const argv = sb ? wrap([sb.node, sb.launcher, sb.specPath]) : wrap(inner);
-  const specFiles = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: inner, allowRead: [...sb.spec.allowRead, req.settingsPath, ...extra.files.map((f) => f.path), ...(req.member ? [req.member.configPath] : [])] }) }] : [];
   const env = childEnv(process.env, { ...req.env, ...extra.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
+  // Under doppler the launcher masks every variable Doppler adds: those it holds that the server did not pass.
+  const secrets = sb?.spec.secrets && req.doppler ? { ...sb.spec.secrets, dopplerBase: Object.keys(env) } : sb?.spec.secrets;
+  const specFiles = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, ...(secrets ? { secrets } : {}), argv: inner, allowRead: [...sb.spec.allowRead, req.settingsPath, ...extra.files.map((f) => f.path), ...(req.member ? [req.member.configPath] : [])] }) }] : [];
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
   const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
   return {
