@@ -13,12 +13,12 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import { inService } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
-import { verifyMemberSecret } from "../../sessions/members.js";
+import { verifyMemberSecret } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { SessionRecord } from "../../store/schema.js";
 import { isWithin } from "../../util/paths.js";
 import { zodMessage } from "../call.js";
-import { teammateBudget } from "../../sessions/pool.js";
+import { teammateBudget } from "../../sessions/spend/pool.js";
 import { appendHandoff, handoffsUri, readHandoffs } from "./handoffs.js";
 import { rateOf } from "./rate.js";
 

@@ -9,7 +9,7 @@
 import { chmod, mkdir, readdir, rm } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { socketDir, socketPath } from "../../sessions/members.js";
+import { socketDir, socketPath } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import { isAlive } from "../../util/process.js";

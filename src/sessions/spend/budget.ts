@@ -4,10 +4,10 @@
  * (the CLI's fallback, a sub-agent's model, an alias that resolved to a new model) takes no more prompts: its cost
  * cannot be computed, and a budget fails closed. The operator adds prices in CLAUDE_SESSIONS_PRICES (src/price-file.ts).
  */
-import { SessionError } from "../core/errors.js";
-import { PRICES_ENV } from "../price-file.js";
-import { pricedOrAlias } from "../pricing.js";
-import type { SessionRecord } from "../store/schema.js";
+import { SessionError } from "../../core/errors.js";
+import { PRICES_ENV } from "../../price-file.js";
+import { pricedOrAlias } from "../../pricing.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { unpricedModels } from "./cost.js";
 
 export const PRICE_HOW =

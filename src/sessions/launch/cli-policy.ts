@@ -2,11 +2,11 @@
  * What the server decides for every launch instead of leaving it to the CLI: the permission mode (always passed
  * explicitly), the CLI's version (recorded, with a warning outside the tested range), the auto-updater (off).
  */
-import { findClaude } from "../claude/discover.js";
-import { cliVersion, versionWarning } from "../claude/versions.js";
-import type { Config } from "../config.js";
-import { isPermissionMode, type PermissionModeName } from "../core/modes.js";
-import type { SessionRecord } from "../store/schema.js";
+import { findClaude } from "../../claude/discover.js";
+import { cliVersion, versionWarning } from "../../claude/versions.js";
+import type { Config } from "../../config.js";
+import { isPermissionMode, type PermissionModeName } from "../../core/modes.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { containsStateWarning } from "./confine.js";
 
 /** The mode a launch runs in: the one asked for (or recorded), else the server's default. */

@@ -3,10 +3,10 @@
  * session_id that makes start_session idempotent (the same id with the same options is the same session).
  */
 import { createHash } from "node:crypto";
-import type { StartInput } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import type { SessionRecord } from "../store/schema.js";
-import { canonicalJson } from "../store/idempotency.js";
+import type { StartInput } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { canonicalJson } from "../../store/idempotency.js";
 
 /** Names under the state directory that are not sessions. */
 const RESERVED_IDS = new Set(["bin", "worktrees", "tmp", "lock"]);

@@ -4,15 +4,15 @@
  * session keeps its id, team, worktree, cwd and options; after a reset its record follows the new conversation
  * (usage and transcripts are read by `claude_session_id`), and the old one stays resumable by its id.
  */
-import type { CompactInput, CompactOutput, ResetInput, ResetOutput, Resolved } from "../api/index.js";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import { acceptsPrompt } from "../core/status.js";
-import type { SessionCommand } from "../runners/driver.js";
-import { checkPrompt, checkUsable } from "./checks.js";
-import { settled } from "./cost.js";
-import { runnerOf, type Deps } from "./deps.js";
-import { wakeIfHibernated } from "./hibernate.js";
+import type { CompactInput, CompactOutput, ResetInput, ResetOutput, Resolved } from "../../api/index.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import { acceptsPrompt } from "../../core/status.js";
+import type { SessionCommand } from "../../runners/driver.js";
+import { checkPrompt, checkUsable } from "../checks.js";
+import { settled } from "../spend/cost.js";
+import { runnerOf, type Deps } from "../deps.js";
+import { wakeIfHibernated } from "../life/hibernate.js";
 import { withSessionKeys } from "./turns.js";
 
 /** /clear is quick; /compact asks the model for a summary of the whole conversation. */

@@ -7,17 +7,17 @@
  * copy_files), env, log_file, mcp_servers, doppler or another node never use the pool. Spares end with the server
  * as their backend's sessions do (a tmux spare is adopted by the next server, still a spare that server can take).
  */
-import type { RunTaskInput, StartInput, StartOutput } from "../api/index.js";
-import type { CallContext } from "../core/context.js";
-import type { BackendKind } from "../core/events.js";
-import { isLive } from "../core/status.js";
-import { settleTurn } from "./cost.js";
-import { checkPrompt } from "./checks.js";
+import type { RunTaskInput, StartInput, StartOutput } from "../../api/index.js";
+import type { CallContext } from "../../core/context.js";
+import type { BackendKind } from "../../core/events.js";
+import { isLive } from "../../core/status.js";
+import { settleTurn } from "../spend/cost.js";
+import { checkPrompt } from "../checks.js";
 import { assertStartInRoots } from "./roots.js";
-import { hasRoom } from "./hibernate.js";
-import type { Deps } from "./deps.js";
+import { hasRoom } from "../life/hibernate.js";
+import type { Deps } from "../deps.js";
 import { result, start, withStream } from "./launch.js";
-import { deliverPrompt } from "./turns.js";
+import { deliverPrompt } from "../turn/turns.js";
 import { sandboxKey } from "./sandbox.js";
 
 type Options = Omit<StartInput, "prompt">;

@@ -6,11 +6,11 @@
  * (LIMIT_REACHED), and a tmux/pty turn that crosses it is interrupted (budget-watch.ts). A model without a price
  * in any of them fails the pool closed, as a session's own budget does.
  */
-import { SessionError } from "../core/errors.js";
-import type { SessionRecord } from "../store/schema.js";
+import { SessionError } from "../../core/errors.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { unpricedBudgetError } from "./budget.js";
 import { checkBudget, spentOf } from "./cost.js";
-import type { Deps } from "./deps.js";
+import type { Deps } from "../deps.js";
 
 type Sessions = Record<string, SessionRecord>;
 

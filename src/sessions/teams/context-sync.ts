@@ -9,12 +9,12 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { realpath, stat } from "node:fs/promises";
 import { basename, isAbsolute, join, relative } from "node:path";
-import type { Resolved, SyncInput } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import { git } from "../util/git.js";
-import { isSecretPath } from "../util/secret-files.js";
-import { isWithin } from "../util/paths.js";
-import { readRegular } from "../util/files.js";
+import type { Resolved, SyncInput } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import { git } from "../../util/git.js";
+import { isSecretPath } from "../../util/secret-files.js";
+import { isWithin } from "../../util/paths.js";
+import { readRegular } from "../../util/files.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 

@@ -7,13 +7,13 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DECISIONS_DIR } from "../claude/hooks.js";
-import type { Config } from "../config.js";
-import { SessionError } from "../core/errors.js";
-import { sandboxDeps } from "../sandbox/deps.js";
-import { apiHost, formatHost, parseHosts, widening } from "../sandbox/hosts.js";
-import { credentialPaths, projectFolder, SPEC_FILE, type SandboxSpec } from "../sandbox/spec.js";
-import type { SandboxLaunch } from "../runners/runner.js";
+import { DECISIONS_DIR } from "../../claude/hooks.js";
+import type { Config } from "../../config.js";
+import { SessionError } from "../../core/errors.js";
+import { sandboxDeps } from "../../sandbox/deps.js";
+import { apiHost, formatHost, parseHosts, widening } from "../../sandbox/hosts.js";
+import { credentialPaths, projectFolder, SPEC_FILE, type SandboxSpec } from "../../sandbox/spec.js";
+import type { SandboxLaunch } from "../../runners/runner.js";
 
 /** What a record keeps of its sandbox (resume, wake and forks run the same one). */
 export interface SandboxChoice {

@@ -1,6 +1,6 @@
 /** Claude's own launch options (argv on a terminal, the SDK's options headless), from a call or a record. */
-import type { ClaudeOptions } from "../claude/launch.js";
-import type { StoredOptions } from "../store/options.js";
+import type { ClaudeOptions } from "../../claude/launch.js";
+import type { StoredOptions } from "../../store/options.js";
 
 /** The options of `o` that Claude takes (empty values left out). */
 export function pickClaudeOptions(o: Pick<StoredOptions, keyof ClaudeOptions>): ClaudeOptions {

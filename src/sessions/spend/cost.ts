@@ -9,18 +9,18 @@
  */
 import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
-import type { SendOutput, SessionSummary } from "../api/index.js";
-import { transcriptPath } from "../claude/transcript.js";
-import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../claude/turn-usage.js";
-import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../claude/usage.js";
-import { SessionError } from "../core/errors.js";
-import type { Folded } from "../events/reducer.js";
-import { costOfModels } from "../pricing.js";
-import type { SessionRecord } from "../store/schema.js";
+import type { SendOutput, SessionSummary } from "../../api/index.js";
+import { transcriptPath } from "../../claude/transcript.js";
+import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../../claude/turn-usage.js";
+import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../../claude/usage.js";
+import { SessionError } from "../../core/errors.js";
+import type { Folded } from "../../events/reducer.js";
+import { costOfModels } from "../../pricing.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { unpricedBudgetError } from "./budget.js";
-import type { Deps } from "./deps.js";
-import { waitForChange } from "./output.js";
-import type { TurnLedger } from "./session.js";
+import type { Deps } from "../deps.js";
+import { waitForChange } from "../output.js";
+import type { TurnLedger } from "../session.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;

@@ -9,14 +9,14 @@
  * by id, because they are armed for records no one follows (scanDead at start-up).
  */
 import { rm } from "node:fs/promises";
-import type { Status } from "../core/status.js";
-import { serverAction } from "./audit.js";
-import { Deadlines } from "./deadline.js";
-import type { Deps } from "./deps.js";
+import type { Status } from "../../core/status.js";
+import { serverAction } from "../audit.js";
+import { Deadlines } from "../deadline.js";
+import type { Deps } from "../deps.js";
 import { hibernate } from "./hibernate.js";
-import type { Session } from "./session.js";
+import type { Session } from "../session.js";
 import { kill } from "./kill.js";
-import { interrupt } from "./turns.js";
+import { interrupt } from "../turn/turns.js";
 
 export interface LimitChange {
   session_id: string;

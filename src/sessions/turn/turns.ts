@@ -2,23 +2,23 @@
  * A turn: a prompt delivered (through the session's driver), then a wait on the fold until the turn ends, a
  * permission request opens, or the process goes. Permission answers and interrupts are here too.
  */
-import type { AnswerPromptInput, AnswerPromptOutput, InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../api/index.js";
+import type { AnswerPromptInput, AnswerPromptOutput, InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../../api/index.js";
 import { join } from "node:path";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import type { BackendKind } from "../core/events.js";
-import { acceptsPrompt, inTurn, isLive } from "../core/status.js";
-import type { Folded } from "../events/reducer.js";
-import type { Delivery, DriverSession } from "../runners/driver.js";
-import { withFileLock } from "../util/flock.js";
-import { ANY_RUNNER, checkPrompt, checkUsable } from "./checks.js";
-import { beginTurn, recordUnended, sessionFields, settled, settleTurn } from "./cost.js";
-import { runnerOf, type Deps } from "./deps.js";
-import { wakeIfHibernated, type Woke } from "./hibernate.js";
-import type { CarryOut } from "./resume.js";
-import { checkSpendable } from "./pool.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import type { BackendKind } from "../../core/events.js";
+import { acceptsPrompt, inTurn, isLive } from "../../core/status.js";
+import type { Folded } from "../../events/reducer.js";
+import type { Delivery, DriverSession } from "../../runners/driver.js";
+import { withFileLock } from "../../util/flock.js";
+import { ANY_RUNNER, checkPrompt, checkUsable } from "../checks.js";
+import { beginTurn, recordUnended, sessionFields, settled, settleTurn } from "../spend/cost.js";
+import { runnerOf, type Deps } from "../deps.js";
+import { wakeIfHibernated, type Woke } from "../life/hibernate.js";
+import type { CarryOut } from "../launch/resume.js";
+import { checkSpendable } from "../spend/pool.js";
 import { refused, takePlace, turnOver } from "./queue.js";
-import { publicBlocked, publicPending } from "./views.js";
+import { publicBlocked, publicPending } from "../views.js";
 
 const PROGRESS_EVERY_MS = 5000;
 /** How long a call waits for another caller's keys to this session (a paste and its confirmation). */

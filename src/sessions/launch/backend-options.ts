@@ -3,11 +3,11 @@
  * table): a runner refuses the others with UNSUPPORTED_OPTION naming the backends that honour them. Never silently
  * ignored.
  */
-import type { ResumeInput, StartInput } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import { compareVersions } from "../claude/versions.js";
-import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptions, type Runner, type RunnerOption } from "../runners/runner.js";
-import { StoredOptionsSchema, type StoredOptions } from "../store/options.js";
+import type { ResumeInput, StartInput } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import { compareVersions } from "../../claude/versions.js";
+import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptions, type Runner, type RunnerOption } from "../../runners/runner.js";
+import { StoredOptionsSchema, type StoredOptions } from "../../store/options.js";
 
 type Given = Partial<Pick<StartInput & ResumeInput, (typeof RUNNER_OPTIONS)[number] | "max_turns" | "max_budget_usd">>;
 

@@ -7,17 +7,17 @@
  * error log say why, and the next prompt gets LIMIT_REACHED. One loop per busy session, armed by the change feed.
  */
 import { dirname } from "node:path";
-import { transcriptPath } from "../claude/transcript.js";
-import { readTurn, transcriptFiles } from "../claude/turn-usage.js";
-import { costOfModels } from "../pricing.js";
-import type { SessionRecord } from "../store/schema.js";
-import { serverAction } from "./audit.js";
-import { spentOf } from "./cost.js";
-import type { Deps } from "./deps.js";
-import { waitForChange } from "./output.js";
-import { poolOfSession } from "./pool.js";
-import type { Session } from "./session.js";
-import { interrupt } from "./turns.js";
+import { transcriptPath } from "../../claude/transcript.js";
+import { readTurn, transcriptFiles } from "../../claude/turn-usage.js";
+import { costOfModels } from "../../pricing.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { serverAction } from "../audit.js";
+import { spentOf } from "../spend/cost.js";
+import type { Deps } from "../deps.js";
+import { waitForChange } from "../output.js";
+import { poolOfSession } from "../spend/pool.js";
+import type { Session } from "../session.js";
+import { interrupt } from "../turn/turns.js";
 
 /** How often a busy budgeted session's transcript is read when nothing wakes the loop (a sub-agent's file). */
 const LOOK_EVERY_MS = 1000;

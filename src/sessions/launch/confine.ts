@@ -9,8 +9,8 @@
  */
 import { realpath } from "node:fs/promises";
 import { join, sep } from "node:path";
-import { SessionError } from "../core/errors.js";
-import { isWithin } from "../util/paths.js";
+import { SessionError } from "../../core/errors.js";
+import { isWithin } from "../../util/paths.js";
 
 
 /** Throws INVALID_ARGUMENT when one of `dirs` ([path, what]) is the state directory or lies in it outside worktrees/. */

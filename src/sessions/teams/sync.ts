@@ -1,12 +1,12 @@
 /** sync_context for one session or a whole team, and send_message {include_context}. */
-import type { Resolved, SendInput, SendOutput, SyncInput, SyncOutput, SyncResult } from "../api/index.js";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import { checkUsable } from "./checks.js";
+import type { Resolved, SendInput, SendOutput, SyncInput, SyncOutput, SyncResult } from "../../api/index.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import { checkUsable } from "../checks.js";
 import { assertType, gather, type ContextType } from "./context-sync.js";
-import type { Deps } from "./deps.js";
+import type { Deps } from "../deps.js";
 import { members, resolveId } from "./team.js";
-import { send } from "./turns.js";
+import { send } from "../turn/turns.js";
 
 export async function syncContext(d: Deps, input: SyncInput, ctx: CallContext): Promise<SyncOutput> {
   const type = assertType(input);

@@ -2,9 +2,9 @@
  * Per-session metrics for list_sessions {include_metadata} and the CLI's `cost`: turns, average and p95 turn time
  * and error rate from the execution history (within its retention), tokens and cost from the session's totals.
  */
-import type { SessionMetricsView } from "../api/index.js";
-import type { SessionMetrics } from "../history/executions.js";
-import type { SessionRecord } from "../store/schema.js";
+import type { SessionMetricsView } from "../../api/index.js";
+import type { SessionMetrics } from "../../history/executions.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { sessionFields } from "./cost.js";
 
 export function metricsOf(r: SessionRecord, m: SessionMetrics | undefined): SessionMetricsView {

@@ -6,10 +6,10 @@
  * turn whose hooks keep firing is never looked at. Headless drivers look at nothing (they have no screen).
  * The timer and its bookkeeping live on the session object (session.ts), dropped with it.
  */
-import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../runners/terminal/blocking.js";
-import type { Status } from "../core/status.js";
-import type { Deps } from "./deps.js";
-import type { Session } from "./session.js";
+import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../../runners/terminal/blocking.js";
+import type { Status } from "../../core/status.js";
+import type { Deps } from "../deps.js";
+import type { Session } from "../session.js";
 
 export class ScreenWatch {
   constructor(

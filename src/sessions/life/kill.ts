@@ -1,12 +1,12 @@
 /** kill_session: end the process (wherever it runs), record it dead and resumable, or forget it. */
 import { rm } from "node:fs/promises";
-import type { KillInput, KillOutput, Resolved } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import { isLive } from "../core/status.js";
-import { isAlive, terminate } from "../util/process.js";
-import type { Deps } from "./deps.js";
-import { generationOf } from "./registry.js";
-import { applyFold } from "./views.js";
+import type { KillInput, KillOutput, Resolved } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import { isLive } from "../../core/status.js";
+import { isAlive, terminate } from "../../util/process.js";
+import type { Deps } from "../deps.js";
+import { generationOf } from "../registry.js";
+import { applyFold } from "../views.js";
 
 export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string): Promise<KillOutput> {
   const killed_at = new Date().toISOString();

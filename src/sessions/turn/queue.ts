@@ -5,11 +5,11 @@
  * delivered (the session's state, max_turns, max_budget_usd); a refused one is a typed error to whoever waits on it,
  * an audit line (actor `server:queue`) and an execution record (`refused`: not a turn, so no metric counts it). A session holds at most CLAUDE_SESSIONS_MAX_QUEUE.
  */
-import { SessionError, toSessionError } from "../core/errors.js";
-import { acceptsPrompt, isLive } from "../core/status.js";
-import type { Folded } from "../events/reducer.js";
-import type { DriverSession } from "../runners/driver.js";
-import type { Deps } from "./deps.js";
+import { SessionError, toSessionError } from "../../core/errors.js";
+import { acceptsPrompt, isLive } from "../../core/status.js";
+import type { Folded } from "../../events/reducer.js";
+import type { DriverSession } from "../../runners/driver.js";
+import type { Deps } from "../deps.js";
 
 /** A held prompt waits for the turn under way as long as it runs (a timer's longest delay). */
 const FOREVER_MS = 2 ** 31 - 1;

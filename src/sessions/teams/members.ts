@@ -11,8 +11,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { MEMBER_ENV, MEMBER_SERVER_NAME } from "../api/members.js";
-import type { MemberLaunch } from "../runners/runner.js";
+import { MEMBER_ENV, MEMBER_SERVER_NAME } from "../../api/members.js";
+import type { MemberLaunch } from "../../runners/runner.js";
 
 export const MEMBER_CONFIG = "member-mcp.json";
 export const MEMBER_HASH = "member.sha256";

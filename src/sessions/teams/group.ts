@@ -3,16 +3,16 @@
  * is handled on its own (one member's error is its own result, never the call's), in parallel, with one progress
  * stream for the whole call. Waits wake on each member's hook events (LiveSession waiters), never on a poll.
  */
-import type { BroadcastInput, BroadcastOutput, MemberResult, WaitManyInput, WaitManyOutput } from "../api/index.js";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import { isLive } from "../core/status.js";
-import type { Folded } from "../events/reducer.js";
-import { ANY_RUNNER, checkPrompt } from "./checks.js";
-import type { Deps } from "./deps.js";
+import type { BroadcastInput, BroadcastOutput, MemberResult, WaitManyInput, WaitManyOutput } from "../../api/index.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import { isLive } from "../../core/status.js";
+import type { Folded } from "../../events/reducer.js";
+import { ANY_RUNNER, checkPrompt } from "../checks.js";
+import type { Deps } from "../deps.js";
 import { members, progressStream, type Member } from "./team.js";
-import { send, waitTurn } from "./turns.js";
-import { publicBlocked, publicPending } from "./views.js";
+import { send, waitTurn } from "../turn/turns.js";
+import { publicBlocked, publicPending } from "../views.js";
 
 const TICK_MS = 5000;
 

@@ -7,15 +7,15 @@
 import { constants } from "node:fs";
 import { appendFile, lstat, mkdir, open, readFile, realpath, rm, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative } from "node:path";
-import type { StartInput } from "../api/index.js";
-import type { Config } from "../config.js";
-import { SessionError } from "../core/errors.js";
-import { briefText } from "../runners/terminal/screens.js";
-import type { SessionRecord } from "../store/schema.js";
-import { run, type RunResult } from "../util/exec.js";
-import { git } from "../util/git.js";
-import { checkSetupCommand } from "./gates.js";
-import { isWithin } from "../util/paths.js";
+import type { StartInput } from "../../api/index.js";
+import type { Config } from "../../config.js";
+import { SessionError } from "../../core/errors.js";
+import { briefText } from "../../runners/terminal/screens.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { run, type RunResult } from "../../util/exec.js";
+import { git } from "../../util/git.js";
+import { checkSetupCommand } from "../gates.js";
+import { isWithin } from "../../util/paths.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */

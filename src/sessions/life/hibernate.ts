@@ -4,20 +4,20 @@
  * same conversation resumed on its backend (resume.ts's relaunch, under its cross-process resume lock).
  */
 import { join } from "node:path";
-import { resumeInput, type KillInput, type KillOutput, type Resolved } from "../api/index.js";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import { isLive, type Status } from "../core/status.js";
-import type { Folded } from "../events/reducer.js";
-import type { SessionRecord } from "../store/schema.js";
-import { withFileLock } from "../util/flock.js";
-import { serverAction } from "./audit.js";
-import type { Deps } from "./deps.js";
+import { resumeInput, type KillInput, type KillOutput, type Resolved } from "../../api/index.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import { isLive, type Status } from "../../core/status.js";
+import type { Folded } from "../../events/reducer.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { withFileLock } from "../../util/flock.js";
+import { serverAction } from "../audit.js";
+import type { Deps } from "../deps.js";
 import { kill } from "./kill.js";
-import { generationOf } from "./registry.js";
-import { relaunch, type CarryOut } from "./resume.js";
-import { withSessionKeys } from "./turns.js";
-import { applyFold } from "./views.js";
+import { generationOf } from "../registry.js";
+import { relaunch, type CarryOut } from "../launch/resume.js";
+import { withSessionKeys } from "../turn/turns.js";
+import { applyFold } from "../views.js";
 
 /** A waking call's prompt, for the launch to carry (`out` says whether it did; then `onCarried` runs). */
 export interface Carry {

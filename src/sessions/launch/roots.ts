@@ -4,12 +4,12 @@
  * is confined to the intersection with them. Checked on real paths, so a symbolic link out of a root is refused.
  */
 import { realpath } from "node:fs/promises";
-import type { Config } from "../config.js";
-import { ROOTS_ENV } from "../config.js";
-import type { CallContext } from "../core/context.js";
-import { SessionError } from "../core/errors.js";
-import { withinAny } from "../util/root-list.js";
-import { checkCwd } from "./checks.js";
+import type { Config } from "../../config.js";
+import { ROOTS_ENV } from "../../config.js";
+import type { CallContext } from "../../core/context.js";
+import { SessionError } from "../../core/errors.js";
+import { withinAny } from "../../util/root-list.js";
+import { checkCwd } from "../checks.js";
 
 /** Throws PERMISSION_DENIED when one of `dirs` ([path, what]) lies outside the operator's or the client's roots. */
 export async function assertInRoots(cfg: Pick<Config, "roots">, ctx: CallContext, dirs: ReadonlyArray<readonly [string, string]>): Promise<void> {

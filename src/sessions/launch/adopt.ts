@@ -3,16 +3,16 @@
  * left, mark the vanished ones dead) and in the background when a read noticed a record that claims to run in a
  * terminal that is gone. Reads never write; this is where such writes happen.
  */
-import type { Liveness } from "../runners/host.js";
-import type { BackendKind } from "../core/events.js";
-import { isLive } from "../core/status.js";
-import type { SessionRecord } from "../store/schema.js";
-import { isAlive } from "../util/process.js";
-import type { Deps } from "./deps.js";
+import type { Liveness } from "../../runners/host.js";
+import type { BackendKind } from "../../core/events.js";
+import { isLive } from "../../core/status.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { isAlive } from "../../util/process.js";
+import type { Deps } from "../deps.js";
 import { armDeadline } from "./launch.js";
-import { generationOf } from "./registry.js";
-import { markHibernated } from "./hibernate.js";
-import { applyFold } from "./views.js";
+import { generationOf } from "../registry.js";
+import { markHibernated } from "../life/hibernate.js";
+import { applyFold } from "../views.js";
 
 /** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */
 export async function survivingLiveness(d: Deps, records: Iterable<SessionRecord>): Promise<Map<BackendKind, Map<string, Liveness>>> {

@@ -2,12 +2,12 @@
  * Teams: naming a session by team_name + teammate_name (the one place a call's address is resolved), teammate
  * names (unique among a team's live sessions, checked under the store lock), and the members of a group.
  */
-import type { Resolved } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import { inService } from "../core/status.js";
-import type { SessionRecord } from "../store/schema.js";
-import type { Deps } from "./deps.js";
-import { applyFold } from "./views.js";
+import type { Resolved } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import { inService } from "../../core/status.js";
+import type { SessionRecord } from "../../store/schema.js";
+import type { Deps } from "../deps.js";
+import { applyFold } from "../views.js";
 
 interface Address {
   session_id?: string | undefined;
