@@ -9,7 +9,8 @@ import type { CallContext } from "../core/context.js";
 import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { newSessionId, startSession } from "./launch/launch.js";
-import { interrupt, send, turnOutcome } from "./turn/turns.js";
+import { interrupt } from "./turn/control.js";
+import { send, turnOutcome } from "./turn/turns.js";
 import { poolOf, WarmPool } from "./launch/warm-pool.js";
 import { sandboxKey } from "./launch/sandbox.js";
 

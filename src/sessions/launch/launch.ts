@@ -24,7 +24,7 @@ import { timeLeftMs } from "../deadline.js";
 import { serverAction } from "../audit.js";
 import { kill } from "../life/kill.js";
 import { pickClaudeOptions } from "./claude-options.js";
-import { confirmCarried, deliverPrompt } from "../turn/turns.js";
+import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import { beginTurn, checkBudget } from "../spend/cost.js";
 import { poolLeft } from "../spend/pool.js";
 import { startView } from "../views.js";

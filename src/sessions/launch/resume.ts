@@ -26,7 +26,7 @@ import { checkBudgetModels, checkResumeBudget } from "../spend/budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
 import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
 import { pickClaudeOptions } from "./claude-options.js";
-import { confirmCarried, deliverPrompt } from "../turn/turns.js";
+import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import type { Delivery } from "../../runners/driver.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
 import { dopplerChoice } from "./start-options.js";

@@ -17,7 +17,7 @@ import { assertStartInRoots } from "./roots.js";
 import { hasRoom } from "../life/hibernate.js";
 import type { Deps } from "../deps.js";
 import { result, start, withStream } from "./launch.js";
-import { deliverPrompt } from "../turn/turns.js";
+import { deliverPrompt } from "../turn/keys.js";
 import { sandboxKey } from "./sandbox.js";
 
 type Options = Omit<StartInput, "prompt">;

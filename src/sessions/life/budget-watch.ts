@@ -17,7 +17,7 @@ import type { Deps } from "../deps.js";
 import { waitForChange } from "../output.js";
 import { poolOfSession } from "../spend/pool.js";
 import type { Session } from "../session.js";
-import { interrupt } from "../turn/turns.js";
+import { interrupt } from "../turn/control.js";
 
 /** How often a busy budgeted session's transcript is read when nothing wakes the loop (a sub-agent's file). */
 const LOOK_EVERY_MS = 1000;

@@ -16,7 +16,7 @@ import type { Deps } from "../deps.js";
 import { kill } from "./kill.js";
 import { generationOf } from "../registry.js";
 import { relaunch, type CarryOut } from "../launch/resume.js";
-import { withSessionKeys } from "../turn/turns.js";
+import { withSessionKeys } from "../turn/keys.js";
 import { applyFold } from "../views.js";
 
 /** A waking call's prompt, for the launch to carry (`out` says whether it did; then `onCarried` runs). */

@@ -16,7 +16,7 @@ import type { Deps } from "../deps.js";
 import { hibernate } from "./hibernate.js";
 import type { Session } from "../session.js";
 import { kill } from "./kill.js";
-import { interrupt } from "../turn/turns.js";
+import { interrupt } from "../turn/control.js";
 
 export interface LimitChange {
   session_id: string;

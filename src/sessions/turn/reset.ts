@@ -13,7 +13,7 @@ import { checkPrompt, checkUsable } from "../checks.js";
 import { settled } from "../spend/cost.js";
 import { runnerOf, type Deps } from "../deps.js";
 import { wakeIfHibernated } from "../life/hibernate.js";
-import { withSessionKeys } from "./turns.js";
+import { withSessionKeys } from "./keys.js";
 
 /** /clear is quick; /compact asks the model for a summary of the whole conversation. */
 const CLEAR_MS = 30_000;

@@ -1,28 +1,25 @@
 /**
- * A turn: a prompt delivered (through the session's driver), then a wait on the fold until the turn ends, a
- * permission request opens, or the process goes. Permission answers and interrupts are here too.
+ * A turn: a prompt delivered (keys.ts, after a wake when the session sleeps), then a wait on the fold until the turn
+ * ends, a permission request opens, or the process goes. Answers and interrupts are control.ts.
  */
-import type { AnswerPromptInput, AnswerPromptOutput, InterruptInput, InterruptOutput, RespondInput, RespondOutput, Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../../api/index.js";
-import { join } from "node:path";
+import type { Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../../api/index.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { BackendKind } from "../../core/events.js";
-import { acceptsPrompt, inTurn, isLive } from "../../core/status.js";
+import { acceptsPrompt, isLive } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
-import type { Delivery, DriverSession } from "../../runners/driver.js";
-import { withFileLock } from "../../util/flock.js";
+import type { DriverSession } from "../../runners/driver.js";
 import { ANY_RUNNER, checkPrompt, checkUsable } from "../checks.js";
 import { beginTurn, recordUnended, sessionFields, settled, settleTurn } from "../spend/cost.js";
 import { runnerOf, type Deps } from "../deps.js";
 import { wakeIfHibernated, type Woke } from "../life/hibernate.js";
 import type { CarryOut } from "../launch/resume.js";
 import { checkSpendable } from "../spend/pool.js";
+import { countSent, SEND_LOCK_MS, withSessionKeys } from "./keys.js";
 import { refused, takePlace, turnOver } from "./queue.js";
 import { publicBlocked, publicPending } from "../views.js";
 
 const PROGRESS_EVERY_MS = 5000;
-/** How long a call waits for another caller's keys to this session (a paste and its confirmation). */
-const SEND_LOCK_MS = 30_000;
 /** The value of `p` if it has already settled, else `{}`: no timer, no wait (a resolved promise wins the race first). */
 function ifSettled<T extends object>(p: Promise<T>): Promise<T | Record<string, never>> {
   return Promise.race([p, Promise.resolve({})]);
@@ -38,44 +35,6 @@ function busyError(id: string, status: string): SessionError {
         ? "A screen of Claude Code waits for an answer: see `blocked` in wait_for_completion or list_sessions, and answer it with answer_prompt (or interrupt_session)."
         : undefined;
   return new SessionError("SESSION_BUSY", `session ${id} is ${status}.`, suggestion ? { suggestion } : {});
-}
-
-async function countSent(d: Deps, id: string, text: string): Promise<void> {
-  await d.store.patch(id, (rec) => {
-    rec.last_message = text;
-    rec.messages_sent += 1;
-    rec.total_chars_sent += text.length;
-    rec.last_active = new Date().toISOString();
-  });
-}
-
-/**
- * Keys for one session, one caller at a time across every server sharing the state directory: a paste, its Enter
- * and the confirmation (or a dialog's answer) must not interleave with another server's.
- */
-export function withSessionKeys<T>(d: Deps, id: string, timeoutMs: number, ctx: CallContext, fn: () => Promise<T>): Promise<T> {
-  return withFileLock(join(d.registry.paths(id).dir, "send.lock"), fn, { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-}
-
-/** Delivers a validated prompt through the session's driver and counts it once Claude accepted it. */
-export async function deliverPrompt(d: Deps, id: string, text: string, ctx: CallContext): Promise<string> {
-  const r = await d.registry.record(id);
-  const { driver } = runnerOf(d, r.backend);
-  const s = await d.registry.handle(id);
-  await checkSpendable(d, r);
-  const delivery = await withSessionKeys(d, id, SEND_LOCK_MS, ctx, async () => {
-    await beginTurn(d, r, s.live.fold, s.live.fold.prompts_submitted + 1, text);
-    return driver.deliver(s, text, ctx);
-  });
-  await countSent(d, id, text);
-  return delivery.sent_at;
-}
-
-/** The first prompt, which travelled with the launch (launch.ts): counted once Claude accepted it. */
-export async function confirmCarried(d: Deps, id: string, text: string, carried: Promise<Delivery>): Promise<string> {
-  const delivery = await carried;
-  await countSent(d, id, text);
-  return delivery.sent_at;
 }
 
 function checkTurns(r: { session_id: string; max_turns?: number | undefined }, f: Folded): void {
@@ -356,51 +315,4 @@ function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult 
   if (cur.needs_input) out.needs_input = cur.needs_input.message;
   if (cur.permission_denials?.length) out.permission_denials = cur.permission_denials;
   return out;
-}
-
-export async function respondPermission(d: Deps, input: Resolved<RespondInput>, ctx: CallContext): Promise<RespondOutput> {
-  const r = await d.registry.record(input.session_id);
-  const s = await d.registry.handle(input.session_id);
-  const pending = s.live.fold.pending_permission;
-  if (s.live.fold.status !== "waiting_for_permission" || !pending) {
-    throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} has no pending permission prompt (it is ${s.live.fold.status}).`, {
-      suggestion:
-        s.live.fold.status === "blocked"
-          ? "A screen waits for an answer (a permission dialog without its hook is one): answer it with answer_prompt and one of `blocked.choices`."
-          : "Call wait_for_completion; it reports pending_permission when a prompt opens.",
-    });
-  }
-  const { driver } = runnerOf(d, r.backend);
-  const answer = { decision: input.decision, ...(input.message !== undefined ? { message: input.message } : {}), ...(input.updated_input !== undefined ? { updated_input: input.updated_input } : {}) };
-  await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPermission(s, answer, ctx));
-  await d.registry.flushed();
-  return { session_id: r.session_id, answered: true, decision: input.decision, tool_name: pending.tool_name, status: s.live.fold.status };
-}
-
-/** Answers the screen that blocks a session with one of its choices (the driver presses the server-made keys). */
-export async function answerPrompt(d: Deps, input: Resolved<AnswerPromptInput>, ctx: CallContext): Promise<AnswerPromptOutput> {
-  const r = await d.registry.record(input.session_id);
-  const s = await d.registry.handle(input.session_id);
-  await s.live.refresh();
-  if (s.live.fold.status !== "blocked" || !s.live.fold.blocked) {
-    throw new SessionError("SESSION_NOT_READY", `session ${r.session_id} is not blocked by a screen (it is ${s.live.fold.status}).`, {
-      suggestion:
-        s.live.fold.status === "waiting_for_permission" ? "A permission request waits: answer it with respond_permission." : "Call wait_for_completion; it reports `blocked` with the choices when a screen waits for an answer.",
-    });
-  }
-  const { driver } = runnerOf(d, r.backend);
-  const picked = await withSessionKeys(d, r.session_id, SEND_LOCK_MS, ctx, () => driver.answerPrompt(s, input.choice, ctx));
-  await d.registry.flushed();
-  return { session_id: r.session_id, answered: true, kind: picked.kind as AnswerPromptOutput["kind"], choice: picked.label, status: s.live.fold.status };
-}
-
-export async function interrupt(d: Deps, input: Resolved<InterruptInput>, ctx: CallContext): Promise<InterruptOutput> {
-  const r = await d.registry.record(input.session_id);
-  const s = await d.registry.handle(input.session_id);
-  checkUsable(r, s.live.fold.status);
-  const busy = () => inTurn(s.live.fold.status);
-  if (!busy()) return { session_id: r.session_id, interrupted: false, status: s.live.fold.status };
-  await runnerOf(d, r.backend).driver.interrupt(s, input.timeout_ms ?? 5000, ctx);
-  await d.registry.flushed();
-  return { session_id: r.session_id, interrupted: !busy(), status: s.live.fold.status };
 }
