@@ -11,7 +11,7 @@ import { isAlive } from "../../util/process.js";
 import type { Deps } from "../deps.js";
 import { armDeadline } from "./launch.js";
 import { generationOf } from "../registry.js";
-import { markHibernated } from "../life/hibernate.js";
+import { markHibernated } from "../life/sleep.js";
 import { applyFold } from "../views.js";
 
 /** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */

@@ -13,7 +13,7 @@ import type { Status } from "../../core/status.js";
 import { serverAction } from "../audit.js";
 import { Deadlines } from "../deadline.js";
 import type { Deps } from "../deps.js";
-import { hibernate } from "./hibernate.js";
+import { hibernate } from "./sleep.js";
 import type { Session } from "../session.js";
 import { kill } from "./kill.js";
 import { interrupt } from "../turn/control.js";
