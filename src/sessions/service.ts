@@ -38,7 +38,8 @@ import { sendWithContext, syncContext } from "./teams/sync.js";
 import { resolved } from "./teams/team.js";
 import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
-import { hibernateAtShutdown, hibernateCall, hibernationSettled, withRoom } from "./life/sleep.js";
+import { withRoom } from "./life/room.js";
+import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
 export interface ServiceOptions {
   cfg: Config;

@@ -12,7 +12,7 @@ import type { LiveSession } from "../events/live.js";
 import type { Snapshot } from "./teams/context-sync.js";
 import type { Begun, CostFields } from "./spend/cost.js";
 import { Deadline } from "./deadline.js";
-import type { Woke } from "./life/sleep.js";
+import type { Woke } from "./launch/wake.js";
 
 /** The cost ledger's part of a session (cost.ts): turns under way and being settled. */
 export interface TurnLedger {

@@ -14,7 +14,7 @@ import { isLive } from "../../core/status.js";
 import { settleTurn } from "../spend/cost.js";
 import { checkPrompt } from "../checks.js";
 import { assertStartInRoots } from "./roots.js";
-import { hasRoom } from "../life/sleep.js";
+import { hasRoom } from "../life/room.js";
 import type { Deps } from "../deps.js";
 import { result, start, withStream } from "./launch.js";
 import { deliverPrompt } from "../turn/keys.js";

@@ -12,7 +12,7 @@ import type { SessionCommand } from "../../runners/driver.js";
 import { checkPrompt, checkUsable } from "../checks.js";
 import { settled } from "../spend/cost.js";
 import { runnerOf, type Deps } from "../deps.js";
-import { wakeIfHibernated } from "../life/sleep.js";
+import { wakeIfHibernated } from "../launch/wake.js";
 import { withSessionKeys } from "./keys.js";
 
 /** /clear is quick; /compact asks the model for a summary of the whole conversation. */

@@ -12,7 +12,7 @@ import type { DriverSession } from "../../runners/driver.js";
 import { ANY_RUNNER, checkPrompt, checkUsable } from "../checks.js";
 import { beginTurn, recordUnended, sessionFields, settled, settleTurn } from "../spend/cost.js";
 import { runnerOf, type Deps } from "../deps.js";
-import { wakeIfHibernated, type Woke } from "../life/sleep.js";
+import { wakeIfHibernated, type Woke } from "../launch/wake.js";
 import type { CarryOut } from "../launch/resume.js";
 import { checkSpendable } from "../spend/pool.js";
 import { countSent, SEND_LOCK_MS, withSessionKeys } from "./keys.js";
