@@ -6,9 +6,10 @@
  */
 import { SessionError } from "../../core/errors.js";
 import { PRICES_ENV } from "../../price-file.js";
-import { pricedOrAlias } from "../../pricing.js";
+import { addUsage, emptyUsage } from "../../claude/usage.js";
+import { costOfModels, pricedOrAlias } from "../../pricing.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { unpricedModels } from "./cost.js";
+import { fromRecord, publicUsage, unpricedModels, type Totals } from "./totals.js";
 
 export const PRICE_HOW =
   `Add a price for it to the operator's price file (${PRICES_ENV}: a JSON file of {"<model id or prefix*>": {"input", "output", "cache_write", "cache_read"}} in USD per million tokens; see docs/tools.md "Usage, cost and budgets") and restart the server`;
@@ -49,4 +50,36 @@ export function checkResumeBudget(rec: SessionRecord, input: { max_budget_usd?: 
       details: { unpriced_models: used },
     });
   }
+}
+
+/** The session's totals as list_sessions shows them (nothing when nothing was counted). */
+export function sessionTotals(r: SessionRecord): Totals {
+  const mu = fromRecord(r);
+  const out: Totals = {};
+  if (Object.keys(mu).length === 0 && r.max_budget_usd === undefined) return out;
+  const total = emptyUsage();
+  for (const u of Object.values(mu)) addUsage(total, u);
+  const c = costOfModels(mu);
+  out.total_usage = publicUsage(total);
+  out.total_cost_usd = c.cost_usd;
+  out.cost_complete = c.cost_complete;
+  if (r.max_budget_usd !== undefined && !c.cost_complete) out.limit_reached = unpricedBudgetError(r.session_id, c.unpriced_models).message;
+  else if (r.max_budget_usd !== undefined && c.cost_usd !== null && c.cost_usd >= r.max_budget_usd) out.limit_reached = budgetText(r, c.cost_usd);
+  return out;
+}
+
+function budgetText(r: SessionRecord, cost: number): string {
+  return `max_budget_usd: the session has cost $${cost.toFixed(4)} of its $${r.max_budget_usd} budget`;
+}
+
+/** LIMIT_REACHED when the session's cost has reached its max_budget_usd, or cannot be computed (fails closed). */
+export function checkBudget(r: SessionRecord): void {
+  if (r.max_budget_usd === undefined) return;
+  const c = costOfModels(fromRecord(r));
+  if (!c.cost_complete) throw unpricedBudgetError(r.session_id, c.unpriced_models);
+  const cost = c.cost_usd;
+  if (cost === null || cost < r.max_budget_usd) return;
+  throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has spent its budget: ${budgetText(r, cost)}.`, {
+    suggestion: "resume_session with a higher max_budget_usd (after the session ends), or start a new session.",
+  });
 }

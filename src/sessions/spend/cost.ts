@@ -9,18 +9,17 @@
  */
 import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
-import type { SendOutput, SessionSummary } from "../../api/index.js";
+import type { SendOutput } from "../../api/index.js";
 import { transcriptPath } from "../../claude/transcript.js";
 import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../../claude/turn-usage.js";
-import { addUsage, emptyUsage, USAGE_FIELDS, type ModelUsage, type Usage } from "../../claude/usage.js";
-import { SessionError } from "../../core/errors.js";
+import { addUsage, emptyUsage } from "../../claude/usage.js";
 import type { Folded } from "../../events/reducer.js";
 import { costOfModels } from "../../pricing.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { unpricedBudgetError } from "./budget.js";
 import type { Deps } from "../deps.js";
-import { waitForChange } from "../output.js";
+import { waitForChange } from "../../util/file-change.js";
 import type { TurnLedger } from "../session.js";
+import { fromRecord, publicUsage } from "./totals.js";
 
 /** How long a turn's end waits for the transcript's lines, at most: without a reply, and with one expected. */
 const SETTLE_MAX_MS = 600;
@@ -30,7 +29,6 @@ const SETTLE_POLL_MS = 20;
 const SETTLE_QUIET_MS = 200;
 
 export type CostFields = Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete">;
-type PublicUsage = NonNullable<SendOutput["usage"]>;
 
 export interface Begun {
   promptNo: number;
@@ -59,63 +57,6 @@ export function recordings(d: Deps): Promise<void>[] {
   const out: Promise<void>[] = [];
   for (const s of d.registry.all()) if (s.ledger.recording) out.push(s.ledger.recording);
   return out;
-}
-
-export function publicUsage(u: Usage): PublicUsage {
-  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_creation_input_tokens: u.cache_creation_input_tokens, cache_read_input_tokens: u.cache_read_input_tokens };
-}
-
-function fromRecord(r: SessionRecord): ModelUsage {
-  const out: ModelUsage = {};
-  for (const [model, u] of Object.entries(r.usage_by_model ?? {})) {
-    const x = emptyUsage();
-    for (const f of USAGE_FIELDS) x[f] = u[f] ?? 0;
-    out[model] = x;
-  }
-  return out;
-}
-
-export type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "cost_complete" | "limit_reached">;
-
-/** The session's totals as list_sessions shows them (nothing when nothing was counted). */
-export function sessionTotals(r: SessionRecord): Totals {
-  const mu = fromRecord(r);
-  const out: Totals = {};
-  if (Object.keys(mu).length === 0 && r.max_budget_usd === undefined) return out;
-  const total = emptyUsage();
-  for (const u of Object.values(mu)) addUsage(total, u);
-  const c = costOfModels(mu);
-  out.total_usage = publicUsage(total);
-  out.total_cost_usd = c.cost_usd;
-  out.cost_complete = c.cost_complete;
-  if (r.max_budget_usd !== undefined && !c.cost_complete) out.limit_reached = unpricedBudgetError(r.session_id, c.unpriced_models).message;
-  else if (r.max_budget_usd !== undefined && c.cost_usd !== null && c.cost_usd >= r.max_budget_usd) out.limit_reached = budgetText(r, c.cost_usd);
-  return out;
-}
-
-/** The session's totals as a turn result carries them (session_usage, session_cost_usd, session_cost_complete, session_turns). */
-export function sessionFields(r: SessionRecord, turns: number): Pick<SendOutput, "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns"> {
-  const mu = fromRecord(r);
-  const total = emptyUsage();
-  for (const u of Object.values(mu)) addUsage(total, u);
-  const c = costOfModels(mu);
-  return { session_usage: publicUsage(total), session_cost_usd: c.cost_usd, session_cost_complete: c.cost_complete, session_turns: turns };
-}
-
-function budgetText(r: SessionRecord, cost: number): string {
-  return `max_budget_usd: the session has cost $${cost.toFixed(4)} of its $${r.max_budget_usd} budget`;
-}
-
-/** LIMIT_REACHED when the session's cost has reached its max_budget_usd, or cannot be computed (fails closed). */
-export function checkBudget(r: SessionRecord): void {
-  if (r.max_budget_usd === undefined) return;
-  const c = costOfModels(fromRecord(r));
-  if (!c.cost_complete) throw unpricedBudgetError(r.session_id, c.unpriced_models);
-  const cost = c.cost_usd;
-  if (cost === null || cost < r.max_budget_usd) return;
-  throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has spent its budget: ${budgetText(r, cost)}.`, {
-    suggestion: "resume_session with a higher max_budget_usd (after the session ends), or start a new session.",
-  });
 }
 
 function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
@@ -187,16 +128,6 @@ export function recordUnended(d: Deps, id: string, fold: Folded, promptNo: numbe
     outcome,
     error,
   });
-}
-
-/** The session's cost so far from its record (what budgets count). */
-export function spentOf(r: SessionRecord): ReturnType<typeof costOfModels> {
-  return costOfModels(fromRecord(r));
-}
-
-/** Models in the session's totals that have no price (a budget cannot be enforced over them). */
-export function unpricedModels(r: SessionRecord): string[] {
-  return costOfModels(fromRecord(r)).unpriced_models;
 }
 
 /** Waits for the usage of a turn being settled (so a budget check sees it). */

@@ -5,7 +5,7 @@
 import type { SessionMetricsView } from "../../api/index.js";
 import type { SessionMetrics } from "../../history/executions.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { sessionFields } from "./cost.js";
+import { sessionFields } from "./totals.js";
 
 export function metricsOf(r: SessionRecord, m: SessionMetrics | undefined): SessionMetricsView {
   const totals = sessionFields(r, 0);

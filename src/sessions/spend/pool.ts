@@ -8,8 +8,8 @@
  */
 import { SessionError } from "../../core/errors.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { unpricedBudgetError } from "./budget.js";
-import { checkBudget, spentOf } from "./cost.js";
+import { checkBudget, unpricedBudgetError } from "./budget.js";
+import { spentOf } from "./totals.js";
 import type { Deps } from "../deps.js";
 
 type Sessions = Record<string, SessionRecord>;
