@@ -9,7 +9,7 @@ import { isLive } from "../../core/status.js";
 import type { SessionRecord } from "../../store/schema.js";
 import { isAlive } from "../../util/process.js";
 import type { Deps } from "../deps.js";
-import { armDeadline } from "./launch.js";
+import { armDeadline } from "../life/limits.js";
 import { generationOf } from "../registry.js";
 import { markHibernated } from "../life/sleep.js";
 import { applyFold } from "../views.js";

@@ -20,9 +20,7 @@ import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claud
 import { checkBackendOptions, checkVersionOptions, needsVersion, storedHeadlessOptions, transientOptions } from "./backend-options.js";
 import { checkBudgetModels } from "../spend/budget.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
-import { timeLeftMs } from "../deadline.js";
-import { serverAction } from "../audit.js";
-import { kill } from "../life/kill.js";
+import { armDeadline } from "../life/limits.js";
 import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import { checkBudget } from "../spend/budget.js";
@@ -299,16 +297,6 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   if (updated) armDeadline(d, updated);
   d.log.info(`${id} ready in ${Date.now() - t0} ms (${backend.kind}, claude ${claudeId})`);
   return carried ? { carried } : {};
-}
-
-/** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
-export function armDeadline(d: Deps, r: SessionRecord): void {
-  // The session is followed here (launch and adoption follow it first): its deadline lives on its object.
-  d.registry.session(r.session_id)?.armDeadline(timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
-    d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
-    d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
-    void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));
-  });
 }
 
 /**

@@ -4,14 +4,16 @@
  * CLAUDE_SESSIONS_BUSY_MAX_MS interrupts a turn busy too long (and flags it in the record's error log), and
  * CLAUDE_SESSIONS_RETAIN_DEAD_MS prunes records of sessions dead longer than that, with their directories under
  * the state directory (Claude's own transcripts are never touched). Issue #23: CLAUDE_SESSIONS_HIBERNATE_AFTER_MS
- * hibernates a session idle that long (hibernate.ts), one Deadline each likewise. The idle, busy and hibernation
+ * hibernates a session idle that long (sleep.ts), one Deadline each likewise. The idle, busy and hibernation
  * deadlines are the session object's (session.ts: a followed session's, dropped with it); retention's are kept here,
- * by id, because they are armed for records no one follows (scanDead at start-up).
+ * by id, because they are armed for records no one follows (scanDead at start-up). MAX_SESSION_DURATION is armed
+ * here too (armDeadline, when a launch or an adoption has the process up).
  */
 import { rm } from "node:fs/promises";
 import type { Status } from "../../core/status.js";
+import type { SessionRecord } from "../../store/schema.js";
 import { serverAction } from "../audit.js";
-import { Deadlines } from "../deadline.js";
+import { Deadlines, timeLeftMs } from "../deadline.js";
 import type { Deps } from "../deps.js";
 import { hibernate } from "./sleep.js";
 import type { Session } from "../session.js";
@@ -144,4 +146,14 @@ export class Limits {
     this.retain.clearAll();
     for (const x of this.d.registry.all()) for (const name of ["idle", "busy", "hibernate"] as const) x.clearDeadline(name);
   }
+}
+
+/** MAX_SESSION_DURATION, counted from the start of the current process (a resumed old session gets its full time). */
+export function armDeadline(d: Deps, r: SessionRecord): void {
+  // The session is followed here (launch and adoption follow it first): its deadline lives on its object.
+  d.registry.session(r.session_id)?.armDeadline(timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
+    d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
+    d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
+    void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));
+  });
 }
