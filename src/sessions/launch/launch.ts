@@ -28,7 +28,7 @@ import { beginTurn } from "../spend/cost.js";
 import { poolLeft } from "../spend/pool.js";
 import { startView } from "../views.js";
 import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
-import { checkChosenId, dopplerChoice, sameStart, startFieldHashes, startFingerprint } from "./start-options.js";
+import { checkChosenId, dopplerChoice, sameStart, startFieldHashes, startFingerprint } from "./options.js";
 import { claimTeammate } from "../teams/team.js";
 import { assertOutsideState } from "./confine.js";
 import { assertInRoots } from "./roots.js";

@@ -29,7 +29,7 @@ import { pickClaudeOptions } from "./claude-options.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import type { Delivery } from "../../runners/driver.js";
 import { setVersion, versionOf, withMode } from "./cli-policy.js";
-import { dopplerChoice } from "./start-options.js";
+import { dopplerChoice } from "./options.js";
 import { claimTeammate } from "../teams/team.js";
 import { assertOutsideState } from "./confine.js";
 import { assertInRoots } from "./roots.js";
