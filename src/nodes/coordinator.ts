@@ -13,7 +13,7 @@ import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
 import type { CallRouter, Invoked, RemoteSession, Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
-import { newSessionId } from "../sessions/launch/launch.js";
+import { newSessionId } from "../sessions/launch/options.js";
 import type { Logger } from "../util/log.js";
 import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";

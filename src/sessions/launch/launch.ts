@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
-import { customAlphabet } from "nanoid";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../../api/index.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../../claude/launch.js";
@@ -15,27 +14,22 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { briefText } from "../../runners/terminal/screens.js";
-import { assertOwnedScript, createOwnedFile } from "../../util/owned.js";
-import { assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor } from "../checks.js";
-import { checkBackendOptions, checkChosenId, checkVersionOptions, dopplerChoice, needsVersion, pickClaudeOptions, sameStart, startFieldHashes, startFingerprint, storedHeadlessOptions, transientOptions } from "./options.js";
-import { checkBudgetModels } from "../spend/budget.js";
-import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
+import { assertOwnedScript } from "../../util/owned.js";
+import { assertRoom } from "../checks.js";
+import { admitStart } from "./admit.js";
+import { checkChosenId, pickClaudeOptions, sameStart, startFieldHashes, startFingerprint, storedHeadlessOptions, transientOptions } from "./options.js";
+import { type Deps, type Runner } from "../deps.js";
 import { armDeadline } from "../life/limits.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import { checkBudget } from "../spend/budget.js";
 import { beginTurn } from "../spend/cost.js";
 import { poolLeft } from "../spend/pool.js";
 import { startView } from "../views.js";
-import { effectiveMode, policyEnv, setVersion, versionOf } from "./cli-policy.js";
+import { policyEnv, setVersion } from "./cli-policy.js";
 import { claimTeammate } from "../teams/team.js";
-import { assertOutsideState } from "./confine.js";
-import { assertInRoots } from "./roots.js";
-import { checkHeadlessTrust, checkMcpServers, checkWidening } from "../gates.js";
-import { makeWorktree, planWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
+import { makeWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "../teams/members.js";
-import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxLaunch, type SandboxChoice } from "./sandbox.js";
-
-export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
+import { sandboxLaunch, type SandboxChoice } from "./sandbox.js";
 
 /** What the server adds to a start that no caller may ask for: `budgetPool`, a budgeted lead's teammate's pool (pool.ts). */
 export interface StartExtra {
@@ -57,38 +51,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     const existing = await d.store.get(input.session_id);
     if (existing && sameStart(existing, input)) return { started: withStream(await result(d, existing.session_id), input) };
   }
-  const callerCwd = await checkCwd(input.cwd);
-  const permissionMode = effectiveMode(d.cfg, input.permission_mode);
-  checkWidening(d.cfg, input);
-  const kind = input.backend ?? d.defaultKind;
-  const runner = runnerOf(d, kind);
-  const claude = claudeBinary(d.cfg);
-  // Read beside the checks and files below (a process of its own the first time; cached after).
-  const version = versionOf(claude);
-  checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
-  checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
-  const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
-  checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
-  const env = checkEnv(d.cfg, input.env);
-  if (sandbox) checkSandboxEnv(env);
-  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  if (needsVersion(runner, input)) checkVersionOptions(runner, allRunners(d), await version, input);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
-  const addDirs: Array<[string, string]> = [];
-  for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
-  await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
-  await assertInRoots(d.cfg, ctx, [[callerCwd, "cwd"], ...addDirs]);
-  if (input.team_lead && !input.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
-  if (!input.worktree && (input.copy_files || input.setup_command)) {
-    throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
-  }
-  const id = input.session_id ?? newSessionId();
-  const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
-  await checkHeadlessTrust(runner.caps.trustScreen, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
-  await assertOwnedScript(d.scripts.hook);
-  // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
-  const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
+  const { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile } = await admitStart(d, input, ctx);
   let worktree: WorktreeInfo | undefined;
   if (plan) {
     try {

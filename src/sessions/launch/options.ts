@@ -7,6 +7,7 @@
  * options headless), from a call or a record.
  */
 import { createHash } from "node:crypto";
+import { customAlphabet } from "nanoid";
 import type { ResumeInput, StartInput } from "../../api/index.js";
 import type { ClaudeOptions } from "../../claude/launch.js";
 import { compareVersions } from "../../claude/versions.js";
@@ -15,6 +16,9 @@ import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptio
 import { canonicalJson } from "../../store/idempotency.js";
 import { StoredOptionsSchema, type StoredOptions } from "../../store/options.js";
 import type { SessionRecord } from "../../store/schema.js";
+
+/** A new session id: 10 of [0-9a-z]. */
+export const newSessionId = customAlphabet("0123456789abcdefghijklmnopqrstuvwxyz", 10);
 
 /** Names under the state directory that are not sessions. */
 const RESERVED_IDS = new Set(["bin", "worktrees", "tmp", "lock"]);

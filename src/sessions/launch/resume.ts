@@ -6,11 +6,9 @@ import { randomUUID } from "node:crypto";
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../../api/index.js";
-import { childEnv, type ClaudeOptions, type LaunchMode } from "../../claude/launch.js";
-import { hasEntry, transcriptPath } from "../../claude/transcript.js";
-import type { PermissionModeName } from "../../core/modes.js";
-import type { LaunchOptions, LaunchPlan as RunnerPlan } from "../../runners/runner.js";
-import type { StoredOptions } from "../../store/options.js";
+import { type LaunchMode } from "../../claude/launch.js";
+import { transcriptPath } from "../../claude/transcript.js";
+import type { LaunchPlan as RunnerPlan } from "../../runners/runner.js";
 import { claudeIdOf } from "../../runners/runner.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
@@ -19,20 +17,17 @@ import { isLive } from "../../core/status.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { withFileLock } from "../../util/flock.js";
 import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
-import { assertOwnedScript, isSameFile } from "../../util/owned.js";
-import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "../checks.js";
-import { checkBackendOptions, checkVersionOptions, dopplerChoice, optionsFor, pickClaudeOptions, transientOptions } from "./options.js";
-import { checkBudgetModels, checkResumeBudget } from "../spend/budget.js";
-import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
-import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
+import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPrompt } from "../checks.js";
+import { newSessionId } from "./options.js";
+import { type Deps } from "../deps.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import type { Delivery } from "../../runners/driver.js";
-import { setVersion, versionOf, withMode } from "./cli-policy.js";
+import { setVersion } from "./cli-policy.js";
 import { claimTeammate } from "../teams/team.js";
-import { assertOutsideState } from "./confine.js";
 import { assertInRoots } from "./roots.js";
-import { checkHeadlessTrust, checkMcpServers, checkTrustWorkspace, checkWidening } from "../gates.js";
-import { carryOf, launch, launchRequest, newSessionId, planOf, result, sessionEnv, teamOf } from "./launch.js";
+import { checkTrustWorkspace } from "../gates.js";
+import { admitResume, type ResumePlan } from "./admit.js";
+import { carryOf, launch, launchRequest, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
@@ -96,7 +91,7 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
 export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
   const fresh = await neverPrompted(d, rec);
   const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
-  const plan = await planLaunch(d, rec, input, env, mode, ctx);
+  const plan = await admitResume(d, rec, input, env, mode, ctx);
   const { options, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
@@ -158,7 +153,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
   const newClaudeId = randomUUID();
   const id = newSessionId();
-  const plan = await planLaunch(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, ctx, id);
+  const plan = await admitResume(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, ctx, id);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
@@ -202,22 +197,6 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   return { ...(await result(d, id)), resumed_at: new Date().toISOString(), forked: true, forked_from: parent.session_id, previous_state: previous };
 }
 
-/** What a resume or fork checked and chose; the runner makes its launch plan of it once the record is final. */
-interface ResumePlan {
-  cwd: string;
-  kind: BackendKind;
-  runner: Runner;
-  options: StoredOptions & { permission_mode: PermissionModeName };
-  claude: string;
-  opts: ClaudeOptions;
-  mode: LaunchMode;
-  trust: boolean;
-  doppler: ReturnType<typeof dopplerFor>;
-  version: string | undefined;
-  transient: Pick<LaunchOptions, "mcp_servers">;
-  sandbox: SandboxChoice | undefined;
-}
-
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined, all: Record<string, SessionRecord>): RunnerPlan {
   return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), sandbox: p.sandbox, ...carryOf(p.runner, message, r, all) }));
@@ -235,56 +214,6 @@ async function firstMessage(d: Deps, id: string, message: string | undefined, ca
   else if (message !== undefined) await deliverPrompt(d, id, message, ctx);
 }
 
-/** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */
-const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
-
-/** Every check of a resume or fork (the same as start_session's), and the argv it will run. */
-async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, ctx: CallContext, forId = rec.session_id): Promise<ResumePlan> {
-  const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
-  const kind = input.backend ?? rec.backend;
-  const runner = runnerOf(d, kind);
-  const claude = claudeBinary(d.cfg);
-  const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
-  checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
-  if (mode.kind === "resume" && mode.at) await checkResumeAt(d, rec, mode.resumeId, mode.at);
-  // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
-  if (forId === rec.session_id) checkResumeBudget(rec, input);
-  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? rec.options.fallback_model]);
-  const doppler = dopplerFor(d.cfg, dopplerWanted);
-  const stored = optionsFor(runner, rec.options, input);
-  for (const k of CHANGEABLE) {
-    if (input[k] === undefined) continue;
-    if (k === "add_dirs") stored.add_dirs = await Promise.all((input.add_dirs ?? []).map((a) => checkCwd(a, "add_dirs")));
-    else if (k === "allowed_tools" || k === "disallowed_tools") stored[k] = input[k];
-    else if (k === "permission_mode") stored.permission_mode = input.permission_mode;
-    else stored[k] = input[k];
-  }
-  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
-  const options = withMode(d.cfg, stored);
-  const opts = pickClaudeOptions(options);
-  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  await assertInRoots(d.cfg, ctx, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  checkWidening(d.cfg, { ...opts, agents: options.agents });
-  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  // A trust_workspace stored before the operator turned it off is not acted on.
-  const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
-  await checkHeadlessTrust(runner.caps.trustScreen, cwd, childEnv(process.env, env), trust);
-  if (rec.log_file && rec.log_file_id && forId === rec.session_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
-    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
-      suggestion: "Restore the file, or start a new session with a new log_file.",
-    });
-  }
-  await assertOwnedScript(d.scripts.hook);
-  const version = await versionOf(claude);
-  checkVersionOptions(runner, allRunners(d), version, input);
-  // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
-  // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
-  checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
-  if (sandbox) checkSandboxEnv(env);
-  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
-}
-
 /**
  * A session this server started that never took a prompt has no conversation to resume: it starts again, fresh, with
  * its id and options (with a new Claude session id, as the CLI refuses an id whose transcript exists). An adopted
@@ -298,15 +227,6 @@ async function neverPrompted(d: Deps, rec: SessionRecord): Promise<boolean> {
     () => true,
     () => false,
   ));
-}
-
-/** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */
-async function checkResumeAt(d: Deps, rec: SessionRecord, claudeId: string, at: string): Promise<void> {
-  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(d.cfg.claudeConfigDir, rec.cwd, claudeId);
-  if (await hasEntry(path, at)) return;
-  throw new SessionError("INVALID_ARGUMENT", `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`, {
-    suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,
-  });
 }
 
 /** Only an ended session can be resumed: a live one is talked to with send_message. */
