@@ -23,7 +23,7 @@ export interface SandboxChoice {
 export type SandboxAsk = boolean | { allow_hosts?: string[] | undefined } | undefined;
 
 /** The launcher's compiled module, beside this one in dist/. */
-export const LAUNCHER_JS = fileURLToPath(new URL("../sandbox/launcher.js", import.meta.url));
+export const LAUNCHER_JS = fileURLToPath(new URL("../../sandbox/launcher.js", import.meta.url));
 
 function operatorHosts(cfg: Config) {
   try {

@@ -26,9 +26,9 @@ export function socketPath(stateDir: string, pid = process.pid): string {
   return join(socketDir(stateDir), `${pid}.sock`);
 }
 
-/** This package's entry point (`dist/bin.js`), found from this module (dist/sessions or src/sessions). */
+/** This package's entry point (`dist/bin.js`), found from this module (dist/sessions/teams or src/sessions/teams). */
 export function packageEntry(): string {
-  return join(resolve(dirname(fileURLToPath(import.meta.url)), "../.."), "dist", "bin.js");
+  return join(resolve(dirname(fileURLToPath(import.meta.url)), "../../.."), "dist", "bin.js");
 }
 
 const hashOf = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
