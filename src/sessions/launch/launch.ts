@@ -13,7 +13,7 @@ import type { Delivery } from "../../runners/driver.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
-import { briefText } from "../../runners/terminal/screens.js";
+import { briefText } from "../../util/terminal-text.js";
 import { assertOwnedScript } from "../../util/owned.js";
 import { assertRoom } from "../checks.js";
 import { admitStart } from "./admit.js";

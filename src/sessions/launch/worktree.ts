@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, relative } from "node:path";
 import type { StartInput } from "../../api/index.js";
 import type { Config } from "../../config.js";
 import { SessionError } from "../../core/errors.js";
-import { briefText } from "../../runners/terminal/screens.js";
+import { briefText } from "../../util/terminal-text.js";
 import type { SessionRecord } from "../../store/schema.js";
 import { run, type RunResult } from "../../util/exec.js";
 import { git } from "../../util/git.js";

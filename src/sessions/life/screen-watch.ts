@@ -6,10 +6,14 @@
  * turn whose hooks keep firing is never looked at. Headless drivers look at nothing (they have no screen).
  * The timer and its bookkeeping live on the session object (session.ts), dropped with it.
  */
-import { BLOCKED_PROBE_MS, BLOCKED_QUIET_MS } from "../../runners/terminal/blocking.js";
 import type { Status } from "../../core/status.js";
 import type { Deps } from "../deps.js";
 import type { Session } from "../session.js";
+
+/** How often a quiet turn's screen is read for a blocking screen (the "can't check" screen shows within this + one read). */
+const BLOCKED_PROBE_MS = 1000;
+/** A turn is "quiet" when no hook fired for this long: only then is its screen read. */
+const BLOCKED_QUIET_MS = 800;
 
 export class ScreenWatch {
   constructor(
