@@ -191,7 +191,7 @@ describe("import direction", () => {
     expect(violation(join(SRC, "runners/terminal/tmux.ts"), join(SRC, "history/history.ts"))).toMatch(/one layer/);
     expect(violation(join(SRC, "store/store.ts"), join(SRC, "claude/launch.ts"))).toMatch(/one layer/);
     expect(violation(join(SRC, "runners/headless/session.ts"), join(SRC, "claude/launch.ts"))).toBeUndefined();
-    expect(violation(join(SRC, "sessions/kill.ts"), join(SRC, "core/errors.ts"))).toBeUndefined();
+    expect(violation(join(SRC, "sessions/life/kill.ts"), join(SRC, "core/errors.ts"))).toBeUndefined();
   });
 
   it("no module of src/ imports upward or sideways", () => {
