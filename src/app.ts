@@ -31,7 +31,7 @@ import { assertOwnedDir, installScript, resolveStateDir } from "./util/owned.js"
 import { isSafePath } from "./util/shell.js";
 import { loadNodes } from "./nodes/config.js";
 import { Coordinator } from "./nodes/coordinator.js";
-import { forgetMemberEnv } from "./sessions/members.js";
+import { forgetMemberEnv } from "./sessions/teams/members.js";
 
 export interface App {
   cfg: Config;

@@ -134,7 +134,7 @@ export interface Config {
   auditMaxBytes: number;
   /**
    * CLAUDE_SESSIONS_ROOTS: the directories (real paths) sessions may work in, whoever starts them (MCP, web, CLI,
-   * member tools); empty: anywhere. A client that declares MCP roots is confined further (sessions/roots.ts).
+   * member tools); empty: anywhere. A client that declares MCP roots is confined further (sessions/launch/roots.ts).
    */
   roots: string[];
 }

@@ -28,7 +28,7 @@ export const teammateName = z
 
 /**
  * How a tool names one session: session_id, or team_name + teammate_name (resolved in one place,
- * src/sessions/team.ts). Exactly one of the two forms.
+ * src/sessions/teams/team.ts). Exactly one of the two forms.
  */
 export const addressFields = {
   session_id: sessionId.optional().describe("Or team_name + teammate_name."),

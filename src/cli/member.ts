@@ -1,6 +1,6 @@
 /**
  * `claude-sessions member`: a team session's own MCP server on stdio (issue 25), started by its Claude Code from
- * the configuration the launch wrote (sessions/members.ts). Its tools (api/members.ts) act only inside the team;
+ * the configuration the launch wrote (sessions/teams/members.ts). Its tools (api/members.ts) act only inside the team;
  * each call is one JSON line to a server of the state directory over its Unix socket — the one that launched the
  * session first, then any other that answers — with the session's id and secret (from the environment, never argv).
  * stdout is the protocol; nothing else is printed there. Loaded by bin.ts without the rest of the server.

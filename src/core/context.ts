@@ -10,7 +10,7 @@ export interface CallContext {
   progress?: (p: { progress: number; total?: number; message?: string }) => void;
   /**
    * The directories the caller's MCP client declared as its roots (real paths), when it declared any; a session it
-   * starts must work inside one of them as well as inside the operator's CLAUDE_SESSIONS_ROOTS (sessions/roots.ts).
+   * starts must work inside one of them as well as inside the operator's CLAUDE_SESSIONS_ROOTS (sessions/launch/roots.ts).
    */
   roots?: () => Promise<readonly string[] | undefined>;
 }

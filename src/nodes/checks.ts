@@ -117,3 +117,9 @@ export function checkNotice(data: unknown): Args | undefined {
   const out = Object.fromEntries(Object.entries(r.data).filter(([, v]) => v !== undefined));
   return JSON.stringify(out).length <= NOTICE_MAX_CHARS ? out : undefined;
 }
+
+/** Keys of a tool's object schema (its input or output). */
+export function keysOf(schema: unknown): Set<string> {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  return new Set(shape ? Object.keys(shape) : []);
+}

@@ -13,12 +13,12 @@ import { SessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
 import type { CallRouter, Invoked, RemoteSession, Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
-import { newSessionId } from "../sessions/launch.js";
+import { newSessionId } from "../sessions/launch/options.js";
 import type { Logger } from "../util/log.js";
 import { remoteAttach } from "./attach.js";
 import type { NodeConfig } from "./config.js";
 import { fanOut, groupOf } from "./fanout.js";
-import { checkNotice, checkResult } from "./checks.js";
+import { checkNotice, checkResult, keysOf } from "./checks.js";
 import { DEFAULT_TIMINGS, NODE_ANSWER_MS, NodeLink, unreachable, type LinkTimings } from "./link.js";
 import { Bucket, NOTICE_RATE } from "./rate.js";
 import { adoptWhereItIs, HISTORY_TOOLS, historyCall } from "./history.js";
@@ -26,12 +26,6 @@ import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 
 export type Args = Record<string, unknown>;
-
-/** Keys of a tool's object schema (its input or output). */
-export function keysOf(schema: unknown): Set<string> {
-  const shape = (schema as { shape?: Record<string, unknown> }).shape;
-  return new Set(shape ? Object.keys(shape) : []);
-}
 
 function withoutNode(args: Args): Args {
   const { node: _n, node_filter: _f, ...rest } = args;

@@ -9,7 +9,8 @@ import { SessionError, toSessionError } from "../core/errors.js";
 import { isLive, type Status } from "../core/status.js";
 import type { Tool } from "../server/tool.js";
 import type { SessionService } from "../sessions/service.js";
-import { keysOf, type Args, type Coordinator } from "./coordinator.js";
+import { keysOf } from "./checks.js";
+import type { Args, Coordinator } from "./coordinator.js";
 import { LOCAL, type Row } from "./router.js";
 
 export type Group = "ids" | "team";

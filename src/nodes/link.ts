@@ -1,17 +1,16 @@
 /**
- * One node's link: the operator's exec command spawned with MCP on its stdio (the SDK's Client over
- * StdioClientTransport), a heartbeat (MCP ping every second, answered within PING_TIMEOUT_MS) so a cut network is
+ * One node's link: the operator's exec command spawned with MCP on its stdio (the SDK's Client over the transport
+ * transport.ts opens), a heartbeat (MCP ping every second, answered within PING_TIMEOUT_MS) so a cut network is
  * seen in seconds rather than after a TCP time-out, and reconnection with back-off. On an outage every call in
  * flight fails at once with NODE_UNREACHABLE; calls made while the node is down fail the same way without waiting.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
 import type { NodeConfig } from "./config.js";
-import { nodeExecEnv } from "./exec-env.js";
+import { openTransport, type NodeTransport } from "./transport.js";
 
 export type LinkStatus = "connecting" | "reachable" | "unreachable";
 
@@ -95,7 +94,7 @@ export class NodeLink {
   /** Whether the link has ever been up (a first connection is waited for; a reconnection is not). */
   everUp = false;
   private client: Client | undefined;
-  private transport: StdioClientTransport | undefined;
+  private transport: NodeTransport | undefined;
   private generation = 0;
   private attempt = 0;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -143,12 +142,11 @@ export class NodeLink {
     if (this.closed) return;
     const gen = ++this.generation;
     this.setStatus("connecting");
-    // The SDK's client is loaded with the first link, not at every server's start (a server without nodes never needs it).
-    const [{ Client }, { StdioClientTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]);
+    // The SDK's client and the transport's module are loaded with the first link, not at every server's start (a
+    // server without nodes never needs them).
+    const [{ Client }, transport] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), openTransport(this.cfg)]);
     if (this.closed || gen !== this.generation) return;
-    const [command, ...args] = this.cfg.exec;
     // The operator's command with what it needs of the environment (ssh SSH_AUTH_SOCK, kubectl KUBECONFIG, …), no secrets.
-    const transport = new StdioClientTransport({ command: command!, args, env: nodeExecEnv(process.env), stderr: "pipe" });
     this.stderrTail = "";
     transport.stderr?.on("data", (b: Buffer) => (this.stderrTail = (this.stderrTail + b.toString()).slice(-2000)));
     const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });

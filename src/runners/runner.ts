@@ -27,13 +27,13 @@ export interface Capabilities {
   survivesRestart: boolean;
   /** run_task starts its sessions here when the call names no backend. */
   taskDefault: boolean;
-  /** Keeps ready spares for start_session and run_task (CLAUDE_SESSIONS_WARM_POOL; sessions/warm-pool.ts). */
+  /** Keeps ready spares for start_session and run_task (CLAUDE_SESSIONS_WARM_POOL; sessions/launch/warm-pool.ts). */
   warmPool: boolean;
   /** Claude shows its folder-trust screen, which the driver answers; else the server checks trust before starting. */
   trustScreen: boolean;
   /** max_turns is the CLI's own agentic turn limit (kept in options); else the server counts prompts. */
   ownTurnLimit: boolean;
-  /** max_budget_usd stops a turn in the CLI itself (the SDK's maxBudgetUsd); else the server watches the transcript (sessions/budget-watch.ts). */
+  /** max_budget_usd stops a turn in the CLI itself (the SDK's maxBudgetUsd); else the server watches the transcript (sessions/life/budget-watch.ts). */
   ownBudget: boolean;
   /** Runs Claude Code under the sandbox launcher when the request has a sandbox (LaunchRequest.sandbox); else such a start is refused. */
   sandbox: boolean;
@@ -70,9 +70,9 @@ export interface LaunchRequest {
   prompt?: string | undefined;
   /** The server's blocking permission hook (`<state>/bin/permission.sh`, how long it waits), for a runner that uses one. */
   permission?: { script: string; timeoutMs: number } | undefined;
-  /** A team session's member server (sessions/members.ts): every runner adds its configuration and allows its tools. */
+  /** A team session's member server (sessions/teams/members.ts): every runner adds its configuration and allows its tools. */
   member?: MemberLaunch | undefined;
-  /** A sandboxed session (sessions/sandbox.ts): the runner runs the launcher in place of Claude Code. */
+  /** A sandboxed session (sessions/launch/sandbox.ts): the runner runs the launcher in place of Claude Code. */
   sandbox?: SandboxLaunch | undefined;
 }
 

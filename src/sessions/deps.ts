@@ -8,9 +8,9 @@ import type { HistoryService } from "../history/service.js";
 import type { AuditLog } from "../store/audit.js";
 import type { Store } from "../store/store.js";
 import type { Logger } from "../util/log.js";
-import type { Ledger } from "./cost.js";
+import type { Ledger } from "./spend/cost.js";
 import type { Registry } from "./registry.js";
-import type { WarmPool } from "./warm-pool.js";
+import type { WarmPool } from "./launch/warm-pool.js";
 
 export type { Runner };
 

@@ -7,13 +7,13 @@ import type { ListInput, ListOutput } from "../api/index.js";
 import { SessionError } from "../core/errors.js";
 import { isLive, statusGroup } from "../core/status.js";
 import type { SessionRecord } from "../store/schema.js";
-import { survivingLiveness, type Reconciler } from "./adopt.js";
-import { recordings } from "./cost.js";
+import { survivingLiveness, type Reconciler } from "./launch/adopt.js";
+import { recordings } from "./spend/cost.js";
 import type { Deps } from "./deps.js";
 import { applyFold, summary } from "./views.js";
-import { metricsOf } from "./metrics.js";
+import { metricsOf } from "./spend/metrics.js";
 import { nativeSessions } from "./native.js";
-import { isDirty } from "./worktree.js";
+import { isDirty } from "./launch/worktree.js";
 
 export async function list(d: Deps, reconciler: Reconciler, input: ListInput): Promise<ListOutput> {
   if (input.include_sensitive && !d.cfg.allowSensitive) {

@@ -20,7 +20,8 @@ import { attachArgs, isExiting, isRunning, listNative, resumeInBackground, type 
 import { SessionError } from "../core/errors.js";
 import type { CallContext } from "../core/context.js";
 import { pollScreen } from "../runners/terminal/poll.js";
-import { briefText, footerPermissionMode, inputText, showsBusy } from "../runners/terminal/screens.js";
+import { footerPermissionMode, inputText, showsBusy } from "../runners/terminal/screens.js";
+import { briefText } from "../util/terminal-text.js";
 import { showsPasted } from "../runners/terminal/delivery.js";
 import type { SessionRecord } from "../store/schema.js";
 import { checkPermissionMode, checkPrompt, claudeBinary } from "./checks.js";

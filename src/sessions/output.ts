@@ -2,7 +2,6 @@
  * stream_output: the screen (through the driver), the raw terminal log, or Claude's transcript, each from a
  * cursor so a caller reads only what is new; `follow` waits for the file to change (fs.watch, no polling).
  */
-import { watch } from "node:fs";
 import { stripVTControlCharacters } from "node:util";
 import type { Resolved, StreamInput, StreamOutput, TranscriptItem } from "../api/index.js";
 import { readTranscript, transcriptPath } from "../claude/transcript.js";
@@ -11,6 +10,7 @@ import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
+import { waitForChange } from "../util/file-change.js";
 import { readFrom, readTail } from "../util/files.js";
 import { isSameFile } from "../util/owned.js";
 import { runnerOf, type Deps } from "./deps.js";
@@ -74,26 +74,4 @@ function parseCursor(c: string | undefined): number | undefined {
 
 function cleanLog(text: string): string {
   return stripVTControlCharacters(text).replace(/\r\n/g, "\n").replace(/\r/g, "\n");
-}
-
-/** Resolves when the file (or a file in the folder) changes or the time is up (fs.watch: no polling). */
-export function waitForChange(file: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let w: ReturnType<typeof watch> | undefined;
-    const done = (err?: unknown) => {
-      clearTimeout(t);
-      w?.close();
-      signal?.removeEventListener("abort", onAbort);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onAbort = () => done(new SessionError("CANCELLED", "the request was cancelled"));
-    const t = setTimeout(() => done(), timeoutMs);
-    try {
-      w = watch(file, { persistent: false }, () => done());
-    } catch {
-      /* the file does not exist yet: wait out the timeout */
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

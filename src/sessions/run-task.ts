@@ -3,15 +3,17 @@
  * another backend), run the prompt as its first turn, and return that turn's result with the ids to go on with
  * (send_message, resume_session). Cancelling the call interrupts the turn; keep_session false ends the session.
  */
-import { assertStartInRoots } from "./roots.js";
+import { assertStartInRoots } from "./launch/roots.js";
 import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
 import { allRunners, type Deps } from "./deps.js";
-import { kill } from "./kill.js";
-import { newSessionId, startSession } from "./launch.js";
-import { interrupt, send, turnOutcome } from "./turns.js";
-import { poolOf, WarmPool } from "./warm-pool.js";
-import { sandboxKey } from "./sandbox.js";
+import { kill } from "./life/kill.js";
+import { startSession } from "./launch/launch.js";
+import { newSessionId } from "./launch/options.js";
+import { interrupt } from "./turn/control.js";
+import { send, turnOutcome } from "./turn/turns.js";
+import { poolOf, WarmPool } from "./launch/warm-pool.js";
+import { sandboxKey } from "./launch/sandbox.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
   const { prompt, timeout_ms, keep_session, ...startOptions } = input;

@@ -9,10 +9,10 @@
  */
 import type { Status } from "../core/status.js";
 import type { LiveSession } from "../events/live.js";
-import type { Snapshot } from "./context-sync.js";
-import type { Begun, CostFields } from "./cost.js";
+import type { Snapshot } from "./teams/context-sync.js";
+import type { Begun, CostFields } from "./spend/cost.js";
 import { Deadline } from "./deadline.js";
-import type { Woke } from "./hibernate.js";
+import type { Woke } from "./launch/wake.js";
 
 /** The cost ledger's part of a session (cost.ts): turns under way and being settled. */
 export interface TurnLedger {

@@ -3,8 +3,8 @@ import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
 import type { BlockedScreen, Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
-import { launchWarnings } from "./cli-policy.js";
-import { sessionTotals } from "./cost.js";
+import { launchWarnings } from "./launch/cli-policy.js";
+import { sessionTotals } from "./spend/budget.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
   return { tool_name: p.tool_name, tool_input: p.tool_input, ...(p.suggestions ? { suggestions: p.suggestions } : {}) };

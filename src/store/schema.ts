@@ -55,7 +55,7 @@ export const SessionRecordSchema = z.object({
   max_turns: z.number().int().optional(),
   /** The server refuses prompts once the session's cost reaches this (USD). */
   max_budget_usd: z.number().optional(),
-  /** A teammate a budgeted lead started: the lead's session id, whose max_budget_usd it shares (sessions/pool.ts). */
+  /** A teammate a budgeted lead started: the lead's session id, whose max_budget_usd it shares (sessions/spend/pool.ts). */
   budget_pool: z.string().optional(),
   /** Tokens of the whole session per model, each API message once (read from the transcript at every turn end). */
   usage_by_model: z.record(z.string(), z.record(z.string(), z.number())).optional(),

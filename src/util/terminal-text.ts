@@ -7,6 +7,8 @@
  * zero-width joiner and non-joiner, which join emoji and words. The CLI's JSON output (audit, --json) goes through
  * it too: the escapes are valid JSON and decode to the same text.
  */
+import { stripVTControlCharacters } from "node:util";
+
 
 /** Control and invisible formatting characters (ZWJ and ZWNJ excepted). */
 const UNSAFE = /[\p{Cc}\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu;
@@ -32,4 +34,30 @@ export function safeLine(s: string): string {
 /** Text of several lines: as safeLine, but newline and tab kept. */
 export function safeText(s: string): string {
   return s.replace(UNSAFE_KEEP_LINES, escape);
+}
+
+/**
+ * Screen or log text brief enough for an error message and state.json: control sequences and lines
+ * that are blank or only box drawing, rules and spinners go, then the last lines that fit in `maxChars`
+ * (a single longer line keeps its end). Never the 2,000 characters of raw screen that used to be stored.
+ */
+export function briefText(text: string, maxChars = 500, maxLines = 8): string {
+  const lines = stripVTControlCharacters(text)
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((l) => l.replace(/\s+/g, " ").trim())
+    .filter((l) => /[\p{L}\p{N}]/u.test(l) && !/^[─━═│┃╭╮╰╯┌┐└┘├┤┬┴┼\s\-_=*·•✻✶✳✢⎿❯>]+$/u.test(l));
+  const out: string[] = [];
+  let size = 0;
+  for (let i = lines.length - 1; i >= 0 && out.length < maxLines; i--) {
+    const l = lines[i]!;
+    const add = l.length + (out.length ? 1 : 0);
+    if (size + add > maxChars) {
+      if (!out.length) out.push("…" + l.slice(l.length - (maxChars - 1)));
+      break;
+    }
+    out.unshift(l);
+    size += add;
+  }
+  return out.join("\n");
 }

@@ -52,7 +52,7 @@ async function refused(r: Promise<{ ok: boolean; error?: { code: string; message
 }
 
 const TEXT = "text to the model (a --flag=value argument or the SDK's option, never a shell)";
-const ADDRESS = "names a session of this server (validated id, resolved in src/sessions/team.ts)";
+const ADDRESS = "names a session of this server (validated id, resolved in src/sessions/teams/team.ts)";
 const IDEM: Row = {
   effect: "none",
   gate: "a retry's key (printable ASCII without spaces, ≤ 128): only the SHA-256 of (caller, tool, key) names a file, under <state>/idempotency/",

@@ -10,7 +10,7 @@ import { HeadlessHost } from "../../src/runners/headless/host.js";
 import { headlessRunner } from "../../src/runners/headless/runner.js";
 import { TerminalDriver } from "../../src/runners/terminal/driver.js";
 import { terminalRunner } from "../../src/runners/terminal/runner.js";
-import { checkBackendOptions, checkVersionOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/backend-options.js";
+import { checkBackendOptions, checkVersionOptions, optionsFor, storedHeadlessOptions, transientOptions } from "../../src/sessions/launch/options.js";
 import { createLogger } from "../../src/util/log.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 

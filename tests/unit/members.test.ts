@@ -13,7 +13,7 @@ import { initialFold, reduce } from "../../src/events/reducer.js";
 import { buildSdkOptions } from "../../src/runners/headless/options.js";
 import { withMemberTools } from "../../src/runners/runner.js";
 import { noticeOf } from "../../src/server/notify.js";
-import { forgetMemberEnv, memberLaunch, verifyMemberSecret } from "../../src/sessions/members.js";
+import { forgetMemberEnv, memberLaunch, verifyMemberSecret } from "../../src/sessions/teams/members.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-members-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -13,7 +13,7 @@ import { requestGuard, type SecretViolation } from "../../src/sandbox/guard.js";
 import { planMasks } from "../../src/sandbox/mask.js";
 import { hostsFor, parseSecretHosts, secretNames, type SecretsSpec } from "../../src/sandbox/secrets.js";
 import { noticeOf } from "../../src/server/notify.js";
-import { secretSetup } from "../../src/sessions/sandbox.js";
+import { secretSetup } from "../../src/sessions/launch/sandbox.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-secrets-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,8 +8,8 @@ import { loadConfig } from "../../src/config.js";
 import { apiHost, formatHost, parseHost, parseHosts, widening } from "../../src/sandbox/hosts.js";
 import { sandboxEnv } from "../../src/sandbox/prepare.js";
 import { decodeSpec, encodeSpec, runtimeConfig, type SandboxSpec } from "../../src/sandbox/spec.js";
-import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxKey } from "../../src/sessions/sandbox.js";
-import { WarmPool } from "../../src/sessions/warm-pool.js";
+import { checkSandboxEnv, sandboxBlocker, sandboxFor, sandboxKey } from "../../src/sessions/launch/sandbox.js";
+import { WarmPool } from "../../src/sessions/launch/warm-pool.js";
 
 const spec: SandboxSpec = {
   v: 1,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app.js";
 import { Deadline, timeLeftMs } from "../../src/sessions/deadline.js";
-import { briefText } from "../../src/runners/terminal/screens.js";
+import { briefText } from "../../src/util/terminal-text.js";
 import { removeStaleHandoffs } from "../../src/store/handoff.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-small-"));

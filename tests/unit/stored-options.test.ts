@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { headlessOptionsOf } from "../../src/runners/headless/stored.js";
-import { pickClaudeOptions } from "../../src/sessions/claude-options.js";
+import { pickClaudeOptions } from "../../src/sessions/launch/options.js";
 import { StoredOptionsSchema } from "../../src/store/options.js";
 import { parseState } from "../../src/store/parse.js";
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { startInput } from "../../src/api/index.js";
 import { SessionError } from "../../src/core/errors.js";
 import { newRecord, sessionMap, type SessionRecord } from "../../src/store/schema.js";
-import { checkChosenId, dopplerChoice, startFingerprint } from "../../src/sessions/start-options.js";
-import { claimTeammate } from "../../src/sessions/team.js";
+import { checkChosenId, dopplerChoice, startFingerprint } from "../../src/sessions/launch/options.js";
+import { claimTeammate } from "../../src/sessions/teams/team.js";
 
 const rec = (id: string, p: Partial<SessionRecord>) => newRecord({ session_id: id, claude_session_id: id, backend: "tmux", status: "idle", cwd: "/", ...p });
 

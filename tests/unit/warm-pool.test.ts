@@ -1,6 +1,6 @@
 /** The warm pool's key (issue #23): which start_session / run_task calls may take a spare, and which spare. */
 import { describe, expect, it } from "vitest";
-import { WarmPool } from "../../src/sessions/warm-pool.js";
+import { WarmPool } from "../../src/sessions/launch/warm-pool.js";
 
 const base = { cwd: "/w/a", backend: "tmux" as const, permission_mode: "default" as const };
 

@@ -58,7 +58,7 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
     options.mcpServersDelivery = "initialize";
   }
   if (o.strict_mcp_config) options.strictMcpConfig = true;
-  // The member server's file (sessions/members.ts): its path on argv, the secret it names in the environment.
+  // The member server's file (sessions/teams/members.ts): its path on argv, the secret it names in the environment.
   if (o.member_mcp_config) options.extraArgs = { ...options.extraArgs, "mcp-config": o.member_mcp_config };
   if (o.setting_sources) options.settingSources = o.setting_sources;
   if (o.output_schema) options.outputFormat = { type: "json_schema", schema: o.output_schema };

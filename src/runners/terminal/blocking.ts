@@ -7,12 +7,9 @@
  */
 import type { Key } from "../host.js";
 import type { BlockedKind } from "../../core/status.js";
-import { briefText, showsBusy } from "./screens.js";
+import { showsBusy } from "./screens.js";
+import { briefText } from "../../util/terminal-text.js";
 
-/** How often a quiet turn's screen is read for a blocking screen (the "can't check" screen shows within this + one read). */
-export const BLOCKED_PROBE_MS = 1000;
-/** A turn is "quiet" when no hook fired for this long: only then is its screen read. */
-export const BLOCKED_QUIET_MS = 800;
 /**
  * A permission dialog on screen while the turn is busy, with no hook for this long, is one whose PermissionRequest hook
  * does not fire (auto mode's own approval dialog, 2.1.330/2.1.331): the hook of a dialog comes ~50 ms after it opens.

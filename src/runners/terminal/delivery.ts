@@ -12,7 +12,8 @@ import { pollScreen } from "./poll.js";
 import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./drawn.js";
 import { deliveryMismatch } from "./exact.js";
 import { pastePieces } from "./prompt.js";
-import { briefText, DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+import { briefText } from "../../util/terminal-text.js";
 
 /** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */
 async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {

@@ -3,8 +3,6 @@
  * Claude Code shows instead of its prompt on a first run, the input box, the permission dialog and the end of an
  * interrupted turn; the timings beside them are what the real CLI (2.1.197, 2.1.330) needed.
  */
-import { stripVTControlCharacters } from "node:util";
-
 /** Start-up: the screen is read only when SessionStart is this late (first-run screens fire no hook). */
 export const FIRST_RUN_PROBE_AFTER_MS = 1500;
 /** Start-up: how often the screen is read while SessionStart is late. */
@@ -221,28 +219,3 @@ export function inputText(screen: string): string | undefined {
     .trim();
 }
 
-/**
- * Screen or log text brief enough for an error message and state.json: control sequences and lines
- * that are blank or only box drawing, rules and spinners go, then the last lines that fit in `maxChars`
- * (a single longer line keeps its end). Never the 2,000 characters of raw screen that used to be stored.
- */
-export function briefText(text: string, maxChars = 500, maxLines = 8): string {
-  const lines = stripVTControlCharacters(text)
-    .replace(/\r\n?/g, "\n")
-    .split("\n")
-    .map((l) => l.replace(/\s+/g, " ").trim())
-    .filter((l) => /[\p{L}\p{N}]/u.test(l) && !/^[─━═│┃╭╮╰╯┌┐└┘├┤┬┴┼\s\-_=*·•✻✶✳✢⎿❯>]+$/u.test(l));
-  const out: string[] = [];
-  let size = 0;
-  for (let i = lines.length - 1; i >= 0 && out.length < maxLines; i--) {
-    const l = lines[i]!;
-    const add = l.length + (out.length ? 1 : 0);
-    if (size + add > maxChars) {
-      if (!out.length) out.push("…" + l.slice(l.length - (maxChars - 1)));
-      break;
-    }
-    out.unshift(l);
-    size += add;
-  }
-  return out.join("\n");
-}

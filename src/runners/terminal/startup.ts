@@ -12,9 +12,9 @@ import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
 import { deliveryMismatch } from "./exact.js";
 import { pollScreen } from "./poll.js";
+import { briefText } from "../../util/terminal-text.js";
 import {
   BLOCKING_HELP,
-  briefText,
   detectBlockingScreen,
   DIALOG_SETTLE_MS,
   FIRST_RUN_PROBE_AFTER_MS,

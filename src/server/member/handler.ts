@@ -1,6 +1,6 @@
 /**
  * The server's side of a member's call (issue 25): the request names its session and carries that session's secret,
- * checked against `<state>/<id>/member.sha256` (sessions/members.ts); the member acts only inside its own team
+ * checked against `<state>/<id>/member.sha256` (sessions/teams/members.ts); the member acts only inside its own team
  * (a teammate is resolved in the caller's team, a session of another team is refused); only a lead
  * (start_session {team_lead}) starts or ends teammates, with start_session's checks and limits and the lead's own
  * permission settings; messages go through send_message's path (its checks, its queue). Every call leaves an audit
@@ -13,12 +13,12 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
 import { inService } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
-import { verifyMemberSecret } from "../../sessions/members.js";
+import { verifyMemberSecret } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { SessionRecord } from "../../store/schema.js";
 import { isWithin } from "../../util/paths.js";
 import { zodMessage } from "../call.js";
-import { teammateBudget } from "../../sessions/pool.js";
+import { teammateBudget } from "../../sessions/spend/pool.js";
 import { appendHandoff, handoffsUri, readHandoffs } from "./handoffs.js";
 import { rateOf } from "./rate.js";
 

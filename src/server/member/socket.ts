@@ -3,13 +3,13 @@
  * 0600). One per server process: sessions outlive servers and many servers share a state directory, and a pty or
  * headless session can only be driven by the server that runs it, so a member first tries the socket of the server
  * that launched it (CLAUDE_SESSIONS_MEMBER_SOCKET) and then any other live one (a tmux session whose server was
- * restarted). Each connection carries JSON lines: a request (sessions/members.ts authenticates it), its answer.
+ * restarted). Each connection carries JSON lines: a request (sessions/teams/members.ts authenticates it), its answer.
  * Sockets of servers that are gone are removed at start.
  */
 import { chmod, mkdir, readdir, rm } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { socketDir, socketPath } from "../../sessions/members.js";
+import { socketDir, socketPath } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import { isAlive } from "../../util/process.js";

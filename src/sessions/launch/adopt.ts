@@ -1,0 +1,125 @@
+/**
+ * Reconciliation of the records with what really runs: at start-up (adopt the live sessions an earlier server
+ * left, mark the vanished ones dead) and in the background when a read noticed a record that claims to run in a
+ * terminal that is gone. Reads never write; this is where such writes happen.
+ */
+import type { Liveness } from "../../runners/host.js";
+import type { BackendKind } from "../../core/events.js";
+import { isLive } from "../../core/status.js";
+import type { SessionRecord } from "../../store/schema.js";
+import { isAlive } from "../../util/process.js";
+import type { Deps } from "../deps.js";
+import { armDeadline } from "../life/limits.js";
+import { generationOf } from "../registry.js";
+import { markHibernated } from "../life/sleep.js";
+import { applyFold } from "../views.js";
+
+/** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */
+export async function survivingLiveness(d: Deps, records: Iterable<SessionRecord>): Promise<Map<BackendKind, Map<string, Liveness>>> {
+  const out = new Map<BackendKind, Map<string, Liveness>>();
+  const kinds = new Set<BackendKind>();
+  for (const r of records) if (!r.killed_at) kinds.add(r.backend);
+  for (const k of kinds) {
+    const b = d.runners[k]?.backend;
+    if (b?.survivesRestart) out.set(k, await b.list().catch(() => new Map<string, Liveness>()));
+  }
+  return out;
+}
+
+/** Adopts live sessions left by an earlier server and marks the vanished ones dead. */
+export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[]; hibernated: string[] }> {
+  const state = await d.store.read();
+  const records = Object.values(state.sessions).filter((r) => isLive(r.status));
+  const live = await survivingLiveness(d, records);
+  const adopted: string[] = [];
+  const dead: string[] = [];
+  const hibernated: string[] = [];
+  for (const r of records) {
+    const b = d.runners[r.backend]?.backend;
+    // Its backend is not available to this server (tmux missing): nothing can be said of it; leave it alone.
+    if (!b) continue;
+    const l = live.get(r.backend)?.get(r.session_id);
+    if (b.survivesRestart && l?.exists) {
+      const s = await d.registry.follow(r.session_id);
+      if (!l.alive && isLive(s.fold.status)) await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}), ...generationOf(s.fold) });
+      adopted.push(r.session_id);
+      armDeadline(d, r);
+      continue;
+    }
+    if (!b.survivesRestart && r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) continue; // another live server owns it
+    // A pty or headless session whose server was killed (no clean shutdown hibernated it): with a conversation it
+    // is hibernated, so the next prompt resumes it; without one there is nothing to come back to.
+    if (!b.survivesRestart && (await hadConversation(d, r))) {
+      await markHibernated(d, r.session_id).then(
+        () => hibernated.push(r.session_id),
+        async (e: unknown) => {
+          d.log.warn(`${r.session_id}: recording it hibernated failed (${String(e)}); marking it dead`);
+          await markVanished(d, r);
+          dead.push(r.session_id);
+        },
+      );
+      continue;
+    }
+    await markVanished(d, r);
+    dead.push(r.session_id);
+  }
+  await d.registry.flushed();
+  if (adopted.length || dead.length || hibernated.length) d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead and ${hibernated.length} hibernated`);
+  return { adopted, dead, hibernated };
+}
+
+/** The session took a prompt (its fold says so), and was not a warm-pool spare. */
+async function hadConversation(d: Deps, r: SessionRecord): Promise<boolean> {
+  if (r.spare !== undefined) return false;
+  const s = await d.registry.follow(r.session_id);
+  return s.fold.prompts_submitted > 0 && s.fold.status !== "starting";
+}
+
+/**
+ * Records a session whose terminal is gone as dead. The exit carries the generation of the record that was
+ * judged: if a resume has started a new process since, the reducer ignores it and the record is left alone.
+ */
+export async function markVanished(d: Deps, r: SessionRecord): Promise<void> {
+  const s = await d.registry.follow(r.session_id);
+  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(r.generation !== undefined ? { generation: r.generation } : generationOf(s.fold)) }).catch(() => {});
+  await d.registry.flushed();
+  await d.store.patch(r.session_id, (rec) => {
+    if (rec.generation !== r.generation) return;
+    applyFold(rec, s.fold);
+    rec.status = "dead";
+    delete rec.pid;
+  });
+}
+
+/**
+ * Records as dead the sessions a read found missing from their terminal server (checked again first: the read
+ * may have raced a start). Runs in the background, once per session at a time.
+ */
+export class Reconciler {
+  private readonly pending = new Set<string>();
+
+  constructor(private readonly d: Deps) {}
+
+  notice(ids: string[]): void {
+    const fresh = ids.filter((id) => !this.pending.has(id));
+    if (!fresh.length) return;
+    for (const id of fresh) this.pending.add(id);
+    setImmediate(() => void this.run(fresh));
+  }
+
+  private async run(ids: string[]): Promise<void> {
+    try {
+      const state = await this.d.store.read();
+      const records = ids.map((id) => state.sessions[id]).filter((r): r is SessionRecord => r !== undefined && isLive(r.status) && r.status !== "starting");
+      const live = await survivingLiveness(this.d, records);
+      for (const r of records) {
+        const terminals = live.get(r.backend);
+        if (terminals && !terminals.get(r.session_id)?.exists) await markVanished(this.d, r);
+      }
+    } catch (e) {
+      this.d.log.warn(`reconciling ${ids.join(", ")}: ${String(e)}`);
+    } finally {
+      for (const id of ids) this.pending.delete(id);
+    }
+  }
+}
