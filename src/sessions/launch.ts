@@ -71,7 +71,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
+  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner));
   checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
   const env = checkEnv(d.cfg, input.env);
   if (sandbox) checkSandboxEnv(env);
@@ -141,7 +141,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
   const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), ...carry }));
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
