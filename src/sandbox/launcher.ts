@@ -14,7 +14,10 @@
  */
 import { spawn } from "node:child_process";
 import { readFileSync, unlinkSync } from "node:fs";
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SandboxManager, type SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
+import { applySeccompPath, MEMBER_PORT, memberRelay, RELAY_SCRIPT, RELAY_SOCKET } from "./member-relay.js";
 import { prepareConfig, sandboxEnv } from "./prepare.js";
 import { decodeSpec, runtimeConfig, type SandboxSpec } from "./spec.js";
 
@@ -53,9 +56,30 @@ async function main(): Promise<void> {
   const env = sandboxEnv(process.env, spec);
   for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
   Object.assign(process.env, env);
+  const config = runtimeConfig(spec);
+  // A team session: its member server reaches the server through the launcher's one relay socket (member-relay.ts).
+  const serverSocket = env.CLAUDE_SESSIONS_MEMBER_SOCKET;
+  if (serverSocket) {
+    const relay = join(spec.sessionDir, RELAY_SOCKET);
+    // socat's address syntax: a path with these characters would be read as more than a path.
+    if (/[:,!"'\\\s]/.test(relay)) fail(`the session's folder ${JSON.stringify(spec.sessionDir)} cannot hold the member relay (a ':', ',', quote or space in its path)`);
+    try {
+      await memberRelay(relay, serverSocket);
+    } catch (e) {
+      fail(`the member relay could not listen on ${relay} (${(e as Error).message})`);
+    }
+    Object.assign(process.env, {
+      CLAUDE_SESSIONS_MEMBER_SOCKET: `tcp:${MEMBER_PORT}`,
+      CLAUDE_SESSIONS_RELAY_PORT: String(MEMBER_PORT),
+      CLAUDE_SESSIONS_RELAY_SOCKET: relay,
+      CLAUDE_SESSIONS_RELAY_SOCAT: spec.tools.socat,
+      CLAUDE_SESSIONS_SECCOMP: applySeccompPath(fileURLToPath(import.meta.resolve("@anthropic-ai/sandbox-runtime"))),
+    });
+    teamConfig(config, relay);
+  }
   let wrapped: string;
   try {
-    await SandboxManager.initialize(runtimeConfig(spec));
+    await SandboxManager.initialize(config);
     // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
     // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
     const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
@@ -77,6 +101,12 @@ async function main(): Promise<void> {
     }
     process.exit(code ?? (signal ? 128 + (SIGNALS[signal] ?? 15) : 1));
   });
+}
+
+/** The runtime runs the relay script in place of apply-seccomp; the relay socket is the one path of the session's folder it adds. */
+function teamConfig(config: SandboxRuntimeConfig, relay: string): void {
+  config.seccomp = { applyPath: RELAY_SCRIPT };
+  config.filesystem.allowRead = [...(config.filesystem.allowRead ?? []), relay];
 }
 
 const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };

@@ -281,7 +281,7 @@ async function planLaunch(d: Deps, rec: SessionRecord, input: ResumeInput, env: 
   checkVersionOptions(runner, allRunners(d), version, input);
   // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
   // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
+  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner));
   checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
   if (sandbox) checkSandboxEnv(env);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };

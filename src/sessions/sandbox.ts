@@ -42,12 +42,11 @@ export function sandboxKey(cfg: Config, ask: SandboxAsk): boolean | { allow_host
 }
 
 /**
- * What keeps a start from running sandboxed (undefined: nothing): a runner without the launcher (headless), or a
- * team session, whose member server must reach the server's Unix socket, which the sandbox's seccomp filter forbids.
+ * What keeps a start from running sandboxed (undefined: nothing): a runner without the launcher. A team session runs
+ * sandboxed: its member server reaches the server through its launcher's relay (sandbox/member-relay.ts).
  */
-export function sandboxBlocker(runner: { kind: string; caps: { sandbox: boolean } }, team: string | undefined): string | undefined {
+export function sandboxBlocker(runner: { kind: string; caps: { sandbox: boolean } }): string | undefined {
   if (!runner.caps.sandbox) return `a ${runner.kind} session`;
-  if (team) return "a team session";
   return undefined;
 }
 
@@ -60,7 +59,7 @@ export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): 
     }
     return undefined;
   }
-  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "A session outside a team can; or pass sandbox: false where the operator allows it." });
+  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "Pick a backend that can (tmux, pty), or pass sandbox: false where the operator allows it." });
   const operator = operatorHosts(cfg);
   const choice: SandboxChoice = {};
   if (typeof ask === "object" && ask.allow_hosts) {

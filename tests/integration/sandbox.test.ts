@@ -3,7 +3,7 @@
  * what a start says and list_sessions shows, a resume that keeps it, and every way a sandbox cannot be made —
  * refused with SANDBOX_UNAVAILABLE or INVALID_ARGUMENT, nothing started, never an unsandboxed session in its place.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,10 +169,15 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     }
   });
 
-  it("team sessions cannot run in one yet: SANDBOX_UNAVAILABLE, not an unsandboxed session", async () => {
-    const t = await m.call("start_session", { cwd: w.dir("h"), sandbox: true, team_name: "crew" });
-    expect(t.error?.code, t.text).toBe("SANDBOX_UNAVAILABLE");
-    expect(t.error?.message).toContain("team");
+  it("a team session runs sandboxed: its launcher listens on the one member relay socket of its folder", async () => {
+    const t = await m.callOk("start_session", { cwd: w.dir("h"), sandbox: true, team_name: "crew" });
+    expect(t.sandboxed).toBe(true);
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === t.session_id);
+    expect(row?.sandboxed).toBe(true);
+    const relay = join(w.stateDir, t.session_id as string, "member-relay.sock");
+    expect(statSync(relay).isSocket()).toBe(true);
+    expect(statSync(relay).mode & 0o777).toBe(0o600);
+    await m.callOk("kill_session", { session_id: t.session_id });
   });
 });
 
