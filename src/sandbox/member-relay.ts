@@ -6,7 +6,7 @@
  * relay started before the filter (member-relay.sh, in the runtime's place for apply-seccomp) listens on
  * 127.0.0.1:MEMBER_PORT of the sandbox's own network and connects to that one socket: nothing else is opened.
  */
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, readdirSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,15 +67,12 @@ export async function memberRelay(listenPath: string, serverSocket: string): Pro
       inner.resume();
     });
   });
-  const old = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      srv.once("error", reject);
-      srv.listen(listenPath, () => resolve());
-    });
-  } finally {
-    process.umask(old);
-  }
+  await new Promise<void>((resolve, reject) => {
+    srv.once("error", reject);
+    srv.listen(listenPath, () => resolve());
+  });
+  // The session's folder is the server's user's alone (0700) already; the socket is too.
+  chmodSync(listenPath, 0o600);
   // The launcher ends with its session: the relay never keeps it alive.
   srv.unref();
   return srv;
