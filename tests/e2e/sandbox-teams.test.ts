@@ -4,7 +4,7 @@
  * forbids Unix sockets, through the launcher's one relay socket), and the lead's start_teammate starts a sandboxed
  * teammate although the operator's default is off. A Unix socket other than the relay stays out of reach.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -47,32 +47,32 @@ function callTool(req: RecordedRequest, name: string, input: Record<string, unkn
   return { blocks: [{ type: "tool_use", name: tool(name), input }] };
 }
 
-/** Whether session `id`'s Claude Code (the one with its settings file) runs below a bubblewrap process. */
+/**
+ * Whether session `id` runs in the sandbox: some of its processes (those with its CLAUDE_SESSIONS_ID) are in another
+ * pid namespace (bubblewrap's), and none left in ours is anything but the launcher, the wrappers that start it and
+ * the runtime's proxy bridge (socat).
+ */
 function underBwrap(id: string): boolean {
-  const procs = readdirSync("/proc").filter((x) => /^\d+$/.test(x));
-  const args = (p: string) => {
+  const ours = readlinkSync("/proc/self/ns/pid");
+  const inside: string[] = [];
+  const outside: string[] = [];
+  for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
     try {
-      return readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+      if (!readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`CLAUDE_SESSIONS_ID=${id}`)) continue;
+      const comm = readFileSync(`/proc/${p}/comm`, "utf8").trim();
+      const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
+      if (readlinkSync(`/proc/${p}/ns/pid`) !== ours) inside.push(comm);
+      else if (!["sh", "bwrap", "socat", "launch.sh", "doppler"].includes(comm) && !cmd.includes("sandbox/launcher.js")) outside.push(`${p} ${comm}`);
     } catch {
-      return [];
+      // Gone meanwhile.
     }
-  };
-  const cmd = (p: string) => args(p).join(" ");
-  const parent = (p: string) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
-      return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1] ?? "0";
-    } catch {
-      return "0";
-    }
-  };
-  // Claude Code's own argv holds its settings file as one argument (the wrappers' hold it inside a longer one).
-  const claude = procs.find((p) => args(p).some((a) => a.startsWith("--settings=") && a.endsWith(`/${id}/settings.json`)));
-  for (let p = claude ? parent(claude) : "0"; p !== "0" && p !== "1"; p = parent(p)) if (/(^|\/)bwrap /.test(cmd(p))) return true;
-  return false;
+  }
+  if (!(inside.length > 0 && outside.length === 0)) lastSeen = JSON.stringify({ inside, outside });
+  return inside.length > 0 && outside.length === 0;
 }
+let lastSeen = "";
 
-describe.runIf(run)("real claude: a team in the sandbox (tmux)", () => {
+describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team in the sandbox (%s)", (backend) => {
   let e: E2e;
   let m: Mcp;
   const ids: Record<string, string> = {};
@@ -82,7 +82,7 @@ describe.runIf(run)("real claude: a team in the sandbox (tmux)", () => {
 
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["team"] });
-    m = await e.connect({ CLAUDE_SESSIONS_BACKEND: "tmux" });
+    m = await e.connect({ CLAUDE_SESSIONS_BACKEND: backend });
     // Another Unix socket the session can see: one listening in its own cwd.
     otherSocket = join(e.dir("team"), "probe.sock");
     probe = createServer((c) => {
@@ -128,8 +128,8 @@ describe.runIf(run)("real claude: a team in the sandbox (tmux)", () => {
     await e?.cleanup();
   });
 
-  it("every member's Claude Code runs under bubblewrap, its member server inside it", () => {
-    for (const id of [ids.lead!, ids.b!]) expect(underBwrap(id), id).toBe(true);
+  it("every member's Claude Code runs under bubblewrap (in its pid namespace), nothing of it outside but the launcher", () => {
+    for (const id of [ids.lead!, ids.b!]) expect(underBwrap(id), `${id} ${lastSeen}`).toBe(true);
   });
 
   it("the sandboxed lead messages the sandboxed member and gets its answer", async () => {
