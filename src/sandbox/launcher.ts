@@ -80,6 +80,9 @@ async function main(): Promise<void> {
   // A team session: its member server reaches the server through the launcher's one relay socket (member-relay.ts).
   const serverSocket = env.CLAUDE_SESSIONS_MEMBER_SOCKET;
   if (serverSocket) {
+    // Only a server socket of this session's state directory: never another socket a variable might name.
+    const sockets = join(dirname(spec.sessionDir), "sockets");
+    if (dirname(serverSocket) !== sockets || !/^\d+\.sock$/.test(serverSocket.slice(sockets.length + 1))) fail(`the member socket ${JSON.stringify(serverSocket)} is not a server socket of ${sockets}`);
     const relay = join(spec.sessionDir, RELAY_SOCKET);
     // socat's address syntax: a path with these characters would be read as more than a path.
     if (/[:,!"'\\\s]/.test(relay)) fail(`the session's folder ${JSON.stringify(spec.sessionDir)} cannot hold the member relay (a ':', ',', quote or space in its path)`);

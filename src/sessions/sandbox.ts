@@ -114,9 +114,9 @@ export function sandboxLaunch(cfg: Config, choice: SandboxChoice, o: { dir: stri
 /**
  * Variables a caller's `env` may not set for a sandboxed session, whatever CLAUDE_SESSIONS_ALLOW_ENV says: they reach
  * the launcher, which runs outside the sandbox (Node's options, the dynamic linker's, the PATH its shell searches, the
- * HOME the runtime's default write paths hang off).
+ * HOME the runtime's default write paths hang off, the server's own variables: the member socket it would relay to).
  */
-const OUTSIDE = /^(PATH|HOME|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|LD_.*|DYLD_.*)$/;
+const OUTSIDE = /^(PATH|HOME|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|LD_.*|DYLD_.*|CLAUDE_SESSIONS_.*)$/;
 
 export function checkSandboxEnv(env: Record<string, string>): void {
   const bad = Object.keys(env).filter((k) => OUTSIDE.test(k));

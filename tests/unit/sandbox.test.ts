@@ -107,7 +107,7 @@ describe("the operator's switch", () => {
   });
 
   it("a caller's env may not reach the launcher outside the sandbox: NODE_OPTIONS, LD_* and the like are refused", () => {
-    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS"]) {
+    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS", "CLAUDE_SESSIONS_MEMBER_SOCKET"]) {
       expect(() => checkSandboxEnv({ [k]: "x" }), k).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => checkSandboxEnv({ API_TOKEN: "x", MY_NODE_OPTIONS: "y" })).not.toThrow();
