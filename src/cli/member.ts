@@ -5,31 +5,20 @@
  * session first, then any other that answers — with the session's id and secret (from the environment, never argv).
  * stdout is the protocol; nothing else is printed there. Loaded by bin.ts without the rest of the server.
  */
-import { readdirSync, statSync } from "node:fs";
 import { connect } from "node:net";
-import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { socketCandidates } from "../sandbox/member-relay.js";
 import { BoundedStdioServerTransport } from "../server/stdio.js";
 import { LEAD_TOOLS, MEMBER_ENV, MEMBER_SERVER_NAME, MEMBER_TOOL_DEFS, MEMBER_TOOLS, type MemberResponse, type MemberToolName } from "../api/members.js";
 
-/** The sockets to try: the launching server's first, then the others of its folder, newest first. */
-export function socketCandidates(first: string | undefined): string[] {
-  if (!first) return [];
-  const dir = dirname(first);
-  const others = (() => {
-    try {
-      return readdirSync(dir)
-        .filter((f) => /^\d+\.sock$/.test(f))
-        .map((f) => join(dir, f))
-        .filter((p) => p !== first)
-        .map((p) => ({ p, t: statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
-        .sort((a, b) => b.t - a.t)
-        .map((x) => x.p);
-    } catch {
-      return [];
-    }
-  })();
-  return [first, ...others];
+/** The sockets to try (re-exported: tests and the launcher's relay share the rule). */
+export { socketCandidates };
+
+/** `tcp:PORT`: a sandboxed session's relay on its own loopback (sandbox/member-relay.ts), the only way out it has. */
+function tcpPort(target: string): number | undefined {
+  const m = /^tcp:(\d{1,5})$/.exec(target);
+  return m ? Number(m[1]) : undefined;
 }
 
 const unreachable = (why: string): MemberResponse => ({
@@ -40,7 +29,8 @@ const unreachable = (why: string): MemberResponse => ({
 /** One call over one connection: the request line out, the answer line back. */
 function callOn(path: string, line: string, signal: AbortSignal | undefined): Promise<MemberResponse | "refused"> {
   return new Promise((resolve) => {
-    const sock = connect(path);
+    const port = tcpPort(path);
+    const sock = port === undefined ? connect(path) : connect({ host: "127.0.0.1", port });
     let buf = "";
     let connected = false;
     const done = (r: MemberResponse | "refused") => {
@@ -73,7 +63,17 @@ function callOn(path: string, line: string, signal: AbortSignal | undefined): Pr
 export async function memberCall(env: NodeJS.ProcessEnv, tool: MemberToolName, args: Record<string, unknown>, signal?: AbortSignal): Promise<MemberResponse> {
   // A missing secret is sent as a wrong one: the server refuses it and its audit log has the attempt.
   const line = JSON.stringify({ session_id: env[MEMBER_ENV.session] ?? "-", secret: env[MEMBER_ENV.secret] || "-", tool, arguments: args }) + "\n";
-  for (const path of socketCandidates(env[MEMBER_ENV.socket])) {
+  const target = env[MEMBER_ENV.socket];
+  if (target && tcpPort(target) !== undefined) {
+    // The relay starts with the sandbox, before Claude Code: a refusal is a relay not yet listening, tried again briefly.
+    for (let i = 0; i < 20; i++) {
+      const r = await callOn(target, line, signal);
+      if (r !== "refused") return r;
+      await sleep(100);
+    }
+    return unreachable("the sandbox's member relay refused the connection");
+  }
+  for (const path of socketCandidates(target)) {
     const r = await callOn(path, line, signal);
     if (r !== "refused") return r;
   }

@@ -13,11 +13,15 @@
  * and exits 125: it never runs Claude Code unsandboxed.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { enableCompileCache } from "node:module";
+import { dirname, join } from "node:path";
 import { getCACertificates, setDefaultCACertificates } from "node:tls";
-import { SandboxManager, type SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
+import { fileURLToPath } from "node:url";
+import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
 import { requestGuard, type MaskedSecret } from "./guard.js";
 import { planMasks, type MaskPlan } from "./mask.js";
+import { applySeccompPath, MEMBER_PORT, memberRelay, RELAY_SCRIPT, RELAY_SOCKET } from "./member-relay.js";
 import { approveKeys, prepareConfig, sandboxEnv } from "./prepare.js";
 import { violationReporter, type ViolationLine } from "./report.js";
 import { decodeSpec, runtimeConfig, type SandboxSpec } from "./spec.js";
@@ -35,11 +39,30 @@ function shq(a: string): string {
   return `'${a.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * The runtime, loaded while the spec is read and the config folder made: its import is most of the launcher's own
+ * start (180–280 ms under load). V8's compile cache for it lives in the state directory (`<state>/cache/compile`,
+ * 0700: the server's user's alone, hidden from every sandbox), so later launches skip parsing and compiling it.
+ */
+function loadRuntime(specPath: string): Promise<typeof import("@anthropic-ai/sandbox-runtime")> {
+  try {
+    const dir = join(dirname(dirname(specPath)), "cache", "compile");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    enableCompileCache(dir);
+  } catch {
+    // No cache: the import compiles from source, as without it.
+  }
+  return import("@anthropic-ai/sandbox-runtime");
+}
+
 async function main(): Promise<void> {
   // launcher.js SPEC [-- ARGV…]: ARGV (the SDK's command and args, headless) in place of the spec's.
   const [specPath, sep, ...rest] = process.argv.slice(2);
   if (!specPath) fail("no spec file given");
   if (sep !== undefined && sep !== "--") fail("usage: launcher.js SPEC [-- ARGV…]");
+  const runtime = loadRuntime(specPath);
+  // A failed load is reported where it is awaited (below), not as an unhandled rejection first.
+  runtime.catch(() => undefined);
   let spec: SandboxSpec;
   try {
     spec = decodeSpec(readFileSync(specPath, "utf8"));
@@ -77,9 +100,35 @@ async function main(): Promise<void> {
     if (v !== undefined) held[l.name] = v;
     delete process.env[l.name];
   }
+  const config = masked(runtimeConfig(spec), spec, masks, secrets, report);
+  // A team session: its member server reaches the server through the launcher's one relay socket (member-relay.ts).
+  const serverSocket = env.CLAUDE_SESSIONS_MEMBER_SOCKET;
+  if (serverSocket) {
+    // Only a server socket of this session's state directory: never another socket a variable might name.
+    const sockets = join(dirname(spec.sessionDir), "sockets");
+    if (dirname(serverSocket) !== sockets || !/^\d+\.sock$/.test(serverSocket.slice(sockets.length + 1))) fail(`the member socket ${JSON.stringify(serverSocket)} is not a server socket of ${sockets}`);
+    const relay = join(spec.sessionDir, RELAY_SOCKET);
+    // socat's address syntax: a path with these characters would be read as more than a path.
+    if (/[:,!"'\\\s]/.test(relay)) fail(`the session's folder ${JSON.stringify(spec.sessionDir)} cannot hold the member relay (a ':', ',', quote or space in its path)`);
+    try {
+      await memberRelay(relay, serverSocket);
+    } catch (e) {
+      fail(`the member relay could not listen on ${relay} (${(e as Error).message})`);
+    }
+    Object.assign(process.env, {
+      CLAUDE_SESSIONS_MEMBER_SOCKET: `tcp:${MEMBER_PORT}`,
+      CLAUDE_SESSIONS_RELAY_PORT: String(MEMBER_PORT),
+      CLAUDE_SESSIONS_RELAY_SOCKET: relay,
+      CLAUDE_SESSIONS_RELAY_SOCAT: spec.tools.socat,
+      CLAUDE_SESSIONS_SECCOMP: applySeccompPath(fileURLToPath(import.meta.resolve("@anthropic-ai/sandbox-runtime"))),
+    });
+    teamConfig(config, relay);
+  }
   let wrapped: string;
+  let SandboxManager: Awaited<typeof runtime>["SandboxManager"];
   try {
-    await SandboxManager.initialize(masked(runtimeConfig(spec), spec, masks, secrets, report));
+    ({ SandboxManager } = await runtime);
+    await SandboxManager.initialize(config);
     // Inside, the proxies are the only way out: loopback and private ranges go through them too (the API may be a
     // local gateway, allowed as its IP literal and port), never "direct" into the sandbox's empty network.
     const cmd = ["env", "NO_PROXY=", "no_proxy=", ...argv].map(shq).join(" ");
@@ -96,7 +145,7 @@ async function main(): Promise<void> {
       const real = held[l.name];
       if (real) secrets.push({ name: l.name, sentinel: registry.register(l.name, real, r.injectHosts), hosts: l.hosts });
     }
-    watchViolations(report);
+    watchViolations(SandboxManager, report);
   } catch (e) {
     fail(`the sandbox could not be made (${(e as Error).message})`);
   }
@@ -114,6 +163,12 @@ async function main(): Promise<void> {
     }
     process.exit(code ?? (signal ? 128 + (SIGNALS[signal] ?? 15) : 1));
   });
+}
+
+/** The runtime runs the relay script in place of apply-seccomp; the relay socket is the one path of the session's folder it adds. */
+function teamConfig(config: SandboxRuntimeConfig, relay: string): void {
+  config.seccomp = { applyPath: RELAY_SCRIPT };
+  config.filesystem.allowRead = [...(config.filesystem.allowRead ?? []), relay];
 }
 
 /**
@@ -151,8 +206,8 @@ function masked(base: SandboxRuntimeConfig, spec: SandboxSpec, m: MaskPlan | und
 }
 
 /** Every refusal the runtime records (a host not on the allowlist, a refused tunnel) becomes a cs:sandbox_violation. */
-function watchViolations(report: (v: ViolationLine) => Promise<void>): void {
-  const store = SandboxManager.getSandboxViolationStore();
+function watchViolations(manager: { getSandboxViolationStore(): ReturnType<Awaited<typeof import("@anthropic-ai/sandbox-runtime")>["SandboxManager"]["getSandboxViolationStore"]> }, report: (v: ViolationLine) => Promise<void>): void {
+  const store = manager.getSandboxViolationStore();
   let seen = store.getTotalCount();
   store.subscribe((all) => {
     const total = store.getTotalCount();

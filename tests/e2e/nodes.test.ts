@@ -4,7 +4,7 @@
  * on the host's gateway address). The API key and the offline block reach the node through its ~/.ssh/environment,
  * never an argv. Driven through a coordinator by id alone.
  */
-import { chmodSync, copyFileSync, linkSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, linkSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,5 +77,36 @@ describe.runIf(run)("real claude on a far node", () => {
     expect(h.exec.join(" ")).not.toContain(API_KEY);
     const k = await m.callOk("kill_session", { session_id: s.session_id });
     expect(k.status).toBe("killed");
+  });
+
+  it("sandbox: true on the node: its Claude Code runs under the node's bubblewrap, sandboxed in the coordinator's list, and ~/.ssh reads as empty there", async () => {
+    const s = await m.callOk("start_session", { cwd: h.work, node: "far", sandbox: true, allowed_tools: ["Bash"] }, { timeout: 90_000 });
+    expect(s).toMatchObject({ node: "far", sandboxed: true });
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === s.session_id);
+    expect(row).toMatchObject({ node: "far", sandboxed: true });
+    // A bubblewrap process of the node's user holds the session's Claude Code (the node's own launcher built it).
+    // (The host shares this machine's process table: its user's processes are read from /proc.)
+    const uid = statSync(h.home).uid;
+    const bwraps = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "bwrap" && statSync(`/proc/${p}`).uid === uid;
+        } catch {
+          return false;
+        }
+      });
+    expect(bwraps.length).toBeGreaterThan(0);
+    // The node user's ~/.ssh holds its authorized_keys (the test host's sshd logs it in with them): unreadable inside.
+    const before = mock.requests.length;
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: `MOCK_BASH:cat ${h.home}/.ssh/authorized_keys 2>/dev/null || echo SSH-UNREADABLE; ls -A ${h.home}/.ssh | wc -l | sed 's/^/SSH-ENTRIES=/'`, timeout_ms: 60_000 }, { timeout: 90_000 });
+    expect(r.node).toBe("far");
+    const out = mock.requests.slice(before).find((q) => q.toolResult)?.toolResult?.text ?? "";
+    expect(out).toContain("SSH-UNREADABLE");
+    expect(out).toContain("SSH-ENTRIES=0");
+    expect(out).not.toMatch(/ssh-(ed25519|rsa) /);
+    // The same file is there outside the sandbox.
+    expect(readdirSync(join(h.home, ".ssh")).length).toBeGreaterThan(0);
+    await m.callOk("kill_session", { session_id: s.session_id });
   });
 });

@@ -3,7 +3,7 @@
  * what a start says and list_sessions shows, a resume that keeps it, and every way a sandbox cannot be made —
  * refused with SANDBOX_UNAVAILABLE or INVALID_ARGUMENT, nothing started, never an unsandboxed session in its place.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -202,10 +202,33 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     }
   });
 
-  it("team sessions cannot run in one yet: SANDBOX_UNAVAILABLE, not an unsandboxed session", async () => {
-    const t = await m.call("start_session", { cwd: w.dir("h"), sandbox: true, team_name: "crew" });
-    expect(t.error?.code, t.text).toBe("SANDBOX_UNAVAILABLE");
-    expect(t.error?.message).toContain("team");
+  it("the launcher relays only to a server socket of its state directory: another socket named in its environment is refused (exit 125)", () => {
+    const dir = join(w.stateDir, "relay-probe");
+    const cwd = w.dir("relay-probe");
+    mkdirSync(dir, { recursive: true });
+    const spec = { v: 1, argv: ["/bin/true"], cwd, sessionDir: dir, realConfigDir: join(w.root, "cfg"), realConfigFile: join(w.root, ".claude.json"), copyCredentials: false, allowHosts: ["127.0.0.1:9"], allowWrite: [], denyRead: [], allowRead: [], tools: sandboxDeps().tools };
+    const run = (socket: string) => {
+      writeFileSync(join(dir, "sandbox.json"), JSON.stringify(spec), { mode: 0o600 });
+      return spawnSync(process.execPath, [join(CLI, "..", "sandbox", "launcher.js"), join(dir, "sandbox.json")], { env: { PATH: process.env.PATH, HOME: w.home, CLAUDE_SESSIONS_MEMBER_SOCKET: socket }, encoding: "utf8", timeout: 60_000 });
+    };
+    for (const socket of [join(w.root, "docker.sock"), join(w.stateDir, "sockets", "..", "x.sock"), join(w.stateDir, "sockets", "a.sock")]) {
+      const r = run(socket);
+      expect(r.status, r.stderr).toBe(125);
+      expect(r.stderr).toContain("is not a server socket");
+    }
+    const ok = run(join(w.stateDir, "sockets", "123.sock"));
+    expect(ok.status, ok.stderr).toBe(0);
+  });
+
+  it("a team session runs sandboxed: its launcher listens on the one member relay socket of its folder", async () => {
+    const t = await m.callOk("start_session", { cwd: w.dir("h"), sandbox: true, team_name: "crew" });
+    expect(t.sandboxed).toBe(true);
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === t.session_id);
+    expect(row?.sandboxed).toBe(true);
+    const relay = join(w.stateDir, t.session_id as string, "member-relay.sock");
+    expect(statSync(relay).isSocket()).toBe(true);
+    expect(statSync(relay).mode & 0o777).toBe(0o600);
+    await m.callOk("kill_session", { session_id: t.session_id });
   });
 });
 

@@ -35,7 +35,7 @@ describe("a team session's member launch", () => {
     expect(s.command).toBe(process.execPath);
     expect(s.args.at(-1)).toBe("member");
     expect(s.args.at(-2)).toMatch(/dist\/bin\.js$/);
-    expect(s.env).toMatchObject({ CLAUDE_SESSIONS_MEMBER_SECRET: "${CLAUDE_SESSIONS_MEMBER_SECRET}", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_TEAM_LEAD: "1" });
+    expect(s.env).toMatchObject({ CLAUDE_SESSIONS_MEMBER_SECRET: "${CLAUDE_SESSIONS_MEMBER_SECRET}", CLAUDE_SESSIONS_MEMBER_SOCKET: "${CLAUDE_SESSIONS_MEMBER_SOCKET}", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_TEAM_LEAD: "1" });
     expect(await verifyMemberSecret(root, "s1", secret)).toBe(true);
     expect(await verifyMemberSecret(root, "s1", secret.slice(1) + "x")).toBe(false);
     expect(await verifyMemberSecret(root, "nobody", secret)).toBe(false);

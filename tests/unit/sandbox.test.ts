@@ -102,13 +102,12 @@ describe("the operator's switch", () => {
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "ok.com,http://bad" }), true)).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
     expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "*.example.org" }), { allow_hosts: ["evil.com"] })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => sandboxFor(cfg({}), true, "a headless session")).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
-    expect(sandboxBlocker({ kind: "remote", caps: { sandbox: false } }, undefined)).toBe("a remote session");
-    expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, "crew")).toBe("a team session");
-    expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } }, undefined)).toBeUndefined();
+    expect(sandboxBlocker({ kind: "remote", caps: { sandbox: false } })).toBe("a remote session");
+    expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } })).toBeUndefined();
   });
 
   it("a caller's env may not reach the launcher outside the sandbox: NODE_OPTIONS, LD_* and the like are refused", () => {
-    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS"]) {
+    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS", "CLAUDE_SESSIONS_MEMBER_SOCKET"]) {
       expect(() => checkSandboxEnv({ [k]: "x" }), k).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => checkSandboxEnv({ API_TOKEN: "x", MY_NODE_OPTIONS: "y" })).not.toThrow();

@@ -35,9 +35,10 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
   const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork), ...(req.mode.at ? { resume_at: req.mode.at } : {}) };
-  // Sandboxed: the spec (no argv: the SDK's command follows `--` on the launcher's command line) is written before the spawn.
+  // Sandboxed: the spec (no argv: the SDK's command follows `--` on the launcher's command line) is written before the
+  // spawn; the CLI reads its settings and a team session's member configuration from the session's (denied) folder.
   const sb = req.sandbox;
-  const files = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: [], allowRead: [...sb.spec.allowRead, req.settingsPath] }) }] : undefined;
+  const files = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: [], allowRead: [...sb.spec.allowRead, req.settingsPath, ...(req.member ? [req.member.configPath] : [])] }) }] : undefined;
   return {
     command: [req.claude],
     underDoppler: false,

@@ -175,6 +175,8 @@ async function run(svc: SessionService, me: Me, tool: m.MemberToolName, args: Re
         ...(o.allowed_tools?.length ? { allowed_tools: o.allowed_tools } : {}),
         ...(o.disallowed_tools?.length ? { disallowed_tools: o.disallowed_tools } : {}),
         ...(budget !== undefined ? { max_budget_usd: budget } : {}),
+        // A sandboxed lead's teammates run in the same sandbox (its hosts), whatever the operator's default.
+        ...(me.rec.sandbox ? { sandbox: me.rec.sandbox.allow_hosts ? { allow_hosts: me.rec.sandbox.allow_hosts } : true } : {}),
       });
       const out = await svc.start(input, ctx, budget !== undefined ? { budgetPool: me.id } : {});
       touched(out.session_id);

@@ -40,7 +40,7 @@ export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
   checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
   checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
   const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner, input.team_name));
+  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner));
   checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
   const env = checkEnv(d.cfg, input.env);
   if (sandbox) checkSandboxEnv(env);
@@ -124,7 +124,7 @@ export async function admitResume(d: Deps, rec: SessionRecord, input: ResumeInpu
   checkVersionOptions(runner, allRunners(d), version, input);
   // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
   // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner, rec.team_name));
+  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner));
   checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
   if (sandbox) checkSandboxEnv(env);
   return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };

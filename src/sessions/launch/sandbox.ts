@@ -45,12 +45,11 @@ export function sandboxKey(cfg: Config, ask: SandboxAsk): boolean | { allow_host
 }
 
 /**
- * What keeps a start from running sandboxed (undefined: nothing): a runner without the launcher (headless), or a
- * team session, whose member server must reach the server's Unix socket, which the sandbox's seccomp filter forbids.
+ * What keeps a start from running sandboxed (undefined: nothing): a runner without the launcher. A team session runs
+ * sandboxed: its member server reaches the server through its launcher's relay (sandbox/member-relay.ts).
  */
-export function sandboxBlocker(runner: { kind: string; caps: { sandbox: boolean } }, team: string | undefined): string | undefined {
+export function sandboxBlocker(runner: { kind: string; caps: { sandbox: boolean } }): string | undefined {
   if (!runner.caps.sandbox) return `a ${runner.kind} session`;
-  if (team) return "a team session";
   return undefined;
 }
 
@@ -63,7 +62,7 @@ export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): 
     }
     return undefined;
   }
-  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "A session outside a team can; or pass sandbox: false where the operator allows it." });
+  if (unsupported) throw new SessionError("SANDBOX_UNAVAILABLE", `${unsupported} cannot run in the sandbox yet.`, { suggestion: "Pick a backend that can (tmux, pty), or pass sandbox: false where the operator allows it." });
   const operator = operatorHosts(cfg);
   const choice: SandboxChoice = {};
   if (typeof ask === "object" && ask.allow_hosts) {
@@ -171,9 +170,9 @@ export function sandboxLaunch(cfg: Config, choice: SandboxChoice, o: { dir: stri
 /**
  * Variables a caller's `env` may not set for a sandboxed session, whatever CLAUDE_SESSIONS_ALLOW_ENV says: they reach
  * the launcher, which runs outside the sandbox (Node's options, the dynamic linker's, the PATH its shell searches, the
- * HOME the runtime's default write paths hang off).
+ * HOME the runtime's default write paths hang off, the server's own variables: the member socket it would relay to).
  */
-const OUTSIDE = /^(PATH|HOME|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|LD_.*|DYLD_.*)$/;
+const OUTSIDE = /^(PATH|HOME|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|LD_.*|DYLD_.*|CLAUDE_SESSIONS_.*)$/;
 
 export function checkSandboxEnv(env: Record<string, string>): void {
   const bad = Object.keys(env).filter((k) => OUTSIDE.test(k));

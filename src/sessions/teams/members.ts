@@ -2,7 +2,8 @@
  * What a team session's launch gets for its member server (issue 25): a fresh secret per process, in the session's
  * environment only (the tmux hand-off file, node-pty's env, the SDK's env — never argv); the MCP configuration
  * `<state>/<id>/member-mcp.json` that runs `claude-sessions member` and refers to the secret as
- * `${CLAUDE_SESSIONS_MEMBER_SECRET}` (Claude Code expands it from its own environment); and the secret's SHA-256 in
+ * `${CLAUDE_SESSIONS_MEMBER_SECRET}` (Claude Code expands it from its own environment), its socket likewise (a
+ * sandboxed session's launcher changes it to its relay, sandbox/member-relay.ts); and the secret's SHA-256 in
  * `<state>/<id>/member.sha256` (0600), which any server of the state directory checks a member's calls against, so
  * a restarted server still knows it. The member server is ours: its path is resolved here, never a caller's, so
  * CLAUDE_SESSIONS_ALLOW_MCP_SERVERS (the gate on callers' servers) does not apply.
@@ -45,7 +46,7 @@ export function memberLaunch(stateDir: string, dir: string, id: string, lead: bo
         // A small young generation, as the server's own (bin.ts): 70 MB resident instead of 78 MB (measured).
         args: ["--max-semi-space-size=1", packageEntry(), "member"],
         // Expanded by Claude Code from its environment: the file holds the variable's name, never the secret.
-        env: { [MEMBER_ENV.secret]: `\${${MEMBER_ENV.secret}}`, [MEMBER_ENV.session]: id, [MEMBER_ENV.socket]: socketPath(stateDir), ...(lead ? { [MEMBER_ENV.lead]: "1" } : {}) },
+        env: { [MEMBER_ENV.secret]: `\${${MEMBER_ENV.secret}}`, [MEMBER_ENV.session]: id, [MEMBER_ENV.socket]: `\${${MEMBER_ENV.socket}}`, ...(lead ? { [MEMBER_ENV.lead]: "1" } : {}) },
       },
     },
   };
