@@ -61,6 +61,11 @@ export interface Config {
   /** CLAUDE_SESSIONS_SANDBOX_CA_FILE: PEM roots a sandbox's proxy also trusts upstream (and its trust bundle holds). */
   sandboxCaFile?: string | undefined;
   /**
+   * CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API: a sandboxed session's API key may be put back on a plain-HTTP
+   * ANTHROPIC_BASE_URL that is not loopback (a gateway on a private network; the key then crosses it in cleartext).
+   */
+  sandboxPlaintextApi: boolean;
+  /**
    * CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: the mode of sessions started without permission_mode (default
    * "default"), always passed to the CLI explicitly. bypassPermissions still needs CLAUDE_SESSIONS_ALLOW_BYPASS.
    */
@@ -184,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: sandbox as SandboxMode,
     sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
     ...(env.CLAUDE_SESSIONS_SECRET_HOSTS ? { secretHostsFile: resolve(env.CLAUDE_SESSIONS_SECRET_HOSTS) } : {}),
+    sandboxPlaintextApi: bool(env.CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API),
     ...(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE ? { sandboxCaFile: resolve(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE) } : {}),
     defaultPermissionMode: mode,
     allowAutoupdate: bool(env.CLAUDE_SESSIONS_ALLOW_AUTOUPDATE),

@@ -5,7 +5,6 @@
  * goes out as it is (the proxy substitutes only at that secret's hosts) and is counted; one sent to its own host on
  * another port than the one listed is refused (the runtime matches hosts without ports) and counted.
  */
-import { isIP } from "node:net";
 import type { FilterRequestCallback, RequestDecision } from "@anthropic-ai/sandbox-runtime";
 import { hostMatches } from "./secrets.js";
 
@@ -38,11 +37,6 @@ export interface SecretViolation {
   why: string;
 }
 
-function loopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "");
-  if (isIP(h) === 4) return h.startsWith("127.");
-  return h === "::1";
-}
 
 /** Host-only match (how the runtime decides where it substitutes). */
 function hostOnly(pattern: string, host: string): boolean {
@@ -72,12 +66,13 @@ export function requestGuard(o: GuardOptions, report: (v: SecretViolation) => vo
       } else report({ name: s.name, target, action: "sent", why: "not a host listed for it" });
     }
     const atApi = host.toLowerCase() === o.api.host.toLowerCase() && port === o.api.port;
-    const secure = info?.scheme === "https" || (o.api.plaintext && loopback(host));
+    // plaintext: the server allowed this API in cleartext (loopback, or the operator's CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API).
+    const secure = info?.scheme === "https" || o.api.plaintext;
     const set: Array<[string, string]> = [];
     for (const k of o.keys) {
       if (!has(k.sentinel)) continue;
       if (!atApi || !secure) {
-        report({ name: k.name, target, action: "sent", why: atApi ? "plain HTTP to a host that is not loopback" : "not the API's host" });
+        report({ name: k.name, target, action: "sent", why: atApi ? "plain HTTP to an API the operator did not allow in cleartext" : "not the API's host" });
         continue;
       }
       for (const [name, value] of texts) if (name && value.includes(k.sentinel)) set.push([name, value.split(k.sentinel).join(k.real)]);

@@ -47,7 +47,8 @@ describe.runIf(run)("real claude on a far node", () => {
 
   beforeAll(async () => {
     cli = reachableCli();
-    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" } });
+    // The node reaches the mock API over plain HTTP on the test link: its operator accepts that for sandboxed sessions.
+    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000", CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API: "1" } });
     h = hosts.hosts[0]!;
     mock = await startMockApi({ host: h.gateway });
     const prepared = await prepareClaudeHome({ home: h.home, apiKey: API_KEY, trustedDirs: [h.work], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });

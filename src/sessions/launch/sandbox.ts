@@ -86,11 +86,14 @@ export function sandboxFor(cfg: Config, ask: SandboxAsk, unsupported?: string): 
   return choice;
 }
 
-/** The API's base URL is plain HTTP to a loopback address (a local gateway or mock): the key is put back there without TLS. */
-function plaintextApi(baseUrl: string | undefined, api: HostPattern): boolean {
+/**
+ * The API's base URL is plain HTTP to a loopback address (a local gateway or mock), or to any host when the operator
+ * says so (CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API): the key is put back there without TLS.
+ */
+function plaintextApi(cfg: Pick<Config, "sandboxPlaintextApi">, baseUrl: string | undefined, api: HostPattern): boolean {
   if (!baseUrl?.startsWith("http:")) return false;
   const h = api.host.replace(/^\[|\]$/g, "");
-  return /^127\./.test(h) || h === "::1";
+  return /^127\./.test(h) || h === "::1" || cfg.sandboxPlaintextApi;
 }
 
 /**
@@ -126,8 +129,8 @@ export function secretSetup(cfg: Config, operator: HostPattern[] = operatorHosts
     if (!text.includes("-----BEGIN CERTIFICATE-----")) throw unavailable(`CLAUDE_SESSIONS_SANDBOX_CA_FILE (${cfg.sandboxCaFile}) holds no PEM certificate.`, "The operator points it at a PEM file of CA certificates.");
   }
   const base = process.env.ANTHROPIC_BASE_URL;
-  if (base?.startsWith("http:") && !plaintextApi(base, apiHost(base)) && (process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN || process.env.CLAUDE_CODE_OAUTH_TOKEN)) {
-    throw unavailable("ANTHROPIC_BASE_URL is plain HTTP to a host that is not loopback: a sandboxed session's API key would cross the network in cleartext.", "Use https, or a gateway on 127.0.0.1.");
+  if (base?.startsWith("http:") && !plaintextApi(cfg, base, apiHost(base)) && (process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN || process.env.CLAUDE_CODE_OAUTH_TOKEN)) {
+    throw unavailable("ANTHROPIC_BASE_URL is plain HTTP to a host that is not loopback: a sandboxed session's API key would cross the network in cleartext.", "Use https, or a gateway on 127.0.0.1; or the operator sets CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API=1 to accept it.");
   }
   return { rules, ...(cfg.sandboxCaFile ? { caFile: cfg.sandboxCaFile } : {}) };
 }
@@ -138,7 +141,7 @@ export function sandboxLaunch(cfg: Config, choice: SandboxChoice, o: { dir: stri
   const apiP = apiHost(process.env.ANTHROPIC_BASE_URL);
   const api = formatHost(apiP);
   const setup = secretSetup(cfg);
-  const secrets: SecretsSpec = { envNames: [...(o.envNames ?? [])], rules: setup.rules, api: { host: apiP.host, port: apiP.port ?? 443, plaintext: plaintextApi(process.env.ANTHROPIC_BASE_URL, apiP) }, ...(setup.caFile ? { caFile: setup.caFile } : {}) };
+  const secrets: SecretsSpec = { envNames: [...(o.envNames ?? [])], rules: setup.rules, api: { host: apiP.host, port: apiP.port ?? 443, plaintext: plaintextApi(cfg, process.env.ANTHROPIC_BASE_URL, apiP) }, ...(setup.caFile ? { caFile: setup.caFile } : {}) };
   const t = toolPaths();
   const home = process.env.HOME || homedir();
   const realConfigDir = cfg.claudeConfigDir;
