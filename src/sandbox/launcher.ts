@@ -44,7 +44,9 @@ function shq(a: string): string {
  * start (180–280 ms under load). V8's compile cache for it lives in the state directory (`<state>/cache/compile`,
  * 0700: the server's user's alone, hidden from every sandbox), so later launches skip parsing and compiling it.
  */
-function loadRuntime(specPath: string): Promise<typeof import("@anthropic-ai/sandbox-runtime")> {
+type Runtime = typeof import("@anthropic-ai/sandbox-runtime");
+
+function loadRuntime(specPath: string): Promise<Runtime> {
   try {
     const dir = join(dirname(dirname(specPath)), "cache", "compile");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -206,7 +208,7 @@ function masked(base: SandboxRuntimeConfig, spec: SandboxSpec, m: MaskPlan | und
 }
 
 /** Every refusal the runtime records (a host not on the allowlist, a refused tunnel) becomes a cs:sandbox_violation. */
-function watchViolations(manager: { getSandboxViolationStore(): ReturnType<Awaited<typeof import("@anthropic-ai/sandbox-runtime")>["SandboxManager"]["getSandboxViolationStore"]> }, report: (v: ViolationLine) => Promise<void>): void {
+function watchViolations(manager: Runtime["SandboxManager"], report: (v: ViolationLine) => Promise<void>): void {
   const store = manager.getSandboxViolationStore();
   let seen = store.getTotalCount();
   store.subscribe((all) => {

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractBackends, type Mcp } from "../helpers/harness.js";
-import { API_KEY, e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+import { API_KEY, e2eWorld, realClaudeOrSkip, toolResultOf, type E2e } from "../helpers/real-claude.js";
 import { sandboxDeps } from "../../src/sandbox/deps.js";
 
 const run = realClaudeOrSkip() && sandboxDeps().ok;
@@ -111,14 +111,7 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
     if (certDir) rmSync(certDir, { recursive: true, force: true });
   });
 
-  async function tool(message: string): Promise<string> {
-    const before = e.mock.requests.length;
-    const r = await m.call("send_message", { session_id: id, message });
-    expect(r.ok, r.text).toBe(true);
-    const result = e.mock.requests.slice(before).find((q) => q.toolResult)?.toolResult;
-    expect(result, `no tool result after ${message}`).toBeDefined();
-    return result!.text;
-  }
+  const tool = (message: string): Promise<string> => toolResultOf(e, m, id, message);
 
   async function violations(): Promise<number> {
     const l = await m.call("list_sessions", {});

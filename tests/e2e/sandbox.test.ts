@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractBackends, type Mcp } from "../helpers/harness.js";
-import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
+import { e2eWorld, realClaudeOrSkip, toolResultOf, type E2e } from "../helpers/real-claude.js";
 import { sandboxDeps } from "../../src/sandbox/deps.js";
 
 const run = realClaudeOrSkip() && sandboxDeps().ok;
@@ -49,14 +49,7 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
   });
 
   /** Runs one hostile tool call and returns the tool result the model was given. */
-  async function tool(message: string): Promise<string> {
-    const before = e.mock.requests.length;
-    const r = await m.call("send_message", { session_id: id, message });
-    expect(r.ok, r.text).toBe(true);
-    const result = e.mock.requests.slice(before).find((q) => q.toolResult)?.toolResult;
-    expect(result, `no tool result after ${message}`).toBeDefined();
-    return result!.text;
-  }
+  const tool = (message: string): Promise<string> => toolResultOf(e, m, id, message);
 
   it("answers normally and says it is sandboxed", async () => {
     const r = await m.call("send_message", { session_id: id, message: "hello from the box" });

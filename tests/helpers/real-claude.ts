@@ -9,6 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { prepareClaudeHome } from "../fixtures/claude-home.js";
 import { startMockApi, type MockApi, type RecordedRequest } from "../fixtures/mock-anthropic.js";
 import { connect, makeWorld, ROOT, tmuxOrSkip, type Mcp, type World } from "./harness.js";
@@ -130,4 +131,14 @@ export async function e2eWorld(opts: { dirs: string[]; untrusted?: string[]; ser
       await mock.close();
     },
   };
+}
+
+/** Sends one prompt that makes the model call a tool (MOCK_BASH:/MOCK_WRITE:) and returns the tool result it was given. */
+export async function toolResultOf(e: E2e, m: Mcp, sessionId: string, message: string): Promise<string> {
+  const before = e.mock.requests.length;
+  const r = await m.call("send_message", { session_id: sessionId, message });
+  expect(r.ok, r.text).toBe(true);
+  const result = e.mock.requests.slice(before).find((q) => q.toolResult)?.toolResult;
+  expect(result, `no tool result after ${message}`).toBeDefined();
+  return result!.text;
 }
