@@ -84,7 +84,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const cfg = loadConfig(env);
   forgetMemberEnv(env);
   // A bad operator price file stops the server here, naming the entry: a budget must never rest on a price ignored.
-  operatorPrices(env);
+  operatorPrices(cfg.pricesFile);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
     throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
@@ -142,7 +142,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
-  const nodes = new Coordinator(await loadNodes(env, cfg.stateDir), log, version);
+  const nodes = new Coordinator(await loadNodes(cfg.nodesFile, cfg.stateDir), log, version);
   return {
     cfg,
     log,

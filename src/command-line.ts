@@ -11,7 +11,7 @@ import { BoundedStdioServerTransport } from "./server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
 import { prefetchVersion } from "./sessions/launch/cli-policy.js";
-import { loadConfig } from "./config.js";
+import { loadConfig, takeOperatorToken } from "./config.js";
 import { parseSince, readAudit } from "./store/audit.js";
 import { healthChecks } from "./server/health.js";
 import { actorPart, callTool } from "./server/call.js";
@@ -92,15 +92,13 @@ async function serveHttp(args: string[]): Promise<void> {
   const unknown = args.filter((a, k) => a !== "--http" && a !== "--allow-remote" && !(k === i + 1 && spec !== undefined));
   if (unknown.length) throw new Error(`serve: unknown argument ${JSON.stringify(unknown[0])}\n\n${HELP}`);
   // Loaded only here: the HTTP transport and the web view are memory a stdio server never needs.
-  const { httpLimits, parseListen, startHttp } = await import("./server/http/index.js");
+  const { parseListen, startHttp } = await import("./server/http/index.js");
   const { loadToken } = await import("./server/http/token.js");
-  const { parseWebRoots } = await import("./server/http/work.js");
-  const webRoots = parseWebRoots(process.env);
   const listen = parseListen(spec);
-  const limits = httpLimits(process.env);
   const app = await createApp();
-  const token = await loadToken(app.cfg.stateDir, process.env);
-  delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
+  const { webRoots, httpMaxClients: maxClients, httpIdleMs: idleMs } = app.cfg;
+  const limits = { maxClients, idleMs };
+  const token = await loadToken(app.cfg.stateDir, takeOperatorToken());
   const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
     await app.close();
     throw e;
@@ -218,7 +216,7 @@ async function doctor(): Promise<number> {
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
   for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
   // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
-  const nodes = await loadNodes(process.env, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
+  const nodes = await loadNodes(cfg.nodesFile, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
   print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
   const status = !nodeOk || !nodes.ok ? "down" : h.status;
   print(`status: ${status} (state directory ${cfg.stateDir})`);

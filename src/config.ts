@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
@@ -142,14 +143,48 @@ export interface Config {
    * member tools); empty: anywhere. A client that declares MCP roots is confined further (sessions/launch/roots.ts).
    */
   roots: string[];
+  /** CLAUDE_SESSIONS_HTTP_MAX_CLIENTS: MCP sessions an HTTP server holds at once (default 256). */
+  httpMaxClients: number;
+  /** CLAUDE_SESSIONS_HTTP_IDLE_MS: an HTTP MCP session with no request and no open stream this long ends (default 30 min; 0: only evicted at the cap). */
+  httpIdleMs: number;
+  /** CLAUDE_SESSIONS_WEB_ROOTS: the directories (real paths) the web view may start sessions in; empty: none. */
+  webRoots: string[];
+  /** CLAUDE_SESSIONS_NODES: the operator's nodes file (then it must exist); unset: <state>/nodes.json if there. */
+  nodesFile?: string;
+  /** CLAUDE_SESSIONS_PRICES: the operator's price file (USD per million tokens per model). */
+  pricesFile?: string;
 }
+
+/**
+ * CLAUDE_SESSIONS_TOKEN, the HTTP server's bearer token when the operator sets one. A secret, so it is not a Config
+ * field (a Config may be shown); the HTTP server reads it once and removes it from the environment sessions inherit.
+ */
+export function takeOperatorToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const token = env.CLAUDE_SESSIONS_TOKEN || undefined;
+  delete env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
+  return token;
+}
+
+/** The operator settings read before the rest of the server loads (src/bin.ts re-executes with tuned heap flags). */
+export const EARLY_SETTINGS = ["CLAUDE_SESSIONS_DIR", "CLAUDE_SESSIONS_NO_REEXEC"] as const;
 
 function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number {
   const v = env[key];
   if (v === undefined || v === "") return dflt;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`);
+  if (!Number.isFinite(n) || n < min) {
+    throw new SessionError("INVALID_ARGUMENT", `${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`, { suggestion: `Unset it for the default (${dflt}).` });
+  }
   return Math.floor(n);
+}
+
+/** A bad list is a typed error at start (the CLI prints its code). */
+function typed<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e));
+  }
 }
 
 /** A switch that is on unless set to 0/false/no/off. */
@@ -223,7 +258,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowSensitive: bool(env.CLAUDE_SESSIONS_ALLOW_SENSITIVE),
     auditMaxBytes: num(env, "CLAUDE_SESSIONS_AUDIT_MAX_BYTES", 10 * 1024 * 1024, 1024),
     roots: parseRootList(ROOTS_ENV, env[ROOTS_ENV]),
+    httpMaxClients: num(env, "CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", 256, 1),
+    httpIdleMs: num(env, "CLAUDE_SESSIONS_HTTP_IDLE_MS", 30 * 60 * 1000, 0),
+    webRoots: typed(() => parseRootList("CLAUDE_SESSIONS_WEB_ROOTS", env.CLAUDE_SESSIONS_WEB_ROOTS)),
   };
+  if (env.CLAUDE_SESSIONS_NODES) cfg.nodesFile = resolve(env.CLAUDE_SESSIONS_NODES);
+  if (env.CLAUDE_SESSIONS_PRICES) cfg.pricesFile = env.CLAUDE_SESSIONS_PRICES;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;
   if (env.CLAUDE_PATH) cfg.claudePath = env.CLAUDE_PATH;

@@ -85,23 +85,18 @@ export function readPriceFile(path: string): Loaded {
   return { path, exact, prefixes };
 }
 
-/** The file CLAUDE_SESSIONS_PRICES names, read once (null when unset). Throws when it is set and bad. */
-export function operatorPrices(env: NodeJS.ProcessEnv = process.env): Loaded | null {
+/** Reads the file CLAUDE_SESSIONS_PRICES names (Config.pricesFile; null when unset), once. Throws when it is bad. */
+export function operatorPrices(path?: string): Loaded | null {
   if (loaded !== undefined) return loaded;
-  const path = env[PRICES_ENV];
   loaded = path ? readPriceFile(path) : null;
   return loaded;
 }
 
 /** The operator's price for a model (its table key and its id as given), if the file has one. */
 export function operatorPrice(canonical: string, model: string): ModelPrice | undefined {
-  let ops: Loaded | null;
-  try {
-    ops = operatorPrices();
-  } catch {
-    // The server checks the file at start and refuses to run with a bad one; elsewhere nothing is priced from it.
-    return undefined;
-  }
+  // Read at start by createApp (operatorPrices), which refuses to run with a bad file; a process that never read it
+  // prices nothing from it.
+  const ops = loaded ?? null;
   if (!ops) return undefined;
   const raw = model.trim().toLowerCase();
   const hit = ops.exact.get(canonical) ?? ops.exact.get(raw);

@@ -49,10 +49,9 @@ export interface NodeConfig extends NodeEntry {
   name: string;
 }
 
-/** Where nodes.json is: CLAUDE_SESSIONS_NODES, else <state>/nodes.json. `explicit`: the operator named it (it must exist). */
-export function nodesPath(env: NodeJS.ProcessEnv, stateDir: string): { path: string; explicit: boolean } {
-  const v = env.CLAUDE_SESSIONS_NODES;
-  return v ? { path: resolve(v), explicit: true } : { path: join(stateDir, "nodes.json"), explicit: false };
+/** Where nodes.json is: CLAUDE_SESSIONS_NODES (Config.nodesFile), else <state>/nodes.json. `explicit`: the operator named it (it must exist). */
+export function nodesPath(file: string | undefined, stateDir: string): { path: string; explicit: boolean } {
+  return file ? { path: resolve(file), explicit: true } : { path: join(stateDir, "nodes.json"), explicit: false };
 }
 
 /** Parses and checks the text of nodes.json; throws an Error naming the file and the problem. */
@@ -76,8 +75,8 @@ export function parseNodes(text: string, path: string): NodeConfig[] {
 }
 
 /** Reads nodes.json (none when the default file does not exist). The file must be the operator's own. */
-export async function loadNodes(env: NodeJS.ProcessEnv, stateDir: string): Promise<NodeConfig[]> {
-  const { path, explicit } = nodesPath(env, stateDir);
+export async function loadNodes(file: string | undefined, stateDir: string): Promise<NodeConfig[]> {
+  const { path, explicit } = nodesPath(file, stateDir);
   const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
     if (e.code === "ENOENT" && !explicit) return undefined;
     throw new Error(`CLAUDE_SESSIONS_NODES: ${path} cannot be read (${e.code ?? String(e)})`);

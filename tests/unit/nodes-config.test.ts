@@ -42,14 +42,14 @@ describe("nodes.json", () => {
   });
 
   it("no file at the default place is no nodes; a named file must exist; a file others can write is refused", async () => {
-    expect(await loadNodes({}, dir)).toEqual([]);
-    await expect(loadNodes({ CLAUDE_SESSIONS_NODES: join(dir, "missing.json") }, dir)).rejects.toThrow(/missing\.json cannot be read/);
+    expect(await loadNodes(undefined, dir)).toEqual([]);
+    await expect(loadNodes(join(dir, "missing.json"), dir)).rejects.toThrow(/missing\.json cannot be read/);
     const p = join(dir, "nodes.json");
     writeFileSync(p, JSON.stringify({ nodes: { a: { exec: ["true"] } } }));
     chmodSync(p, 0o620);
-    await expect(loadNodes({}, dir)).rejects.toThrow(/cannot be trusted.*chmod 600/);
+    await expect(loadNodes(undefined, dir)).rejects.toThrow(/cannot be trusted.*chmod 600/);
     chmodSync(p, 0o600);
-    expect((await loadNodes({}, dir)).map((n) => n.name)).toEqual(["a"]);
+    expect((await loadNodes(undefined, dir)).map((n) => n.name)).toEqual(["a"]);
   });
 });
 

@@ -11,7 +11,7 @@ import type { Logger } from "../../util/log.js";
 import { serverInfo } from "../info.js";
 import type { CallRouter } from "../tool.js";
 import { Guard, isLoopback, RETRY_AFTER_S } from "./guard.js";
-import { DEFAULT_IDLE_MS, DEFAULT_MAX_CLIENTS, jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
+import { jsonError, McpRoute, type McpLimits } from "./mcp-route.js";
 import { handleWeb } from "./web.js";
 
 export const DEFAULT_PORT = 8914;
@@ -42,21 +42,6 @@ export function parseListen(spec: string | undefined): { host: string; port: num
   const port = m ? Number(m[2]) : NaN;
   if (!m || port > 65535) throw new SessionError("INVALID_ARGUMENT", `--http takes [HOST:]PORT (got ${JSON.stringify(spec)}).`, { suggestion: "For example --http 8914 or --http 127.0.0.1:8914." });
   return { host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port };
-}
-
-/**
- * CLAUDE_SESSIONS_HTTP_MAX_CLIENTS (MCP sessions held at once, default 256) and CLAUDE_SESSIONS_HTTP_IDLE_MS (an MCP
- * session with no request and no open stream this long ends, default 30 min; 0: only evicted at the cap).
- */
-export function httpLimits(env: NodeJS.ProcessEnv): McpLimits {
-  const num = (key: string, dflt: number, min: number): number => {
-    const v = env[key];
-    if (v === undefined || v === "") return dflt;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new SessionError("INVALID_ARGUMENT", `${key} must be a whole number ≥ ${min} (got ${JSON.stringify(v)}).`, { suggestion: `Unset it for the default (${dflt}).` });
-    return n;
-  };
-  return { maxClients: num("CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", DEFAULT_MAX_CLIENTS, 1), idleMs: num("CLAUDE_SESSIONS_HTTP_IDLE_MS", DEFAULT_IDLE_MS, 0) };
 }
 
 export async function startHttp(svc: SessionService, log: Logger, version: string, o: HttpOptions): Promise<HttpServer> {

@@ -17,8 +17,8 @@ export interface Token {
 
 const MIN_LENGTH = 16;
 
-export async function loadToken(stateDir: string, env: NodeJS.ProcessEnv): Promise<Token> {
-  const fromEnv = env.CLAUDE_SESSIONS_TOKEN;
+/** `fromEnv`: the operator's CLAUDE_SESSIONS_TOKEN (config.ts operatorToken), else one kept in <state>/token. */
+export async function loadToken(stateDir: string, fromEnv: string | undefined): Promise<Token> {
   if (fromEnv !== undefined && fromEnv !== "") {
     if (fromEnv.length < MIN_LENGTH || /[^\x21-\x7e]/.test(fromEnv)) {
       throw new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_TOKEN must be at least ${MIN_LENGTH} printable characters without spaces.`, {

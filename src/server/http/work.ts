@@ -20,18 +20,8 @@ import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
 import { startSession } from "../tools/start-session.js";
 import { isWithin } from "../../util/paths.js";
-import { parseRootList } from "../../util/root-list.js";
 
 export const WEB_ROOTS_ENV = "CLAUDE_SESSIONS_WEB_ROOTS";
-
-/** CLAUDE_SESSIONS_WEB_ROOTS: absolute directories that exist, as their real paths; a bad entry stops the server. */
-export function parseWebRoots(env: NodeJS.ProcessEnv): string[] {
-  try {
-    return parseRootList(WEB_ROOTS_ENV, env[WEB_ROOTS_ENV]);
-  } catch (e) {
-    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e));
-  }
-}
 
 const within = (roots: readonly string[], p: string) => roots.some((r) => isWithin(p, r));
 
