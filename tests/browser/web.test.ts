@@ -1,7 +1,7 @@
 /**
  * The web view in a real browser (issue #15): headless Chromium from the OS packages driven by playwright-core,
  * against the built server as `serve --http`, real tmux on a private socket and the fake claude.
- * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (the README shows them).
+ * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (README.md and docs/web.md show them).
  */
 import { execFileSync } from "node:child_process";
 import { appendFileSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
