@@ -11,7 +11,6 @@ import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js"
 
 const run = realClaudeOrSkip();
 const H = { backend: "headless", permission_mode: "default" } as const;
-type Sent = { completed: boolean; response?: string; woke?: true; wake_ms?: number };
 
 describe.runIf(run)("real claude: hibernate and wake", () => {
   let e: E2e;

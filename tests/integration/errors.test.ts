@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { can, connect, itWhere, contractKinds, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import { connect, itWhere, contractKinds, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 
 const BACKENDS = await contractKinds();
 

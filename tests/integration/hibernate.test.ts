@@ -16,7 +16,6 @@ const HAS_TMUX = tmuxOrSkip();
 const HAS_PTY = await hasPty();
 
 type Row = { session_id: string; status: string; claude_session_id: string };
-type Sent = { completed: boolean; response?: string; woke?: true; wake_ms?: number; final_state: string };
 
 async function statusOf(m: Mcp, id: string): Promise<string | undefined> {
   return (await m.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status;

@@ -13,8 +13,6 @@ import { connect, makeWorld, processesIn, tmuxOrSkip, until, type World } from "
 
 const HAS_TMUX = tmuxOrSkip();
 
-type Listed = { sessions: Array<{ session_id: string; status: string; error_log?: string[]; claude_session_id: string }> };
-
 describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
   let w: World;
   beforeAll(() => {

@@ -22,11 +22,6 @@ interface Row {
   node_status?: string;
   team_name?: string;
 }
-interface Listed {
-  sessions: Row[];
-  total_count: number;
-  nodes: Array<{ name: string; status: string; sessions: number; version?: string; error?: string }>;
-}
 
 describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   let hosts: TestHosts;

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { can, connect, itWhere, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import { connect, itWhere, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
 import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();

@@ -16,8 +16,6 @@ const outOf = (reply: string) => Math.max(1, Math.ceil(reply.length / 4));
 const costOf = (...replies: string[]) => replies.reduce((a, r) => a + (12 * 5 + outOf(r) * 25) / 1e6, 0);
 const usageOf = (...replies: string[]) => ({ input_tokens: 12 * replies.length, output_tokens: replies.reduce((a, r) => a + outOf(r), 0), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
 
-type Row = Record<string, unknown> & { session_id: string };
-
 describe.each(BACKENDS)("a session's life (%s)", (backend) => {
   let w: World;
   let m: Mcp;

@@ -11,17 +11,6 @@ import { promptsOf } from "../helpers/events.js";
 
 const TMUX = tmuxOrSkip();
 
-interface Synced {
-  session_id?: string;
-  sent: boolean;
-  files_synced?: number;
-  env_vars_synced?: number;
-  git_status_synced?: boolean;
-  warnings?: string[];
-  synced_at: string;
-  results?: Synced[];
-}
-
 describe.runIf(TMUX)("sync_context (tmux, fake claude, real git)", () => {
   let w: World;
   let m: Mcp;

@@ -11,16 +11,6 @@ const promptsOf = (w: World, id: string) => promptsIn(w.stateDir, id);
 
 const TMUX = tmuxOrSkip();
 
-interface Member {
-  session_id: string;
-  teammate_name?: string;
-  message_sent: boolean;
-  response?: string;
-  final_state?: string;
-  completed?: boolean;
-  error?: { code: string; message: string };
-}
-
 describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
   let w: World;
   let m: Mcp;

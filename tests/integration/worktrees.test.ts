@@ -11,12 +11,6 @@ import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers
 
 const TMUX = tmuxOrSkip();
 
-interface Started {
-  session_id: string;
-  cwd: string;
-  worktree: { path: string; branch: string; base: string };
-}
-
 describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
   let w: World;
   let m: Mcp;
