@@ -33,4 +33,4 @@ try {
 }
 // A team member's own MCP server (started by a session's Claude Code) loads only what it needs.
 if (process.argv[2] === "member") await (await import("./cli/member.js")).runMember();
-else await import("./command-line.js");
+else await import("./cli/main.js");

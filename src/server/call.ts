@@ -1,6 +1,6 @@
 /**
  * The one way every transport calls a tool — MCP (server.ts), the web view's controls (http/web.ts) and the CLI
- * (command-line.ts): the arguments are validated against the tool's input schema, the result is checked against its
+ * (cli/main.ts): the arguments are validated against the tool's input schema, the result is checked against its
  * output schema (CLAUDE_SESSIONS_STRICT_RESULTS: a mismatch is an INTERNAL error, else a logged one), and a call
  * that can change something (not `readOnlyHint`) leaves one audit line saying who asked (`ctx.actor`). The server's
  * own actions (time limits) are written by sessions/audit.ts to the same log.

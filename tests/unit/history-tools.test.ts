@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { costCommand, historyCommand, searchCommand, showCommand } from "../../src/history/cli.js";
+import { costCommand, historyCommand, searchCommand, showCommand } from "../../src/cli/history.js";
 import { ExecutionLog } from "../../src/history/executions.js";
 import { History } from "../../src/history/history.js";
 import * as api from "../../src/api/index.js";

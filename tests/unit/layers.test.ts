@@ -33,7 +33,6 @@ const LAYERS: Record<string, number> = {
   "app.ts": 7,
   // The human commands (start, run, resume, ls…): over the composition root, under the entry point that dispatches.
   cli: 7.5,
-  "command-line.ts": 8,
   "bin.ts": 9,
 };
 

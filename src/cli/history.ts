@@ -9,8 +9,8 @@ import { PRICES_AS_OF, unpricedNote } from "../pricing.js";
 import { SessionError } from "../core/errors.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ExecutionLog } from "./executions.js";
-import { History, type IndexState } from "./history.js";
+import { ExecutionLog } from "../history/executions.js";
+import { History, type IndexState } from "../history/history.js";
 
 const groupBy = z.enum(["session", "cwd", "model", "day"]);
 

@@ -1,9 +1,9 @@
 /** `claude-sessions nodes`: each configured node, reached once — its link, version, health and sessions. */
 import type { SessionService } from "../sessions/service.js";
-import { remoteAttachArgv as attachArgvOf } from "./attach.js";
-import { capacityOf, type Coordinator } from "./coordinator.js";
-import { NODE_ANSWER_MS } from "./link.js";
-import { LOCAL } from "./router.js";
+import { remoteAttachArgv as attachArgvOf } from "../nodes/attach.js";
+import { capacityOf, type Coordinator } from "../nodes/coordinator.js";
+import { NODE_ANSWER_MS } from "../nodes/link.js";
+import { LOCAL } from "../nodes/router.js";
 import { safeLine } from "../util/terminal-text.js";
 
 export interface NodeLine {
