@@ -8,8 +8,8 @@ import { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
-import { parseList } from "./util/programs.js";
-import { parseRootList } from "./util/root-list.js";
+import { parseList } from "./util/proc/programs.js";
+import { parseRootList } from "./util/fs/root-list.js";
 
 /** The operator's list of directories sessions may work in. */
 export const ROOTS_ENV = "CLAUDE_SESSIONS_ROOTS";

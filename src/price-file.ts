@@ -14,7 +14,7 @@
  * Like nodes.json, the file must be the operator's: a regular file owned by this server's user (or root) and not
  * writable by group or others — prices decide what budgets allow. At most 1 MiB.
  */
-import { readRegularSync } from "./util/files.js";
+import { readRegularSync } from "./util/fs/files.js";
 import { z } from "zod";
 
 export interface ModelPrice {

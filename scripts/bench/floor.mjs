@@ -10,7 +10,9 @@ import { sutPath } from "./world.mjs";
 
 export async function makeFloor({ root, home, env, cli, socket }) {
   const { hookCommand } = await import(sutPath("dist", "claude", "hooks.js"));
-  const { shQuote } = await import(sutPath("dist", "util", "shell.js"));
+  // util/proc/shell.js since util/ was split into fs/ and proc/; an earlier build (a before/after run) has util/shell.js.
+  const shell = [sutPath("dist", "util", "proc", "shell.js"), sutPath("dist", "util", "shell.js")].find((p) => existsSync(p));
+  const { shQuote } = await import(shell);
   const tmux = (args) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
   // One tmux server for every run (a session that sleeps keeps it up).
   tmux(["new-session", "-d", "-s", "keep", "sleep 100000"]);

@@ -18,7 +18,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hookCommand, hooksSettings } from "../../dist/claude/hooks.js";
 import { HOOK_EVENTS } from "../../dist/core/events.js";
-import { shQuote } from "../../dist/util/shell.js";
+import { shQuote } from "../../dist/util/proc/shell.js";
 import { resolve } from "node:path";
 import { makeWorld } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";

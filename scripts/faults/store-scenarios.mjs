@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Store } from "../../dist/store/store.js";
 import { hookCommand } from "../../dist/claude/hooks.js";
 import { EventTail } from "../../dist/events/eventlog.js";
-import { acquireFileLock } from "../../dist/util/flock.js";
+import { acquireFileLock } from "../../dist/util/proc/flock.js";
 
 const HERE = import.meta.dirname;
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -215,7 +215,7 @@ export async function sendLock(runs) {
       const lock = join(root, `send${i}.lock`);
       const screen = join(root, `screen${i}.txt`);
       writeFileSync(screen, "");
-      const script = `import("${join(HERE, "../../dist/util/flock.js")}").then(async (m) => {
+      const script = `import("${join(HERE, "../../dist/util/proc/flock.js")}").then(async (m) => {
         const fs = await import("node:fs");
         for (let k = 0; k < 10; k++) await m.withFileLock(${JSON.stringify(lock)}, async () => {
           fs.appendFileSync(${JSON.stringify(screen)}, "paste " + process.pid + "\\n");
@@ -234,7 +234,7 @@ export async function sendLock(runs) {
     }
     // And a holder killed with -9 frees it.
     const lock = join(root, "k.lock");
-    const c = spawn(process.execPath, ["-e", `import("${join(HERE, "../../dist/util/flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); console.log("held"); setInterval(() => {}, 1e4); });`], { stdio: ["ignore", "pipe", "ignore"] });
+    const c = spawn(process.execPath, ["-e", `import("${join(HERE, "../../dist/util/proc/flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); console.log("held"); setInterval(() => {}, 1e4); });`], { stdio: ["ignore", "pipe", "ignore"] });
     await new Promise((r) => c.stdout.on("data", r));
     c.kill("SIGKILL");
     const t0 = performance.now();

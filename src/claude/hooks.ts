@@ -3,8 +3,8 @@
  */
 import { dirname } from "node:path";
 import { HOOK_EVENTS } from "../core/events.js";
-import { shQuote } from "../util/shell.js";
-import { toolPaths, type ToolPaths } from "../util/tools.js";
+import { shQuote } from "../util/proc/shell.js";
+import { toolPaths, type ToolPaths } from "../util/proc/tools.js";
 
 /**
  * The command Claude runs (through sh) for every hook event, inside its own loop, so it must be cheap: sh execs

@@ -3,7 +3,7 @@
  * environment the child gets. Tests assert these exactly.
  */
 import type { PermissionModeName } from "../core/modes.js";
-import { ENV_NAME } from "../util/env.js";
+import { ENV_NAME } from "../util/proc/env.js";
 
 export interface ClaudeOptions {
   model?: string;

@@ -4,7 +4,7 @@
  * <id>` opens a running one (sessions/native.ts types into it in a terminal of this server). Nothing here reads the
  * CLI's private files (~/.claude/jobs, ~/.claude/daemon, its control sockets). Measured on 2.1.197, 2.1.330, 2.1.331, 2.1.332.
  */
-import { run } from "../util/exec.js";
+import { run } from "../util/proc/exec.js";
 
 /** A background session's short id as `claude --bg` prints it ("1f1b096b"): starts with a letter or digit, so never an option. */
 export const NATIVE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

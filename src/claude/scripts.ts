@@ -4,8 +4,8 @@
  * the state directory (not the package) so a live session keeps working when the package moves.
  */
 import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../core/modes.js";
-import { toolPaths, type ToolPaths } from "../util/tools.js";
-import { shQuote } from "../util/shell.js";
+import { toolPaths, type ToolPaths } from "../util/proc/tools.js";
+import { shQuote } from "../util/proc/shell.js";
 
 /**
  * Appends one event line to an events log under flock, so concurrent hooks never interleave.
@@ -13,7 +13,7 @@ import { shQuote } from "../util/shell.js";
  * Lines are joined (JSON escapes newlines inside strings, so only formatting goes); every record starts
  * with a newline (so it begins on a fresh line whatever a killed writer left) and ends with one: exactly
  * one line per event, the format of the hook command in hooks.ts. It prints nothing. Every program it calls is
- * named by the absolute path found when the server started (util/tools.ts): it runs in the session's environment.
+ * named by the absolute path found when the server started (util/proc/tools.ts): it runs in the session's environment.
  *   hook.sh EVENTS                 payload on stdin
  *   hook.sh EVENTS exit CODE [GEN] the terminal's process of spawn generation GEN ended (tmux pane-died, launcher)
  */

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readFrom } from "../util/files.js";
+import { readFrom } from "../util/fs/files.js";
 import { parseTranscriptLine, type Block } from "./transcript-line.js";
 
 export function transcriptPath(configDir: string, cwd: string, claudeSessionId: string): string {

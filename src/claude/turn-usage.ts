@@ -9,7 +9,7 @@
  */
 import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { readFrom } from "../util/files.js";
+import { readFrom } from "../util/fs/files.js";
 import { hasTextBlock, isPrompt, mayBe, messageUsageOf, parseTranscriptLine, type MessageUsage } from "./transcript-line.js";
 import { UsageAccumulator, type TurnUsage } from "./usage.js";
 

@@ -4,7 +4,7 @@
  * one `message.id` and repeat its usage: summing lines overcounts. Each API message is counted once;
  * when its lines disagree (a later line with the final output count) the largest value of each field wins.
  */
-import { readFrom } from "../util/files.js";
+import { readFrom } from "../util/fs/files.js";
 import { mayBe, messageUsageOf, parseTranscriptLine, transcriptLineOf, type MessageUsage, type Usage } from "./transcript-line.js";
 
 export { messageUsageOf, parseUsage, type MessageUsage, type Usage } from "./transcript-line.js";

@@ -3,7 +3,7 @@
  * of a `claude` binary, read once per path and modification time.
  */
 import { realpath, stat } from "node:fs/promises";
-import { run } from "../util/exec.js";
+import { run } from "../util/proc/exec.js";
 
 /**
  * oldest: the oldest version the project supports (the newest whose package allows Node 20); pinned: the

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { resolveStateDir } from "../util/owned.js";
+import { resolveStateDir } from "../util/fs/owned.js";
 import { BoundedStdioServerTransport } from "../server/stdio.js";
 import * as api from "../api/index.js";
 import { createApp, packageVersion } from "../app.js";

@@ -8,7 +8,7 @@
  */
 import { copyFile, stat, truncate, appendFile } from "node:fs/promises";
 import { inTurn } from "../core/status.js";
-import { acquireFileLock } from "../util/flock.js";
+import { acquireFileLock } from "../util/proc/flock.js";
 import type { LiveSession } from "./live.js";
 
 /** CLAUDE_SESSIONS_EVENTS_MAX_BYTES default: 32 MiB of events (a few thousand turns with tool output). */

@@ -12,8 +12,8 @@
 import { watch, type FSWatcher } from "node:fs";
 import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
-import { run } from "../util/exec.js";
-import { assertOwnedScript } from "../util/owned.js";
+import { run } from "../util/proc/exec.js";
+import { assertOwnedScript } from "../util/fs/owned.js";
 import { HOOK_EVENTS, OWN_EVENTS, parseEventLine, type LogEvent } from "./reducer.js";
 
 /** The longest event line read whole; a longer one becomes a minimal event of the same name. */

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { ensurePrivateFile, SQLITE_FILES } from "../util/private-file.js";
+import { ensurePrivateFile, SQLITE_FILES } from "../util/fs/private-file.js";
 import type { Usage } from "../claude/usage.js";
 import { iso, num, strOrNull, type Row } from "./rows.js";
 

@@ -10,7 +10,7 @@ import { parseLine } from "./lines.js";
 import { refForPath, scanTranscripts, type TranscriptRef } from "./scan.js";
 import { ensureSchema, isCorruption, tune } from "./schema.js";
 import { IndexWriter } from "./writer.js";
-import { ensurePrivateFile, SQLITE_FILES } from "../util/private-file.js";
+import { ensurePrivateFile, SQLITE_FILES } from "../util/fs/private-file.js";
 
 export interface SyncStats {
   files_seen: number;

@@ -4,7 +4,7 @@
  * health_check report the same answer.
  */
 import { spawnSync } from "node:child_process";
-import { resolveProgram } from "../util/programs.js";
+import { resolveProgram } from "../util/proc/programs.js";
 
 export const SANDBOX_PROGRAMS = [
   { name: "bwrap", pkg: "bubblewrap" },

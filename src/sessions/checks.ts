@@ -9,7 +9,7 @@ import { isLive, type Status } from "../core/status.js";
 import { preparePromptFor } from "../runners/prompt.js";
 import type { Capabilities } from "../runners/runner.js";
 import type { SessionRecord } from "../store/schema.js";
-import { ENV_NAME } from "../util/env.js";
+import { ENV_NAME } from "../util/proc/env.js";
 import { checkEnvNames } from "./gates.js";
 
 /**

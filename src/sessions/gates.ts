@@ -12,7 +12,7 @@
 import type { Config } from "../config.js";
 import { isFolderTrusted } from "../claude/trust.js";
 import { SessionError } from "../core/errors.js";
-import { isAllowedProgram, resolveProgram } from "../util/programs.js";
+import { isAllowedProgram, resolveProgram } from "../util/proc/programs.js";
 
 /**
  * Variables a caller's `env` may not set unless the operator allows them by name: they choose which programs run

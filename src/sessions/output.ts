@@ -10,9 +10,9 @@ import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
 import type { Folded } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
-import { waitForChange } from "../util/file-change.js";
-import { readFrom, readTail } from "../util/files.js";
-import { isSameFile } from "../util/owned.js";
+import { waitForChange } from "../util/fs/file-change.js";
+import { readFrom, readTail } from "../util/fs/files.js";
+import { isSameFile } from "../util/fs/owned.js";
 import { runnerOf, type Deps } from "./deps.js";
 
 export async function stream(d: Deps, input: Resolved<StreamInput>, ctx: CallContext): Promise<StreamOutput> {

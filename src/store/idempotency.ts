@@ -4,7 +4,7 @@
  * same state directory. One file per (caller, tool, key) under `<state>/idempotency/`, named by the SHA-256 of the
  * three (the key itself is not written). A claim is a complete file put in place with link(2), which fails when the
  * name exists, so of two servers exactly one runs the call and the file is never seen half-written; the outcome
- * replaces it whole (util/atomic.ts). While the call runs the file names its server (pid and start time): a retry
+ * replaces it whole (util/fs/atomic.ts). While the call runs the file names its server (pid and start time): a retry
  * waits for the outcome, and one whose server is gone learns that the outcome is unknown. Why files and not a
  * SQLite table: ARCHITECTURE.md ("Idempotency keys").
  */
@@ -13,7 +13,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { link, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ErrorBody } from "../core/errors.js";
-import { writeFileWhole } from "../util/atomic.js";
+import { writeFileWhole } from "../util/fs/atomic.js";
 import { processStart, sameProcessAlive } from "./lock.js";
 
 /** How long a key binds its call. */

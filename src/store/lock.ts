@@ -26,7 +26,7 @@ import { readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promi
 import { hostname } from "node:os";
 import lockfile from "proper-lockfile";
 import type { Logger } from "../util/log.js";
-import { isAlive } from "../util/process.js";
+import { isAlive } from "../util/proc/process.js";
 
 export interface HeldLock {
   /** The lock's directory (a temp file written inside it vanishes with a taken-over lock). */

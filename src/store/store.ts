@@ -14,7 +14,7 @@ import { chmod, link, mkdir, open, readFile, rename, stat, unlink, writeFile } f
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { statSync } from "node:fs";
-import { WriteAbandoned, writeFileWhole } from "../util/atomic.js";
+import { WriteAbandoned, writeFileWhole } from "../util/fs/atomic.js";
 import { acquireLock } from "./lock.js";
 import { parseState, quarantineText } from "./parse.js";
 import { emptyState, sessionMap, STATE_VERSION, type SessionRecord, type StateFile } from "./schema.js";

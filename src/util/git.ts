@@ -13,7 +13,7 @@
  * milliseconds that needs someone who can already write .git/config); `worktree add` is made with --no-checkout
  * and checked out in the new worktree so includeIf onbranch: is evaluated for the branch that is checked out.
  */
-import { run, type RunResult } from "./exec.js";
+import { run, type RunResult } from "./proc/exec.js";
 
 export const GIT_SAFE: readonly string[] = [
   "--no-pager",

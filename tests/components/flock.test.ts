@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { acquireFileLock, LockTimeoutError, withFileLock } from "../../src/util/flock.js";
+import { acquireFileLock, LockTimeoutError, withFileLock } from "../../src/util/proc/flock.js";
 import { ROOT } from "../helpers/harness.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-flock-"));
@@ -32,7 +32,7 @@ describe("cross-process file lock", () => {
 
   it("a process killed with -9 while holding it releases it", async () => {
     const lock = join(root, "b.lock");
-    const script = `import("${join(ROOT, "dist", "util", "flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); process.stdout.write("held\\n"); setInterval(() => {}, 1000); });`;
+    const script = `import("${join(ROOT, "dist", "util", "proc", "flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); process.stdout.write("held\\n"); setInterval(() => {}, 1000); });`;
     const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     await new Promise<void>((r) => child.stdout!.on("data", (b: Buffer) => b.toString().includes("held") && r()));
     await expect(acquireFileLock(lock, { timeoutMs: 200 })).rejects.toBeInstanceOf(LockTimeoutError);

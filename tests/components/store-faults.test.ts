@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Store } from "../../src/store/store.js";
-import { WriteAbandoned, writeFileWhole } from "../../src/util/atomic.js";
+import { WriteAbandoned, writeFileWhole } from "../../src/util/fs/atomic.js";
 import type { SessionRecord } from "../../src/store/schema.js";
 import { ROOT } from "../helpers/harness.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { stateDenyRules } from "../../src/claude/hooks.js";
 import { redactRecord } from "../../src/sessions/list.js";
 import { newRecord } from "../../src/store/schema.js";
-import { isSecretPath } from "../../src/util/secret-files.js";
+import { isSecretPath } from "../../src/util/fs/secret-files.js";
 
 describe("issue #19 pure parts", () => {
   it("secret file names, by base name or a folder on the way; ordinary files are not", () => {

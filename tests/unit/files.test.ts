@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EventTail } from "../../src/events/eventlog.js";
 import type { LogEvent } from "../../src/events/reducer.js";
-import { readFrom, readTail, utf8Complete } from "../../src/util/files.js";
+import { readFrom, readTail, utf8Complete } from "../../src/util/fs/files.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-files-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));

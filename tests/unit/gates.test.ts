@@ -1,6 +1,6 @@
 /**
  * The operator's gates (src/sessions/gates.ts) and what they read: Claude Code's folder-trust record
- * (src/claude/trust.ts), programs matched on their resolved path (src/util/programs.ts), the env variables that
+ * (src/claude/trust.ts), programs matched on their resolved path (src/util/proc/programs.ts), the env variables that
  * choose what runs.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { isFolderTrusted, trustRecordFiles } from "../../src/claude/trust.js";
 import { loadConfig } from "../../src/config.js";
 import { SessionError } from "../../src/core/errors.js";
 import { checkEnvNames, checkMcpServers, checkSetupCommand, refusedEnvEntry } from "../../src/sessions/gates.js";
-import { isAllowedProgram, resolveProgram } from "../../src/util/programs.js";
+import { isAllowedProgram, resolveProgram } from "../../src/util/proc/programs.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-gates-"));
 afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));

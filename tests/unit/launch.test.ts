@@ -6,7 +6,7 @@ import { hooksSettings } from "../../src/claude/hooks.js";
 import { hookScript, permissionScript } from "../../src/claude/scripts.js";
 import { launchScript } from "../../src/runners/terminal/launcher.js";
 import { captureScript } from "../../src/runners/terminal/capture.js";
-import { resolveToolPaths, toolPaths } from "../../src/util/tools.js";
+import { resolveToolPaths, toolPaths } from "../../src/util/proc/tools.js";
 import { claudeCandidates } from "../../src/claude/discover.js";
 import { transcriptPath } from "../../src/claude/transcript.js";
 import { ARGV_PROMPT_MAX_BYTES, terminalPlan } from "../../src/runners/terminal/runner.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import type { SessionRecord } from "../../src/store/schema.js";
-import { isAlive } from "../../src/util/process.js";
+import { isAlive } from "../../src/util/proc/process.js";
 import { FakeBackend } from "../helpers/fake-backend.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { until } from "../helpers/wait.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { installScripts } from "../../src/app.js";
 import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
-import type { RunOptions, RunResult } from "../../src/util/exec.js";
+import type { RunOptions, RunResult } from "../../src/util/proc/exec.js";
 
 interface Call {
   file: string;

@@ -7,7 +7,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../host.js";
 import type { Logger } from "../../util/log.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
 import { logLine } from "./log-lines.js";
 import { OPTION_FILES } from "../terminal/option-args.js";
 import { headlessOptionsOf } from "./stored.js";

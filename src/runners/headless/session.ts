@@ -16,7 +16,7 @@ import { appendEvent } from "../../events/eventlog.js";
 import { SessionError } from "../../core/errors.js";
 import type { LiveSession } from "../../events/live.js";
 import type { Folded, LogEvent } from "../../events/reducer.js";
-import { signalGroup } from "../../util/process.js";
+import { signalGroup } from "../../util/proc/process.js";
 import { PromptQueue } from "./input.js";
 import { buildSdkOptions } from "./options.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, PermissionBroker, type Answered } from "./permissions.js";

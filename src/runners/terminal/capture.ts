@@ -4,8 +4,8 @@
  * notices the file got shorter than its cursor and reads it again from the start.
  */
 import { copyFile, truncate } from "node:fs/promises";
-import { shQuote } from "../../util/shell.js";
-import { toolPaths, type ToolPaths } from "../../util/tools.js";
+import { shQuote } from "../../util/proc/shell.js";
+import { toolPaths, type ToolPaths } from "../../util/proc/tools.js";
 
 /** CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES default: 64 MiB of raw output per session (plus one archive). */
 export const OUTPUT_LOG_MAX_BYTES = 64 * 1024 * 1024;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { PendingPermission } from "../../events/reducer.js";
-import { writeFileWhole } from "../../util/atomic.js";
+import { writeFileWhole } from "../../util/fs/atomic.js";
 import type { DriverSession, PermissionAnswer } from "../driver.js";
 
 /** How long the hook may take to notice the decision file (it polls every 20–100 ms). */

@@ -13,12 +13,12 @@
  * itself: tmux 3.3 can miss the SIGCHLD that would run pane-died (tmux/tmux#311). It traps HUP/INT/TERM with
  * a no-op handler (a handler, not an ignore, so the program keeps default signal handling) to outlive the
  * program long enough to write that line. tmux's own TERM/TMUX/TMUX_PANE are kept. bash and the programs it calls
- * are named by the absolute paths found at server start (util/tools.ts).
+ * are named by the absolute paths found at server start (util/proc/tools.ts).
  *   launch.sh HANDOFF
  */
-import { ENV_NAME } from "../../util/env.js";
-import { shQuote } from "../../util/shell.js";
-import { toolPaths, type ToolPaths } from "../../util/tools.js";
+import { ENV_NAME } from "../../util/proc/env.js";
+import { shQuote } from "../../util/proc/shell.js";
+import { toolPaths, type ToolPaths } from "../../util/proc/tools.js";
 
 export function launchScript(t: ToolPaths = toolPaths()): string {
   return `#!${t.bash}

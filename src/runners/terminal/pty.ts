@@ -15,11 +15,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
 import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { run } from "../../util/exec.js";
+import { run } from "../../util/proc/exec.js";
 import { OUTPUT_LOG_MAX_BYTES, rotate } from "./capture.js";
 import { SessionError } from "../../core/errors.js";
-import { signalGroup } from "../../util/process.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import { signalGroup } from "../../util/proc/process.js";
+import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {

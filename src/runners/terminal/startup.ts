@@ -7,7 +7,7 @@ import type { Backend } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
-import { readTail } from "../../util/files.js";
+import { readTail } from "../../util/fs/files.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
 import { deliveryMismatch } from "./exact.js";

@@ -19,7 +19,7 @@ import { HISTORY_TOOLS } from "../tools/history.js";
 import { listSessions } from "../tools/list-sessions.js";
 import { resumeSession } from "../tools/resume-session.js";
 import { startSession } from "../tools/start-session.js";
-import { isWithin } from "../../util/paths.js";
+import { isWithin } from "../../util/fs/paths.js";
 
 export const WEB_ROOTS_ENV = "CLAUDE_SESSIONS_WEB_ROOTS";
 

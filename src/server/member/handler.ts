@@ -16,7 +16,7 @@ import type { Folded } from "../../events/reducer.js";
 import { verifyMemberSecret } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { isWithin } from "../../util/paths.js";
+import { isWithin } from "../../util/fs/paths.js";
 import { zodMessage } from "../call.js";
 import { teammateBudget } from "../../sessions/spend/pool.js";
 import { appendHandoff, handoffsUri, readHandoffs } from "./handoffs.js";

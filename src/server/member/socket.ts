@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { socketDir, socketPath } from "../../sessions/teams/members.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
-import { isAlive } from "../../util/process.js";
+import { isAlive } from "../../util/proc/process.js";
 import { serverInfo } from "../info.js";
 import { handleMember } from "./handler.js";
 

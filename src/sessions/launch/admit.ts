@@ -15,7 +15,7 @@ import type { PermissionModeName } from "../../core/modes.js";
 import type { LaunchOptions } from "../../runners/runner.js";
 import type { StoredOptions } from "../../store/options.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { assertOwnedScript, createOwnedFile, isSameFile } from "../../util/owned.js";
+import { assertOwnedScript, createOwnedFile, isSameFile } from "../../util/fs/owned.js";
 import { checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "../checks.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "../gates.js";

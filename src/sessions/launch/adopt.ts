@@ -7,7 +7,7 @@ import type { Liveness } from "../../runners/host.js";
 import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { isAlive } from "../../util/process.js";
+import { isAlive } from "../../util/proc/process.js";
 import type { Deps } from "../deps.js";
 import { armDeadline } from "../life/limits.js";
 import { generationOf } from "../registry.js";

@@ -10,7 +10,7 @@
 import { realpath } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { SessionError } from "../../core/errors.js";
-import { isWithin } from "../../util/paths.js";
+import { isWithin } from "../../util/fs/paths.js";
 
 
 /** Throws INVALID_ARGUMENT when one of `dirs` ([path, what]) is the state directory or lies in it outside worktrees/. */

@@ -14,7 +14,7 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { briefText } from "../../util/terminal-text.js";
-import { assertOwnedScript } from "../../util/owned.js";
+import { assertOwnedScript } from "../../util/fs/owned.js";
 import { assertRoom } from "../checks.js";
 import { admitStart } from "./admit.js";
 import { checkChosenId, pickClaudeOptions, sameStart, startFieldHashes, startFingerprint, storedHeadlessOptions, transientOptions } from "./options.js";

@@ -8,7 +8,7 @@ import type { Config } from "../../config.js";
 import { ROOTS_ENV } from "../../config.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
-import { withinAny } from "../../util/root-list.js";
+import { withinAny } from "../../util/fs/root-list.js";
 import { checkCwd } from "../checks.js";
 
 /** Throws PERMISSION_DENIED when one of `dirs` ([path, what]) lies outside the operator's or the client's roots. */

@@ -14,7 +14,7 @@ import { SessionError } from "../../core/errors.js";
 import { sandboxDeps } from "../../sandbox/deps.js";
 import { apiHost, covers, formatHost, parseHost, parseHosts, widening, type HostPattern } from "../../sandbox/hosts.js";
 import { loadSecretHosts, type SecretRule, type SecretsSpec } from "../../sandbox/secrets.js";
-import { toolPaths } from "../../util/tools.js";
+import { toolPaths } from "../../util/proc/tools.js";
 import { credentialPaths, projectFolder, SPEC_FILE, type SandboxSpec } from "../../sandbox/spec.js";
 import type { SandboxLaunch } from "../../runners/runner.js";
 

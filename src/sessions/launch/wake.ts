@@ -8,7 +8,7 @@ import { resumeInput } from "../../api/index.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
-import { withFileLock } from "../../util/flock.js";
+import { withFileLock } from "../../util/proc/flock.js";
 import type { Deps } from "../deps.js";
 import { withRoom } from "../life/room.js";
 import { markHibernated } from "../life/sleep.js";

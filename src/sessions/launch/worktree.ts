@@ -12,10 +12,10 @@ import type { Config } from "../../config.js";
 import { SessionError } from "../../core/errors.js";
 import { briefText } from "../../util/terminal-text.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { run, type RunResult } from "../../util/exec.js";
+import { run, type RunResult } from "../../util/proc/exec.js";
 import { git } from "../../util/git.js";
 import { checkSetupCommand } from "../gates.js";
-import { isWithin } from "../../util/paths.js";
+import { isWithin } from "../../util/fs/paths.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */

@@ -14,7 +14,7 @@ import type { SessionRecord } from "../../store/schema.js";
 import { serverAction } from "../audit.js";
 import { spentOf } from "../spend/totals.js";
 import type { Deps } from "../deps.js";
-import { waitForChange } from "../../util/file-change.js";
+import { waitForChange } from "../../util/fs/file-change.js";
 import { poolOfSession } from "../spend/pool.js";
 import type { Session } from "../session.js";
 import { interrupt } from "../turn/control.js";

@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import type { KillInput, KillOutput, Resolved } from "../../api/index.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
-import { isAlive, terminate } from "../../util/process.js";
+import { isAlive, terminate } from "../../util/proc/process.js";
 import type { Deps } from "../deps.js";
 import { generationOf } from "../registry.js";
 import { applyFold } from "../views.js";

@@ -17,7 +17,7 @@ import type { Folded } from "../../events/reducer.js";
 import { costOfModels } from "../../pricing.js";
 import type { SessionRecord } from "../../store/schema.js";
 import type { Deps } from "../deps.js";
-import { waitForChange } from "../../util/file-change.js";
+import { waitForChange } from "../../util/fs/file-change.js";
 import type { TurnLedger } from "../session.js";
 import { fromRecord, publicUsage } from "./totals.js";
 

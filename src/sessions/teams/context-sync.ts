@@ -12,9 +12,9 @@ import { basename, isAbsolute, join, relative } from "node:path";
 import type { Resolved, SyncInput } from "../../api/index.js";
 import { SessionError } from "../../core/errors.js";
 import { git } from "../../util/git.js";
-import { isSecretPath } from "../../util/secret-files.js";
-import { isWithin } from "../../util/paths.js";
-import { readRegular } from "../../util/files.js";
+import { isSecretPath } from "../../util/fs/secret-files.js";
+import { isWithin } from "../../util/fs/paths.js";
+import { readRegular } from "../../util/fs/files.js";
 
 export type ContextType = "files" | "env" | "git" | "all";
 
@@ -131,7 +131,7 @@ export async function gather(holder: SyncHolder, cwd: string, type: ContextType,
   let filesSynced = 0;
   if (type === "files" || type === "all") {
     const mentions: string[] = [];
-    // Named files, or those changed by git's account. Secret files (util/secret-files.ts) never: a mention makes
+    // Named files, or those changed by git's account. Secret files (util/fs/secret-files.ts) never: a mention makes
     // Claude read the file and send it to the API. Judged on the name given and on the file it resolves to.
     for (const p of (paths ?? changedFiles).slice(0, MAX_FILES)) {
       if (/[\s\x00-\x1f\x7f"]/.test(p)) {

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { CallContext } from "../../core/context.js";
 import type { Delivery } from "../../runners/driver.js";
-import { withFileLock } from "../../util/flock.js";
+import { withFileLock } from "../../util/proc/flock.js";
 import { runnerOf, type Deps } from "../deps.js";
 import { beginTurn } from "../spend/cost.js";
 import { checkSpendable } from "../spend/pool.js";

@@ -7,8 +7,8 @@
  * Cost: one short-lived process per hold (flock + sh + cat), a few milliseconds.
  */
 import { spawn } from "node:child_process";
-import { ensurePrivateFile } from "./private-file.js";
-import { SessionError } from "../core/errors.js";
+import { ensurePrivateFile } from "../fs/private-file.js";
+import { SessionError } from "../../core/errors.js";
 
 export interface FileLock {
   /** Releases the lock; resolves once the holder process has exited (the lock is free). */

@@ -1,6 +1,6 @@
 /** Waiting for a file to change: fs.watch, no polling (a transcript's next line, an output log's growth). */
 import { watch } from "node:fs";
-import { SessionError } from "../core/errors.js";
+import { SessionError } from "../../core/errors.js";
 
 /** Resolves when the file (or a file in the folder) changes or the time is up (fs.watch: no polling). */
 export function waitForChange(file: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { SessionError } from "../core/errors.js";
+import { SessionError } from "../../core/errors.js";
 
 const uid = (): number | undefined => process.getuid?.();
 
