@@ -1,5 +1,5 @@
-import { interruptInput, interruptOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { interruptInput, interruptOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const interruptSession = defineTool({
   name: "interrupt_session",

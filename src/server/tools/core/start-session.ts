@@ -1,5 +1,5 @@
-import { startInput, startOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { startInput, startOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const startSession = defineTool({
   name: "start_session",

@@ -1,5 +1,5 @@
-import { listInput, listOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { listInput, listOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const listSessions = defineTool({
   name: "list_sessions",

@@ -1,5 +1,5 @@
-import { streamInput, streamOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { streamInput, streamOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const streamOutputTool = defineTool({
   name: "stream_output",

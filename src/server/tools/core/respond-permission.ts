@@ -1,5 +1,5 @@
-import { respondInput, respondOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { respondInput, respondOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const respondPermission = defineTool({
   name: "respond_permission",

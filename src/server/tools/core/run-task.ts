@@ -1,5 +1,5 @@
-import { runTaskInput, runTaskOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { runTaskInput, runTaskOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 import { failIfTurnFailed } from "./turn-failure.js";
 
 export const runTask = defineTool({

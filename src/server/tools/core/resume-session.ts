@@ -1,5 +1,5 @@
-import { resumeInput, resumeOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { resumeInput, resumeOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const resumeSession = defineTool({
   name: "resume_session",

@@ -1,5 +1,5 @@
-import { answerPromptInput, answerPromptOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { answerPromptInput, answerPromptOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const answerPrompt = defineTool({
   name: "answer_prompt",

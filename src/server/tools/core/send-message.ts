@@ -1,5 +1,5 @@
-import { sendInput, sendOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { sendInput, sendOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 import { failIfTurnFailed } from "./turn-failure.js";
 
 export const sendMessage = defineTool({

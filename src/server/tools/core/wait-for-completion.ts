@@ -1,5 +1,5 @@
-import { waitInput, waitOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { waitInput, waitOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 import { failIfTurnFailed } from "./turn-failure.js";
 
 export const waitForCompletion = defineTool({

@@ -1,5 +1,5 @@
-import { killInput, killOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { killInput, killOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const killSession = defineTool({
   name: "kill_session",
