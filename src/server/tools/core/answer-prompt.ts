@@ -4,7 +4,7 @@ import { defineTool } from "../../tool.js";
 export const answerPrompt = defineTool({
   name: "answer_prompt",
   title: "Answer a blocking screen",
-  description: "Picks one of blocked.choices (status blocked).",
+  description: "Picks one of blocked.choices.",
   input: answerPromptInput,
   output: answerPromptOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -3,7 +3,7 @@ import { defineTool } from "../../tool.js";
 
 export const killSession = defineTool({
   name: "kill_session",
-  title: "Kill a Claude Code session",
+  title: "Kill a session",
   description: "SIGTERM, then SIGKILL (force: at once).",
   input: killInput,
   output: killOutput,

@@ -4,7 +4,7 @@ import { defineTool } from "../../tool.js";
 export const respondPermission = defineTool({
   name: "respond_permission",
   title: "Answer a permission prompt",
-  description: "Answers a permission prompt and confirms it took effect.",
+  description: "Confirms it took effect.",
   input: respondInput,
   output: respondOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

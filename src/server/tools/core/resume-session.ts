@@ -3,8 +3,8 @@ import { defineTool } from "../../tool.js";
 
 export const resumeSession = defineTool({
   name: "resume_session",
-  title: "Resume a Claude Code session",
-  description: "Given options replace the stored ones; fork: a new session from it.",
+  title: "Resume a session",
+  description: "Given options replace the stored ones; fork: a new session.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -5,7 +5,7 @@ import { failIfTurnFailed } from "./turn-failure.js";
 export const sendMessage = defineTool({
   name: "send_message",
   title: "Send a prompt",
-  description: "Sends a prompt (exact text); waits for the reply.",
+  description: "Exact text; waits for the reply.",
   input: sendInput,
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

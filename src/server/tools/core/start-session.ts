@@ -3,7 +3,7 @@ import { defineTool } from "../../tool.js";
 
 export const startSession = defineTool({
   name: "start_session",
-  title: "Start a Claude Code session",
+  title: "Start a session",
   description: "Returns once ready; a login, trust or API-key screen fails it.",
   input: startInput,
   output: startOutput,
