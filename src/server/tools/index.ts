@@ -18,7 +18,11 @@ import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
 
-export const TOOLS: readonly Tool[] = [
+/**
+ * Every tool of tools/list, in the listing's order: a new tool is its file and one line here (its declaration says
+ * its toolset and its route across nodes). `as const` keeps each tool's name and schemas for the typed test client.
+ */
+export const TOOL_LIST = [
   startSession,
   resumeSession,
   resetSession,
@@ -38,4 +42,6 @@ export const TOOLS: readonly Tool[] = [
   waitForSessions,
   syncContextTool,
   runTask,
-];
+] as const;
+
+export const TOOLS: readonly Tool[] = TOOL_LIST;

@@ -8,5 +8,7 @@ export const answerPrompt = defineTool({
   input: answerPromptInput,
   output: answerPromptOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "session",
   handler: (svc, args, ctx) => svc.answerPrompt(args, ctx),
 });

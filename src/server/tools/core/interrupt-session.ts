@@ -8,5 +8,7 @@ export const interruptSession = defineTool({
   input: interruptInput,
   output: interruptOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "core",
+  route: "session",
   handler: (svc, args, ctx) => svc.interrupt(args, ctx),
 });

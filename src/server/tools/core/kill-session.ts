@@ -8,5 +8,7 @@ export const killSession = defineTool({
   input: killInput,
   output: killOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  toolset: "core",
+  route: "session",
   handler: (svc, args) => svc.kill(args),
 });

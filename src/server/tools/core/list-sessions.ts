@@ -8,5 +8,7 @@ export const listSessions = defineTool({
   input: listInput,
   output: listOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "core",
+  route: "listing",
   handler: (svc, args) => svc.list(args),
 });

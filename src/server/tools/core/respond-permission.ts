@@ -8,5 +8,7 @@ export const respondPermission = defineTool({
   input: respondInput,
   output: respondOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "session",
   handler: (svc, args, ctx) => svc.respondPermission(args, ctx),
 });

@@ -8,5 +8,7 @@ export const resumeSession = defineTool({
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "adopt",
   handler: (svc, args, ctx) => svc.resume(args, ctx),
 });

@@ -9,5 +9,7 @@ export const runTask = defineTool({
   input: runTaskInput,
   output: runTaskOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "placed",
   handler: async (svc, args, ctx) => failIfTurnFailed("run_task", await svc.runTask(args, ctx)),
 });

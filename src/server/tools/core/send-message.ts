@@ -9,5 +9,7 @@ export const sendMessage = defineTool({
   input: sendInput,
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "session",
   handler: async (svc, args, ctx) => failIfTurnFailed("send_message", await svc.send(args, ctx)),
 });

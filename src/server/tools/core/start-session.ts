@@ -8,5 +8,7 @@ export const startSession = defineTool({
   input: startInput,
   output: startOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "placed",
   handler: (svc, args, ctx) => svc.start(args, ctx),
 });

@@ -8,5 +8,7 @@ export const streamOutputTool = defineTool({
   input: streamInput,
   output: streamOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "core",
+  route: "session",
   handler: (svc, args, ctx) => svc.stream(args, ctx),
 });

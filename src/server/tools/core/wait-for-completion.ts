@@ -10,5 +10,7 @@ export const waitForCompletion = defineTool({
   output: waitOutput,
   // Not read-only: it may record an interrupt and clear the input box (see the description).
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "core",
+  route: "session",
   handler: async (svc, args, ctx) => failIfTurnFailed("wait_for_completion", await svc.wait(args, ctx)),
 });
