@@ -122,9 +122,9 @@ export const killInput = z
   .object({
     ...addressFields,
     force: z.boolean().default(false),
-    remove_worktree: z.boolean().optional().describe("Remove its worktree (if clean, or force)."),
+    remove_worktree: z.boolean().optional().describe("If clean, or with force."),
     save_state: z.boolean().default(true).describe("Keep it resumable."),
-    hibernate: z.boolean().optional().describe("End the process, keep the session; a prompt wakes it."),
+    hibernate: z.boolean().optional().describe("End the process; a prompt wakes it."),
   })
   .strict();
 

@@ -25,7 +25,7 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("true or {branch?, base?}: its own git worktree (branch cs/<id>).");
+  .describe("true or {branch?, base?}: a worktree on branch cs/<id>.");
 
 export const copyFiles = z
   .array(z.string().min(1).max(4096))
@@ -37,7 +37,7 @@ export const setupCommand = z
     z.array(z.string().max(10_000)).min(1).max(200),
     z.string().min(1).max(10_000),
   ])
-  .describe("Run once in the worktree: argv or shell, as the operator allows.");
+  .describe("Run once in the worktree: argv, or shell if allowed.");
 
 /** A group of sessions: a team, or a list of ids. */
 const groupFields = {

@@ -3,8 +3,8 @@
  * session (session_id, or team_name + teammate_name) goes to the node that owns it — this machine's service as
  * before, or an MCP tools/call to the node with the same validated arguments; start_session and run_task go where
  * `node` says; list_sessions, health_check, the team tools (broadcast_message, wait_for_sessions, sync_context
- * of a team) and the history tools (history.ts) ask every node and merge. Nothing is tool-specific beyond those: a
- * new tool that takes a session id is routed with no code of its own.
+ * of a team) and the history tools (history.ts) ask every node and merge. Which of these a tool is, its declaration
+ * says (`route`, server/tool.ts): a new tool that takes a session id declares route "session" and needs no code here.
  */
 import { freemem } from "node:os";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
@@ -21,7 +21,7 @@ import { fanOut, groupOf } from "./fanout.js";
 import { checkNotice, checkResult, keysOf } from "./checks.js";
 import { DEFAULT_TIMINGS, NODE_ANSWER_MS, NodeLink, unreachable, type LinkTimings } from "./link.js";
 import { Bucket, NOTICE_RATE } from "./rate.js";
-import { adoptWhereItIs, HISTORY_TOOLS, historyCall } from "./history.js";
+import { adoptWhereItIs, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 
@@ -141,14 +141,30 @@ export class Coordinator implements CallRouter {
     return { ok: true, value: (await this.dispatch(tool, svc, parsed.data as Args, ctx)) as R };
   }
 
+  /** By the route the tool's declaration names (server/tool.ts). */
   private async dispatch(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<unknown> {
-    if (tool.name === "list_sessions") return listAll(this, tool, svc, args, ctx);
-    if (tool.name === "health_check") return healthAll(this, tool, svc, ctx);
-    if (HISTORY_TOOLS.has(tool.name)) return historyCall(this, tool, svc, args, ctx);
-    if (tool.name === "resume_session" && args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);
-    if (keysOf(tool.input).has("node")) return this.place(tool, svc, args, ctx);
-    const group = groupOf(tool, args);
-    if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);
+    switch (tool.route) {
+      case "listing":
+        return listAll(this, tool, svc, args, ctx);
+      case "health":
+        return healthAll(this, tool, svc, ctx);
+      case "history":
+        return historyCall(this, tool, svc, args, ctx);
+      case "placed":
+        return this.place(tool, svc, args, ctx);
+      case "local":
+        return this.local(tool, svc, args, ctx);
+      case "adopt":
+        if (args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);
+        break;
+      case "group": {
+        const group = groupOf(tool, args);
+        if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);
+        break;
+      }
+      case "session":
+        break;
+    }
     const target = await this.targetOf(svc, args);
     return target === LOCAL ? this.local(tool, svc, args, ctx) : this.remote(target, tool, args, ctx);
   }

@@ -15,11 +15,9 @@ import { LOCAL, type Row } from "./router.js";
 
 export type Group = "ids" | "team";
 
-const MERGED = new Set(["broadcast_message", "wait_for_sessions", "sync_context"]);
-
-/** Whether a call addresses a group (and which form), for the tools whose answers can be merged. */
+/** Whether a call addresses a group (and which form), for the tools whose answers can be merged (route "group"). */
 export function groupOf(tool: Tool, args: Args): Group | undefined {
-  if (!MERGED.has(tool.name)) return undefined;
+  if (tool.route !== "group") return undefined;
   if (Array.isArray(args.session_ids)) return "ids";
   const k = keysOf(tool.input);
   if (k.has("team_name") && typeof args.team_name === "string" && args.teammate_name === undefined && args.session_id === undefined) return "team";

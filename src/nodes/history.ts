@@ -27,9 +27,6 @@ import { checkResult } from "./checks.js";
 import { unreachable } from "./link.js";
 import { LOCAL } from "./router.js";
 
-/** The history tools the coordinator answers itself (clear_execution_history is routed like any tool). */
-export const HISTORY_TOOLS = new Set(["list_conversations", "search_conversations", "get_conversation", "get_execution_history"]);
-
 /** A node that has not answered a history call within this is left out of the answer (and named). */
 export const NODE_HISTORY_TIMEOUT_MS = 10_000;
 

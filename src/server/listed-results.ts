@@ -10,7 +10,8 @@ export const KEY_RESULT_FIELDS: Readonly<Record<string, readonly string[]>> = {
   send_message: ["response", "timed_out", "turn_outcome", "error", "pending_permission", "blocked"],
   wait_for_completion: ["last_response", "turn_outcome", "error", "pending_permission", "blocked"],
   stream_output: ["text", "items", "cursor"],
-  run_task: ["response", "turn_outcome", "error", "pending_permission", "blocked", "structured_output"],
+  // structured_output is any JSON value (a schema with no type): named by output_schema's description instead.
+  run_task: ["response", "turn_outcome", "error", "pending_permission", "blocked"],
   sync_context: ["session_id", "warnings", "error", "results"],
   broadcast_message: ["team_name"],
   health_check: ["member_socket"],

@@ -5,7 +5,8 @@
  * descriptions — and leaves out what only validation needs (string lengths, array sizes, number bounds, patterns,
  * formats, additionalProperties: false or {}, an enum's type "string", and the values' {type: "object"} of an object
  * argument whose description gives their shape). A field described once means the same everywhere: a later tool of the same
- * listing with the same field and schema lists it as {} (the tool's description names the tool that describes it).
+ * listing with the same field and schema lists it with its type only (its description says "See <that tool>.").
+ * No property is {}: a schema with no keyword accepts any value (the Inspector's --strict check, npm run check:tools).
  * Results list their required fields and a few key ones (listed-results.ts) with types only; the tool's
  * description says the full result is in the text copy and the README. No $ref: each tool's schema stands alone,
  * as clients read them one by one.
@@ -61,9 +62,9 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
   // anyOf with one alternative left (all reduced to the same shape) is that alternative.
   if (Array.isArray(out.anyOf) && out.anyOf.length === 1) {
     const { anyOf, ...rest } = out;
-    return { ...rest, ...(anyOf[0] as Json) };
+    return splitTypeArray({ ...rest, ...(anyOf[0] as Json) });
   }
-  return out;
+  return splitTypeArray(out);
 }
 
 /** `{}` or `{type: "object"}` with nothing else. */
@@ -85,11 +86,36 @@ function dedupeAlternatives(list: unknown[]): unknown[] {
   });
 }
 
+/**
+ * A schema cut to its type (a field an earlier tool describes): `{type}`, an enum's or const's value type, or the
+ * alternatives' types. Never `{}`: a schema with no keyword accepts any value (the MCP Inspector's --strict check).
+ */
+export function typeOf(s: Json): Json {
+  if (typeof s.type === "string") return { type: s.type };
+  const values = Array.isArray(s.enum) ? s.enum : "const" in s ? [s.const] : undefined;
+  if (values) {
+    const types = [...new Set(values.map((v) => (v === null ? "null" : Number.isInteger(v) ? "integer" : typeof v)))];
+    return types.length === 1 ? { type: types[0] } : { anyOf: types.map((type) => ({ type })) };
+  }
+  if (Array.isArray(s.anyOf)) {
+    const alts = dedupeAlternatives((s.anyOf as Json[]).map(typeOf));
+    return alts.length === 1 ? (alts[0] as Json) : { anyOf: alts };
+  }
+  return { type: "object" };
+}
+
+/** `type: [a, b]` as anyOf branches of one type each: clients that map schemas onto a single-type dialect reject the array. */
+function splitTypeArray(node: Json): Json {
+  if (!Array.isArray(node.type)) return node;
+  const { type, ...rest } = node;
+  return { ...rest, anyOf: (type as string[]).map((t) => ({ type: t })) };
+}
+
 type Seen = Map<string, { json: string; description?: string; tool: string }[]>;
 
 /**
- * A top-level field an earlier tool of the listing already showed: with the same schema an argument is listed as
- * {} (its schema and description are that tool's) and a result field is left out (results are not closed
+ * A top-level field an earlier tool of the listing already showed: with the same schema an argument is listed with
+ * its type only (its schema and description are that tool's) and a result field is left out (results are not closed
  * objects); with the same description only its description is dropped. Returns the tools whose fields were shortened so, for the tool's description.
  */
 function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<string> {
@@ -103,7 +129,7 @@ function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<
     const same = before.find((b) => b.json === json);
     if (same) {
       if (isOutput) delete props[name];
-      else props[name] = {};
+      else props[name] = typeOf(p);
       from.add(same.tool);
       continue;
     }
@@ -113,8 +139,8 @@ function dedupe(schema: Json, seen: Seen, tool: string, isOutput: boolean): Set<
   return from;
 }
 
-/** Said by a tool whose result has fields the listing leaves out. */
-const MORE = "Full result: text copy.";
+/** Names the earlier tools that describe the arguments this one lists with their type only. */
+export const SEE = "See";
 
 export interface ListedTool {
   name: string;
@@ -189,10 +215,12 @@ export function listingOf(tools: readonly Tool[]): ListedTool[] {
     const base = extension(inputSchema, t.name, argsOf, raw);
     argsOf.set(t.name, raw);
     const outputSchema = compact(z.toJSONSchema(t.output, { io: "output" }), true) as ListedTool["outputSchema"];
-    const partial = keepKeyFields(outputSchema, t.name);
-    const from = [...dedupe(inputSchema, seenIn, t.name, false)];
-    const outFrom = [...dedupe(outputSchema, seenOut, t.name, true)];
-    const notes = [...(base ? [`Also every argument of ${base}.`] : []), ...(from.length ? [`{}: as in ${from.join(", ")}.`] : []), ...(partial || outFrom.length ? [MORE] : [])];
+    keepKeyFields(outputSchema, t.name);
+    // A tool that takes every argument of another names it once.
+    const from = [...dedupe(inputSchema, seenIn, t.name, false)].filter((f) => f !== base);
+    dedupe(outputSchema, seenOut, t.name, true);
+    // That a result has more fields than listed, and where a type-only argument is described, the instructions say once.
+    const notes = [...(base ? [`Also every argument of ${base}.`] : []), ...(from.length ? [`${SEE} ${from.join(", ")}.`] : [])];
     return { name: t.name, title: t.title, description: [t.description, ...notes].join(" "), inputSchema, outputSchema, annotations: hints(t.annotations) };
   });
 }

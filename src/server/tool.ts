@@ -1,11 +1,15 @@
 /**
- * A tool: its name, the zod schemas of its input and output (from src/api), honest annotations, and a handler
- * that calls the session service. `defineTool` keeps the handler typed with its own schemas and gives the server
- * one erased shape to list and call. Every transport calls a tool through server/call.ts (validation, the result
- * check, the audit line); server.ts maps errors to MCP results.
+ * A tool is one declaration: its name, the zod schemas of its input and output (from src/api), honest annotations,
+ * the toolset it is offered in, how a coordinator routes it across nodes, who may call it, and a handler that calls
+ * the session service. Everything else is derived from the declarations: the toolsets' lists (toolsets.ts), the
+ * nodes' routing (src/nodes/coordinator.ts switches on `route`), the test client's typed table
+ * (tests/helpers/tools.ts). `defineTool` keeps the handler typed with its own schemas and gives the server one erased
+ * shape to list and call. Every transport calls a tool through server/call.ts (authorization, validation, the
+ * result check, the audit line); server.ts maps errors to MCP results.
  */
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { ToolsetName } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import type { SessionService } from "../sessions/service.js";
 
@@ -17,13 +21,39 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
-interface ToolDef<I extends z.ZodType, O extends z.ZodType> {
-  name: string;
+/**
+ * Where the tool is offered: a toolset of CLAUDE_SESSIONS_TOOLSETS (tools/list of this server), or "member": a team
+ * session's own server (`claude-sessions member`), whose calls reach this server over the member socket.
+ */
+export type Toolset = Exclude<ToolsetName, "all"> | "member";
+
+/**
+ * How a coordinator of other machines (src/nodes) runs a call of the tool:
+ * - session: on the machine that runs the session it names (session_id, or team_name + teammate_name); here when it
+ *   names none;
+ * - placed: where its `node` argument says ("auto": the machine with the most room; default here);
+ * - adopt: as session, except that adopting a conversation by claude_session_id alone goes where that conversation is;
+ * - group: a team (team_name alone) or a list of session_ids: split by owner, a part on each machine, answers merged;
+ * - listing: every machine's sessions in one answer; health: one check per node;
+ * - history: every machine's history merged, or the machine that has the conversation or session asked;
+ * - local: this machine only.
+ */
+export type Route = "session" | "placed" | "adopt" | "group" | "listing" | "health" | "history" | "local";
+
+interface ToolDef<N extends string, I extends z.ZodType, O extends z.ZodType> {
+  name: N;
   title: string;
   description: string;
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  toolset: Toolset;
+  route: Route;
+  /**
+   * Who may call it, before its arguments are read: returns the context the handler runs with (e.g. the member
+   * whose secret was checked), or throws a SessionError (PERMISSION_DENIED) and nothing is done.
+   */
+  authorize?(svc: SessionService, ctx: CallContext): Promise<CallContext>;
   handler(svc: SessionService, args: z.infer<I>, ctx: CallContext): Promise<z.infer<O>>;
 }
 
@@ -37,8 +67,18 @@ export interface Tool<R = unknown> {
   readonly input: z.ZodType;
   readonly output: z.ZodType;
   readonly annotations: ToolAnnotations;
+  readonly toolset: Toolset;
+  readonly route: Route;
+  readonly authorize?: (svc: SessionService, ctx: CallContext) => Promise<CallContext>;
   /** Validates the raw arguments against the input schema and runs the handler. */
   invoke(svc: SessionService, raw: unknown, ctx: CallContext): Promise<Invoked<R>>;
+}
+
+/** A declared tool with its own name and schemas in its type (what the typed test client reads). */
+export interface DefinedTool<N extends string, I extends z.ZodType, O extends z.ZodType> extends Tool<z.infer<O>> {
+  readonly name: N;
+  readonly input: I;
+  readonly output: O;
 }
 
 /**
@@ -73,7 +113,7 @@ export interface RemoteSession {
   reachable: boolean;
 }
 
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<I, O>): Tool<z.infer<O>> {
+export function defineTool<N extends string, I extends z.ZodType, O extends z.ZodType>(t: ToolDef<N, I, O>): DefinedTool<N, I, O> {
   return {
     name: t.name,
     title: t.title,
@@ -81,6 +121,9 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType>(t: ToolDef<
     input: t.input,
     output: t.output,
     annotations: t.annotations,
+    toolset: t.toolset,
+    route: t.route,
+    ...(t.authorize ? { authorize: t.authorize } : {}),
     async invoke(svc, raw, ctx) {
       const parsed = t.input.safeParse(raw);
       if (!parsed.success) return { ok: false, error: parsed.error };

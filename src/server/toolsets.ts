@@ -1,19 +1,18 @@
 /**
  * Toolsets (CLAUDE_SESSIONS_TOOLSETS, issue 25): which tools a server offers, so a client pays in context only
- * for the tools it uses. Every tool is in exactly one set (tests/unit/toolsets.test.ts). Resources and prompts
- * use the core tools (session://, start_task, handoff, review_team) and are offered with core.
+ * for the tools it uses. Each tool names its set in its declaration (tool.ts); the lists here are derived from
+ * them, in the listing's order. Resources and prompts use the core tools (session://, start_task, handoff,
+ * review_team) and are offered with core.
  */
 import type { ToolsetName } from "../config.js";
 import type { Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
-export const TOOLSETS: Record<Exclude<ToolsetName, "all">, readonly string[]> = {
-  core: ["start_session", "resume_session", "send_message", "wait_for_completion", "stream_output", "respond_permission", "answer_prompt", "interrupt_session", "list_sessions", "kill_session", "run_task"],
-  context: ["reset_session", "compact_session"],
-  teams: ["broadcast_message", "wait_for_sessions", "sync_context"],
-  history: ["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"],
-  admin: ["health_check", "configure"],
-};
+type Set_ = Exclude<ToolsetName, "all">;
+const SETS: readonly Set_[] = ["core", "context", "teams", "history", "admin"];
+
+/** Each toolset's tool names, from the tools' declarations. */
+export const TOOLSETS = Object.fromEntries(SETS.map((s) => [s, TOOLS.filter((t) => t.toolset === s).map((t) => t.name)])) as unknown as Record<Set_, readonly string[]>;
 
 function expand(sets: readonly ToolsetName[]): Set<string> {
   return new Set(sets.flatMap((s) => (s === "all" ? Object.values(TOOLSETS).flat() : TOOLSETS[s])));

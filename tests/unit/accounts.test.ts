@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config.js";
 import { ExecutionLog } from "../../src/history/executions.js";
 import { readPriceFile } from "../../src/price-file.js";
 import { healthChecks } from "../../src/server/health.js";
-import { turnFailure } from "../../src/server/tools/turn-failure.js";
+import { turnFailure } from "../../src/server/tools/core/turn-failure.js";
 import { FAKE_CLAUDE } from "../helpers/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-accounts-"));

@@ -5,7 +5,8 @@
  * tools/list costs a client, measured as the JSON bytes of its result, for all toolsets and for core alone.
  */
 import { describe, expect, it } from "vitest";
-import { parseToolsets } from "../../src/config.js";
+import { parseToolsets, TOOLSET_NAMES } from "../../src/config.js";
+import { INSTRUCTIONS } from "../../src/server/instructions.js";
 import { listTools } from "../../src/server/server.js";
 import { KEY_RESULT_FIELDS } from "../../src/server/listed-results.js";
 import type { Mcp } from "../helpers/harness.js";
@@ -43,7 +44,9 @@ describe("tools/list", () => {
     expect(fields).toEqual(expect.arrayContaining(["session_id", "message_sent", "final_state", "response", "pending_permission", "blocked"]));
     expect(fields).not.toContain("session_cost_usd");
     expect(send.outputSchema.additionalProperties).toBeUndefined();
-    expect(send.description).toMatch(/Full result: text copy\./);
+    // That the text copy has them all is said once, in the instructions (not in every tool's description).
+    expect(send.description).not.toMatch(/text copy/);
+    expect(INSTRUCTIONS).toMatch(/outputSchema lists its key fields, and the text copy has them all/);
     for (const [name, keys] of Object.entries(KEY_RESULT_FIELDS)) {
       const shape = (TOOLS.find((t) => t.name === name)!.output as unknown as { shape: Record<string, unknown> }).shape;
       for (const k of keys) expect(shape, `${name}.${k}`).toHaveProperty(k);
@@ -66,12 +69,34 @@ describe("tools/list", () => {
 
   it("a field described once is not described again, and the tool says where it is", () => {
     const kill = listTools().find((t) => t.name === "kill_session")!;
-    expect((kill.inputSchema.properties as Record<string, unknown>).session_id).toEqual({});
-    expect(kill.description).toMatch(/\{\}: as in resume_session/);
+    // Its type only (never {}, which accepts any value), and the tool names where it is described.
+    expect((kill.inputSchema.properties as Record<string, unknown>).session_id).toEqual({ type: "string" });
+    expect(kill.description).toMatch(/See resume_session\./);
+    const resume = listTools().find((t) => t.name === "resume_session")!;
+    const props = resume.inputSchema.properties as Record<string, unknown>;
+    expect(props.permission_mode).toEqual({ type: "string" });
+    expect(props.allowed_tools).toEqual({ type: "array" });
+    expect(resume.description).toMatch(/See start_session\./);
     // Listed alone, a tool describes its own fields.
     const alone = listTools(TOOLS.filter((t) => t.name === "kill_session"))[0]!;
     expect((alone.inputSchema.properties as Record<string, { description?: string }>).session_id!.description).toBeTruthy();
-    expect(alone.description).not.toMatch(/\{\}: as in/);
+    expect(alone.description).not.toMatch(/See /);
+  });
+
+  it("every property of every toolset's listing carries a type (no {} that accepts any value), and no type is a list", () => {
+    const untyped: string[] = [];
+    const walk = (n: unknown, path: string): void => {
+      if (typeof n !== "object" || n === null || Array.isArray(n)) return;
+      const o = n as Record<string, unknown>;
+      if (!["type", "enum", "const", "anyOf", "properties"].some((k) => k in o)) untyped.push(path);
+      if (Array.isArray(o.type)) untyped.push(`${path} (type list)`);
+      for (const [p, v] of Object.entries((o.properties ?? {}) as object)) walk(v, `${path}.${p}`);
+      if (o.items) walk(o.items, `${path}[]`);
+      if (typeof o.additionalProperties === "object") walk(o.additionalProperties, `${path}{}`);
+      if (Array.isArray(o.anyOf)) o.anyOf.forEach((x, i) => walk(x, `${path}|${i}`));
+    };
+    for (const set of TOOLSET_NAMES) for (const t of listTools(toolsOf([set]))) (walk(t.inputSchema, `${set}:${t.name}<`), walk(t.outputSchema, `${set}:${t.name}>`));
+    expect(untyped).toEqual([]);
   });
 
   it("a tool that takes every argument of an earlier one lists its own and names that tool", () => {

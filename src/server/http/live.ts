@@ -9,8 +9,8 @@ import * as api from "../../api/index.js";
 import { isLive } from "../../core/status.js";
 import type { SessionChange, SessionService } from "../../sessions/service.js";
 import type { CallRouter, Tool } from "../tool.js";
-import { listSessions } from "../tools/list-sessions.js";
-import { streamOutputTool } from "../tools/stream-output.js";
+import { listSessions } from "../tools/core/list-sessions.js";
+import { streamOutputTool } from "../tools/core/stream-output.js";
 
 const SCREEN_EVERY_MS = 250;
 const HEARTBEAT_MS = 20_000;

@@ -13,12 +13,12 @@ import { SessionError } from "../../core/errors.js";
 import type { SessionService } from "../../sessions/service.js";
 import { callTool } from "../call.js";
 import type { CallRouter, Tool } from "../tool.js";
-import { answerPrompt } from "../tools/answer-prompt.js";
+import { answerPrompt } from "../tools/core/answer-prompt.js";
 import { broadcastMessage } from "../tools/broadcast-message.js";
 import { HISTORY_TOOLS } from "../tools/history.js";
-import { listSessions } from "../tools/list-sessions.js";
-import { resumeSession } from "../tools/resume-session.js";
-import { startSession } from "../tools/start-session.js";
+import { listSessions } from "../tools/core/list-sessions.js";
+import { resumeSession } from "../tools/core/resume-session.js";
+import { startSession } from "../tools/core/start-session.js";
 import { isWithin } from "../../util/fs/paths.js";
 
 export const WEB_ROOTS_ENV = "CLAUDE_SESSIONS_WEB_ROOTS";

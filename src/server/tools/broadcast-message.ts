@@ -8,5 +8,7 @@ export const broadcastMessage = defineTool({
   input: broadcastInput,
   output: broadcastOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "teams",
+  route: "group",
   handler: (svc, args, ctx) => svc.broadcast(args, ctx),
 });

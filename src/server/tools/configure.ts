@@ -43,5 +43,7 @@ export const configureTool = defineTool({
   input: configureInput,
   output: configureOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "admin",
+  route: "local",
   handler: configure,
 });

@@ -11,6 +11,8 @@ export const listConversations = defineTool({
   input: api.listConversationsInput,
   output: api.listConversationsOutput,
   annotations: readOnly,
+  toolset: "history",
+  route: "history",
   handler: (svc, args) => svc.history.listConversations(args),
 });
 
@@ -21,6 +23,8 @@ export const getConversation = defineTool({
   input: api.getConversationInput,
   output: api.getConversationOutput,
   annotations: readOnly,
+  toolset: "history",
+  route: "history",
   handler: (svc, args) => svc.history.getConversation(args),
 });
 
@@ -31,6 +35,8 @@ export const searchConversations = defineTool({
   input: api.searchConversationsInput,
   output: api.searchConversationsOutput,
   annotations: readOnly,
+  toolset: "history",
+  route: "history",
   handler: async (svc, args) => svc.history.searchConversations(args),
 });
 
@@ -41,6 +47,8 @@ export const getExecutionHistory = defineTool({
   input: api.getExecutionsInput,
   output: api.getExecutionsOutput,
   annotations: readOnly,
+  toolset: "history",
+  route: "history",
   handler: async (svc, args) => svc.history.getExecutions(args),
 });
 
@@ -51,6 +59,8 @@ export const clearExecutionHistory = defineTool({
   input: api.clearExecutionsInput,
   output: api.clearExecutionsOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  toolset: "history",
+  route: "session",
   handler: async (svc, args) => svc.history.clearExecutions(args),
 });
 

@@ -8,6 +8,8 @@ export const resetSession = defineTool({
   input: resetInput,
   output: resetOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  toolset: "context",
+  route: "session",
   handler: (svc, args, ctx) => svc.reset(args, ctx),
 });
 
@@ -18,5 +20,7 @@ export const compactSession = defineTool({
   input: compactInput,
   output: compactOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "context",
+  route: "session",
   handler: (svc, args, ctx) => svc.compact(args, ctx),
 });

@@ -8,5 +8,7 @@ export const syncContextTool = defineTool({
   input: syncInput,
   output: syncOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "teams",
+  route: "group",
   handler: (svc, args, ctx) => svc.syncContext(args, ctx),
 });

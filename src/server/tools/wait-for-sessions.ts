@@ -9,5 +9,7 @@ export const waitForSessions = defineTool({
   output: waitManyOutput,
   // Like wait_for_completion, it may record an Esc typed in an attached pane.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  toolset: "teams",
+  route: "group",
   handler: (svc, args, ctx) => svc.waitMany(args, ctx),
 });

@@ -3,7 +3,7 @@
  * error.details.result: clients that only look at isError see the failure. An MCP error result has no
  * structuredContent, so the body travels in the error's JSON text.
  */
-import { SessionError } from "../../core/errors.js";
+import { SessionError } from "../../../core/errors.js";
 
 interface TurnLike {
   session_id?: string;

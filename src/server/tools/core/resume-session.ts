@@ -1,12 +1,14 @@
-import { resumeInput, resumeOutput } from "../../api/index.js";
-import { defineTool } from "../tool.js";
+import { resumeInput, resumeOutput } from "../../../api/index.js";
+import { defineTool } from "../../tool.js";
 
 export const resumeSession = defineTool({
   name: "resume_session",
-  title: "Resume a Claude Code session",
-  description: "Given options replace the stored ones; fork: a new session from it.",
+  title: "Resume a session",
+  description: "Given options replace the stored ones; fork: a new session.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  toolset: "core",
+  route: "adopt",
   handler: (svc, args, ctx) => svc.resume(args, ctx),
 });
