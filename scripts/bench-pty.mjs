@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const { PtyBackend } = await import(join(ROOT, "dist/runners/terminal/pty.js"));
+const { PtyBackend } = await import(join(ROOT, "dist/runners/terminal/pty/pty.js"));
 const { installScripts } = await import(join(ROOT, "dist/claude/scripts.js"));
 const { hooksSettings } = await import(join(ROOT, "dist/claude/hooks.js"));
 const FAKE_CLAUDE = join(ROOT, "tests/fixtures/bin/claude");

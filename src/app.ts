@@ -8,11 +8,11 @@ import { join } from "node:path";
 import type { Host } from "./runners/host.js";
 import { terminalRunner } from "./runners/terminal/runner.js";
 import { headlessRunner } from "./runners/headless/runner.js";
-import { LazyBackend } from "./runners/terminal/lazy.js";
-import { TmuxBackend } from "./runners/terminal/tmux.js";
+import { LazyBackend } from "./runners/terminal/pty/lazy.js";
+import { TmuxBackend } from "./runners/terminal/tmux/tmux.js";
 import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./runners/terminal/capture.js";
-import { LAUNCH_SH } from "./runners/terminal/launcher.js";
+import { LAUNCH_SH } from "./runners/terminal/tmux/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { operatorPrices } from "./price-file.js";
 import { SessionError } from "./core/errors.js";
@@ -121,7 +121,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
   // built for another Node, only pty goes, with the reason in the error.
   const pty = new LazyBackend("pty", false, async () => {
-    const { PtyBackend } = await import("./runners/terminal/pty.js");
+    const { PtyBackend } = await import("./runners/terminal/pty/pty.js");
     return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};

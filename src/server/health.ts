@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
-import { TmuxBackend } from "../runners/terminal/tmux.js";
+import { TmuxBackend } from "../runners/terminal/tmux/tmux.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";

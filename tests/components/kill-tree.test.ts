@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/runners/host.js";
-import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
+import { TmuxBackend } from "../../src/runners/terminal/tmux/tmux.js";
 import { installScripts } from "../../src/app.js";
 import { hasPty, hasTmux, until } from "../helpers/harness.js";
 
@@ -52,7 +52,7 @@ const backends: Array<[string, () => Promise<Backend | undefined>]> = [
   }],
   ["pty", async () => {
     if (!(await hasPty())) return undefined;
-    const { PtyBackend } = await import("../../src/runners/terminal/pty.js");
+    const { PtyBackend } = await import("../../src/runners/terminal/pty/pty.js");
     return new PtyBackend({ hookScript: (await installScripts(join(root, "sp"))).hook });
   }],
 ];

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TerminalPlan } from "../../src/runners/host.js";
-import { PtyBackend } from "../../src/runners/terminal/pty.js";
+import { PtyBackend } from "../../src/runners/terminal/pty/pty.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/app.js";
 import { FAKE_CLAUDE, until } from "../helpers/harness.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { installScripts } from "../../src/app.js";
-import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
+import { TmuxBackend } from "../../src/runners/terminal/tmux/tmux.js";
 import type { RunOptions, RunResult } from "../../src/util/exec.js";
 
 interface Call {

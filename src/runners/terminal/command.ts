@@ -10,7 +10,7 @@ import type { Folded } from "../../events/reducer.js";
 import { commandDone, commandText } from "../command.js";
 import type { DriverSession, SessionCommand } from "../driver.js";
 import { pasteText, showsPasted } from "./delivery.js";
-import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
+import { DRIVER_TIMING, type DriverTiming } from "./screen/screens.js";
 import { briefText } from "../../util/terminal-text.js";
 
 /** How long after the Enter the command's box may still hold the text before Enter is pressed once more. */

@@ -8,11 +8,11 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./drawn.js";
-import { deliveryMismatch } from "./exact.js";
-import { pastePieces } from "./prompt.js";
-import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./screen/drawn.js";
+import { deliveryMismatch } from "./screen/exact.js";
+import { pastePieces } from "./screen/prompt.js";
+import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screen/screens.js";
 import { briefText } from "../../util/terminal-text.js";
 
 /** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */

@@ -15,7 +15,7 @@ import { interruptByEsc } from "./interrupt.js";
 import { answerPrompt, probeScreen } from "./screen-prompt.js";
 import { answerByHook, hookWaits } from "./hook-answer.js";
 import { answerByKeys } from "./permission.js";
-import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
+import { DRIVER_TIMING, type DriverTiming } from "./screen/screens.js";
 import { awaitReady, carriedPrompt } from "./startup.js";
 
 export class TerminalDriver implements Driver {

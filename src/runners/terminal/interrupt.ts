@@ -9,8 +9,8 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { inTurn } from "../../core/status.js";
 import type { DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screen/screens.js";
 
 export async function interruptByEsc(b: Backend, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
   const id = s.id;

@@ -9,8 +9,8 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { PermissionDecision } from "../../api/index.js";
 import type { DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { ANSWER_CONFIRM_MS, DENY_STOP_MS, DIALOG_DRAWN_MS, DIALOG_KEYS_AFTER_MS, permissionDigit, showsStoppedTurn } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { ANSWER_CONFIRM_MS, DENY_STOP_MS, DIALOG_DRAWN_MS, DIALOG_KEYS_AFTER_MS, permissionDigit, showsStoppedTurn } from "./screen/screens.js";
 
 const DIALOG = /Do you want to proceed\?/;
 

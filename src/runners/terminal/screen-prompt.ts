@@ -9,10 +9,10 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { DriverSession, ProbeOptions, PromptAnswer } from "../driver.js";
 import type { LiveSession } from "../../events/live.js";
-import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./blocking.js";
+import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./screen/blocking.js";
 import { probeInterrupted } from "./interrupt.js";
-import { pollScreen } from "./poll.js";
-import { DIALOG_SETTLE_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { DIALOG_SETTLE_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "./screen/screens.js";
 
 /** A turn quiet this long is looked at for an Esc typed in an attached pane (as before issue 20). */
 const INTERRUPT_QUIET_MS = 5000;

@@ -10,8 +10,8 @@ import { isLive } from "../../core/status.js";
 import { readTail } from "../../util/files.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
-import { deliveryMismatch } from "./exact.js";
-import { pollScreen } from "./poll.js";
+import { deliveryMismatch } from "./screen/exact.js";
+import { pollScreen } from "./screen/poll.js";
 import { briefText } from "../../util/terminal-text.js";
 import {
   BLOCKING_HELP,
@@ -29,7 +29,7 @@ import {
   STARTUP_TICK_MS,
   TRUST_ANSWER_EVERY_MS,
   type BlockingScreen,
-} from "./screens.js";
+} from "./screen/screens.js";
 
 export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   let trustedAt = 0;

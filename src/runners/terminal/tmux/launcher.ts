@@ -16,9 +16,9 @@
  * are named by the absolute paths found at server start (util/tools.ts).
  *   launch.sh HANDOFF
  */
-import { ENV_NAME } from "../../util/env.js";
-import { shQuote } from "../../util/shell.js";
-import { toolPaths, type ToolPaths } from "../../util/tools.js";
+import { ENV_NAME } from "../../../util/env.js";
+import { shQuote } from "../../../util/shell.js";
+import { toolPaths, type ToolPaths } from "../../../util/tools.js";
 
 export function launchScript(t: ToolPaths = toolPaths()): string {
   return `#!${t.bash}

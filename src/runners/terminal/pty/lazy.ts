@@ -2,8 +2,8 @@
  * A backend loaded on first use. The pty backend pulls in node-pty (a native addon) and a headless
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
-import type { Backend, BackendKind, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { SessionError } from "../../core/errors.js";
+import type { Backend, BackendKind, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { SessionError } from "../../../core/errors.js";
 
 export class LazyBackend implements Backend {
   private loaded: Promise<Backend> | undefined;

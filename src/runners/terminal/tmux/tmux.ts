@@ -6,15 +6,15 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { ExecError, run, type RunResult } from "../../util/exec.js";
-import { SessionError } from "../../core/errors.js";
-import { isSafePath, shQuote } from "../../util/shell.js";
-import { assertOwnedScript } from "../../util/owned.js";
-import { OUTPUT_LOG_MAX_BYTES } from "./capture.js";
+import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { ExecError, run, type RunResult } from "../../../util/exec.js";
+import { SessionError } from "../../../core/errors.js";
+import { isSafePath, shQuote } from "../../../util/shell.js";
+import { assertOwnedScript } from "../../../util/owned.js";
+import { OUTPUT_LOG_MAX_BYTES } from "../capture.js";
 import { encodeHandoff } from "./launcher.js";
-import { isAlive, signalGroup } from "../../util/process.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import { isAlive, signalGroup } from "../../../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../../../util/proctree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */

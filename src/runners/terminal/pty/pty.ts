@@ -14,12 +14,12 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { run } from "../../util/exec.js";
-import { OUTPUT_LOG_MAX_BYTES, rotate } from "./capture.js";
-import { SessionError } from "../../core/errors.js";
-import { signalGroup } from "../../util/process.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { run } from "../../../util/exec.js";
+import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
+import { SessionError } from "../../../core/errors.js";
+import { signalGroup } from "../../../util/process.js";
+import { endTree, sessionTag, sessionTree } from "../../../util/proctree.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {
