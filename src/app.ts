@@ -8,8 +8,8 @@ import { join } from "node:path";
 import type { Host } from "./runners/host.js";
 import { terminalRunner } from "./runners/terminal/runner.js";
 import { headlessRunner } from "./runners/headless/runner.js";
-import { LazyBackend } from "./runners/terminal/pty/lazy.js";
-import { TmuxBackend } from "./runners/terminal/tmux/tmux.js";
+import { LazyHost } from "./runners/terminal/pty/lazy.js";
+import { TmuxHost } from "./runners/terminal/tmux/tmux.js";
 import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./runners/terminal/capture.js";
 import { LAUNCH_SH } from "./runners/terminal/tmux/launcher.js";
@@ -71,7 +71,7 @@ export async function installScripts(stateDir: string): Promise<ScriptPaths> {
   };
 }
 
-async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
+async function tmuxAvailable(b: TmuxHost): Promise<boolean> {
   try {
     await b.version();
     return true;
@@ -94,7 +94,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   cfg.stateDir = await resolveStateDir(cfg.stateDir);
   if (!isSafePath(cfg.stateDir)) throw new Error(`the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`);
   // tmux -V (a process: ~10 ms quiet, far more under load) runs while the state and the scripts are prepared.
-  const tmuxProbe = tmuxAvailable(new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }));
+  const tmuxProbe = tmuxAvailable(new TmuxHost({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }));
   const store = new Store(cfg.stateDir, log);
   const state = await store.read(); // creates the file with its mode
   // Environment hand-offs (secrets) left by a server that died before its launcher read them.
@@ -102,9 +102,9 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
   const backends: Partial<Record<BackendKind, Host>> = {};
-  const terminals: Array<TmuxBackend | LazyBackend> = [];
+  const terminals: Array<TmuxHost | LazyHost> = [];
   const unavailable: Partial<Record<BackendKind, SessionError>> = {};
-  const tmux = new TmuxBackend({
+  const tmux = new TmuxHost({
     tmuxPath: cfg.tmuxPath,
     hookScript: scripts.hook,
     launchScript: scripts.launch,
@@ -120,9 +120,9 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   }
   // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
   // built for another Node, only pty goes, with the reason in the error.
-  const pty = new LazyBackend("pty", false, async () => {
-    const { PtyBackend } = await import("./runners/terminal/pty/pty.js");
-    return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
+  const pty = new LazyHost("pty", false, async () => {
+    const { PtyHost } = await import("./runners/terminal/pty/pty.js");
+    return new PtyHost({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
   });
   const runners: Partial<Record<BackendKind, Runner>> = {};
   terminals.push((backends.pty = pty));

@@ -124,7 +124,7 @@ export interface Runner {
   readonly kind: BackendKind;
   readonly caps: Capabilities;
   /** Where its sessions' processes live. */
-  readonly backend: Host;
+  readonly host: Host;
   /** The same host as a terminal, when it has one (caps.screen). */
   readonly terminal?: TerminalHost;
   readonly driver: Driver;

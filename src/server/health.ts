@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
-import { TmuxBackend } from "../runners/terminal/tmux/tmux.js";
+import { TmuxHost } from "../runners/terminal/tmux/tmux.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
@@ -124,7 +124,7 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const checks: HealthCheck[] = [];
   const add = (name: string, status: HealthCheck["status"], detail: string) => checks.push({ name, status, detail });
 
-  const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
+  const tmux = await new TmuxHost({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
   const sdk = await agentSdk();
   const headless = h.headlessAvailable !== false && sdk.ok;
   const pty = h.ptyAvailable === false ? { ok: false, detail: "this server has no pty backend" } : await nodePty();

@@ -54,5 +54,5 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
 }
 
 export function headlessRunner(host: HeadlessHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: HEADLESS_CAPS, backend: host, driver, plan: (req) => headlessPlan(host, req) };
+  return { kind: host.kind, caps: HEADLESS_CAPS, host, driver, plan: (req) => headlessPlan(host, req) };
 }

@@ -71,5 +71,5 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
 }
 
 export function terminalRunner(host: TerminalHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: terminalCaps(host), backend: host, terminal: host, driver, plan: (req) => terminalPlan(host, req) };
+  return { kind: host.kind, caps: terminalCaps(host), host, terminal: host, driver, plan: (req) => terminalPlan(host, req) };
 }

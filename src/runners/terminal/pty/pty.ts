@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import type { TerminalHost, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
 import { run } from "../../../util/exec.js";
 import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
 import { SessionError } from "../../../core/errors.js";
@@ -121,7 +121,7 @@ interface PtySession {
   disposed: boolean;
 }
 
-export class PtyBackend implements Backend {
+export class PtyHost implements TerminalHost {
   readonly kind = "pty" as const;
   readonly survivesRestart = false;
   private readonly pty: NodePty;

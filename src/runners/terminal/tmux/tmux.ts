@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import type { TerminalHost, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
 import { ExecError, run, type RunResult } from "../../../util/exec.js";
 import { SessionError } from "../../../core/errors.js";
 import { isSafePath, shQuote } from "../../../util/shell.js";
@@ -48,7 +48,7 @@ export function sessionName(id: string): string {
   return `cs-${id}`;
 }
 
-export class TmuxBackend implements Backend {
+export class TmuxHost implements TerminalHost {
   readonly kind = "tmux" as const;
   readonly survivesRestart = true;
   private readonly bin: string;
