@@ -10,6 +10,10 @@ import type { Driver } from "./driver.js";
 import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
 import type { PromptInput } from "./prompt.js";
 import type { SandboxSpec } from "../sandbox/spec.js";
+import type { SessionError } from "../core/errors.js";
+import type { ScriptPaths } from "../claude/scripts.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../util/log.js";
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
@@ -120,6 +124,22 @@ export function claudeIdOf(mode: LaunchMode): string {
   return mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
 }
 
+/** What a runner kind is made of (registry.ts): the server's configuration, its log and the scripts sessions run. */
+export interface RunnerSetup {
+  cfg: Config;
+  log: Logger;
+  scripts: ScriptPaths;
+}
+
+/** What a runner says of itself in health_check and `doctor`: one check, named by what it needs. */
+export interface RunnerHealth {
+  /** The check's name (tmux, pty, agent_sdk): what this runner's sessions need on the machine. */
+  check: string;
+  /** Its sessions can start here. */
+  ok: boolean;
+  detail: string;
+}
+
 export interface Runner {
   readonly kind: BackendKind;
   readonly caps: Capabilities;
@@ -129,4 +149,10 @@ export interface Runner {
   readonly terminal?: TerminalHost;
   readonly driver: Driver;
   plan(req: LaunchRequest): LaunchPlan;
+  /** Whether this server can run its sessions at all (asked once at start-up): undefined, or the error a caller gets. */
+  available(): Promise<SessionError | undefined>;
+  /** Whether what its sessions need is on this machine now (a program's version, a module that loads). */
+  health(): Promise<RunnerHealth>;
+  /** Releases what it holds in this process (sessions that end with it are ended). */
+  close(): Promise<void>;
 }

@@ -70,6 +70,19 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   };
 }
 
-export function terminalRunner(host: TerminalHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: terminalCaps(host), host, terminal: host, driver, plan: (req) => terminalPlan(host, req) };
+/** What a terminal kind knows of its machine (tmux: its program; pty: node-pty); without it, the host is taken as it is. */
+export type TerminalProbe = Pick<Runner, "available" | "health">;
+
+export function terminalRunner(host: TerminalHost, driver: Driver, probe?: TerminalProbe): Runner {
+  return {
+    kind: host.kind,
+    caps: terminalCaps(host),
+    host,
+    terminal: host,
+    driver,
+    plan: (req) => terminalPlan(host, req),
+    available: probe?.available ?? (async () => undefined),
+    health: probe?.health ?? (async () => ({ check: host.kind, ok: true, detail: `${host.kind} host` })),
+    close: async () => host.close?.(),
+  };
 }
