@@ -10,6 +10,7 @@ import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type KeepableOption, type LaunchPlan, type LaunchRequest, type Runner, type RunnerOption } from "../runner.js";
 import { terminalOptionArgs } from "./option-args.js";
+import { typeInto } from "./type-into.js";
 
 const TERMINAL_HONOURS = ["doppler", "system_prompt", "fallback_model", "mcp_servers", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly RunnerOption[];
 
@@ -84,5 +85,6 @@ export function terminalRunner(host: TerminalHost, driver: Driver, probe?: Termi
     available: probe?.available ?? (async () => undefined),
     health: probe?.health ?? (async () => ({ check: host.kind, ok: true, detail: `${host.kind} host` })),
     close: async () => host.close?.(),
+    typeInto: (spec, text, ctx) => typeInto(host, spec, text, ctx),
   };
 }

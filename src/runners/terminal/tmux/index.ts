@@ -6,8 +6,9 @@ import { terminalRunner } from "../runner.js";
 import { TmuxHost } from "./tmux.js";
 
 export function tmuxRunner({ cfg, log, scripts }: RunnerSetup): Runner {
+  const tmuxPath = cfg.tmuxPath ?? "tmux";
   const host = new TmuxHost({
-    tmuxPath: cfg.tmuxPath,
+    tmuxPath,
     hookScript: scripts.hook,
     launchScript: scripts.launch,
     captureScript: scripts.capture,
@@ -19,10 +20,10 @@ export function tmuxRunner({ cfg, log, scripts }: RunnerSetup): Runner {
   const version = () => host.version().catch(() => undefined);
   return terminalRunner(host, new TerminalDriver(host, log, cfg.stateDir), {
     available: async () =>
-      (await version()) ? undefined : new SessionError("TMUX_NOT_FOUND", `tmux was not found (${cfg.tmuxPath}); tmux sessions are unavailable on this server.`),
+      (await version()) ? undefined : new SessionError("TMUX_NOT_FOUND", `tmux was not found (${tmuxPath}); tmux sessions are unavailable on this server.`),
     health: async () => {
       const v = await version();
-      return { check: "tmux", ok: v !== undefined, detail: v ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable` };
+      return { check: "tmux", ok: v !== undefined, detail: v ?? `${tmuxPath} not found: tmux sessions are unavailable` };
     },
   });
 }
