@@ -16,7 +16,7 @@ import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { withFileLock } from "../../util/flock.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proctree.js";
+import { endLeftovers } from "../../runners/end-tree.js";
 import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPrompt } from "../checks.js";
 import { newSessionId } from "./options.js";
 import { type Deps } from "../deps.js";
@@ -106,11 +106,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
   // otherwise land after the new cs:spawn and end the new process's fold. Found by the session's tag, never by
   // a stored pid that may have been reused.
   await d.runners[rec.backend]?.host.remove(rec.session_id).catch(() => {});
-  const lingering = sessionTree(undefined, sessionTag(rec.session_id));
-  if (lingering.length) {
-    d.log.info(`${rec.session_id}: ending ${lingering.length} process(es) of its previous run before resuming`);
-    await endTree(lingering, undefined, 1500);
-  }
+  const lingering = await endLeftovers(rec.session_id, 1500);
+  if (lingering) d.log.info(`${rec.session_id}: ended ${lingering} process(es) of its previous run before resuming`);
   const updated = await d.store.update((s) => {
     const r = s.sessions[rec.session_id];
     if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);

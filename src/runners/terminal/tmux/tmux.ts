@@ -14,7 +14,7 @@ import { assertOwnedScript } from "../../../util/owned.js";
 import { OUTPUT_LOG_MAX_BYTES } from "../capture.js";
 import { encodeHandoff } from "./launcher.js";
 import { isAlive, signalGroup } from "../../../util/process.js";
-import { endTree, sessionTag, sessionTree } from "../../../util/proctree.js";
+import { killTree } from "../../end-tree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -243,39 +243,35 @@ export class TmuxHost implements TerminalHost {
     let pid = opts.pid;
     const before = (await this.list()).get(id);
     if (before?.pid) pid = before.pid;
-    // The whole tree, collected before any signal: a dying parent orphans what it started.
-    const tree = sessionTree(pid, sessionTag(id));
-    let forced = false;
-    if (pid && before?.alive !== false) {
-      // No grace (kill_session {force}): straight to SIGKILL below.
-      if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
-      // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
-      const gone = async (until: number) => {
-        let n = 0;
-        while (isAlive(pid) && Date.now() < until) {
-          await sleep(25);
-          if (++n % 4 === 0) await this.nudge();
+    return killTree(id, pid, opts.graceMs, async () => {
+      let forced = false;
+      if (pid && before?.alive !== false) {
+        // No grace (kill_session {force}): straight to SIGKILL below.
+        if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
+        // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
+        const gone = async (until: number) => {
+          let n = 0;
+          while (isAlive(pid) && Date.now() < until) {
+            await sleep(25);
+            if (++n % 4 === 0) await this.nudge();
+          }
+          return !isAlive(pid);
+        };
+        if (!(await gone(Date.now() + opts.graceMs))) {
+          forced = true;
+          signalGroup(pid, "SIGKILL");
+          await gone(Date.now() + 2000);
         }
-        return !isAlive(pid);
-      };
-      if (!(await gone(Date.now() + opts.graceMs))) {
-        forced = true;
-        signalGroup(pid, "SIGKILL");
-        await gone(Date.now() + 2000);
       }
-    }
-    // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.
-    let after: Liveness | undefined;
-    for (let i = 0; i < 40; i++) {
-      after = (await this.list()).get(id);
-      if (!after || !after.alive) break;
-      await sleep(25);
-    }
-    const res: KillResult = { forced };
-    if (after?.exitCode !== undefined) res.exitCode = after.exitCode;
-    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
-    if (left.length) res.left = left;
-    return res;
+      // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.
+      let after: Liveness | undefined;
+      for (let i = 0; i < 40; i++) {
+        after = (await this.list()).get(id);
+        if (!after || !after.alive) break;
+        await sleep(25);
+      }
+      return after?.exitCode !== undefined ? { forced, exitCode: after.exitCode } : { forced };
+    });
   }
 
   async remove(id: string): Promise<void> {
