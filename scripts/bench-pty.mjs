@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const { PtyBackend } = await import(join(ROOT, "dist/runners/terminal/pty.js"));
+const { PtyHost } = await import(join(ROOT, "dist/runners/terminal/pty/pty.js"));
 const { installScripts } = await import(join(ROOT, "dist/claude/scripts.js"));
 const { hooksSettings } = await import(join(ROOT, "dist/claude/hooks.js"));
 const FAKE_CLAUDE = join(ROOT, "tests/fixtures/bin/claude");
@@ -92,7 +92,7 @@ const results = { node: process.version, platform: `${process.platform}-${proces
 
 try {
   for (const n of opt.counts.split(",").map(Number)) {
-    const backend = new PtyBackend({ hookScript: hook });
+    const backend = new PtyHost({ hookScript: hook });
     // Warm up code paths (xterm, node-pty, write streams) so the first session does not pay for them.
     const warm = await startMany(backend, 1);
     await backend.remove(warm[0].id);
@@ -113,7 +113,7 @@ try {
 
   const n = Number(opt.idle);
   const secs = Number(opt["idle-seconds"]);
-  const backend = new PtyBackend({ hookScript: hook });
+  const backend = new PtyHost({ hookScript: hook });
   await startMany(backend, n);
   await sleep(2000);
   const c0 = process.cpuUsage();

@@ -6,21 +6,14 @@ import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Host } from "./runners/host.js";
-import { terminalRunner } from "./runners/terminal/runner.js";
-import { headlessRunner } from "./runners/headless/runner.js";
-import { LazyBackend } from "./runners/terminal/lazy.js";
-import { TmuxBackend } from "./runners/terminal/tmux.js";
+import { makeRunners } from "./runners/registry.js";
 import { HOOK_SH, PERMISSION_SH, type ScriptPaths } from "./claude/scripts.js";
 import { CAPTURE_SH } from "./runners/terminal/capture.js";
-import { LAUNCH_SH } from "./runners/terminal/launcher.js";
+import { LAUNCH_SH } from "./runners/terminal/tmux/launcher.js";
 import { loadConfig, type Config } from "./config.js";
 import { operatorPrices } from "./price-file.js";
-import { SessionError } from "./core/errors.js";
+import type { SessionError } from "./core/errors.js";
 import type { BackendKind } from "./core/events.js";
-import { DEFAULT_PERMISSION_TIMEOUT_MS } from "./core/modes.js";
-import { HeadlessDriver } from "./runners/headless/driver.js";
-import { HeadlessHost } from "./runners/headless/host.js";
-import { TerminalDriver } from "./runners/terminal/driver.js";
 import { HistoryService } from "./history/service.js";
 import { SessionService } from "./sessions/service.js";
 import type { Runner } from "./sessions/deps.js";
@@ -39,7 +32,8 @@ export interface App {
   store: Store;
   sessions: SessionService;
   history: HistoryService;
-  backends: Partial<Record<BackendKind, Host>>;
+  /** Where each available kind's sessions live (attach, the CLI's checks). */
+  hosts: Partial<Record<BackendKind, Host>>;
   version: string;
   /** The other machines of nodes.json (none configured: every call stays here). Links start with start(). */
   nodes: Coordinator;
@@ -52,6 +46,12 @@ export function packageVersion(): string {
   } catch {
     return "0.0.0";
   }
+}
+
+/** Where installScripts puts the scripts (known before they are written: the runners are made meanwhile). */
+export function scriptPaths(stateDir: string): ScriptPaths {
+  const binDir = join(stateDir, "bin");
+  return { hook: join(binDir, "hook.sh"), launch: join(binDir, "launch.sh"), capture: join(binDir, "capture.sh"), permission: join(binDir, "permission.sh") };
 }
 
 /**
@@ -71,15 +71,6 @@ export async function installScripts(stateDir: string): Promise<ScriptPaths> {
   };
 }
 
-async function tmuxAvailable(b: TmuxBackend): Promise<boolean> {
-  try {
-    await b.version();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { adopt?: boolean } = {}): Promise<App> {
   const cfg = loadConfig(env);
   forgetMemberEnv(env);
@@ -93,40 +84,27 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   // Resolved once: from here on only its real path is used.
   cfg.stateDir = await resolveStateDir(cfg.stateDir);
   if (!isSafePath(cfg.stateDir)) throw new Error(`the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`);
-  // tmux -V (a process: ~10 ms quiet, far more under load) runs while the state and the scripts are prepared.
-  const tmuxProbe = tmuxAvailable(new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }));
+  // Every runner kind of the registry; whether each can run here (tmux -V: a process, ~10 ms quiet, far more under
+  // load) is asked while the state and the scripts are prepared.
+  const made = makeRunners({ cfg, log, scripts: scriptPaths(cfg.stateDir) });
+  const probes = Promise.all(made.map((r) => r.available()));
   const store = new Store(cfg.stateDir, log);
   const state = await store.read(); // creates the file with its mode
   // Environment hand-offs (secrets) left by a server that died before its launcher read them.
   const removed = await removeStaleHandoffs(cfg.stateDir, (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting");
   if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
-  const backends: Partial<Record<BackendKind, Host>> = {};
-  const terminals: Array<TmuxBackend | LazyBackend> = [];
-  const unavailable: Partial<Record<BackendKind, SessionError>> = {};
-  const tmux = new TmuxBackend({
-    tmuxPath: cfg.tmuxPath,
-    hookScript: scripts.hook,
-    launchScript: scripts.launch,
-    captureScript: scripts.capture,
-    outputMaxBytes: cfg.outputLogMaxBytes,
-    ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
-    ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
-  });
-  if (await tmuxProbe) terminals.push((backends.tmux = tmux));
-  else {
-    log.warn("tmux was not found: tmux sessions are unavailable");
-    unavailable.tmux = new SessionError("TMUX_NOT_FOUND", `tmux was not found (${cfg.tmuxPath}); tmux sessions are unavailable on this server.`);
-  }
-  // node-pty is an optional native addon, loaded on the first pty session: when it is missing or was
-  // built for another Node, only pty goes, with the reason in the error.
-  const pty = new LazyBackend("pty", false, async () => {
-    const { PtyBackend } = await import("./runners/terminal/pty.js");
-    return new PtyBackend({ hookScript: scripts.hook, log, outputMaxBytes: cfg.outputLogMaxBytes });
-  });
   const runners: Partial<Record<BackendKind, Runner>> = {};
-  terminals.push((backends.pty = pty));
-  for (const b of terminals) runners[b.kind] = terminalRunner(b, new TerminalDriver(b, log, cfg.stateDir));
+  const unavailable: Partial<Record<BackendKind, SessionError>> = {};
+  const why = await probes;
+  made.forEach((r, i) => {
+    const no = why[i];
+    if (!no) runners[r.kind] = r;
+    else {
+      log.warn(`${r.kind} sessions are unavailable: ${no.message}`);
+      unavailable[r.kind] = no;
+    }
+  });
   // The transcript index syncs in a worker thread when a history query first needs it (and again when it is
   // stale); nothing else waits for it.
   const history = new HistoryService({
@@ -135,10 +113,6 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     configDir: cfg.claudeConfigDir,
     managed: async () => new Map(Object.values((await store.read()).sessions).map((r) => [r.claude_session_id, r.session_id])),
   });
-  // Headless sessions: the CLI through the Agent SDK, no terminal; they live as long as this server (like pty).
-  const headless = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
-  backends.headless = headless;
-  runners.headless = headlessRunner(headless, new HeadlessDriver(headless));
   const sessions = new SessionService({ cfg, store, log, scripts, runners, unavailable, history });
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
@@ -149,7 +123,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
     store,
     sessions,
     history,
-    backends,
+    hosts: Object.fromEntries(Object.values(runners).map((r) => [r.kind, r.host])),
     version,
     nodes,
     async close() {
@@ -158,20 +132,19 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
       // then let the orchestrator fold and save those last events. Each is the server's own end in the audit log.
       const t0 = Date.now();
       const ending: string[] = [];
-      for (const b of Object.values(backends)) {
+      const all = Object.values(runners);
+      for (const b of all.map((r) => r.host)) {
         if (b.survivesRestart) continue;
         for (const [id, l] of await b.list().catch(() => new Map<string, { alive: boolean }>())) if (l.alive) ending.push(id);
       }
       // Issue #23: those with a conversation are hibernated, not dead: the next server wakes them on the next prompt.
       await sessions.hibernateAtShutdown(ending).catch((e: unknown) => log.warn(`hibernating at shutdown: ${String(e)}`));
-      await Promise.all([
-        backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
-        headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
-      ]);
+      // Sessions that end with this process end here (a pty's, a headless one's); the others' hosts are released last.
+      await Promise.all(all.filter((r) => !r.caps.survivesRestart).map((r) => r.close().catch((e: unknown) => log.warn(`closing ${r.kind} sessions: ${String(e)}`))));
       for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
       await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
-      await backends.tmux?.close?.();
+      for (const r of all.filter((r) => r.caps.survivesRestart)) await r.close().catch((e: unknown) => log.warn(`closing ${r.kind}: ${String(e)}`));
     },
   };
 }

@@ -5,7 +5,7 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { SessionError } from "./core/errors.js";
-import type { BackendKind } from "./core/events.js";
+import { BACKEND_KINDS, type BackendKind } from "./core/events.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/proc/programs.js";
@@ -35,7 +35,8 @@ export interface Config {
   toolsets: ToolsetName[];
   /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
   claudeConfigDir: string;
-  tmuxPath: string;
+  /** The tmux program (CLAUDE_SESSIONS_TMUX); unset: the tmux runner's default, tmux on PATH. */
+  tmuxPath?: string;
   tmuxSocketName?: string;
   tmuxSocketPath?: string;
   claudePath?: string;
@@ -196,10 +197,15 @@ function bool(v: string | undefined): boolean {
   return v !== undefined && /^(1|true|yes|on)$/i.test(v);
 }
 
+function isBackendKind(v: string): v is BackendKind {
+  return (BACKEND_KINDS as readonly string[]).includes(v);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const backend = env.CLAUDE_SESSIONS_BACKEND;
-  if (backend !== undefined && backend !== "" && backend !== "tmux" && backend !== "pty" && backend !== "headless") {
-    throw new Error(`CLAUDE_SESSIONS_BACKEND must be "tmux", "pty" or "headless" (got ${JSON.stringify(backend)})`);
+  if (backend !== undefined && backend !== "" && !isBackendKind(backend)) {
+    const kinds = BACKEND_KINDS.map((k) => JSON.stringify(k));
+    throw new Error(`CLAUDE_SESSIONS_BACKEND must be ${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)} (got ${JSON.stringify(backend)})`);
   }
   const mode = env.CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE || SERVER_DEFAULT_PERMISSION_MODE;
   if (!isPermissionMode(mode)) {
@@ -212,7 +218,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
     toolsets: parseToolsets(env.CLAUDE_SESSIONS_TOOLSETS),
     claudeConfigDir: resolve(env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude")),
-    tmuxPath: env.CLAUDE_SESSIONS_TMUX || "tmux",
     maxSessions: num(env, "MAX_CONCURRENT_SESSIONS", 10),
     maxSessionDurationMs: num(env, "MAX_SESSION_DURATION", 24 * 60 * 60 * 1000),
     maxMessageChars: num(env, "CLAUDE_SESSIONS_MAX_MESSAGE_CHARS", 100_000),
@@ -265,12 +270,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.CLAUDE_SESSIONS_NODES) cfg.nodesFile = resolve(env.CLAUDE_SESSIONS_NODES);
   if (env.CLAUDE_SESSIONS_PRICES) cfg.pricesFile = env.CLAUDE_SESSIONS_PRICES;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
+  if (env.CLAUDE_SESSIONS_TMUX) cfg.tmuxPath = env.CLAUDE_SESSIONS_TMUX;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;
   if (env.CLAUDE_PATH) cfg.claudePath = env.CLAUDE_PATH;
   if (env.DOPPLER_PATH) cfg.dopplerPath = env.DOPPLER_PATH;
   if (env.DOPPLER_PROJECT) cfg.dopplerProject = env.DOPPLER_PROJECT;
   if (env.DOPPLER_CONFIG) cfg.dopplerConfig = env.DOPPLER_CONFIG;
-  if (backend === "tmux" || backend === "pty" || backend === "headless") cfg.defaultBackend = backend;
+  if (backend !== undefined && isBackendKind(backend)) cfg.defaultBackend = backend;
   if (env.CLAUDE_SESSIONS_LOG_FILE) cfg.logFile = env.CLAUDE_SESSIONS_LOG_FILE;
   if (env.CLAUDE_SESSIONS_PERMISSION_MODES !== undefined) cfg.permissionModes = parseList(env.CLAUDE_SESSIONS_PERMISSION_MODES);
   return cfg;

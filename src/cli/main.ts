@@ -83,7 +83,7 @@ async function serve(): Promise<void> {
   transport.onclose = () => void shutdown("transport closed");
   await server.connect(transport);
   prefetchVersion(app.cfg);
-  app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.backends).join(", ") || "none"})`);
+  app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.hosts).join(", ") || "none"})`);
 }
 
 async function serveHttp(args: string[]): Promise<void> {
@@ -163,7 +163,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
         if (!id) throw new Error("usage: claude-sessions attach <id>");
         const rec = await app.store.get(api.sessionId.parse(id));
         const remote = rec ? undefined : await remoteAttachArgv(app.nodes, app.sessions, id);
-        const [file, ...rest] = (rec ? app.backends[rec.backend]?.attachArgv?.(rec.session_id) : remote) ?? [];
+        const [file, ...rest] = (rec ? app.hosts[rec.backend]?.attachArgv?.(rec.session_id) : remote) ?? [];
         if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
         const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;

@@ -86,8 +86,8 @@ async function call<R>(w: WorkEnv, tool: Tool<R>, raw: unknown, ctx: CallContext
  */
 function mustOutlive(w: WorkEnv, backend: string | undefined, node: string | undefined, verb: string): void {
   if (node !== undefined && node !== "local") return;
-  const kind = (backend ?? w.app.cfg.defaultBackend ?? "tmux") as keyof App["backends"];
-  const b = w.app.backends[kind];
+  const kind = (backend ?? w.app.cfg.defaultBackend ?? "tmux") as keyof App["hosts"];
+  const b = w.app.hosts[kind];
   if (b && !b.survivesRestart) {
     throw new SessionError("INVALID_ARGUMENT", `a ${kind} session lives inside the process that ${verb}s it, and this command exits when it is done.`, {
       suggestion: "Use --backend tmux (it outlives the command), `claude-sessions run` for one answer, or an MCP client of `claude-sessions serve`.",

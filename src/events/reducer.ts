@@ -228,7 +228,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.permission_denials = [...(f.permission_denials ?? []), { tool_name: ev.tool_name ?? "unknown", tool_use_id: ev.tool_use_id ?? "", tool_input: ev.tool_input ?? null, ...(typeof ev.reason === "string" ? { reason: ev.reason } : {}) }].slice(-20);
       return f;
     case "cs:blocked":
-      // The server saw a screen that waits for an answer while no hook fired (runners/terminal/blocking.ts).
+      // The server saw a screen that waits for an answer while no hook fired (runners/terminal/screen/blocking.ts).
       if (isBlockedEvent(ev.blocked) && (f.status === "busy" || f.status === "ready" || f.status === "idle" || f.status === "blocked")) {
         const from = f.status === "blocked" ? (f.blocked?.from ?? "busy") : f.status;
         f.status = "blocked";

@@ -4,7 +4,7 @@
  * read what the session shows. The session layer stays the same whatever the driver: hooks feed the event
  * log, the reducer folds it, waiters wake on the fold, the store keeps the records.
  *
- * The terminal driver (runners/terminal) talks to Claude Code's interactive screen through a Backend (tmux or
+ * The terminal driver (runners/terminal) talks to Claude Code's interactive screen through a TerminalHost (tmux or
  * a PTY): pastes, keys, and the screen as a fallback signal where no hook fires.
  */
 import type { CallContext } from "../core/context.js";

@@ -145,6 +145,3 @@ export interface TerminalHost extends Host<TerminalPlan> {
    */
   screen(id: string, opts?: { above?: number }): Promise<string>;
 }
-
-/** The terminal backends' name for their interface (tmux, pty). */
-export type Backend = TerminalHost;

@@ -1,6 +1,6 @@
 /**
  * A prompt's rules come from how its runner delivers it (Capabilities.prompts). Typed into Claude Code's input box
- * (tmux, pty): the terminal's rules (terminal/prompt.ts: no control characters, no leading "!", no invisible
+ * (tmux, pty): the terminal's rules (terminal/screen/prompt.ts: no control characters, no leading "!", no invisible
  * characters, no final backslash; line ends normalised). Sent as a user message over stream-json (headless): the
  * text arrives as given, so only what the CLI itself would act on is refused.
  *
@@ -11,7 +11,7 @@
  * ran the command and sent nothing (the SDK's prompts are not client_composed), so it stays refused.
  */
 import { SessionError } from "../core/errors.js";
-import { inputModeOf, preparePrompt, type PromptRules } from "./terminal/prompt.js";
+import { inputModeOf, preparePrompt, type PromptRules } from "./terminal/screen/prompt.js";
 
 export type { PromptRules };
 

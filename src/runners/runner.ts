@@ -10,6 +10,12 @@ import type { Driver } from "./driver.js";
 import type { Host, LaunchOptions, Spawned, TerminalHost } from "./host.js";
 import type { PromptInput } from "./prompt.js";
 import type { SandboxSpec } from "../sandbox/spec.js";
+import type { SessionError } from "../core/errors.js";
+import type { ScriptPaths } from "../claude/scripts.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../util/log.js";
+import type { CallContext } from "../core/context.js";
+
 export type { LaunchOptions };
 
 /** Start/resume options that only some runners honour (every runner honours the others). */
@@ -120,13 +126,57 @@ export function claudeIdOf(mode: LaunchMode): string {
   return mode.kind === "new" ? mode.claudeSessionId : (mode.fork?.newId ?? mode.resumeId);
 }
 
+/** What a runner kind is made of (registry.ts): the server's configuration, its log and the scripts sessions run. */
+export interface RunnerSetup {
+  cfg: Config;
+  log: Logger;
+  scripts: ScriptPaths;
+}
+
+/** A program that shows Claude Code's screen, to type one prompt into (Runner.typeInto), and how to name it in errors. */
+export interface TypeIntoSpec {
+  /** A private id for the terminal (the host derives its names from it). */
+  id: string;
+  /** A folder for the terminal's files (the tmux launcher's hand-off); removed after. */
+  dir: string;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** What the program shows, for errors ("background session 1f1b096b"). */
+  name: string;
+  /** The command a person runs to look at it themselves ("claude attach 1f1b096b"). */
+  hint: string;
+  /** Refuses (throws) a screen whose footer shows a permission mode the server's gates do not pass. */
+  gate(mode: string): void;
+}
+
+/** What a runner says of itself in health_check and `doctor`: one check, named by what it needs. */
+export interface RunnerHealth {
+  /** The check's name (tmux, pty, agent_sdk): what this runner's sessions need on the machine. */
+  check: string;
+  /** Its sessions can start here. */
+  ok: boolean;
+  detail: string;
+}
+
 export interface Runner {
   readonly kind: BackendKind;
   readonly caps: Capabilities;
   /** Where its sessions' processes live. */
-  readonly backend: Host;
+  readonly host: Host;
   /** The same host as a terminal, when it has one (caps.screen). */
   readonly terminal?: TerminalHost;
   readonly driver: Driver;
   plan(req: LaunchRequest): LaunchPlan;
+  /** Whether this server can run its sessions at all (asked once at start-up): undefined, or the error a caller gets. */
+  available(): Promise<SessionError | undefined>;
+  /** Whether what its sessions need is on this machine now (a program's version, a module that loads). */
+  health(): Promise<RunnerHealth>;
+  /** Releases what it holds in this process (sessions that end with it are ended). */
+  close(): Promise<void>;
+  /**
+   * A terminal runner: runs a program that shows Claude Code's screen (`claude attach <id>`) in a private terminal,
+   * types one prompt into its empty input box and closes it (terminal/type-into.ts).
+   */
+  typeInto?(spec: TypeIntoSpec, text: string, ctx: CallContext): Promise<void>;
 }

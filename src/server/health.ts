@@ -10,7 +10,9 @@ import { connect } from "node:net";
 import { freemem, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import type { HealthCheck, HealthOutput } from "../api/index.js";
-import { TmuxBackend } from "../runners/terminal/tmux.js";
+import { RUNNER_KINDS } from "../runners/registry.js";
+import type { Runner } from "../runners/runner.js";
+import { createLogger } from "../util/log.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
 import type { Config } from "../config.js";
@@ -27,10 +29,11 @@ export interface HealthInput {
   startedAt?: number;
   /** Time-limit deadlines armed in this server (one timer each). */
   armedLimits?: number;
-  /** Whether the pty backend can run sessions (tmux missing is then degraded, not down). */
-  ptyAvailable?: boolean;
-  /** Whether this server has the headless backend (then, with the Agent SDK importable, no terminal is not down). */
-  headlessAvailable?: boolean;
+  /**
+   * The server's runners: each says whether its sessions can start here (one check each). A kind not given (doctor has
+   * none; a kind the server found unavailable) is made from the registry and asked the same way.
+   */
+  runners?: Runner[];
   /** The transcript index's state, when this server has one. */
   index?: () => { indexing: boolean; complete_at: string | null };
   /** Checks of the transport serving this server (the HTTP server's MCP sessions). */
@@ -86,27 +89,6 @@ async function memberSocket(path: string, teamLive: string[] | undefined, add: (
   return listening;
 }
 
-/** The Agent SDK (headless sessions) resolves and exports query(). */
-async function agentSdk(): Promise<{ ok: boolean; detail: string }> {
-  try {
-    const m = (await import("@anthropic-ai/claude-agent-sdk")) as { query?: unknown };
-    if (typeof m.query !== "function") return { ok: false, detail: "@anthropic-ai/claude-agent-sdk loads but has no query(): headless sessions are unavailable" };
-    return { ok: true, detail: "@anthropic-ai/claude-agent-sdk loads (headless sessions)" };
-  } catch (e) {
-    return { ok: false, detail: `@anthropic-ai/claude-agent-sdk does not load: ${String(e).slice(0, 200)} (headless sessions are unavailable)` };
-  }
-}
-
-/** node-pty (pty sessions), an optional native addon, loads in this Node. */
-async function nodePty(): Promise<{ ok: boolean; detail: string }> {
-  try {
-    await import("node-pty");
-    return { ok: true, detail: "node-pty loads (pty sessions)" };
-  } catch (e) {
-    return { ok: false, detail: `node-pty does not load: ${String(e).slice(0, 200)} (pty sessions are unavailable)` };
-  }
-}
-
 /** The nearest existing ancestor of `dir` is a writable directory. */
 async function creatable(dir: string): Promise<boolean> {
   for (let d = dirname(dir); ; d = dirname(d)) {
@@ -124,19 +106,16 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const checks: HealthCheck[] = [];
   const add = (name: string, status: HealthCheck["status"], detail: string) => checks.push({ name, status, detail });
 
-  const tmux = await new TmuxBackend({ tmuxPath: cfg.tmuxPath, hookScript: "", launchScript: "" }).version().catch(() => undefined);
-  const sdk = await agentSdk();
-  const headless = h.headlessAvailable !== false && sdk.ok;
-  const pty = h.ptyAvailable === false ? { ok: false, detail: "this server has no pty backend" } : await nodePty();
-  // Down only when no backend can start a session: tmux, pty (node-pty) and headless (the Agent SDK) all missing.
-  const others = [pty.ok ? "pty" : "", headless ? "headless" : ""].filter(Boolean);
-  add(
-    "tmux",
-    tmux ? "ok" : others.length ? "degraded" : "down",
-    tmux ?? `${cfg.tmuxPath} not found: tmux sessions are unavailable${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`,
-  );
-  add("pty", pty.ok ? "ok" : headless || tmux ? "degraded" : "down", pty.detail);
-  add("agent_sdk", sdk.ok ? "ok" : tmux || pty.ok ? "degraded" : "down", sdk.detail);
+  // Each runner kind in the registry's order; the ones this server does not hold are made (nothing starts) to be asked.
+  const setup = { cfg, log: createLogger({ level: "error" }), scripts: { hook: "", launch: "", capture: "", permission: "" } };
+  const runners = RUNNER_KINDS.map((k) => h.runners?.find((r) => r.kind === k.kind) ?? k.make(setup));
+  const said = await Promise.all(runners.map(async (r) => ({ kind: r.kind, ...(await r.health()) })));
+  // Down only when no runner can start a session; one missing while another works is degraded.
+  for (const r of said) {
+    const others = said.filter((o) => o !== r && o.ok).map((o) => o.kind);
+    const status = r.ok ? "ok" : others.length ? "degraded" : "down";
+    add(r.check, status, r.ok ? r.detail : `${r.detail}${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`);
+  }
 
   const claude = findClaude(cfg.claudePath);
   const cv = claude.path ? await cliVersion(claude.path) : undefined;

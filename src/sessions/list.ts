@@ -58,7 +58,7 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     if (input.team_filter && r.team_name !== input.team_filter) continue;
     filtered += 1;
     if (input.limit !== undefined && out.length >= input.limit) continue;
-    const b = d.runners[r.backend]?.backend;
+    const b = d.runners[r.backend]?.host;
     const survives = b?.survivesRestart ?? false;
     out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives, metrics: metricsOf(r, metrics?.get(r.session_id)) } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) }));
   }

@@ -10,7 +10,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,10 +18,7 @@ import { childEnv } from "../claude/launch.js";
 import { attachArgs, isExiting, isRunning, listNative, resumeInBackground, type CliRun, type NativeSession } from "../claude/native.js";
 import { SessionError } from "../core/errors.js";
 import type { CallContext } from "../core/context.js";
-import { pollScreen } from "../runners/terminal/poll.js";
-import { footerPermissionMode, inputText, showsBusy } from "../runners/terminal/screens.js";
 import { briefText } from "../util/terminal-text.js";
-import { showsPasted } from "../runners/terminal/delivery.js";
 import type { SessionRecord } from "../store/schema.js";
 import { checkPermissionMode, checkPrompt, claudeBinary } from "./checks.js";
 import { checkRunningMode } from "./gates.js";
@@ -53,12 +49,6 @@ export async function nativeSessions(d: Deps, records: SessionRecord[]): Promise
 
 const EXIT_WAIT_STEPS = 25;
 const EXIT_WAIT_STEP_MS = 200;
-const ATTACH_READY_MS = 20_000;
-const PASTE_DRAWN_MS = 5_000;
-const SUBMIT_MS = 10_000;
-const POLL_MS = 100;
-/** A dialog on the attached screen: typing would answer it. */
-const DIALOG = /Do you want to proceed\?|Esc to cancel|Enter to confirm/i;
 
 /** send_message {native_session_id}. */
 export async function sendNative(d: Deps, input: SendInput & { native_session_id: string }, ctx: CallContext): Promise<SendOutput> {
@@ -131,43 +121,12 @@ export async function sendNative(d: Deps, input: SendInput & { native_session_id
  */
 async function typeThroughAttach(d: Deps, s: NativeSession, text: string, ctx: CallContext): Promise<void> {
   // A terminal that ends with this server (pty) first: the throw-away terminal must not outlive it.
-  const terminals = allRunners(d).filter((r) => r.terminal);
-  const b = (terminals.find((r) => !r.caps.survivesRestart) ?? terminals[0])?.terminal;
-  if (!b) throw new SessionError("PROCESS_ERROR", "typing into a running background session needs a terminal backend (pty or tmux); neither is available.", { suggestion: `Attach yourself: claude attach ${s.id}.` });
+  const terminals = allRunners(d).filter((r) => r.typeInto);
+  const r = terminals.find((x) => !x.caps.survivesRestart) ?? terminals[0];
+  if (!r?.typeInto) throw new SessionError("PROCESS_ERROR", "typing into a running background session needs a terminal backend (pty or tmux); neither is available.", { suggestion: `Attach yourself: claude attach ${s.id}.` });
   const c = cli(d, s.cwd);
   const tid = `native-${s.id}-${randomBytes(4).toString("hex")}`;
   // A session-like directory (the tmux launcher's hand-off files go here; start-up removes leftovers), removed after.
-  const dir = join(d.cfg.stateDir, tid);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const signal = ctx.signal ? { signal: ctx.signal } : {};
-  const read = () => b.screen(tid);
-  let started = false;
-  try {
-    await b.spawn({ id: tid, dir, argv: [c.bin, ...attachArgs(s.id!)], cwd: c.cwd!, env: c.env, cols: 200, rows: 50, rawLogPath: join(dir, "output.log"), eventsPath: join(dir, "events.jsonl") });
-    started = true;
-    const ready = await pollScreen(read, (sc) => inputText(sc) === "" && !showsBusy(sc) && !DIALOG.test(sc), { everyMs: POLL_MS, timeoutMs: ATTACH_READY_MS, ...signal });
-    if (!ready.value) {
-      const alive = (await b.list().catch(() => undefined))?.get(tid)?.alive;
-      const what = briefText(ready.screen, 300);
-      if (alive === false) throw new SessionError("PROCESS_ERROR", `claude attach ${s.id} ended: ${what || "no output"}`);
-      throw new SessionError("SESSION_BUSY", `background session ${s.id} showed no empty input box within ${ATTACH_READY_MS} ms (nothing was typed): ${what}`, {
-        suggestion: `Look at it in a terminal: claude attach ${s.id}.`,
-      });
-    }
-    checkRunningMode(d.cfg, footerPermissionMode(ready.screen), `background session ${s.id}`);
-    await b.paste(tid, text);
-    await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
-    await b.keys(tid, ["Enter"]);
-    const taken = await pollScreen(read, (sc) => inputText(sc) === "" || showsBusy(sc), { everyMs: POLL_MS, timeoutMs: SUBMIT_MS, ...signal });
-    if (!taken.value) {
-      throw new SessionError("PROCESS_ERROR", `the prompt was typed into background session ${s.id} but its input box did not empty within ${SUBMIT_MS} ms: ${briefText(taken.screen, 300)}`, {
-        suggestion: `Look at it in a terminal: claude attach ${s.id}.`,
-      });
-    }
-  } finally {
-    // Closing the attaching client leaves the session running (claude attach --help).
-    if (started) await b.kill(tid, { graceMs: 0 }).catch(() => undefined);
-    await b.remove(tid).catch(() => {});
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
-  }
+  const spec = { id: tid, dir: join(d.cfg.stateDir, tid), argv: [c.bin, ...attachArgs(s.id!)], cwd: c.cwd!, env: c.env, name: `background session ${s.id}`, hint: `claude attach ${s.id}` };
+  await r.typeInto({ ...spec, gate: (mode) => checkRunningMode(d.cfg, mode, `background session ${s.id}`) }, text, ctx);
 }

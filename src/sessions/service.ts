@@ -202,7 +202,7 @@ export class SessionService {
   /** The exit status of the process of `generation`, found later: never applied to a newer process (a wake, a resume). */
   private async settleExit(s: LiveSession, generation: number | undefined): Promise<void> {
     const r = await this.d.store.get(s.id);
-    const b = r ? this.d.runners[r.backend]?.backend : undefined;
+    const b = r ? this.d.runners[r.backend]?.host : undefined;
     const code = await b?.settleExit?.(s.id).catch(() => undefined);
     if (this.closed || code === undefined || typeof s.fold.exit_code === "number" || s.fold.generation !== generation) return;
     await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...(generation !== undefined ? { generation } : {}) }).catch(() => {});
@@ -327,7 +327,7 @@ export class SessionService {
     s?.dispose();
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
-      r.backend.forget?.(id);
+      r.host.forget?.(id);
     }
     for (const l of [...this.forgetListeners]) {
       try {
@@ -353,7 +353,7 @@ export class SessionService {
    * reasons of ends a limit chose (kept past the follower, for a later wait), spares starting, the runners' own.
    */
   get footprint(): Record<string, number> {
-    const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.backend.kept ?? 0]]));
+    const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.host.kept ?? 0]]));
     return {
       sessions: this.d.registry.size,
       pendingWrites: this.d.registry.pendingWrites,

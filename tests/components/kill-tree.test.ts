@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Backend } from "../../src/runners/host.js";
-import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
+import type { TerminalHost } from "../../src/runners/host.js";
+import { TmuxHost } from "../../src/runners/terminal/tmux/tmux.js";
 import { installScripts } from "../../src/app.js";
 import { hasPty, hasTmux, until } from "../helpers/harness.js";
 
@@ -44,16 +44,16 @@ function sleepers(arg: string): number[] {
   return out;
 }
 
-const backends: Array<[string, () => Promise<Backend | undefined>]> = [
+const backends: Array<[string, () => Promise<TerminalHost | undefined>]> = [
   ["tmux", async () => {
     if (!hasTmux()) return undefined;
     const scripts = await installScripts(join(root, "st"));
-    return new TmuxBackend({ socketName: socket, hookScript: scripts.hook, launchScript: scripts.launch });
+    return new TmuxHost({ socketName: socket, hookScript: scripts.hook, launchScript: scripts.launch });
   }],
   ["pty", async () => {
     if (!(await hasPty())) return undefined;
-    const { PtyBackend } = await import("../../src/runners/terminal/pty.js");
-    return new PtyBackend({ hookScript: (await installScripts(join(root, "sp"))).hook });
+    const { PtyHost } = await import("../../src/runners/terminal/pty/pty.js");
+    return new PtyHost({ hookScript: (await installScripts(join(root, "sp"))).hook });
   }],
 ];
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TerminalPlan } from "../../src/runners/host.js";
-import { PtyBackend } from "../../src/runners/terminal/pty.js";
+import { PtyHost } from "../../src/runners/terminal/pty/pty.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { installScripts } from "../../src/app.js";
 import { FAKE_CLAUDE, until } from "../helpers/harness.js";
@@ -27,7 +27,7 @@ interface Ev {
 let root: string;
 let home: string;
 let hookScript: string;
-let backend: PtyBackend;
+let backend: PtyHost;
 let seq = 0;
 
 function events(path: string): Ev[] {
@@ -97,7 +97,7 @@ beforeAll(async () => {
   home = join(root, "home");
   mkdirSync(home, { recursive: true });
   hookScript = (await installScripts(join(root, "state"))).hook;
-  backend = new PtyBackend({ hookScript });
+  backend = new PtyHost({ hookScript });
 });
 
 afterAll(async () => {
@@ -105,7 +105,7 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
-describe("PtyBackend with the fake claude", () => {
+describe("PtyHost with the fake claude", () => {
   let spec: ReturnType<typeof fakeClaudeSpec>;
   let pid: number;
   beforeAll(() => {
@@ -168,7 +168,7 @@ describe("PtyBackend with the fake claude", () => {
   });
 });
 
-describe("PtyBackend environment and processes", () => {
+describe("PtyHost environment and processes", () => {
   it("hands the environment over without argv: the secret reaches claude, never ps", async () => {
     const secret = `s3cret-${randomBytes(12).toString("hex")}`;
     const report = join(root, "env-report.jsonl");
@@ -259,7 +259,7 @@ describe("PtyBackend environment and processes", () => {
   });
 
   it("close() ends every live session and records their exits", async () => {
-    const own = new PtyBackend({ hookScript });
+    const own = new PtyHost({ hookScript });
     const specs = [fakeClaudeSpec(), fakeClaudeSpec()];
     const pids: number[] = [];
     for (const s of specs) {

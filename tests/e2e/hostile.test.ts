@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractBackends, type Mcp } from "../helpers/harness.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
-import { INPUT_MODE_PREFIXES } from "../../src/runners/terminal/prompt.js";
+import { INPUT_MODE_PREFIXES } from "../../src/runners/terminal/screen/prompt.js";
 
 const run = realClaudeOrSkip();
 const BACKENDS = run ? await contractBackends() : [];

@@ -1,10 +1,10 @@
 /**
- * An in-memory Backend for the fast tier: a scripted Claude that draws an input box, takes pastes and keys, and
+ * An in-memory TerminalHost for the fast tier: a scripted Claude that draws an input box, takes pastes and keys, and
  * writes hook events straight into the session's events log, so the whole session layer (registry, reducer,
  * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
  */
 import { appendFileSync } from "node:fs";
-import type { Backend, Key, Liveness, TerminalPlan, Spawned } from "../../src/runners/host.js";
+import type { TerminalHost, Key, Liveness, TerminalPlan, Spawned } from "../../src/runners/host.js";
 import type { BackendKind } from "../../src/core/events.js";
 
 /**
@@ -36,7 +36,7 @@ export interface FakeSession {
 
 const RULE = "─".repeat(60);
 
-export class FakeBackend implements Backend {
+export class FakeBackend implements TerminalHost {
   readonly sessions = new Map<string, FakeSession>();
   /** Enter presses to ignore (as if the paste had not been drawn yet), per session. */
   dropEnters = 0;

@@ -11,6 +11,9 @@ import { loadConfig } from "../../src/config.js";
 import { ExecutionLog } from "../../src/history/executions.js";
 import { readPriceFile } from "../../src/price-file.js";
 import { healthChecks } from "../../src/server/health.js";
+import { makeRunners } from "../../src/runners/registry.js";
+import type { Runner } from "../../src/runners/runner.js";
+import { createLogger } from "../../src/util/log.js";
 import { turnFailure } from "../../src/server/tools/core/turn-failure.js";
 import { FAKE_CLAUDE } from "../helpers/harness.js";
 
@@ -126,12 +129,15 @@ describe("failed turns are tool errors", () => {
 describe("health_check and the backends", () => {
   it("no tmux and no node-pty is not down when headless can start; the Agent SDK is checked", async () => {
     const cfg = loadConfig({ CLAUDE_SESSIONS_DIR: join(dir, "state"), CLAUDE_SESSIONS_TMUX: join(dir, "no-tmux"), CLAUDE_PATH: FAKE_CLAUDE, HOME: dir });
-    const h = await healthChecks({ cfg, version: "test", ptyAvailable: false, headlessAvailable: true });
+    // This machine's node-pty (and, below, the Agent SDK) as missing: the runner answers health as it would then.
+    const runners = makeRunners({ cfg, log: createLogger({ level: "error" }), scripts: { hook: "", launch: "", capture: "", permission: "" } });
+    const missing = (kind: string): Runner[] => runners.map((r) => (r.kind === kind || (kind === "all" && r.kind !== "tmux") ? { ...r, health: async () => ({ ...(await r.health()), ok: false, detail: `${r.kind} is missing here` }) } : r));
+    const h = await healthChecks({ cfg, version: "test", runners: missing("pty") });
     expect(h.checks.find((c) => c.name === "agent_sdk")).toMatchObject({ status: "ok" });
     expect(h.checks.find((c) => c.name === "tmux")).toMatchObject({ status: "degraded", detail: expect.stringContaining("headless sessions still work") });
     expect(h.checks.find((c) => c.name === "pty")?.status).toBe("degraded");
     expect(h.status).not.toBe("down");
-    const none = await healthChecks({ cfg, version: "test", ptyAvailable: false, headlessAvailable: false });
+    const none = await healthChecks({ cfg, version: "test", runners: missing("all") });
     expect(none.status).toBe("down");
   });
 });

@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { boxSignature, countable, endIsUnique, evenChars, inputBox, showsDrawn, showsEnd, showsExactly, visibleChars } from "../../src/runners/terminal/drawn.js";
+import { boxSignature, countable, endIsUnique, evenChars, inputBox, showsDrawn, showsEnd, showsExactly, visibleChars } from "../../src/runners/terminal/screen/drawn.js";
 import { provableWhole, showsPasted } from "../../src/runners/terminal/delivery.js";
-import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/runners/terminal/exact.js";
-import { pastePieces, preparePrompt } from "../../src/runners/terminal/prompt.js";
+import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/runners/terminal/screen/exact.js";
+import { pastePieces, preparePrompt } from "../../src/runners/terminal/screen/prompt.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
 const LOG_TEXT = "L1 " + "2026-11-25 ERROR same line\n".repeat(100) + "LAST";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
 import { headlessEnv } from "../../src/runners/headless/options.js";
-import { encodeHandoff } from "../../src/runners/terminal/launcher.js";
+import { encodeHandoff } from "../../src/runners/terminal/tmux/launcher.js";
 import { hooksSettings } from "../../src/claude/hooks.js";
 import { hookScript, permissionScript } from "../../src/claude/scripts.js";
-import { launchScript } from "../../src/runners/terminal/launcher.js";
+import { launchScript } from "../../src/runners/terminal/tmux/launcher.js";
 import { captureScript } from "../../src/runners/terminal/capture.js";
 import { resolveToolPaths, toolPaths } from "../../src/util/proc/tools.js";
 import { claudeCandidates } from "../../src/claude/discover.js";

@@ -186,8 +186,8 @@ function imports(file: string): string[] {
 
 describe("import direction", () => {
   it("the rule catches an upward import and a sibling import", () => {
-    expect(violation(join(SRC, "runners/terminal/tmux.ts"), join(SRC, "sessions/registry.ts"))).toMatch(/above it/);
-    expect(violation(join(SRC, "runners/terminal/tmux.ts"), join(SRC, "history/history.ts"))).toMatch(/one layer/);
+    expect(violation(join(SRC, "runners/terminal/tmux/tmux.ts"), join(SRC, "sessions/registry.ts"))).toMatch(/above it/);
+    expect(violation(join(SRC, "runners/terminal/tmux/tmux.ts"), join(SRC, "history/history.ts"))).toMatch(/one layer/);
     expect(violation(join(SRC, "store/store.ts"), join(SRC, "claude/launch.ts"))).toMatch(/one layer/);
     expect(violation(join(SRC, "runners/headless/session.ts"), join(SRC, "claude/launch.ts"))).toBeUndefined();
     expect(violation(join(SRC, "sessions/life/kill.ts"), join(SRC, "core/errors.ts"))).toBeUndefined();

@@ -9,7 +9,7 @@ import * as api from "../../src/api/index.js";
 import { attachArgs, backgroundedId, isExiting, isRunning, parseAgentsJson, resumeArgs } from "../../src/claude/native.js";
 import { loadConfig } from "../../src/config.js";
 import { SessionError } from "../../src/core/errors.js";
-import { footerPermissionMode } from "../../src/runners/terminal/screens.js";
+import { footerPermissionMode } from "../../src/runners/terminal/screen/screens.js";
 import { checkRunningMode } from "../../src/sessions/gates.js";
 
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "../fixtures/native", name), "utf8");

@@ -24,7 +24,7 @@ function refusal(fn: () => unknown): SessionError {
   throw new Error("expected a refusal");
 }
 
-/** Text the input box must refuse (each for its reason in terminal/prompt.ts) and a message carries exactly. */
+/** Text the input box must refuse (each for its reason in terminal/screen/prompt.ts) and a message carries exactly. */
 const INPUT_BOX_ONLY = ["!echo hi", "nul \x00 esc \x1b[201~ bell \x07 ctrl-c \x03 del \x7f c1 \x85", "zw\u200bsp bidi\u202e bom\ufeff ls\u2028ps\u2029 soft\u00ad", "ends with a backslash\\", "crlf\r\nline\r\n\n"];
 
 describe("prompt rules by runner", () => {

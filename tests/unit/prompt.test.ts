@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { INPUT_MODE_PREFIXES, inputModeOf, PASTE_PIECE_CHARS, PASTE_PIECE_NEWLINES, pastePieces, preparePrompt } from "../../src/runners/terminal/prompt.js";
+import { INPUT_MODE_PREFIXES, inputModeOf, PASTE_PIECE_CHARS, PASTE_PIECE_NEWLINES, pastePieces, preparePrompt } from "../../src/runners/terminal/screen/prompt.js";
 
 const rules = { maxChars: 100_000, allowBashMode: false };
 

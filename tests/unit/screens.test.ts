@@ -5,10 +5,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { pastePieces } from "../../src/runners/terminal/prompt.js";
+import { pastePieces } from "../../src/runners/terminal/screen/prompt.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
-import { classifyScreen, pickChoice, unknownScreen } from "../../src/runners/terminal/blocking.js";
-import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "../../src/runners/terminal/screens.js";
+import { classifyScreen, pickChoice, unknownScreen } from "../../src/runners/terminal/screen/blocking.js";
+import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "../../src/runners/terminal/screen/screens.js";
 
 const SAMPLES = join(import.meta.dirname, "..", "fixtures", "screens");
 const sample = (name: string) => readFileSync(join(SAMPLES, name), "utf8");

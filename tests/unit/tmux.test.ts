@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { installScripts } from "../../src/app.js";
-import { TmuxBackend } from "../../src/runners/terminal/tmux.js";
+import { TmuxHost } from "../../src/runners/terminal/tmux/tmux.js";
 import type { RunOptions, RunResult } from "../../src/util/proc/exec.js";
 
 interface Call {
@@ -20,7 +20,7 @@ interface Call {
 
 let root: string;
 let calls: Call[];
-let backend: TmuxBackend;
+let backend: TmuxHost;
 let scripts: { hook: string; launch: string };
 
 /** Answers like tmux would, and plays the launcher: reads and deletes the hand-off file. */
@@ -41,7 +41,7 @@ beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), "cs-tmuxargv-"));
   scripts = await installScripts(join(root, "state"));
   calls = [];
-  backend = new TmuxBackend({ socketName: "cs-test-sock", hookScript: scripts.hook, launchScript: scripts.launch, runner });
+  backend = new TmuxHost({ socketName: "cs-test-sock", hookScript: scripts.hook, launchScript: scripts.launch, runner });
 });
 afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 

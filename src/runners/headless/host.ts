@@ -7,7 +7,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../host.js";
 import type { Logger } from "../../util/log.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
+import { killTree } from "../end-tree.js";
 import { logLine } from "./log-lines.js";
 import { OPTION_FILES } from "../terminal/option-args.js";
 import { headlessOptionsOf } from "./stored.js";
@@ -85,25 +85,23 @@ export class HeadlessHost implements Host<ConversationPlan> {
     const e = this.sessions.get(id);
     if (!e) return { forced: false };
     const { hs } = e;
-    const tree = sessionTree(hs.alive ? hs.pid : undefined, sessionTag(id));
-    let forced = false;
-    if (hs.alive) {
-      if (opts.graceMs > 0) {
-        // EOF on stdin: the CLI ends as on /exit (SessionEnd fires); SIGKILL after the grace.
-        const t0 = Date.now();
-        await hs.close(opts.graceMs);
-        forced = Date.now() - t0 >= opts.graceMs;
-      } else {
-        forced = true;
-        hs.kill("SIGKILL");
-        await hs.exited;
+    return killTree(id, hs.alive ? hs.pid : undefined, opts.graceMs, async () => {
+      let forced = false;
+      if (hs.alive) {
+        if (opts.graceMs > 0) {
+          // EOF on stdin: the CLI ends as on /exit (SessionEnd fires); SIGKILL after the grace.
+          const t0 = Date.now();
+          await hs.close(opts.graceMs);
+          forced = Date.now() - t0 >= opts.graceMs;
+        } else {
+          forced = true;
+          hs.kill("SIGKILL");
+          await hs.exited;
+        }
       }
-    }
-    const info = await hs.exited;
-    const res: KillResult = info.code !== null ? { exitCode: info.code, forced } : { forced };
-    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
-    if (left.length) res.left = left;
-    return res;
+      const info = await hs.exited;
+      return info.code !== null ? { exitCode: info.code, forced } : { forced };
+    });
   }
 
   async remove(id: string): Promise<void> {

@@ -8,7 +8,10 @@ import { childEnv } from "../../claude/launch.js";
 import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type LaunchPlan, type LaunchRequest, type Runner } from "../runner.js";
-import type { HeadlessHost } from "./host.js";
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../../core/modes.js";
+import type { RunnerHealth, RunnerSetup } from "../runner.js";
+import { HeadlessDriver } from "./driver.js";
+import { HeadlessHost } from "./host.js";
 import { loadSdk } from "./session.js";
 
 export const HEADLESS_CAPS: Capabilities = {
@@ -53,6 +56,33 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   };
 }
 
+/** The Agent SDK (headless sessions) resolves and exports query(). */
+async function agentSdk(): Promise<RunnerHealth> {
+  try {
+    const m = (await import("@anthropic-ai/claude-agent-sdk")) as { query?: unknown };
+    if (typeof m.query !== "function") return { check: "agent_sdk", ok: false, detail: "@anthropic-ai/claude-agent-sdk loads but has no query(): headless sessions are unavailable" };
+    return { check: "agent_sdk", ok: true, detail: "@anthropic-ai/claude-agent-sdk loads (headless sessions)" };
+  } catch (e) {
+    return { check: "agent_sdk", ok: false, detail: `@anthropic-ai/claude-agent-sdk does not load: ${String(e).slice(0, 200)} (headless sessions are unavailable)` };
+  }
+}
+
 export function headlessRunner(host: HeadlessHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: HEADLESS_CAPS, backend: host, driver, plan: (req) => headlessPlan(host, req) };
+  return {
+    kind: host.kind,
+    caps: HEADLESS_CAPS,
+    host,
+    driver,
+    plan: (req) => headlessPlan(host, req),
+    // The SDK is imported on the first session (its error says why).
+    available: async () => undefined,
+    health: agentSdk,
+    close: () => host.close(),
+  };
+}
+
+/** The headless runner kind: the CLI through the Agent SDK, no terminal; its sessions live as long as this server. */
+export function makeHeadlessRunner({ cfg, log, scripts }: RunnerSetup): Runner {
+  const host = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
+  return headlessRunner(host, new HeadlessDriver(host));
 }

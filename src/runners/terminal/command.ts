@@ -3,20 +3,20 @@
  * types, from its own text (compact's instructions were checked as prompt text by the session layer). Confirmed
  * by the SessionStart hook with the command's source.
  */
-import type { Backend } from "../host.js";
+import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Folded } from "../../events/reducer.js";
 import { commandDone, commandText } from "../command.js";
 import type { DriverSession, SessionCommand } from "../driver.js";
 import { pasteText, showsPasted } from "./delivery.js";
-import { DRIVER_TIMING, type DriverTiming } from "./screens.js";
+import { DRIVER_TIMING, type DriverTiming } from "./screen/screens.js";
 import { briefText } from "../../util/terminal-text.js";
 
 /** How long after the Enter the command's box may still hold the text before Enter is pressed once more. */
 const RETRY_AFTER_MS = 1500;
 
-export async function typeCommand(b: Backend, s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+export async function typeCommand(b: TerminalHost, s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   const text = commandText(cmd);
   const after = s.live.fold.seq;
   const signal = ctx.signal ? { signal: ctx.signal } : {};

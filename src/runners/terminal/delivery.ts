@@ -3,27 +3,27 @@
  * the proof that it became a turn. The text has been validated (prompt.ts): nothing in it acts as a key.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../host.js";
+import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./drawn.js";
-import { deliveryMismatch } from "./exact.js";
-import { pastePieces } from "./prompt.js";
-import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./screen/drawn.js";
+import { deliveryMismatch } from "./screen/exact.js";
+import { pastePieces } from "./screen/prompt.js";
+import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screen/screens.js";
 import { briefText } from "../../util/terminal-text.js";
 
 /** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */
-async function pasteInPieces(b: Backend, id: string, text: string): Promise<void> {
+async function pasteInPieces(b: TerminalHost, id: string, text: string): Promise<void> {
   const pieces = pastePieces(text);
   if (b.pasteEach && pieces.length > 1) return b.pasteEach(id, pieces);
   for (const piece of pieces) await b.paste(id, piece);
 }
 
 /** Pastes the text (bracketed, in pieces) without Enter, and gives a long paste a moment to land. */
-export async function pasteText(b: Backend, id: string, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+export async function pasteText(b: TerminalHost, id: string, text: string, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   await pasteInPieces(b, id, text);
   // The paste and the Enter must be separate keystrokes; a long paste needs a moment to land.
   await sleep(Math.min(500, timing.pasteLandMs + Math.floor(text.length / 1000) * 5));
@@ -60,7 +60,7 @@ export function provableWhole(text: string): boolean {
  * The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is compared with the text
  * in any case).
  */
-async function pasteDrawn(b: Backend, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
+async function pasteDrawn(b: TerminalHost, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
   const end = Date.now() + PASTE_DRAWN_MS;
   const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
   const read = () => b.screen(s.id, { above });
@@ -124,7 +124,7 @@ export function showsPasted(screen: string, text: string): boolean {
  * UserPromptSubmit comes quickly and the box still holds the text, Enter is pressed again (bounded); an empty box
  * means the prompt was taken and its hook is on the way, so the wait simply goes on.
  */
-export async function deliver(b: Backend, s: DriverSession, text: string, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<Delivery> {
+export async function deliver(b: TerminalHost, s: DriverSession, text: string, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<Delivery> {
   const before = s.live.fold.prompts_submitted;
   const sent_at = new Date().toISOString();
   const signal = ctx.signal ? { signal: ctx.signal } : {};
@@ -176,7 +176,7 @@ const DIALOG_OPEN = /Do you want to proceed\?/;
  * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken once
  * the input box no longer holds it. Its output is in the transcript.
  */
-export async function runShell(b: Backend, s: DriverSession, text: string, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
+export async function runShell(b: TerminalHost, s: DriverSession, text: string, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
   const sent_at = new Date().toISOString();
   const head = text.slice(1, 40).trim();
   await pasteText(b, s.id, text, timing);

@@ -4,15 +4,15 @@
  * (C-c clears a non-empty input) so the next paste stands alone.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../host.js";
+import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { inTurn } from "../../core/status.js";
 import type { DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screen/screens.js";
 
-export async function interruptByEsc(b: Backend, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
+export async function interruptByEsc(b: TerminalHost, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
   const id = s.id;
   const deadline = Date.now() + timeoutMs;
   const stillBusy = () => inTurn(s.live.fold.status);
@@ -50,7 +50,7 @@ export async function interruptByEsc(b: Backend, s: DriverSession, timeoutMs: nu
 }
 
 /** One look at the screen during a quiet wait: a turn a person stopped with Esc in an attached pane. */
-export async function probeInterrupted(b: Backend, s: DriverSession): Promise<void> {
+export async function probeInterrupted(b: TerminalHost, s: DriverSession): Promise<void> {
   const screen = await b.screen(s.id).catch(() => "");
   if (!screen) return;
   const restored = inputText(screen);

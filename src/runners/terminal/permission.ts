@@ -4,17 +4,17 @@
  * confirm the answer took effect (a hook follows an allowed tool; nothing follows a denial but the screen).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key } from "../host.js";
+import type { TerminalHost, Key } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { PermissionDecision } from "../../api/index.js";
 import type { DriverSession } from "../driver.js";
-import { pollScreen } from "./poll.js";
-import { ANSWER_CONFIRM_MS, DENY_STOP_MS, DIALOG_DRAWN_MS, DIALOG_KEYS_AFTER_MS, permissionDigit, showsStoppedTurn } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { ANSWER_CONFIRM_MS, DENY_STOP_MS, DIALOG_DRAWN_MS, DIALOG_KEYS_AFTER_MS, permissionDigit, showsStoppedTurn } from "./screen/screens.js";
 
 const DIALOG = /Do you want to proceed\?/;
 
-export async function answerByKeys(b: Backend, s: DriverSession, decision: PermissionDecision, ctx: CallContext): Promise<void> {
+export async function answerByKeys(b: TerminalHost, s: DriverSession, decision: PermissionDecision, ctx: CallContext): Promise<void> {
   const seq = s.live.fold.pending_permission?.seq;
   const stillPending = () => s.live.fold.pending_permission?.seq === seq;
   const signal = ctx.signal ? { signal: ctx.signal } : {};

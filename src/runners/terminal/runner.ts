@@ -10,6 +10,7 @@ import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
 import { claudeIdOf, withMemberTools, type Capabilities, type KeepableOption, type LaunchPlan, type LaunchRequest, type Runner, type RunnerOption } from "../runner.js";
 import { terminalOptionArgs } from "./option-args.js";
+import { typeInto } from "./type-into.js";
 
 const TERMINAL_HONOURS = ["doppler", "system_prompt", "fallback_model", "mcp_servers", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly RunnerOption[];
 
@@ -70,6 +71,20 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   };
 }
 
-export function terminalRunner(host: TerminalHost, driver: Driver): Runner {
-  return { kind: host.kind, caps: terminalCaps(host), backend: host, terminal: host, driver, plan: (req) => terminalPlan(host, req) };
+/** What a terminal kind knows of its machine (tmux: its program; pty: node-pty); without it, the host is taken as it is. */
+export type TerminalProbe = Pick<Runner, "available" | "health">;
+
+export function terminalRunner(host: TerminalHost, driver: Driver, probe?: TerminalProbe): Runner {
+  return {
+    kind: host.kind,
+    caps: terminalCaps(host),
+    host,
+    terminal: host,
+    driver,
+    plan: (req) => terminalPlan(host, req),
+    available: probe?.available ?? (async () => undefined),
+    health: probe?.health ?? (async () => ({ check: host.kind, ok: true, detail: `${host.kind} host` })),
+    close: async () => host.close?.(),
+    typeInto: (spec, text, ctx) => typeInto(host, spec, text, ctx),
+  };
 }

@@ -4,15 +4,15 @@
  * of the screen's choices, read again from the screen at that moment, and presses the server-made keys of that row.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key } from "../host.js";
+import type { TerminalHost, Key } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { DriverSession, ProbeOptions, PromptAnswer } from "../driver.js";
 import type { LiveSession } from "../../events/live.js";
-import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./blocking.js";
+import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./screen/blocking.js";
 import { probeInterrupted } from "./interrupt.js";
-import { pollScreen } from "./poll.js";
-import { DIALOG_SETTLE_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "./screens.js";
+import { pollScreen } from "./screen/poll.js";
+import { DIALOG_SETTLE_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "./screen/screens.js";
 
 /** A turn quiet this long is looked at for an Esc typed in an attached pane (as before issue 20). */
 const INTERRUPT_QUIET_MS = 5000;
@@ -37,7 +37,7 @@ const goesOn = (screen: string) => showsBusy(screen) || inputText(screen) !== un
 
 const plain = (p: ScreenPrompt) => ({ kind: p.kind, text: p.text, choices: p.choices.map((c) => c.label) });
 
-export async function probeScreen(b: Backend, s: DriverSession, o: ProbeOptions): Promise<void> {
+export async function probeScreen(b: TerminalHost, s: DriverSession, o: ProbeOptions): Promise<void> {
   const f = s.live.fold;
   if (f.status === "busy") {
     const screen = await b.screen(s.id).catch(() => "");
@@ -75,7 +75,7 @@ async function settle(s: DriverSession, screen: string): Promise<void> {
   await s.emit({ hook_event_name: stopped ? "cs:interrupted" : "cs:unblocked" });
 }
 
-export async function answerPrompt(b: Backend, s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer> {
+export async function answerPrompt(b: TerminalHost, s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer> {
   const blocked = s.live.fold.blocked;
   const screen = await b.screen(s.id);
   const p = promptOn(screen, Infinity, 0);
@@ -131,7 +131,7 @@ export async function answerPrompt(b: Backend, s: DriverSession, choice: string 
 }
 
 /** A menu's moves, a moment for the cursor to be drawn, then Enter; a key prompt's one key. */
-async function pressRow(b: Backend, id: string, keys: readonly Key[]): Promise<void> {
+async function pressRow(b: TerminalHost, id: string, keys: readonly Key[]): Promise<void> {
   const moves = keys.slice(0, -1);
   if (moves.length) {
     await b.keys(id, moves);

@@ -3,15 +3,15 @@
  * other first-run screens (they fire no hook), wait for the input box, and say why a start failed.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend } from "../host.js";
+import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { readTail } from "../../util/fs/files.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
-import { deliveryMismatch } from "./exact.js";
-import { pollScreen } from "./poll.js";
+import { deliveryMismatch } from "./screen/exact.js";
+import { pollScreen } from "./screen/poll.js";
 import { briefText } from "../../util/terminal-text.js";
 import {
   BLOCKING_HELP,
@@ -29,9 +29,9 @@ import {
   STARTUP_TICK_MS,
   TRUST_ANSWER_EVERY_MS,
   type BlockingScreen,
-} from "./screens.js";
+} from "./screen/screens.js";
 
-export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+export async function awaitReady(b: TerminalHost, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
   let trustedAt = 0;
   let blocked: BlockingScreen | undefined;
   // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
@@ -71,7 +71,7 @@ export async function awaitReady(b: Backend, s: DriverSession, opts: ReadyOption
  * SessionStart can come before the input box is drawn (2.1.330: ~200 ms before), and a bracketed paste that
  * arrives then loses its brackets (each newline submits). Waits, bounded, until the box shows.
  */
-async function inputDrawn(b: Backend, id: string, log: Logger, handlerMs: number): Promise<void> {
+async function inputDrawn(b: TerminalHost, id: string, log: Logger, handlerMs: number): Promise<void> {
   const { value } = await pollScreen(
     () => b.screen(id),
     (screen) => inputText(screen) !== undefined,
@@ -99,7 +99,7 @@ export async function carriedPrompt(s: DriverSession, text: string, startTimeout
 }
 
 /** Why a start did not reach ready, with a short excerpt of what the process printed or the screen shows. */
-async function diagnose(b: Backend, s: DriverSession, opts: ReadyOptions, blocked: BlockingScreen | undefined): Promise<SessionError> {
+async function diagnose(b: TerminalHost, s: DriverSession, opts: ReadyOptions, blocked: BlockingScreen | undefined): Promise<SessionError> {
   const f = s.live.fold;
   if (f.status === "dead") {
     // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").

@@ -12,5 +12,5 @@ export const healthCheck = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   toolset: "admin",
   route: "health",
-  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, ptyAvailable: svc.deps.runners.pty !== undefined, headlessAvailable: svc.deps.runners.headless !== undefined, ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()), ...(serverInfo.memberSocket ? { memberSocket: serverInfo.memberSocket } : {}) }),
+  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, runners: Object.values(svc.deps.runners), ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()), ...(serverInfo.memberSocket ? { memberSocket: serverInfo.memberSocket } : {}) }),
 });

@@ -20,7 +20,7 @@ export async function survivingLiveness(d: Deps, records: Iterable<SessionRecord
   const kinds = new Set<BackendKind>();
   for (const r of records) if (!r.killed_at) kinds.add(r.backend);
   for (const k of kinds) {
-    const b = d.runners[k]?.backend;
+    const b = d.runners[k]?.host;
     if (b?.survivesRestart) out.set(k, await b.list().catch(() => new Map<string, Liveness>()));
   }
   return out;
@@ -35,7 +35,7 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
   const dead: string[] = [];
   const hibernated: string[] = [];
   for (const r of records) {
-    const b = d.runners[r.backend]?.backend;
+    const b = d.runners[r.backend]?.host;
     // Its backend is not available to this server (tmux missing): nothing can be said of it; leave it alone.
     if (!b) continue;
     const l = live.get(r.backend)?.get(r.session_id);

@@ -208,7 +208,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   const id = rec.session_id;
   const since = new Date();
   const p = d.registry.paths(id);
-  const { backend, driver } = runner;
+  const { host, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
@@ -244,8 +244,8 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   try {
     await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler, ...(carried ? { promptCarried: true } : {}) }, ctx);
   } catch (e) {
-    await backend.kill(id, { graceMs: 1000 }).catch(() => {});
-    await backend.remove(id).catch(() => {});
+    await host.kill(id, { graceMs: 1000 }).catch(() => {});
+    await host.remove(id).catch(() => {});
     await failStart(d, id, e instanceof SessionError && e.code !== "CANCELLED" ? e.message : "cancelled", since);
     throw e;
   }
@@ -256,7 +256,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
     r.last_active = new Date().toISOString();
   });
   if (updated) armDeadline(d, updated);
-  d.log.info(`${id} ready in ${Date.now() - t0} ms (${backend.kind}, claude ${claudeId})`);
+  d.log.info(`${id} ready in ${Date.now() - t0} ms (${host.kind}, claude ${claudeId})`);
   return carried ? { carried } : {};
 }
 
@@ -289,7 +289,7 @@ async function failStart(d: Deps, id: string, why: string, since: Date): Promise
 export async function result(d: Deps, id: string): Promise<StartOutput> {
   await d.registry.flushed();
   const r = await d.registry.record(id);
-  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.backend.attachCommand?.(id), d.cfg.stateDir);
+  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.host.attachCommand?.(id), d.cfg.stateDir);
 }
 
 /**

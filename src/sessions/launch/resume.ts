@@ -16,7 +16,7 @@ import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { withFileLock } from "../../util/proc/flock.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
+import { endLeftovers } from "../../runners/end-tree.js";
 import { ANY_RUNNER, assertRoom, checkCwd, checkEnv, checkPrompt } from "../checks.js";
 import { newSessionId } from "./options.js";
 import { type Deps } from "../deps.js";
@@ -105,12 +105,9 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
   // terminal died under it (tmux killed), Claude may still be on its way out, and its late SessionEnd would
   // otherwise land after the new cs:spawn and end the new process's fold. Found by the session's tag, never by
   // a stored pid that may have been reused.
-  await d.runners[rec.backend]?.backend.remove(rec.session_id).catch(() => {});
-  const lingering = sessionTree(undefined, sessionTag(rec.session_id));
-  if (lingering.length) {
-    d.log.info(`${rec.session_id}: ending ${lingering.length} process(es) of its previous run before resuming`);
-    await endTree(lingering, undefined, 1500);
-  }
+  await d.runners[rec.backend]?.host.remove(rec.session_id).catch(() => {});
+  const lingering = await endLeftovers(rec.session_id, 1500);
+  if (lingering) d.log.info(`${rec.session_id}: ended ${lingering} process(es) of its previous run before resuming`);
   const updated = await d.store.update((s) => {
     const r = s.sessions[rec.session_id];
     if (!r) throw new SessionError("SESSION_NOT_FOUND", `session ${rec.session_id} disappeared.`);
@@ -239,7 +236,7 @@ async function assertNotRunning(d: Deps, rec: SessionRecord): Promise<void> {
   // The fold this server follows is newer than the stored record (which is written in batches).
   const status = d.registry.followed(rec.session_id)?.fold.status ?? rec.status;
   if (!isLive(status)) return;
-  const b = d.runners[rec.backend]?.backend;
+  const b = d.runners[rec.backend]?.host;
   // A terminal that outlives servers is asked; a process owned by a server (pty, headless) is running while its
   // record says so, unless it is this server's and has ended.
   const l = b ? (await b.list()).get(rec.session_id) : undefined;

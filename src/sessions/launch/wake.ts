@@ -101,7 +101,7 @@ async function wake(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promi
 async function failedWake(d: Deps, id: string): Promise<void> {
   const s = await d.registry.follow(id);
   const r = await d.store.get(id);
-  const b = r ? d.runners[r.backend]?.backend : undefined;
+  const b = r ? d.runners[r.backend]?.host : undefined;
   if (b && (await b.list().catch(() => new Map())).get(id)?.alive) await b.kill(id, { graceMs: 500 }).catch(() => {});
   await b?.remove(id).catch(() => {});
   if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...generationOf(s.fold) });

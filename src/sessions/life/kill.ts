@@ -13,7 +13,7 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
   const r = await d.store.get(input.session_id);
   if (!r) return { session_id: input.session_id, status: "not_found", state_saved: false, killed_at };
   const id = r.session_id;
-  const b = d.runners[r.backend]?.backend;
+  const b = d.runners[r.backend]?.host;
   const x = await d.registry.open(id);
   const s = x.live;
   let status: "killed" | "already_dead" = "already_dead";

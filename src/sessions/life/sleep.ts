@@ -35,7 +35,7 @@ export async function hibernate(d: Deps, id: string, reason: string): Promise<bo
     const r = await d.registry.record(id);
     // A warm-pool spare is no one's session: it is ended, never kept (makeRoom, the pool).
     if (r.spare !== undefined) return false;
-    const b = d.runners[r.backend]?.backend;
+    const b = d.runners[r.backend]?.host;
     // Only a process this server can reach (a pty of another server is that server's to hibernate).
     if (!b || !(await b.list()).get(id)?.alive) return false;
     d.log.info(`${id}: hibernating (${reason})`);

@@ -3,7 +3,7 @@
  * signal; every use of it goes through here.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { SessionError } from "../../core/errors.js";
+import { SessionError } from "../../../core/errors.js";
 
 export interface PollOptions {
   everyMs: number;

@@ -14,12 +14,12 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { run } from "../../util/proc/exec.js";
-import { OUTPUT_LOG_MAX_BYTES, rotate } from "./capture.js";
-import { SessionError } from "../../core/errors.js";
-import { signalGroup } from "../../util/proc/process.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
+import type { TerminalHost, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { run } from "../../../util/proc/exec.js";
+import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
+import { SessionError } from "../../../core/errors.js";
+import { signalGroup } from "../../../util/proc/process.js";
+import { killTree } from "../../end-tree.js";
 
 /** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
 interface PtyDisposable {
@@ -121,7 +121,7 @@ interface PtySession {
   disposed: boolean;
 }
 
-export class PtyBackend implements Backend {
+export class PtyHost implements TerminalHost {
   readonly kind = "pty" as const;
   readonly survivesRestart = false;
   private readonly pty: NodePty;
@@ -316,26 +316,23 @@ export class PtyBackend implements Backend {
   async kill(id: string, opts: { graceMs: number; pid?: number }): Promise<KillResult> {
     const s = this.sessions.get(id);
     if (!s) return { forced: false };
-    // The whole tree, collected before any signal: a dying parent orphans what it started.
-    const tree = sessionTree(s.exitCode === undefined ? s.pid : undefined, sessionTag(id));
-    let forced = false;
-    if (s.exitCode === undefined) {
-      let ended = false;
-      if (opts.graceMs > 0) {
-        signalGroup(s.pid, "SIGTERM");
-        ended = await within(s.exited, opts.graceMs);
+    return killTree(id, s.exitCode === undefined ? s.pid : undefined, opts.graceMs, async () => {
+      let forced = false;
+      if (s.exitCode === undefined) {
+        let ended = false;
+        if (opts.graceMs > 0) {
+          signalGroup(s.pid, "SIGTERM");
+          ended = await within(s.exited, opts.graceMs);
+        }
+        if (!ended) {
+          forced = true;
+          signalGroup(s.pid, "SIGKILL");
+          await within(s.exited, KILL_WAIT_MS);
+        }
       }
-      if (!ended) {
-        forced = true;
-        signalGroup(s.pid, "SIGKILL");
-        await within(s.exited, KILL_WAIT_MS);
-      }
-    }
-    await within(s.recorded, KILL_WAIT_MS);
-    const res: KillResult = s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
-    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
-    if (left.length) res.left = left;
-    return res;
+      await within(s.recorded, KILL_WAIT_MS);
+      return s.exitCode === undefined ? { forced } : { exitCode: s.exitCode, forced };
+    });
   }
 
   /** Ends the process if it still runs, then drops the terminal. */

@@ -4,7 +4,7 @@
  * allowed for: a tab arrives as four spaces and trailing whitespace is trimmed. Invisible characters the CLI drops are
  * refused before anything is typed (prompt.ts). Anything else that differs is a PROCESS_ERROR naming the first difference, never a success.
  */
-import { SessionError } from "../../core/errors.js";
+import { SessionError } from "../../../core/errors.js";
 
 /**
  * What Claude Code reports for a typed text when it arrives intact: a pasted tab becomes four spaces (facts §10), and

@@ -16,9 +16,9 @@
  * are named by the absolute paths found at server start (util/proc/tools.ts).
  *   launch.sh HANDOFF
  */
-import { ENV_NAME } from "../../util/proc/env.js";
-import { shQuote } from "../../util/proc/shell.js";
-import { toolPaths, type ToolPaths } from "../../util/proc/tools.js";
+import { ENV_NAME } from "../../../util/proc/env.js";
+import { shQuote } from "../../../util/proc/shell.js";
+import { toolPaths, type ToolPaths } from "../../../util/proc/tools.js";
 
 export function launchScript(t: ToolPaths = toolPaths()): string {
   return `#!${t.bash}

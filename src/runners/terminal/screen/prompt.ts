@@ -4,7 +4,7 @@
  * switch the box into another input mode (a leading "!" runs a shell command) is refused before anything
  * is sent, so text written by someone else is delivered as text or not at all.
  */
-import { SessionError } from "../../core/errors.js";
+import { SessionError } from "../../../core/errors.js";
 
 /**
  * Characters that switch Claude Code's input box into another mode when they are the first character of the input.

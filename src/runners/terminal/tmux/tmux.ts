@@ -6,15 +6,15 @@ import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Backend, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { ExecError, run, type RunResult } from "../../util/proc/exec.js";
-import { SessionError } from "../../core/errors.js";
-import { isSafePath, shQuote } from "../../util/proc/shell.js";
-import { assertOwnedScript } from "../../util/fs/owned.js";
-import { OUTPUT_LOG_MAX_BYTES } from "./capture.js";
+import type { TerminalHost, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { ExecError, run, type RunResult } from "../../../util/proc/exec.js";
+import { SessionError } from "../../../core/errors.js";
+import { isSafePath, shQuote } from "../../../util/proc/shell.js";
+import { assertOwnedScript } from "../../../util/fs/owned.js";
+import { OUTPUT_LOG_MAX_BYTES } from "../capture.js";
 import { encodeHandoff } from "./launcher.js";
-import { isAlive, signalGroup } from "../../util/proc/process.js";
-import { endTree, sessionTag, sessionTree } from "../../util/proc/proctree.js";
+import { isAlive, signalGroup } from "../../../util/proc/process.js";
+import { killTree } from "../../end-tree.js";
 
 export interface TmuxOptions {
   /** tmux binary (default "tmux" from PATH). */
@@ -48,7 +48,7 @@ export function sessionName(id: string): string {
   return `cs-${id}`;
 }
 
-export class TmuxBackend implements Backend {
+export class TmuxHost implements TerminalHost {
   readonly kind = "tmux" as const;
   readonly survivesRestart = true;
   private readonly bin: string;
@@ -243,39 +243,35 @@ export class TmuxBackend implements Backend {
     let pid = opts.pid;
     const before = (await this.list()).get(id);
     if (before?.pid) pid = before.pid;
-    // The whole tree, collected before any signal: a dying parent orphans what it started.
-    const tree = sessionTree(pid, sessionTag(id));
-    let forced = false;
-    if (pid && before?.alive !== false) {
-      // No grace (kill_session {force}): straight to SIGKILL below.
-      if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
-      // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
-      const gone = async (until: number) => {
-        let n = 0;
-        while (isAlive(pid) && Date.now() < until) {
-          await sleep(25);
-          if (++n % 4 === 0) await this.nudge();
+    return killTree(id, pid, opts.graceMs, async () => {
+      let forced = false;
+      if (pid && before?.alive !== false) {
+        // No grace (kill_session {force}): straight to SIGKILL below.
+        if (opts.graceMs > 0) signalGroup(pid, "SIGTERM");
+        // A process that exited stays a zombie until tmux reaps it: waiting on it means nudging tmux.
+        const gone = async (until: number) => {
+          let n = 0;
+          while (isAlive(pid) && Date.now() < until) {
+            await sleep(25);
+            if (++n % 4 === 0) await this.nudge();
+          }
+          return !isAlive(pid);
+        };
+        if (!(await gone(Date.now() + opts.graceMs))) {
+          forced = true;
+          signalGroup(pid, "SIGKILL");
+          await gone(Date.now() + 2000);
         }
-        return !isAlive(pid);
-      };
-      if (!(await gone(Date.now() + opts.graceMs))) {
-        forced = true;
-        signalGroup(pid, "SIGKILL");
-        await gone(Date.now() + 2000);
       }
-    }
-    // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.
-    let after: Liveness | undefined;
-    for (let i = 0; i < 40; i++) {
-      after = (await this.list()).get(id);
-      if (!after || !after.alive) break;
-      await sleep(25);
-    }
-    const res: KillResult = { forced };
-    if (after?.exitCode !== undefined) res.exitCode = after.exitCode;
-    const left = await endTree(tree, sessionTag(id), Math.min(opts.graceMs, 2000));
-    if (left.length) res.left = left;
-    return res;
+      // Give tmux a moment to notice the exit so the pane-died hook runs and the status is read.
+      let after: Liveness | undefined;
+      for (let i = 0; i < 40; i++) {
+        after = (await this.list()).get(id);
+        if (!after || !after.alive) break;
+        await sleep(25);
+      }
+      return after?.exitCode !== undefined ? { forced, exitCode: after.exitCode } : { forced };
+    });
   }
 
   async remove(id: string): Promise<void> {

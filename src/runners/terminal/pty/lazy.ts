@@ -2,20 +2,20 @@
  * A backend loaded on first use. The pty backend pulls in node-pty (a native addon) and a headless
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
-import type { Backend, BackendKind, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../host.js";
-import { SessionError } from "../../core/errors.js";
+import type { TerminalHost, BackendKind, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { SessionError } from "../../../core/errors.js";
 
-export class LazyBackend implements Backend {
-  private loaded: Promise<Backend> | undefined;
-  private real: Backend | undefined;
+export class LazyHost implements TerminalHost {
+  private loaded: Promise<TerminalHost> | undefined;
+  private real: TerminalHost | undefined;
 
   constructor(
     readonly kind: BackendKind,
     readonly survivesRestart: boolean,
-    private readonly load: () => Promise<Backend>,
+    private readonly load: () => Promise<TerminalHost>,
   ) {}
 
-  private get(): Promise<Backend> {
+  private get(): Promise<TerminalHost> {
     this.loaded ??= this.load().then(
       (b) => (this.real = b),
       (e: unknown) => {

@@ -5,10 +5,10 @@
  * itself. Samples of each screen are in tests/fixtures/screens (taken from the real CLI where it can show them
  * offline; written from the binary's strings where not, and named so).
  */
-import type { Key } from "../host.js";
-import type { BlockedKind } from "../../core/status.js";
+import type { Key } from "../../host.js";
+import type { BlockedKind } from "../../../core/status.js";
 import { showsBusy } from "./screens.js";
-import { briefText } from "../../util/terminal-text.js";
+import { briefText } from "../../../util/terminal-text.js";
 
 /**
  * A permission dialog on screen while the turn is busy, with no hook for this long, is one whose PermissionRequest hook
