@@ -7,7 +7,7 @@ import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "../util/fs/owned.js";
-import { BoundedStdioServerTransport } from "../server/stdio.js";
+import { BoundedStdioServerTransport } from "../server/mcp/stdio.js";
 import * as api from "../api/index.js";
 import { createApp, packageVersion } from "../app.js";
 import { prefetchVersion } from "../sessions/launch/cli-policy.js";

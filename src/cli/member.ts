@@ -9,7 +9,7 @@ import { connect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { socketCandidates } from "../sandbox/member-relay.js";
-import { BoundedStdioServerTransport } from "../server/stdio.js";
+import { BoundedStdioServerTransport } from "../server/mcp/stdio.js";
 import { LEAD_TOOLS, MEMBER_ENV, MEMBER_SERVER_NAME, MEMBER_TOOL_DEFS, MEMBER_TOOLS, type MemberResponse, type MemberToolName } from "../api/members.js";
 
 /** The sockets to try (re-exported: tests and the launcher's relay share the rule). */

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import { SessionError } from "../../src/core/errors.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
-import { noticeOf } from "../../src/server/notify.js";
+import { noticeOf } from "../../src/server/mcp/notify.js";
 import type { SessionChange } from "../../src/sessions/service.js";
 import type { ScriptedScreen } from "../helpers/fake-backend.js";
 import { fakeService } from "../helpers/fake-service.js";

@@ -4,7 +4,7 @@
  * transport closed itself on such a message, which shut the server down with its pty and headless sessions.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { idOfCutMessage, STDIO_MAX_MESSAGE_BYTES } from "../../src/server/stdio.js";
+import { idOfCutMessage, STDIO_MAX_MESSAGE_BYTES } from "../../src/server/mcp/stdio.js";
 import { connect, hasPty, makeWorld, type Mcp, type World } from "../helpers/harness.js";
 
 const pty = await hasPty();

@@ -1,7 +1,7 @@
 /** The server's instructions name every tool it lists (a new tool without a word there fails here). */
 import { describe, expect, it } from "vitest";
 import { INSTRUCTIONS, instructionsFor } from "../../src/server/instructions.js";
-import { promptsFor } from "../../src/server/prompts.js";
+import { promptsFor } from "../../src/server/mcp/prompts.js";
 import { TOOLS } from "../../src/server/tools/index.js";
 import { TOOLSETS, toolsOf } from "../../src/server/toolsets.js";
 

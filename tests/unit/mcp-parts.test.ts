@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { initialFold, type Folded, type LogEvent } from "../../src/events/reducer.js";
 import { AuditLog, parseSince, readAudit, sessionOf } from "../../src/store/audit.js";
-import { noticeOf } from "../../src/server/notify.js";
-import { parseUri, resourceUri } from "../../src/server/resources.js";
+import { noticeOf } from "../../src/server/mcp/notify.js";
+import { parseUri, resourceUri } from "../../src/server/mcp/resources.js";
 import { effectiveConfig } from "../../src/server/tools/configure.js";
 import type { SessionChange } from "../../src/sessions/service.js";
 

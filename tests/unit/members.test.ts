@@ -12,7 +12,7 @@ import { childEnv } from "../../src/claude/launch.js";
 import { initialFold, reduce } from "../../src/events/reducer.js";
 import { buildSdkOptions } from "../../src/runners/headless/options.js";
 import { withMemberTools } from "../../src/runners/runner.js";
-import { noticeOf } from "../../src/server/notify.js";
+import { noticeOf } from "../../src/server/mcp/notify.js";
 import { forgetMemberEnv, memberLaunch, verifyMemberSecret } from "../../src/sessions/teams/members.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-members-"));

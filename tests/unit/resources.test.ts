@@ -1,5 +1,5 @@
 /**
- * server/resources.ts over a real MCP client and server (in-memory transport) and the session layer on the fake
+ * server/mcp/resources.ts over a real MCP client and server (in-memory transport) and the session layer on the fake
  * backend: a subscription's pending screen update ends with the subscription (no update after unsubscribe, no timer
  * left), and a session whose record is deleted takes its subscriptions with it; one released after its end keeps them.
  */
@@ -9,7 +9,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
-import { installResources, RESOURCE_KINDS, resourceUri, SCREEN_EVERY_MS, type InstalledResources } from "../../src/server/resources.js";
+import { installResources, RESOURCE_KINDS, resourceUri, SCREEN_EVERY_MS, type InstalledResources } from "../../src/server/mcp/resources.js";
 import { createLogger } from "../../src/util/log.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { until } from "../helpers/wait.js";

@@ -12,7 +12,7 @@ import { foldAll, initialFold, reduce } from "../../src/events/reducer.js";
 import { requestGuard, type SecretViolation } from "../../src/sandbox/guard.js";
 import { planMasks } from "../../src/sandbox/mask.js";
 import { hostsFor, parseSecretHosts, secretNames, type SecretsSpec } from "../../src/sandbox/secrets.js";
-import { noticeOf } from "../../src/server/notify.js";
+import { noticeOf } from "../../src/server/mcp/notify.js";
 import { secretSetup } from "../../src/sessions/launch/sandbox.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-secrets-"));

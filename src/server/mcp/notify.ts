@@ -6,8 +6,8 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
-import type { SessionChange, SessionService } from "../sessions/service.js";
-import type { Logger } from "../util/log.js";
+import type { SessionChange, SessionService } from "../../sessions/service.js";
+import type { Logger } from "../../util/log.js";
 
 export const NOTIFY_LOGGER = "claude-sessions";
 

@@ -17,14 +17,14 @@ import {
   UnsubscribeRequestSchema,
   type Resource,
 } from "@modelcontextprotocol/sdk/types.js";
-import { listInput, sessionId, streamInput } from "../api/index.js";
-import { SessionError } from "../core/errors.js";
-import { isLive, type Status } from "../core/status.js";
+import { listInput, sessionId, streamInput } from "../../api/index.js";
+import { SessionError } from "../../core/errors.js";
+import { isLive, type Status } from "../../core/status.js";
 import { rpc } from "./rpc-error.js";
-import type { SessionService } from "../sessions/service.js";
-import type { Logger } from "../util/log.js";
-import type { CallRouter, RemoteSession } from "./tool.js";
-import { HANDOFFS_TEMPLATE, readHandoffsResource } from "./member/handoffs.js";
+import type { SessionService } from "../../sessions/service.js";
+import type { Logger } from "../../util/log.js";
+import type { CallRouter, RemoteSession } from "../tool.js";
+import { HANDOFFS_TEMPLATE, readHandoffsResource } from "../member/handoffs.js";
 
 /** A session resources/list names: this machine's (no node) or a node's. */
 type Listed = Pick<RemoteSession, "session_id" | "status" | "team_name" | "created_at"> & Partial<Pick<RemoteSession, "node" | "reachable">>;

@@ -5,9 +5,9 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CompleteRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, type GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { SessionError } from "../core/errors.js";
+import { SessionError } from "../../core/errors.js";
 import { rpc } from "./rpc-error.js";
-import type { SessionService } from "../sessions/service.js";
+import type { SessionService } from "../../sessions/service.js";
 
 type Known = "session_id" | "team_name" | "cwd";
 

@@ -1,6 +1,6 @@
 /** Failures of the non-tool requests (resources, prompts, completions) as JSON-RPC errors carrying the SessionError body. */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { toSessionError } from "../core/errors.js";
+import { toSessionError } from "../../core/errors.js";
 
 /** The MCP code for a missing resource (the spec's -32002). */
 const RESOURCE_NOT_FOUND = -32002;
