@@ -18,7 +18,12 @@ export async function makeFloor({ root, home, env, cli, socket }) {
   tmux(["new-session", "-d", "-s", "keep", "sleep 100000"]);
   let n = 0;
   return {
-    async run(dir, prompt) {
+    /**
+     * One cold first answer (new-session → Stop); with `followUp`, also the floor's follow-up turn in the same pane:
+     * the text typed with `send-keys -l`, Enter once the pane shows it (as any driver must wait for), → the second
+     * Stop. Returns the first answer's ms, or [first, follow-up] with followUp.
+     */
+    async run(dir, prompt, followUp) {
       const k = n++;
       const events = join(root, `floor-${k}.jsonl`);
       const settings = join(root, `floor-${k}.settings.json`);
@@ -27,12 +32,22 @@ export async function makeFloor({ root, home, env, cli, socket }) {
       const name = `floor-${k}`;
       const t0 = performance.now();
       tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", dir, cmd]);
-      try {
+      const stops = () => (existsSync(events) ? readFileSync(events, "utf8").split('"hook_event_name":"Stop"').length - 1 : 0);
+      const until = async (ok, t, what) => {
         for (;;) {
-          if (existsSync(events) && readFileSync(events, "utf8").includes('"hook_event_name":"Stop"')) return performance.now() - t0;
-          if (performance.now() - t0 > 60_000) throw new Error(`the floor's CLI gave no Stop in 60 s`);
+          if (ok()) return performance.now() - t;
+          if (performance.now() - t > 60_000) throw new Error(`the floor's CLI: ${what} not within 60 s`);
           await new Promise((r) => setTimeout(r, 2));
         }
+      };
+      try {
+        const first = await until(() => stops() >= 1, t0, "no Stop");
+        if (followUp === undefined) return first;
+        const t1 = performance.now();
+        tmux(["send-keys", "-t", name, "-l", followUp]);
+        await until(() => tmux(["capture-pane", "-p", "-t", name]).stdout.includes(followUp), t1, "the typed text not shown");
+        tmux(["send-keys", "-t", name, "Enter"]);
+        return [first, await until(() => stops() >= 2, t1, "no second Stop")];
       } finally {
         tmux(["kill-session", "-t", name]);
       }

@@ -20,6 +20,7 @@ export const sendInput = z
       .string()
       .describe("Control characters and a leading \"!\" are refused."),
     wait_for_response: z.boolean().default(true),
+    wait_for_usage: z.boolean().default(false).describe("Also wait for the turn's usage and cost (else usage_pending)."),
     timeout_ms: timeoutMs(30_000),
     queue: z.boolean().default(false).describe("If busy, run it after the turn."),
     bash_mode: z
@@ -57,6 +58,10 @@ export const sendOutput = z.strictObject({
   model_usage: turnFields.model_usage,
   cost_usd: turnFields.cost_usd,
   cost_complete: turnFields.cost_complete,
+  usage_pending: z
+    .boolean()
+    .optional()
+    .describe("true: the reply came at the turn's end, before its usage line; usage, cost and totals follow in a `usage` notification."),
   ...sessionTotalFields,
   ...turnFigureFields,
   ...wokeFields,

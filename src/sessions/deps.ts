@@ -1,4 +1,5 @@
 /** What every part of the session layer works with: configuration, store, runners, the registry. */
+import type { SendOutput } from "../api/index.js";
 import type { ScriptPaths } from "../claude/scripts.js";
 import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
@@ -13,6 +14,9 @@ import type { Registry } from "./registry.js";
 import type { WarmPool } from "./launch/warm-pool.js";
 
 export type { Runner };
+
+/** A turn's usage and cost with the session's totals, read after its send_message returned (`usage_pending`). */
+export type TurnUsage = { turn: number } & Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete" | "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns">;
 
 export interface Deps {
   cfg: Config;
@@ -35,6 +39,8 @@ export interface Deps {
   pool?: WarmPool;
   /** The audit log (one per process): every transport's state-changing calls and the server's own actions. */
   audit: AuditLog;
+  /** Told when the usage of a turn whose send_message returned before it (usage_pending) has been read. */
+  onTurnUsage?: (id: string, usage: TurnUsage) => void;
   /** The transcript index and the execution history (absent in a bare service). */
   history?: HistoryService | undefined;
 }

@@ -37,7 +37,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     running = true;
     ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
     ctx.signal?.addEventListener("abort", stop, { once: true });
-    const sendInput = { session_id: id, message: prompt, wait_for_response: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false } as const;
+    const sendInput = { session_id: id, message: prompt, wait_for_response: true, wait_for_usage: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false } as const;
     out =
       sentAt !== undefined
         ? await turnOutcome(d, id, backend, await d.registry.handle(id), 1, { session_id: id, message_sent: true, sent_at: sentAt, final_state: d.registry.followed(id)?.fold.status ?? "busy" }, timeoutMs, ctx, Date.now())

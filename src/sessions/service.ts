@@ -19,7 +19,7 @@ import { adopt, Reconciler } from "./launch/adopt.js";
 import { sessionTotals } from "./spend/budget.js";
 import { Ledger, recordUnended, settled, settleTurn } from "./spend/cost.js";
 import type { Totals } from "./spend/totals.js";
-import type { Deps, Runner } from "./deps.js";
+import type { Deps, Runner, TurnUsage } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { start, type StartExtra } from "./launch/launch.js";
 import { startPooled } from "./launch/warm-pool.js";
@@ -95,6 +95,7 @@ export class SessionService {
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
   private readonly forgetListeners = new Set<ForgetListener>();
+  private readonly usageListeners = new Set<(id: string, u: TurnUsage) => void>();
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -113,6 +114,9 @@ export class SessionService {
       ledger: new Ledger(o.settleQuietMs),
       audit: new AuditLog(o.cfg.stateDir, o.cfg.auditMaxBytes, o.log),
       history: o.history,
+      onTurnUsage: (id, u) => {
+        for (const l of [...this.usageListeners]) l(id, u);
+      },
     };
     registry.onForget = (id, s, removed) => this.forget(id, s, removed);
     this.reconciler = new Reconciler(this.d);
@@ -283,6 +287,11 @@ export class SessionService {
     const res = await adopt(this.d);
     await this.limits.scanDead().catch((e: unknown) => this.d.log.warn(`arming retention: ${String(e)}`));
     return res;
+  }
+  /** Calls `l` when the usage of a turn whose send_message returned without it (usage_pending) has been read. */
+  onTurnUsage(l: (id: string, u: TurnUsage) => void): () => void {
+    this.usageListeners.add(l);
+    return () => this.usageListeners.delete(l);
   }
   /** Calls `l` when a time limit acts on a session (idle end, busy interrupt, pruned record). */
   onLimit(l: (id: string, kind: LimitKind, detail: string) => void): () => void {

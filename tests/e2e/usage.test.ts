@@ -30,7 +30,7 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
     const s = await m.callOk("start_session", { cwd, permission_mode: "default", model: "claude-sonnet-4-6" });
     const usage = { input_tokens: 1234, output_tokens: 567, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000 };
     e.mock.setNextReply({ blocks: [{ type: "text", text: "First part of the answer." }, { type: "text", text: "Second part." }], usage });
-    const r = await m.callOk("send_message", { session_id: s.session_id, message: "count my tokens", timeout_ms: 60_000 });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "count my tokens", wait_for_usage: true, timeout_ms: 60_000 });
     expect(r).toMatchObject({ completed: true, usage });
     expect(r.model_usage).toEqual({ "claude-sonnet-4-6": usage });
     // $3 input, $15 output, $3.75 5-minute cache writes, $0.30 cache reads per million tokens.
@@ -54,7 +54,7 @@ describe.runIf(run)("real claude: usage and cost of a turn", () => {
     e.mock.setNextReply({ text: "the long answer", usage: first, delayMs: 1500 });
     e.mock.setNextReply({ text: "the queued answer", usage: second });
     await m.callOk("send_message", { session_id: s.session_id, message: "the long one", wait_for_response: false });
-    const q = await m.callOk("send_message", { session_id: s.session_id, message: "the queued one", queue: true, timeout_ms: 60_000 });
+    const q = await m.callOk("send_message", { session_id: s.session_id, message: "the queued one", wait_for_usage: true, queue: true, timeout_ms: 60_000 });
     expect(q).toMatchObject({ queued: true, completed: true, response: "the queued answer", usage: second });
     const sum = { input_tokens: 3000, output_tokens: 107, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     // Figures read when the turn ended, although the CLI writes a queued turn's lines behind its Stop hook.

@@ -41,7 +41,7 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     expect((await m.callOk("list_sessions", {})).total_count).toBe(0);
     // Without a budget the same model starts: its cost is only reported as unknown.
     const s = await m.callOk("start_session", { cwd: w.dir("unpriced"), model: "claude-unknown-9" });
-    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello", wait_for_usage: true });
     expect(t).toMatchObject({ completed: true, cost_usd: null, cost_complete: false, session_cost_usd: null, session_cost_complete: false, session_turns: 1 });
     expect(await listed(m, s.session_id)).toMatchObject({ total_cost_usd: null, cost_complete: false });
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -50,7 +50,7 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
   it("a budgeted session whose turn ran on an unpriced model takes no more prompts (fails closed); resume is refused too", async () => {
     // The CLI picks the model itself (no --model): the turn names one the table does not know.
     const s = await m.callOk("start_session", { cwd: w.dir("fallback"), max_budget_usd: 5, env: { ANTHROPIC_MODEL: "claude-unknown-9" } });
-    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello", wait_for_usage: true });
     expect(t).toMatchObject({ cost_usd: null, cost_complete: false, model_usage: { "claude-unknown-9": expect.any(Object) } });
     const refused = await m.call("send_message", { session_id: s.session_id, message: "again" });
     expect(refused.error?.code).toBe("LIMIT_REACHED");
@@ -67,10 +67,10 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
 
   it("turn results carry the session's totals; a failed turn is a tool error with the same body", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("totals") });
-    const a = await m.callOk("send_message", { session_id: s.session_id, message: "one" });
+    const a = await m.callOk("send_message", { session_id: s.session_id, message: "one", wait_for_usage: true });
     expect(a).toMatchObject({ cost_usd: opus("FAKE REPLY: one"), cost_complete: true, session_turns: 1, session_cost_usd: opus("FAKE REPLY: one"), session_cost_complete: true });
     expect(a.session_usage).toEqual(a.usage);
-    const b = await m.callOk("send_message", { session_id: s.session_id, message: "two" });
+    const b = await m.callOk("send_message", { session_id: s.session_id, message: "two", wait_for_usage: true });
     expect(b.session_turns).toBe(2);
     expect(b.session_cost_usd).toBeCloseTo(opus("FAKE REPLY: one") + opus("FAKE REPLY: two"), 9);
     expect(b.session_usage).toMatchObject({ input_tokens: 24, output_tokens: out("FAKE REPLY: one") + out("FAKE REPLY: two") });
@@ -165,7 +165,7 @@ describe.skipIf(!BACKEND)("operator prices and retention", () => {
 
   it("CLAUDE_SESSIONS_PRICES prices a model the table does not know (by prefix): the budget is enforced with it", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("priced"), model: "claude-unknown-9", max_budget_usd: 0.00003 });
-    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    const t = await m.callOk("send_message", { session_id: s.session_id, message: "hello", wait_for_usage: true });
     const cost = Math.round(12 * 1 + out("FAKE REPLY: hello") * 2) / 1e6;
     expect(t).toMatchObject({ cost_usd: cost, cost_complete: true, session_cost_usd: cost, session_cost_complete: true });
     await m.callOk("send_message", { session_id: s.session_id, message: "more" });

@@ -351,6 +351,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       probe: async (c) => refused(c.m.call("send_message", { session_id: await c.session(), message: `!touch ${c.sentinel}` }), "INVALID_ARGUMENT"),
     },
     wait_for_response: none("a boolean"),
+    wait_for_usage: none("a boolean"),
     timeout_ms: none("a number"),
     queue: none("a boolean"),
     bash_mode: {

@@ -29,7 +29,7 @@ describe.each(BACKENDS)("usage, cost, budget and history (%s)", (backend) => {
 
   it("a turn carries its usage and cost; list_sessions the totals; max_budget_usd refuses the next prompt with the figures", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("cost"), max_budget_usd: 0.0003 });
-    const r1 = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    const r1 = await m.callOk("send_message", { session_id: s.session_id, message: "hello", wait_for_usage: true });
     expect(r1).toMatchObject({ completed: true, response: "FAKE REPLY: hello", usage: tokensOf("FAKE REPLY: hello"), cost_usd: costOf("FAKE REPLY: hello") });
     expect(r1.model_usage).toEqual({ "claude-opus-4-8": tokensOf("FAKE REPLY: hello") });
 
@@ -71,7 +71,7 @@ describe.each(BACKENDS)("usage, cost, budget and history (%s)", (backend) => {
     const s = await m.callOk("start_session", { cwd: w.dir("queued") });
     const first = "FAKE_SLOW:1500 the long one";
     await m.callOk("send_message", { session_id: s.session_id, message: first, wait_for_response: false });
-    const q = await m.callOk("send_message", { session_id: s.session_id, message: "the queued one", queue: true, timeout_ms: 20_000 });
+    const q = await m.callOk("send_message", { session_id: s.session_id, message: "the queued one", wait_for_usage: true, queue: true, timeout_ms: 20_000 });
     expect(q).toMatchObject({ queued: true, completed: true, usage: tokensOf("FAKE REPLY: the queued one") });
     if (!can(backend, "totals_at_turn_end")) await until(async () => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id)?.total_usage?.input_tokens === 24, 5000, 20);
     const listed = await m.callOk("list_sessions", {});

@@ -86,7 +86,8 @@ describe("a server that starts at once", () => {
     await first.close();
     const cache = join(w.stateDir, "compile-cache");
     expect(existsSync(cache)).toBe(true);
-    expect(filesUnder(cache).length).toBeGreaterThan(50);
+    // The bundled entry and its chunks (a dozen files, not the ~450 modules of the unbundled tsc output).
+    expect(filesUnder(cache).length).toBeGreaterThan(0);
     // A second start reads them and works as the first did.
     const second = await connect(w);
     try {

@@ -52,7 +52,7 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     const r = await m.callOk("reset_session", { session_id: s.session_id });
     expect(r.old_claude_session_id).toBe(s.claude_session_id);
     expect(r.claude_session_id).not.toBe(s.claude_session_id);
-    const after = await m.callOk("send_message", { session_id: s.session_id, message: "after" });
+    const after = await m.callOk("send_message", { session_id: s.session_id, message: "after", wait_for_usage: true });
     expect(after).toMatchObject({ completed: true, response: "FAKE REPLY: after", usage: usageOf("FAKE REPLY: after") });
     const me = await until(async () => {
       const x = await row(s.session_id);
@@ -97,7 +97,7 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     const facts = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(facts.filter((f) => f.session_id === s.claude_session_id && "compact_instructions" in f).map((f) => f.compact_instructions)).toEqual(["keep the names; drop the rest"]);
     await m.callOk("compact_session", { session_id: s.session_id });
-    const next = await m.callOk("send_message", { session_id: s.session_id, message: "more" });
+    const next = await m.callOk("send_message", { session_id: s.session_id, message: "more", wait_for_usage: true });
     expect(next).toMatchObject({ completed: true, response: "FAKE REPLY: more" });
     expect((await row(s.session_id))?.turn_count).toBe(2);
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -127,7 +127,11 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     expect(s.output_resource).toBe(`session://${s.session_id}/transcript`);
     await m.callOk("send_message", { session_id: s.session_id, message: "streamed" });
     await until(() => (updates.includes(s.output_resource!) ? true : undefined), 5000);
-    const read = await m.client.readResource({ uri: s.output_resource! });
+    // The reply's transcript line lands after the turn's end (send_message returns at Stop): a later update has it.
+    const read = await until(async () => {
+      const r = await m.client.readResource({ uri: s.output_resource! });
+      return JSON.stringify(r.contents[0]).includes("FAKE REPLY: streamed") ? r : undefined;
+    }, 5000, 50);
     expect(JSON.stringify(read.contents[0])).toContain("FAKE REPLY: streamed");
     // Only the caller: another client that did not ask gets nothing.
     expect(others).toEqual([]);
@@ -159,9 +163,9 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     expect(argvOf(f.claude_session_id!)).toEqual(expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]));
 
     // Both run: a turn in each.
-    const fr = await m.callOk("send_message", { session_id: f.session_id, message: "fork turn" });
+    const fr = await m.callOk("send_message", { session_id: f.session_id, message: "fork turn", wait_for_usage: true });
     expect(fr).toMatchObject({ completed: true, response: "FAKE REPLY: fork turn", usage: usageOf("FAKE REPLY: fork turn") });
-    const pr = await m.callOk("send_message", { session_id: p.session_id, message: "parent turn" });
+    const pr = await m.callOk("send_message", { session_id: p.session_id, message: "parent turn", wait_for_usage: true });
     expect(pr).toMatchObject({ completed: true, response: "FAKE REPLY: parent turn" });
 
     // The fork's transcript holds the copied history, but its totals are its own turn only; the parent's are its three.

@@ -12,7 +12,10 @@
  *  - follow-up turn: send_message on the tmux session vs on the run_task (headless) session;
  *  - the tmux follow-up and the warm spare again as send_message {wait_for_response: false} + wait_for_completion,
  *    which returns at the turn's end (Stop) without waiting for the transcript line the turn's usage comes from;
- *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once;
+ *  - 4 first answers in parallel on tmux (4 × start + send at once, until the last reply) vs 4 `claude -p` at once,
+ *    and vs 4 interactive floors at once (start_session {prompt} + wait_for_completion ×4 against 4 floors);
+ *  - the floor's follow-up (issue 38): the floor's pane after its answer, a second prompt typed and Entered once it
+ *    shows → its Stop; the tmux follow-up rows are also given ÷ this;
  *  - server spawn → tools/list: what an MCP client pays to start this server, initialize and list its tools (the
  *    world's private state directory, as a user's), beside the one-tool SDK peer (scripts/bench/peer-server.mjs);
  *    the server's CPU time until then in the notes (load does not stretch it).
@@ -107,7 +110,7 @@ export async function firstAnswer(cfg, log) {
   if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
   const runs = cfg.realRuns;
   const w = makeWorld("first-answer", { MAX_CONCURRENT_SESSIONS: "30" });
-  const names = ["bare", "floor", "task", "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
+  const names = ["bare", "floor", "task", ...Array.from({ length: PAR }, (_, i) => `parf${i}`), ...Array.from({ length: PAR }, (_, i) => `parq${i}`), "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
   const dirs = Object.fromEntries(names.map((n) => [n, w.dir(n)]));
   let setup;
   let m;
@@ -120,7 +123,7 @@ export async function firstAnswer(cfg, log) {
     m = await w.connect();
     floor = await makeFloor({ root: w.root, home: w.home, env: Object.fromEntries(Object.entries(pEnv).filter(([k]) => k !== "PATH")), cli, socket: `${w.socket}-floor` });
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], floor: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [] };
+    const t = { bare: [], floor: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [], floorFollow: [], parFloor: [], parTmuxPrompt: [] };
     const cpu = { spawn: [], spawnPeer: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
@@ -134,7 +137,9 @@ export async function firstAnswer(cfg, log) {
         return out;
       };
       t.bare.push(await claudeP(cli, dirs.bare, pEnv, `bare ${i}`));
-      t.floor.push(await floor.run(dirs.floor, `floor ${i}`));
+      const [f1, f2] = await floor.run(dirs.floor, `floor ${i}`, `floor again ${i}`);
+      t.floor.push(f1);
+      t.floorFollow.push(f2);
       const task = await time("task", () => okCall(m, "run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: task ${i}`));
       const tm = await time("tmux", () => tmuxFirst(m, dirs.tmux, `tmux ${i}`));
       await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
@@ -154,6 +159,9 @@ export async function firstAnswer(cfg, log) {
       await okCall(mw, "kill_session", { session_id: wid2, force: true });
       const ids = await time("parTmux", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))));
       await Promise.all(ids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
+      await time("parFloor", () => Promise.all(Array.from({ length: PAR }, (_, k) => floor.run(dirs[`parf${k}`], `parf ${i}.${k}`))));
+      const qids = await time("parTmuxPrompt", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxWithPrompt(m, dirs[`parq${k}`], `parq ${i}.${k}`))));
+      await Promise.all(qids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
       await time("parBare", () => Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))));
       await time("spawn", async () => {
         const c = await w.connect();
@@ -175,10 +183,13 @@ export async function firstAnswer(cfg, log) {
       row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, `${ratio(s.tmuxPrompt)}; ${(s.tmuxPrompt.p50 / s.floor.p50).toFixed(2)}× the interactive floor`, "≤ 1.10× the interactive floor", s.tmuxPrompt.p50 <= 1.1 * s.floor.p50),
       row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
       row("fa_warmAtStop", "  the same, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.warmAtStop, ratio(s.warmAtStop), "reported"),
-      row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "≤ 1.2× headless follow-up", s.followTmux.p50 <= 1.2 * s.followHeadless.p50),
+      row("fa_floorFollow", "  the floor's follow-up: the floor's pane, a second prompt typed, Enter once shown → its Stop", s.floorFollow, ratio(s.floorFollow), "reported"),
+      row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up; ${(s.followTmux.p50 / s.floorFollow.p50).toFixed(2)}× the floor's follow-up`, "≤ 1.10× the floor's follow-up", s.followTmux.p50 <= 1.1 * s.floorFollow.p50),
       row("fa_followTmuxAtStop", "  follow-up turn, tmux, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.followTmuxAtStop, `${ratio(s.followTmuxAtStop)}; ${(s.followTmuxAtStop.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "reported"),
       row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),
       row("fa_parTmux", `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`, s.parTmux, `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`, `≤ 1.3× ${PAR} claude -p`, s.parTmux.p50 <= 1.3 * s.parBare.p50),
+      row("fa_parFloor", `  ${PAR} interactive floors at once, until the last Stop`, s.parFloor, ratio(s.parFloor), "reported"),
+      row("fa_parTmuxPrompt", `  ${PAR} tmux start_session {prompt} + wait_for_completion at once, until the last`, s.parTmuxPrompt, `${ratio(s.parTmuxPrompt)}; ${(s.parTmuxPrompt.p50 / s.parFloor.p50).toFixed(2)}× ${PAR} floors at once`, `≤ 1.10× ${PAR} floors`, s.parTmuxPrompt.p50 <= 1.1 * s.parFloor.p50),
       row("fa_spawn", "server spawn → initialize → tools/list (stdio, the state directory kept, as a user's)", s.spawn, `${(s.spawn.p50 / s.spawnPeer.p50).toFixed(2)}× the one-tool SDK peer; server CPU p50 ${round(summary(cpu.spawn).p50, 0)} ms (peer ${round(summary(cpu.spawnPeer).p50, 0)} ms)`, "≤ 250 ms", s.spawn.p50 <= 250),
       row("fa_spawnPeer", "  the same, the one-tool SDK peer (scripts/bench/peer-server.mjs)", s.spawnPeer, "the yardstick of a server's start", "reported"),
       row("fa_parBare", `  ${PAR} bare \`claude -p\` at once, until the last answer`, s.parBare, ratio(s.parBare), "reported"),

@@ -6,13 +6,14 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type { TurnUsage } from "../../sessions/deps.js";
 import type { SessionChange, SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 
 export const NOTIFY_LOGGER = "claude-sessions";
 
-export interface SessionNotice {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation";
+export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation" | "usage";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -30,6 +31,8 @@ export interface SessionNotice {
   reason?: string;
   /** sandbox_violation: the session's count so far. */
   sandbox_violations?: number;
+  /** usage: the turn (its number) whose send_message returned with usage_pending, its figures and the session's totals. */
+  turn?: number;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
@@ -91,8 +94,14 @@ export function startNotifications(server: Server, svc: SessionService, log: Log
     const s = svc.deps.registry.followed(id);
     void teams(id).then((t) => send("warning", { event: "limit", session_id: id, status: s?.fold.status ?? "dead", reason: `${kind}: ${detail}`, ...t }));
   });
+  // A turn's usage read after its send_message returned (usage_pending): its figures and the session's totals.
+  const offUsage = svc.onTurnUsage((id, u) => {
+    const s = svc.deps.registry.followed(id);
+    void teams(id).then((t) => send("info", { event: "usage", session_id: id, status: s?.fold.status ?? "idle", ...u, ...t }));
+  });
   return () => {
     offChange();
     offLimit();
+    offUsage();
   };
 }

@@ -57,7 +57,7 @@ export async function broadcast(d: Deps, input: BroadcastInput, ctx: CallContext
   const results = await overMembers(list, timeoutMs, ctx, "broadcast", async (m, mctx): Promise<MemberResult> => {
     const base = { session_id: m.session_id, ...(m.teammate_name ? { teammate_name: m.teammate_name } : {}) };
     try {
-      const r = await send(d, { session_id: m.session_id, message: input.message, wait_for_response: input.wait_for_response !== false, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false }, mctx);
+      const r = await send(d, { session_id: m.session_id, message: input.message, wait_for_response: input.wait_for_response !== false, wait_for_usage: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false }, mctx);
       const out: MemberResult = { ...base, message_sent: r.message_sent, sent_at: r.sent_at, final_state: r.final_state };
       if (r.response !== undefined) out.response = r.response;
       if (r.completed !== undefined) out.completed = r.completed;

@@ -44,7 +44,7 @@ async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType,
   };
   if (g.warnings.length) out.warnings = g.warnings;
   if (!g.changed && !input.force) return out;
-  const sent = await send(d, { session_id: id, message: g.text, wait_for_response: input.wait_for_response !== false, timeout_ms: input.timeout_ms ?? 30_000, queue: false, bash_mode: false, include_context: false }, ctx);
+  const sent = await send(d, { session_id: id, message: g.text, wait_for_response: input.wait_for_response !== false, wait_for_usage: true, timeout_ms: input.timeout_ms ?? 30_000, queue: false, bash_mode: false, include_context: false }, ctx);
   g.commit();
   return { ...out, sent: sent.message_sent, final_state: sent.final_state, ...(sent.woke ? { woke: sent.woke, wake_ms: sent.wake_ms } : {}) };
 }

@@ -94,7 +94,7 @@ function afterCarried(d: Deps, input: Resolved<SendInput>, kind: BackendKind, s:
   const run = (): Promise<SendOutput> => {
     const out: SendOutput = { session_id: input.session_id, message_sent: true, sent_at: c.sent_at!, final_state: s.live.fold.status };
     if (input.wait_for_response === false) return Promise.resolve(out);
-    return turnOutcome(d, input.session_id, kind, s, c.promptNo!, out, input.timeout_ms ?? 30_000, ctx, t0);
+    return turnOutcome(d, input.session_id, kind, s, c.promptNo!, out, input.timeout_ms ?? 30_000, ctx, t0, input.wait_for_usage);
   };
   return inLine(s, run);
 }
@@ -182,7 +182,7 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
     if (!wait) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
     // A held prompt's caller has waited for the turn ahead already: what is left of timeout_ms.
-    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs, ctx, t0);
+    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs, ctx, t0, input.wait_for_usage);
   };
   if (!hold) return inLine(s, run);
   const p = inLine(s, run);
@@ -218,7 +218,7 @@ async function checkSpend(d: Deps, id: string): Promise<void> {
  * run_task's, whose first prompt travelled with the launch). A wait that ends first (time-out, cancellation) is
  * recorded in the execution history; the turn gets its own record when it ends.
  */
-export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: DriverSession, promptNo: number, out: SendOutput, timeoutMs: number, ctx: CallContext, t0: number): Promise<SendOutput> {
+export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: DriverSession, promptNo: number, out: SendOutput, timeoutMs: number, ctx: CallContext, t0: number, waitUsage = true): Promise<SendOutput> {
   let waited: TurnResult;
   try {
     waited = await waitTurn(d, s, promptNo, timeoutMs, ctx);
@@ -236,10 +236,32 @@ export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: Dri
   }
   // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
   if (s.live.fold.turn_count >= promptNo) {
-    Object.assign(out, { ...(await settleTurn(d, id, promptNo, s.live.fold)), ...out });
+    const settling = settleTurn(d, id, promptNo, s.live.fold);
+    // Issue 38: the reply is returned at the turn's end; its usage line lands in the transcript 25–80 ms later and
+    // follows in a notification (the next prompt to a session with a budget waits for it: checkSpend).
+    // A failed turn (a tool error) carries its figures: no notification follows an error.
+    const now = waitUsage || w.turn_outcome === "failed";
+    const cost = now ? await settling : await ifSettled(settling);
+    if (!now && !("usage" in cost) && !("usage" in out)) {
+      out.usage_pending = true;
+      void usageLater(d, id, s, promptNo, settling);
+      return out;
+    }
+    Object.assign(out, { ...cost, ...out });
     Object.assign(out, await totalsAfter(d, id, s));
   }
   return out;
+}
+
+/** The usage of a turn whose result went out without it: to the listeners (the `usage` notification) once read. */
+async function usageLater(d: Deps, id: string, s: DriverSession, turn: number, settling: ReturnType<typeof settleTurn>): Promise<void> {
+  try {
+    const cost = await settling;
+    const totals = await totalsAfter(d, id, s);
+    d.onTurnUsage?.(id, { turn, ...cost, ...totals });
+  } catch (e) {
+    d.log.warn(`${id}: the usage of turn ${turn}: ${String(e)}`);
+  }
 }
 
 export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext): Promise<WaitOutput> {
