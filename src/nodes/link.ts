@@ -19,7 +19,7 @@ import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
 import type { NodeConfig } from "./config.js";
-import { openTransport, type NodeTransport } from "./transport.js";
+import { openTransport, type NodeTransport, type OpenTransport } from "./transport.js";
 
 export type LinkStatus = "connecting" | "reachable" | "unreachable";
 
@@ -157,6 +157,8 @@ export class NodeLink {
     private readonly events: LinkEvents = {},
     private readonly t: LinkTimings = DEFAULT_TIMINGS,
     private readonly clientVersion = "0.0.0",
+    /** How a transport to the node is made (tests: the SDK's in-memory pair). */
+    private readonly open: OpenTransport = openTransport,
   ) {}
 
   get name(): string {
@@ -234,7 +236,7 @@ export class NodeLink {
       if (done) return;
       done = true;
       this.attempts.delete(attempt);
-      if (transport) endTransport(transport);
+      if (transport) void endTransport(transport);
       this.attemptFailed(why);
     };
     const attempt: Attempt = { started: Date.now(), abandon: fail };
@@ -242,7 +244,13 @@ export class NodeLink {
     if (this.status !== "reachable") this.setStatus("connecting");
     // The SDK's client and the transport's module are loaded with the first link, not at every server's start (a
     // server without nodes never needs them).
-    const [{ Client }, tr] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), openTransport(this.cfg)]);
+    let opened: [typeof import("@modelcontextprotocol/sdk/client/index.js"), NodeTransport];
+    try {
+      opened = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), this.open(this.cfg)]);
+    } catch (e) {
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+    const [{ Client }, tr] = opened;
     if (done || this.closed) {
       this.attempts.delete(attempt);
       return;
@@ -275,7 +283,7 @@ export class NodeLink {
     if (done) return;
     done = true;
     this.attempts.delete(attempt);
-    if (this.closed || this.status === "reachable") return endTransport(tr);
+    if (this.closed || this.status === "reachable") return void endTransport(tr);
     this.adopt(client, tr, Date.now() - attempt.started);
   }
 
@@ -343,7 +351,7 @@ export class NodeLink {
     const tr = this.transport;
     this.transport = undefined;
     this.client = undefined;
-    if (tr) endTransport(tr);
+    if (tr) void endTransport(tr);
     this.setStatus("unreachable");
     this.log.warn(`node ${this.name}: unreachable (${why})`);
     this.events.down?.(this.name, why);
@@ -463,18 +471,18 @@ export class NodeLink {
     const tr = this.transport;
     this.transport = undefined;
     this.client = undefined;
-    if (tr) {
-      tr.onclose = undefined;
-      await tr.close().catch(() => {});
-    }
+    if (tr) await endTransport(tr);
     for (const fail of [...this.inflight]) fail(unreachable(this.name, "the coordinator is closing"));
     this.setStatus("unreachable");
   }
 
 }
 
-/** Ends a transport: a hung ssh on a cut link does not end on stdin's close, so it is signalled at once, then reaped. */
-function endTransport(tr: NodeTransport): void {
+/**
+ * Ends a transport: a hung ssh on a cut link does not end on stdin's close, so it is signalled at once, then reaped;
+ * an HTTP session is ended on the node first (its server holds a bounded number), within 2 s.
+ */
+async function endTransport(tr: NodeTransport): Promise<void> {
   tr.onclose = undefined;
   const pid = tr.pid;
   if (pid) {
@@ -484,5 +492,10 @@ function endTransport(tr: NodeTransport): void {
       /* already gone */
     }
   }
-  void tr.close().catch(() => {});
+  if (tr.terminateSession) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([tr.terminateSession().catch(() => {}), new Promise<void>((ok) => (timer = setTimeout(ok, 2000)))]);
+    clearTimeout(timer);
+  }
+  await tr.close().catch(() => {});
 }
