@@ -11,7 +11,9 @@
  * came back answered only after 17–19 s (15 s, then up to 2 s of back-off, then the server's start). A new attempt
  * starts at least every hedgeMs (1 s) while one is pending, at most maxAttempts (6) are pending, and the oldest makes
  * way only once it is older than stuckMs (6 s, doubled at each abandonment): a server that is slow to start still
- * gets its time.
+ * gets its time. Only reconnections are hedged: a first connection (the coordinator starting, every node at once, the
+ * machine busy) is one attempt at a time, so a node's slow start never becomes several servers starting side by
+ * side on it (a server starting reconciles the state directory, and would race a session another one is starting).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
@@ -204,6 +206,8 @@ export class NodeLink {
     const now = Date.now();
     const pending = [...this.attempts].sort((x, y) => x.started - y.started);
     const newest = pending[pending.length - 1];
+    // A first connection is never hedged: its attempt is waited for (or fails, and the next is scheduled then).
+    if (newest && !this.everUp) return;
     if (newest && now - newest.started < this.hedgeMs) return this.schedule(this.hedgeMs - (now - newest.started));
     if (pending.length >= (this.t.maxAttempts ?? 1)) {
       const oldest = pending[0]!;

@@ -58,13 +58,27 @@ describe("a node's link over the in-memory transport", () => {
     expect(await l.call("list_sessions", {})).toEqual({ sessions: [], total_count: 0 });
   });
 
-  it("connection attempts that hang do not hold the link down: another starts beside them, the first to answer wins, at most maxAttempts pend", async () => {
+  it("a first connection is one attempt at a time, however long it takes", async () => {
     const { node, open } = memoryNode();
     node.hang = true;
+    const l = new NodeLink({ name: "mem", exec: ["unused"] }, log, {}, { ...fast, connectTimeoutMs: 400 }, "0.0.0", open);
+    links.push(l);
+    l.start();
+    await new Promise((ok) => setTimeout(ok, 300));
+    expect(node.opened).toBe(1);
+    expect(l.pendingAttempts).toBe(1);
+  });
+
+  it("reconnection attempts that hang do not hold the link down: another starts beside them, the first to answer wins, at most maxAttempts pend", async () => {
+    const { node, open } = memoryNode();
     const l = new NodeLink({ name: "mem", exec: ["unused"] }, log, {}, fast, "0.0.0", open);
     links.push(l);
     l.start();
-    await expect.poll(() => node.opened, { timeout: 5000 }).toBeGreaterThanOrEqual(4);
+    await expect.poll(() => l.status).toBe("reachable");
+    // The node goes away, and new connections to it hang (a cut network).
+    node.hang = true;
+    await node.servers[0]!.close();
+    await expect.poll(() => node.opened, { timeout: 5000 }).toBeGreaterThanOrEqual(5);
     expect(l.pendingAttempts).toBeLessThanOrEqual(fast.maxAttempts);
     expect(l.status).not.toBe("reachable");
     node.hang = false;
