@@ -57,8 +57,10 @@ async function pool(items, n, fn) {
 export async function fleet(cfg, log) {
   const missing = testHostsMissing();
   if (missing) return [{ key: "fleet", figure: "fleet: (skipped)", notes: missing, result: "SKIP" }];
-  const H = cfg.fleetHosts;
-  const S = cfg.fleetSessions;
+  // CS_BENCH_FLEET=<hosts>x<sessions>: another size (each fake CLI is a Node process of ~70 MB: 10 × 50 needs ~35 GB).
+  const size = /^(\d{1,2})x(\d{1,3})$/.exec(process.env.CS_BENCH_FLEET ?? "");
+  const H = size ? Number(size[1]) : cfg.fleetHosts;
+  const S = size ? Number(size[2]) : cfg.fleetSessions;
   const LOCAL = cfg.fleetLocal ?? 3;
   const teamSize = Math.min(50, H * S);
   const hosts = makeTestHosts(H, { tag: `f${process.pid % 1000}`, root: SUT.root, env: { MAX_CONCURRENT_SESSIONS: String(S + 5), CLAUDE_SESSIONS_LOG_LEVEL: "warn" } });
