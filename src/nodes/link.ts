@@ -16,7 +16,7 @@
  * side on it (a server starting reconciles the state directory, and would race a session another one is starting).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, McpError, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
@@ -418,6 +418,7 @@ export class NodeLink {
 
   private async forward(name: string, args: Record<string, unknown>, ctx: CallContext, signal: AbortSignal, alive: () => void, limitMs: number): Promise<CallToolResult> {
     const client = await this.ready();
+    const gen = this.generation;
     alive();
     return new Promise<CallToolResult>((resolve, reject) => {
       const fail = (e: SessionError) => reject(e);
@@ -439,7 +440,13 @@ export class NodeLink {
           (e: unknown) => {
             if (signal.aborted) reject(cancelled(this.name));
             else if (this.status !== "reachable") reject(unreachable(this.name, this.error ?? String(e)));
-            else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
+            else if (!(e instanceof McpError)) {
+              // Not the node's answer but the transport failing (an HTTP request refused, a pipe closed): the link
+              // is lost now, not at the next heartbeat.
+              const why = `the request could not be sent (${e instanceof Error ? e.message : String(e)})`;
+              this.lost(gen, why);
+              reject(unreachable(this.name, why));
+            } else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
           },
         )
         .finally(() => this.inflight.delete(fail));

@@ -58,7 +58,8 @@ describe.skipIf(!tmuxOrSkip())("a node over HTTP", () => {
     const port = new URL(node.url).port;
     await node.stop();
     await until(async () => (await m.callOk("list_sessions", { node_filter: "web" })).nodes![0]!.status === "unreachable", 15_000, 100);
-    expect((await m.call("send_message", { session_id: s.session_id, message: "anyone?" })).error?.code).toBe("NODE_UNREACHABLE");
+    const down = await m.call("send_message", { session_id: s.session_id, message: "anyone?" });
+    expect(down.error?.code, JSON.stringify(down.error)).toBe("NODE_UNREACHABLE");
     node = await startHttpServer(nw, {}, `127.0.0.1:${port}`);
     servers.push(node);
     const t0 = Date.now();
