@@ -155,7 +155,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
       case "nodes": {
         if (!app.nodes.links.size) print("no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json)");
         const lines = await nodeReport(app.nodes);
-        for (const n of lines) print(formatNodeLine(n));
+        for (const n of lines) print(formatNodeLine(n, packageVersion()));
         return lines.every((n) => n.status === "reachable") ? 0 : 1;
       }
       case "attach": {

@@ -35,10 +35,14 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
   );
 }
 
-/** One line per node; what the node said (its version, health, error) with its control characters escaped. */
-export function formatNodeLine(n: NodeLine): string {
+/**
+ * One line per node; what the node said (its version, health, error) with its control characters escaped. A node
+ * whose version is not `mine` (this coordinator's) says so at the end of its line.
+ */
+export function formatNodeLine(n: NodeLine, mine?: string): string {
   if (n.status !== "reachable") return `${safeLine(n.name)}\tunreachable\t${safeLine(n.error ?? "")}`;
-  return `${safeLine(n.name)}\treachable\tclaude-sessions ${safeLine(n.version ?? "?")}\thealth ${safeLine(n.health ?? "?")}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}`;
+  const differs = mine !== undefined && n.version !== mine ? `\tversion differs from this machine's ${safeLine(mine)}` : "";
+  return `${safeLine(n.name)}\treachable\tclaude-sessions ${safeLine(n.version ?? "?")}\thealth ${safeLine(n.health ?? "?")}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}${differs}`;
 }
 
 /**

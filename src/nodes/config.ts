@@ -1,11 +1,12 @@
 /**
  * nodes.json: the other machines this server coordinates, each reached by one operator-given command that speaks
- * MCP on stdio to that machine's claude-sessions (usually ssh). Only the operator writes it: it is read from
+ * MCP on stdio to that machine's claude-sessions (usually ssh), or at the URL of its `serve --http` with a bearer
+ * token read from an operator-owned file. Only the operator writes it: it is read from
  * CLAUDE_SESSIONS_NODES (default <state>/nodes.json), must belong to this server's user and not be writable by
  * others, and is validated strictly. Nothing a tool caller sends ever becomes part of these argv arrays.
  */
 import { readFile, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { nodeName } from "../api/index.js";
 
@@ -23,17 +24,40 @@ function isSsh(argv: readonly string[]): boolean {
   return /(^|\/)ssh$/.test(argv[0] ?? "");
 }
 
-const nodeEntry = z.strictObject({
-  exec: z.array(arg).min(1).max(100).describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
-  attach: z
-    .array(arg)
-    .min(1)
-    .max(100)
-    // ssh reads options after the host too: without `--` a word after the prefix could be taken as one.
-    .refine((a) => !isSsh(a) || a[a.length - 1] === "--", 'an ssh "attach" prefix ends with "--" (e.g. ["ssh", "-t", "host", "--"])')
-    .optional()
-    .describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
-});
+/** A node's `serve --http` address: http(s), no credentials or fragment in it (the token comes from token_file). */
+const nodeUrl = z
+  .string()
+  .max(2048)
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === "http:" || u.protocol === "https:") && !u.username && !u.password && !u.hash;
+    } catch {
+      return false;
+    }
+  }, "an http(s) URL of a node's serve --http endpoint (…/mcp), with no user, password or #fragment in it");
+
+const nodeEntry = z
+  .strictObject({
+    exec: z.array(arg).min(1).max(100).optional().describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
+    url: nodeUrl.optional().describe("Instead of exec: the node's `serve --http` MCP endpoint (Streamable HTTP)."),
+    token_file: z
+      .string()
+      .max(4096)
+      .refine((p) => isAbsolute(p) && !/[\0\n\r]/.test(p), "an absolute path")
+      .optional()
+      .describe("With url: a file (this user's, mode 0600) holding the node's bearer token; read at each connection, never logged."),
+    attach: z
+      .array(arg)
+      .min(1)
+      .max(100)
+      // ssh reads options after the host too: without `--` a word after the prefix could be taken as one.
+      .refine((a) => !isSsh(a) || a[a.length - 1] === "--", 'an ssh "attach" prefix ends with "--" (e.g. ["ssh", "-t", "host", "--"])')
+      .optional()
+      .describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
+  })
+  .refine((e) => (e.exec === undefined) !== (e.url === undefined), 'a node has either "exec" (a command) or "url" (its serve --http), not both')
+  .refine((e) => (e.url === undefined) === (e.token_file === undefined), '"token_file" goes with "url" (and a url needs one)');
 
 const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });
 
@@ -65,7 +89,7 @@ export function parseNodes(text: string, path: string): NodeConfig[] {
   const r = nodesFile.safeParse(raw);
   if (!r.success) {
     const why = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`).join("; ");
-    throw new Error(`${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], "attach": ["ssh", "-t", "host", "--"]}}}.`);
+    throw new Error(`${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], "attach": ["ssh", "-t", "host", "--"]}}} (or {"url": "http://host:port/mcp", "token_file": "/path"} for a node's serve --http).`);
   }
   for (const name of Object.keys(r.data.nodes)) {
     const why = badName(name);

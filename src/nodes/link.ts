@@ -3,14 +3,25 @@
  * transport.ts opens), a heartbeat (MCP ping every second, answered within PING_TIMEOUT_MS) so a cut network is
  * seen in seconds rather than after a TCP time-out, and reconnection with back-off. On an outage every call in
  * flight fails at once with NODE_UNREACHABLE; calls made while the node is down fail the same way without waiting.
+ *
+ * Reconnection is hedged: while the node is down a new attempt starts after each back-off (jittered, so nodes that
+ * come back together are not all dialled in the same instant) even when earlier ones are still pending, and the
+ * first to answer initialize wins. An attempt made while the network was cut hangs in TCP's retransmissions until
+ * its own time-out (ssh's ConnectTimeout, else connectTimeoutMs: 15 s); waiting for it was why a node whose link
+ * came back answered only after 17–19 s (15 s, then up to 2 s of back-off, then the server's start). A new attempt
+ * starts at least every hedgeMs (1 s) while one is pending, at most maxAttempts (6) are pending, and the oldest makes
+ * way only once it is older than stuckMs (6 s, doubled at each abandonment): a server that is slow to start still
+ * gets its time. Only reconnections are hedged: a first connection (the coordinator starting, every node at once, the
+ * machine busy) is one attempt at a time, so a node's slow start never becomes several servers starting side by
+ * side on it (a server starting reconciles the state directory, and would race a session another one is starting).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, McpError, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
 import type { NodeConfig } from "./config.js";
-import { openTransport, type NodeTransport } from "./transport.js";
+import { openTransport, type NodeTransport, type OpenTransport } from "./transport.js";
 
 export type LinkStatus = "connecting" | "reachable" | "unreachable";
 
@@ -24,9 +35,41 @@ export interface LinkTimings {
   /** Reconnection waits start here and double up to backoffMaxMs. */
   backoffMinMs: number;
   backoffMaxMs: number;
+  /** While the node is down, an attempt unanswered this long gets another beside it (hedged). */
+  hedgeMs?: number;
+  /** At most this many connection attempts pending at once. */
+  maxAttempts?: number;
+  /**
+   * An attempt unanswered this long may be abandoned to make way for a new one (when maxAttempts are pending). It
+   * doubles with each abandonment (up to connectTimeoutMs), so a node whose server is slow to start still gets the
+   * time it needs; it is back to this after a connection.
+   */
+  stuckMs?: number;
 }
 
-export const DEFAULT_TIMINGS: LinkTimings = { heartbeatMs: 1000, pingTimeoutMs: 3000, connectTimeoutMs: 15_000, backoffMinMs: 250, backoffMaxMs: 2000 };
+export const DEFAULT_TIMINGS: LinkTimings = {
+  heartbeatMs: 1000,
+  pingTimeoutMs: 3000,
+  connectTimeoutMs: 15_000,
+  backoffMinMs: 250,
+  backoffMaxMs: 2000,
+  hedgeMs: 1000,
+  maxAttempts: 6,
+  stuckMs: 6000,
+};
+
+/** A back-off wait with jitter: between half and all of min · 2^attempt, capped at max. */
+export function backoff(t: Pick<LinkTimings, "backoffMinMs" | "backoffMaxMs">, attempt: number, random = Math.random): number {
+  const full = Math.min(t.backoffMaxMs, t.backoffMinMs * 2 ** Math.min(attempt, 30));
+  return Math.round(full * (0.5 + random() * 0.5));
+}
+
+/** A connection attempt in flight (not yet the link). */
+interface Attempt {
+  readonly started: number;
+  transport?: NodeTransport;
+  abandon(why: string): void;
+}
 
 /**
  * Every call to a node is bounded: a node that answers pings but not a tool (hung, or hostile) costs a caller at
@@ -97,11 +140,14 @@ export class NodeLink {
   private transport: NodeTransport | undefined;
   private generation = 0;
   private attempt = 0;
+  /** The current stuckMs (doubled by each abandonment, reset by a connection). */
+  private stuck = 0;
   private heartbeat: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
   private pinging = false;
   private closed = false;
-  private stderrTail = "";
+  /** Connection attempts in flight (none while the link is up). */
+  private readonly attempts = new Set<Attempt>();
   private readonly inflight = new Set<(e: SessionError) => void>();
   /** Resource URIs subscribed to on the node (again after each reconnection). */
   private readonly subscriptions = new Set<string>();
@@ -113,6 +159,8 @@ export class NodeLink {
     private readonly events: LinkEvents = {},
     private readonly t: LinkTimings = DEFAULT_TIMINGS,
     private readonly clientVersion = "0.0.0",
+    /** How a transport to the node is made (tests: the SDK's in-memory pair). */
+    private readonly open: OpenTransport = openTransport,
   ) {}
 
   get name(): string {
@@ -129,8 +177,13 @@ export class NodeLink {
     return this.transport?.pid ?? undefined;
   }
 
+  /** How many connection attempts are in flight (0 while the link is up). */
+  get pendingAttempts(): number {
+    return this.attempts.size;
+  }
+
   start(): void {
-    void this.connect();
+    this.dial();
   }
 
   private setStatus(s: LinkStatus): void {
@@ -138,56 +191,142 @@ export class NodeLink {
     for (const f of [...this.changed]) f();
   }
 
+  /** How long an unanswered attempt is waited for before another is started beside it. */
+  private get hedgeMs(): number {
+    return this.t.hedgeMs ?? this.t.connectTimeoutMs;
+  }
+
+  /**
+   * Starts a connection attempt unless one started less than hedgeMs ago (then it waits for that one, and tries
+   * again when it has had its time). At maxAttempts pending the oldest is abandoned if it is older than the stuck
+   * bound, and otherwise the new one waits.
+   */
+  private dial(): void {
+    if (this.closed || this.status === "reachable") return;
+    const now = Date.now();
+    const pending = [...this.attempts].sort((x, y) => x.started - y.started);
+    const newest = pending[pending.length - 1];
+    // A first connection is never hedged: its attempt is waited for (or fails, and the next is scheduled then).
+    if (newest && !this.everUp) return;
+    if (newest && now - newest.started < this.hedgeMs) return this.schedule(this.hedgeMs - (now - newest.started));
+    if (pending.length >= (this.t.maxAttempts ?? 1)) {
+      const oldest = pending[0]!;
+      this.stuck ||= this.t.stuckMs ?? this.t.connectTimeoutMs;
+      if (now - oldest.started < this.stuck) return this.schedule(this.stuck - (now - oldest.started));
+      this.stuck = Math.min(this.t.connectTimeoutMs, this.stuck * 2);
+      oldest.abandon(`no answer within ${now - oldest.started} ms`);
+    }
+    void this.connect();
+    this.schedule(this.hedgeMs);
+  }
+
+  /** The next dial: after the back-off (jittered), and not before `minMs` (itself jittered by up to a quarter). */
+  private schedule(minMs: number): void {
+    if (this.closed || this.status === "reachable") return;
+    if (this.retry) clearTimeout(this.retry);
+    const wait = Math.max(Math.round(minMs * (0.75 + Math.random() * 0.25)), backoff(this.t, this.attempt++));
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.dial();
+    }, wait);
+    this.retry.unref();
+  }
+
+  /** One connection attempt: the transport, the client, initialize; the first attempt to answer becomes the link. */
   private async connect(): Promise<void> {
-    if (this.closed) return;
-    const gen = ++this.generation;
-    this.setStatus("connecting");
+    let done = false;
+    let transport: NodeTransport | undefined;
+    const fail = (why: string) => {
+      if (done) return;
+      done = true;
+      this.attempts.delete(attempt);
+      if (transport) void endTransport(transport);
+      this.attemptFailed(why);
+    };
+    const attempt: Attempt = { started: Date.now(), abandon: fail };
+    this.attempts.add(attempt);
+    if (this.status !== "reachable") this.setStatus("connecting");
     // The SDK's client and the transport's module are loaded with the first link, not at every server's start (a
     // server without nodes never needs them).
-    const [{ Client }, transport] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), openTransport(this.cfg)]);
-    if (this.closed || gen !== this.generation) return;
-    // The operator's command with what it needs of the environment (ssh SSH_AUTH_SOCK, kubectl KUBECONFIG, …), no secrets.
-    this.stderrTail = "";
-    transport.stderr?.on("data", (b: Buffer) => (this.stderrTail = (this.stderrTail + b.toString()).slice(-2000)));
-    const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-      if (gen === this.generation) this.events.notice?.(this.name, n.params.level, n.params.data);
-    });
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-      if (gen === this.generation) this.events.resourceUpdated?.(this.name, n.params.uri);
-    });
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
-      if (gen === this.generation) this.events.listChanged?.(this.name);
-    });
-    transport.onclose = () => this.lost(gen, `its command exited${this.lastStderr()}`);
-    transport.onerror = (e) => this.log.debug(`node ${this.name}: ${String(e)}`);
-    this.transport = transport;
-    this.client = client;
+    let opened: [typeof import("@modelcontextprotocol/sdk/client/index.js"), NodeTransport];
     try {
-      await client.connect(transport, { timeout: this.t.connectTimeoutMs });
+      opened = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), this.open(this.cfg)]);
     } catch (e) {
-      this.lost(gen, `it did not answer initialize (${e instanceof Error ? e.message : String(e)})${this.lastStderr()}`);
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+    const [{ Client }, tr] = opened;
+    if (done || this.closed) {
+      this.attempts.delete(attempt);
       return;
     }
-    if (gen !== this.generation || this.closed) return;
+    transport = tr;
+    let tail = "";
+    tr.stderr?.on("data", (b: Buffer) => (tail = (tail + b.toString()).slice(-2000)));
+    const said = () => {
+      const line = tail.trim().split("\n").pop()?.trim();
+      return line ? `; it said: ${line.slice(0, 300)}` : "";
+    };
+    const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      if (this.client === client) this.events.notice?.(this.name, n.params.level, n.params.data);
+    });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (this.client === client) this.events.resourceUpdated?.(this.name, n.params.uri);
+    });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      if (this.client === client) this.events.listChanged?.(this.name);
+    });
+    tr.onclose = () => (this.client === client ? this.lost(this.generation, `its command exited${said()}`) : fail(`its command exited${said()}`));
+    tr.onerror = (e) => this.log.debug(`node ${this.name}: ${String(e)}`);
+    try {
+      await client.connect(tr, { timeout: this.t.connectTimeoutMs });
+    } catch (e) {
+      fail(`it did not answer initialize (${e instanceof Error ? e.message : String(e)})${said()}`);
+      return;
+    }
+    if (done) return;
+    done = true;
+    this.attempts.delete(attempt);
+    if (this.closed || this.status === "reachable") return void endTransport(tr);
+    this.adopt(client, tr, Date.now() - attempt.started);
+  }
+
+  /** The attempt that answered first becomes the link; the others are ended. */
+  private adopt(client: Client, tr: NodeTransport, tookMs: number): void {
+    const gen = ++this.generation;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    this.transport = tr;
+    this.client = client;
     // Shown in nodes, logs and `claude-sessions nodes`: a version, or nothing.
     const v = client.getServerVersion()?.version;
     this.version = typeof v === "string" && /^[0-9A-Za-z.+_-]{1,64}$/.test(v) ? v : undefined;
+    const down = this.downSince;
     this.attempt = 0;
+    this.stuck = 0;
     this.error = undefined;
     this.downSince = undefined;
     this.everUp = true;
     this.setStatus("reachable");
-    this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"})`);
+    for (const other of [...this.attempts]) other.abandon("another attempt answered first");
+    this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"}; connected in ${tookMs} ms${down ? `, ${Date.now() - down} ms after the outage began` : ""})`);
     this.heartbeat = setInterval(() => void this.beat(gen), this.t.heartbeatMs);
     this.heartbeat.unref();
     for (const uri of this.subscriptions) void client.subscribeResource({ uri }).catch((e: unknown) => this.log.debug(`node ${this.name}: resubscribing ${uri}: ${String(e)}`));
     this.events.up?.(this.name);
   }
 
-  private lastStderr(): string {
-    const line = this.stderrTail.trim().split("\n").pop()?.trim();
-    return line ? `; it said: ${line.slice(0, 300)}` : "";
+  /** An attempt failed (or was abandoned): while none is left in flight the node is unreachable, and the next is due. */
+  private attemptFailed(why: string): void {
+    if (this.closed || this.status === "reachable") return;
+    this.error = why;
+    this.downSince ??= Date.now();
+    this.log.debug(`node ${this.name}: connection failed (${why})`);
+    if (this.attempts.size) return;
+    this.setStatus("unreachable");
+    this.events.down?.(this.name, why);
+    // Quick failures (no route, refused) retry after the back-off alone.
+    this.schedule(0);
   }
 
   private async beat(gen: number): Promise<void> {
@@ -204,43 +343,23 @@ export class NodeLink {
 
   /** The link of generation `gen` is gone: fail what is in flight, end the command, try again later. */
   private lost(gen: number, why: string): void {
-    if (gen !== this.generation) return;
+    if (gen !== this.generation || this.status !== "reachable") return;
     this.generation++;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
-    const wasUp = this.status === "reachable";
     this.error = why;
     this.downSince ??= Date.now();
     const err = unreachable(this.name, why);
     for (const fail of [...this.inflight]) fail(err);
     this.inflight.clear();
-    this.endTransport();
-    this.setStatus("unreachable");
-    if (wasUp) this.log.warn(`node ${this.name}: unreachable (${why})`);
-    else this.log.debug(`node ${this.name}: connection failed (${why})`);
-    this.events.down?.(this.name, why);
-    if (this.closed) return;
-    const wait = Math.min(this.t.backoffMaxMs, this.t.backoffMinMs * 2 ** this.attempt++);
-    this.retry = setTimeout(() => void this.connect(), wait);
-    this.retry.unref();
-  }
-
-  private endTransport(): void {
     const tr = this.transport;
     this.transport = undefined;
     this.client = undefined;
-    if (!tr) return;
-    tr.onclose = undefined;
-    // A hung ssh on a cut link does not end on stdin's close: signal it at once, then let close() reap it.
-    const pid = tr.pid;
-    if (pid) {
-      try {
-        process.kill(pid, "SIGTERM");
-      } catch {
-        /* already gone */
-      }
-    }
-    void tr.close().catch(() => {});
+    if (tr) void endTransport(tr);
+    this.setStatus("unreachable");
+    this.log.warn(`node ${this.name}: unreachable (${why})`);
+    this.events.down?.(this.name, why);
+    this.schedule(0);
   }
 
   /** Resolves once the link is reachable; a first connection is waited for, an outage fails at once. */
@@ -299,6 +418,7 @@ export class NodeLink {
 
   private async forward(name: string, args: Record<string, unknown>, ctx: CallContext, signal: AbortSignal, alive: () => void, limitMs: number): Promise<CallToolResult> {
     const client = await this.ready();
+    const gen = this.generation;
     alive();
     return new Promise<CallToolResult>((resolve, reject) => {
       const fail = (e: SessionError) => reject(e);
@@ -320,7 +440,13 @@ export class NodeLink {
           (e: unknown) => {
             if (signal.aborted) reject(cancelled(this.name));
             else if (this.status !== "reachable") reject(unreachable(this.name, this.error ?? String(e)));
-            else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
+            else if (!(e instanceof McpError)) {
+              // Not the node's answer but the transport failing (an HTTP request refused, a pipe closed): the link
+              // is lost now, not at the next heartbeat.
+              const why = `the request could not be sent (${e instanceof Error ? e.message : String(e)})`;
+              this.lost(gen, why);
+              reject(unreachable(this.name, why));
+            } else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
           },
         )
         .finally(() => this.inflight.delete(fail));
@@ -352,14 +478,35 @@ export class NodeLink {
     if (this.retry) clearTimeout(this.retry);
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.generation++;
+    for (const a of [...this.attempts]) a.abandon("the coordinator is closing");
     const tr = this.transport;
     this.transport = undefined;
     this.client = undefined;
-    if (tr) {
-      tr.onclose = undefined;
-      await tr.close().catch(() => {});
-    }
+    if (tr) await endTransport(tr);
     for (const fail of [...this.inflight]) fail(unreachable(this.name, "the coordinator is closing"));
     this.setStatus("unreachable");
   }
+
+}
+
+/**
+ * Ends a transport: a hung ssh on a cut link does not end on stdin's close, so it is signalled at once, then reaped;
+ * an HTTP session is ended on the node first (its server holds a bounded number), within 2 s.
+ */
+async function endTransport(tr: NodeTransport): Promise<void> {
+  tr.onclose = undefined;
+  const pid = tr.pid;
+  if (pid) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      /* already gone */
+    }
+  }
+  if (tr.terminateSession) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([tr.terminateSession().catch(() => {}), new Promise<void>((ok) => (timer = setTimeout(ok, 2000)))]);
+    clearTimeout(timer);
+  }
+  await tr.close().catch(() => {});
 }

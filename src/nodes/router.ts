@@ -136,7 +136,21 @@ export class Router {
     if (await svc.deps.store.get(id)) return LOCAL;
     const known = this.owner.get(id);
     if (known) return known;
-    await this.refreshAll();
+    // Every reachable node is listed again, and the first that has the id answers: a node that is slow to answer
+    // (up to its 5 s bound) holds up only the calls for ids nobody else has, never a session another node runs.
+    const links = [...this.links.values()].filter((l) => l.status === "reachable" || !l.everUp);
+    await new Promise<void>((resolve) => {
+      let left = links.length;
+      if (!left) return resolve();
+      for (const l of links) {
+        void this.refresh(l.name)
+          .catch((e: unknown) => this.log.debug(`node ${l.name}: listing failed: ${String(e)}`))
+          .finally(() => {
+            left--;
+            if (this.owner.has(id) || left === 0) resolve();
+          });
+      }
+    });
     return this.owner.get(id);
   }
 }

@@ -13,7 +13,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CLI, connect, FIXTURES, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { startHttpServer } from "../helpers/http.js";
-import { writeNodesFile } from "../helpers/test-hosts.mjs";
+import { loopbackExec, writeNodesFile } from "../helpers/test-hosts.mjs";
 
 const HOSTILE = join(FIXTURES, "hostile-node.mjs");
 /** In an attach prefix: the world's argv.txt. */
@@ -164,6 +164,30 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
       await srv.stop();
     }
   }, 300_000);
+
+  it("one that is slow to answer does not hold up a call for a session another node has (an id the coordinator has not seen yet)", async () => {
+    // "good" is the built server in a world of its own, reached through env; its session is started by a client of
+    // its own (not through the coordinator), so the coordinator learns the id only by asking every node.
+    const gw = makeWorld();
+    try {
+      const s = world({ rows: [], answer: { list_sessions: 1 }, silent: "*" }, { nodes: { good: { exec: loopbackExec(gw.env) } } });
+      s.m = await connect(s.w);
+      await until(async () => (await s.m!.callOk("list_sessions", {}, { timeout: 60_000 })).nodes!.find((n) => n.name === "good")?.status === "reachable", 30_000, 200);
+      const direct = await connect(gw);
+      const id = (await direct.callOk("start_session", { cwd: gw.work })).session_id;
+      await direct.close();
+      const t0 = Date.now();
+      const r = await s.m.callOk("send_message", { session_id: id, message: "found" }, { timeout: 60_000 });
+      const ms = Date.now() - t0;
+      console.log(`a session on "good" answered in ${ms} ms with "bad" silent`);
+      expect(r).toMatchObject({ response: "FAKE REPLY: found", node: "good" });
+      // Before: every node's listing was waited for, the silent one until its 5 s bound.
+      expect(ms).toBeLessThan(4500);
+      await s.m.callOk("kill_session", { session_id: id });
+    } finally {
+      gw.cleanup();
+    }
+  }, 120_000);
 
   it("its bad rows are left out and said, the others listed; a bad result fails only that call; nothing bad becomes a route or a resource", async () => {
     const s = world({

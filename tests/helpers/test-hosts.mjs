@@ -229,7 +229,7 @@ function safeKill(pid) {
 }
 
 /** Writes a coordinator's nodes.json (mode 0600) and returns its path. */
-/** @param {string} dir @param {Record<string, {exec: string[], attach?: string[]}>} nodes */
+/** @param {string} dir @param {Record<string, {exec?: string[], url?: string, token_file?: string, attach?: string[]}>} nodes */
 export function writeNodesFile(dir, nodes) {
   const p = join(dir, "nodes.json");
   writeFileSync(p, JSON.stringify({ nodes }, null, 2), { mode: 0o600 });

@@ -44,6 +44,14 @@ describe("notices", () => {
     expect(noticeOf(change("idle", "idle"))).toBeUndefined();
     expect(noticeOf(change("starting", "ready"))).toBeUndefined();
   });
+  it("a turn folded whole in one change (its prompt and Stop read together) still ends with a notice; a replay does not", () => {
+    const whole: LogEvent[] = [{ hook_event_name: "UserPromptSubmit" }, { hook_event_name: "Stop" }];
+    expect(noticeOf(change("ready", "idle", { last_turn: "completed" }, whole))).toMatchObject({ level: "info", notice: { event: "turn_ended", previous: "ready" } });
+    expect(noticeOf(change("idle", "idle", { last_turn: "completed" }, whole))).toMatchObject({ notice: { event: "turn_ended" } });
+    expect(noticeOf(change(undefined, "idle", { last_turn: "completed" }, whole))).toBeUndefined();
+    // A Stop that does not end the work (background tasks still running) leaves it busy: no notice.
+    expect(noticeOf(change("busy", "busy", {}, [{ hook_event_name: "Stop" }]))).toBeUndefined();
+  });
 });
 
 describe("audit log", () => {

@@ -36,9 +36,21 @@ describe("nodes.json", () => {
     ["the reserved name local", JSON.stringify({ nodes: { local: { exec: ["x"] } } }), /not node names/],
     ["the reserved name auto", JSON.stringify({ nodes: { auto: { exec: ["x"] } } }), /not node names/],
     ["an unknown field of a node", JSON.stringify({ nodes: { a: { exec: ["x"], shell: true } } }), /shell|Unrecognized/i],
+    ["neither exec nor url", JSON.stringify({ nodes: { a: { attach: ["x"] } } }), /either "exec".*or "url"/],
+    ["both exec and url", JSON.stringify({ nodes: { a: { exec: ["x"], url: "http://h:1/mcp", token_file: "/t" } } }), /not both/],
+    ["a url without a token file", JSON.stringify({ nodes: { a: { url: "http://h:1/mcp" } } }), /needs one/],
+    ["a token file without a url", JSON.stringify({ nodes: { a: { exec: ["x"], token_file: "/t" } } }), /goes with "url"/],
+    ["a url with a password in it", JSON.stringify({ nodes: { a: { url: "http://u:p@h:1/mcp", token_file: "/t" } } }), /nodes\.a\.url/],
+    ["a url that is not http", JSON.stringify({ nodes: { a: { url: "file:///etc/passwd", token_file: "/t" } } }), /nodes\.a\.url/],
+    ["a relative token file", JSON.stringify({ nodes: { a: { url: "https://h/mcp", token_file: "token" } } }), /nodes\.a\.token_file/],
   ])("refuses %s", (_what, text, why) => {
     expect(() => parseNodes(text, "/etc/nodes.json")).toThrow(why);
     expect(() => parseNodes(text, "/etc/nodes.json")).toThrow(/\/etc\/nodes\.json/);
+  });
+
+  it("reads a node reached at its serve --http URL with a token file", () => {
+    const n = parseNodes(JSON.stringify({ nodes: { web: { url: "https://build1:7777/mcp", token_file: "/etc/cs/build1.token" } } }), "f");
+    expect(n).toEqual([{ name: "web", url: "https://build1:7777/mcp", token_file: "/etc/cs/build1.token" }]);
   });
 
   it("no file at the default place is no nodes; a named file must exist; a file others can write is refused", async () => {

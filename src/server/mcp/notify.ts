@@ -60,12 +60,16 @@ function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNo
   if (c.status === "blocked" && (c.previous !== c.status || shown) && f.blocked) {
     return { level: "warning", notice: { event: "blocked", ...base, kind: f.blocked.kind, text: f.blocked.text, choices: [...f.blocked.choices] } };
   }
-  if (c.previous === undefined || c.previous === c.status) return undefined;
+  if (c.previous === undefined) return undefined;
+  // A whole turn folded in one change (its prompt and its Stop read together, a fast turn under load) went from idle
+  // to idle: it ended all the same.
+  const ended = c.events.some((e) => e.hook_event_name === "Stop" || e.hook_event_name === "StopFailure");
+  if (c.previous === c.status && !(ended && c.status === "idle")) return undefined;
   if (c.status === "error") return { level: "error", notice: { event: "failed", ...base, ...(f.last_error ? { error: f.last_error } : {}) } };
   if (c.status === "dead" || c.status === "zombie") {
     return { level: "warning", notice: { event: "dead", ...base, ...(f.exit_code !== undefined ? { exit_code: f.exit_code } : {}), ...(f.end_reason ? { reason: f.end_reason } : {}) } };
   }
-  if (c.status === "idle" && (c.previous === "busy" || c.previous === "waiting_for_permission" || c.previous === "blocked")) {
+  if (c.status === "idle" && (ended || c.previous === "busy" || c.previous === "waiting_for_permission" || c.previous === "blocked")) {
     const failed = f.last_turn === "failed";
     return {
       level: failed ? "error" : f.last_turn === "interrupted" ? "notice" : "info",
