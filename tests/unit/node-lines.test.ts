@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatNodeLine } from "../../src/nodes/cli.js";
+import { formatNodeLine } from "../../src/cli/nodes.js";
 
 describe("`claude-sessions nodes` lines", () => {
   it("name each node's version and say which differ from this machine's", () => {
