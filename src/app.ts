@@ -168,7 +168,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
         backends.pty?.close?.().catch((e: unknown) => log.warn(`closing pty sessions: ${String(e)}`)),
         headless.close().catch((e: unknown) => log.warn(`closing headless sessions: ${String(e)}`)),
       ]);
-      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
+      for (const id of ending) void sessions.audit.record({ tool: "kill_session", session_id: id, actor: "server:shutdown", since: t0 });
       await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       await backends.tmux?.close?.();
