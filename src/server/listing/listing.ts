@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { KEY_RESULT_FIELDS, TAKES_ARGUMENTS_OF, UNLISTED_ARGUMENTS } from "./listed-results.js";
-import type { Tool } from "./tool.js";
+import type { Tool } from "../tool.js";
 
 type Json = Record<string, unknown>;
 
