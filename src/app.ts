@@ -141,7 +141,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
       await sessions.hibernateAtShutdown(ending).catch((e: unknown) => log.warn(`hibernating at shutdown: ${String(e)}`));
       // Sessions that end with this process end here (a pty's, a headless one's); the others' hosts are released last.
       await Promise.all(all.filter((r) => !r.caps.survivesRestart).map((r) => r.close().catch((e: unknown) => log.warn(`closing ${r.kind} sessions: ${String(e)}`))));
-      for (const id of ending) void sessions.audit.append({ time: new Date(t0).toISOString(), tool: "kill_session", session_id: id, actor: "server:shutdown", outcome: "ok", duration_ms: Date.now() - t0 });
+      for (const id of ending) void sessions.audit.record({ tool: "kill_session", session_id: id, actor: "server:shutdown", since: t0 });
       await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
       for (const r of all.filter((r) => r.caps.survivesRestart)) await r.close().catch((e: unknown) => log.warn(`closing ${r.kind}: ${String(e)}`));

@@ -129,6 +129,7 @@ export type HandoffInput = z.infer<typeof handoffInput>;
 export type HandoffRecord = z.infer<typeof handoffRecord>;
 export type HandoffOutput = z.infer<typeof handoffOutput>;
 export type ReadHandoffsInput = z.infer<typeof readHandoffsInput>;
+export type ReadHandoffsOutput = z.infer<typeof readHandoffsOutput>;
 export type RequestShutdownInput = z.infer<typeof requestShutdownInput>;
 export type RequestShutdownOutput = z.infer<typeof requestShutdownOutput>;
 export type StartTeammateInput = z.infer<typeof startTeammateInput>;

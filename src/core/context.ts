@@ -1,3 +1,17 @@
+/**
+ * A team member's call (the member socket, server/member): the session it says it is, with that session's secret
+ * until the tool's authorize step has checked it (and dropped it). The step fills in the member's team, name and
+ * whether it leads; the call notes the teammate it acted on (`target`, for the audit line).
+ */
+export interface MemberCaller {
+  readonly session_id: string;
+  secret?: string;
+  team?: string;
+  name?: string;
+  lead?: boolean;
+  target?: string;
+}
+
 /** What a call receives from its caller: who asked, cancellation, and a way to report progress. */
 export interface CallContext {
   /**
@@ -13,4 +27,6 @@ export interface CallContext {
    * starts must work inside one of them as well as inside the operator's CLAUDE_SESSIONS_ROOTS (sessions/launch/roots.ts).
    */
   roots?: () => Promise<readonly string[] | undefined>;
+  /** Set when a team member calls one of its own tools (a tool of toolset "member"). */
+  member?: MemberCaller;
 }

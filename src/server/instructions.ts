@@ -13,7 +13,7 @@ Teams: start sessions with team_name and teammate_name, then broadcast_message s
 History: list_conversations, get_conversation and search_conversations read Claude Code's transcripts (any conversation); get_execution_history and clear_execution_history are this server's record of the turns it ran.
 Server: health_check says what works (tmux, pty, headless, the CLI); configure reads the settings (get_config) and, when the operator allows it, switches permission bypass.
 Retries: the tools that start work (a session, a turn, a process) take idempotency_key: the same key from the same client within 24 h returns the first call's result (waiting while it runs) instead of running it again; the key with other arguments is IDEMPOTENCY_MISMATCH.
-Listing: an argument listed with its type only is described in the tool named after "See" in its tool's description; a result's outputSchema lists its key fields, and the text copy has them all.
+Listing: an argument listed with its type only is described in the earlier tool its tool's description names ("See …", "Also every argument of …"); a result's outputSchema lists its key fields, and the text copy has them all.
 Budgets: a session with max_budget_usd refuses prompts (LIMIT_REACHED) once spent, and refuses to start or go on when its cost cannot be computed (a model without a price); cost_complete: false marks a cost that leaves out unpriced tokens.`;
 
 

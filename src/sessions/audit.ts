@@ -12,13 +12,13 @@ export type ServerReason = "idle_ttl" | "busy_limit" | "retention" | "max_durati
 /** Runs `act` and writes its audit line (`tool` names the action: kill_session, interrupt_session, prune_session). */
 export async function serverAction<T>(d: Deps, reason: ServerReason, tool: string, sessionId: string, act: () => Promise<T>): Promise<T> {
   const t0 = Date.now();
-  const line = { time: new Date(t0).toISOString(), tool, session_id: sessionId, actor: `server:${reason}` };
+  const line = { tool, session_id: sessionId, actor: `server:${reason}`, since: t0 };
   try {
     const out = await act();
-    void d.audit.append({ ...line, outcome: "ok", duration_ms: Date.now() - t0 });
+    void d.audit.record(line);
     return out;
   } catch (e) {
-    void d.audit.append({ ...line, outcome: "error", error_code: toSessionError(e).code, duration_ms: Date.now() - t0 });
+    void d.audit.record({ ...line, code: toSessionError(e).code });
     throw e;
   }
 }

@@ -1,10 +1,10 @@
 /**
- * The member rate limit's window (server/member/rate.ts): CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN prompts in any 60 s
+ * The member rate limit's window (sessions/teams/member-rate.ts): CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN prompts in any 60 s
  * per member; past it RATE_LIMITED with the wait until the oldest leaves the window, and nothing counted.
  */
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { MemberRate } from "../../src/server/member/rate.js";
+import { MemberRate } from "../../src/sessions/teams/member-rate.js";
 
 function refusal(f: () => void): SessionError {
   try {

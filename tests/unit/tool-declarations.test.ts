@@ -3,6 +3,8 @@
  * toolsets' lists, the coordinator's routing and the test client's table are derived from the declarations (a new
  * tool needs no name added anywhere else).
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sessionId, teamName } from "../../src/api/common.js";
@@ -10,6 +12,8 @@ import { groupOf } from "../../src/nodes/fanout.js";
 import { keysOf } from "../../src/nodes/checks.js";
 import { defineTool } from "../../src/server/tool.js";
 import { TOOLS } from "../../src/server/tools/index.js";
+import { MEMBER_TOOL_LIST } from "../../src/server/tools/member.js";
+import { LEAD_TOOLS, MEMBER_TOOL_DEFS } from "../../src/api/members.js";
 import { TOOLSETS, toolsOf } from "../../src/server/toolsets.js";
 import { TOOLS as CLIENT_TOOLS } from "../helpers/tools.js";
 
@@ -54,5 +58,24 @@ describe("a tool is one declaration (issue 35)", () => {
   it("the test client's table is derived from the declarations", () => {
     expect(Object.keys(CLIENT_TOOLS)).toEqual(TOOLS.map((t) => t.name));
     for (const t of TOOLS) expect(CLIENT_TOOLS[t.name as keyof typeof CLIENT_TOOLS], t.name).toEqual([t.input, t.output]);
+  });
+
+  it("member tools are declared the same way: toolset member, an authorize step, the lead's only for the lead", () => {
+    expect(MEMBER_TOOL_LIST.map((t) => t.name).sort()).toEqual(Object.keys(MEMBER_TOOL_DEFS).sort());
+    for (const t of MEMBER_TOOL_LIST) {
+      expect(t.toolset, t.name).toBe("member");
+      expect(t.authorize, t.name).toBeTypeOf("function");
+      expect(t.input, t.name).toBe(MEMBER_TOOL_DEFS[t.name].input);
+    }
+    // None is offered in this server's tools/list (a member's own server lists them).
+    expect(TOOLS.some((t) => t.toolset === "member")).toBe(false);
+    expect(LEAD_TOOLS.length).toBe(2);
+  });
+
+  it("one function writes an audit line: nothing in src/ but AuditLog.record appends to the audit log", () => {
+    const SRC = resolve(import.meta.dirname, "../../src");
+    const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : []));
+    const writers = files(SRC).filter((f) => /audit\.append\(/.test(readFileSync(f, "utf8"))).map((f) => relative(SRC, f));
+    expect(writers).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parseToolsets, TOOLSET_NAMES } from "../../src/config.js";
 import { INSTRUCTIONS } from "../../src/server/instructions.js";
 import { listTools } from "../../src/server/server.js";
-import { KEY_RESULT_FIELDS } from "../../src/server/listed-results.js";
+import { KEY_RESULT_FIELDS } from "../../src/server/listing/listed-results.js";
 import type { Mcp } from "../helpers/harness.js";
 import { TOOLS as CLIENT_TOOLS } from "../helpers/tools.js";
 import { TOOLS } from "../../src/server/tools/index.js";

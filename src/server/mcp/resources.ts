@@ -24,7 +24,7 @@ import { rpc } from "./rpc-error.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
 import type { CallRouter, RemoteSession } from "../tool.js";
-import { HANDOFFS_TEMPLATE, readHandoffsResource } from "../member/handoffs.js";
+import { HANDOFFS_TEMPLATE, readHandoffsResource } from "../../sessions/teams/handoffs.js";
 
 /** A session resources/list names: this machine's (no node) or a node's. */
 type Listed = Pick<RemoteSession, "session_id" | "status" | "team_name" | "created_at"> & Partial<Pick<RemoteSession, "node" | "reachable">>;

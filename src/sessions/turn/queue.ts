@@ -42,7 +42,7 @@ export async function turnOver(s: DriverSession, signal?: AbortSignal): Promise<
 /** A held prompt that was not delivered: audited, in the execution history, and logged. */
 export function refused(d: Deps, id: string, text: string, heldSince: number, e: unknown): void {
   const err = toSessionError(e);
-  void d.audit.append({ time: new Date(heldSince).toISOString(), tool: "send_message", session_id: id, actor: "server:queue", outcome: "error", error_code: err.code, duration_ms: Date.now() - heldSince });
+  void d.audit.record({ tool: "send_message", session_id: id, actor: "server:queue", since: heldSince, code: err.code });
   d.history?.recordTurn({ session_id: id, prompt: text, started_at: new Date(heldSince), ended_at: new Date(), outcome: "refused", error: `the queued prompt was not delivered: ${err.message}` });
   d.log.info(`${id}: a queued prompt was not delivered: ${err.code} ${err.message}`);
 }

@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { KEY_RESULT_FIELDS, TAKES_ARGUMENTS_OF, UNLISTED_ARGUMENTS } from "./listed-results.js";
-import type { Tool } from "./tool.js";
+import type { Tool } from "../tool.js";
 
 type Json = Record<string, unknown>;
 
@@ -88,7 +88,8 @@ function dedupeAlternatives(list: unknown[]): unknown[] {
 
 /**
  * A schema cut to its type (a field an earlier tool describes): `{type}`, an enum's or const's value type, or the
- * alternatives' types. Never `{}`: a schema with no keyword accepts any value (the MCP Inspector's --strict check).
+ * alternatives' types; a schema with none of these is kept whole. Never `{}`: a schema with no keyword accepts any
+ * value (the MCP Inspector's --strict check).
  */
 export function typeOf(s: Json): Json {
   if (typeof s.type === "string") return { type: s.type };
@@ -101,7 +102,8 @@ export function typeOf(s: Json): Json {
     const alts = dedupeAlternatives((s.anyOf as Json[]).map(typeOf));
     return alts.length === 1 ? (alts[0] as Json) : { anyOf: alts };
   }
-  return { type: "object" };
+  // Nothing to cut it to: listed whole rather than as a type it may not have.
+  return s;
 }
 
 /** `type: [a, b]` as anyOf branches of one type each: clients that map schemas onto a single-type dialect reject the array. */

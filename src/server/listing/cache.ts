@@ -2,7 +2,7 @@
  * The tools/list of the default toolsets, made at build time (scripts/listing-cache.mjs writes
  * dist/server/tools-listing.json): turning the zod schemas into JSON Schema is most of what a server's first
  * tools/list costs (~100 ms of CPU), and its result only changes when the code does. The file names the modules the
- * listing comes from (a hash of every compiled file of api/, core/, store/, server/ and server/tools/ with its sub-folders); a server
+ * listing comes from (a hash of every compiled file of api/, core/, store/, server/, server/tools/ with its sub-folders and server/listing/); a server
  * uses it only when they still match, and otherwise lists as before. Running from src/ (tests, tsx) there is no file: the listing is made live.
  */
 import { createHash } from "node:crypto";
@@ -10,13 +10,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-/** The compiled folders whose modules define the tools, relative to this file's folder (dist/server). */
-const SOURCES = ["../api", "../core", "../store", ".", "./tools", "./tools/core"];
-export const LISTING_FILE = join(HERE, "tools-listing.json");
+/** dist/server: the listing file's folder, which the sources below are relative to. */
+const SERVER = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** The compiled folders whose modules define the tools, relative to dist/server. */
+const SOURCES = ["../api", "../core", "../store", ".", "./tools", "./tools/core", "./listing"];
+export const LISTING_FILE = join(SERVER, "tools-listing.json");
 
 /** A hash of every .js module the listing is made from (names and contents, in a stable order; ~2 ms). */
-export function listingFingerprint(dir = HERE): string {
+export function listingFingerprint(dir = SERVER): string {
   const hash = createHash("sha256");
   for (const rel of SOURCES) {
     const d = join(dir, rel);
