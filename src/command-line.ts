@@ -27,6 +27,8 @@ import { listSessions } from "./server/tools/list-sessions.js";
 import { lsLines } from "./cli/ls.js";
 import { isWorkCommand, runWorkCommand, WORK_HELP } from "./cli/work.js";
 import { startMemberSocket } from "./server/member/socket.js";
+import { startServerAutomations } from "./cli/automations.js";
+import { runWebhooksCommand, WEBHOOKS_HELP } from "./cli/webhooks.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -47,6 +49,7 @@ ${WORK_HELP}
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
 ${HISTORY_HELP}
+${WEBHOOKS_HELP}
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
@@ -57,6 +60,12 @@ CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSION
 
 async function serve(): Promise<void> {
   const app = await createApp();
+  const automations = await Promise.resolve()
+    .then(() => startServerAutomations(app))
+    .catch(async (e: unknown) => {
+      await app.close();
+      throw e;
+    });
   const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
@@ -72,6 +81,7 @@ async function serve(): Promise<void> {
     const force = setTimeout(() => process.exit(0), 10_000);
     force.unref();
     await members?.close().catch(() => {});
+    await automations.close().catch((e: unknown) => app.log.error(String(e)));
     await app.close().catch((e) => app.log.error(String(e)));
     await server.close().catch(() => {});
     process.exit(0);
@@ -99,6 +109,12 @@ async function serveHttp(args: string[]): Promise<void> {
   const listen = parseListen(spec);
   const limits = httpLimits(process.env);
   const app = await createApp();
+  const automations = await Promise.resolve()
+    .then(() => startServerAutomations(app))
+    .catch(async (e: unknown) => {
+      await app.close();
+      throw e;
+    });
   const token = await loadToken(app.cfg.stateDir, process.env);
   delete process.env.CLAUDE_SESSIONS_TOKEN; // sessions' processes inherit the server's environment
   const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
@@ -118,6 +134,7 @@ async function serveHttp(args: string[]): Promise<void> {
     setTimeout(() => process.exit(0), 10_000).unref();
     await members?.close().catch(() => {});
     await http.close().catch(() => {});
+    await automations.close().catch((e: unknown) => app.log.error(String(e)));
     await app.close().catch((e) => app.log.error(String(e)));
     process.exit(0);
   };
@@ -135,6 +152,7 @@ const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMAN
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
+  if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();
     const stateDir = await resolveStateDir(cfg.stateDir);
