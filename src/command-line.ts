@@ -28,7 +28,10 @@ import { lsLines } from "./cli/ls.js";
 import { isWorkCommand, runWorkCommand, WORK_HELP } from "./cli/work.js";
 import { startMemberSocket } from "./server/member/socket.js";
 import { startServerAutomations } from "./cli/automations.js";
+import { automationChecks } from "./automations/health.js";
 import { runWebhooksCommand, WEBHOOKS_HELP } from "./cli/webhooks.js";
+import { runScheduleCommand, SCHEDULE_HELP } from "./cli/schedule.js";
+import { runServiceCommand, SERVICE_HELP } from "./cli/service.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history/cli.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -50,6 +53,8 @@ ${WORK_HELP}
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
 ${HISTORY_HELP}
 ${WEBHOOKS_HELP}
+${SCHEDULE_HELP}
+${SERVICE_HELP}
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
@@ -152,6 +157,7 @@ const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMAN
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
+  if (cmd === "service") return runServiceCommand(args, print);
   if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();
@@ -162,6 +168,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
     if (isWorkCommand(cmd)) return await runWorkCommand(cmd, args, { app, actor: cliActor(), out: process.stdout, err: process.stderr });
+    if (cmd === "schedule") return await runScheduleCommand(args, app, cliActor(), print);
     switch (cmd) {
       case "ls": {
         const input = api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" });
@@ -234,11 +241,13 @@ async function doctor(): Promise<number> {
   // The same checks as the health_check tool; the store's only when state.json exists (doctor creates nothing).
   const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
-  for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
+  // Schedules and webhooks fire only in a serving process: whether one runs them, and whether the endpoints file reads.
+  const automations = await automationChecks(cfg.stateDir, process.env, createLogger({ level: "error" }));
+  for (const c of [...h.checks, ...automations]) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
   // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
   const nodes = await loadNodes(process.env, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
   print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
-  const status = !nodeOk || !nodes.ok ? "down" : h.status;
+  const status = !nodeOk || !nodes.ok || automations.some((c) => c.status === "down") ? "down" : automations.some((c) => c.status === "degraded") && h.status === "ok" ? "degraded" : h.status;
   print(`status: ${status} (state directory ${cfg.stateDir})`);
   return status !== "down" ? 0 : 1;
 }

@@ -14,7 +14,7 @@ import { parseRootList } from "./util/root-list.js";
 export const ROOTS_ENV = "CLAUDE_SESSIONS_ROOTS";
 
 /** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
-export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin"] as const;
+export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin", "automations"] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** A comma list of toolset names (empty: all); an unknown name stops the server at start. */

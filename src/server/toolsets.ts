@@ -13,6 +13,7 @@ export const TOOLSETS: Record<Exclude<ToolsetName, "all">, readonly string[]> = 
   teams: ["broadcast_message", "wait_for_sessions", "sync_context"],
   history: ["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"],
   admin: ["health_check", "configure"],
+  automations: ["schedule_task", "list_schedules", "change_schedule"],
 };
 
 function expand(sets: readonly ToolsetName[]): Set<string> {

@@ -30,6 +30,9 @@ export const TOOLS = {
   wait_for_sessions: [api.waitManyInput, api.waitManyOutput],
   sync_context: [api.syncInput, api.syncOutput],
   run_task: [api.runTaskInput, api.runTaskOutput],
+  schedule_task: [api.scheduleTaskInput, api.scheduleTaskOutput],
+  list_schedules: [api.listSchedulesInput, api.listSchedulesOutput],
+  change_schedule: [api.changeScheduleInput, api.changeScheduleOutput],
 } as const satisfies Record<string, readonly [z.ZodType, z.ZodType]>;
 
 export type ToolName = keyof typeof TOOLS;

@@ -65,6 +65,7 @@ class EndpointQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly wakers = new Set<() => void>();
   private idleWaiters: Array<() => void> = [];
+  deadCount = 0;
 
   constructor(
     readonly ep: Endpoint,
@@ -127,6 +128,7 @@ class EndpointQueue {
   }
 
   private async dead(d: Delivery, attempts: number, error: string): Promise<void> {
+    this.deadCount++;
     this.log.warn(`webhook ${d.event} to ${new URL(this.ep.url).origin} not delivered after ${attempts} tries (${error}): written to the dead letter`);
     await appendDeadLetter(this.stateDir, { id: `${d.id}:${endpointKey(this.ep.url)}`, event: d.event, at: d.at, failed_at: new Date().toISOString(), endpoint: endpointKey(this.ep.url), origin: new URL(this.ep.url).origin, attempts, error, body: d.body }).catch((e: unknown) =>
       this.log.error(`webhook dead letter not written: ${String(e)}`),
@@ -155,6 +157,11 @@ export class Webhooks {
 
   get endpoints(): number {
     return this.queues.length;
+  }
+
+  /** Deliveries that went to the dead letter since this server started. */
+  get dead(): number {
+    return this.queues.reduce((n, q) => n + q.deadCount, 0);
   }
 
   /** Queues the event for every endpoint that subscribed to it; returns at once. */
