@@ -157,7 +157,7 @@ const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMAN
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
-  if (cmd === "service") return runServiceCommand(args, print);
+  if (cmd === "service") return runServiceCommand(args, loadConfig().stateDir, print);
   if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();
