@@ -468,7 +468,7 @@ const TABLE: Record<string, Record<string, Row>> = {
 /** A run_task argument kept by a schedule: gated when each run starts, exactly as run_task's. */
 function scheduled(arg: string): Row {
   const r = START[arg]!;
-  return r.effect === "none" ? r : { ...r, gate: `as run_task.${arg}, when each run starts (through server/call.ts)`, coveredBy: "tests/integration/schedules.test.ts (a run a gate refuses is recorded with its code)" };
+  return r.effect === "none" ? { effect: "none", gate: r.gate } : { effect: r.effect, gate: `as run_task.${arg}, when each run starts (through server/call.ts)`, coveredBy: "tests/integration/schedules.test.ts (a run a gate refuses is recorded with its code)" };
 }
 
 describe.runIf(TMUX)("every argument that can start a program, touch a file or widen a session is gated or confined", () => {
