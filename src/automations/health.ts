@@ -45,6 +45,7 @@ async function webhookCheck(stateDir: string, env: NodeJS.ProcessEnv, endpoints?
 export function servingChecks(scheduler: Scheduler, tickMs: number, endpoints: number, deadSinceStart: () => number): Array<() => HealthCheck> {
   return [
     () => {
+      if (!scheduler.lastTickAt && !scheduler.lastError) return { name: "schedules", status: "ok", detail: "the first look is under way" };
       const age = Date.now() - scheduler.lastTickAt;
       if (scheduler.lastError || age > Math.max(10 * tickMs, 30_000)) return { name: "schedules", status: "degraded", detail: `would not fire: the scheduler last looked ${Math.round(age / 1000)} s ago${scheduler.lastError ? ` (${scheduler.lastError.slice(0, 200)})` : ""}` };
       return { name: "schedules", status: "ok", detail: `${scheduler.active} active; looked ${Math.round(age / 1000)} s ago` };
