@@ -126,6 +126,36 @@ describe("webhooks out", () => {
     expect(readFileSync(join(w.stateDir, "webhooks", "dead-letter.jsonl"), "utf8").trim()).toBe("");
   }, 120_000);
 
+  it("a server stopping with a delivery in flight to a receiver that never answers exits at once and dead-letters it", async () => {
+    const w2 = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
+    const stuck = await startReceiver(() => "hang");
+    try {
+      const f = writeHooks(w2, [{ url: stuck.url, events: ["turn.ended"], secret: SECRET, timeout_ms: 60_000 }]);
+      const m = await connect(w2, { CLAUDE_SESSIONS_WEBHOOKS: f });
+      await m.callOk("run_task", { cwd: w2.dir("stuck"), prompt: "x", keep_session: false });
+      await until(() => stuck.got.length >= 1, 30_000);
+      const pid = m.pid!;
+      const t0 = Date.now();
+      await m.close();
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await until(() => !alive(), 15_000);
+      // Well inside the 60 s the try would have waited (and the server's own 10 s forced exit).
+      expect(Date.now() - t0).toBeLessThan(8_000);
+      const dead = readFileSync(join(w2.stateDir, "webhooks", "dead-letter.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(dead).toEqual([expect.objectContaining({ event: "turn.ended", attempts: 1, error: "the server stopped during the try" })]);
+    } finally {
+      await stuck.close();
+      w2.cleanup();
+    }
+  }, 90_000);
+
   it("a bad webhooks file stops the server with the reason", async () => {
     const cases: Array<[string, Record<string, string>, RegExp]> = [
       ["readable by others", { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: good.url, events: ["turn.ended"], secret: SECRET }], 0o644) }, /readable or writable by others/],

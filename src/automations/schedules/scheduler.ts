@@ -115,7 +115,7 @@ export class Scheduler {
     // Most ticks find nothing to do: a read without the lock, and no write.
     const seen = await this.o.store.read();
     this.active = Object.values(seen.schedules).filter((s) => !s.paused && s.next_at !== null).length;
-    const work = Object.values(seen.schedules).some((s) => (!s.paused && s.next_at !== null && s.next_at <= now) || s.queued || (s.running && !sameProcessAlive(s.running.pid, s.running.start)));
+    const work = Object.values(seen.schedules).some((s) => (!s.paused && s.next_at !== null && s.next_at <= now) || (s.queued && !s.running) || (s.running && !sameProcessAlive(s.running.pid, s.running.start)));
     if (work) await this.o.store.update((f) => {
       for (const s of Object.values(f.schedules)) {
         // A run whose server is gone is not going on any more.

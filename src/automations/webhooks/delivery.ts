@@ -29,13 +29,13 @@ export interface DeliveryResult {
 }
 
 /** One POST: a 2xx is delivered; a time-out, a refused connection or another status is not. */
-export async function postOnce(ep: Endpoint, d: Delivery, now = Date.now()): Promise<DeliveryResult> {
+export async function postOnce(ep: Endpoint, d: Delivery, now = Date.now(), stop?: AbortSignal): Promise<DeliveryResult> {
   try {
     const res = await fetch(ep.url, {
       method: "POST",
       body: d.body,
       redirect: "manual",
-      signal: AbortSignal.timeout(ep.timeoutMs),
+      signal: stop ? AbortSignal.any([AbortSignal.timeout(ep.timeoutMs), stop]) : AbortSignal.timeout(ep.timeoutMs),
       headers: {
         "content-type": "application/json",
         "user-agent": "claude-sessions-webhooks",
@@ -48,6 +48,7 @@ export async function postOnce(ep: Endpoint, d: Delivery, now = Date.now()): Pro
     return res.status >= 200 && res.status < 300 ? { ok: true, status: res.status } : { ok: false, status: res.status, error: `HTTP ${res.status}` };
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
+    if (stop?.aborted) return { ok: false, error: "the server stopped during the try" };
     return { ok: false, error: err.name === "TimeoutError" ? `no answer within ${ep.timeoutMs} ms` : (err.cause?.code ?? err.message) };
   }
 }
@@ -64,6 +65,8 @@ class EndpointQueue {
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly wakers = new Set<() => void>();
+  /** Aborts the tries in flight when the server stops (their deliveries go to the dead letter). */
+  private readonly stop = new AbortController();
   private idleWaiters: Array<() => void> = [];
   deadCount = 0;
 
@@ -105,7 +108,7 @@ class EndpointQueue {
     let tried = 0;
     for (let n = 1; n <= this.ep.retry.attempts; n++) {
       tried = n;
-      last = await postOnce(this.ep, d);
+      last = await postOnce(this.ep, d, Date.now(), this.stop.signal);
       if (last.ok) {
         this.onDone?.(this.ep, d, { ...last, attempts: n });
         return;
@@ -142,6 +145,7 @@ class EndpointQueue {
   /** Stops retrying: what waits and what was between tries goes to the dead letter (a replay sends it later). */
   async close(): Promise<void> {
     this.closed = true;
+    this.stop.abort();
     for (const t of this.timers) clearTimeout(t);
     for (const w of this.wakers) w();
     await Promise.all(this.waiting.splice(0).map((d) => this.dead(d, 0, "the server stopped first")));
