@@ -76,9 +76,9 @@ describe("schedules", () => {
     expect(run.duration_ms).toBeGreaterThan(0);
     expect(run.cost_usd).toBeGreaterThan(0);
     expect(auditActors(w, "run_task")).toContain("schedule:every-2s");
-    await until(() => hook.got.some((r) => r.json.schedule === "every-2s" && r.json.outcome === "completed"), 15_000);
-    const finished = hook.got.find((r) => r.json.schedule === "every-2s")!;
-    expect(finished.json).toMatchObject({ event: "schedule.finished", schedule: "every-2s", session_id: run.session_id });
+    await until(() => hook.got.some((r) => r.json.schedule === "every-2s" && r.json.session_id === run.session_id), 15_000);
+    const finished = hook.got.find((r) => r.json.schedule === "every-2s" && r.json.session_id === run.session_id)!;
+    expect(finished.json).toMatchObject({ event: "schedule.finished", schedule: "every-2s", session_id: run.session_id, outcome: "completed", due_at: run.due_at });
     expect(verified(SECRET, finished)).toBe(true);
     expect(finished.body).not.toContain("scheduled hello");
 

@@ -157,3 +157,17 @@ describe("the scheduler with a clock the test moves", () => {
     await s.settled();
   });
 });
+
+describe("run claims (link(2))", () => {
+  it("of 20 claims of one due time at once exactly one wins; another due time or schedule is a claim of its own", async () => {
+    const d = mkdtempSync(join(tmpdir(), "cs-claims-"));
+    dirs.push(d);
+    const { RunClaims } = await import("../../src/automations/schedules/claims.js");
+    const claims = Array.from({ length: 20 }, () => new RunClaims(join(d, "schedules.claims")));
+    const won = await Promise.all(claims.map((c) => c.claim("nightly", 1_000)));
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect(await claims[0]!.claim("nightly", 2_000)).toBe(true);
+    expect(await claims[1]!.claim("other", 1_000)).toBe(true);
+    expect(await claims[2]!.claim("nightly", 2_000)).toBe(false);
+  });
+});

@@ -12,6 +12,7 @@ import { toSessionError } from "../../core/errors.js";
 import { processStart, sameProcessAlive } from "../../store/lock.js";
 import { writeFileWhole } from "../../util/atomic.js";
 import type { Logger } from "../../util/log.js";
+import { RunClaims } from "./claims.js";
 import { RUNS_KEPT, type ScheduleRecord, type ScheduleStore } from "./store.js";
 import { everyMs, nextAfter } from "./timing.js";
 
@@ -82,9 +83,12 @@ export class Scheduler {
   active = 0;
   private lastBeat = 0;
 
+  private readonly claims: RunClaims;
+
   constructor(private readonly o: SchedulerOptions) {
     this.now = o.now ?? Date.now;
     this.tickMs = o.tickMs ?? 1_000;
+    this.claims = new RunClaims(`${o.store.file.replace(/\.json$/, "")}.claims`);
   }
 
   start(): void {
@@ -162,10 +166,30 @@ export class Scheduler {
     }
     for (const { run } of finished) this.o.log.info(`schedule: a run skipped (${run.reason})`);
     for (const x of finished) this.o.onFinished?.(x.name, x.run);
-    for (const x of toRun) {
-      const p = this.execute(x.name, x.task, x.run).finally(() => this.runs.delete(p));
+    const mine = await Promise.all(toRun.map((x) => this.claimed(x.name, x.run)));
+    toRun.forEach((x, i) => {
+      const p = (mine[i] ? this.execute(x.name, x.task, x.run) : this.lost(x.name, x.run)).catch((e: unknown) => this.o.log.warn(`schedule ${x.name}: ${String(e)}`)).finally(() => this.runs.delete(p));
       this.runs.add(p);
-    }
+    });
+  }
+
+  /** A queued run's due time is when it was let go, so it has a claim of its own too. */
+  private claimed(name: string, run: ScheduleRun): Promise<boolean> {
+    return this.claims.claim(name, Date.parse(run.due_at)).catch((e: unknown) => {
+      // The claims folder is not writable: the lock's claim stands alone (logged), rather than no run at all.
+      this.o.log.warn(`schedule ${name}: claim not written (${String(e)}); running on the lock's claim`);
+      return true;
+    });
+  }
+
+  /** Another server claimed this due time first: the run this tick wrote is taken back. */
+  private async lost(name: string, run: ScheduleRun): Promise<void> {
+    await this.o.store.update((f) => {
+      const s = f.schedules[name];
+      if (!s) return;
+      s.runs = s.runs.filter((r) => !(r.outcome === "running" && r.started_at === run.started_at && r.due_at === run.due_at));
+      if (s.running?.pid === this.me.pid) delete s.running;
+    });
   }
 
   private begin(s: ScheduleRecord, due: number, now: number): ScheduleRun {
