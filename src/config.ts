@@ -15,7 +15,7 @@ import { parseRootList } from "./util/fs/root-list.js";
 export const ROOTS_ENV = "CLAUDE_SESSIONS_ROOTS";
 
 /** CLAUDE_SESSIONS_TOOLSETS: the toolsets a server offers (src/server/toolsets.ts). */
-export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin"] as const;
+export const TOOLSET_NAMES = ["all", "core", "context", "teams", "history", "admin", "automations"] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** A comma list of toolset names (empty: all); an unknown name stops the server at start. */
@@ -154,6 +154,10 @@ export interface Config {
   nodesFile?: string;
   /** CLAUDE_SESSIONS_PRICES: the operator's price file (USD per million tokens per model). */
   pricesFile?: string;
+  /** CLAUDE_SESSIONS_WEBHOOKS: the operator's webhook endpoints file (src/automations/webhooks/config.ts reads it). */
+  webhooksFile?: string;
+  /** CLAUDE_SESSIONS_SCHEDULE_TICK_MS: how often a serving process looks for due schedules (50–60000, default 1000). */
+  scheduleTickMs: number;
 }
 
 /**
@@ -265,10 +269,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roots: parseRootList(ROOTS_ENV, env[ROOTS_ENV]),
     httpMaxClients: num(env, "CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", 256, 1),
     httpIdleMs: num(env, "CLAUDE_SESSIONS_HTTP_IDLE_MS", 30 * 60 * 1000, 0),
+    scheduleTickMs: num(env, "CLAUDE_SESSIONS_SCHEDULE_TICK_MS", 1000, 50),
     webRoots: typed(() => parseRootList("CLAUDE_SESSIONS_WEB_ROOTS", env.CLAUDE_SESSIONS_WEB_ROOTS)),
   };
   if (env.CLAUDE_SESSIONS_NODES) cfg.nodesFile = resolve(env.CLAUDE_SESSIONS_NODES);
   if (env.CLAUDE_SESSIONS_PRICES) cfg.pricesFile = env.CLAUDE_SESSIONS_PRICES;
+  if (env.CLAUDE_SESSIONS_WEBHOOKS) cfg.webhooksFile = env.CLAUDE_SESSIONS_WEBHOOKS;
+  if (cfg.scheduleTickMs > 60_000) {
+    throw new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_SCHEDULE_TICK_MS must be an integer from 50 to 60000 (got ${cfg.scheduleTickMs})`, { suggestion: "Unset it for the default (1000)." });
+  }
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX) cfg.tmuxPath = env.CLAUDE_SESSIONS_TMUX;
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH) cfg.tmuxSocketPath = env.CLAUDE_SESSIONS_TMUX_SOCKET_PATH;

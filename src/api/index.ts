@@ -19,6 +19,7 @@ export * from "./server.js";
 export * from "./teams.js";
 export * from "./headless.js";
 export * from "./run-task.js";
+export * from "./schedules.js";
 
 export type StartInput = z.infer<typeof s.startInput>;
 export type StartOutput = z.infer<typeof s.startOutput>;

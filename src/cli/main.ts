@@ -27,6 +27,11 @@ import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
 import { isWorkCommand, runWorkCommand, WORK_HELP } from "./work.js";
 import { startMemberSocket } from "../server/member/socket.js";
+import { startServerAutomations } from "./automations.js";
+import { automationChecks } from "../automations/health.js";
+import { runWebhooksCommand, WEBHOOKS_HELP } from "./webhooks.js";
+import { runScheduleCommand, SCHEDULE_HELP } from "./schedule.js";
+import { runServiceCommand, SERVICE_HELP } from "./service.js";
 import { HISTORY_COMMANDS, HISTORY_HELP, runHistoryCommand, type HistoryCommand } from "./history.js";
 
 const HELP = `claude-sessions ${packageVersion()}: run many interactive Claude Code sessions side by side
@@ -47,6 +52,9 @@ ${WORK_HELP}
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
 ${HISTORY_HELP}
+${WEBHOOKS_HELP}
+${SCHEDULE_HELP}
+${SERVICE_HELP}
   claude-sessions --version | --help
 
 Configuration (environment): CLAUDE_SESSIONS_DIR, CLAUDE_PATH, CLAUDE_SESSIONS_TMUX_SOCKET,
@@ -57,6 +65,12 @@ CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSION
 
 async function serve(): Promise<void> {
   const app = await createApp();
+  const automations = await Promise.resolve()
+    .then(() => startServerAutomations(app))
+    .catch(async (e: unknown) => {
+      await app.close();
+      throw e;
+    });
   const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
@@ -72,6 +86,7 @@ async function serve(): Promise<void> {
     const force = setTimeout(() => process.exit(0), 10_000);
     force.unref();
     await members?.close().catch(() => {});
+    await automations.close().catch((e: unknown) => app.log.error(String(e)));
     await app.close().catch((e) => app.log.error(String(e)));
     await server.close().catch(() => {});
     process.exit(0);
@@ -98,6 +113,12 @@ async function serveHttp(args: string[]): Promise<void> {
   const app = await createApp();
   const { webRoots, httpMaxClients: maxClients, httpIdleMs: idleMs } = app.cfg;
   const limits = { maxClients, idleMs };
+  const automations = await Promise.resolve()
+    .then(() => startServerAutomations(app))
+    .catch(async (e: unknown) => {
+      await app.close();
+      throw e;
+    });
   const token = await loadToken(app.cfg.stateDir, takeOperatorToken());
   const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
     await app.close();
@@ -116,6 +137,7 @@ async function serveHttp(args: string[]): Promise<void> {
     setTimeout(() => process.exit(0), 10_000).unref();
     await members?.close().catch(() => {});
     await http.close().catch(() => {});
+    await automations.close().catch((e: unknown) => app.log.error(String(e)));
     await app.close().catch((e) => app.log.error(String(e)));
     process.exit(0);
   };
@@ -133,6 +155,8 @@ const isHistoryCommand = (cmd: string): cmd is HistoryCommand => (HISTORY_COMMAN
 async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
+  if (cmd === "service") return runServiceCommand(args, loadConfig().stateDir, print);
+  if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();
     const stateDir = await resolveStateDir(cfg.stateDir);
@@ -142,6 +166,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
     if (isWorkCommand(cmd)) return await runWorkCommand(cmd, args, { app, actor: cliActor(), out: process.stdout, err: process.stderr });
+    if (cmd === "schedule") return await runScheduleCommand(args, app, cliActor(), print);
     switch (cmd) {
       case "ls": {
         const input = api.listInput.parse({ status_filter: args.includes("--all") ? "all" : "active" });
@@ -214,11 +239,13 @@ async function doctor(): Promise<number> {
   // The same checks as the health_check tool; the store's only when state.json exists (doctor creates nothing).
   const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
-  for (const c of h.checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
+  // Schedules and webhooks fire only in a serving process: whether one runs them, and whether the endpoints file reads.
+  const automations = await automationChecks(cfg.stateDir, cfg.webhooksFile, createLogger({ level: "error" }));
+  for (const c of [...h.checks, ...automations]) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
   // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
   const nodes = await loadNodes(cfg.nodesFile, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
   print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
-  const status = !nodeOk || !nodes.ok ? "down" : h.status;
+  const status = !nodeOk || !nodes.ok || automations.some((c) => c.status === "down") ? "down" : automations.some((c) => c.status === "degraded") && h.status === "ok" ? "degraded" : h.status;
   print(`status: ${status} (state directory ${cfg.stateDir})`);
   return status !== "down" ? 0 : 1;
 }

@@ -9,7 +9,7 @@ import type { Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
 type Set_ = Exclude<ToolsetName, "all">;
-const SETS: readonly Set_[] = ["core", "context", "teams", "history", "admin"];
+const SETS: readonly Set_[] = ["core", "context", "teams", "history", "admin", "automations"];
 
 /** Each toolset's tool names, from the tools' declarations. */
 export const TOOLSETS = Object.fromEntries(SETS.map((s) => [s, TOOLS.filter((t) => t.toolset === s).map((t) => t.name)])) as unknown as Record<Set_, readonly string[]>;

@@ -447,7 +447,30 @@ const TABLE: Record<string, Record<string, Row>> = {
     timeout_ms: none("a number"),
     idempotency_key: IDEM,
   },
+  // Issue 37: a schedule keeps run_task's arguments and runs them through server/call.ts as schedule:<name>, so each
+  // run meets every gate of run_task as of when it runs (a refused run is recorded with its code).
+  schedule_task: {
+    ...Object.fromEntries(Object.keys(START).map((k) => [k, scheduled(k)])),
+    timeout_ms: none("a number"),
+    keep_session: none("a boolean"),
+    env: { effect: "none", gate: "refused: a schedule never stores env (its values may be secrets)", probe: async (c) => refused(c.m.call("schedule_task", { name: "env", every: "5m", cwd: c.w.work, prompt: "hi", env: { PATH: c.w.root } }), "INVALID_ARGUMENT", "env") },
+    session_id: { effect: "none", gate: "refused: each run starts a new session", probe: async (c) => refused(c.m.call("schedule_task", { name: "sid", every: "5m", cwd: c.w.work, prompt: "hi", session_id: "a-fixed-id" }), "INVALID_ARGUMENT", "session_id") },
+    name: none("a validated name (letters, digits, . _ -): a key in <state>/schedules.json, never a path"),
+    cron: none("parsed by croner; never a shell or crontab"),
+    at: none("an ISO time"),
+    every: none("a number and a unit"),
+    overlap: none("skip or queue"),
+    catch_up: none("once or skip"),
+  },
+  list_schedules: { name: none("a filter") },
+  change_schedule: { name: none("names a schedule"), action: none("pause, resume or delete") },
 };
+
+/** A run_task argument kept by a schedule: gated when each run starts, exactly as run_task's. */
+function scheduled(arg: string): Row {
+  const r = START[arg]!;
+  return r.effect === "none" ? { effect: "none", gate: r.gate } : { effect: r.effect, gate: `as run_task.${arg}, when each run starts (through server/call.ts)`, coveredBy: "tests/integration/schedules.test.ts (a run a gate refuses is recorded with its code)" };
+}
 
 describe.runIf(TMUX)("every argument that can start a program, touch a file or widen a session is gated or confined", () => {
   let w: World;

@@ -142,8 +142,11 @@ describe.runIf(HAS_TMUX)("MCP surface (issue #14)", () => {
   it("health_check is ok here and degraded without tmux; doctor prints the same checks", async () => {
     const h = await m.callOk("health_check", {});
     expect(h.status).toBe("ok");
-    expect(h.checks.map((c) => c.name)).toEqual(["tmux", "pty", "agent_sdk", "claude", "claude_version", "flock", "sandbox", "state_dir", "store_lock", "sessions", "session_cli_versions", "history_index", "member_socket", "time_limits", "memory", "uptime", "version"]);
+    expect(h.checks.map((c) => c.name)).toEqual(["tmux", "pty", "agent_sdk", "claude", "claude_version", "flock", "sandbox", "state_dir", "store_lock", "sessions", "session_cli_versions", "history_index", "member_socket", "time_limits", "memory", "schedules", "webhooks", "uptime", "version"]);
     expect(h.checks.find((c) => c.name === "history_index")?.status).toBe("ok");
+    // Issue 37: the serving process runs the schedules and (here, none configured) the webhooks.
+    expect(h.checks.find((c) => c.name === "schedules")?.status).toBe("ok");
+    expect(h.checks.find((c) => c.name === "webhooks")?.detail).toBe("0 endpoint(s)");
     // A server without tmux leaves the tmux sessions it cannot see alone when it adopts (adopt.ts).
     const doc = spawnSync(process.execPath, [CLI, "doctor"], { env: { ...w.env, CLAUDE_SESSIONS_TMUX: join(w.root, "no-tmux") }, encoding: "utf8" });
     expect(doc.stdout).toMatch(/degraded tmux: /);

@@ -27,6 +27,9 @@ const LAYERS: Record<string, number> = {
   runners: 4,
   history: 4,
   sessions: 5,
+  // Schedules and webhooks out (issue 37): over the session layer's change feed; a task is run through a function
+  // the serving command gives them (the same call path as run_task), so the server's tools can name schedules.
+  automations: 5.5,
   server: 6,
   // The coordinator of other machines: above the server's tool seam (it routes Tool calls), below the composition root.
   nodes: 6.5,

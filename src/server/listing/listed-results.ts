@@ -25,4 +25,4 @@ export const KEY_RESULT_FIELDS: Readonly<Record<string, readonly string[]>> = {
 export const UNLISTED_ARGUMENTS: ReadonlySet<string> = new Set(["doppler_project", "doppler_config", "poll_interval_ms", "wait_for_usage"]);
 
 /** A tool that takes every argument of another: the listing shows only what it adds or changes (listing.ts). */
-export const TAKES_ARGUMENTS_OF: Readonly<Record<string, string>> = { run_task: "start_session" };
+export const TAKES_ARGUMENTS_OF: Readonly<Record<string, string>> = { run_task: "start_session", schedule_task: "run_task" };

@@ -17,6 +17,7 @@ import { waitForCompletion } from "./core/wait-for-completion.js";
 import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
+import { SCHEDULE_TOOLS } from "./schedules.js";
 
 /**
  * Every tool of tools/list, in the listing's order: a new tool is its file and one line here (its declaration says
@@ -42,6 +43,7 @@ export const TOOL_LIST = [
   waitForSessions,
   syncContextTool,
   runTask,
+  ...SCHEDULE_TOOLS,
 ] as const;
 
 export const TOOLS: readonly Tool[] = TOOL_LIST;
