@@ -20,6 +20,7 @@ import { sessionTotals } from "./spend/budget.js";
 import { Ledger, recordUnended, settled, settleTurn } from "./spend/cost.js";
 import type { Totals } from "./spend/totals.js";
 import type { Deps, Runner } from "./deps.js";
+import { allRunners } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { start, type StartExtra } from "./launch/launch.js";
 import { startPooled } from "./launch/warm-pool.js";
@@ -40,6 +41,7 @@ import { sendWithContext, syncContext } from "./teams/sync.js";
 import { resolved } from "./teams/team.js";
 import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
+import { fanOut } from "./attempts/fan-out.js";
 import { withRoom } from "./life/room.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
@@ -238,6 +240,11 @@ export class SessionService {
   }
   runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
     return withRoom(this.d, undefined, () => runTask(this.d, input, ctx));
+  }
+  /** fan_out (issue 34): one prompt, n sessions in worktrees, checked and ranked (sessions/attempts/). */
+  fanOut(input: api.FanOutInput, ctx: CallContext = {}): Promise<api.FanOutOutput> {
+    const taskBackend = allRunners(this.d).find((r) => r.caps.taskDefault)?.kind ?? this.d.defaultKind;
+    return fanOut(this.d.cfg, { start: (i, c) => this.start(i, c), wait: (i, c) => this.wait(i, c), kill: (i) => this.kill(i), taskBackend }, input, ctx);
   }
   async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
     return reset(this.d, await resolved(this.d, input), ctx);

@@ -56,8 +56,9 @@ export async function filterDrivers(cwd: string, timeoutMs = 30_000): Promise<st
 }
 
 /** git with argv only, no prompts, no optional locks, nothing of the repository's configuration run. */
-export async function git(cwd: string, args: string[], timeoutMs = 30_000): Promise<RunResult> {
-  const env = baseEnv();
+export async function git(cwd: string, args: string[], timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<RunResult> {
+  // extraEnv: git's own variables a caller needs (GIT_INDEX_FILE for a scratch index); never GIT_CONFIG_*.
+  const env = { ...baseEnv(), ...Object.fromEntries(Object.entries(extraEnv).filter(([k]) => !k.startsWith("GIT_CONFIG"))) };
   const drivers = await filterDrivers(cwd, timeoutMs).catch(() => []);
   let n = 0;
   for (const name of drivers) {

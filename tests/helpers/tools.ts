@@ -30,6 +30,7 @@ export const TOOLS = {
   wait_for_sessions: [api.waitManyInput, api.waitManyOutput],
   sync_context: [api.syncInput, api.syncOutput],
   run_task: [api.runTaskInput, api.runTaskOutput],
+  fan_out: [api.fanOutInput, api.fanOutOutput],
 } as const satisfies Record<string, readonly [z.ZodType, z.ZodType]>;
 
 export type ToolName = keyof typeof TOOLS;

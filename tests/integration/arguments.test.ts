@@ -446,6 +446,17 @@ const TABLE: Record<string, Record<string, Row>> = {
     timeout_ms: none("a number"),
     idempotency_key: IDEM,
   },
+  fan_out: {
+    cwd: { effect: "program", gate: "as start_session.cwd (each attempt is a start_session in a worktree of the cwd's repository); not a git repository or a dirty base is refused", coveredBy: "tests/integration/fan-out.test.ts (bad input is refused before anything is made)" },
+    prompt: { effect: "program", gate: "as start_session.prompt (each attempt's first prompt)", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    n: none("a count ≤ CLAUDE_SESSIONS_MAX_FAN_OUT (LIMIT_REACHED above it; tests/integration/fan-out.test.ts)"),
+    variants: { effect: "widen", gate: "model (text) and permission_mode per attempt, each as start_session.permission_mode; one refused → the fan-out's sessions, worktrees and branches are removed", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    model: none(TEXT),
+    permission_mode: { effect: "widen", gate: "as start_session.permission_mode", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    backend: START.backend!,
+    trust_workspace: { effect: "widen", gate: "as start_session.trust_workspace (the worktrees under <state>/worktrees)", coveredBy: "tests/integration/fan-out.test.ts (three attempts…)" },
+    timeout_ms: none("a number"),
+  },
 };
 
 describe.runIf(TMUX)("every argument that can start a program, touch a file or widen a session is gated or confined", () => {

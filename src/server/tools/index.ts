@@ -17,6 +17,7 @@ import { waitForCompletion } from "./wait-for-completion.js";
 import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
+import { fanOutTool } from "./fan-out.js";
 
 export const TOOLS: readonly Tool[] = [
   startSession,
@@ -38,4 +39,5 @@ export const TOOLS: readonly Tool[] = [
   waitForSessions,
   syncContextTool,
   runTask,
+  fanOutTool,
 ];
