@@ -3,11 +3,11 @@
  * prompt, one of which breaks the checks (the first to claim a marker writes the wrong answer) → ranked last; bad
  * input refused before anything is made; a fan-out whose sessions do not all start leaves no worktree or branch.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, type Mcp, type World } from "../helpers/harness.js";
 
 describe("fan_out (headless, fake claude, real git)", () => {
   let w: World;
@@ -106,5 +106,67 @@ describe("fan_out (headless, fake claude, real git)", () => {
     expect(worktrees()).toEqual(before);
     expect(branches(repo)).toEqual(["main"]);
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  });
+});
+
+describe("claude-sessions checks approve / fan-out (CLI)", () => {
+  let w: World;
+  let m: Mcp;
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 120_000, cwd: w.root });
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
+    m = await connect(w);
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  it("a repository's checks file runs only once approved by its SHA-256; a changed file needs approval again", async () => {
+    const repo = w.dir("approved");
+    git(repo, "init", "-q", "-b", "main");
+    mkdirSync(join(repo, ".claude-sessions"));
+    const checks = (argv: string[]) => writeFileSync(join(repo, ".claude-sessions", "checks.json"), JSON.stringify({ checks: [{ name: "answer", argv }] }));
+    checks(["grep", "-qx", "good", "app.txt"]);
+    writeFileSync(join(repo, "app.txt"), "todo\n");
+    git(repo, "add", ".");
+    git(repo, "commit", "-qm", "first");
+    const refused = await m.call("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true });
+    expect(refused.error?.code).toBe("PERMISSION_DENIED");
+
+    const show = cli("checks", "show", repo);
+    expect(show.status).toBe(1);
+    expect(show.stdout).toContain("not approved");
+    const sha = /sha256 ([0-9a-f]{64})/.exec(show.stdout)![1]!;
+    expect(cli("checks", "approve", repo, "--sha", "0".repeat(64)).status).toBe(1);
+    const ok = cli("checks", "approve", repo, "--sha", sha);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(cli("checks", "show", repo).stdout).toContain("(approved)");
+
+    const r = await m.callOk("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000 });
+    expect(r.checks_source).toBe("repo");
+    expect(r.attempts[0]).toMatchObject({ outcome: "completed", checks_passed: 1, checks_total: 1 });
+
+    // A changed file (a new commit) is refused until approved again.
+    checks(["true"]);
+    git(repo, "commit", "-qam", "other checks");
+    const again = await m.call("fan_out", { cwd: repo, prompt: "hi", n: 1, trust_workspace: true });
+    expect(again.error?.code).toBe("PERMISSION_DENIED");
+    expect(again.error?.message).toContain("changed since the operator approved it");
+  });
+
+  it("claude-sessions fan-out prints the ranked table", () => {
+    const repo = w.dir("cli-fan");
+    git(repo, "init", "-q", "-b", "main");
+    writeFileSync(join(repo, "app.txt"), "todo\n");
+    git(repo, "add", ".");
+    git(repo, "commit", "-qm", "first");
+    const r = cli("fan-out", repo, "FAKE_BASH:echo", "good", ">", "app.txt", "--n", "2", "--permission-mode", "dontAsk", "--trust-workspace", "--timeout", "60000");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("| rank | session |");
+    expect(r.stdout.match(/^\| [12] \| /gm)).toHaveLength(2);
+    expect(r.stdout).toContain("(checks: none)");
   });
 });
