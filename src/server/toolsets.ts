@@ -10,7 +10,7 @@ import { TOOLS } from "./tools/index.js";
 export const TOOLSETS: Record<Exclude<ToolsetName, "all">, readonly string[]> = {
   core: ["start_session", "resume_session", "send_message", "wait_for_completion", "stream_output", "respond_permission", "answer_prompt", "interrupt_session", "list_sessions", "kill_session", "run_task"],
   context: ["reset_session", "compact_session"],
-  teams: ["broadcast_message", "wait_for_sessions", "sync_context", "fan_out"],
+  teams: ["broadcast_message", "wait_for_sessions", "sync_context", "fan_out", "merge_worktree"],
   history: ["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"],
   admin: ["health_check", "configure"],
 };

@@ -42,6 +42,7 @@ import { resolved } from "./teams/team.js";
 import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
 import { fanOut } from "./attempts/fan-out.js";
+import { mergeWorktree } from "./attempts/merge.js";
 import { withRoom } from "./life/room.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
@@ -245,6 +246,11 @@ export class SessionService {
   fanOut(input: api.FanOutInput, ctx: CallContext = {}): Promise<api.FanOutOutput> {
     const taskBackend = allRunners(this.d).find((r) => r.caps.taskDefault)?.kind ?? this.d.defaultKind;
     return fanOut(this.d.cfg, { start: (i, c) => this.start(i, c), wait: (i, c) => this.wait(i, c), kill: (i) => this.kill(i), taskBackend }, input, ctx);
+  }
+  /** merge_worktree (issue 34): a session's worktree into a branch, through the merge queue (sessions/attempts/). */
+  async mergeWorktree(input: api.MergeInput, ctx: CallContext = {}): Promise<api.MergeOutput> {
+    const r = await this.d.registry.record(input.session_id);
+    return mergeWorktree(this.d.cfg, { record: r, status: this.d.registry.followed(r.session_id)?.fold.status ?? r.status }, input, ctx);
   }
   async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
     return reset(this.d, await resolved(this.d, input), ctx);

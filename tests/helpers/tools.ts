@@ -31,6 +31,7 @@ export const TOOLS = {
   sync_context: [api.syncInput, api.syncOutput],
   run_task: [api.runTaskInput, api.runTaskOutput],
   fan_out: [api.fanOutInput, api.fanOutOutput],
+  merge_worktree: [api.mergeInput, api.mergeOutput],
 } as const satisfies Record<string, readonly [z.ZodType, z.ZodType]>;
 
 export type ToolName = keyof typeof TOOLS;

@@ -457,6 +457,11 @@ const TABLE: Record<string, Record<string, Row>> = {
     trust_workspace: { effect: "widen", gate: "as start_session.trust_workspace (the worktrees under <state>/worktrees)", coveredBy: "tests/integration/fan-out.test.ts (three attempts…)" },
     timeout_ms: none("a number"),
   },
+  merge_worktree: {
+    session_id: none(ADDRESS),
+    target: { effect: "file", gate: "an existing branch of the session's repository (check-ref-format, refs/heads/ only, never an option); it moves only after the operator's checks pass on the merged result", coveredBy: "tests/integration/merge-worktree.test.ts (bad input changes nothing)" },
+    strategy: none("merge, squash or rebase (an enum)"),
+  },
 };
 
 describe.runIf(TMUX)("every argument that can start a program, touch a file or widen a session is gated or confined", () => {

@@ -18,6 +18,7 @@ import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
 import { fanOutTool } from "./fan-out.js";
+import { mergeWorktreeTool } from "./merge-worktree.js";
 
 export const TOOLS: readonly Tool[] = [
   startSession,
@@ -40,4 +41,5 @@ export const TOOLS: readonly Tool[] = [
   syncContextTool,
   runTask,
   fanOutTool,
+  mergeWorktreeTool,
 ];
