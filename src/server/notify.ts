@@ -12,7 +12,7 @@ import type { Logger } from "../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation" | "overlap";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -30,6 +30,9 @@ export interface SessionNotice {
   reason?: string;
   /** sandbox_violation: the session's count so far. */
   sandbox_violations?: number;
+  /** overlap (the conflict radar): the other live session of the same repository that edited the same file. */
+  other_session_id?: string;
+  file?: string;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
@@ -91,8 +94,13 @@ export function startNotifications(server: Server, svc: SessionService, log: Log
     const s = svc.deps.registry.followed(id);
     void teams(id).then((t) => send("warning", { event: "limit", session_id: id, status: s?.fold.status ?? "dead", reason: `${kind}: ${detail}`, ...t }));
   });
+  const offOverlap = svc.onOverlap((o) => {
+    const s = svc.deps.registry.followed(o.session_id);
+    void teams(o.session_id).then((t) => send("warning", { event: "overlap", session_id: o.session_id, status: s?.fold.status ?? "idle", other_session_id: o.other_session_id, file: o.file, ...t }));
+  });
   return () => {
     offChange();
     offLimit();
+    offOverlap();
   };
 }

@@ -43,6 +43,7 @@ import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
 import { fanOut } from "./attempts/fan-out.js";
 import { mergeWorktree } from "./attempts/merge.js";
+import { Radar, type OverlapNotice } from "./attempts/radar.js";
 import { withRoom } from "./life/room.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
@@ -98,6 +99,8 @@ export class SessionService {
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
   private readonly forgetListeners = new Set<ForgetListener>();
+  /** The conflict radar (issue 34): two live sessions of one repository editing the same file. */
+  private readonly radar: Radar;
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -121,6 +124,7 @@ export class SessionService {
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.budgets = new BudgetWatch(this.d);
+    this.radar = new Radar(this.d);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -166,6 +170,7 @@ export class SessionService {
     // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
     const followed = x?.live === s;
     if (followed) x.lastStatus = s.fold.status;
+    this.radar.observe(s.id, events);
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -283,7 +288,7 @@ export class SessionService {
     return syncContext(this.d, input, ctx);
   }
   list(input: api.ListInput): Promise<api.ListOutput> {
-    return list(this.d, this.reconciler, input);
+    return list(this.d, this.reconciler, input, (id) => this.radar.overlapsOf(id));
   }
   async stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
     return stream(this.d, await resolved(this.d, input), ctx);
@@ -338,6 +343,7 @@ export class SessionService {
    */
   private forget(id: string, s: Session | undefined, removed: boolean): void {
     s?.dispose();
+    this.radar.forget(id);
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
       r.backend.forget?.(id);
@@ -355,6 +361,10 @@ export class SessionService {
    * Calls `l` when the server forgets a session (its follower released after its end, or dropped): the layers
    * above let go of what they keep of it. `removed`: its record was deleted (kill without save_state, retention).
    */
+  /** Calls `l` when two live sessions of one repository have edited the same file (once per session and edit). */
+  onOverlap(l: (n: OverlapNotice) => void): () => void {
+    return this.radar.onOverlap(l);
+  }
   onForget(l: ForgetListener): () => void {
     this.forgetListeners.add(l);
     return () => this.forgetListeners.delete(l);
