@@ -59,8 +59,13 @@ describe("merge_worktree (headless, fake claude, real git)", () => {
     expect(git(repo, "status", "--porcelain")).toBe("");
     expect(git(repo, "log", "-1", "--format=%s", first!.branch)).toContain(first!.session_id);
 
+    // A merge driver of the repository's configuration never runs (git.ts overrides it to `false`: a conflict).
+    const sentinel = join(w.root, "pwned-merge-driver");
+    git(repo, "config", "merge.evil.driver", `touch ${sentinel}`);
+    writeFileSync(join(repo, ".git", "info", "attributes"), "* merge=evil\n");
     const before = head();
     const clash = await m.callOk("merge_worktree", { session_id: last!.session_id });
+    expect(existsSync(sentinel)).toBe(false);
     expect(clash).toMatchObject({ merged: false, conflicts: ["app.txt"], target_before: before, target_after: before });
     expect(head()).toBe(before);
     expect(readFileSync(join(repo, "app.txt"), "utf8")).toBe("good\n");
