@@ -4,7 +4,7 @@
  * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (the README shows them).
  */
 import { execFileSync } from "node:child_process";
-import { appendFileSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -299,6 +299,40 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await shot("review", true);
     await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 60_000);
+
+  it("merges a worktree session from its review page; a conflicting one says so and leaves main unchanged (issue 34)", async () => {
+    const repo = w.dir("merge-repo");
+    const env = { PATH: process.env.PATH ?? "", HOME: w.home };
+    const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env });
+    git(repo, "init", "-q", "-b", "main");
+    writeFileSync(join(repo, "README.md"), "first line\n");
+    git(repo, "add", "README.md");
+    git(repo, "commit", "-qm", "one");
+    const a = await mcp.callOk("start_session", { cwd: repo, worktree: true });
+    const b = await mcp.callOk("start_session", { cwd: repo, worktree: true });
+    // What two sessions would do: each rewrites the same line, uncommitted.
+    writeFileSync(join(a.worktree!.path, "README.md"), "from a\n");
+    writeFileSync(join(b.worktree!.path, "README.md"), "from b\n");
+
+    await page.goto(`${srv.url}/#/s/${a.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    expect(await page.textContent("#r-base")).toBe("main");
+    await page.click("#r-merge");
+    await until(async () => ((await page.textContent("#r-merged")) ?? "").startsWith("Merged into main"), 30_000);
+    expect(readFileSync(join(repo, "README.md"), "utf8")).toBe("from a\n");
+    const after = git(repo, "rev-parse", "main").trim();
+    expect(git(repo, "log", "-1", "--format=%s", "main")).toContain(a.session_id);
+
+    await page.goto(`${srv.url}/#/s/${b.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    await page.click("#r-merge");
+    await until(async () => ((await page.textContent("#r-merged")) ?? "").startsWith("Not merged"), 30_000);
+    expect(await page.textContent("#r-merged")).toBe("Not merged: conflicts in README.md. main is unchanged.");
+    expect(await page.getAttribute("#r-merged", "class")).toBe("error");
+    expect(git(repo, "rev-parse", "main").trim()).toBe(after);
+    await shot("merge", true);
+    for (const s of [a, b]) await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 90_000);
 
   it("groups sessions by team with node and status, and broadcasts to a team", async () => {
     await page.goto(`${srv.url}/#/teams`);
