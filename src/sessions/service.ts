@@ -365,6 +365,10 @@ export class SessionService {
   onOverlap(l: (n: OverlapNotice) => void): () => void {
     return this.radar.onOverlap(l);
   }
+  /** A live session's overlaps now (as list_sessions shows them). */
+  overlapsOf(id: string): Array<{ session_id: string; file: string }> {
+    return this.radar.overlapsOf(id);
+  }
   onForget(l: ForgetListener): () => void {
     this.forgetListeners.add(l);
     return () => this.forgetListeners.delete(l);

@@ -334,6 +334,34 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     for (const s of [a, b]) await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 90_000);
 
+  it("marks two sessions of one repository that edited the same file, live (the conflict radar, issue 34)", async () => {
+    const repo = w.dir("radar-repo");
+    const env = { PATH: process.env.PATH ?? "", HOME: w.home };
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo, "a.txt"), "x\n");
+    git("add", ".");
+    git("commit", "-qm", "one");
+    const [a, b] = await Promise.all([0, 1].map(() => mcp.callOk("start_session", { cwd: repo, worktree: true })));
+    await page.goto(`${srv.url}/#/`);
+    await row(b!.session_id).waitFor();
+    // An Edit's PostToolUse line, through the session's own hook command (as Claude Code runs it).
+    const edited = (s: { session_id: string; claude_session_id: string; cwd?: string | undefined }, file: string) => {
+      const settings = JSON.parse(readFileSync(join(w.stateDir, s.session_id, "settings.json"), "utf8")) as { hooks: { Stop: Array<{ hooks: Array<{ command: string }> }> } };
+      const payload = { session_id: s.claude_session_id, cwd: s.cwd, hook_event_name: "PostToolUse", tool_name: "Edit", tool_input: { file_path: join(s.cwd!, file), old_string: "x", new_string: "y" }, tool_response: {} };
+      execFileSync("/bin/sh", ["-c", settings.hooks.Stop[0]!.hooks[0]!.command], { input: JSON.stringify(payload) + "\n", env });
+    };
+    edited(a!, "a.txt");
+    edited(b!, "a.txt");
+    for (const [s, other] of [[a!, b!], [b!, a!]] as const) {
+      const mark = row(s.session_id).locator(".badge.overlap");
+      await mark.waitFor({ timeout: 10_000 });
+      expect(await mark.textContent()).toBe("overlap: a.txt");
+      expect(await mark.getAttribute("title")).toBe(`a.txt is also edited by ${other.session_id}`);
+    }
+    for (const s of [a!, b!]) await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 60_000);
+
   it("groups sessions by team with node and status, and broadcasts to a team", async () => {
     await page.goto(`${srv.url}/#/teams`);
     const frontend = page.locator('#teams section[data-team="frontend"]');
