@@ -10,18 +10,21 @@ import type { Config } from "../config.js";
 import { SessionError } from "../core/errors.js";
 import { callTool } from "../server/call.js";
 import { fanOutTool } from "../server/tools/fan-out.js";
+import { mergeWorktreeTool } from "../server/tools/merge-worktree.js";
 import { approve, readApprovals, REPO_CHECKS_PATH, repoChecksAt, sha256 } from "../sessions/attempts/checks-file.js";
 import { repoTop } from "../sessions/launch/worktree.js";
 import { git } from "../util/git.js";
 import { safeText } from "../util/terminal-text.js";
 
-export const ATTEMPT_COMMANDS = ["fan-out", "checks"] as const;
+export const ATTEMPT_COMMANDS = ["fan-out", "merge", "checks"] as const;
 export type AttemptCommand = (typeof ATTEMPT_COMMANDS)[number];
 export const isAttemptCommand = (c: string): c is AttemptCommand => (ATTEMPT_COMMANDS as readonly string[]).includes(c);
 
 export const ATTEMPT_HELP = `  claude-sessions fan-out <cwd> <prompt…> [--n N] [--model M] [--permission-mode MODE] [--backend B]
                         [--trust-workspace] [--timeout MS] [--json]
                                   one prompt to N sessions, each in its own worktree (as fan_out); prints the ranking
+  claude-sessions merge <id> [--target BRANCH] [--strategy merge|squash|rebase] [--json]
+                                  merge a session's worktree through the merge queue (as merge_worktree); exit 1 when not merged
   claude-sessions checks show <repo>      the repository's ${REPO_CHECKS_PATH} at HEAD, its SHA-256, and whether it is approved
   claude-sessions checks approve <repo> [--sha SHA256]
                                   approve that file's exact bytes (fan_out and merge_worktree run it; a change needs a new approval)`;
@@ -46,6 +49,7 @@ function parse(args: string[], options: Record<string, { type: "string" | "boole
 
 export async function runAttemptCommand(cmd: AttemptCommand, args: string[], env: AttemptEnv): Promise<number> {
   if (cmd === "checks") return checks(args, env);
+  if (cmd === "merge") return merge(args, env);
   const { values: v, positionals } = parse(args, { n: { type: "string" }, model: { type: "string" }, "permission-mode": { type: "string" }, backend: { type: "string" }, "trust-workspace": { type: "boolean" }, timeout: { type: "string" }, json: { type: "boolean" } });
   const [cwd, ...words] = positionals;
   if (!cwd || !words.length) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions fan-out <cwd> <prompt…> [--n N]");
@@ -61,6 +65,20 @@ export async function runAttemptCommand(cmd: AttemptCommand, args: string[], env
   if (v.json) line(env.out, JSON.stringify(r, null, 2));
   else line(env.out, `base ${r.base_commit.slice(0, 12)} of ${r.repo} (checks: ${r.checks_source})\n${r.table}`);
   return r.attempts.some((a) => a.outcome === "completed") ? 0 : 1;
+}
+
+async function merge(args: string[], env: AttemptEnv): Promise<number> {
+  const { values: v, positionals } = parse(args, { target: { type: "string" }, strategy: { type: "string" }, json: { type: "boolean" } });
+  if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions merge <id> [--target BRANCH] [--strategy merge|squash|rebase]");
+  const raw: Record<string, unknown> = { session_id: positionals[0] };
+  if (v.target !== undefined) raw.target = v.target;
+  if (v.strategy !== undefined) raw.strategy = v.strategy;
+  const app = await env.app();
+  const r = await callTool(app.sessions, mergeWorktreeTool, raw, { actor: env.actor });
+  if (v.json) line(env.out, JSON.stringify(r, null, 2));
+  else if (r.merged) line(env.out, `merged ${r.session_id} into ${r.target} (${r.strategy}): ${r.target_before.slice(0, 12)} → ${r.target_after.slice(0, 12)}${r.checks ? `, ${r.checks.length} check(s) passed` : ""}`);
+  else line(env.out, r.conflicts ? `not merged: conflicts in ${r.conflicts.join(", ")}; ${r.target} unchanged` : `not merged: ${r.reason ?? "?"}`);
+  return r.merged ? 0 : 1;
 }
 
 async function checks(args: string[], env: AttemptEnv): Promise<number> {

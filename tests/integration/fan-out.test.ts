@@ -4,7 +4,7 @@
  * input refused before anything is made; a fan-out whose sessions do not all start leaves no worktree or branch.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, type Mcp, type World } from "../helpers/harness.js";
@@ -168,5 +168,14 @@ describe("claude-sessions checks approve / fan-out (CLI)", () => {
     expect(r.stdout).toContain("| rank | session |");
     expect(r.stdout.match(/^\| [12] \| /gm)).toHaveLength(2);
     expect(r.stdout).toContain("(checks: none)");
+    // claude-sessions merge: the first attempt into main (its sessions ended with the fan-out command; the worktree stays).
+    const id = /^\| 1 \| ([a-z0-9]+) \|/m.exec(r.stdout)![1]!;
+    const mg = cli("merge", id);
+    expect(mg.status, mg.stderr).toBe(0);
+    expect(mg.stdout).toMatch(/^merged \S+ into main \(merge\)/);
+    expect(readFileSync(join(repo, "app.txt"), "utf8")).toBe("good\n");
+    const again = cli("merge", id);
+    expect(again.status).toBe(1);
+    expect(again.stdout).toContain("not merged: nothing to merge");
   });
 });
