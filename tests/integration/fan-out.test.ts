@@ -64,6 +64,19 @@ describe("fan_out (headless, fake claude, real git)", () => {
     expect(progress.filter((p) => p.startsWith("checks of"))).toHaveLength(3);
   });
 
+  it("an attempt that does not answer before the deadline is ranked last, timed out, with its reason", async () => {
+    const repo = newRepo("slow");
+    const marker = join(w.root, "slow-claim");
+    const prompt = `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then sleep 30; fi; echo good > app.txt`;
+    const r = await m.callOk("fan_out", { cwd: repo, prompt, n: 2, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 8_000 }, { timeout: 120_000 });
+    expect(r.attempts.map((a) => a.outcome)).toEqual(["completed", "timed_out"]);
+    expect(r.attempts[1]!.reason).toBe("no answer within 8000 ms");
+    expect(r.attempts[1]!.checks_passed).toBe(0);
+    expect(r.attempts[0]!.checks_passed).toBe(1);
+    expect(r.table).toMatch(/\| 2 \| \S+ \|  \| timed_out: no answer within 8000 ms \|/);
+    for (const a of r.attempts) await m.callOk("kill_session", { session_id: a.session_id, force: true });
+  });
+
   it("bad input is refused before anything is made", async () => {
     const before = worktrees();
     const notRepo = w.dir("plain");

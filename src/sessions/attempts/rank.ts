@@ -21,7 +21,7 @@ export function rank(attempts: readonly Unranked[]): AttemptResult[] {
     .map((a, i) => ({ rank: i + 1, ...a }));
 }
 
-const cell = (s: string) => s.replace(/[|\r\n\t]+/g, " ");
+const cell = (s: string) => s.replace(/[|\s]+/g, " ").trim();
 
 /** The ranking as a text (markdown) table. */
 export function table(ranked: readonly AttemptResult[]): string {
