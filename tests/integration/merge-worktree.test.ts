@@ -116,6 +116,11 @@ describe("merge_worktree (headless, fake claude, real git)", () => {
     const plain = await m.callOk("start_session", { cwd: w.dir("plain"), backend: "headless", trust_workspace: true });
     const e4 = await m.call("merge_worktree", { session_id: plain.session_id });
     expect(e4.error?.code).toBe("INVALID_ARGUMENT");
+    // A session mid-turn: its changes are not finished.
+    await m.callOk("send_message", { session_id: id, message: "FAKE_SLOW:3000", wait_for_response: false });
+    const busy = await m.call("merge_worktree", { session_id: id });
+    expect(busy.error?.code).toBe("SESSION_BUSY");
+    await m.callOk("wait_for_completion", { session_id: id, timeout_ms: 30_000 });
     // A dirty checkout of the target is refused before the session's changes are committed.
     writeFileSync(join(repo, "app.txt"), "local edit\n");
     const e5 = await m.call("merge_worktree", { session_id: id });

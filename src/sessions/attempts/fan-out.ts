@@ -36,7 +36,7 @@ const SUMMARY_CHARS = 300;
 interface Attempt {
   id: string;
   model?: string | undefined;
-  permission_mode?: string | undefined;
+  permission_mode?: FanOutInput["permission_mode"];
 }
 
 /** The repository, its clean HEAD and the branch it is on (undefined when detached). */
@@ -93,7 +93,7 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
           ...(input.trust_workspace ? { trust_workspace: true } : {}),
           worktree: { base: base.branch ?? base.commit },
           ...(a.model ? { model: a.model } : {}),
-          ...(a.permission_mode ? { permission_mode: a.permission_mode as NonNullable<StartInput["permission_mode"]> } : {}),
+          ...(a.permission_mode ? { permission_mode: a.permission_mode } : {}),
         },
         ctx,
       ),

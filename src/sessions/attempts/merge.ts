@@ -23,6 +23,8 @@ import { inMergeQueue } from "./merge-queue.js";
 import { runChecks } from "./run-checks.js";
 
 type Strategy = MergeInput["strategy"];
+/** Statuses of a session whose changes are still being made (its turn is under way, or it is starting). */
+const MID_TURN: ReadonlySet<string> = new Set(["starting", "busy", "waiting_for_permission", "blocked"]);
 const IDENTITY = ["-c", "user.name=claude-sessions", "-c", "user.email=claude-sessions@localhost"];
 
 async function ok(cwd: string, args: string[], what: string, timeoutMs = 120_000): Promise<string> {
@@ -67,7 +69,7 @@ export async function mergeWorktree(cfg: Config, s: MergeSession, input: MergeIn
   const r = s.record;
   const wt = r.worktree;
   if (!wt) throw new SessionError("INVALID_ARGUMENT", `session ${r.session_id} does not run in a worktree of its own; nothing was changed.`, { suggestion: "Sessions started with worktree: true (or by fan_out) can be merged." });
-  if (s.status === "busy" || s.status === "starting") throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${s.status}: its changes are not finished; nothing was changed.`, { suggestion: "wait_for_completion first, then merge." });
+  if (MID_TURN.has(s.status)) throw new SessionError("SESSION_BUSY", `session ${r.session_id} is ${s.status}: its changes are not finished; nothing was changed.`, { suggestion: "wait_for_completion first, then merge." });
   const target = input.target ?? wt.base;
   const strategy: Strategy = input.strategy ?? "merge";
   // Refused before anything: an unknown target, a dirty checkout of it, an unapproved checks file.
