@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API (phases real, headless, first-answer, parallel's real rows)
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, fleet, hibernate, first-answer, sandbox, webhooks)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, fleet, hibernate, first-answer, sandbox, webhooks, attempts)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -36,6 +36,7 @@ import { hibernate } from "./bench/phases/hibernate.mjs";
 import { firstAnswer } from "./bench/phases/first-answer.mjs";
 import { sandbox } from "./bench/phases/sandbox.mjs";
 import { webhooks } from "./bench/phases/webhooks.mjs";
+import { attempts } from "./bench/phases/attempts.mjs";
 import { fmtMs } from "./bench/stats.mjs";
 import { ROOT, cleanupAll, snapshot } from "./bench/world.mjs";
 
@@ -44,7 +45,7 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks,attempts] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
@@ -76,6 +77,7 @@ const PHASES = [
   ["first-answer", firstAnswer],
   ["sandbox", sandbox],
   ["webhooks", webhooks],
+  ["attempts", attempts],
 ];
 const only = opt("only")?.split(",").filter(Boolean);
 if (only) {

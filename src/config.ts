@@ -95,6 +95,10 @@ export interface Config {
   allowSetupShell: boolean;
   /** CLAUDE_SESSIONS_SETUP_COMMANDS: the programs (names or absolute paths) a setup_command may run; none by default. */
   setupCommands: string[];
+  /** CLAUDE_SESSIONS_CHECKS: the operator's checks file (JSON) for fan_out and merge_worktree (issue 34). */
+  checksFile?: string | undefined;
+  /** CLAUDE_SESSIONS_MAX_FAN_OUT: the most sessions one fan_out may start (default 8). */
+  maxFanOut: number;
   /** CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: headless mcp_servers may start any program (stdio servers). */
   allowMcpServers: boolean;
   /** CLAUDE_SESSIONS_MCP_COMMANDS: the programs a headless stdio MCP server may be (without the switch above). */
@@ -244,6 +248,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     unknownScreenMs: num(env, "CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS", 10_000, 1000),
     allowSetupShell: bool(env.CLAUDE_SESSIONS_ALLOW_SETUP_SHELL),
     setupCommands: parseList(env.CLAUDE_SESSIONS_SETUP_COMMANDS),
+    ...(env.CLAUDE_SESSIONS_CHECKS ? { checksFile: resolve(env.CLAUDE_SESSIONS_CHECKS) } : {}),
+    maxFanOut: num(env, "CLAUDE_SESSIONS_MAX_FAN_OUT", 8, 1),
     allowMcpServers: bool(env.CLAUDE_SESSIONS_ALLOW_MCP_SERVERS),
     mcpCommands: parseList(env.CLAUDE_SESSIONS_MCP_COMMANDS),
     allowTrustWorkspace: !off(env.CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE),

@@ -52,7 +52,7 @@
     // The machine it runs on, when the server coordinates nodes (the column shows once a row has one).
     c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
     if (r.node) $("#sessions").classList.add("with-nodes");
-    c[2].replaceChildren(el("span", `status ${r.status}`, r.status), ...sandboxMarks(r));
+    c[2].replaceChildren(el("span", `status ${r.status}`, r.status), ...sandboxMarks(r), ...overlapMarks(r));
     c[3].replaceChildren([r.team_name, r.teammate_name].filter(Boolean).join(" / "), ...teamMarks(r));
     c[4].textContent = r.cwd || "";
     c[4].title = r.cwd || "";
@@ -111,6 +111,13 @@
     listFeed.addEventListener("change", (e) => merge(JSON.parse(e.data)) || openList());
   }
   /** A sandboxed session's mark, and its violations (refused connections, secrets' sentinels sent elsewhere). */
+  // The conflict radar: another live session of the same repository edited the same file (text nodes only).
+  function overlapMarks(r) {
+    if (!r.overlaps || !r.overlaps.length) return [];
+    const m = el("span", "badge overlap", `overlap: ${[...new Set(r.overlaps.map((o) => o.file))].join(", ")}`);
+    m.title = r.overlaps.map((o) => `${o.file} is also edited by ${o.session_id}`).join("\n");
+    return [m];
+  }
   function sandboxMarks(r) {
     if (!r.sandboxed) return [];
     const n = r.sandbox_violations || 0;

@@ -191,6 +191,7 @@
       return;
     }
     $("#r-branch").textContent = r.branch;
+    $("#r-base").textContent = r.base;
     $("#r-ahead").textContent = `${r.ahead} ahead, ${r.behind} behind ${r.base}`;
     const files = [...r.files.map((f) => [f.status, f.path]), ...r.untracked.map((p) => ["?", p])];
     $("#r-files").replaceChildren(...(files.length ? files.map(([st, p]) => el("li", `file st-${st === "?" ? "U" : st}`, `${st} ${p}`)) : [el("li", "muted", "No changes.")]));
@@ -201,6 +202,29 @@
     );
   }
   $("#r-refresh").addEventListener("click", () => CS.current() && void showReview(CS.current().session_id));
+  // The merge button (issue 34): merge_worktree through the page's action; a conflict or a failed check says why.
+  $("#r-merge").addEventListener("click", async () => {
+    const cur = CS.current();
+    if (!cur) return;
+    const out = $("#r-merged");
+    out.className = "";
+    out.textContent = "Merging…";
+    $("#r-merge").disabled = true;
+    try {
+      const r = await post(`/api/sessions/${encodeURIComponent(cur.session_id)}/merge`, { strategy: $("#r-strategy").value });
+      if (r.merged) out.textContent = `Merged into ${r.target}: ${r.target_before.slice(0, 8)} → ${r.target_after.slice(0, 8)}${r.checks ? ` (${r.checks.length} check(s) passed)` : ""}.`;
+      else {
+        out.className = "error";
+        out.textContent = r.conflicts ? `Not merged: conflicts in ${r.conflicts.join(", ")}. ${r.target} is unchanged.` : `Not merged: ${r.reason}`;
+      }
+      void showReview(cur.session_id);
+    } catch (e) {
+      out.className = "error";
+      out.textContent = e.message;
+    } finally {
+      $("#r-merge").disabled = false;
+    }
+  });
 
   // ---------------------------------------------------------------- cost
   const SVG = "http://www.w3.org/2000/svg";

@@ -76,3 +76,12 @@ export type SyncResult = z.infer<typeof tm.syncResult>;
 export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };
 export type RunTaskInput = z.infer<typeof rt.runTaskInput>;
 export type RunTaskOutput = z.infer<typeof rt.runTaskOutput>;
+
+export * from "./attempts.js";
+import type * as at from "./attempts.js";
+export type FanOutInput = z.infer<typeof at.fanOutInput>;
+export type FanOutOutput = z.infer<typeof at.fanOutOutput>;
+export type AttemptResult = z.infer<typeof at.attemptResult>;
+export type CheckResult = z.infer<typeof at.checkResult>;
+export type MergeInput = z.infer<typeof at.mergeInput>;
+export type MergeOutput = z.infer<typeof at.mergeOutput>;

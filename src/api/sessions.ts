@@ -10,6 +10,9 @@ const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 
 const permissionMode = z.enum(PERMISSION_MODES);
 
+/** The conflict radar (issue 34): files this live session and another live session of its repository both edited. */
+const overlaps = z.array(z.strictObject({ session_id: z.string().describe("The other session."), file: z.string() })).describe("Files another live session of the same repository also edited.");
+
 export const startInput = z
   .object({
     session_id: sessionId.optional().describe("Same id + options: same session."),
@@ -203,6 +206,7 @@ export const sessionSummary = z.strictObject({
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
   base: z.string().optional().describe("The commit (or ref) the worktree's branch was made from."),
   dirty: z.boolean().optional().describe("The worktree has uncommitted changes."),
+  overlaps: overlaps.optional(),
   ...nodeField,
   node_status: nodeStatus.optional().describe("unreachable: the node does not answer; this is its last known state."),
 });
@@ -227,6 +231,7 @@ export const sessionRecordView = SessionRecordSchema.extend({
   args: z.array(z.string()).optional(),
   env_names: z.array(z.string()).optional(),
   survives_restart: z.boolean(),
+  overlaps: overlaps.optional(),
   ...nodeField,
   node_status: nodeStatus.optional(),
 });

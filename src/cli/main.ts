@@ -26,6 +26,7 @@ import { loadNodes } from "../nodes/config.js";
 import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
 import { isWorkCommand, runWorkCommand, WORK_HELP } from "./work.js";
+import { ATTEMPT_HELP, isAttemptCommand, runAttemptCommand } from "./attempts.js";
 import { startMemberSocket } from "../server/member/socket.js";
 import { startServerAutomations } from "./automations.js";
 import { automationChecks } from "../automations/health.js";
@@ -44,6 +45,7 @@ Usage:
                                   (default 127.0.0.1:8914; token: CLAUDE_SESSIONS_TOKEN or <state>/token)
   claude-sessions ls [--all]      list sessions (live ones unless --all): node, id, status, backend, cost, cwd
 ${WORK_HELP}
+${ATTEMPT_HELP}
   claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
@@ -162,6 +164,16 @@ async function human(cmd: string, args: string[]): Promise<number> {
     const stateDir = await resolveStateDir(cfg.stateDir);
     print(await runHistoryCommand(cmd, args, { stateDir, configDir: cfg.claudeConfigDir }));
     return 0;
+  }
+  if (isAttemptCommand(cmd)) {
+    const cfg = loadConfig();
+    cfg.stateDir = await resolveStateDir(cfg.stateDir);
+    let app: Awaited<ReturnType<typeof createApp>> | undefined;
+    try {
+      return await runAttemptCommand(cmd, args, { actor: cliActor(), out: process.stdout, cfg, app: async () => (app ??= await createApp()) });
+    } finally {
+      await app?.close();
+    }
   }
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {

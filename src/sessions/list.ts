@@ -15,7 +15,7 @@ import { metricsOf } from "./spend/metrics.js";
 import { nativeSessions } from "./native.js";
 import { isDirty } from "./launch/worktree.js";
 
-export async function list(d: Deps, reconciler: Reconciler, input: ListInput): Promise<ListOutput> {
+export async function list(d: Deps, reconciler: Reconciler, input: ListInput, overlapsOf: (id: string) => Array<{ session_id: string; file: string }> = () => []): Promise<ListOutput> {
   if (input.include_sensitive && !d.cfg.allowSensitive) {
     throw new SessionError("PERMISSION_DENIED", "include_sensitive needs the operator's permission (the server's CLAUDE_SESSIONS_ALLOW_SENSITIVE=1).", {
       suggestion: "Leave include_sensitive out: argv, system prompts and environment names are omitted by default.",
@@ -60,7 +60,11 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput): P
     if (input.limit !== undefined && out.length >= input.limit) continue;
     const b = d.runners[r.backend]?.host;
     const survives = b?.survivesRestart ?? false;
-    out.push(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives, metrics: metricsOf(r, metrics?.get(r.session_id)) } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) }));
+    const overlaps = isLive(r.status) ? overlapsOf(r.session_id) : [];
+    out.push({
+      ...(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives, metrics: metricsOf(r, metrics?.get(r.session_id)) } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) })),
+      ...(overlaps.length ? { overlaps } : {}),
+    });
   }
   if (vanished.length) reconciler.notice(vanished);
   return { sessions: out, total_count: records.length, filtered_count: filtered, ...(native ? await native : {}) };

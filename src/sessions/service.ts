@@ -20,6 +20,7 @@ import { sessionTotals } from "./spend/budget.js";
 import { Ledger, recordUnended, settled, settleTurn } from "./spend/cost.js";
 import type { Totals } from "./spend/totals.js";
 import type { Deps, Runner, TurnUsage } from "./deps.js";
+import { allRunners } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { start, type StartExtra } from "./launch/launch.js";
 import { startPooled } from "./launch/warm-pool.js";
@@ -40,6 +41,9 @@ import { sendWithContext, syncContext } from "./teams/sync.js";
 import { resolved } from "./teams/team.js";
 import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
+import { fanOut } from "./attempts/fan-out.js";
+import { mergeWorktree } from "./attempts/merge.js";
+import { Radar, type OverlapNotice } from "./attempts/radar.js";
 import { withRoom } from "./life/room.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
@@ -96,6 +100,8 @@ export class SessionService {
   private readonly totalsListeners = new Set<TotalsListener>();
   private readonly forgetListeners = new Set<ForgetListener>();
   private readonly usageListeners = new Set<(id: string, u: TurnUsage) => void>();
+  /** The conflict radar (issue 34): two live sessions of one repository editing the same file. */
+  private readonly radar: Radar;
 
   constructor(o: ServiceOptions) {
     const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
@@ -122,6 +128,7 @@ export class SessionService {
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.budgets = new BudgetWatch(this.d);
+    this.radar = new Radar(this.d);
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -167,6 +174,7 @@ export class SessionService {
     // Kept while the session is followed (a late refresh of a released follower keeps nothing: forget() ran).
     const followed = x?.live === s;
     if (followed) x.lastStatus = s.fold.status;
+    this.radar.observe(s.id, events);
     if (this.listeners.size) {
       const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
       for (const l of [...this.listeners]) {
@@ -243,6 +251,16 @@ export class SessionService {
   runTask(input: api.RunTaskInput, ctx: CallContext = {}): Promise<api.RunTaskOutput> {
     return withRoom(this.d, undefined, () => runTask(this.d, input, ctx));
   }
+  /** fan_out (issue 34): one prompt, n sessions in worktrees, checked and ranked (sessions/attempts/). */
+  fanOut(input: api.FanOutInput, ctx: CallContext = {}): Promise<api.FanOutOutput> {
+    const taskBackend = allRunners(this.d).find((r) => r.caps.taskDefault)?.kind ?? this.d.defaultKind;
+    return fanOut(this.d.cfg, { start: (i, c) => this.start(i, c), wait: (i, c) => this.wait(i, c), kill: (i) => this.kill(i), taskBackend }, input, ctx);
+  }
+  /** merge_worktree (issue 34): a session's worktree into a branch, through the merge queue (sessions/attempts/). */
+  async mergeWorktree(input: api.MergeInput, ctx: CallContext = {}): Promise<api.MergeOutput> {
+    const r = await this.d.registry.record(input.session_id);
+    return mergeWorktree(this.d.cfg, { record: r, status: this.d.registry.followed(r.session_id)?.fold.status ?? r.status }, input, ctx);
+  }
   async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
     return reset(this.d, await resolved(this.d, input), ctx);
   }
@@ -274,7 +292,7 @@ export class SessionService {
     return syncContext(this.d, input, ctx);
   }
   list(input: api.ListInput): Promise<api.ListOutput> {
-    return list(this.d, this.reconciler, input);
+    return list(this.d, this.reconciler, input, (id) => this.radar.overlapsOf(id));
   }
   async stream(input: api.StreamInput, ctx: CallContext = {}): Promise<api.StreamOutput> {
     return stream(this.d, await resolved(this.d, input), ctx);
@@ -334,6 +352,7 @@ export class SessionService {
    */
   private forget(id: string, s: Session | undefined, removed: boolean): void {
     s?.dispose();
+    this.radar.forget(id);
     for (const r of Object.values(this.d.runners)) {
       r.driver.forget?.(id);
       r.host.forget?.(id);
@@ -351,6 +370,14 @@ export class SessionService {
    * Calls `l` when the server forgets a session (its follower released after its end, or dropped): the layers
    * above let go of what they keep of it. `removed`: its record was deleted (kill without save_state, retention).
    */
+  /** Calls `l` when two live sessions of one repository have edited the same file (once per session and edit). */
+  onOverlap(l: (n: OverlapNotice) => void): () => void {
+    return this.radar.onOverlap(l);
+  }
+  /** A live session's overlaps now (as list_sessions shows them). */
+  overlapsOf(id: string): Array<{ session_id: string; file: string }> {
+    return this.radar.overlapsOf(id);
+  }
   onForget(l: ForgetListener): () => void {
     this.forgetListeners.add(l);
     return () => this.forgetListeners.delete(l);

@@ -29,9 +29,12 @@ export const GIT_SAFE: readonly string[] = [
   "-c", "maintenance.auto=false",
   "-c", "protocol.allow=never",
   "-c", "credential.helper=",
+  "-c", "commit.gpgSign=false",
 ];
 
 const FILTER_KEY = /^filter\.(.+)\.(smudge|clean|process|required)$/is;
+/** A merge driver (`merge.<name>.driver`, a shell command): overridden to `false` (a conflict, never a program of the repository's). */
+const MERGE_DRIVER_KEY = /^merge\.(.+)\.driver$/is;
 
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -45,21 +48,34 @@ function baseEnv(): Record<string, string> {
 
 /** The names of the filter drivers git sees in `cwd` (none when it is not a repository). */
 export async function filterDrivers(cwd: string, timeoutMs = 30_000): Promise<string[]> {
-  const r = await run("git", [...GIT_SAFE, "config", "-z", "--get-regexp", "^filter\\."], { cwd, timeoutMs, env: baseEnv() });
+  return (await configuredDrivers(cwd, timeoutMs)).filters;
+}
+
+async function configuredDrivers(cwd: string, timeoutMs: number): Promise<{ filters: string[]; merges: string[] }> {
+  const r = await run("git", [...GIT_SAFE, "config", "-z", "--get-regexp", "^(filter|merge)\\."], { cwd, timeoutMs, env: baseEnv() });
   const names = new Set<string>();
+  const merges = new Set<string>();
   for (const entry of r.stdout.split("\0")) {
     const key = entry.split("\n", 1)[0]!;
     const m = FILTER_KEY.exec(key);
     if (m) names.add(m[1]!);
+    const d = MERGE_DRIVER_KEY.exec(key);
+    if (d) merges.add(d[1]!);
   }
-  return [...names];
+  return { filters: [...names], merges: [...merges] };
 }
 
 /** git with argv only, no prompts, no optional locks, nothing of the repository's configuration run. */
-export async function git(cwd: string, args: string[], timeoutMs = 30_000): Promise<RunResult> {
-  const env = baseEnv();
-  const drivers = await filterDrivers(cwd, timeoutMs).catch(() => []);
+export async function git(cwd: string, args: string[], timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<RunResult> {
+  // extraEnv: git's own variables a caller needs (GIT_INDEX_FILE for a scratch index); never GIT_CONFIG_*.
+  const env = { ...baseEnv(), ...Object.fromEntries(Object.entries(extraEnv).filter(([k]) => !k.startsWith("GIT_CONFIG"))) };
+  const { filters: drivers, merges } = await configuredDrivers(cwd, timeoutMs).catch(() => ({ filters: [] as string[], merges: [] as string[] }));
   let n = 0;
+  for (const name of merges) {
+    env[`GIT_CONFIG_KEY_${n}`] = `merge.${name}.driver`;
+    env[`GIT_CONFIG_VALUE_${n}`] = "false";
+    n++;
+  }
   for (const name of drivers) {
     for (const [k, v] of [["smudge", ""], ["clean", ""], ["process", ""], ["required", "false"]] as const) {
       env[`GIT_CONFIG_KEY_${n}`] = `filter.${name}.${k}`;

@@ -4,7 +4,7 @@
  * CS_SCREENSHOTS=1 also copies the screenshots into docs/screenshots/ (README.md and docs/web.md show them).
  */
 import { execFileSync } from "node:child_process";
-import { appendFileSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -298,6 +298,68 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(await page.locator("#r-diff .add").count()).toBe(2);
     await shot("review", true);
     await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 60_000);
+
+  it("merges a worktree session from its review page; a conflicting one says so and leaves main unchanged (issue 34)", async () => {
+    const repo = w.dir("merge-repo");
+    const env = { PATH: process.env.PATH ?? "", HOME: w.home };
+    const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env });
+    git(repo, "init", "-q", "-b", "main");
+    writeFileSync(join(repo, "README.md"), "first line\n");
+    git(repo, "add", "README.md");
+    git(repo, "commit", "-qm", "one");
+    const a = await mcp.callOk("start_session", { cwd: repo, worktree: true });
+    const b = await mcp.callOk("start_session", { cwd: repo, worktree: true });
+    // What two sessions would do: each rewrites the same line, uncommitted.
+    writeFileSync(join(a.worktree!.path, "README.md"), "from a\n");
+    writeFileSync(join(b.worktree!.path, "README.md"), "from b\n");
+
+    await page.goto(`${srv.url}/#/s/${a.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    expect(await page.textContent("#r-base")).toBe("main");
+    await page.click("#r-merge");
+    await until(async () => ((await page.textContent("#r-merged")) ?? "").startsWith("Merged into main"), 30_000);
+    expect(readFileSync(join(repo, "README.md"), "utf8")).toBe("from a\n");
+    const after = git(repo, "rev-parse", "main").trim();
+    expect(git(repo, "log", "-1", "--format=%s", "main")).toContain(a.session_id);
+
+    await page.goto(`${srv.url}/#/s/${b.session_id}`);
+    await page.waitForSelector("#review:not([hidden]) #r-files li");
+    await page.click("#r-merge");
+    await until(async () => ((await page.textContent("#r-merged")) ?? "").startsWith("Not merged"), 30_000);
+    expect(await page.textContent("#r-merged")).toBe("Not merged: conflicts in README.md. main is unchanged.");
+    expect(await page.getAttribute("#r-merged", "class")).toBe("error");
+    expect(git(repo, "rev-parse", "main").trim()).toBe(after);
+    await shot("merge", true);
+    for (const s of [a, b]) await mcp.callOk("kill_session", { session_id: s.session_id });
+  }, 90_000);
+
+  it("marks two sessions of one repository that edited the same file, live (the conflict radar, issue 34)", async () => {
+    const repo = w.dir("radar-repo");
+    const env = { PATH: process.env.PATH ?? "", HOME: w.home };
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(repo, "a.txt"), "x\n");
+    git("add", ".");
+    git("commit", "-qm", "one");
+    const [a, b] = await Promise.all([0, 1].map(() => mcp.callOk("start_session", { cwd: repo, worktree: true })));
+    await page.goto(`${srv.url}/#/`);
+    await row(b!.session_id).waitFor();
+    // An Edit's PostToolUse line, through the session's own hook command (as Claude Code runs it).
+    const edited = (s: { session_id: string; claude_session_id: string; cwd?: string | undefined }, file: string) => {
+      const settings = JSON.parse(readFileSync(join(w.stateDir, s.session_id, "settings.json"), "utf8")) as { hooks: { Stop: Array<{ hooks: Array<{ command: string }> }> } };
+      const payload = { session_id: s.claude_session_id, cwd: s.cwd, hook_event_name: "PostToolUse", tool_name: "Edit", tool_input: { file_path: join(s.cwd!, file), old_string: "x", new_string: "y" }, tool_response: {} };
+      execFileSync("/bin/sh", ["-c", settings.hooks.Stop[0]!.hooks[0]!.command], { input: JSON.stringify(payload) + "\n", env });
+    };
+    edited(a!, "a.txt");
+    edited(b!, "a.txt");
+    for (const [s, other] of [[a!, b!], [b!, a!]] as const) {
+      const mark = row(s.session_id).locator(".badge.overlap");
+      await mark.waitFor({ timeout: 10_000 });
+      expect(await mark.textContent()).toBe("overlap: a.txt");
+      expect(await mark.getAttribute("title")).toBe(`a.txt is also edited by ${other.session_id}`);
+    }
+    for (const s of [a!, b!]) await mcp.callOk("kill_session", { session_id: s.session_id });
   }, 60_000);
 
   it("groups sessions by team with node and status, and broadcasts to a team", async () => {

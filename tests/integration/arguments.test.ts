@@ -464,6 +464,22 @@ const TABLE: Record<string, Record<string, Row>> = {
   },
   list_schedules: { name: none("a filter") },
   change_schedule: { name: none("names a schedule"), action: none("pause, resume or delete") },
+  fan_out: {
+    cwd: { effect: "program", gate: "as start_session.cwd (each attempt is a start_session in a worktree of the cwd's repository); not a git repository or a dirty base is refused", coveredBy: "tests/integration/fan-out.test.ts (bad input is refused before anything is made)" },
+    prompt: { effect: "program", gate: "as start_session.prompt (each attempt's first prompt)", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    n: none("a count ≤ CLAUDE_SESSIONS_MAX_FAN_OUT (LIMIT_REACHED above it; tests/integration/fan-out.test.ts)"),
+    variants: { effect: "widen", gate: "model (text) and permission_mode per attempt, each as start_session.permission_mode; one refused → the fan-out's sessions, worktrees and branches are removed", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    model: none(TEXT),
+    permission_mode: { effect: "widen", gate: "as start_session.permission_mode", coveredBy: "tests/integration/fan-out.test.ts (a fan-out whose sessions do not all start…)" },
+    backend: START.backend!,
+    trust_workspace: { effect: "widen", gate: "as start_session.trust_workspace (the worktrees under <state>/worktrees)", coveredBy: "tests/integration/fan-out.test.ts (three attempts…)" },
+    timeout_ms: none("a number"),
+  },
+  merge_worktree: {
+    session_id: none(ADDRESS),
+    target: { effect: "file", gate: "an existing branch of the session's repository (check-ref-format, refs/heads/ only, never an option); it moves only after the operator's checks pass on the merged result", coveredBy: "tests/integration/merge-worktree.test.ts (bad input changes nothing)" },
+    strategy: none("merge, squash or rebase (an enum)"),
+  },
 };
 
 /** A run_task argument kept by a schedule: gated when each run starts, exactly as run_task's. */

@@ -103,6 +103,8 @@ export const SESSION_LAYERS: Record<string, number> = {
   "list.ts": 8,
   "native.ts": 8,
   "run-task.ts": 8,
+  // Parallel attempts (fan_out, checks, ranking) and the merge queue: over launches and turns, through the service's doors.
+  "attempts/": 8,
   // The one door.
   "service.ts": 9,
 };

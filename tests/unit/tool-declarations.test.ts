@@ -34,7 +34,7 @@ describe("a tool is one declaration (issue 35)", () => {
   it("the toolsets' lists are the declarations' toolsets, in the listing's order", () => {
     for (const [set, names] of Object.entries(TOOLSETS)) expect(names, set).toEqual(TOOLS.filter((t) => t.toolset === set).map((t) => t.name));
     expect(TOOLSETS.core).toContain("start_session");
-    expect(toolsOf(["teams"]).map((t) => t.name)).toEqual(["broadcast_message", "wait_for_sessions", "sync_context"]);
+    expect(toolsOf(["teams"]).map((t) => t.name)).toEqual(["broadcast_message", "wait_for_sessions", "sync_context", "fan_out", "merge_worktree"]);
   });
 
   it("the nodes route a call by the route its tool declares, not by its name", () => {

@@ -79,6 +79,8 @@ export async function listFeed(svc: SessionService, feed: Feed, router?: CallRou
   if (router) feed.onClose(router.onNotice((_level, d) => ready && feed.send("change", noticeRow(d))));
   // After each turn, the session's totals as list_sessions has them (total_cost_usd, total_usage).
   feed.onClose(svc.onTotals((id, t) => feed.send("change", { session_id: id, ...t })));
+  // The conflict radar (issue 34): a session's overlaps as they appear, on both sessions' rows.
+  feed.onClose(svc.onOverlap((o) => ready && feed.send("change", { session_id: o.session_id, overlaps: svc.overlapsOf(o.session_id) })));
   const all = await call<api.ListOutput>(svc, router, listSessions, { status_filter: "all" });
   feed.send("snapshot", all.sessions);
   ready = true;

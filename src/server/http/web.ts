@@ -22,6 +22,7 @@ import { sendMessage } from "../tools/core/send-message.js";
 import { RETRY_AFTER_S, type Guard, type Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 import { reviewWorktree } from "./review.js";
+import { mergeWorktreeTool } from "../tools/merge-worktree.js";
 import { adoptFromPage, answerFromPage, broadcastFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
@@ -81,6 +82,7 @@ async function bodyJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 /** Control bodies: only what the page may set; the rest of each tool's input keeps its defaults. */
 const sendBody = z.strictObject({ message: z.string() });
 const respondBody = z.strictObject({ decision: api.permissionDecision });
+const mergeBody = z.strictObject({ strategy: api.mergeInput.shape.strategy });
 
 async function control(svc: SessionService, action: string, id: string, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<unknown> {
   const ctx = { actor };
@@ -99,6 +101,9 @@ async function control(svc: SessionService, action: string, id: string, body: Re
       return resumeFromPage(svc, id, body, actor, router);
     case "answer":
       return answerFromPage(svc, id, body, actor, router);
+    case "merge":
+      // The review page's button (issue 34): merge_worktree into the branch the worktree started from.
+      return callTool(svc, mergeWorktreeTool, { session_id: id, ...mergeBody.parse(body) }, ctx, o);
   }
   throw new SessionError("INVALID_ARGUMENT", `there is no action ${JSON.stringify(action)}.`);
 }
@@ -144,7 +149,7 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
     guard.signOut(req);
     return send(res, 303, "", "text/plain", { location: "/login", "set-cookie": "cs_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" });
   }
-  const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer)$/.exec(path);
+  const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer|merge)$/.exec(path);
   const read = /^\/api\/read\/([a-z_]+)$/.exec(path);
   const team = /^\/api\/teams\/([^/]+)\/broadcast$/.exec(path);
   if (!m && !read && !team && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });

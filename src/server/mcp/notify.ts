@@ -13,7 +13,7 @@ import type { Logger } from "../../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation" | "usage";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation" | "usage" | "overlap";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -33,6 +33,9 @@ export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
   sandbox_violations?: number;
   /** usage: the turn (its number) whose send_message returned with usage_pending, its figures and the session's totals. */
   turn?: number;
+  /** overlap (the conflict radar): the other live session of the same repository that edited the same file. */
+  other_session_id?: string;
+  file?: string;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
@@ -103,9 +106,14 @@ export function startNotifications(server: Server, svc: SessionService, log: Log
     const s = svc.deps.registry.followed(id);
     void teams(id).then((t) => send("info", { event: "usage", session_id: id, status: s?.fold.status ?? "idle", ...u, ...t }));
   });
+  const offOverlap = svc.onOverlap((o) => {
+    const s = svc.deps.registry.followed(o.session_id);
+    void teams(o.session_id).then((t) => send("warning", { event: "overlap", session_id: o.session_id, status: s?.fold.status ?? "idle", other_session_id: o.other_session_id, file: o.file, ...t }));
+  });
   return () => {
     offChange();
     offLimit();
     offUsage();
+    offOverlap();
   };
 }

@@ -18,6 +18,8 @@ import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
 import { SCHEDULE_TOOLS } from "./schedules.js";
+import { fanOutTool } from "./fan-out.js";
+import { mergeWorktreeTool } from "./merge-worktree.js";
 
 /**
  * Every tool of tools/list, in the listing's order: a new tool is its file and one line here (its declaration says
@@ -44,6 +46,8 @@ export const TOOL_LIST = [
   syncContextTool,
   runTask,
   ...SCHEDULE_TOOLS,
+  fanOutTool,
+  mergeWorktreeTool,
 ] as const;
 
 export const TOOLS: readonly Tool[] = TOOL_LIST;

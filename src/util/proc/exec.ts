@@ -15,6 +15,8 @@ export interface RunOptions {
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Keep only the last this many bytes of each of stdout and stderr (default: all). */
+  maxOutputBytes?: number;
 }
 
 export class ExecError extends Error {
@@ -41,8 +43,15 @@ export function run(file: string, args: readonly string[], opts: RunOptions = {}
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout?.on("data", (b: Buffer) => out.push(b));
-    child.stderr?.on("data", (b: Buffer) => err.push(b));
+    const keep = (into: Buffer[], b: Buffer) => {
+      into.push(b);
+      if (opts.maxOutputBytes === undefined) return;
+      let size = into.reduce((n, x) => n + x.length, 0);
+      while (size > opts.maxOutputBytes && into.length > 1) size -= into.shift()!.length;
+      if (size > opts.maxOutputBytes) into[0] = into[0]!.subarray(size - opts.maxOutputBytes);
+    };
+    child.stdout?.on("data", (b: Buffer) => keep(out, b));
+    child.stderr?.on("data", (b: Buffer) => keep(err, b));
     child.on("error", (e: NodeJS.ErrnoException) => reject(new ExecError(file, undefined, `${file}: ${e.message}`, e.code)));
     child.on("close", (code, signal) =>
       resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }),
