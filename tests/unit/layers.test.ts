@@ -101,6 +101,8 @@ export const SESSION_LAYERS: Record<string, number> = {
   "list.ts": 8,
   "native.ts": 8,
   "run-task.ts": 8,
+  // Parked at a usage limit, woken once after it (it hibernates, then sends the prompt again).
+  "limit/": 8,
   // The one door.
   "service.ts": 9,
 };
