@@ -12,7 +12,7 @@ import type { Logger } from "../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "limited" | "shutdown_requested" | "sandbox_violation";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -30,6 +30,10 @@ export interface SessionNotice {
   reason?: string;
   /** sandbox_violation: the session's count so far. */
   sandbox_violations?: number;
+  /** limited: when the usage or rate limit lifts, its kind, and when the server wakes the session (docs/limits.md). */
+  resets_at?: string;
+  limit_kind?: string;
+  wake_at?: string;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
@@ -48,6 +52,10 @@ function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNo
   // A team member asked to be ended (its member server's request_shutdown): kill_session approves.
   if (c.events.some((e) => e.hook_event_name === "cs:shutdown_requested")) {
     return { level: "warning", notice: { event: "shutdown_requested", ...base, reason: f.shutdown_requested ?? "requested" } };
+  }
+  // A turn hit a usage limit and the server recorded when it lifts (cs:limit_wait): the session is parked until then.
+  if (f.limit?.resets_at && c.events.some((e) => e.hook_event_name === "cs:limit_wait")) {
+    return { level: "warning", notice: { event: "limited", ...base, status: "limited", resets_at: f.limit.resets_at, limit_kind: f.limit.kind, ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}), error: f.limit.message } };
   }
   const opened = c.events.some((e) => e.hook_event_name === "PermissionRequest");
   if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {

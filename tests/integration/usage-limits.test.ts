@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 
@@ -53,6 +54,8 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
 
   it("a limit within one turn: LIMITED with resets_at, shown limited, parked, refused until the reset, then answered exactly once", async () => {
     const m = await connect(w);
+    const notes: Array<Record<string, unknown>> = [];
+    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params.data as Record<string, unknown>));
     try {
       const cwd = w.dir("one");
       const s = await m.callOk("start_session", { cwd });
@@ -72,6 +75,9 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       const row = (await rowOf(m, s.session_id))!;
       expect(row.status).toBe("limited");
       expect(row.limit).toMatchObject({ limit_kind: "rate", reset_known: false });
+      // Every client hears it: a "limited" notice with the reset and the wake.
+      await until(() => notes.some((n) => n.event === "limited" && n.session_id === s.session_id), 10_000);
+      expect(notes.find((n) => n.event === "limited")).toMatchObject({ status: "limited", limit_kind: "rate", resets_at: row.limit!.resets_at, wake_at: row.limit!.wake_at });
       await until(() => processesIn(cwd).length === 0, 10_000);
       // A prompt before the reset is refused and changes nothing.
       const early = await m.call("send_message", { session_id: s.session_id, message: "too early" });
