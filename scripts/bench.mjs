@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API (phases real, headless, first-answer, parallel's real rows)
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, hibernate, first-answer, sandbox)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, hibernate, limits, first-answer, sandbox)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -32,6 +32,7 @@ import { broadcast } from "./bench/phases/broadcast.mjs";
 import { headless } from "./bench/phases/headless.mjs";
 import { nodes } from "./bench/phases/nodes.mjs";
 import { hibernate } from "./bench/phases/hibernate.mjs";
+import { limits } from "./bench/phases/limits.mjs";
 import { firstAnswer } from "./bench/phases/first-answer.mjs";
 import { sandbox } from "./bench/phases/sandbox.mjs";
 import { fmtMs } from "./bench/stats.mjs";
@@ -42,14 +43,14 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,hibernate,first-answer,sandbox] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,hibernate,limits,first-answer,sandbox] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
 const quick = flag("quick");
 const cfg = quick
-  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10, httpListCalls: 30, httpTurns: 15, httpClients: 20, httpClientTurns: 10, httpDomTurns: 15, httpChurn: 300, broadcastMembers: 10, broadcastRounds: 10, nodesSessions: 10, nodesRounds: 2, nodesListCalls: 30, nodesOutages: 2, hibernateSessions: 20, hibernateLive: 4 }
-  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50, httpListCalls: 200, httpTurns: 100, httpClients: 20, httpClientTurns: 10, httpDomTurns: 50, httpChurn: 1000, broadcastMembers: 10, broadcastRounds: 50, nodesSessions: 10, nodesRounds: 5, nodesListCalls: 100, nodesOutages: 5, hibernateSessions: 200, hibernateLive: 20 };
+  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10, httpListCalls: 30, httpTurns: 15, httpClients: 20, httpClientTurns: 10, httpDomTurns: 15, httpChurn: 300, broadcastMembers: 10, broadcastRounds: 10, nodesSessions: 10, nodesRounds: 2, nodesListCalls: 30, nodesOutages: 2, hibernateSessions: 20, hibernateLive: 4, limitSessions: 10, limitWakesPerMin: 120 }
+  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50, httpListCalls: 200, httpTurns: 100, httpClients: 20, httpClientTurns: 10, httpDomTurns: 50, httpChurn: 1000, broadcastMembers: 10, broadcastRounds: 50, nodesSessions: 10, nodesRounds: 5, nodesListCalls: 100, nodesOutages: 5, hibernateSessions: 200, hibernateLive: 20, limitSessions: 20, limitWakesPerMin: 120 };
 cfg.real = flag("real");
 
 const PHASES = [
@@ -70,6 +71,7 @@ const PHASES = [
   ["headless", headless],
   ["nodes", nodes],
   ["hibernate", hibernate],
+  ["limits", limits],
   ["first-answer", firstAnswer],
   ["sandbox", sandbox],
 ];

@@ -29,6 +29,7 @@ import { Limits, type LimitKind } from "./life/limits.js";
 import { ScreenWatch } from "./life/screen-watch.js";
 import { BudgetWatch } from "./life/budget-watch.js";
 import { LimitPark } from "./limit/park.js";
+import { serverAction } from "./audit.js";
 import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
@@ -120,7 +121,9 @@ export class SessionService {
     this.reconciler = new Reconciler(this.d);
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.budgets = new BudgetWatch(this.d);
-    this.parked = new LimitPark(this.d, (id, message) => this.send({ session_id: id, message, wait_for_response: false, timeout_ms: 30_000, queue: false, bash_mode: false, include_context: false }, { actor: "server:usage_limit" }));
+    this.parked = new LimitPark(this.d, (id, message) =>
+      serverAction(this.d, "usage_limit", "send_message", id, () => this.send({ session_id: id, message, wait_for_response: false, timeout_ms: 30_000, queue: false, bash_mode: false, include_context: false }, { actor: "server:usage_limit" })),
+    );
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });

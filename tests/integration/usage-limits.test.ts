@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readAudit } from "../../src/store/audit.js";
 import { connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 
 const HAS_TMUX = tmuxOrSkip();
@@ -97,6 +98,9 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       await new Promise((res) => setTimeout(res, 3000));
       expect(answers(w, s.session_id, prompt)).toBe(1);
       expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt).length).toBeGreaterThanOrEqual(2);
+      // The server's own acts are audited: the parking and the resend.
+      const audit = (await readAudit(w.stateDir)).filter((a) => a.session_id === s.session_id && a.actor === "server:usage_limit");
+      expect(audit.map((a) => a.tool)).toEqual(expect.arrayContaining(["kill_session", "send_message"]));
       await m.callOk("kill_session", { session_id: s.session_id });
     } finally {
       await m.close();

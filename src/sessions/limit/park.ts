@@ -22,6 +22,7 @@ import { promptAnswered } from "../../claude/answered.js";
 import { limitOf } from "../../core/limit.js";
 import { transcriptPath } from "../../claude/transcript.js";
 import type { FoldedLimit } from "../../events/reducer.js";
+import { serverAction } from "../audit.js";
 import type { Deps } from "../deps.js";
 import { hibernate } from "../life/sleep.js";
 import type { Session } from "../session.js";
@@ -102,7 +103,7 @@ export class LimitPark {
     );
     if (first) await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: w.resets_at, due_at: w.due_at });
     d.log.info(`${id}: limited (${l.kind}) until ${w.resets_at}; parked, wake due ${w.due_at}`);
-    await hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`);
+    await serverAction(d, "usage_limit", "kill_session", id, () => hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`));
     void this.schedule();
   }
 
