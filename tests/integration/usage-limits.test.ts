@@ -3,9 +3,10 @@
  * 429 as CLI 2.1.332 reports it, while a file exists) makes the session `limited` within that turn (send_message: LIMITED with
  * resets_at), parks it (no process), refuses prompts until the reset, then wakes it and sends the interrupted
  * prompt again exactly once; 20 sessions limited at once are woken spaced by CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN;
- * a server killed with -9 while they wait wakes each of them once after it is started again.
+ * a server killed with -9 while they wait wakes each of them once after it is started again; with
+ * CLAUDE_SESSIONS_ON_LIMIT=fail the session keeps its process, is shown limited and nothing is resent.
  */
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -101,6 +102,38 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       // The server's own acts are audited: the parking and the resend.
       const audit = (await readAudit(w.stateDir)).filter((a) => a.session_id === s.session_id && a.actor === "server:usage_limit");
       expect(audit.map((a) => a.tool)).toEqual(expect.arrayContaining(["kill_session", "send_message"]));
+      await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  }, 120_000);
+
+  it("CLAUDE_SESSIONS_ON_LIMIT=fail: shown limited with its process kept, prompts refused until the reset, nothing resent", async () => {
+    const m = await connect(w, { CLAUDE_SESSIONS_ON_LIMIT: "fail", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "3000" });
+    try {
+      const cwd = w.dir("fail");
+      const s = await m.callOk("start_session", { cwd });
+      const gate = join(w.root, "limit-fail");
+      writeFileSync(gate, "");
+      const prompt = `job fail FAKE_LIMIT:${gate}`;
+      const r = await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 });
+      expect(r.error?.code, r.text).toBe("LIMITED");
+      await until(async () => (await rowOf(m, s.session_id))?.status === "limited", 10_000);
+      const row = (await rowOf(m, s.session_id))!;
+      expect(row.limit?.wake_at).toBeUndefined();
+      expect(processesIn(cwd).length).toBeGreaterThan(0);
+      expect((await m.call("send_message", { session_id: s.session_id, message: "too early" })).error?.code).toBe("LIMITED");
+      rmSync(gate);
+      // After the reset nothing is resent by the server; the caller's own prompt goes through.
+      const left = Date.parse(row.limit!.resets_at) + 1500 - Date.now();
+      expect(left, JSON.stringify(row)).toBeLessThan(10_000);
+      await new Promise((res) => setTimeout(res, Math.max(0, left)));
+      expect(answers(w, s.session_id, prompt)).toBe(0);
+      const pending = join(w.stateDir, "limit-wakes", "pending");
+      expect(existsSync(pending) ? readdirSync(pending).filter((f) => f.startsWith(`${s.session_id}.`)) : []).toEqual([]);
+      const again = await m.callOk("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 });
+      expect(again).toMatchObject({ completed: true, response: `FAKE REPLY: ${prompt}` });
+      expect((await rowOf(m, s.session_id))?.status).toBe("idle");
       await m.callOk("kill_session", { session_id: s.session_id });
     } finally {
       await m.close();

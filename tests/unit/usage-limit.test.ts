@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { answeredIn } from "../../src/claude/answered.js";
+import { loadConfig } from "../../src/config.js";
 import { isLimitFailure, limitOf, resetOf } from "../../src/core/limit.js";
 import { foldAll, initialFold, reduce, type LogEvent } from "../../src/events/reducer.js";
 
@@ -105,5 +106,16 @@ describe("was the limited prompt answered after all?", () => {
     expect(answeredIn([user, answer].join("\n"), undefined, "job")).toBe(true);
     expect(answeredIn("", "p1", "job")).toBe(false);
     expect(answeredIn("{torn", "p1", "job")).toBe(false);
+  });
+});
+
+describe("the operator's settings", () => {
+  it("defaults, values, and a bad value stops the server at start with the variable named", () => {
+    const base = { HOME: "/nonexistent-home" };
+    expect(loadConfig(base)).toMatchObject({ onLimit: "wait", limitWakesPerMin: 6, limitJitterMs: 30_000, limitRateWaitMs: 60_000 });
+    expect(loadConfig({ ...base, CLAUDE_SESSIONS_ON_LIMIT: "fail", CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "120", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "5000" })).toMatchObject({ onLimit: "fail", limitWakesPerMin: 120, limitJitterMs: 0, limitRateWaitMs: 5000 });
+    expect(() => loadConfig({ ...base, CLAUDE_SESSIONS_ON_LIMIT: "switch" })).toThrow(/CLAUDE_SESSIONS_ON_LIMIT must be one of wait, fail/);
+    expect(() => loadConfig({ ...base, CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "0" })).toThrow(/CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN/);
+    expect(() => loadConfig({ ...base, CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "10" })).toThrow(/CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS/);
   });
 });
