@@ -4,7 +4,7 @@
  *
  *   --quick          fewer runs of each figure (proves the bench works; ~1 min)
  *   --real           also run the real Claude Code CLI against the mock Anthropic API (phases real, headless, first-answer, parallel's real rows)
- *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, fleet, hibernate, first-answer, sandbox, webhooks, attempts)
+ *   --only=a,b       run only these phases (detect, send, start, scale, list, store, permission, notify, real, parallel, history, http, http-churn, broadcast, headless, nodes, fleet, hibernate, first-answer, sandbox, webhooks, attempts, limits)
  *   CS_BENCH_SUT=DIR measure the build in another checkout (dist/ and tests/fixtures there), e.g. an older commit
  *   --out=DIR        where to write the JSON (default bench-results/)
  *
@@ -33,6 +33,7 @@ import { headless } from "./bench/phases/headless.mjs";
 import { nodes } from "./bench/phases/nodes.mjs";
 import { fleet } from "./bench/phases/fleet.mjs";
 import { hibernate } from "./bench/phases/hibernate.mjs";
+import { limits } from "./bench/phases/limits.mjs";
 import { firstAnswer } from "./bench/phases/first-answer.mjs";
 import { sandbox } from "./bench/phases/sandbox.mjs";
 import { webhooks } from "./bench/phases/webhooks.mjs";
@@ -45,7 +46,7 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks,attempts] [--out=DIR]\n`);
+  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks,attempts,limits] [--out=DIR]\n`);
   process.exit(unknown.length ? 2 : 0);
 }
 
@@ -74,6 +75,7 @@ const PHASES = [
   ["nodes", nodes],
   ["fleet", fleet],
   ["hibernate", hibernate],
+  ["limits", limits],
   ["first-answer", firstAnswer],
   ["sandbox", sandbox],
   ["webhooks", webhooks],

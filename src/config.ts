@@ -127,6 +127,14 @@ export interface Config {
   idleTtlMs: number;
   /** CLAUDE_SESSIONS_HIBERNATE_AFTER_MS: an idle session is hibernated (process ended, woken by the next prompt) after this long; 0 = never. */
   hibernateAfterMs: number;
+  /** CLAUDE_SESSIONS_ON_LIMIT: what a session does when a turn hits a usage limit: wait (parked, woken after the reset) or fail (stays idle, limited). */
+  onLimit: "wait" | "fail";
+  /** CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: the fleet's wakes after a limit, at most this many a minute, evenly spaced (every server on the state dir together). */
+  limitWakesPerMin: number;
+  /** CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: how long a limit with no reset time (an API key's 429) is waited out. */
+  limitRateWaitMs: number;
+  /** CLAUDE_SESSIONS_LIMIT_JITTER_MS: a parked session is woken at resets_at plus a random delay up to this. */
+  limitJitterMs: number;
   /** CLAUDE_SESSIONS_MAX_LIVE: a start or wake past this many live processes hibernates the least recently used idle session; 0 = no limit. */
   maxLive: number;
   /** CLAUDE_SESSIONS_BUSY_MAX_MS: a turn busy longer than this is interrupted and flagged; 0 = never. */
@@ -176,6 +184,13 @@ export function takeOperatorToken(env: NodeJS.ProcessEnv = process.env): string 
 
 /** The operator settings read before the rest of the server loads (src/bin.ts re-executes with tuned heap flags). */
 export const EARLY_SETTINGS = ["CLAUDE_SESSIONS_DIR", "CLAUDE_SESSIONS_NO_REEXEC"] as const;
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], dflt: T): T {
+  const v = env[key];
+  if (v === undefined || v === "") return dflt;
+  if (!(values as readonly string[]).includes(v)) throw new Error(`${key} must be one of ${values.join(", ")} (got ${JSON.stringify(v)})`);
+  return v as T;
+}
 
 function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number {
   const v = env[key];
@@ -265,6 +280,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTtlMs: num(env, "CLAUDE_SESSIONS_IDLE_TTL_MS", 6 * 60 * 60 * 1000, 0),
     hibernateAfterMs: num(env, "CLAUDE_SESSIONS_HIBERNATE_AFTER_MS", 0, 0),
     maxLive: num(env, "CLAUDE_SESSIONS_MAX_LIVE", 0, 0),
+    onLimit: oneOf(env, "CLAUDE_SESSIONS_ON_LIMIT", ["wait", "fail"] as const, "wait"),
+    limitWakesPerMin: num(env, "CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN", 6, 1),
+    limitRateWaitMs: num(env, "CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS", 60_000, 1000),
+    limitJitterMs: num(env, "CLAUDE_SESSIONS_LIMIT_JITTER_MS", 30_000, 0),
     busyMaxMs: num(env, "CLAUDE_SESSIONS_BUSY_MAX_MS", 2 * 60 * 60 * 1000, 0),
     maxQueue: num(env, "CLAUDE_SESSIONS_MAX_QUEUE", 10, 1),
     memberMessagesPerMin: num(env, "CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN", 20, 0),

@@ -52,7 +52,9 @@
     // The machine it runs on, when the server coordinates nodes (the column shows once a row has one).
     c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
     if (r.node) $("#sessions").classList.add("with-nodes");
-    c[2].replaceChildren(el("span", `status ${r.status}`, r.status), ...sandboxMarks(r), ...overlapMarks(r));
+    const st = el("span", `status ${r.status}`, r.status);
+    if (r.status === "limited" && r.limit) st.title = `${r.limit.limit_kind} limit until ${new Date(r.limit.resets_at).toLocaleString()}${r.limit.wake_at ? `; woken at ${new Date(r.limit.wake_at).toLocaleString()}` : ""}`;
+    c[2].replaceChildren(st, ...sandboxMarks(r), ...overlapMarks(r));
     c[3].replaceChildren([r.team_name, r.teammate_name].filter(Boolean).join(" / "), ...teamMarks(r));
     c[4].textContent = r.cwd || "";
     c[4].title = r.cwd || "";
@@ -87,6 +89,7 @@
     Object.assign(r, change);
     if (change.pending_permission === null) delete r.pending_permission;
     if (change.shutdown_requested === null) delete r.shutdown_requested;
+    if (change.limit === null) delete r.limit;
     renderRow(r);
     // The totals come once a turn's usage is recorded: the session page's turns and the cost page follow them.
     if ("total_cost_usd" in change && CS.onTotals) CS.onTotals(r);
@@ -130,7 +133,7 @@
   // ------------------------------------------------------------------ one session
   function showStatus(r) {
     const s = $("#s-status");
-    s.textContent = r.status;
+    s.textContent = r.status === "limited" && r.limit ? `limited until ${new Date(r.limit.resets_at).toLocaleTimeString()}` : r.status;
     s.className = `status ${r.status}`;
     const p = r.pending_permission;
     $("#permission").hidden = !p;
@@ -208,6 +211,7 @@
       if (c.pending_permission === null) delete current.pending_permission;
       if (c.blocked === null) delete current.blocked;
       if (c.shutdown_requested === null) delete current.shutdown_requested;
+      if (c.limit === null) delete current.limit;
       showStatus(current);
     });
     sessionFeed.addEventListener("screen", (e) => showScreen(JSON.parse(e.data).text));

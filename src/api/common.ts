@@ -123,6 +123,16 @@ export const sessionTotalFields = {
   session_turns: z.number().optional().describe("Turns the session has ended so far, this one included."),
 };
 
+/** A usage or rate limit the session's last turn hit (issue 33; docs/limits.md). */
+export const limitShown = z.strictObject({
+  resets_at: z.string().describe("When the limit lifts; the server wakes the session after it (plus a jitter, spread over the fleet)."),
+  limit_kind: z.string().describe("five_hour, seven_day (a plan's windows), rate (an API key's 429: no reset time is given, the server waits a minute), or other."),
+  reset_known: z.boolean().describe("false: the CLI gave no reset time (an API key's 429) and resets_at is the server's guess."),
+  message: z.string().describe("What the CLI said."),
+  wake_at: z.string().optional().describe("When the server wakes the session and sends the interrupted prompt again (once, only if unanswered)."),
+  account: z.string().optional(),
+});
+
 /** What a wait on a turn reports (send_message with wait_for_response, wait_for_completion). */
 export const turnFields = {
   completed: z.boolean().describe("The turn ended and the session is idle."),

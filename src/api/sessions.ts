@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, blockedScreen, doppler, env, idempotencyField, nodeField, nodeName, pendingPermission, sandboxOption, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import { addressFields, backend, blockedScreen, doppler, limitShown, env, idempotencyField, nodeField, nodeName, pendingPermission, sandboxOption, sessionId, status, teamName, teammateName, usage } from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { claudeOptionFields, resumeClaudeOptionFields } from "./headless.js";
 
@@ -197,6 +197,7 @@ export const sessionSummary = z.strictObject({
   needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
   shutdown_requested: z.string().optional().describe("A team member asked to be ended (why); kill_session approves."),
   blocked: blockedScreen.optional(),
+  limit: limitShown.optional().describe("status limited: the usage or rate limit the last turn hit."),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when no model's price is known."),

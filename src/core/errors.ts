@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "IDEMPOTENCY_UNKNOWN",
   "QUEUE_FULL",
   "RATE_LIMITED",
+  "LIMITED",
   "SANDBOX_UNAVAILABLE",
   "INTERNAL",
 ] as const;
@@ -33,7 +34,7 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes a caller may simply try again later. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE", "QUEUE_FULL", "RATE_LIMITED"]);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(["SESSION_BUSY", "SESSION_NOT_READY", "TIMEOUT", "LIMIT_REACHED", "TURN_FAILED", "NODE_UNREACHABLE", "QUEUE_FULL", "RATE_LIMITED", "LIMITED"]);
 
 const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   INVALID_ARGUMENT: "Check the arguments against the tool's input schema.",
@@ -60,6 +61,7 @@ const DEFAULT_SUGGESTION: Record<ErrorCode, string> = {
   IDEMPOTENCY_UNKNOWN: "The server that ran the first call with this key ended before it finished: the work may have happened. Look at the session (list_sessions, stream_output), then use a new idempotency_key to run it again.",
   QUEUE_FULL: "The session holds as many queued prompts as the server allows (CLAUDE_SESSIONS_MAX_QUEUE): wait for its turns to end (wait_for_completion), then send again.",
   RATE_LIMITED: "Too many prompts in a short time: try again after details.retry_after_ms.",
+  LIMITED: "The account hit a usage or rate limit: the session is parked and woken after details.resets_at (the server resends the interrupted prompt once); send again after that time, or wait_for_completion.",
   INTERNAL: "This is a bug in claude-sessions; the server log (stderr) has details.",
 };
 

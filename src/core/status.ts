@@ -4,7 +4,7 @@
  * (a screen of Claude Code other than a permission dialog waits for an answer: answer_prompt) and hibernated (the
  * process ended cleanly, the conversation is kept: the next prompt wakes it on its backend).
  */
-export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie", "hibernated"] as const;
+export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie", "hibernated", "limited"] as const;
 export type Status = (typeof STATUSES)[number];
 
 const T: Record<Status, readonly Status[]> = {
@@ -22,6 +22,8 @@ const T: Record<Status, readonly Status[]> = {
   zombie: ["dead", "starting"],
   // No process, the conversation kept (cs:hibernated); a wake's cs:spawn starts it again, kill_session ends it.
   hibernated: ["starting", "error", "dead"],
+  // Shown, never folded: an idle or hibernated session whose last turn hit a usage limit (views.ts shownStatus, issue 33).
+  limited: [],
 };
 
 export function canMove(from: Status, to: Status): boolean {

@@ -4,6 +4,7 @@
  */
 import { assertNever } from "../core/errors.js";
 import { BLOCKED_KINDS, canMove, isLive, type BlockedKind, type Status } from "../core/status.js";
+import { isLimitFailure, limitOf, type LimitInfo } from "../core/limit.js";
 import { HOOK_EVENTS, OWN_EVENTS, type EventName } from "../core/events.js";
 
 export { HOOK_EVENTS, OWN_EVENTS, type EventName, type HookEventName, type OwnEventName } from "../core/events.js";
@@ -42,6 +43,10 @@ export interface LogEvent {
   violation?: "network" | "secret";
   /** cs:snapshot: the fold of everything the log held before it was compacted. */
   fold?: Folded;
+  /** cs:limit_wait: the limit (by its seq) the server parked the session for, when it lifts and when the wake is due. */
+  limit_seq?: number;
+  resets_at?: string;
+  due_at?: string;
   /** The line was longer than the reader's cap: only its name (and session id) were kept. */
   oversized?: boolean;
   ts?: string;
@@ -119,8 +124,41 @@ export interface Folded {
   generation?: number;
   /** Sandbox violations over the whole log (cs:sandbox_violation): refused connections and sentinels sent elsewhere. */
   sandbox_violations?: number;
+  /**
+   * The last turn ended on a usage or rate limit (StopFailure `rate_limit`, issue 33): until a prompt is taken again
+   * (UserPromptSubmit) or the server finds the prompt answered (cs:limit_over). Kept across a hibernation and a wake.
+   */
+  limit?: FoldedLimit;
   /** Events folded so far (the next event's sequence number). */
   seq: number;
+}
+
+/**
+ * A limit as the fold keeps it: what the CLI said, and the prompt the limit interrupted. `resets_at` is known once the
+ * event had a time (headless events do; hook lines do not) or the server recorded it (cs:limit_wait).
+ */
+export interface FoldedLimit extends Omit<LimitInfo, "resets_at"> {
+  resets_at?: string;
+  /** Sequence number of the event that said it (one limit, one wake: the wake's claim is named by it). */
+  seq: number;
+  since?: string;
+  /** The prompt that hit the limit and its prompt_id (its transcript line carries it as promptId). */
+  prompt?: string;
+  prompt_id?: string;
+  /** When the server will wake the session (cs:limit_wait: resets_at plus its jitter and the fleet's spacing). */
+  wake_at?: string;
+}
+
+/** A reset time the message does not give (an API key's 429): the limit is looked at again after this. */
+export const LIMIT_RATE_WAIT_MS = 60_000;
+
+function noteLimit(f: Folded, ev: LogEvent, seq: number, message: string | undefined): Folded {
+  const at = ev.ts ? Date.parse(ev.ts) : NaN;
+  const info: FoldedLimit = { ...limitOf(message ?? "rate limit", Number.isFinite(at) ? at : 0, LIMIT_RATE_WAIT_MS), seq };
+  // Without the event's time a reset read from "resets 8pm" has no day: the server that sees it records it.
+  if (!Number.isFinite(at)) delete info.resets_at;
+  f.limit = { ...info, ...(ev.ts ? { since: ev.ts } : {}), ...(f.last_prompt !== undefined ? { prompt: f.last_prompt } : {}), ...(ev.prompt_id ? { prompt_id: ev.prompt_id } : {}) };
+  return f;
 }
 
 export function initialFold(): Folded {
@@ -174,6 +212,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
         responses: f.responses,
         response_chars: f.response_chars,
         ...(f.sandbox_violations ? { sandbox_violations: f.sandbox_violations } : {}),
+        ...(f.limit ? { limit: f.limit } : {}),
         ...(ev.claude_session_id ? { claude_session_id: ev.claude_session_id } : f.claude_session_id ? { claude_session_id: f.claude_session_id } : {}),
         ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
         ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
@@ -195,6 +234,7 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       f.status = move(f, "busy");
       delete f.pending_permission;
       delete f.permission_denials;
+      delete f.limit;
       return f;
     case "PreToolUse":
     case "PostToolUse":
@@ -259,11 +299,28 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
     case "StopFailure":
       // The hook may land after the headless engine recorded the turn's failure (cs:turn_failed) from the SDK's
       // result, on a loaded machine even after the next prompt was taken: a turn already ended is not ended twice.
+      // A limit is noted even when the headless engine ended the turn first (cs:turn_failed).
+      if (isLimitFailure(ev.error, ev.last_assistant_message)) {
+        const g = f.turn_count < f.prompts_submitted ? failTurn(f, ev.last_assistant_message ?? ev.error, ev.prompt_id) : f;
+        return g.last_turn === "failed" ? noteLimit(g, ev, prev.seq, ev.last_assistant_message) : g;
+      }
       return f.turn_count < f.prompts_submitted ? failTurn(f, ev.last_assistant_message ?? ev.error, ev.prompt_id) : f;
     case "cs:turn_failed":
       // The headless engine's record of a turn that ended with an error result and no Stop/StopFailure hook
       // (max_turns, max_budget_usd, structured-output retries): the same outcome as StopFailure.
-      return f.turn_count < f.prompts_submitted ? failTurn(f, ev.message ?? ev.error) : f;
+      if (f.turn_count >= f.prompts_submitted) return f;
+      failTurn(f, ev.message ?? ev.error);
+      return isLimitFailure(ev.error, ev.message) ? noteLimit(f, ev, prev.seq, ev.message) : f;
+    case "cs:limit_wait":
+      // The server parked the session for this limit: its reset (the operator's wait when the CLI gave none) and the wake.
+      if (f.limit && f.limit.seq === ev.limit_seq && typeof ev.resets_at === "string" && Number.isFinite(Date.parse(ev.resets_at))) {
+        f.limit = { ...f.limit, resets_at: ev.resets_at, ...(typeof ev.due_at === "string" ? { wake_at: ev.due_at } : {}) };
+      }
+      return f;
+    case "cs:limit_over":
+      // The server found the limited prompt answered after all, or the limit was let go: nothing waits any more.
+      delete f.limit;
+      return f;
     case "cs:answered":
       // A dialog answered with Allow: the tool runs now, and no hook says so before PostToolUse (the real CLI).
       if (f.status === "waiting_for_permission" && f.pending_permission?.seq === ev.permission_seq) {

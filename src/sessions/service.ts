@@ -29,6 +29,8 @@ import { compact, reset } from "./turn/reset.js";
 import { Limits, type LimitKind } from "./life/limits.js";
 import { ScreenWatch } from "./life/screen-watch.js";
 import { BudgetWatch } from "./life/budget-watch.js";
+import { LimitPark } from "./limit/park.js";
+import { serverAction } from "./audit.js";
 import { list } from "./list.js";
 import { sendNative } from "./native.js";
 import { stream } from "./output.js";
@@ -96,6 +98,7 @@ export class SessionService {
   private readonly limits: Limits;
   private readonly screens: ScreenWatch;
   private readonly budgets: BudgetWatch;
+  private readonly parked: LimitPark;
   private readonly limitListeners = new Set<(id: string, kind: LimitKind, detail: string) => void>();
   private readonly totalsListeners = new Set<TotalsListener>();
   private readonly forgetListeners = new Set<ForgetListener>();
@@ -129,6 +132,9 @@ export class SessionService {
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.budgets = new BudgetWatch(this.d);
     this.radar = new Radar(this.d);
+    this.parked = new LimitPark(this.d, (id, message) =>
+      serverAction(this.d, "usage_limit", "send_message", id, () => this.send({ session_id: id, message, wait_for_response: false, wait_for_usage: false, timeout_ms: 30_000, queue: false, bash_mode: false, include_context: false }, { actor: "server:usage_limit" })),
+    );
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
     });
@@ -206,6 +212,7 @@ export class SessionService {
     if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) }, followed ? x : undefined);
     if (!this.closed && x) this.screens.changed(x, s.fold.status);
     if (!this.closed && x) this.budgets.changed(x);
+    if (!this.closed && followed) this.parked.changed(x);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
     if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
@@ -412,6 +419,7 @@ export class SessionService {
     this.limits.clearAll();
     this.screens.clearAll();
     this.budgets.close();
+    this.parked.close();
     await this.d.registry.close();
     await this.d.audit.flushed();
   }

@@ -14,6 +14,11 @@ export function publicBlocked(b: Pick<BlockedScreen, "kind" | "text" | "choices"
   return { kind: b.kind, text: b.text, choices: [...b.choices], ...(b.since ? { since: b.since } : {}) };
 }
 
+/** A session whose last turn hit a limit is shown `limited` while it waits: idle (being parked) or hibernated. */
+export function limitedShown(status: string): boolean {
+  return status === "idle" || status === "hibernated";
+}
+
 /** Writes what the fold knows into a stored record (the fold is the truth; the record a snapshot of it). */
 export function applyFold(r: SessionRecord, f: Folded): void {
   const wasLive = isLive(r.status);
@@ -37,6 +42,8 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   else delete r.shutdown_requested;
   if (f.last_event_at) r.last_active = f.last_event_at;
   if (f.sandbox_violations) r.sandbox_violations = f.sandbox_violations;
+  if (f.limit?.resets_at) r.limit = { resets_at: f.limit.resets_at, limit_kind: f.limit.kind, reset_known: f.limit.reset_known, message: f.limit.message, ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}) };
+  else delete r.limit;
   if (!isLive(f.status)) delete r.pid;
 }
 
@@ -67,6 +74,10 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;
   if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (r.blocked && r.status === "blocked") s.blocked = publicBlocked(r.blocked);
+  if (r.limit && limitedShown(r.status)) {
+    s.status = "limited";
+    s.limit = { ...r.limit };
+  }
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;
   if (r.worktree) {

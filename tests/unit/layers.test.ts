@@ -105,6 +105,8 @@ export const SESSION_LAYERS: Record<string, number> = {
   "run-task.ts": 8,
   // Parallel attempts (fan_out, checks, ranking) and the merge queue: over launches and turns, through the service's doors.
   "attempts/": 8,
+  // Parked at a usage limit, woken once after it (it hibernates, then sends the prompt again).
+  "limit/": 8,
   // The one door.
   "service.ts": 9,
 };

@@ -8,6 +8,7 @@ import type { ServerResponse } from "node:http";
 import * as api from "../../api/index.js";
 import { isLive } from "../../core/status.js";
 import type { SessionChange, SessionService } from "../../sessions/service.js";
+import { limitedShown } from "../../sessions/views.js";
 import type { CallRouter, Tool } from "../tool.js";
 import { listSessions } from "../tools/core/list-sessions.js";
 import { streamOutputTool } from "../tools/core/stream-output.js";
@@ -44,9 +45,12 @@ export function openFeed(res: ServerResponse): Feed {
  */
 export function changeRow(c: SessionChange): Record<string, unknown> {
   const f = c.fold;
+  // As list_sessions shows it: an idle or hibernated session whose last turn hit a usage limit is limited.
+  const limited = f.limit?.resets_at !== undefined && limitedShown(c.status);
   return {
     session_id: c.session_id,
-    status: c.status,
+    status: limited ? "limited" : c.status,
+    limit: limited ? { resets_at: f.limit!.resets_at, limit_kind: f.limit!.kind, reset_known: f.limit!.reset_known, message: f.limit!.message, ...(f.limit!.wake_at ? { wake_at: f.limit!.wake_at } : {}) } : null,
     turn_count: f.turn_count,
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
     pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,

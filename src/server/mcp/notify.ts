@@ -13,7 +13,7 @@ import type { Logger } from "../../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "shutdown_requested" | "sandbox_violation" | "usage" | "overlap";
+  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "limited" | "shutdown_requested" | "sandbox_violation" | "usage" | "overlap";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -36,6 +36,10 @@ export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
   /** overlap (the conflict radar): the other live session of the same repository that edited the same file. */
   other_session_id?: string;
   file?: string;
+  /** limited: when the usage or rate limit lifts, its kind, and when the server wakes the session (docs/limits.md). */
+  resets_at?: string;
+  limit_kind?: string;
+  wake_at?: string;
 }
 
 /** What a change means for a person or an orchestrator, with its level; undefined when it is not worth a message. */
@@ -54,6 +58,10 @@ function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNo
   // A team member asked to be ended (its member server's request_shutdown): kill_session approves.
   if (c.events.some((e) => e.hook_event_name === "cs:shutdown_requested")) {
     return { level: "warning", notice: { event: "shutdown_requested", ...base, reason: f.shutdown_requested ?? "requested" } };
+  }
+  // A turn hit a usage limit and the server recorded when it lifts (cs:limit_wait): the session is parked until then.
+  if (f.limit?.resets_at && c.events.some((e) => e.hook_event_name === "cs:limit_wait")) {
+    return { level: "warning", notice: { event: "limited", ...base, status: "limited", resets_at: f.limit.resets_at, limit_kind: f.limit.kind, ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}), error: f.limit.message } };
   }
   const opened = c.events.some((e) => e.hook_event_name === "PermissionRequest");
   if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {

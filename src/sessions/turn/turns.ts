@@ -5,6 +5,7 @@
 import type { Resolved, SendInput, SendOutput, WaitInput, WaitOutput } from "../../api/index.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
+import { limitOf } from "../../core/limit.js";
 import type { BackendKind } from "../../core/events.js";
 import { acceptsPrompt, isLive } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
@@ -61,6 +62,8 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
   const r0 = await d.registry.record(input.session_id);
   const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode, d.runners[r0.backend]?.caps);
   const f0 = (await d.registry.follow(input.session_id)).fold;
+  // A session parked on a usage limit takes no prompt before the limit lifts (issue 33): the server wakes it then.
+  if (f0.limit && (f0.status === "hibernated" || f0.status === "idle") && Date.now() < Date.parse(resetsAt(d, f0.limit))) throw limitedError(d, input.session_id, f0.limit, false);
   if (f0.status === "hibernated") {
     checkTurns(r0, f0);
     await checkSpendable(d, r0);
@@ -228,6 +231,8 @@ export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: Dri
   }
   if (waited.timed_out) recordUnended(d, id, s.live.fold, promptNo, "timed_out", `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`);
   const w = await withFigures(d, kind, s, promptNo, waited);
+  // The turn ended on a usage limit: a typed result the caller can retry at resets_at, not a plain failure.
+  if (w.completed && w.turn_outcome === "failed" && s.live.fold.limit) throw limitedError(d, id, s.live.fold.limit, true);
   const { last_response, ...rest } = w;
   Object.assign(out, rest, { waited_ms: Date.now() - t0 });
   if (w.completed) {
@@ -272,6 +277,7 @@ export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext
   const target = s.live.fold.prompts_submitted;
   const r = await d.registry.record(input.session_id);
   const out = await withFigures(d, r.backend, s, target, await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true }));
+  if (!out.timed_out && s.live.fold.limit && (s.live.fold.status === "idle" || s.live.fold.status === "hibernated")) throw limitedError(d, input.session_id, s.live.fold.limit, undefined);
   // A wait returns at the turn's end (its detection is the point: milliseconds after the Stop hook). The usage is
   // added when it is already read (send_message waits for it); otherwise it is read in the background and the
   // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop). A headless
@@ -280,6 +286,21 @@ export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext
   // The session's totals come with the turn's figures (they include them); without those, they are left out.
   const totals = "usage" in cost ? await totalsAfter(d, input.session_id, s) : {};
   return { session_id: input.session_id, ...cost, ...totals, ...out, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
+}
+
+/** LIMITED: the session's last turn hit a usage or rate limit; `sent` says whether this call's prompt went in. */
+function limitedError(d: Deps, id: string, l: NonNullable<Folded["limit"]>, sent: boolean | undefined): SessionError {
+  const at = resetsAt(d, l);
+  const msg = sent === false ? "it takes no prompt before the limit lifts; nothing was sent" : sent ? "the prompt was sent and hit it" : "its last turn hit it";
+  return new SessionError("LIMITED", `session ${id} is limited (${l.kind}: ${l.message}) until ${at}; ${msg}.`, {
+    details: { resets_at: at, limit_kind: l.kind, reset_known: l.reset_known, ...(sent !== undefined ? { message_sent: sent } : {}) },
+  });
+}
+
+/** When a limit lifts: as recorded, else read from the CLI's message now (the server records it a moment later). */
+function resetsAt(d: Deps, l: NonNullable<Folded["limit"]>): string {
+  const since = l.since ? Date.parse(l.since) : Date.now();
+  return l.resets_at ?? limitOf(l.message, Number.isFinite(since) ? since : Date.now(), d.cfg.limitRateWaitMs).resets_at;
 }
 
 /** The session's totals once the settled turn is in the record (a few ms: its store write). */
