@@ -234,10 +234,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   carried?.catch(() => {});
   await d.store.patch(id, (r) => {
     r.pid = spawned.pid;
-    if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
-    if (spawned.target) r.tmux_session = spawned.target;
-    if (spawned.socket) r.tmux_socket = spawned.socket;
-    if (!runner.caps.survivesRestart) r.owner_pid = process.pid;
+    r.host = spawned.ref;
   });
 
   const t0 = Date.now();
