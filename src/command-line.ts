@@ -10,7 +10,7 @@ import { resolveStateDir } from "./util/owned.js";
 import { BoundedStdioServerTransport } from "./server/stdio.js";
 import * as api from "./api/index.js";
 import { createApp, packageVersion } from "./app.js";
-import { prefetchVersion } from "./sessions/launch/cli-policy.js";
+import { prefetchVersion } from "./sessions/launch/options.js";
 import { loadConfig } from "./config.js";
 import { parseSince, readAudit } from "./store/audit.js";
 import { healthChecks } from "./server/health.js";

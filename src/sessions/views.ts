@@ -3,7 +3,7 @@ import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
 import type { BlockedScreen, Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
-import { launchWarnings } from "./launch/cli-policy.js";
+import { launchWarnings } from "./launch/options.js";
 import { sessionTotals } from "./spend/budget.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {

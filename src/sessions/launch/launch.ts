@@ -25,7 +25,7 @@ import { checkBudget } from "../spend/budget.js";
 import { beginTurn } from "../spend/cost.js";
 import { poolLeft } from "../spend/pool.js";
 import { startView } from "../views.js";
-import { policyEnv, setVersion } from "./cli-policy.js";
+import { policyEnv, setVersion } from "./options.js";
 import { claimTeammate } from "../teams/team.js";
 import { makeWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "../teams/members.js";
