@@ -77,24 +77,21 @@ const CHECKS: ReadonlyArray<[string, Check]> = [
   ["claude", (a) => void ((a.claude = claudeBinary(a.d.cfg)), (a.version = versionOf(a.claude)))],
   ["options the runner honours", (a) => checkBackendOptions(a.runner, allRunners(a.d), a.ask.input, dopplerWanted(a) !== undefined)],
   ["resume_at", async (a) => { const r = resume(a); if (r?.mode.kind === "resume" && r.mode.at) await checkResumeAt(a.d, r.rec, r.mode.resumeId, r.mode.at); }],
-  // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
-  ["budget", (a) => { const r = resume(a); if (r && !isFork(a)) checkResumeBudget(r.rec, r.input); else checkBudgetModels(a.ask.input.max_budget_usd ?? r?.rec.max_budget_usd, [a.ask.input.model ?? r?.rec.model, a.ask.input.fallback_model ?? r?.rec.options.fallback_model]); }],
+  ["budget", budget],
   ["doppler", (a) => void (a.doppler = dopplerFor(a.d.cfg, dopplerWanted(a)))],
   ["launch options", (a) => (resume(a) ? resumeOptions(a) : startOptions(a))],
   ["no widening", (a) => checkWidening(a.d.cfg, resume(a) ? { ...a.opts, agents: a.options.agents } : start(a)!.input)],
-  // resume: the record's sandbox, checked again (the operator's hosts and this machine may have changed); under
-  // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  ["sandbox", (a) => void (a.sandbox = sandboxFor(a.d.cfg, resume(a) ? (resume(a)!.rec.sandbox ?? a.d.cfg.sandbox === "required") : start(a)!.input.sandbox, sandboxBlocker(a.runner)))],
+  ["sandbox", (a) => void (a.sandbox = sandboxFor(a.d.cfg, sandboxAsked(a), sandboxBlocker(a.runner)))],
   ["permission mode", (a) => checkPermissionMode(a.d.cfg, a.permissionMode, a.sandbox !== undefined)],
   ["env", (a) => { a.env = resume(a)?.env ?? checkEnv(a.d.cfg, start(a)!.input.env); if (a.sandbox) checkSandboxEnv(a.env); }],
   ["mcp_servers", (a) => void (a.mcpServers = checkMcpServers(a.d.cfg, a.ask.input.mcp_servers))],
-  ["CLI version", async (a) => { if (resume(a) || needsVersion(a.runner, a.ask.input)) checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input); }],
-  ["prompt", (a) => { const i = start(a)?.input; a.prompt = i?.prompt !== undefined ? checkPrompt(a.d.cfg, i.prompt, "prompt", false, a.runner.caps) : undefined; }],
+  ["CLI version", async (a) => (resume(a) || needsVersion(a.runner, a.ask.input) ? checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input) : undefined)],
+  ["prompt", (a) => void (a.prompt = firstPrompt(a))],
   ["outside the state directory", (a) => assertOutsideState(a.d.cfg.stateDir, [[a.cwd, "cwd"], ...a.addDirs])],
   ["within the roots", (a) => assertInRoots(a.d.cfg, a.ctx, [[a.cwd, "cwd"], ...a.addDirs])],
   ["team and worktree arguments", (a) => { const i = start(a)?.input; if (i) startShape(i); }],
-  ["id and worktree", async (a) => { const i = start(a)?.input; a.id = i ? (i.session_id ?? newSessionId()) : resume(a)!.forId; a.plan = i?.worktree ? await planWorktree(a.d.cfg, a.id, a.cwd, i) : undefined; }],
-  ["folder trust", (a) => { const i = start(a)?.input; a.trust = i ? Boolean(i.trust_workspace) : Boolean(a.ask.input.trust_workspace ?? (a.d.cfg.allowTrustWorkspace && resume(a)!.rec.options.trust_workspace)); return checkHeadlessTrust(a.runner.caps.trustScreen, a.plan ? a.plan.cwd : a.cwd, childEnv(process.env, a.env), a.trust, a.plan?.top); }],
+  ["id and worktree", idAndWorktree],
+  ["folder trust", folderTrust],
   ["log_file is still ours", (a) => (resume(a) && !isFork(a) ? sameLogFile(resume(a)!.rec) : undefined)],
   ["hook script", (a) => assertOwnedScript(a.d.scripts.hook)],
   // Last: it creates the file (nothing is left to refuse the call afterwards).
@@ -106,6 +103,44 @@ export async function admit(d: Deps, ask: Ask, ctx: CallContext): Promise<Admiss
   const a = { d, ctx, ask, addDirs: [] } as unknown as Admission;
   for (const [, check] of CHECKS) await check(a);
   return a;
+}
+
+/** A budget must be enforceable: a resume's with what the session spent; a start's and a fork's (totals at zero) by its models' prices. */
+function budget(a: Admission): void {
+  const r = resume(a);
+  if (r && !isFork(a)) return checkResumeBudget(r.rec, r.input);
+  const i = a.ask.input;
+  checkBudgetModels(i.max_budget_usd ?? r?.rec.max_budget_usd, [i.model ?? r?.rec.model, i.fallback_model ?? r?.rec.options.fallback_model]);
+}
+
+/**
+ * A start's sandbox is its call's; a resume's the record's, checked again (the operator's hosts and this machine may
+ * have changed): under CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
+ */
+function sandboxAsked(a: Admission): StartInput["sandbox"] {
+  const r = resume(a);
+  return r ? (r.rec.sandbox ?? a.d.cfg.sandbox === "required") : start(a)!.input.sandbox;
+}
+
+/** A start's first prompt, checked by its runner's rules. */
+function firstPrompt(a: Admission): string | undefined {
+  const i = start(a)?.input;
+  return i?.prompt !== undefined ? checkPrompt(a.d.cfg, i.prompt, "prompt", false, a.runner.caps) : undefined;
+}
+
+/** A start's id (its own or a new one) and its worktree's plan; a resume's the record's id, a fork's its new one. */
+async function idAndWorktree(a: Admission): Promise<void> {
+  const i = start(a)?.input;
+  a.id = i ? (i.session_id ?? newSessionId()) : resume(a)!.forId;
+  a.plan = i?.worktree ? await planWorktree(a.d.cfg, a.id, a.cwd, i) : undefined;
+}
+
+/** Claude Code trusts the folder, or the runner answers its trust screen (a trust_workspace stored before the operator turned it off is not acted on). */
+function folderTrust(a: Admission): Promise<void> {
+  const i = start(a)?.input;
+  const r = resume(a);
+  a.trust = i ? Boolean(i.trust_workspace) : Boolean(r!.input.trust_workspace ?? (a.d.cfg.allowTrustWorkspace && r!.rec.options.trust_workspace));
+  return checkHeadlessTrust(a.runner.caps.trustScreen, a.plan ? a.plan.cwd : a.cwd, childEnv(process.env, a.env), a.trust, a.plan?.top);
 }
 
 /** A start's launch options: the effective permission mode, its add_dirs checked. */
