@@ -10,7 +10,7 @@ import { resolveStateDir } from "../util/fs/owned.js";
 import { BoundedStdioServerTransport } from "../server/mcp/stdio.js";
 import * as api from "../api/index.js";
 import { createApp, packageVersion } from "../app.js";
-import { prefetchVersion } from "../sessions/launch/cli-policy.js";
+import { prefetchVersion } from "../sessions/launch/options.js";
 import { loadConfig, takeOperatorToken } from "../config.js";
 import { parseSince, readAudit } from "../store/audit.js";
 import { healthChecks } from "../server/health.js";

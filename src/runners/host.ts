@@ -7,6 +7,9 @@ import type { BackendKind } from "../core/events.js";
 import type { StartInput } from "../api/index.js";
 import type { LiveSession } from "../events/live.js";
 import type { StoredOptions } from "../store/options.js";
+import type { HostRef } from "../store/schema.js";
+import { isAlive } from "../util/proc/process.js";
+export type { HostRef };
 
 /** A launch's options: what the record keeps, and what this launch alone gets (mcp_servers: never stored). */
 export type LaunchOptions = StoredOptions & Pick<StartInput, "mcp_servers">;
@@ -70,12 +73,8 @@ export type SpawnSpec = TerminalPlan | ConversationPlan;
 
 export interface Spawned {
   pid: number;
-  /** tmux: the pane id (%N); pty: undefined. */
-  paneId?: string;
-  /** The name a person uses to reach the terminal (tmux session), when there is one. */
-  target?: string;
-  /** The terminal server's socket (tmux -L name / -S path), when it is not the default one. */
-  socket?: string;
+  /** Where the host keeps the process, in its own words: the record keeps it and gives it back to `Host.owns`. */
+  ref: HostRef;
 }
 
 export interface Liveness {
@@ -85,6 +84,17 @@ export interface Liveness {
   alive: boolean;
   pid?: number;
   exitCode?: number;
+}
+
+/** Whether a session of a host that lives in a server process (pty, headless) is held by this one or by nobody alive. */
+export function ownedInProcess(ref: HostRef | undefined): boolean {
+  const by = ref?.owner_pid;
+  return by === undefined || by === process.pid || !isAlive(by);
+}
+
+/** The reference a host that lives in this server process gives its sessions. */
+export function inProcessRef(): HostRef {
+  return { owner_pid: process.pid };
 }
 
 /** Named keys the orchestrator sends. */
@@ -102,6 +112,12 @@ export interface Host<P extends SpawnSpec = SpawnSpec> {
   /** Whether a session outlives this server process. */
   readonly survivesRestart: boolean;
   spawn(plan: P): Promise<Spawned>;
+  /**
+   * Whether this server process reaches the session's process through this host, by the reference its spawn gave
+   * (the record keeps it): a host whose sessions outlive servers always does; one whose sessions live in a server
+   * process does unless another live server process holds it (that one sees its exit and records it).
+   */
+  owns(ref: HostRef | undefined): boolean;
   /** Liveness of all sessions of this host, in one call. Keyed by our session id. */
   list(): Promise<Map<string, Liveness>>;
   /**

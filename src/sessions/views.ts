@@ -3,7 +3,7 @@ import type { SessionSummary, StartOutput } from "../api/index.js";
 import { isLive } from "../core/status.js";
 import type { BlockedScreen, Folded, PendingPermission } from "../events/reducer.js";
 import type { SessionRecord } from "../store/schema.js";
-import { launchWarnings } from "./launch/cli-policy.js";
+import { launchWarnings } from "./launch/options.js";
 import { sessionTotals } from "./spend/budget.js";
 
 export function publicPending(p: PendingPermission): { tool_name: string; tool_input: unknown; suggestions?: unknown[] } {
@@ -92,8 +92,8 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
 export function startView(r: SessionRecord, status: SessionRecord["status"], attachCommand: string | undefined, stateDir?: string): StartOutput {
   const out: StartOutput = { session_id: r.session_id, claude_session_id: r.claude_session_id, status, backend: r.backend };
   if (r.pid !== undefined) out.pid = r.pid;
-  if (r.tmux_session) out.tmux_target = r.tmux_session;
-  if (r.tmux_pane_id) out.tmux_pane = r.tmux_pane_id;
+  if (r.host?.target) out.tmux_target = r.host.target;
+  if (r.host?.pane) out.tmux_pane = r.host.pane;
   if (r.team_name) out.team_name = r.team_name;
   if (r.teammate_name) out.teammate_name = r.teammate_name;
   out.cwd = r.cwd;

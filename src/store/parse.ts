@@ -49,12 +49,34 @@ export function parseState(raw: string): ParsedState {
   const repairs: string[] = [];
   for (const id of Object.keys(top.data.sessions)) {
     const value = top.data.sessions[id];
-    const fixed = repairDates(id, value, repairs);
+    const fixed = migrateRecord(repairDates(id, value, repairs));
     const r = SessionRecordSchema.safeParse(fixed);
     if (r.success) sessions[id] = r.data;
     else bad.push({ id, why: describeIssues(r.error), record: value });
   }
   return { state: { version: top.data.version, updated_at: top.data.updated_at, sessions }, bad, repairs };
+}
+
+/** Fields of records written before the host reference (state version 1.0.0 servers), and where each goes in `host`. */
+const HOST_FIELDS = { tmux_session: "target", tmux_pane_id: "pane", tmux_socket: "socket", owner_pid: "owner_pid" } as const;
+
+/**
+ * A record of an earlier server, as this one keeps it: its host fields move into `host` (sessions outlive servers,
+ * so a live session started before an upgrade is adopted and reached as it was). A record without them is as it is.
+ */
+export function migrateRecord(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const old = Object.keys(HOST_FIELDS).filter((k) => k in value);
+  if (!old.length) return value;
+  const r: Record<string, unknown> = { ...value };
+  const host: Record<string, unknown> = typeof r.host === "object" && r.host !== null ? { ...(r.host as object) } : {};
+  for (const k of old) {
+    const v = r[k];
+    delete r[k];
+    if (v !== undefined) host[HOST_FIELDS[k as keyof typeof HOST_FIELDS]] ??= v;
+  }
+  r.host = host;
+  return r;
 }
 
 const OPTIONAL_DATES = ["started_at", "process_started_at", "last_active", "killed_at"] as const;

@@ -16,18 +16,31 @@ export const PendingPermissionSchema = z.object({
   suggestions: z.array(z.unknown()).optional(),
 });
 
+/**
+ * A session's place in its host, as the host said at the spawn (runners/host.ts `Spawned.ref`); the session layer
+ * keeps it, hands it back (`Host.owns`) and shows target and pane in start results. Records of servers before it kept these as tmux_pane_id,
+ * tmux_session, tmux_socket and owner_pid: the store moves them here on read (store/parse.ts migrateRecord).
+ */
+export const HostRefSchema = z.object({
+  /** The name a person uses to reach the terminal (tmux: the session cs-<id>). */
+  target: z.string().optional(),
+  /** tmux: the pane id (%N). */
+  pane: z.string().optional(),
+  /** tmux -L / -S used for this session, so another server finds it. */
+  socket: z.string().optional(),
+  /** A host whose sessions live in a server process (pty, headless): that process. */
+  owner_pid: z.number().int().optional(),
+});
+export type HostRef = z.infer<typeof HostRefSchema>;
+
 export const SessionRecordSchema = z.object({
   session_id: z.string(),
   claude_session_id: z.string(),
   backend: z.enum(BACKEND_KINDS),
   status: z.enum(STATUSES),
   pid: z.number().int().optional(),
-  tmux_pane_id: z.string().optional(),
-  tmux_session: z.string().optional(),
-  /** tmux -L / -S used for this session, so another server finds it. */
-  tmux_socket: z.string().optional(),
-  /** pty sessions: the server process that owns the terminal. */
-  owner_pid: z.number().int().optional(),
+  /** Where its host keeps the process (the host's own words: a terminal's name, a server process); see HostRefSchema. */
+  host: HostRefSchema.optional(),
   created_at: z.string(),
   started_at: z.string().optional(),
   /** When the current process (this spawn generation) started: the session deadline counts from here. */

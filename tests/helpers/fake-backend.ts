@@ -4,7 +4,7 @@
  * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
  */
 import { appendFileSync } from "node:fs";
-import type { TerminalHost, Key, Liveness, TerminalPlan, Spawned } from "../../src/runners/host.js";
+import { ownedInProcess, type HostRef, type TerminalHost, type Key, type Liveness, type TerminalPlan, type Spawned } from "../../src/runners/host.js";
 import type { BackendKind } from "../../src/core/events.js";
 
 /**
@@ -60,11 +60,15 @@ export class FakeBackend implements TerminalHost {
     appendFileSync(s.spec.eventsPath, JSON.stringify(ev) + "\n");
   }
 
+  owns(ref: HostRef | undefined): boolean {
+    return this.survivesRestart || ownedInProcess(ref);
+  }
+
   async spawn(spec: TerminalPlan): Promise<Spawned> {
     const s: FakeSession = { spec, pid: this.nextPid++, alive: true, input: "", pastes: [], keys: [], prompts: [] };
     this.sessions.set(spec.id, s);
     setTimeout(() => this.event(s, { hook_event_name: "SessionStart", source: "startup" }), 5);
-    return { pid: s.pid, ...(this.survivesRestart ? { target: `cs-${spec.id}` } : {}) };
+    return { pid: s.pid, ref: this.survivesRestart ? { target: `cs-${spec.id}` } : { owner_pid: process.pid } };
   }
 
   private get(id: string): FakeSession {

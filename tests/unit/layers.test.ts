@@ -72,7 +72,6 @@ export const SESSION_LAYERS: Record<string, number> = {
   "checks.ts": 1,
   "deadline.ts": 1,
   "launch/confine.ts": 1,
-  "launch/cli-policy.ts": 1,
   "launch/options.ts": 1,
   "launch/roots.ts": 1,
   "launch/sandbox.ts": 1,

@@ -81,7 +81,7 @@ describe("session layer on a fake backend: lifecycle", () => {
     // The owner records the exit when its process ends, as a pty backend does.
     child.on("exit", () => appendFileSync(join(f.root, "state", s.session_id, "events.jsonl"), JSON.stringify({ hook_event_name: "cs:exit", exit_code: 143 }) + "\n"));
     await f.store.patch(s.session_id, (r) => {
-      r.owner_pid = process.ppid;
+      r.host = { owner_pid: process.ppid };
       r.pid = child.pid!;
     });
     pty.sessions.delete(s.session_id);

@@ -62,7 +62,7 @@ describe("tmux argv", () => {
       eventsPath: join(dir, "events.jsonl"),
       generation: 3,
     });
-    expect(spawned).toEqual({ pid: 999999999, paneId: "%7", target: "cs-abc", socket: "cs-test-sock" });
+    expect(spawned).toEqual({ pid: 999999999, ref: { pane: "%7", target: "cs-abc", socket: "cs-test-sock" } });
     expect(calls).toHaveLength(1);
     const c = calls[0]!;
     const handoff = c.args[c.args.indexOf("--") + 2]!;

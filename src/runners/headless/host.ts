@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { ConversationPlan, Host, KillResult, Liveness, Spawned } from "../host.js";
+import { inProcessRef, ownedInProcess, type ConversationPlan, type Host, type HostRef, type KillResult, type Liveness, type Spawned } from "../host.js";
 import type { Logger } from "../../util/log.js";
 import { killTree } from "../end-tree.js";
 import { logLine } from "./log-lines.js";
@@ -39,6 +39,11 @@ export class HeadlessHost implements Host<ConversationPlan> {
    * Starts the CLI on the session layer's files: it wrote settings.json, appended cs:spawn, follows the events log
    * (`spec.live`) and waits for start-up itself (the driver's awaitReady).
    */
+  /** Its sessions live in a server process: this one's, or another live one's (that one reaches them). */
+  owns(ref: HostRef | undefined): boolean {
+    return ownedInProcess(ref);
+  }
+
   async spawn(spec: ConversationPlan): Promise<Spawned> {
     const log = createWriteStream(spec.rawLogPath, { flags: "a", mode: 0o600 });
     log.on("error", (e) => this.o.log.warn(`${spec.id}: output.log: ${String(e)}`));
@@ -68,7 +73,7 @@ export class HeadlessHost implements Host<ConversationPlan> {
       });
       this.sessions.set(spec.id, { hs, log });
       void hs.exited.then(() => setTimeout(() => log.end(), 100));
-      return { pid: hs.pid ?? 0 };
+      return { pid: hs.pid ?? 0, ref: inProcessRef() };
     } catch (e) {
       log.end();
       throw e;

@@ -1,9 +1,9 @@
 /**
- * Admission: every check a start, a resume or a fork passes before anything is recorded or spawned, in one place
- * and in the order they run (the first that fails is the error, and nothing was changed). A start's checks are
- * admitStart's lines; a resume's and a fork's are admitResume's (the same checks, with the record's values where the
- * call gives none). The callers then record, plan and launch (launch.ts, resume.ts); the warm pool, run_task and the
- * web and CLI paths all come through start/resume, so through here.
+ * Admission: every check a start, a resume or a fork passes before anything is recorded or spawned, in one ordered
+ * list (CHECKS, one line each; the first that fails is the error, and nothing was changed). A start asks with its
+ * call; a resume or a fork with its call on a record, whose values count where the call gives none. The callers then
+ * record, plan and launch (launch.ts, resume.ts); the warm pool, run_task, wake and the web and CLI paths all come
+ * through start/resume, so through here.
  */
 import type { ResumeInput, StartInput } from "../../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../../claude/launch.js";
@@ -15,52 +15,180 @@ import type { PermissionModeName } from "../../core/modes.js";
 import type { LaunchOptions } from "../../runners/runner.js";
 import type { StoredOptions } from "../../store/options.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { assertOwnedScript, createOwnedFile, isSameFile } from "../../util/fs/owned.js";
+import { assertOwnedScript, createOwnedFile, isSameFile, type OwnedFile } from "../../util/fs/owned.js";
 import { checkCwd, checkEnv, checkPermissionMode, checkPrompt, claudeBinary, dopplerFor, storedDoppler } from "../checks.js";
 import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "../gates.js";
 import { checkBudgetModels, checkResumeBudget } from "../spend/budget.js";
-import { effectiveMode, versionOf, withMode } from "./cli-policy.js";
 import { assertOutsideState } from "./confine.js";
-import { checkBackendOptions, checkVersionOptions, dopplerChoice, needsVersion, newSessionId, optionsFor, pickClaudeOptions, transientOptions } from "./options.js";
+import { checkBackendOptions, checkVersionOptions, dopplerChoice, effectiveMode, needsVersion, newSessionId, optionsFor, pickClaudeOptions, transientOptions, versionOf, withMode } from "./options.js";
 import { assertInRoots } from "./roots.js";
 import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
-import { planWorktree } from "./worktree.js";
+import { planWorktree, type WorktreePlan } from "./worktree.js";
 
-/** start_session's checks, one a line, in order; the last creates the log_file (nothing can refuse the call after it). */
-export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
-  const callerCwd = await checkCwd(input.cwd);
-  const permissionMode = effectiveMode(d.cfg, input.permission_mode);
-  checkWidening(d.cfg, input);
-  const kind = input.backend ?? d.defaultKind;
-  const runner = runnerOf(d, kind);
-  const claude = claudeBinary(d.cfg);
-  // Read beside the checks and files below (a process of its own the first time; cached after).
-  const version = versionOf(claude);
-  checkBackendOptions(runner, allRunners(d), input, dopplerChoice(input) !== undefined);
-  checkBudgetModels(input.max_budget_usd, [input.model, input.fallback_model]);
-  const doppler = dopplerFor(d.cfg, dopplerChoice(input));
-  const sandbox = sandboxFor(d.cfg, input.sandbox, sandboxBlocker(runner));
-  checkPermissionMode(d.cfg, permissionMode, sandbox !== undefined);
-  const env = checkEnv(d.cfg, input.env);
-  if (sandbox) checkSandboxEnv(env);
-  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  if (needsVersion(runner, input)) checkVersionOptions(runner, allRunners(d), await version, input);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, runner.caps) : undefined;
-  const addDirs: Array<[string, string]> = [];
-  for (const dir of input.add_dirs ?? []) addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
-  await assertOutsideState(d.cfg.stateDir, [[callerCwd, "cwd"], ...addDirs]);
-  await assertInRoots(d.cfg, ctx, [[callerCwd, "cwd"], ...addDirs]);
-  if (input.team_lead && !input.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
-  if (!input.worktree && (input.copy_files || input.setup_command)) {
+/** What asks to launch: a start's call, or a resume's or fork's call on a record (`forId`: the fork's new id). */
+export type Ask =
+  | { how: "start"; input: StartInput }
+  | { how: "resume"; input: ResumeInput; rec: SessionRecord; env: Record<string, string>; mode: LaunchMode; forId: string };
+
+/** What the checks chose, filled in line by line. */
+interface Admission {
+  d: Deps;
+  ctx: CallContext;
+  ask: Ask;
+  cwd: string;
+  kind: BackendKind;
+  runner: Runner;
+  claude: string;
+  version: Promise<string | undefined>;
+  doppler: ReturnType<typeof dopplerFor>;
+  permissionMode: PermissionModeName;
+  /** resume: the record's options with the call's changes and the effective mode. */
+  options: StoredOptions & { permission_mode: PermissionModeName };
+  opts: ClaudeOptions;
+  addDirs: Array<[string, string]>;
+  sandbox: SandboxChoice | undefined;
+  env: Record<string, string>;
+  mcpServers: StartInput["mcp_servers"];
+  prompt: string | undefined;
+  id: string;
+  plan: WorktreePlan | undefined;
+  trust: boolean;
+  logFile: OwnedFile | undefined;
+}
+
+type Check = (a: Admission) => void | Promise<void>;
+
+/** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */
+const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
+
+const start = (a: Admission) => (a.ask.how === "start" ? a.ask : undefined);
+const resume = (a: Admission) => (a.ask.how === "resume" ? a.ask : undefined);
+/** A fork's totals start at zero and its log_file is not its parent's. */
+const isFork = (a: Admission) => a.ask.how === "resume" && a.ask.forId !== a.ask.rec.session_id;
+/** The doppler choice of the call, else the record's. */
+const dopplerWanted = (a: Admission) => dopplerChoice(a.ask.input) ?? (a.ask.how === "resume" ? storedDoppler(a.ask.rec) : undefined);
+
+/** Every check of a launch, one a line, in the order they run. */
+const CHECKS: ReadonlyArray<[string, Check]> = [
+  ["cwd", async (a) => void (a.cwd = a.ask.input.cwd ? await checkCwd(a.ask.input.cwd) : resume(a)!.rec.cwd)],
+  ["runner", (a) => void ((a.kind = a.ask.input.backend ?? (resume(a)?.rec.backend ?? a.d.defaultKind)), (a.runner = runnerOf(a.d, a.kind)))],
+  // The version is read beside the checks below (a process of its own the first time; cached after).
+  ["claude", (a) => void ((a.claude = claudeBinary(a.d.cfg)), (a.version = versionOf(a.claude)))],
+  ["options the runner honours", (a) => checkBackendOptions(a.runner, allRunners(a.d), a.ask.input, dopplerWanted(a) !== undefined)],
+  ["resume_at", async (a) => { const r = resume(a); if (r?.mode.kind === "resume" && r.mode.at) await checkResumeAt(a.d, r.rec, r.mode.resumeId, r.mode.at); }],
+  ["budget", budget],
+  ["doppler", (a) => void (a.doppler = dopplerFor(a.d.cfg, dopplerWanted(a)))],
+  ["launch options", (a) => (resume(a) ? resumeOptions(a) : startOptions(a))],
+  ["no widening", (a) => checkWidening(a.d.cfg, resume(a) ? { ...a.opts, agents: a.options.agents } : start(a)!.input)],
+  ["sandbox", (a) => void (a.sandbox = sandboxFor(a.d.cfg, sandboxAsked(a), sandboxBlocker(a.runner)))],
+  ["permission mode", (a) => checkPermissionMode(a.d.cfg, a.permissionMode, a.sandbox !== undefined)],
+  ["env", (a) => { a.env = resume(a)?.env ?? checkEnv(a.d.cfg, start(a)!.input.env); if (a.sandbox) checkSandboxEnv(a.env); }],
+  ["mcp_servers", (a) => void (a.mcpServers = checkMcpServers(a.d.cfg, a.ask.input.mcp_servers))],
+  ["CLI version", async (a) => (resume(a) || needsVersion(a.runner, a.ask.input) ? checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input) : undefined)],
+  ["prompt", (a) => void (a.prompt = firstPrompt(a))],
+  ["outside the state directory", (a) => assertOutsideState(a.d.cfg.stateDir, [[a.cwd, "cwd"], ...a.addDirs])],
+  ["within the roots", (a) => assertInRoots(a.d.cfg, a.ctx, [[a.cwd, "cwd"], ...a.addDirs])],
+  ["team and worktree arguments", (a) => { const i = start(a)?.input; if (i) startShape(i); }],
+  ["id and worktree", idAndWorktree],
+  ["folder trust", folderTrust],
+  ["log_file is still ours", (a) => (resume(a) && !isFork(a) ? sameLogFile(resume(a)!.rec) : undefined)],
+  ["hook script", (a) => assertOwnedScript(a.d.scripts.hook)],
+  // Last: it creates the file (nothing is left to refuse the call afterwards).
+  ["log_file", async (a) => { const f = start(a)?.input.log_file; a.logFile = f !== undefined ? await createOwnedFile(f) : undefined; }],
+];
+
+/** The one admission: runs CHECKS in order and returns what they chose. */
+export async function admit(d: Deps, ask: Ask, ctx: CallContext): Promise<Admission> {
+  const a = { d, ctx, ask, addDirs: [] } as unknown as Admission;
+  for (const [, check] of CHECKS) await check(a);
+  return a;
+}
+
+/** A budget must be enforceable: a resume's with what the session spent; a start's and a fork's (totals at zero) by its models' prices. */
+function budget(a: Admission): void {
+  const r = resume(a);
+  if (r && !isFork(a)) return checkResumeBudget(r.rec, r.input);
+  const i = a.ask.input;
+  checkBudgetModels(i.max_budget_usd ?? r?.rec.max_budget_usd, [i.model ?? r?.rec.model, i.fallback_model ?? r?.rec.options.fallback_model]);
+}
+
+/**
+ * A start's sandbox is its call's; a resume's the record's, checked again (the operator's hosts and this machine may
+ * have changed): under CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
+ */
+function sandboxAsked(a: Admission): StartInput["sandbox"] {
+  const r = resume(a);
+  return r ? (r.rec.sandbox ?? a.d.cfg.sandbox === "required") : start(a)!.input.sandbox;
+}
+
+/** A start's first prompt, checked by its runner's rules. */
+function firstPrompt(a: Admission): string | undefined {
+  const i = start(a)?.input;
+  return i?.prompt !== undefined ? checkPrompt(a.d.cfg, i.prompt, "prompt", false, a.runner.caps) : undefined;
+}
+
+/** A start's id (its own or a new one) and its worktree's plan; a resume's the record's id, a fork's its new one. */
+async function idAndWorktree(a: Admission): Promise<void> {
+  const i = start(a)?.input;
+  a.id = i ? (i.session_id ?? newSessionId()) : resume(a)!.forId;
+  a.plan = i?.worktree ? await planWorktree(a.d.cfg, a.id, a.cwd, i) : undefined;
+}
+
+/** Claude Code trusts the folder, or the runner answers its trust screen (a trust_workspace stored before the operator turned it off is not acted on). */
+function folderTrust(a: Admission): Promise<void> {
+  const i = start(a)?.input;
+  const r = resume(a);
+  a.trust = i ? Boolean(i.trust_workspace) : Boolean(r!.input.trust_workspace ?? (a.d.cfg.allowTrustWorkspace && r!.rec.options.trust_workspace));
+  return checkHeadlessTrust(a.runner.caps.trustScreen, a.plan ? a.plan.cwd : a.cwd, childEnv(process.env, a.env), a.trust, a.plan?.top);
+}
+
+/** A start's launch options: the effective permission mode, its add_dirs checked. */
+async function startOptions(a: Admission): Promise<void> {
+  const i = start(a)!.input;
+  a.permissionMode = effectiveMode(a.d.cfg, i.permission_mode);
+  for (const dir of i.add_dirs ?? []) a.addDirs.push([await checkCwd(dir, "add_dirs"), "add_dirs entry"]);
+}
+
+/** A resume's: the record's options with the call's changes (given ones replace the stored ones) and the effective mode. */
+async function resumeOptions(a: Admission): Promise<void> {
+  const { rec, input } = resume(a)!;
+  const stored = optionsFor(a.runner, rec.options, input);
+  for (const k of CHANGEABLE) {
+    if (input[k] === undefined) continue;
+    if (k === "add_dirs") stored.add_dirs = await Promise.all((input.add_dirs ?? []).map((x) => checkCwd(x, "add_dirs")));
+    else if (k === "allowed_tools" || k === "disallowed_tools") stored[k] = input[k];
+    else if (k === "permission_mode") stored.permission_mode = input.permission_mode;
+    else stored[k] = input[k];
+  }
+  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
+  a.options = withMode(a.d.cfg, stored);
+  a.opts = pickClaudeOptions(a.options);
+  a.permissionMode = a.options.permission_mode;
+  a.addDirs = (a.opts.add_dirs ?? []).map((x) => [x, "add_dirs entry"]);
+}
+
+/** Arguments of a start that only make sense together. */
+function startShape(i: StartInput): void {
+  if (i.team_lead && !i.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
+  if (!i.worktree && (i.copy_files || i.setup_command)) {
     throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
   }
-  const id = input.session_id ?? newSessionId();
-  const plan = input.worktree ? await planWorktree(d.cfg, id, callerCwd, input) : undefined;
-  await checkHeadlessTrust(runner.caps.trustScreen, plan ? plan.cwd : callerCwd, childEnv(process.env, env), Boolean(input.trust_workspace), plan?.top);
-  await assertOwnedScript(d.scripts.hook);
-  // Last of the checks: it creates the file (nothing else is left to refuse the call afterwards).
-  const logFile = input.log_file !== undefined ? await createOwnedFile(input.log_file) : undefined;
+}
+
+/** The session's log_file is still the file this server created for it. */
+async function sameLogFile(rec: SessionRecord): Promise<void> {
+  if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
+    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
+      suggestion: "Restore the file, or start a new session with a new log_file.",
+    });
+  }
+}
+
+/** start_session's admission, in the form its caller records (launch.ts). */
+export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
+  const a = await admit(d, { how: "start", input }, ctx);
+  const { cwd: callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile } = a;
   return { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile };
 }
 
@@ -80,54 +208,11 @@ export interface ResumePlan {
   sandbox: SandboxChoice | undefined;
 }
 
-/** Claude's options a resume may change: given ones replace the stored ones (an empty list or text clears it). */
-const CHANGEABLE = ["model", "permission_mode", "allowed_tools", "disallowed_tools", "add_dirs", "append_system_prompt"] as const;
-
-/** Every check of a resume or fork, in order (start_session's, with the record's values where the call gives none), and what it chose. */
+/** resume_session's and a fork's admission (the record's values where the call gives none), in the form resume.ts records. */
 export async function admitResume(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, ctx: CallContext, forId = rec.session_id): Promise<ResumePlan> {
-  const cwd = input.cwd ? await checkCwd(input.cwd) : rec.cwd;
-  const kind = input.backend ?? rec.backend;
-  const runner = runnerOf(d, kind);
-  const claude = claudeBinary(d.cfg);
-  const dopplerWanted = dopplerChoice(input) ?? storedDoppler(rec);
-  checkBackendOptions(runner, allRunners(d), input, dopplerWanted !== undefined);
-  if (mode.kind === "resume" && mode.at) await checkResumeAt(d, rec, mode.resumeId, mode.at);
-  // A budget must be enforceable: a fork's totals start at zero, so only its models need prices.
-  if (forId === rec.session_id) checkResumeBudget(rec, input);
-  else checkBudgetModels(input.max_budget_usd ?? rec.max_budget_usd, [input.model ?? rec.model, input.fallback_model ?? rec.options.fallback_model]);
-  const doppler = dopplerFor(d.cfg, dopplerWanted);
-  const stored = optionsFor(runner, rec.options, input);
-  for (const k of CHANGEABLE) {
-    if (input[k] === undefined) continue;
-    if (k === "add_dirs") stored.add_dirs = await Promise.all((input.add_dirs ?? []).map((a) => checkCwd(a, "add_dirs")));
-    else if (k === "allowed_tools" || k === "disallowed_tools") stored[k] = input[k];
-    else if (k === "permission_mode") stored.permission_mode = input.permission_mode;
-    else stored[k] = input[k];
-  }
-  // A resumed session keeps its recorded mode (one started by an older server without one gets the default).
-  const options = withMode(d.cfg, stored);
-  const opts = pickClaudeOptions(options);
-  await assertOutsideState(d.cfg.stateDir, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  await assertInRoots(d.cfg, ctx, [[cwd, "cwd"], ...(opts.add_dirs ?? []).map((a) => [a, "add_dirs entry"] as const)]);
-  checkWidening(d.cfg, { ...opts, agents: options.agents });
-  const mcpServers = checkMcpServers(d.cfg, input.mcp_servers);
-  // A trust_workspace stored before the operator turned it off is not acted on.
-  const trust = Boolean(input.trust_workspace ?? (d.cfg.allowTrustWorkspace && rec.options.trust_workspace));
-  await checkHeadlessTrust(runner.caps.trustScreen, cwd, childEnv(process.env, env), trust);
-  if (rec.log_file && rec.log_file_id && forId === rec.session_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
-    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
-      suggestion: "Restore the file, or start a new session with a new log_file.",
-    });
-  }
-  await assertOwnedScript(d.scripts.hook);
-  const version = await versionOf(claude);
-  checkVersionOptions(runner, allRunners(d), version, input);
-  // The record's sandbox, checked again (the operator's hosts and this machine may have changed); under
-  // CLAUDE_SESSIONS_SANDBOX=required one started without comes back sandboxed.
-  const sandbox = sandboxFor(d.cfg, rec.sandbox ?? d.cfg.sandbox === "required", sandboxBlocker(runner));
-  checkPermissionMode(d.cfg, opts.permission_mode, sandbox !== undefined);
-  if (sandbox) checkSandboxEnv(env);
-  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version, sandbox, transient: transientOptions({ ...input, mcp_servers: mcpServers }) };
+  const a = await admit(d, { how: "resume", input, rec, env, mode, forId }, ctx);
+  const { cwd, kind, runner, options, claude, opts, trust, doppler, sandbox } = a;
+  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version: await a.version, sandbox, transient: transientOptions({ ...input, mcp_servers: a.mcpServers }) };
 }
 
 /** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */

@@ -7,7 +7,6 @@ import type { Liveness } from "../../runners/host.js";
 import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
 import type { SessionRecord } from "../../store/schema.js";
-import { isAlive } from "../../util/proc/process.js";
 import type { Deps } from "../deps.js";
 import { armDeadline } from "../life/limits.js";
 import { generationOf } from "../registry.js";
@@ -46,7 +45,7 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
       armDeadline(d, r);
       continue;
     }
-    if (!b.survivesRestart && r.owner_pid && r.owner_pid !== process.pid && isAlive(r.owner_pid)) continue; // another live server owns it
+    if (!b.owns(r.host)) continue; // another live server holds it
     // A pty or headless session whose server was killed (no clean shutdown hibernated it): with a conversation it
     // is hibernated, so the next prompt resumes it; without one there is nothing to come back to.
     if (!b.survivesRestart && (await hadConversation(d, r))) {

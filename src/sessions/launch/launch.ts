@@ -25,7 +25,7 @@ import { checkBudget } from "../spend/budget.js";
 import { beginTurn } from "../spend/cost.js";
 import { poolLeft } from "../spend/pool.js";
 import { startView } from "../views.js";
-import { policyEnv, setVersion } from "./cli-policy.js";
+import { policyEnv, setVersion } from "./options.js";
 import { claimTeammate } from "../teams/team.js";
 import { makeWorktree, removeWorktree, type WorktreeInfo } from "./worktree.js";
 import { memberLaunch } from "../teams/members.js";
@@ -234,10 +234,7 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
   carried?.catch(() => {});
   await d.store.patch(id, (r) => {
     r.pid = spawned.pid;
-    if (spawned.paneId) r.tmux_pane_id = spawned.paneId;
-    if (spawned.target) r.tmux_session = spawned.target;
-    if (spawned.socket) r.tmux_socket = spawned.socket;
-    if (!runner.caps.survivesRestart) r.owner_pid = process.pid;
+    r.host = spawned.ref;
   });
 
   const t0 = Date.now();

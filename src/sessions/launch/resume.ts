@@ -22,7 +22,7 @@ import { newSessionId } from "./options.js";
 import { type Deps } from "../deps.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
 import type { Delivery } from "../../runners/driver.js";
-import { setVersion } from "./cli-policy.js";
+import { setVersion } from "./options.js";
 import { claimTeammate } from "../teams/team.js";
 import { assertInRoots } from "./roots.js";
 import { checkTrustWorkspace } from "../gates.js";

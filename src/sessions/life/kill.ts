@@ -34,14 +34,15 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
         left = res.left ?? [];
         if (left.length) d.log.warn(`${id}: processes of the session still running after kill: ${left.join(", ")}`);
         if (res.exitCode !== undefined && !over) exitCode = res.exitCode;
-      } else if (!b.survivesRestart && isLive(s.fold.status) && r.owner_pid !== undefined && r.owner_pid !== process.pid && isAlive(r.owner_pid) && r.pid !== undefined && isAlive(r.pid)) {
+      } else if (!b.owns(r.host) && isLive(s.fold.status) && r.pid !== undefined && isAlive(r.pid)) {
         // A pty session of another server process (a second MCP server, the CLI): its terminal is there, but its
         // process can be reached by pid. That server sees the exit and records it.
         const res = await terminate(r.pid, graceMs);
         if (!res.gone) {
-          throw new SessionError("PROCESS_ERROR", `session ${id} runs in a pty of server process ${r.owner_pid}, and its process ${r.pid} did not end.`, {
-            suggestion: `Stop that server (pid ${r.owner_pid}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
-            details: { owner_pid: r.owner_pid, pid: r.pid },
+          const owner = r.host?.owner_pid;
+          throw new SessionError("PROCESS_ERROR", `session ${id} runs in a pty of server process ${owner}, and its process ${r.pid} did not end.`, {
+            suggestion: `Stop that server (pid ${owner}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
+            details: { owner_pid: owner, pid: r.pid },
           });
         }
         status = "killed";

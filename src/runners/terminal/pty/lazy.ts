@@ -2,7 +2,7 @@
  * A backend loaded on first use. The pty backend pulls in node-pty (a native addon) and a headless
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
-import type { TerminalHost, BackendKind, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { ownedInProcess, type HostRef, type TerminalHost, type BackendKind, type Key, type KillResult, type Liveness, type TerminalPlan, type Spawned } from "../../host.js";
 import { SessionError } from "../../../core/errors.js";
 
 export class LazyHost implements TerminalHost {
@@ -28,6 +28,10 @@ export class LazyHost implements TerminalHost {
     return this.loaded;
   }
 
+  /** Before its host is loaded, as the loaded one will say (a session of another server process, or nobody's). */
+  owns(ref: HostRef | undefined): boolean {
+    return this.real ? this.real.owns(ref) : ownedInProcess(ref);
+  }
   async spawn(spec: TerminalPlan): Promise<Spawned> {
     return (await this.get()).spawn(spec);
   }

@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import type { TerminalHost, Key, KillResult, Liveness, TerminalPlan, Spawned } from "../../host.js";
+import { inProcessRef, ownedInProcess, type HostRef, type TerminalHost, type Key, type KillResult, type Liveness, type TerminalPlan, type Spawned } from "../../host.js";
 import { run } from "../../../util/proc/exec.js";
 import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
 import { SessionError } from "../../../core/errors.js";
@@ -136,6 +136,11 @@ export class PtyHost implements TerminalHost {
     this.bash = process.platform === "linux" ? ["/bin/bash", "/usr/bin/bash"].find((p) => existsSync(p)) : undefined;
   }
 
+  /** Its sessions live in a server process: this one's, or another live one's (that one reaches them). */
+  owns(ref: HostRef | undefined): boolean {
+    return ownedInProcess(ref);
+  }
+
   async spawn(spec: TerminalPlan): Promise<Spawned> {
     if (this.closed) throw new SessionError("PROCESS_ERROR", "the pty backend is shutting down.");
     const old = this.sessions.get(spec.id);
@@ -195,7 +200,7 @@ export class PtyHost implements TerminalHost {
       }),
     );
     this.sessions.set(spec.id, s);
-    return { pid: child.pid };
+    return { pid: child.pid, ref: inProcessRef() };
   }
 
   private onOutput(s: PtySession, data: string): void {

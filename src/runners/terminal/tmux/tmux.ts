@@ -67,6 +67,11 @@ export class TmuxHost implements TerminalHost {
     this.env = env;
   }
 
+  /** tmux sessions outlive servers: any server of the socket reaches them. */
+  owns(): boolean {
+    return true;
+  }
+
   /** The command a person runs to watch a session. */
   attachCommand(id: string): string {
     const sock = this.opts.socketPath ? ` -S ${shQuote(this.opts.socketPath)}` : this.opts.socketName ? ` -L ${shQuote(this.opts.socketName)}` : "";
@@ -142,7 +147,7 @@ export class TmuxHost implements TerminalHost {
     }
     await this.handoffTaken(handoff, pid);
     const socket = this.opts.socketPath ?? this.opts.socketName;
-    return { pid, paneId, target: name, ...(socket ? { socket } : {}) };
+    return { pid, ref: { target: name, pane: paneId, ...(socket ? { socket } : {}) } };
   }
 
   /** The shell command pipe-pane runs (server-made paths only): the bounded writer, or a plain append. */
