@@ -47,12 +47,12 @@ export function servingChecks(scheduler: Scheduler, tickMs: number, endpoints: n
     () => {
       if (!scheduler.lastTickAt && !scheduler.lastError) return { name: "schedules", status: "ok", detail: "the first look is under way" };
       const age = Date.now() - scheduler.lastTickAt;
-      if (scheduler.lastError || age > Math.max(10 * tickMs, 30_000)) return { name: "schedules", status: "degraded", detail: `would not fire: the scheduler last looked ${Math.round(age / 1000)} s ago${scheduler.lastError ? ` (${scheduler.lastError.slice(0, 200)})` : ""}` };
+      if (scheduler.lastError || age > Math.max(10 * tickMs, 30_000)) return { name: "schedules", status: "degraded", detail: `would not fire: the scheduler last looked ${Math.round(age / 1000)} s ago` + (scheduler.lastError ? ` (${scheduler.lastError.slice(0, 200)})` : "") };
       return { name: "schedules", status: "ok", detail: `${scheduler.active} active; looked ${Math.round(age / 1000)} s ago` };
     },
     () => {
       const dead = deadSinceStart();
-      return { name: "webhooks", status: dead ? "degraded" : "ok", detail: `${endpoints} endpoint(s)${dead ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} went to the dead letter since start (claude-sessions webhooks)` : ""}` };
+      return { name: "webhooks", status: dead ? "degraded" : "ok", detail: `${endpoints} endpoint(s)` + (dead ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} went to the dead letter since start (claude-sessions webhooks)` : "") };
     },
   ];
 }

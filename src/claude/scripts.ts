@@ -19,6 +19,8 @@ import { shQuote } from "../util/proc/shell.js";
  */
 export function hookScript(t: ToolPaths = toolPaths()): string {
   const q = (k: keyof ToolPaths) => shQuote(t[k]);
+  // One line appended to the events log under its lock (cat through sh, so the log is opened after the lock is held).
+  const lockedCat = `${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f"`;
   return `#!${t.sh}
 # claude-sessions: append one event line to a session's events log. Keep it cheap.
 umask 077
@@ -26,7 +28,7 @@ f=$1
 if [ "$2" = exit ]; then
   case $3 in ''|*[!0-9]*) c=null ;; *) c=$3 ;; esac
   case $4 in ''|*[!0-9]*) g= ;; *) g=",\\"generation\\":$4" ;; esac
-  printf '\\n{"hook_event_name":"cs:exit","exit_code":%s%s}\\n' "$c" "$g" | ${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f" 2>/dev/null
+  printf '\\n{"hook_event_name":"cs:exit","exit_code":%s%s}\\n' "$c" "$g" | ${lockedCat} 2>/dev/null
   exit 0
 fi
 exec ${q("flock")} -w 10 "$f.lock" ${q("paste")} -s -d '\\0' /dev/null - >> "$f" 2>/dev/null
@@ -46,6 +48,8 @@ export const HOOK_SH = hookScript();
  */
 export function permissionScript(t: ToolPaths = toolPaths()): string {
   const q = (k: keyof ToolPaths) => shQuote(t[k]);
+  // One line appended to the events log under its lock (cat through sh, so the log is opened after the lock is held).
+  const lockedCat = `${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f"`;
   return `#!${t.sh}
 # claude-sessions: a PermissionRequest hook that waits for the server's decision. Prints only that decision.
 exec 2>/dev/null
@@ -58,7 +62,7 @@ ${q("sed")} '1s/^[[:space:]]*{/{"cs_request":"'"$k"'",/' | ${q("flock")} -w 10 "
 w=0 s=0.02 n=20
 while [ ! -f "$d/$k.json" ]; do
   if [ "$w" -ge "$t" ]; then
-    printf '\\n{"hook_event_name":"cs:permission_fallback","cs_request":"%s"}\\n' "$k" | ${q("flock")} -w 10 "$f.lock" ${q("sh")} -c ${shQuote(`${shQuote(t.cat)} >> "$0"`)} "$f"
+    printf '\\n{"hook_event_name":"cs:permission_fallback","cs_request":"%s"}\\n' "$k" | ${lockedCat}
     exit 0
   fi
   ${q("sleep")} $s || exit 0

@@ -26,7 +26,11 @@ export async function runScheduleCommand(args: string[], app: App, actor: string
     const r = await callTool(app.sessions, listSchedulesTool, rest[0] ? { name: rest[0] } : {}, ctx);
     for (const s of r.schedules) {
       const last = s.runs.at(-1);
-      print(`${s.name}  ${s.cron ? `cron ${s.cron}` : s.every ? `every ${s.every}` : `at ${s.at}`}  ${s.paused ? "paused" : `next ${s.next_at ?? "none"}`}${s.running ? "  running" : ""}  ${s.cwd}${last ? `  last: ${last.outcome} ${last.due_at}${last.cost_usd !== undefined ? ` $${last.cost_usd.toFixed(4)}` : ""}` : ""}`);
+      const timing = s.cron ? `cron ${s.cron}` : s.every ? `every ${s.every}` : `at ${s.at}`;
+      const next = s.paused ? "paused" : `next ${s.next_at ?? "none"}`;
+      const cost = last?.cost_usd !== undefined ? ` $${last.cost_usd.toFixed(4)}` : "";
+      const lastRun = last ? `  last: ${last.outcome} ${last.due_at}${cost}` : "";
+      print(`${s.name}  ${timing}  ${next}${s.running ? "  running" : ""}  ${s.cwd}${lastRun}`);
     }
     if (!r.schedules.length) print("no schedules");
     return 0;

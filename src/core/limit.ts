@@ -89,7 +89,8 @@ export function limitOf(message: string, at: number, rateWaitMs: number): LimitI
   let reset = resetOf(message, at);
   let warning: string | undefined;
   if (reset !== undefined && (reset <= at || reset - at > MAX_AHEAD_MS)) {
-    warning = `the reset time the CLI gave (${new Date(reset).toISOString()}) is ${reset <= at ? "in the past" : "more than 8 days ahead"}; waiting ${Math.round(rateWaitMs / 1000)} s instead`;
+    const when = reset <= at ? "in the past" : "more than 8 days ahead";
+    warning = `the reset time the CLI gave (${new Date(reset).toISOString()}) is ${when}; waiting ${Math.round(rateWaitMs / 1000)} s instead`;
     reset = undefined;
   }
   const known = reset !== undefined;

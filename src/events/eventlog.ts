@@ -178,7 +178,8 @@ export class EventTail {
           if (sk.sessionId) ev.session_id = sk.sessionId;
           events.push(ev);
         }
-        this.onError(new Error(`an event line of ${sk.bytes} bytes (over ${this.maxLine}) in ${this.path} was read as ${sk.name ? `a bare ${sk.name}` : "nothing (no event name found)"}`));
+        const readAs = sk.name ? `a bare ${sk.name}` : "nothing (no event name found)";
+        this.onError(new Error(`an event line of ${sk.bytes} bytes (over ${this.maxLine}) in ${this.path} was read as ${readAs}`));
       } else {
         // Whole lines only: a hook may be half-way through writing the next one.
         const nl = buf.lastIndexOf(0x0a);

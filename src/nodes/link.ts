@@ -309,7 +309,8 @@ export class NodeLink {
     this.everUp = true;
     this.setStatus("reachable");
     for (const other of [...this.attempts]) other.abandon("another attempt answered first");
-    this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"}; connected in ${tookMs} ms${down ? `, ${Date.now() - down} ms after the outage began` : ""})`);
+    const after = down ? `, ${Date.now() - down} ms after the outage began` : "";
+    this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"}; connected in ${tookMs} ms${after})`);
     this.heartbeat = setInterval(() => void this.beat(gen), this.t.heartbeatMs);
     this.heartbeat.unref();
     for (const uri of this.subscriptions) void client.subscribeResource({ uri }).catch((e: unknown) => this.log.debug(`node ${this.name}: resubscribing ${uri}: ${String(e)}`));

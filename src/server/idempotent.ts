@@ -81,7 +81,8 @@ export async function runOnce<R>(svc: SessionService, tool: Tool<R>, raw: unknow
       return outcome.value as R;
     }
     if (claim.record.args !== args) {
-      throw new SessionError("IDEMPOTENCY_MISMATCH", `idempotency_key ${JSON.stringify(key)} was used for a ${tool.name} call with other arguments (at ${new Date(claim.record.created_ms).toISOString()}); nothing was run.`, {
+      throw new SessionError("IDEMPOTENCY_MISMATCH", `idempotency_key ${JSON.stringify(key)} was used for a ${tool.name} call with other arguments ` +
+        `(at ${new Date(claim.record.created_ms).toISOString()}); nothing was run.`, {
         details: { tool: tool.name },
       });
     }

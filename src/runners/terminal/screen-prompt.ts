@@ -94,7 +94,8 @@ export async function answerPrompt(b: TerminalHost, s: DriverSession, choice: st
   }
   const row = pickChoice(p.choices, choice);
   if (!row) {
-    throw new SessionError("INVALID_ARGUMENT", `"${String(choice).slice(0, 80)}" is not one of the choices of this ${p.kind} screen: ${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "(none: this screen offers no choice the server can press)"}.`, {
+    throw new SessionError("INVALID_ARGUMENT", `"${String(choice).slice(0, 80)}" is not one of the choices of this ${p.kind} screen: ` +
+        `${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "(none: this screen offers no choice the server can press)"}.`, {
       suggestion: p.choices.length ? "Pass one of the listed labels or its number." : "Interrupt the turn (interrupt_session) or attach to the session and answer it there.",
       details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
     });

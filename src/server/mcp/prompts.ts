@@ -50,7 +50,9 @@ export const PROMPTS: PromptDef[] = [
     text: (a) =>
       `Call send_message to session ${a.from_session_id} asking it to write a handoff note: the goal, what is done (with commits or files), ` +
       `what is in progress, open questions, and the next three steps${a.focus ? `, stressing ${a.focus}` : ""}. ` +
-      `Then ${a.to_session_id ? `send that note to session ${a.to_session_id} with send_message` : "start a new session in the same cwd (start_session) and send it that note"}, ` +
+      "Then " +
+      (a.to_session_id ? `send that note to session ${a.to_session_id} with send_message` : "start a new session in the same cwd (start_session) and send it that note") +
+      ", " +
       `asking it to confirm what it will do first. Finally kill_session ${a.from_session_id} if it is no longer needed (it stays resumable).`,
   },
   {

@@ -304,7 +304,8 @@ export class PtyHost implements TerminalHost {
     const b = s.term.buffer.active;
     const rows: string[] = [];
     const top = Math.max(0, b.baseY - Math.max(0, Math.floor(opts.above ?? 0)));
-    for (let y = top; y < b.baseY + s.term.rows; y++) rows.push((b.getLine(y)?.translateToString(true) ?? "").replace(/ +$/, "")); // written blanks too, as tmux does
+    // Written blanks too, as tmux does.
+    for (let y = top; y < b.baseY + s.term.rows; y++) rows.push((b.getLine(y)?.translateToString(true) ?? "").replace(/ +$/, ""));
     return rows.join("\n") + "\n";
   }
 

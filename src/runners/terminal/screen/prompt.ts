@@ -69,7 +69,8 @@ const INVISIBLE_NAMES: Record<number, string> = {
 function describeInvisible(ch: string): string {
   const code = ch.codePointAt(0)!;
   const hex = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
-  return `${hex} (${INVISIBLE_NAMES[code] ?? (code >= 0x202a && code <= 0x2069 ? "a bidirectional formatting character" : "an invisible formatting character")})`;
+  const kind = code >= 0x202a && code <= 0x2069 ? "a bidirectional formatting character" : "an invisible formatting character";
+  return `${hex} (${INVISIBLE_NAMES[code] ?? kind})`;
 }
 
 /** Control characters a prompt may not contain: C0 except tab and newline (CR is normalised), DEL, and C1. */
