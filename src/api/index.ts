@@ -10,6 +10,7 @@ import type * as t from "./turns.js";
 import type * as sv from "./server.js";
 import type * as tm from "./teams.js";
 import type * as rt from "./run-task.js";
+import type * as mv from "./move.js";
 
 export * from "./common.js";
 export * from "./history.js";
@@ -76,3 +77,9 @@ export type SyncResult = z.infer<typeof tm.syncResult>;
 export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };
 export type RunTaskInput = z.infer<typeof rt.runTaskInput>;
 export type RunTaskOutput = z.infer<typeof rt.runTaskOutput>;
+export * from "./move.js";
+export type MoveInput = z.infer<typeof mv.moveInput>;
+export type MoveOutput = z.infer<typeof mv.moveOutput>;
+export type TransferInput = z.infer<typeof mv.transferInput>;
+export type TransferOutput = z.infer<typeof mv.transferOutput>;
+export type MoveBundle = z.infer<typeof mv.moveBundle>;

@@ -41,6 +41,7 @@ import { resolved } from "./teams/team.js";
 import { assertRemovable, removeWorktree } from "./launch/worktree.js";
 import { runTask } from "./run-task.js";
 import { withRoom } from "./life/room.js";
+import { transfer } from "./move/transfer.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
 export interface ServiceOptions {
@@ -269,6 +270,10 @@ export class SessionService {
   }
   waitMany(input: api.WaitManyInput, ctx: CallContext = {}): Promise<api.WaitManyOutput> {
     return waitMany(this.d, input, ctx);
+  }
+  /** A step of a move between machines (move/transfer.ts; a coordinator's move_session calls it on each side). */
+  transfer(input: api.TransferInput): Promise<api.TransferOutput> {
+    return transfer(this.d, input);
   }
   syncContext(input: api.SyncInput, ctx: CallContext = {}): Promise<api.SyncOutput> {
     return syncContext(this.d, input, ctx);

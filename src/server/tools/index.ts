@@ -18,6 +18,7 @@ import { broadcastMessage } from "./broadcast-message.js";
 import { waitForSessions } from "./wait-for-sessions.js";
 import { syncContextTool } from "./sync-context.js";
 import { SCHEDULE_TOOLS } from "./schedules.js";
+import { moveSession, transferSession } from "./move-session.js";
 
 /**
  * Every tool of tools/list, in the listing's order: a new tool is its file and one line here (its declaration says
@@ -44,6 +45,8 @@ export const TOOL_LIST = [
   syncContextTool,
   runTask,
   ...SCHEDULE_TOOLS,
+  moveSession,
+  transferSession,
 ] as const;
 
 export const TOOLS: readonly Tool[] = TOOL_LIST;
