@@ -85,8 +85,13 @@ export async function resolveMove(c: Coordinator, svc: SessionService, j: MoveJo
       outcome = "committed";
     }
   }
-  // Else the target has no copy (the import never happened: the source keeps it) or a committed one (the source
-  // released it before the commit). Either way the session is on one machine.
+  else if (!target.present) {
+    // No copy (yet): the move is given up there, so an import still on its way (sent by a coordinator killed after
+    // sending it) is refused when it arrives. The source keeps the session.
+    await step(c, svc, j.to, { op: "abort", ...base });
+    outcome = "aborted";
+  }
+  // Else the target has a committed copy (the source released it before the commit): the session is on one machine.
   await dropJournal(svc, j.move_id);
   c.router.forget(j.session_id);
   svc.deps.log.info(`move ${j.move_id} of ${j.session_id} (${j.from} → ${j.to}) resolved: ${outcome}`);

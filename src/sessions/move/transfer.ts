@@ -8,7 +8,7 @@
  * place is made from the cwd and the UUID), and a record keeps only the fields that mean something on another machine.
  */
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { MoveBundle, TransferInput, TransferOutput } from "../../api/index.js";
 import { transcriptPath } from "../../claude/transcript.js";
 import { SessionError } from "../../core/errors.js";
@@ -136,27 +136,45 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
   let wrote = false;
   if (b.transcript) {
     const old = await readFile(path, "utf8").catch(() => undefined);
-    if (old === undefined) {
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await writeFile(path, b.transcript, { flag: "wx", mode: 0o600 });
-      wrote = true;
-    } else if (old !== b.transcript) {
+    if (old !== undefined && old !== b.transcript) {
       throw new SessionError("ALREADY_EXISTS", `this machine already has a different conversation ${b.claude_session_id}.`, { suggestion: "That conversation is this machine's own; resume it here instead of moving." });
     }
+    wrote = old === undefined;
   }
   const rec = importedRecord(d, id, moveId, b, wrote);
-  // No old events of an earlier session of this id: its one event is the moved fold.
-  await rm(d.registry.paths(id).dir, { recursive: true, force: true });
+  const dir = d.registry.paths(id).dir;
   const clean: Record<string, unknown> = { ...fold, status: "hibernated", claude_session_id: b.claude_session_id };
   for (const k of FOLD_DROPPED) delete clean[k];
-  const added = await d.store.update((st) => {
-    if (Object.hasOwn(st.sessions, id)) return false;
-    st.sessions[id] = rec;
-    return true;
-  });
-  if (!added) throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, { suggestion: "Kill or move that one first." });
-  await d.registry.emit(id, { hook_event_name: "cs:snapshot", fold: clean as unknown as Folded });
-  await d.registry.flushed();
+  let added = false;
+  try {
+    // Under the state's lock, as abort's mark is written: an import arriving after its move was aborted (a request
+    // a killed coordinator sent, read late) is refused instead of leaving a copy nobody will resolve.
+    const why = await d.store.update(async (st) => {
+      if (Object.hasOwn(st.sessions, id)) return "exists";
+      if (await stat(abortedMark(d, moveId)).then(() => true, () => false)) return "aborted";
+      st.sessions[id] = rec;
+      added = true;
+      return undefined;
+    });
+    if (why === "aborted") throw new SessionError("INVALID_ARGUMENT", `move ${moveId} was given up; its copy is not made.`, { suggestion: "Move the session again." });
+    if (why) throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, { suggestion: "Kill or move that one first." });
+    // No old events of an earlier session of this id (the record is ours now): its one event is the moved fold.
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // The transcript only once the record that names it is there: a server ended in between leaves a record abort
+    // removes, never a file no record names.
+    if (wrote) {
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await writeFile(path, b.transcript, { flag: "wx", mode: 0o600 });
+    }
+    await d.registry.emit(id, { hook_event_name: "cs:snapshot", fold: clean as unknown as Folded });
+    await d.registry.flushed();
+  } catch (e) {
+    // Nothing of a failed import stays: not the record, not the transcript it wrote.
+    if (added) await removeHere(d, rec, false).catch(() => {});
+    if (wrote) await rm(path, { force: true }).catch(() => {});
+    throw e;
+  }
 }
 
 /** Removes the session here: its record, its directory, its transcript (the conversation lives on the other machine now). */
@@ -193,9 +211,25 @@ async function commit(d: Deps, id: string, moveId: string): Promise<void> {
   d.log.info(`${id}: moved here (${moveId})`);
 }
 
+/** The mark of a move given up on this machine (abort found no copy yet): a later import of it is refused. */
+function abortedMark(d: Deps, moveId: string): string {
+  return join(d.cfg.stateDir, "moves-aborted", moveId);
+}
+
 async function abort(d: Deps, id: string, moveId: string): Promise<void> {
   const r = await d.store.get(id);
-  if (!r) return;
+  if (!r) {
+    const mark = abortedMark(d, moveId);
+    await mkdir(dirname(mark), { recursive: true, mode: 0o700 });
+    // Written under the state's lock: an import either landed before it (and is removed by the next abort) or is refused after it.
+    const landed = await d.store.update(async (st) => {
+      if (Object.hasOwn(st.sessions, id)) return true;
+      await writeFile(mark, "", { mode: 0o600 });
+      return false;
+    });
+    if (landed) return abort(d, id, moveId);
+    return;
+  }
   if (r.incoming?.move_id !== moveId) throw new SessionError("INVALID_ARGUMENT", `session ${id} here is not the incoming copy of move ${moveId}; it is left alone.`, { suggestion: "Only an uncommitted copy is aborted." });
   await removeHere(d, r, r.incoming.wrote_transcript);
 }
