@@ -19,6 +19,7 @@ import type { SessionService } from "../sessions/service.js";
 import type { Coordinator } from "./coordinator.js";
 import { NODE_ANSWER_MS } from "./link.js";
 import { LOCAL } from "./router.js";
+import { isAlive } from "../util/proc/process.js";
 
 export interface MoveJournal {
   move_id: string;
@@ -26,6 +27,8 @@ export interface MoveJournal {
   from: string;
   to: string;
   started_at: string;
+  /** The coordinator process that runs it: another one (a CLI move beside the server) leaves it alone while it lives. */
+  pid: number;
 }
 
 /** A step's bound on a node: a transcript of tens of MiB crosses the link. */
@@ -53,7 +56,7 @@ export async function journals(svc: SessionService): Promise<MoveJournal[]> {
     if (!n.endsWith(".json")) continue;
     try {
       const j = JSON.parse(await readFile(join(dirOf(svc), n), "utf8")) as MoveJournal;
-      if (moveIdSchema.safeParse(j.move_id).success && typeof j.session_id === "string" && typeof j.from === "string" && typeof j.to === "string") out.push(j);
+      if (moveIdSchema.safeParse(j.move_id).success && typeof j.session_id === "string" && typeof j.from === "string" && typeof j.to === "string") out.push({ ...j, pid: typeof j.pid === "number" ? j.pid : 0 });
     } catch (e) {
       svc.deps.log.warn(`move journal ${n} unreadable: ${String(e)}`);
     }
@@ -100,7 +103,8 @@ export async function resolveMove(c: Coordinator, svc: SessionService, j: MoveJo
 
 /** Resolves every journal left by an earlier coordinator; one whose machines do not answer is tried again later. */
 export async function recoverMoves(c: Coordinator, svc: SessionService, retryMs = 3000): Promise<void> {
-  const left = await journals(svc);
+  // Only moves whose coordinator is gone: one under way in another live process (the server, a CLI move) is its own.
+  const left = (await journals(svc)).filter((j) => j.pid === process.pid || !(j.pid > 0 && isAlive(j.pid)));
   const failed: MoveJournal[] = [];
   for (const j of left) {
     await resolveMove(c, svc, j).catch((e: unknown) => {
@@ -131,7 +135,7 @@ export async function moveSession(c: Coordinator, svc: SessionService, args: { s
   if ((await journals(svc)).some((j) => j.session_id === id)) {
     throw new SessionError("SESSION_BUSY", `session ${id} is being moved already.`, { suggestion: "Wait for that move to end (list_sessions shows where it is)." });
   }
-  const j: MoveJournal = { move_id: `mv-${randomBytes(8).toString("hex")}`, session_id: id, from, to: dest, started_at: new Date().toISOString() };
+  const j: MoveJournal = { move_id: `mv-${randomBytes(8).toString("hex")}`, session_id: id, from, to: dest, started_at: new Date().toISOString(), pid: process.pid };
   const base = { session_id: id, move_id: j.move_id };
   // Export first (it hibernates an idle session; a refusal changes nothing): no journal needed yet.
   const ex = await step(c, svc, from, { op: "export", ...base }, ctx);

@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
 import { until } from "../helpers/wait.js";
 import { loopbackExec, writeNodesFile } from "../helpers/test-hosts.mjs";
 
@@ -91,8 +91,9 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     const [text] = [...transcripts(b).values()].filter((t) => t.includes("PELICAN"));
     expect(text).toContain("what was the word?");
     expect(await where(id)).toEqual(["b:idle"]);
-    // And back to the coordinator's own machine, then on to a again.
-    expect((await m.callOk("move_session", { session_id: id, node: "local" })).from).toBe("b");
+    // And back to the coordinator's own machine (with the CLI, beside the running server), then on to a again.
+    const cli = JSON.parse(execFileSync(process.execPath, [CLI, "move", id, "local"], { env: here.env, encoding: "utf8", cwd: here.root })) as { from: string; node: string };
+    expect(cli).toMatchObject({ from: "b", node: "local" });
     expect(await where(id)).toEqual(["local:hibernated"]);
     expect(mentions(here, "PELICAN")).toBe(1);
     expect(mentions(b, "PELICAN")).toBe(0);
