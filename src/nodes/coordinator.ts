@@ -166,7 +166,12 @@ export class Coordinator implements CallRouter {
       case "local":
         return this.local(tool, svc, args, ctx);
       case "move":
-        if (!this.links.size) return this.local(tool, svc, args, ctx);
+        // No nodes: the tool's own answer (nowhere to move to), with its arguments as given (`node` is its target).
+        if (!this.links.size) {
+          const res = await tool.invoke(svc, args, ctx);
+          if (!res.ok) throw new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${res.error.message}`);
+          return res.value;
+        }
         return moveSession(this, svc, args as { session_id: string; node: string }, ctx);
       case "adopt":
         if (args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);

@@ -137,6 +137,15 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     expect(mentions(b, "HERON")).toBe(0);
     expect(journals()).toEqual([]);
     for (const s of [id, wt.session_id]) await m.callOk("kill_session", { session_id: s });
+    // A server without nodes has nowhere to move a session to.
+    const alone = await connect(a);
+    try {
+      const r = await alone.call("move_session", { session_id: id, node: "b" });
+      expect(r.error?.code, r.text).toBe("INVALID_ARGUMENT");
+      expect(r.error?.suggestion, r.text).toContain("CLAUDE_SESSIONS_NODES");
+    } finally {
+      await alone.close();
+    }
   });
 
   it("a coordinator killed with -9 in the middle of a move leaves the session on exactly one node after its restart", async () => {
