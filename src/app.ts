@@ -117,6 +117,7 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   if (opts.adopt !== false) await sessions.adopt();
   const version = packageVersion();
   const nodes = new Coordinator(await loadNodes(cfg.nodesFile, cfg.stateDir), log, version);
+  nodes.useService(sessions);
   return {
     cfg,
     log,

@@ -10,6 +10,7 @@ import type * as t from "./turns.js";
 import type * as sv from "./server.js";
 import type * as tm from "./teams.js";
 import type * as rt from "./run-task.js";
+import type * as mv from "./move.js";
 
 export * from "./common.js";
 export * from "./history.js";
@@ -85,3 +86,9 @@ export type AttemptResult = z.infer<typeof at.attemptResult>;
 export type CheckResult = z.infer<typeof at.checkResult>;
 export type MergeInput = z.infer<typeof at.mergeInput>;
 export type MergeOutput = z.infer<typeof at.mergeOutput>;
+export * from "./move.js";
+export type MoveInput = z.infer<typeof mv.moveInput>;
+export type MoveOutput = z.infer<typeof mv.moveOutput>;
+export type TransferInput = z.infer<typeof mv.transferInput>;
+export type TransferOutput = z.infer<typeof mv.transferOutput>;
+export type MoveBundle = z.infer<typeof mv.moveBundle>;

@@ -17,6 +17,7 @@ import { healthChecks } from "../server/health.js";
 import { actorPart, callTool } from "../server/call.js";
 import { createServer } from "../server/server.js";
 import { killSession } from "../server/tools/core/kill-session.js";
+import { moveSession } from "../server/tools/move-session.js";
 import { Store } from "../store/store.js";
 import { createLogger } from "../util/log.js";
 import { safeText } from "../util/terminal-text.js";
@@ -49,6 +50,7 @@ ${ATTEMPT_HELP}
   claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
+  claude-sessions move <id> <node>  carry an idle or hibernated session to another node (or "local"; see docs/nodes.md)
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
@@ -221,6 +223,13 @@ async function human(cmd: string, args: string[]): Promise<number> {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions kill <id> [--force]");
         print(await callTool(app.sessions, killSession, { session_id: id, force: args.includes("--force") }, { actor: cliActor() }));
+        return 0;
+      }
+      case "move": {
+        const [id, node] = args;
+        if (!id || !node) throw new Error("usage: claude-sessions move <id> <node>");
+        app.nodes.start();
+        print(await callTool(app.sessions, moveSession, { session_id: id, node }, { actor: cliActor() }, { router: app.nodes }));
         return 0;
       }
       default:

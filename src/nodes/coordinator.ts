@@ -24,6 +24,7 @@ import { Bucket, NOTICE_RATE } from "./rate.js";
 import { adoptWhereItIs, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
+import { moveSession, recoverMoves } from "./move.js";
 
 export type Args = Record<string, unknown>;
 
@@ -44,6 +45,9 @@ export class Coordinator implements CallRouter {
   /** Per node: how many notices and updates it may still make this server send (rate.ts). */
   private readonly buckets = new Map<string, Bucket>();
   private readonly dropReports = new Map<string, NodeJS.Timeout>();
+  /** This machine's service, for the moves a killed coordinator left (move.ts); set by app.ts. */
+  private svc?: SessionService;
+  closed = false;
 
   constructor(
     nodes: readonly NodeConfig[],
@@ -75,11 +79,18 @@ export class Coordinator implements CallRouter {
     this.router = new Router(this.links, log, (node, r) => this.mark(node, r) as Row);
   }
 
+  /** This machine's service: moves left unfinished are resolved once the links start. */
+  useService(svc: SessionService): void {
+    this.svc = svc;
+  }
+
   start(): void {
     for (const l of this.links.values()) l.start();
+    if (this.svc && this.links.size) void recoverMoves(this, this.svc).catch((e: unknown) => this.log.warn(`resolving unfinished moves: ${String(e)}`));
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const t of this.dropReports.values()) clearTimeout(t);
     this.dropReports.clear();
     await Promise.all([...this.links.values()].map((l) => l.close()));
@@ -154,6 +165,14 @@ export class Coordinator implements CallRouter {
         return this.place(tool, svc, args, ctx);
       case "local":
         return this.local(tool, svc, args, ctx);
+      case "move":
+        // No nodes: the tool's own answer (nowhere to move to), with its arguments as given (`node` is its target).
+        if (!this.links.size) {
+          const res = await tool.invoke(svc, args, ctx);
+          if (!res.ok) throw new SessionError("INVALID_ARGUMENT", `invalid arguments for ${tool.name}: ${res.error.message}`);
+          return res.value;
+        }
+        return moveSession(this, svc, args as { session_id: string; node: string }, ctx);
       case "adopt":
         if (args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);
         break;

@@ -35,6 +35,18 @@ export class Router {
     private readonly mark: (node: string, row: Row) => Row = (node, r) => ({ ...r, node }),
   ) {}
 
+  /** Forgets where a session is (it moved): the next call naming it looks again. */
+  forget(id: string): void {
+    const node = this.owner.get(id);
+    this.owner.delete(id);
+    if (!node) return;
+    const rows = this.rows.get(node);
+    if (rows?.some((r) => r.session_id === id)) {
+      this.rows.set(node, rows.filter((r) => r.session_id !== id));
+      this.changed(node);
+    }
+  }
+
   /** Records a session the coordinator placed on `node`. */
   learn(id: string, node: string): void {
     this.owner.set(id, node);
@@ -133,7 +145,9 @@ export class Router {
    * knows it (after asking every reachable node again).
    */
   async ownerOf(id: string, svc: SessionService): Promise<string | undefined> {
-    if (await svc.deps.store.get(id)) return LOCAL;
+    const mine = await svc.deps.store.get(id);
+    // A move's uncommitted copy here is not this machine's session yet.
+    if (mine && !mine.incoming) return LOCAL;
     const known = this.owner.get(id);
     if (known) return known;
     // Every reachable node is listed again, and the first that has the id answers: a node that is slow to answer

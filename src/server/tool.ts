@@ -36,9 +36,10 @@ export type Toolset = Exclude<ToolsetName, "all"> | "member";
  * - group: a team (team_name alone) or a list of session_ids: split by owner, a part on each machine, answers merged;
  * - listing: every machine's sessions in one answer; health: one check per node;
  * - history: every machine's history merged, or the machine that has the conversation or session asked;
- * - local: this machine only.
+ * - local: this machine only;
+ * - move: the coordinator's move of a session between machines (src/nodes/move.ts).
  */
-export type Route = "session" | "placed" | "adopt" | "group" | "listing" | "health" | "history" | "local";
+export type Route = "session" | "placed" | "adopt" | "group" | "listing" | "health" | "history" | "local" | "move";
 
 interface ToolDef<N extends string, I extends z.ZodType, O extends z.ZodType> {
   name: N;

@@ -37,6 +37,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput, ov
   const vanished: string[] = [];
   let filtered = 0;
   for (const r0 of [...records].sort((a, b) => a.created_at.localeCompare(b.created_at))) {
+    // A move's copy not yet committed is no one's session yet (move/transfer.ts).
+    if (r0.incoming) continue;
     let r: SessionRecord = r0;
     const followed = d.registry.followed(r.session_id);
     if (followed) {

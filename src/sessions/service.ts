@@ -47,6 +47,7 @@ import { fanOut } from "./attempts/fan-out.js";
 import { mergeWorktree } from "./attempts/merge.js";
 import { Radar, type OverlapNotice } from "./attempts/radar.js";
 import { withRoom } from "./life/room.js";
+import { transfer } from "./move/transfer.js";
 import { hibernateAtShutdown, hibernateCall, hibernationSettled } from "./life/sleep.js";
 
 export interface ServiceOptions {
@@ -294,6 +295,10 @@ export class SessionService {
   }
   waitMany(input: api.WaitManyInput, ctx: CallContext = {}): Promise<api.WaitManyOutput> {
     return waitMany(this.d, input, ctx);
+  }
+  /** A step of a move between machines (move/transfer.ts; a coordinator's move_session calls it on each side). */
+  transfer(input: api.TransferInput): Promise<api.TransferOutput> {
+    return transfer(this.d, input);
   }
   syncContext(input: api.SyncInput, ctx: CallContext = {}): Promise<api.SyncOutput> {
     return syncContext(this.d, input, ctx);

@@ -107,6 +107,8 @@ export const SessionRecordSchema = z.object({
   forked_from: z.object({ session_id: z.string(), claude_session_id: z.string(), at: z.string() }).optional(),
   /** A warm-pool spare not yet taken by a call: its pool key (warm-pool.ts); removed when a call takes it. */
   spare: z.string().optional(),
+  /** A move's copy not yet committed (move_session): hidden from listings; the coordinator commits or removes it. */
+  incoming: z.object({ move_id: z.string(), wrote_transcript: z.boolean() }).optional(),
   /** Launch options kept for resume_session. */
   options: StoredOptionsSchema.default({}),
 });

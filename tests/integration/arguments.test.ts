@@ -480,6 +480,22 @@ const TABLE: Record<string, Record<string, Row>> = {
     target: { effect: "file", gate: "an existing branch of the session's repository (check-ref-format, refs/heads/ only, never an option); it moves only after the operator's checks pass on the merged result", coveredBy: "tests/integration/merge-worktree.test.ts (bad input changes nothing)" },
     strategy: none("merge, squash or rebase (an enum)"),
   },
+  // Issue 36: a move's steps travel as MCP JSON between machines; nothing becomes a command or a path of the caller's.
+  move_session: {
+    session_id: none(ADDRESS),
+    node: { effect: "none", gate: "names a node of the operator's nodes file (validated name) or local/auto", coveredBy: "tests/integration/move.test.ts (unknown and same node refused, nothing changed)" },
+  },
+  transfer_session: {
+    op: none("one of six steps"),
+    session_id: none(ADDRESS),
+    move_id: none("mv- and letters or digits: a record's mark and the coordinator's journal name, never a path given by a caller"),
+    seq: none("a number (release refuses a session changed since export)"),
+    bundle: {
+      effect: "file",
+      gate: "writes only <claude config>/projects/<cwd mangled>/<UUID>.jsonl (created exclusively, mode 0600; a different existing file is ALREADY_EXISTS); the cwd must be a directory there; the record keeps known fields only, and its options meet every gate of the receiving machine again when it wakes (admitResume)",
+      coveredBy: "tests/integration/move.test.ts (the conversation arrives; a busy, worktree or unknown session is refused and nothing changes)",
+    },
+  },
 };
 
 /** A run_task argument kept by a schedule: gated when each run starts, exactly as run_task's. */

@@ -21,7 +21,7 @@ describe("toolsets (issue 25)", () => {
 
   it("lists only the chosen toolsets, without resources and prompts when core is not among them", async () => {
     const { tools } = await m.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["clear_execution_history", "configure", "get_conversation", "get_execution_history", "health_check", "list_conversations", "search_conversations"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["clear_execution_history", "configure", "get_conversation", "get_execution_history", "health_check", "list_conversations", "move_session", "search_conversations", "transfer_session"]);
     const caps = m.client.getServerCapabilities();
     expect(caps?.tools).toBeDefined();
     expect(caps?.resources).toBeUndefined();

@@ -95,6 +95,8 @@ export const SESSION_LAYERS: Record<string, number> = {
   "life/": 5,
   // Launching it: start, resume, adoption, spares, and the wake (a wake is a relaunch).
   "launch/": 6,
+  // Moving a hibernated session between machines: hibernates it (life/), under its send lock (turn/keys.ts).
+  "move/": 6,
   // A turn (send, wait): it may wake the session first.
   "turn/": 7,
   // What uses turns and launches: teams, run_task, the listing.

@@ -121,7 +121,7 @@ describe("toolsets", () => {
   it("CLAUDE_SESSIONS_TOOLSETS picks the sets; unset means all; an unknown name stops the server", () => {
     expect(parseToolsets(undefined)).toEqual(["all"]);
     expect(parseToolsets(" core, history ")).toEqual(["core", "history"]);
-    expect(toolsOf(parseToolsets("admin")).map((t) => t.name)).toEqual(["health_check", "configure"]);
+    expect(toolsOf(parseToolsets("admin")).map((t) => t.name)).toEqual(["health_check", "configure", "move_session", "transfer_session"]);
     expect(() => parseToolsets("core,kitchen")).toThrow(/unknown toolset "kitchen".*core, context, teams, history, admin/);
   });
 });

@@ -117,7 +117,7 @@ export function installResources(server: Server, svc: SessionService, log: Logge
   server.setRequestHandler(ListResourcesRequestSchema, rpc(async () => {
     const st = await svc.deps.store.read();
     // This machine's sessions, then (on a coordinator) every node's as last listed: no node is asked here.
-    const rows: Listed[] = Object.values(st.sessions).map((r) => ({ session_id: r.session_id, status: r.status, created_at: r.created_at, ...(r.team_name ? { team_name: r.team_name } : {}) }));
+    const rows: Listed[] = Object.values(st.sessions).filter((r) => !r.incoming).map((r) => ({ session_id: r.session_id, status: r.status, created_at: r.created_at, ...(r.team_name ? { team_name: r.team_name } : {}) }));
     for (const r of router?.knownSessions?.() ?? []) if (!st.sessions[r.session_id]) rows.push(r);
     const resources: Resource[] = [];
     for (const r of rows.sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""))) {

@@ -20,6 +20,7 @@ import { syncContextTool } from "./sync-context.js";
 import { SCHEDULE_TOOLS } from "./schedules.js";
 import { fanOutTool } from "./fan-out.js";
 import { mergeWorktreeTool } from "./merge-worktree.js";
+import { moveSession, transferSession } from "./move-session.js";
 
 /**
  * Every tool of tools/list, in the listing's order: a new tool is its file and one line here (its declaration says
@@ -48,6 +49,8 @@ export const TOOL_LIST = [
   ...SCHEDULE_TOOLS,
   fanOutTool,
   mergeWorktreeTool,
+  moveSession,
+  transferSession,
 ] as const;
 
 export const TOOLS: readonly Tool[] = TOOL_LIST;
