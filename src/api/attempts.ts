@@ -1,7 +1,7 @@
 /** Schemas of the parallel-attempt tools (issue 34): fan_out (one prompt, n sessions, checked and ranked) and merge_worktree. */
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
-import { backend, sessionId, timeoutMs } from "./common.js";
+import { backend, idempotencyField, sessionId, timeoutMs } from "./common.js";
 
 const permissionMode = z.enum(PERMISSION_MODES);
 
@@ -21,6 +21,7 @@ export const fanOutInput = z
     backend: backend.optional().describe("Default: headless."),
     trust_workspace: z.boolean().optional().describe("Accept 'trust this folder' for the worktrees."),
     timeout_ms: timeoutMs(1_800_000, 24 * 3_600_000).describe("Deadline for all attempts."),
+    ...idempotencyField,
   })
   .strict();
 
@@ -67,6 +68,7 @@ export const mergeInput = z
     session_id: sessionId,
     target: z.string().min(1).max(255).optional().describe("Branch; default: the one it started from."),
     strategy: z.enum(["merge", "squash", "rebase"]).default("merge"),
+    ...idempotencyField,
   })
   .strict();
 

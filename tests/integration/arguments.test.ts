@@ -474,8 +474,10 @@ const TABLE: Record<string, Record<string, Row>> = {
     backend: START.backend!,
     trust_workspace: { effect: "widen", gate: "as start_session.trust_workspace (the worktrees under <state>/worktrees)", coveredBy: "tests/integration/fan-out.test.ts (three attempts…)" },
     timeout_ms: none("a number"),
+    idempotency_key: IDEM,
   },
   merge_worktree: {
+    idempotency_key: IDEM,
     session_id: none(ADDRESS),
     target: { effect: "file", gate: "an existing branch of the session's repository (check-ref-format, refs/heads/ only, never an option); it moves only after the operator's checks pass on the merged result", coveredBy: "tests/integration/merge-worktree.test.ts (bad input changes nothing)" },
     strategy: none("merge, squash or rebase (an enum)"),

@@ -42,7 +42,11 @@ describe("fan_out (headless, fake claude, real git)", () => {
     const marker = join(w.root, "first-claim");
     const prompt = `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`;
     const progress: string[] = [];
-    const r = await m.callOk("fan_out", { cwd: repo, prompt, n: 3, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000, onprogress: (p) => progress.push((p as { message?: string }).message ?? "") });
+    const args = { cwd: repo, prompt, n: 3, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000, idempotency_key: "fan-1" } as const;
+    const r = await m.callOk("fan_out", args, { timeout: 120_000, onprogress: (p) => progress.push((p as { message?: string }).message ?? "") });
+    // A retry with the same idempotency_key is the same fan-out, not three more sessions.
+    const again = await m.callOk("fan_out", args, { timeout: 120_000 });
+    expect(again.attempts.map((a) => a.session_id)).toEqual(r.attempts.map((a) => a.session_id));
     expect(r.base_commit).toBe(git(repo, "rev-parse", "HEAD").trim());
     expect(r.checks_source).toBe("config");
     expect(r.attempts.map((a) => a.rank)).toEqual([1, 2, 3]);

@@ -106,6 +106,12 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
     throw new SessionError(e.code, `fan_out: a session did not start (${e.message}); the fan-out's sessions were ended and their worktrees and branches removed.`, { suggestion: e.suggestion, ...(e.details ? { details: e.details } : {}) });
   }
   const outs = started.map((s) => (s as PromiseFulfilledResult<StartOutput>).value);
+  // One base commit for all: a branch that moved while the worktrees were made is an undo too.
+  const heads = await Promise.all(outs.map(async (o) => (o.worktree ? (await git(o.worktree.path, ["rev-parse", "HEAD"])).stdout.trim() : "")));
+  if (heads.some((h) => h !== base.commit)) {
+    await undo(cfg, ops, base.top, attempts, started);
+    throw new SessionError("PROCESS_ERROR", `fan_out: ${base.branch ?? "HEAD"} moved while the sessions started, so they would not share one base commit; they were ended and their worktrees and branches removed.`, { suggestion: "Try again." });
+  }
   progress(0, `${attempts.length} sessions started from ${base.commit.slice(0, 12)}`);
 
   // Wait for all, under one deadline.
