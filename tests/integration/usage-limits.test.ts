@@ -108,6 +108,29 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
     }
   }, 120_000);
 
+  it("a parked session ended by kill_session is not woken when its limit lifts", async () => {
+    const m = await connect(w);
+    try {
+      const cwd = w.dir("killed");
+      const s = await m.callOk("start_session", { cwd });
+      const gate = join(w.root, "limit-killed");
+      writeFileSync(gate, "");
+      const prompt = `job killed FAKE_LIMIT:${gate}`;
+      expect((await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 })).error?.code).toBe("LIMITED");
+      await until(async () => (await rowOf(m, s.session_id))?.limit?.wake_at !== undefined, 10_000);
+      const wakeAt = Date.parse((await rowOf(m, s.session_id))!.limit!.wake_at!);
+      await until(() => processesIn(cwd).length === 0, 10_000);
+      await m.callOk("kill_session", { session_id: s.session_id });
+      rmSync(gate);
+      await new Promise((res) => setTimeout(res, Math.max(0, wakeAt - Date.now()) + 3000));
+      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt)).toHaveLength(1);
+      expect((await rowOf(m, s.session_id))?.status).toBe("dead");
+      expect(processesIn(cwd)).toEqual([]);
+    } finally {
+      await m.close();
+    }
+  }, 120_000);
+
   it("CLAUDE_SESSIONS_ON_LIMIT=fail: shown limited with its process kept, prompts refused until the reset, nothing resent", async () => {
     const m = await connect(w, { CLAUDE_SESSIONS_ON_LIMIT: "fail", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "3000" });
     try {

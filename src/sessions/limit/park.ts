@@ -201,8 +201,12 @@ export class LimitPark {
     const r = await d.store.get(w.session_id);
     if (!r) return;
     const s = await d.registry.follow(w.session_id);
-    // Already moved on (a prompt was sent meanwhile, or a newer limit): this wake is over.
+    // Already moved on (a prompt was sent meanwhile, or a newer limit), or ended (kill_session): this wake is over.
     if (!s.fold.limit || s.fold.limit.seq !== w.seq) return;
+    if (s.fold.status !== "hibernated" && s.fold.status !== "idle") {
+      d.log.info(`${w.session_id}: the limit has lifted, but the session is ${s.fold.status}: nothing sent`);
+      return;
+    }
     const path = transcriptPath(d.cfg.claudeConfigDir, r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
     if (w.prompt === undefined || (await promptAnswered(path, w.prompt_id, w.prompt))) {
       d.log.info(`${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`);
