@@ -102,7 +102,7 @@ function importedRecord(d: Deps, id: string, moveId: string, b: MoveBundle, wrot
   const src = b.record;
   const kept: Record<string, unknown> = {};
   for (const k of KEPT) if (src[k] !== undefined) kept[k] = src[k];
-  const backend = typeof src.backend === "string" && d.runners[src.backend as keyof typeof d.runners] ? src.backend : "tmux";
+  const backend = typeof src.backend === "string" && d.runners[src.backend as keyof typeof d.runners] ? src.backend : d.defaultKind;
   const parsed = SessionRecordSchema.safeParse({
     ...kept,
     session_id: id,
