@@ -5,11 +5,12 @@
  * cost, duration); the session busy with another turn → the run is skipped (overlap skip) or waits its turn (overlap
  * queue); the session's budget refuses a run once spent; a team address works; bad input is a typed error.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScheduleView } from "../../src/api/schedules.js";
-import { connect, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, until, type Mcp, type World } from "../helpers/harness.js";
 
 const TICK = { CLAUDE_SESSIONS_SCHEDULE_TICK_MS: "200" };
 
@@ -87,6 +88,17 @@ describe("schedules that send to a session (send_to)", () => {
     await until(async () => (await schedule(m, "broke")).runs.some((r) => r.outcome !== "running"), 30_000);
     expect((await schedule(m, "broke")).runs[0]).toMatchObject({ outcome: "error", error_code: "LIMIT_REACHED" });
     expect((await m.callOk("list_sessions", { status_filter: "all" })).sessions.find((x) => x.session_id === s.session_id)!.turn_count).toBe(turns);
+  }, 60_000);
+
+  it("claude-sessions schedule add --send-to makes one; list shows the session it sends to", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("f"), backend: "headless" });
+    const cli = (args: string[]) => spawnSync(process.execPath, [CLI, "schedule", ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
+    const add = cli(["add", "from-shell", "--every", "1h", "--send-to", s.session_id, "--prompt", "hi"]);
+    expect(add.status, add.stderr).toBe(0);
+    expect((await schedule(m, "from-shell")).send_to).toEqual({ session_id: s.session_id });
+    const list = cli(["list", "from-shell"]);
+    expect(list.stdout).toContain(`→ ${s.session_id}`);
+    expect(list.stdout).not.toContain("undefined");
   }, 60_000);
 
   it("bad input is a typed error and stores nothing", async () => {
