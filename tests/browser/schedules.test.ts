@@ -120,4 +120,13 @@ describe.runIf(CHROMIUM)("the schedules page in Chromium", () => {
     expect(await page.textContent("#sc-error")).toMatch(/^INVALID_ARGUMENT/);
     expect(await listed()).toHaveLength(before);
   }, 30_000);
+
+  it("fits a phone-sized screen, the header's new link included", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const hash of ["#/", "#/schedules"]) {
+      await page.goto(`${srv.url}/${hash}`);
+      await page.waitForSelector(hash === "#/" ? "#list-view:not([hidden])" : '#schedules tr[data-name="to-session"]');
+      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(0);
+    }
+  }, 30_000);
 });
