@@ -1,7 +1,7 @@
 /**
  * What a serving process (stdio or HTTP) starts besides its transport: webhooks out and schedules (issue 37). A
- * schedule's run is run_task (or send_message, for send_to) through server/call.ts as `schedule:<name>`: the same validation, gates and audit
- * line as a client's call.
+ * schedule's run is run_task (or send_message, for send_to) through server/call.ts as `schedule:<name>`: the same
+ * validation, gates and audit line as a client's call.
  */
 import type { App } from "../app.js";
 import { startAutomations, type Automations } from "../automations/start.js";
