@@ -1,5 +1,6 @@
 /** Schemas of the schedule tools (issue 37): a named run_task that starts itself on a cron, at a time, or every so often. */
 import { z } from "zod";
+import { sessionId, teamName, teammateName } from "./common.js";
 import { runTaskInput } from "./run-task.js";
 
 export const scheduleName = z
@@ -11,9 +12,14 @@ export const scheduleName = z
 const overlap = z.enum(["skip", "queue"]);
 const catchUp = z.enum(["skip", "once"]);
 
+/** A long-lived session a schedule sends its prompt to (send_message) instead of starting a run_task. */
+export const sendTo = z.union([z.strictObject({ session_id: sessionId }), z.strictObject({ team_name: teamName, teammate_name: teammateName })]);
+
 export const scheduleTaskInput = runTaskInput
   .extend({
     name: scheduleName,
+    cwd: runTaskInput.shape.cwd.optional().describe("Needed unless send_to."),
+    send_to: sendTo.optional().describe("Send prompt to this session (send_message) instead of run_task."),
     cron: z.string().min(1).max(200).optional().describe("5 or 6 fields, server's local time."),
     at: z.string().max(64).optional().describe("ISO time, once."),
     every: z
@@ -21,7 +27,7 @@ export const scheduleTaskInput = runTaskInput
       .regex(/^\d{1,6}(ms|s|m|h|d)$/, 'every is a number and a unit: "30s", "5m", "1h", "1d"')
       .optional()
       .describe('"30s", "5m", "1h".'),
-    overlap: overlap.default("skip").describe("Due while a run goes on: skip it, or queue one."),
+    overlap: overlap.default("skip").describe("Due while a run (or send_to's session) is busy: skip it, or queue one."),
     catch_up: catchUp.default("once").describe("Due while no server ran: once, or skip."),
   })
   .strict();
@@ -43,7 +49,8 @@ export const scheduleView = z.object({
   cron: z.string().optional(),
   at: z.string().optional(),
   every: z.string().optional(),
-  cwd: z.string(),
+  cwd: z.string().optional().describe("Absent for send_to."),
+  send_to: sendTo.optional(),
   overlap,
   catch_up: catchUp,
   paused: z.boolean(),

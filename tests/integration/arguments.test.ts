@@ -461,6 +461,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     every: none("a number and a unit"),
     overlap: none("skip or queue"),
     catch_up: none("once or skip"),
+    send_to: { effect: "program", gate: "each run is send_message (the prompt checked as any prompt) to that session through server/call.ts as schedule:<name>: every gate and the session's budget as of when it runs; run_task's options with it are refused", coveredBy: "tests/integration/schedules-send.test.ts (obeys the session's budget; bad input is a typed error)" },
   },
   list_schedules: { name: none("a filter") },
   change_schedule: { name: none("names a schedule"), action: none("pause, resume or delete") },

@@ -5,6 +5,7 @@
 import type { ScheduleTaskInput, ScheduleView } from "../../api/schedules.js";
 import { SessionError } from "../../core/errors.js";
 import { nextFrom } from "./scheduler.js";
+import { sendToTask } from "./send-to.js";
 import { viewOf, type ScheduleRecord, type ScheduleStore } from "./store.js";
 import { checkTiming, nextAfter } from "./timing.js";
 
@@ -21,8 +22,9 @@ export async function createSchedule(store: ScheduleStore, args: ScheduleTaskInp
   checkTiming(timing, now);
   // What a schedule keeps is written to the state directory and runs again and again: no secrets, no fixed id.
   if (args.env !== undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule does not keep env (its values may be secrets and would be stored)", { suggestion: "Give the variables to the server's environment, or use doppler." });
-  if (args.session_id !== undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule starts a new session each run: session_id cannot be given", { suggestion: "Leave session_id out." });
-  const task = Object.fromEntries(Object.entries(args).filter(([k]) => !NOT_TASK.has(k)));
+  if (args.session_id !== undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule starts a new session each run: session_id cannot be given", { suggestion: "Leave session_id out, or give send_to {session_id} to send each run to that session." });
+  if (args.send_to === undefined && args.cwd === undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule needs cwd (where its run_task starts), or send_to (a session to send to)", { suggestion: "Give cwd, or send_to {session_id} / {team_name, teammate_name}." });
+  const task = args.send_to !== undefined ? sendToTask(args) : Object.fromEntries(Object.entries(args).filter(([k]) => !NOT_TASK.has(k)));
   const first = nextAfter(timing, now);
   return store.update((f) => {
     if (Object.hasOwn(f.schedules, args.name)) throw new SessionError("ALREADY_EXISTS", `a schedule named ${JSON.stringify(args.name)} exists`, { suggestion: "Choose another name, or delete the schedule first (change_schedule action delete)." });

@@ -213,10 +213,12 @@ export class Scheduler {
     } catch (e) {
       const err = toSessionError(e);
       const result = err.details?.result as RunResult | undefined;
+      // A send_to schedule's session busy with another turn (overlap skip: send_message did not queue it).
+      const busy = err.code === "SESSION_BUSY" && task.send_to !== undefined;
       done = {
-        outcome: err.code === "TURN_FAILED" ? "failed" : "error",
+        outcome: err.code === "TURN_FAILED" ? "failed" : busy ? "skipped" : "error",
         error_code: err.code,
-        reason: err.message.slice(0, 500),
+        reason: busy ? "the session was busy (overlap: skip)" : err.message.slice(0, 500),
         ...(result?.session_id ? { session_id: result.session_id } : {}),
         ...(typeof result?.cost_usd === "number" ? { cost_usd: result.cost_usd } : {}),
       };

@@ -22,6 +22,7 @@ import { sendMessage } from "../tools/core/send-message.js";
 import { RETRY_AFTER_S, type Guard, type Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
 import { reviewWorktree } from "./review.js";
+import { SCHEDULES_PATH, schedulesFromPage } from "./schedules.js";
 import { mergeWorktreeTool } from "../tools/merge-worktree.js";
 import { adoptFromPage, answerFromPage, broadcastFromPage, readFromPage, resumeFromPage, startFromPage, startOptions } from "./work.js";
 
@@ -32,6 +33,7 @@ const MAX_BODY = 256 * 1024;
 const ASSETS: Record<string, [string, string]> = {
   "/assets/app.js": [join(WEB, "app.js"), "text/javascript"],
   "/assets/history.js": [join(WEB, "history.js"), "text/javascript"],
+  "/assets/schedules.js": [join(WEB, "schedules.js"), "text/javascript"],
   "/assets/style.css": [join(WEB, "style.css"), "text/css"],
   "/assets/xterm.js": [join(XTERM, "lib", "xterm.js"), "text/javascript"],
   "/assets/xterm.css": [join(XTERM, "css", "xterm.css"), "text/css"],
@@ -152,9 +154,11 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer|merge)$/.exec(path);
   const read = /^\/api\/read\/([a-z_]+)$/.exec(path);
   const team = /^\/api\/teams\/([^/]+)\/broadcast$/.exec(path);
-  if (!m && !read && !team && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
+  const sched = SCHEDULES_PATH.exec(path);
+  if (!m && !read && !team && !sched && path !== "/api/start" && path !== "/api/adopt") return json(res, 404, { error: { code: "NOT_FOUND", message: "no such action" } });
   try {
     const body = await bodyJson(req);
+    if (sched) return json(res, 200, await schedulesFromPage(svc, roots, sched, body, v.actor, router));
     if (read) return json(res, 200, await readFromPage(svc, read[1]!, body, v.actor, router));
     if (team) return json(res, 200, await broadcastFromPage(svc, decodeURIComponent(team[1]!), body, v.actor, router));
     if (path === "/api/adopt") return json(res, 200, await adoptFromPage(svc, roots, body, v.actor, router));
