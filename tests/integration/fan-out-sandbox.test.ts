@@ -2,10 +2,11 @@
  * The checks of a sandboxed fan-out run in the sandbox (issue 34): with CLAUDE_SESSIONS_SANDBOX=on every attempt is a
  * sandboxed session (fake claude, real bubblewrap), and the operator's checks run confined — they may write their
  * worktree, not the repository beside it; they cannot read the test HOME's ~/.ssh or reach a port on the host. The
- * same checks in an unsandboxed fan-out do all three (what the box changes).
+ * same checks in an unsandboxed fan-out do all three (what the box changes). merge_worktree's checks of the merged
+ * result run in the box too for a sandboxed session (there the two that reach out fail and main stays).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,15 +61,20 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
     w?.cleanup();
   });
 
-  const fan = async (sandbox: "on" | "off", name: string) => {
+  const fan = async (sandbox: "on" | "off", name: string, merge: boolean) => {
     const repo = newRepo(name);
     const m: Mcp = await connect(w, { CLAUDE_SESSIONS_SANDBOX: sandbox, CLAUDE_SESSIONS_CHECKS: checksFor(repo) });
     try {
       const r = await m.callOk("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000 });
       const a = r.attempts[0]!;
       const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === a.session_id);
+      // What the "outside" check left in the repository (its checkout must be clean for the merge that follows).
+      const pwned = existsSync(join(repo, "pwned.txt"));
+      rmSync(join(repo, "pwned.txt"), { force: true });
+      // merge_worktree runs the same checks on the merged result, in a scratch worktree: boxed too for a sandboxed session.
+      const merged = merge ? await m.callOk("merge_worktree", { session_id: a.session_id }, { timeout: 120_000 }) : undefined;
       await m.callOk("kill_session", { session_id: a.session_id, force: true });
-      return { repo, a, sandboxed: row?.sandboxed === true, byName: Object.fromEntries(a.checks.map((c) => [c.name, c])) };
+      return { repo, pwned, a, merged, sandboxed: row?.sandboxed === true, byName: Object.fromEntries(a.checks.map((c) => [c.name, c])) };
     } finally {
       await m.close();
     }
@@ -76,25 +82,31 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
 
   it("sandboxed: the worktree is writable; the repository beside it, ~/.ssh and the host's network are not", async () => {
     const before = hits;
-    const { repo, a, sandboxed, byName } = await fan("on", "boxed");
+    const { repo, pwned, a, merged, sandboxed, byName } = await fan("on", "boxed", true);
     expect(sandboxed).toBe(true);
     expect(a.outcome).toBe("completed");
     expect(byName.inside, byName.inside?.output_tail).toMatchObject({ passed: true });
     expect(readFileSync(join(a.worktree, "inside.txt"), "utf8")).toBe("checked\n");
-    expect(existsSync(join(repo, "pwned.txt"))).toBe(false);
+    expect(pwned).toBe(false);
     expect(byName.ssh).toMatchObject({ passed: false });
     expect(byName.ssh!.output_tail).not.toContain("SECRET-KEY-BYTES");
     expect(readFileSync(a.checks_log!, "utf8")).not.toContain("SECRET-KEY-BYTES");
     expect(byName.network).toMatchObject({ passed: false, exit_code: 3 });
     expect(hits).toBe(before);
+    // The merge's checks ran in the box: the two that reach out failed there, so main did not move.
+    expect(merged?.merged).toBe(false);
+    expect(merged?.reason).toContain("(ssh, network)");
+    expect(merged?.target_after).toBe(merged?.target_before);
+    expect(existsSync(join(repo, "pwned.txt"))).toBe(false);
+    expect(readFileSync(join(repo, "app.txt"), "utf8")).toBe("todo\n");
   }, 180_000);
 
   it("unsandboxed, the same checks reach all three (what the box takes away)", async () => {
     const before = hits;
-    const { repo, a, sandboxed, byName } = await fan("off", "open");
+    const { pwned, a, sandboxed, byName } = await fan("off", "open", false);
     expect(sandboxed).toBe(false);
     expect(byName.inside).toMatchObject({ passed: true });
-    expect(existsSync(join(repo, "pwned.txt"))).toBe(true);
+    expect(pwned).toBe(true);
     expect(byName.ssh!.output_tail).toContain("SECRET-KEY-BYTES");
     expect(byName.network).toMatchObject({ passed: true });
     expect(hits).toBeGreaterThan(before);
