@@ -21,6 +21,7 @@ import { respondPermission } from "../tools/core/respond-permission.js";
 import { sendMessage } from "../tools/core/send-message.js";
 import { RETRY_AFTER_S, type Guard, type Verdict } from "./guard.js";
 import { listFeed, openFeed, sessionFeed } from "./live.js";
+import { fanOutFromPage } from "./fan-out.js";
 import { reviewWorktree } from "./review.js";
 import { SCHEDULES_PATH, schedulesFromPage } from "./schedules.js";
 import { mergeWorktreeTool } from "../tools/merge-worktree.js";
@@ -34,6 +35,7 @@ const ASSETS: Record<string, [string, string]> = {
   "/assets/app.js": [join(WEB, "app.js"), "text/javascript"],
   "/assets/history.js": [join(WEB, "history.js"), "text/javascript"],
   "/assets/schedules.js": [join(WEB, "schedules.js"), "text/javascript"],
+  "/assets/fan-out.js": [join(WEB, "fan-out.js"), "text/javascript"],
   "/assets/style.css": [join(WEB, "style.css"), "text/css"],
   "/assets/xterm.js": [join(XTERM, "lib", "xterm.js"), "text/javascript"],
   "/assets/xterm.css": [join(XTERM, "css", "xterm.css"), "text/css"],
@@ -150,6 +152,12 @@ export async function handleWeb(svc: SessionService, guard: Guard, req: Incoming
   if (path === "/logout") {
     guard.signOut(req);
     return send(res, 303, "", "text/plain", { location: "/login", "set-cookie": "cs_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" });
+  }
+  if (path === "/api/fan-out") {
+    // The fan-out form (issue 34): refused as JSON before anything starts, else a stream of progress lines and the result.
+    return await bodyJson(req)
+      .then((body) => fanOutFromPage(svc, roots, body, v.actor, router))
+      .then((stream) => stream(res, SECURITY_HEADERS), (e: unknown) => failed(res, e));
   }
   const m = /^\/api\/sessions\/([^/]+)\/(send|respond|interrupt|kill|resume|answer|merge)$/.exec(path);
   const read = /^\/api\/read\/([a-z_]+)$/.exec(path);

@@ -16,6 +16,7 @@ import type { BackendKind } from "../../core/events.js";
 import { git } from "../../util/git.js";
 import { newSessionId } from "../launch/options.js";
 import { removeWorktree, repoTop } from "../launch/worktree.js";
+import { checkBox } from "./check-box.js";
 import { loadChecks } from "./checks-file.js";
 import { diffStat } from "./diff.js";
 import { rank, table, type Unranked } from "./rank.js";
@@ -137,7 +138,8 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
       const wt = out.worktree!;
       const { w, ms } = waited[i]!;
       const logPath = join(cfg.stateDir, "checks", `${a.id}.log`);
-      const ran = checks.checks.length ? await runChecks(checks.checks, wt.path, logPath) : [];
+      // A sandboxed session's checks run in a box of their own (no network, the worktree their only writable place).
+      const ran = checks.checks.length ? await runChecks(checks.checks, wt.path, logPath, out.sandboxed ? await checkBox(cfg, wt.path) : undefined) : [];
       const diff = await diffStat(wt.path, base.commit);
       progress(attempts.length + ++checked, `checks of ${a.id}: ${ran.filter((c) => c.passed).length}/${ran.length} passed`);
       const r = "r" in w ? w.r : undefined;

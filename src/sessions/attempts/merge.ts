@@ -20,6 +20,7 @@ import { briefText } from "../../util/terminal-text.js";
 import { isDirty } from "../launch/worktree.js";
 import { loadChecks } from "./checks-file.js";
 import { inMergeQueue } from "./merge-queue.js";
+import { checkBox } from "./check-box.js";
 import { runChecks } from "./run-checks.js";
 
 type Strategy = MergeInput["strategy"];
@@ -76,7 +77,7 @@ export async function mergeWorktree(cfg: Config, s: MergeSession, input: MergeIn
   const before0 = await checkTarget(wt.repo, target);
   await loadChecks(cfg, wt.repo, before0);
   await assertCleanCheckout(wt.repo, target);
-  const { value, queuedMs } = await inMergeQueue(cfg.stateDir, () => mergeNow(cfg, r.session_id, wt, target, strategy), ctx.signal);
+  const { value, queuedMs } = await inMergeQueue(cfg.stateDir, () => mergeNow(cfg, r.session_id, wt, target, strategy, r.sandbox !== undefined), ctx.signal);
   return { ...value, queued_ms: queuedMs };
 }
 
@@ -90,7 +91,7 @@ async function assertCleanCheckout(repo: string, target: string): Promise<string
 
 type Worktree = NonNullable<SessionRecord["worktree"]>;
 
-async function mergeNow(cfg: Config, id: string, wt: Worktree, target: string, strategy: Strategy): Promise<Omit<MergeOutput, "queued_ms">> {
+async function mergeNow(cfg: Config, id: string, wt: Worktree, target: string, strategy: Strategy, sandboxed: boolean): Promise<Omit<MergeOutput, "queued_ms">> {
   const repo = wt.repo;
   // Read again inside the queue: an earlier merge may have moved the target.
   const before = await checkTarget(repo, target);
@@ -124,7 +125,8 @@ async function mergeNow(cfg: Config, id: string, wt: Worktree, target: string, s
     // 3. The checks on the merged result.
     let ran: CheckResult[] | undefined;
     if (checks.checks.length) {
-      ran = await runChecks(checks.checks, scratch, join(cfg.stateDir, "checks", `merge-${id}.log`));
+      // A sandboxed session's code is checked in the box, as in its fan-out.
+      ran = await runChecks(checks.checks, scratch, join(cfg.stateDir, "checks", `merge-${id}.log`), sandboxed ? await checkBox(cfg, scratch) : undefined);
       if (ran.some((c) => !c.passed)) return { ...base, ...extra, merged: false, checks: ran, reason: `a check failed on the merged result (${ran.filter((c) => !c.passed).map((c) => c.name).join(", ")}); ${target} was not moved.` };
     }
 
