@@ -35,6 +35,8 @@ export interface Config {
   toolsets: ToolsetName[];
   /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
   claudeConfigDir: string;
+  /** CLAUDE_SESSIONS_ACCOUNTS: the operator's accounts file (src/claude/accounts.ts), read at each start that names one. */
+  accountsFile?: string | undefined;
   /** The tmux program (CLAUDE_SESSIONS_TMUX); unset: the tmux runner's default, tmux on PATH. */
   tmuxPath?: string;
   tmuxSocketName?: string;
@@ -251,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBypassSandboxed: (env.CLAUDE_SESSIONS_ALLOW_BYPASS ?? "").trim().toLowerCase() === "sandboxed",
     sandbox: sandbox as SandboxMode,
     sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
+    ...(env.CLAUDE_SESSIONS_ACCOUNTS ? { accountsFile: resolve(env.CLAUDE_SESSIONS_ACCOUNTS) } : {}),
     ...(env.CLAUDE_SESSIONS_SECRET_HOSTS ? { secretHostsFile: resolve(env.CLAUDE_SESSIONS_SECRET_HOSTS) } : {}),
     sandboxPlaintextApi: bool(env.CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API),
     ...(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE ? { sandboxCaFile: resolve(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE) } : {}),

@@ -21,6 +21,7 @@ import { randomInt } from "node:crypto";
 import { promptAnswered } from "../../claude/answered.js";
 import { limitOf } from "../../core/limit.js";
 import { transcriptPath } from "../../claude/transcript.js";
+import { configDirFor } from "../../claude/accounts.js";
 import type { FoldedLimit } from "../../events/reducer.js";
 import { serverAction } from "../audit.js";
 import type { Deps } from "../deps.js";
@@ -203,7 +204,7 @@ export class LimitPark {
     const s = await d.registry.follow(w.session_id);
     // Already moved on (a prompt was sent meanwhile, or a newer limit): this wake is over.
     if (!s.fold.limit || s.fold.limit.seq !== w.seq) return;
-    const path = transcriptPath(d.cfg.claudeConfigDir, r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
+    const path = transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
     if (w.prompt === undefined || (await promptAnswered(path, w.prompt_id, w.prompt))) {
       d.log.info(`${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`);
       await d.registry.emit(w.session_id, { hook_event_name: "cs:limit_over" });
