@@ -125,3 +125,8 @@ export function pickAccount(accounts: ReadonlyMap<string, Account>, users: reado
   if (free[0]) return free[0].name;
   return rooms.sort((a, b) => Date.parse(a.limited_until!) - Date.parse(b.limited_until!))[0]!.name;
 }
+
+/** One line per account (the CLI's `accounts`, health_check's detail): name, kind, sessions, limited until. */
+export function roomLine(r: AccountRoom): string {
+  return `${r.name}\t${r.kind}\t${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}${r.sessions.length ? ` (${r.sessions.join(", ")})` : ""}\t${r.limited_until ? `limited until ${r.limited_until}` : "room"}`;
+}

@@ -22,6 +22,7 @@ import { createLogger } from "../util/log.js";
 import { safeText } from "../util/terminal-text.js";
 import { toSessionError } from "../core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes.js";
+import { accountLines } from "./accounts.js";
 import { loadNodes } from "../nodes/config.js";
 import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
@@ -49,6 +50,7 @@ ${ATTEMPT_HELP}
   claude-sessions attach <id>     attach to a session's tmux pane (detach with C-b d)
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
+  claude-sessions accounts        each account of CLAUDE_SESSIONS_ACCOUNTS: its sessions, limited until when
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
@@ -187,6 +189,10 @@ async function human(cmd: string, args: string[]): Promise<number> {
         const listed = app.nodes.links.size ? await app.nodes.invoke(listSessions, app.sessions, input, {}) : undefined;
         const res = listed?.ok ? (listed.value as api.ListOutput) : await app.sessions.list(input);
         for (const l of lsLines(res, process.stdout.isTTY === true)) print(l);
+        return 0;
+      }
+      case "accounts": {
+        for (const l of await accountLines(app.cfg.accountsFile, app.store)) print(l);
         return 0;
       }
       case "nodes": {

@@ -7,10 +7,10 @@
  * and start nothing; a session limited on A continues its conversation on B (resume_session {account}).
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 
 const HAS_TMUX = tmuxOrSkip();
 const KEY = "sk-ant-test-" + "0123456789abcdef".repeat(2);
@@ -132,6 +132,21 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     expect(r.error?.code, r.text).toBe("LIMITED");
     await until(async () => (await rowOf(m, s.session_id))?.limit?.wake_at !== undefined, 10_000);
     await until(() => processesIn(cwd).length === 0, 10_000);
+    // A is shown limited: by the CLI's `accounts`, by health_check, and auto now passes it by.
+    const cli = spawnSync(process.execPath, [CLI, "accounts"], { env: { ...w.env, CLAUDE_SESSIONS_ACCOUNTS: file }, encoding: "utf8", timeout: 30_000 });
+    expect(cli.status, cli.stderr).toBe(0);
+    const lineA = cli.stdout.split("\n").find((l) => l.startsWith("A\t"));
+    expect(lineA).toContain(s.session_id);
+    expect(lineA).toMatch(/limited until \d{4}-/);
+    expect(cli.stdout.split("\n").find((l) => l.startsWith("B\t"))).toContain("room");
+    expect(cli.stdout).not.toContain(KEY);
+    const health = await m.callOk("health_check", {});
+    const check = health.checks.find((c) => c.name === "accounts");
+    expect(check?.detail).toMatch(/A: 1 session\(s\), limited until/);
+    const auto = await m.callOk("start_session", { cwd: w.dir("auto-2"), account: "auto" });
+    const picked = (JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> }).sessions[auto.session_id]?.account;
+    expect(picked).not.toBe("A");
+    await m.callOk("kill_session", { session_id: auto.session_id, save_state: false });
     await m.callOk("resume_session", { session_id: s.session_id, account: "B" });
     await m.callOk("send_message", { session_id: s.session_id, message: "third on B", timeout_ms: 20_000 });
     // B's copy of the conversation holds what was said on A, then the new prompt.
