@@ -5,8 +5,8 @@
  * of the server's environment whose value the CLI gets as ANTHROPIC_API_KEY. A key is never written in the file, and
  * no message here quotes the file's values (only its names). Read again whenever the file changes.
  */
-import { statSync, readFileSync } from "node:fs";
-import { isAbsolute } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { SessionError } from "../core/errors.js";
 import { ENV_NAME } from "../util/proc/env.js";
 
@@ -104,10 +104,10 @@ export interface AccountRoom {
 }
 
 /** Each account, its sessions and whether it is limited now (from its sessions' limits). */
-export function accountRooms(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number): AccountRoom[] {
+export function accountRooms(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number, noted: Record<string, string> = {}): AccountRoom[] {
   return [...accounts.values()].map((a) => {
     const mine = users.filter((u) => u.account === a.name);
-    const until = mine.map((u) => (u.limit ? Date.parse(u.limit.resets_at) : NaN)).filter((t) => t > now);
+    const until = [...mine.map((u) => (u.limit ? Date.parse(u.limit.resets_at) : NaN)), noted[a.name] ? Date.parse(noted[a.name]!) : NaN].filter((t) => t > now);
     return {
       name: a.name,
       kind: "config_dir" in a ? "config_dir" : "api_key_env",
@@ -118,8 +118,8 @@ export function accountRooms(accounts: ReadonlyMap<string, Account>, users: read
 }
 
 /** `auto`: an account not limited (the fewest sessions first, then the file's order), else the one whose limit resets soonest. */
-export function pickAccount(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number): string {
-  const rooms = accountRooms(accounts, users, now);
+export function pickAccount(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number, noted: Record<string, string> = {}): string {
+  const rooms = accountRooms(accounts, users, now, noted);
   if (!rooms.length) throw new SessionError("INVALID_ARGUMENT", "account auto: the accounts file names no account", { suggestion: FIX });
   const free = rooms.filter((r) => !r.limited_until).sort((a, b) => a.sessions.length - b.sessions.length);
   if (free[0]) return free[0].name;
@@ -129,4 +129,39 @@ export function pickAccount(accounts: ReadonlyMap<string, Account>, users: reado
 /** One line per account (the CLI's `accounts`, health_check's detail): name, kind, sessions, limited until. */
 export function roomLine(r: AccountRoom): string {
   return `${r.name}\t${r.kind}\t${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}${r.sessions.length ? ` (${r.sessions.join(", ")})` : ""}\t${r.limited_until ? `limited until ${r.limited_until}` : "room"}`;
+}
+
+/**
+ * Accounts seen limited, kept apart from the sessions (a session that switched away takes its limit with it):
+ * `<stateDir>/limit-wakes/accounts/<name>` holds the reset time. What `auto` and switch_account pass by.
+ */
+export function noteAccountLimit(stateDir: string, name: string, resetsAt: string): void {
+  if (!ACCOUNT_NAME.test(name)) return;
+  const dir = join(stateDir, "limit-wakes", "accounts");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const before = accountLimits(stateDir)[name];
+  if (before && Date.parse(before) >= Date.parse(resetsAt)) return;
+  writeFileSync(join(dir, name), resetsAt, { mode: 0o600 });
+}
+
+/** The accounts noted limited: name → reset time (past ones too; accountRooms keeps the ones ahead). */
+export function accountLimits(stateDir: string): Record<string, string> {
+  const dir = join(stateDir, "limit-wakes", "accounts");
+  const out: Record<string, string> = {};
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (!ACCOUNT_NAME.test(n)) continue;
+    try {
+      const t = readFileSync(join(dir, n), "utf8").trim();
+      if (Number.isFinite(Date.parse(t))) out[n] = t;
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
 }

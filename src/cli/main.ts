@@ -192,7 +192,7 @@ async function human(cmd: string, args: string[]): Promise<number> {
         return 0;
       }
       case "accounts": {
-        for (const l of await accountLines(app.cfg.accountsFile, app.store)) print(l);
+        for (const l of await accountLines(app.cfg.accountsFile, app.cfg.stateDir, app.store)) print(l);
         return 0;
       }
       case "nodes": {

@@ -6,7 +6,7 @@
  * unknown account, a file open to others, a file that does not parse or a key written inline are INVALID_ARGUMENT
  * and start nothing; a session limited on A continues its conversation on B (resume_session {account}).
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +28,15 @@ function prompts(configDir: string, cwd: string): string[] {
     .map((l) => JSON.parse(l) as { type?: string; message?: { content?: unknown } })
     .filter((l) => l.type === "user" && typeof l.message?.content === "string")
     .map((l) => l.message!.content as string);
+}
+
+/** How many turns answered `prompt` (a Stop whose reply is the fake's answer to it). */
+function answers(w: World, id: string, prompt: string): number {
+  return readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as { hook_event_name?: string; last_assistant_message?: string })
+    .filter((e) => e.hook_event_name === "Stop" && e.last_assistant_message === `FAKE REPLY: ${prompt}`).length;
 }
 
 type Row = { session_id: string; status: string; limit?: { wake_at?: string } };
@@ -156,5 +165,55 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     expect(prompts(dirA, cwd)).not.toContain("third on B");
     const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
     expect(state.sessions[s.session_id]?.account).toBe("B");
+  }, 90_000);
+});
+
+describe.runIf(HAS_TMUX)("CLAUDE_SESSIONS_ON_LIMIT=switch_account (issue 33)", () => {
+  let w: World;
+  let m: Mcp;
+  let dirA: string;
+  let dirB: string;
+  beforeAll(async () => {
+    // The limit's own wait is a minute: an answer within the test's time came from the switch, not the reset.
+    w = makeWorld({ CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CLAUDE_SESSIONS_ON_LIMIT: "switch_account" });
+    dirA = join(w.root, "acct-a");
+    dirB = join(w.root, "acct-b");
+    for (const d of [dirA, dirB]) mkdirSync(d, { recursive: true });
+    const file = join(w.root, "accounts.json");
+    writeFileSync(file, JSON.stringify({ accounts: { A: { config_dir: dirA }, B: { config_dir: dirB } } }), { mode: 0o600 });
+    m = await connect(w, { CLAUDE_SESSIONS_ACCOUNTS: file });
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  it("a session limited on A continues at once on B: the interrupted prompt answered there, once, with the conversation so far", async () => {
+    const cwd = w.dir("switch-auto");
+    const s = await m.callOk("start_session", { cwd, account: "A" });
+    await m.callOk("send_message", { session_id: s.session_id, message: "first on A", timeout_ms: 20_000 });
+    const gate = join(w.root, "limit-a");
+    writeFileSync(gate, "");
+    const prompt = `job FAKE_LIMIT:${gate}`;
+    const t0 = Date.now();
+    const r = await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 });
+    expect(r.error?.code, r.text).toBe("LIMITED");
+    // B has room (the fake's limit is the gate file: gone now). A's own wait is a minute: an answer well before it
+    // came from the switch.
+    rmSync(gate);
+    await until(() => answers(w, s.session_id, prompt) === 1, 40_000).catch((e: unknown) => {
+      throw new Error(`${String(e)}; the server said: ${m.stderr().split("\n").filter((l) => /limit|account|switch|warn|error/i.test(l)).slice(-15).join("\n")}`);
+    });
+    expect(Date.now() - t0).toBeLessThan(50_000);
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
+    expect(state.sessions[s.session_id]?.account).toBe("B");
+    // B's copy of the conversation holds A's turns, then the prompt answered there; A's never got the answer.
+    const onB = prompts(dirB, cwd);
+    expect(onB.indexOf("first on A")).toBeGreaterThanOrEqual(0);
+    expect(onB.lastIndexOf(prompt)).toBeGreaterThan(onB.indexOf("first on A"));
+    // Once: nothing more is sent later.
+    await new Promise((res) => setTimeout(res, 2000));
+    expect(answers(w, s.session_id, prompt)).toBe(1);
+    expect((await rowOf(m, s.session_id))?.status).toBe("idle");
   }, 90_000);
 });

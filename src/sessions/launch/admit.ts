@@ -8,7 +8,7 @@
 import type { ResumeInput, StartInput } from "../../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../../claude/launch.js";
 import { hasEntry, transcriptPath } from "../../claude/transcript.js";
-import { accountEnv, accountNamed, configDirFor, pickAccount, readAccounts } from "../../claude/accounts.js";
+import { accountEnv, accountLimits, accountNamed, configDirFor, pickAccount, readAccounts } from "../../claude/accounts.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { BackendKind } from "../../core/events.js";
@@ -134,7 +134,7 @@ async function account(a: Admission): Promise<void> {
   const asked = a.ask.input.account ?? resume(a)?.rec.account;
   if (asked === undefined) return void (a.account = undefined);
   if (a.sandbox) throw new SessionError("UNSUPPORTED_OPTION", "account does not go with a sandboxed session yet (the sandbox makes its own Claude configuration); nothing was started.", { suggestion: "Leave account or sandbox out." });
-  const name = asked === "auto" ? pickAccount(readAccountsOf(a.d), Object.values((await a.d.store.read()).sessions), Date.now()) : asked;
+  const name = asked === "auto" ? pickAccount(readAccountsOf(a.d), Object.values((await a.d.store.read()).sessions), Date.now(), accountLimits(a.d.cfg.stateDir)) : asked;
   accountEnv(accountNamed(a.d.cfg.accountsFile, name));
   a.account = name;
 }
