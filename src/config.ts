@@ -35,6 +35,8 @@ export interface Config {
   toolsets: ToolsetName[];
   /** Claude Code's configuration directory (CLAUDE_CONFIG_DIR, as the CLI reads it; else ~/.claude): transcripts live under it. */
   claudeConfigDir: string;
+  /** CLAUDE_SESSIONS_ACCOUNTS: the operator's accounts file (src/claude/accounts.ts), read at each start that names one. */
+  accountsFile?: string | undefined;
   /** The tmux program (CLAUDE_SESSIONS_TMUX); unset: the tmux runner's default, tmux on PATH. */
   tmuxPath?: string;
   tmuxSocketName?: string;
@@ -127,8 +129,12 @@ export interface Config {
   idleTtlMs: number;
   /** CLAUDE_SESSIONS_HIBERNATE_AFTER_MS: an idle session is hibernated (process ended, woken by the next prompt) after this long; 0 = never. */
   hibernateAfterMs: number;
-  /** CLAUDE_SESSIONS_ON_LIMIT: what a session does when a turn hits a usage limit: wait (parked, woken after the reset) or fail (stays idle, limited). */
-  onLimit: "wait" | "fail";
+  /**
+   * CLAUDE_SESSIONS_ON_LIMIT: what a session does when a turn hits a usage limit: wait (parked, woken after the reset),
+   * fail (stays idle, limited), or switch_account (a session under an account continues at once on another account
+   * with room, its prompt sent there; none with room: wait).
+   */
+  onLimit: "wait" | "fail" | "switch_account";
   /** CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: the fleet's wakes after a limit, at most this many a minute, evenly spaced (every server on the state dir together). */
   limitWakesPerMin: number;
   /** CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: how long a limit with no reset time (an API key's 429) is waited out. */
@@ -251,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowBypassSandboxed: (env.CLAUDE_SESSIONS_ALLOW_BYPASS ?? "").trim().toLowerCase() === "sandboxed",
     sandbox: sandbox as SandboxMode,
     sandboxHosts: parseList(env.CLAUDE_SESSIONS_SANDBOX_HOSTS),
+    ...(env.CLAUDE_SESSIONS_ACCOUNTS ? { accountsFile: resolve(env.CLAUDE_SESSIONS_ACCOUNTS) } : {}),
     ...(env.CLAUDE_SESSIONS_SECRET_HOSTS ? { secretHostsFile: resolve(env.CLAUDE_SESSIONS_SECRET_HOSTS) } : {}),
     sandboxPlaintextApi: bool(env.CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API),
     ...(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE ? { sandboxCaFile: resolve(env.CLAUDE_SESSIONS_SANDBOX_CA_FILE) } : {}),
@@ -280,7 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTtlMs: num(env, "CLAUDE_SESSIONS_IDLE_TTL_MS", 6 * 60 * 60 * 1000, 0),
     hibernateAfterMs: num(env, "CLAUDE_SESSIONS_HIBERNATE_AFTER_MS", 0, 0),
     maxLive: num(env, "CLAUDE_SESSIONS_MAX_LIVE", 0, 0),
-    onLimit: oneOf(env, "CLAUDE_SESSIONS_ON_LIMIT", ["wait", "fail"] as const, "wait"),
+    onLimit: oneOf(env, "CLAUDE_SESSIONS_ON_LIMIT", ["wait", "fail", "switch_account"] as const, "wait"),
     limitWakesPerMin: num(env, "CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN", 6, 1),
     limitRateWaitMs: num(env, "CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS", 60_000, 1000),
     limitJitterMs: num(env, "CLAUDE_SESSIONS_LIMIT_JITTER_MS", 30_000, 0),

@@ -57,6 +57,7 @@ export const startInput = z
     sandbox: sandboxOption.optional(),
     ...claudeOptionFields,
     node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
+    account: z.string().min(1).max(64).optional().describe("CLAUDE_SESSIONS_ACCOUNTS name or auto."),
     ...idempotencyField,
   })
   .strict();
@@ -103,6 +104,7 @@ export const resumeInput = z
     env: env.optional(),
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
+    account: startInput.shape.account.describe("Continue under this account (the transcript is copied to it)."),
     ...dopplerFlat,
     ...resumeClaudeOptionFields,
     ...idempotencyField,

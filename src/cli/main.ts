@@ -23,6 +23,7 @@ import { createLogger } from "../util/log.js";
 import { safeText } from "../util/terminal-text.js";
 import { toSessionError } from "../core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes.js";
+import { accountLines } from "./accounts.js";
 import { loadNodes } from "../nodes/config.js";
 import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
@@ -51,6 +52,7 @@ ${ATTEMPT_HELP}
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
   claude-sessions move <id> <node>  carry an idle or hibernated session to another node (or "local"; see docs/nodes.md)
+  claude-sessions accounts        each account of CLAUDE_SESSIONS_ACCOUNTS: its sessions, limited until when
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
   claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
@@ -189,6 +191,10 @@ async function human(cmd: string, args: string[]): Promise<number> {
         const listed = app.nodes.links.size ? await app.nodes.invoke(listSessions, app.sessions, input, {}) : undefined;
         const res = listed?.ok ? (listed.value as api.ListOutput) : await app.sessions.list(input);
         for (const l of lsLines(res, process.stdout.isTTY === true)) print(l);
+        return 0;
+      }
+      case "accounts": {
+        for (const l of await accountLines(app.cfg.accountsFile, app.cfg.stateDir, app.store)) print(l);
         return 0;
       }
       case "nodes": {

@@ -15,6 +15,7 @@ import type { Runner } from "../runners/runner.js";
 import { createLogger } from "../util/log.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
+import { accountLimits, accountRooms, readAccounts, type AccountUser } from "../claude/accounts.js";
 import type { Config } from "../config.js";
 import { sandboxDeps } from "../sandbox/deps.js";
 import { isLive } from "../core/status.js";
@@ -101,6 +102,17 @@ async function creatable(dir: string): Promise<boolean> {
   }
 }
 
+/** The operator's accounts (issue 33): each one's sessions and limit; warn when every one is limited, degraded when the file does not read. */
+function accountsCheck(file: string, stateDir: string, users: AccountUser[], add: (name: string, status: HealthCheck["status"], detail: string) => void): void {
+  try {
+    const rooms = accountRooms(readAccounts(file), users, Date.now(), accountLimits(stateDir));
+    const detail = rooms.map((r) => `${r.name}: ${r.sessions.length} session(s), ${r.limited_until ? `limited until ${r.limited_until}` : "room"}`).join("; ");
+    add("accounts", rooms.length && rooms.every((r) => r.limited_until) ? "warn" : "ok", detail || "the accounts file names no account");
+  } catch (e) {
+    add("accounts", "degraded", e instanceof Error ? e.message : String(e));
+  }
+}
+
 export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const { cfg } = h;
   const checks: HealthCheck[] = [];
@@ -162,6 +174,7 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
       const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
       add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
       sessionVersions(Object.values(st.sessions).filter((r) => isLive(r.status)), add);
+      if (cfg.accountsFile) accountsCheck(cfg.accountsFile, cfg.stateDir, Object.values(st.sessions), add);
       if (h.index) {
         // The conversation index answers while it builds (saying so); a build is not a fault.
         const ix = h.index();

@@ -5,6 +5,7 @@
 import { stripVTControlCharacters } from "node:util";
 import type { Resolved, StreamInput, StreamOutput, TranscriptItem } from "../api/index.js";
 import { readTranscript, transcriptPath } from "../claude/transcript.js";
+import { configDirFor } from "../claude/accounts.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import { isLive } from "../core/status.js";
@@ -62,7 +63,7 @@ async function rawLog(d: Deps, r: SessionRecord): Promise<string> {
 }
 
 function transcriptFile(d: Deps, r: SessionRecord, f: Folded | undefined): string {
-  return f?.transcript_path ?? transcriptPath(d.cfg.claudeConfigDir, r.cwd, r.claude_session_id);
+  return f?.transcript_path ?? transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, r.claude_session_id);
 }
 
 function parseCursor(c: string | undefined): number | undefined {

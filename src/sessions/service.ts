@@ -135,6 +135,7 @@ export class SessionService {
     this.radar = new Radar(this.d);
     this.parked = new LimitPark(this.d, (id, message) =>
       serverAction(this.d, "usage_limit", "send_message", id, () => this.send({ session_id: id, message, wait_for_response: false, wait_for_usage: false, timeout_ms: 30_000, queue: false, bash_mode: false, include_context: false }, { actor: "server:usage_limit" })),
+      (id, account, message) => serverAction(this.d, "usage_limit", "resume_session", id, () => this.resume({ session_id: id, account, ...(message !== undefined ? { message } : {}) }, { actor: "server:usage_limit" })),
     );
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);

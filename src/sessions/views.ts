@@ -76,7 +76,7 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.blocked && r.status === "blocked") s.blocked = publicBlocked(r.blocked);
   if (r.limit && limitedShown(r.status)) {
     s.status = "limited";
-    s.limit = { ...r.limit };
+    s.limit = { ...r.limit, ...(r.account ? { account: r.account } : {}) };
   }
   if (opts.attachCommand && isLive(r.status)) s.attach_command = opts.attachCommand;
   if (r.max_budget_usd !== undefined) s.max_budget_usd = r.max_budget_usd;

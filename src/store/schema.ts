@@ -70,6 +70,8 @@ export const SessionRecordSchema = z.object({
   max_budget_usd: z.number().optional(),
   /** A teammate a budgeted lead started: the lead's session id, whose max_budget_usd it shares (sessions/spend/pool.ts). */
   budget_pool: z.string().optional(),
+  /** The operator's account it runs under (CLAUDE_SESSIONS_ACCOUNTS): its NAME only, never its folder or key. */
+  account: z.string().optional(),
   /** Tokens of the whole session per model, each API message once (read from the transcript at every turn end). */
   usage_by_model: z.record(z.string(), z.record(z.string(), z.number())).optional(),
   /** How far each transcript (the conversation's and its sub-agents') has been counted into usage_by_model. */

@@ -62,6 +62,11 @@ const IDEM: Row = {
 /** start_session's arguments; run_task has them too. */
 const START: Record<string, Row> = {
   idempotency_key: IDEM,
+  account: {
+    effect: "none",
+    gate: "names an account of the operator's CLAUDE_SESSIONS_ACCOUNTS file (or auto); the folder or key comes from that file and the server's environment only, into the CLI's environment",
+    coveredBy: "tests/integration/multi-account.test.ts (an unknown account, a bad file: INVALID_ARGUMENT, nothing started)",
+  },
   node: { effect: "none", gate: "names a node of the operator's nodes file (validated name; the exec argv comes from that file only, the call travels as MCP JSON)", coveredBy: "tests/integration/nodes.test.ts (hostile node names refused), tests/unit/nodes-config.test.ts" },
   session_id: {
     effect: "file",
@@ -232,6 +237,7 @@ const TABLE: Record<string, Record<string, Row>> = {
   },
   resume_session: {
     idempotency_key: IDEM,
+    account: { ...START.account!, gate: `${START.account!.gate}; another account than the session's copies its transcript into that account's folder` },
     session_id: none(ADDRESS),
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),

@@ -8,6 +8,7 @@
 import type { ResumeInput, StartInput } from "../../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../../claude/launch.js";
 import { hasEntry, transcriptPath } from "../../claude/transcript.js";
+import { accountEnv, accountLimits, accountNamed, configDirFor, pickAccount, readAccounts } from "../../claude/accounts.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { BackendKind } from "../../core/events.js";
@@ -55,6 +56,8 @@ interface Admission {
   plan: WorktreePlan | undefined;
   trust: boolean;
   logFile: OwnedFile | undefined;
+  /** The operator's account it runs under (the call's, else a resume's record's), if any. */
+  account: string | undefined;
 }
 
 type Check = (a: Admission) => void | Promise<void>;
@@ -84,6 +87,7 @@ const CHECKS: ReadonlyArray<[string, Check]> = [
   ["sandbox", (a) => void (a.sandbox = sandboxFor(a.d.cfg, sandboxAsked(a), sandboxBlocker(a.runner)))],
   ["permission mode", (a) => checkPermissionMode(a.d.cfg, a.permissionMode, a.sandbox !== undefined)],
   ["env", (a) => { a.env = resume(a)?.env ?? checkEnv(a.d.cfg, start(a)!.input.env); if (a.sandbox) checkSandboxEnv(a.env); }],
+  ["account", account],
   ["mcp_servers", (a) => void (a.mcpServers = checkMcpServers(a.d.cfg, a.ask.input.mcp_servers))],
   ["CLI version", async (a) => (resume(a) || needsVersion(a.runner, a.ask.input) ? checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input) : undefined)],
   ["prompt", (a) => void (a.prompt = firstPrompt(a))],
@@ -120,6 +124,24 @@ function budget(a: Admission): void {
 function sandboxAsked(a: Admission): StartInput["sandbox"] {
   const r = resume(a);
   return r ? (r.rec.sandbox ?? a.d.cfg.sandbox === "required") : start(a)!.input.sandbox;
+}
+
+/**
+ * The account: the call's name (or `auto`: the one with the most room), else a resume's record's. Its environment
+ * must be there now (a key's variable set); launchRequest reads it again for the child.
+ */
+async function account(a: Admission): Promise<void> {
+  const asked = a.ask.input.account ?? resume(a)?.rec.account;
+  if (asked === undefined) return void (a.account = undefined);
+  if (a.sandbox) throw new SessionError("UNSUPPORTED_OPTION", "account does not go with a sandboxed session yet (the sandbox makes its own Claude configuration); nothing was started.", { suggestion: "Leave account or sandbox out." });
+  const name = asked === "auto" ? pickAccount(readAccountsOf(a.d), Object.values((await a.d.store.read()).sessions), Date.now(), accountLimits(a.d.cfg.stateDir)) : asked;
+  accountEnv(accountNamed(a.d.cfg.accountsFile, name));
+  a.account = name;
+}
+
+function readAccountsOf(d: Deps) {
+  if (!d.cfg.accountsFile) throw new SessionError("INVALID_ARGUMENT", "account auto: this server has no accounts", { suggestion: "Leave account out, or have the operator set CLAUDE_SESSIONS_ACCOUNTS." });
+  return readAccounts(d.cfg.accountsFile);
 }
 
 /** A start's first prompt, checked by its runner's rules. */
@@ -188,8 +210,8 @@ async function sameLogFile(rec: SessionRecord): Promise<void> {
 /** start_session's admission, in the form its caller records (launch.ts). */
 export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
   const a = await admit(d, { how: "start", input }, ctx);
-  const { cwd: callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile } = a;
-  return { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile };
+  const { cwd: callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account } = a;
+  return { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account };
 }
 
 /** What a resume or fork checked and chose; the runner makes its launch plan of it once the record is final. */
@@ -206,18 +228,19 @@ export interface ResumePlan {
   version: string | undefined;
   transient: Pick<LaunchOptions, "mcp_servers">;
   sandbox: SandboxChoice | undefined;
+  account: string | undefined;
 }
 
 /** resume_session's and a fork's admission (the record's values where the call gives none), in the form resume.ts records. */
 export async function admitResume(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, ctx: CallContext, forId = rec.session_id): Promise<ResumePlan> {
   const a = await admit(d, { how: "resume", input, rec, env, mode, forId }, ctx);
-  const { cwd, kind, runner, options, claude, opts, trust, doppler, sandbox } = a;
-  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version: await a.version, sandbox, transient: transientOptions({ ...input, mcp_servers: a.mcpServers }) };
+  const { cwd, kind, runner, options, claude, opts, trust, doppler, sandbox, account } = a;
+  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version: await a.version, sandbox, account, transient: transientOptions({ ...input, mcp_servers: a.mcpServers }) };
 }
 
 /** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */
 async function checkResumeAt(d: Deps, rec: SessionRecord, claudeId: string, at: string): Promise<void> {
-  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(d.cfg.claudeConfigDir, rec.cwd, claudeId);
+  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account), rec.cwd, claudeId);
   if (await hasEntry(path, at)) return;
   throw new SessionError("INVALID_ARGUMENT", `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`, {
     suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../../api/index.js";
+import { accountEnv, accountNamed } from "../../claude/accounts.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../../claude/launch.js";
 import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../../runners/runner.js";
 import type { Delivery } from "../../runners/driver.js";
@@ -51,7 +52,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     const existing = await d.store.get(input.session_id);
     if (existing && sameStart(existing, input)) return { started: withStream(await result(d, existing.session_id), input) };
   }
-  const { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile } = await admitStart(d, input, ctx);
+  const { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account } = await admitStart(d, input, ctx);
   let worktree: WorktreeInfo | undefined;
   if (plan) {
     try {
@@ -83,6 +84,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   if (doppler?.project) rec.doppler_project = doppler.project;
   if (doppler?.config) rec.doppler_config = doppler.config;
   if (sandbox) rec.sandbox = sandbox;
+  if (account) rec.account = account;
   if (input.team_name) rec.team_name = input.team_name;
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
@@ -101,7 +103,7 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
   const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, ...carry }));
+  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, account: rec.account, ...carry }));
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -171,7 +173,7 @@ export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string; sandbox?: SandboxChoice | undefined },
+  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string; sandbox?: SandboxChoice | undefined; account?: string | undefined },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
@@ -189,7 +191,8 @@ export function launchRequest(
     mode: o.mode,
     claudeOptions: o.opts,
     doppler: o.doppler,
-    env: { ...o.env, ...policyEnv(d.cfg), ...m?.env },
+    // The account's CLAUDE_CONFIG_DIR or API key: in the child's environment only (never argv, the record or a log).
+    env: { ...o.env, ...policyEnv(d.cfg), ...m?.env, ...(o.account ? accountEnv(accountNamed(d.cfg.accountsFile, o.account)) : {}) },
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { ResumeInput, ResumeOutput } from "../../api/index.js";
 import { type LaunchMode } from "../../claude/launch.js";
 import { transcriptPath } from "../../claude/transcript.js";
+import { configDirFor } from "../../claude/accounts.js";
 import type { LaunchPlan as RunnerPlan } from "../../runners/runner.js";
 import { claudeIdOf } from "../../runners/runner.js";
 import type { CallContext } from "../../core/context.js";
@@ -27,6 +28,7 @@ import { claimTeammate } from "../teams/team.js";
 import { assertInRoots } from "./roots.js";
 import { checkTrustWorkspace } from "../gates.js";
 import { admitResume, type ResumePlan } from "./admit.js";
+import { carryTranscript } from "./switch-account.js";
 import { carryOf, launch, launchRequest, planOf, result, sessionEnv, teamOf } from "./launch.js";
 
 /**
@@ -98,6 +100,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
   const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
   const plan = await admitResume(d, rec, input, env, mode, ctx);
   const { options, runner, kind, cwd, doppler, version } = plan;
+  // Another account (resume_session {account}, on_limit switch_account): the conversation goes with it.
+  if (mode.kind === "resume" && plan.account !== rec.account) await carryTranscript(d, rec.cwd, mode.resumeId, rec.account, plan.account);
   let launchPlan: RunnerPlan | undefined;
   const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
 
@@ -124,6 +128,8 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     setVersion(r, version);
     if (plan.sandbox) r.sandbox = plan.sandbox;
     else delete r.sandbox;
+    if (plan.account) r.account = plan.account;
+    else delete r.account;
     launchPlan = planFor(d, plan, r, env, message, s.sessions);
     [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
@@ -157,6 +163,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   const id = newSessionId();
   const plan = await admitResume(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, ctx, id);
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
+  if (plan.account !== parent.account) await carryTranscript(d, parent.cwd, parentClaudeId, parent.account, plan.account);
   let launchPlan: RunnerPlan | undefined;
   const at = new Date().toISOString();
   const rec = newRecord({
@@ -178,6 +185,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
   setVersion(rec, version);
   if (parent.team_name) rec.team_name = parent.team_name;
   if (plan.sandbox) rec.sandbox = plan.sandbox;
+  if (plan.account) rec.account = plan.account;
   if (parent.max_turns !== undefined) rec.max_turns = parent.max_turns;
   const budget = input.max_budget_usd ?? parent.max_budget_usd;
   if (budget !== undefined) rec.max_budget_usd = budget;
@@ -201,7 +209,7 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
 function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined, all: Record<string, SessionRecord>): RunnerPlan {
-  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), sandbox: p.sandbox, ...carryOf(p.runner, message, r, all) }));
+  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), sandbox: p.sandbox, account: p.account, ...carryOf(p.runner, message, r, all) }));
 }
 
 /** Filled by relaunch when the message travelled with the launch: when Claude accepted it, and its number. */
@@ -225,7 +233,7 @@ async function neverPrompted(d: Deps, rec: SessionRecord): Promise<boolean> {
   if (rec.generation === undefined) return false;
   const f = (await d.registry.follow(rec.session_id)).fold;
   if (f.prompts_submitted > 0) return false;
-  return !(await stat(transcriptPath(d.cfg.claudeConfigDir, rec.cwd, f.claude_session_id ?? rec.claude_session_id)).then(
+  return !(await stat(transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account), rec.cwd, f.claude_session_id ?? rec.claude_session_id)).then(
     () => true,
     () => false,
   ));

@@ -21,6 +21,7 @@ import { randomInt } from "node:crypto";
 import { promptAnswered } from "../../claude/answered.js";
 import { limitOf } from "../../core/limit.js";
 import { transcriptPath } from "../../claude/transcript.js";
+import { accountLimits, accountRooms, configDirFor, noteAccountLimit, readAccounts } from "../../claude/accounts.js";
 import type { FoldedLimit } from "../../events/reducer.js";
 import { serverAction } from "../audit.js";
 import type { Deps } from "../deps.js";
@@ -36,10 +37,15 @@ interface WakeFile {
   prompt?: string;
   prompt_id?: string;
   claude_session_id?: string;
+  /** on_limit switch_account: continue on this account (due at once) instead of waiting for the reset. */
+  switch_to?: string;
 }
 
 /** Sends a prompt to a session (the service's send: it wakes a hibernated one). */
 export type Resend = (id: string, message: string) => Promise<unknown>;
+
+/** Resumes a session under another account, with its interrupted prompt (the service's resume). */
+export type SwitchAccount = (id: string, account: string, message: string | undefined) => Promise<unknown>;
 
 /** A wake due more than this far ahead is looked at again then (timers are capped by Node at ~24.8 days). */
 const MAX_TIMER_MS = 3600_000;
@@ -54,6 +60,7 @@ export class LimitPark {
   constructor(
     private readonly d: Deps,
     private readonly resend: Resend,
+    private readonly switchAccount?: SwitchAccount,
   ) {
     this.dir = join(d.cfg.stateDir, "limit-wakes");
     // Wakes left by an earlier server (or another one on this state dir) are due too.
@@ -83,13 +90,16 @@ export class LimitPark {
     const info = limitOf(l.message, Number.isFinite(since) ? since : Date.now(), d.cfg.limitRateWaitMs);
     if (info.warning) d.log.warn(`${id}: ${info.warning}`);
     const resetsAt = info.resets_at;
-    if (d.cfg.onLimit !== "wait") {
+    if (d.cfg.onLimit === "fail") {
       // on_limit fail: shown limited until the reset, nothing parked, nothing resent.
       await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: resetsAt });
       return;
     }
-    const due = Date.parse(resetsAt) + (d.cfg.limitJitterMs > 0 ? randomInt(0, d.cfg.limitJitterMs + 1) : 0);
-    const w: WakeFile = { session_id: id, seq: l.seq, resets_at: resetsAt, due_at: new Date(due).toISOString(), ...(l.prompt !== undefined ? { prompt: l.prompt } : {}), ...(l.prompt_id ? { prompt_id: l.prompt_id } : {}), ...(claudeSessionId ? { claude_session_id: claudeSessionId } : {}) };
+    const rec = await d.store.get(id);
+    if (rec?.account) noteAccountLimit(d.cfg.stateDir, rec.account, resetsAt);
+    const switchTo = await this.otherAccount(id);
+    const due = switchTo ? Date.now() : Date.parse(resetsAt) + (d.cfg.limitJitterMs > 0 ? randomInt(0, d.cfg.limitJitterMs + 1) : 0);
+    const w: WakeFile = { session_id: id, seq: l.seq, resets_at: resetsAt, due_at: new Date(due).toISOString(), ...(switchTo ? { switch_to: switchTo } : {}), ...(l.prompt !== undefined ? { prompt: l.prompt } : {}), ...(l.prompt_id ? { prompt_id: l.prompt_id } : {}), ...(claudeSessionId ? { claude_session_id: claudeSessionId } : {}) };
     await mkdir(join(this.dir, "pending"), { recursive: true, mode: 0o700 });
     await mkdir(join(this.dir, "claimed"), { recursive: true, mode: 0o700 });
     await mkdir(join(this.dir, "slots"), { recursive: true, mode: 0o700 });
@@ -102,9 +112,28 @@ export class LimitPark {
       },
     );
     if (first) await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: w.resets_at, due_at: w.due_at });
-    d.log.info(`${id}: limited (${l.kind}) until ${w.resets_at}; parked, wake due ${w.due_at}`);
+    d.log.info(`${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`);
     await serverAction(d, "usage_limit", "kill_session", id, () => hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`));
     void this.schedule();
+  }
+
+  /**
+   * on_limit switch_account: another account of the operator's with room (not limited, fewest sessions) for a session
+   * that runs under an account; undefined when there is none (the session waits for its reset).
+   */
+  private async otherAccount(id: string): Promise<string | undefined> {
+    const d = this.d;
+    if (d.cfg.onLimit !== "switch_account" || !d.cfg.accountsFile || !this.switchAccount) return undefined;
+    const r = await d.store.get(id);
+    if (!r?.account) return undefined;
+    try {
+      const users = Object.values((await d.store.read()).sessions);
+      const rooms = accountRooms(readAccounts(d.cfg.accountsFile), users, Date.now(), accountLimits(d.cfg.stateDir)).filter((a) => a.name !== r.account && !a.limited_until);
+      return rooms.sort((a, b) => a.sessions.length - b.sessions.length)[0]?.name;
+    } catch (e) {
+      d.log.warn(`${id}: switch_account: ${e instanceof Error ? e.message : String(e)}; waiting for the reset instead`);
+      return undefined;
+    }
   }
 
   /** Arms the timer for the earliest pending wake (or runs the due ones). */
@@ -207,10 +236,15 @@ export class LimitPark {
       d.log.info(`${w.session_id}: the limit has lifted, but the session is ${s.fold.status}: nothing sent`);
       return;
     }
-    const path = transcriptPath(d.cfg.claudeConfigDir, r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
+    const path = transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
     if (w.prompt === undefined || (await promptAnswered(path, w.prompt_id, w.prompt))) {
       d.log.info(`${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`);
       await d.registry.emit(w.session_id, { hook_event_name: "cs:limit_over" });
+      return;
+    }
+    if (w.switch_to && this.switchAccount) {
+      d.log.info(`${w.session_id}: continuing on account ${w.switch_to} with the interrupted prompt`);
+      await this.switchAccount(w.session_id, w.switch_to, w.prompt);
       return;
     }
     d.log.info(`${w.session_id}: the limit has lifted; sending the interrupted prompt again`);

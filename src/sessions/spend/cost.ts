@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
 import type { SendOutput } from "../../api/index.js";
 import { transcriptPath } from "../../claude/transcript.js";
+import { configDirFor } from "../../claude/accounts.js";
 import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../../claude/turn-usage.js";
 import { addUsage, emptyUsage } from "../../claude/usage.js";
 import type { Folded } from "../../events/reducer.js";
@@ -60,7 +61,7 @@ export function recordings(d: Deps): Promise<void>[] {
 }
 
 function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
-  return transcriptPath(d.cfg.claudeConfigDir, r.cwd, fold?.claude_session_id ?? r.claude_session_id);
+  return transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, fold?.claude_session_id ?? r.claude_session_id);
 }
 
 /** Remembers where the transcripts stood when prompt number `promptNo` was delivered. */
