@@ -22,7 +22,7 @@ import { createLogger } from "../util/log.js";
 import { safeText } from "../util/terminal-text.js";
 import { toSessionError } from "../core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes.js";
-import { NODES_ADD_HELP, runNodesAdd } from "./nodes-add.js";
+import { NODES_ADD_HELP, NODES_UPGRADE_HELP, runNodesAdd, runNodesUpgrade } from "./nodes-add.js";
 import { loadNodes } from "../nodes/config.js";
 import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
@@ -50,6 +50,7 @@ ${WORK_HELP}
   claude-sessions kill <id> [--force]
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
 ${NODES_ADD_HELP}
+${NODES_UPGRADE_HELP}
   claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
@@ -161,6 +162,10 @@ async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "nodes" && args[0] === "add") {
     const cfg = loadConfig();
     return await runNodesAdd(args.slice(1), { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir) }, print);
+  }
+  if (cmd === "nodes" && args[0] === "upgrade") {
+    const cfg = loadConfig();
+    return await runNodesUpgrade(args.slice(1), { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir), version: packageVersion() }, print);
   }
   if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {

@@ -8,10 +8,10 @@
  * ssh option are refused before anything is sent.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, connect, FIXTURES, makeWorld, tmuxOrSkip, type World } from "../helpers/harness.js";
+import { CLI, connect, FIXTURES, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { makeTestHosts, testHostsOrSkip, type TestHost, type TestHosts } from "../helpers/test-hosts.mjs";
 
 const enabled = tmuxOrSkip() && testHostsOrSkip();
@@ -89,7 +89,8 @@ describe.skipIf(!enabled)("nodes add", () => {
     // nodes.json: the operator's file, 0600, with the node's ssh command running the installed copy.
     expect(statSync(nodesFile).mode & 0o777).toBe(0o600);
     const entry = (JSON.parse(readFileSync(nodesFile, "utf8")) as { nodes: Record<string, { exec: string[]; attach: string[] }> }).nodes.n1!;
-    expect(entry.exec.slice(-2)).toEqual(["node", `.local/lib/claude-sessions/${VERSION}/dist/bin.js`]);
+    expect(entry.exec.slice(-2)).toEqual(["node", ".local/lib/claude-sessions/current/dist/bin.js"]);
+    expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(VERSION);
     expect(entry.attach[entry.attach.length - 1]).toBe("--");
     // `claude-sessions nodes` reaches it at this version (no "differs").
     const n = await cli(w, ["nodes"], 60_000);
@@ -102,7 +103,7 @@ describe.skipIf(!enabled)("nodes add", () => {
       const s = await m.callOk("start_session", { cwd: h1.work, node: "n1" });
       expect((await m.callOk("send_message", { session_id: s.session_id, message: "hello node" })).response).toBe("FAKE REPLY: hello node");
       const ps = sh(h1, "ps -o args= -u $(id -u)");
-      expect(ps).toContain(`.local/lib/claude-sessions/${VERSION}/dist/bin.js`);
+      expect(ps).toContain(".local/lib/claude-sessions/current/dist/bin.js");
       await m.callOk("kill_session", { session_id: s.session_id });
     } finally {
       await m.close();
@@ -146,4 +147,85 @@ describe.skipIf(!enabled)("nodes add", () => {
       expect(r.err).toContain(what);
     }
   }, 120_000);
+
+  describe("nodes upgrade", () => {
+    let m: Mcp;
+    let busyId: string;
+    let idleId: string;
+    let claudeId: string;
+    const OLD = "0.0.9";
+    const lib = () => join(h1.home, ".local", "lib", "claude-sessions");
+
+    beforeAll(async () => {
+      // n1 (added above) runs an older version: the installed copy renamed and relabelled, `current` pointing at it.
+      renameSync(join(lib(), VERSION), join(lib(), OLD));
+      const pj = join(lib(), OLD, "package.json");
+      writeFileSync(pj, readFileSync(pj, "utf8").replace(`"version": "${VERSION}"`, `"version": "${OLD}"`));
+      rmSync(join(lib(), "current"));
+      symlinkSync(OLD, join(lib(), "current"));
+      h1.chownHome();
+      m = await connect(w);
+    }, 60_000);
+
+    afterAll(async () => {
+      await m?.close().catch(() => {});
+    });
+
+    it("a busy session refuses the upgrade with its id; nothing changes", async () => {
+      const n = await cli(w, ["nodes"], 60_000);
+      expect(n.out).toContain(`claude-sessions ${OLD}`);
+      expect(n.out).toContain(`version differs from this machine's ${VERSION}`);
+      busyId = (await m.callOk("start_session", { cwd: h1.work, node: "n1" })).session_id as string;
+      idleId = (await m.callOk("start_session", { cwd: h1.work, node: "n1" })).session_id as string;
+      expect((await m.callOk("send_message", { session_id: idleId, message: "remember the apple" })).response).toBe("FAKE REPLY: remember the apple");
+      claudeId = (await m.callOk("list_sessions", {})).sessions.find((r) => r.session_id === idleId)!.claude_session_id as string;
+      await m.callOk("send_message", { session_id: busyId, message: "FAKE_SLOW:20000 long", wait_for_response: false });
+      const nodesBefore = readFileSync(nodesFile, "utf8");
+      const r = await cli(w, ["nodes", "upgrade", "n1"]);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("SESSION_BUSY");
+      expect(r.err).toContain(busyId);
+      expect(r.err).toContain("nothing was changed");
+      expect(r.err).not.toContain(idleId);
+      // Nothing changed: the old version runs, the new one is not there, the idle session is not hibernated.
+      expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(OLD);
+      expect(installed(h1, VERSION)).toBe(false);
+      expect(readFileSync(nodesFile, "utf8")).toBe(nodesBefore);
+      const rows = (await m.callOk("list_sessions", {})).sessions;
+      expect(rows.find((x) => x.session_id === busyId)!.status).toBe("busy");
+      expect(rows.find((x) => x.session_id === idleId)!.status).toBe("idle");
+      expect(await m.callOk("wait_for_completion", { session_id: busyId, timeout_ms: 60_000 }, { timeout: 90_000 })).toMatchObject({ completed: true });
+    }, 180_000);
+
+    it("idle sessions are hibernated, the node upgraded and its link back at the new version; the conversations come back on the next prompt", async () => {
+      const r = await cli(w, ["nodes", "upgrade"]);
+      console.log(r.out);
+      expect(r.err).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`n1: claude-sessions ${OLD} → ${VERSION}`);
+      for (const id of [busyId, idleId]) expect(r.out).toContain(`n1: hibernated ${id}`);
+      expect(r.out).toContain(`n1: answers at claude-sessions ${VERSION}`);
+      expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(VERSION);
+      // The serving coordinator's link came back by itself, at the new version.
+      await until(async () => !(await cli(w, ["nodes"], 60_000)).out.includes("differs"), 60_000, 500);
+      await until(async () => (await m.callOk("list_sessions", { node_filter: "n1", status_filter: "all" })).nodes?.[0]?.status === "reachable", 60_000, 200);
+      const rows = (await m.callOk("list_sessions", { status_filter: "all" })).sessions;
+      expect(rows.find((x) => x.session_id === idleId)!.status).toBe("hibernated");
+      // The next prompt wakes it in the same conversation, now run by the new version.
+      let woke: Record<string, unknown> | undefined;
+      await until(async () => {
+        const x = await m.call("send_message", { session_id: idleId, message: "what was it?" });
+        if (x.error?.code === "NODE_UNREACHABLE") return false;
+        woke = x.data as Record<string, unknown>;
+        return true;
+      }, 60_000, 200);
+      expect(woke).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: what was it?" });
+      const after = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === idleId)!;
+      expect(after).toMatchObject({ status: "idle", claude_session_id: claudeId });
+      const t = JSON.stringify(await m.callOk("stream_output", { session_id: idleId, mode: "transcript" }));
+      expect(t).toContain("remember the apple");
+      expect(t).toContain("what was it?");
+      for (const id of [busyId, idleId]) await m.callOk("kill_session", { session_id: id });
+    }, 600_000);
+  });
 });

@@ -99,6 +99,29 @@ function sendPackage(target: string, sshOpts: string[], file: string, sha: strin
   });
 }
 
+/**
+ * Sends a package to the host on the install script's stdin (its SHA-256 checked there first), then checks that the
+ * installed server answers with its version. Returns the node's exec command.
+ */
+export async function installOn(target: string, sshOpts: string[], pkg: { file: string; sha: string; version: string }, say: (l: string) => void): Promise<string[]> {
+  const { file, sha, version } = pkg;
+  say(`sending it to ${target} (checked there before it is unpacked)`);
+  const sent = await sendPackage(target, sshOpts, file, sha, version);
+  if (sent.code === 3) {
+    const got = /sha256 ([0-9a-f]{64})/.exec(sent.stderr)?.[1] ?? "another";
+    throw new SessionError("INVALID_ARGUMENT", `${target} refused the package: its SHA-256 there is ${got}, not ${sha}; nothing was installed`, { suggestion: "The package changed on its way or is not the one you meant: check --package and --sha256 (sha256sum) and run nodes add again." });
+  }
+  if (sent.code !== 0) throw sshFailed(target, "installing the package", { status: sent.code, stderr: sent.stderr });
+  const dir = installDir(version);
+  say(`installed in ~/${dir}`);
+  // The installed server starts there and is the version sent.
+  const exec = nodeExec(target, sshOpts);
+  const v = spawnSync(exec[0]!, [...exec.slice(1), "--version"], { encoding: "utf8", timeout: CHECK_MS, stdio: ["ignore", "pipe", "pipe"] });
+  if (v.status !== 0 || v.stdout.trim() !== version) throw new SessionError("PROCESS_ERROR", `the installed claude-sessions on ${target} does not start: ${(v.stderr || v.stdout).trim().slice(-500)}`, { suggestion: `Run it by hand (ssh ${target} node ~/${dir}/dist/bin.js --version) to see why; nodes.json was not changed.` });
+  say(`ok   claude-sessions ${version} answers on ${target}`);
+  return exec;
+}
+
 export async function addNode(o: AddOptions): Promise<AddResult> {
   const why = badName(o.name);
   if (why) throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(o.name.slice(0, 64))} is not a node name: ${why}`, { suggestion: "A node name is letters, digits, - and _ (at most 32), and not local, auto or all." });
@@ -128,23 +151,10 @@ export async function addNode(o: AddOptions): Promise<AddResult> {
       ({ path: file, sha256: sha, version } = packed);
       o.say(`packed claude-sessions ${version}: ${(packed.bytes / 1048576).toFixed(1)} MiB, sha256 ${sha}`);
     }
-    o.say(`sending it to ${target} (checked there before it is unpacked)`);
-    const sent = await sendPackage(target, sshOpts, file, sha, version);
-    if (sent.code === 3) {
-      const got = /sha256 ([0-9a-f]{64})/.exec(sent.stderr)?.[1] ?? "another";
-      throw new SessionError("INVALID_ARGUMENT", `${target} refused the package: its SHA-256 there is ${got}, not ${sha}; nothing was installed`, { suggestion: "The package changed on its way or is not the one you meant: check --package and --sha256 (sha256sum) and run nodes add again." });
-    }
-    if (sent.code !== 0) throw sshFailed(target, "installing the package", { status: sent.code, stderr: sent.stderr });
-    const dir = installDir(version);
-    o.say(`installed in ~/${dir}`);
-    // The installed server starts there and is the version sent.
-    const exec = nodeExec(target, sshOpts, version);
-    const v = spawnSync(exec[0]!, [...exec.slice(1), "--version"], { encoding: "utf8", timeout: CHECK_MS, stdio: ["ignore", "pipe", "pipe"] });
-    if (v.status !== 0 || v.stdout.trim() !== version) throw new SessionError("PROCESS_ERROR", `the installed claude-sessions on ${target} does not start: ${(v.stderr || v.stdout).trim().slice(-500)}`, { suggestion: `Run it by hand (ssh ${target} node ~/${dir}/dist/bin.js --version) to see why; nodes.json was not changed.` });
-    o.say(`ok   claude-sessions ${version} answers on ${target}`);
+    const exec = await installOn(target, sshOpts, { file, sha, version }, o.say);
     const nodesPath = await writeNodeEntry(o.nodesFile, o.stateDir, o.name, { exec, attach: nodeAttach(target, sshOpts) }, o.replace);
     o.say(`node ${o.name} written to ${nodesPath}`);
-    return { name: o.name, version, sha256: sha, installedAt: `~/${dir}`, nodesPath, checks };
+    return { name: o.name, version, sha256: sha, installedAt: `~/${installDir(version)}`, nodesPath, checks };
   } finally {
     packed?.dispose();
   }

@@ -45,10 +45,33 @@ export function installDir(version: string): string {
   return `.local/lib/claude-sessions/${checkVersion(version)}`;
 }
 
-/** The node's exec command for nodes.json: the installed version run by the node's node. */
-export function nodeExec(target: string, opts: readonly string[], version: string): string[] {
-  return [...sshArgv(target, opts), "node", `${installDir(version)}/dist/bin.js`];
+/** The version the node runs: a link to the version's directory, switched by an install once it is complete. */
+export const CURRENT = ".local/lib/claude-sessions/current/dist/bin.js";
+
+/** The node's exec command for nodes.json: its current version run by the node's node. */
+export function nodeExec(target: string, opts: readonly string[]): string[] {
+  return [...sshArgv(target, opts), "node", CURRENT];
 }
+
+/** The ssh target and -o options of an exec command nodeExec wrote (undefined: not one of nodes add's). */
+export function parseNodeExec(exec: readonly string[]): { target: string; opts: string[] } | undefined {
+  if (exec[0] !== "ssh" || exec.length < 5 || exec[exec.length - 1] !== CURRENT || exec[exec.length - 2] !== "node" || exec[exec.length - 3] !== "--") return undefined;
+  const opts: string[] = [];
+  let i = 1;
+  for (; i < exec.length - 4; i += 2) {
+    if (exec[i] !== "-o") return undefined;
+    opts.push(exec[i + 1]!);
+  }
+  if (i !== exec.length - 4) return undefined;
+  try {
+    return { target: checkTarget(exec[i]!), opts: opts.map(checkSshOpt) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ends the node user's claude-sessions servers (their links reconnect, to the version `current` now names). */
+export const RESTART_SCRIPT = 'pkill -TERM -u "$(id -u)" -f "claude-sessions/current/dist/bin.js" || true';
 
 export function nodeAttach(target: string, opts: readonly string[]): string[] {
   return ["ssh", "-t", ...opts.flatMap((o) => ["-o", o]), target, "--"];
@@ -66,7 +89,7 @@ export const CHECK_SCRIPT = [
 /**
  * Receives the package on stdin into ~/.cache/claude-sessions/pkg/, checks its SHA-256 there, and only when it is
  * the one expected unpacks it into a new directory that then becomes the version's directory. Exit 3: checksum
- * mismatch (nothing installed, the received file removed).
+ * mismatch (nothing installed, the received file removed). Then `current` names that version.
  */
 export function installScript(sha: string, version: string): string {
   const dir = installDir(version);
@@ -91,6 +114,8 @@ export function installScript(sha: string, version: string): string {
     'if [ -e "$p" ]; then mv "$p" "$p.old"; fi',
     'mv "$p.new" "$p"',
     'rm -rf "$p.old"',
+    'ln -sfn "$(basename "$p")" .local/lib/claude-sessions/current.new',
+    "mv -T .local/lib/claude-sessions/current.new .local/lib/claude-sessions/current",
     'echo installed',
   ].join("; ");
 }
