@@ -8,7 +8,7 @@
  * ssh option are refused before anything is sent.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, FIXTURES, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
@@ -225,6 +225,31 @@ describe.skipIf(!enabled)("nodes add", () => {
       const t = JSON.stringify(await m.callOk("stream_output", { session_id: idleId, mode: "transcript" }));
       expect(t).toContain("remember the apple");
       expect(t).toContain("what was it?");
+    }, 600_000);
+
+    it("--wait waits for a busy session's turn, then upgrades", async () => {
+      // An older version installed beside the current one (a copy, relabelled) and made current.
+      const older = "0.0.8";
+      cpSync(join(lib(), VERSION), join(lib(), older), { recursive: true, verbatimSymlinks: true });
+      const pj = join(lib(), older, "package.json");
+      writeFileSync(pj, readFileSync(pj, "utf8").replace(`"version": "${VERSION}"`, `"version": "${older}"`));
+      rmSync(join(lib(), "current"));
+      symlinkSync(older, join(lib(), "current"));
+      h1.chownHome();
+      await m.callOk("send_message", { session_id: busyId, message: "FAKE_SLOW:6000 finish this", wait_for_response: false });
+      const t0 = Date.now();
+      const r = await cli(w, ["nodes", "upgrade", "n1", "--wait"]);
+      console.log(r.out);
+      expect(r.err).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`n1: claude-sessions ${older} → ${VERSION}`);
+      expect(r.out).toContain(`n1: waiting for ${busyId} (busy)`);
+      expect(r.out).toContain(`n1: hibernated ${busyId}`);
+      expect(Date.now() - t0).toBeGreaterThan(3000);
+      expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(VERSION);
+      // The turn it waited for ended with its reply: nothing was cut short.
+      const t = JSON.stringify(await m.callOk("stream_output", { session_id: busyId, mode: "transcript" }));
+      expect(t).toContain("FAKE REPLY: FAKE_SLOW:6000 finish this");
       for (const id of [busyId, idleId]) await m.callOk("kill_session", { session_id: id });
     }, 600_000);
   });
