@@ -3,7 +3,11 @@
  * checked so none can be read as another ssh option, the remote scripts are constants in single quotes with only a
  * checked SHA-256 and version in them, and nodes.json entries are read back only in the form nodes add writes.
  */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { writeNodeEntry } from "../../src/nodes/provision/nodes-file.js";
 import { CHECK_SCRIPT, checkSha, checkSshOpt, checkTarget, checkVersion, installScript, nodeExec, nodeVersionOk, parseChecks, parseNodeExec, RESTART_SCRIPT, sshArgv } from "../../src/nodes/provision/remote.js";
 
 const SHA = "a".repeat(64);
@@ -44,5 +48,24 @@ describe("nodes add: what reaches ssh", () => {
     expect(parseNodeExec(["ssh", "u@h", "--", "claude-sessions"])).toBeUndefined();
     expect(parseNodeExec(["ssh", "-t", "u@h", "--", "node", ".local/lib/claude-sessions/current/dist/bin.js"])).toBeUndefined();
     expect(parseNodeExec(["kubectl", "exec", "-i", "p", "--", "node", ".local/lib/claude-sessions/current/dist/bin.js"])).toBeUndefined();
+  });
+
+  it("an entry is added to nodes.json (made 0600 if missing), a taken name refused unless replace, the others kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cs-nodes-file-"));
+    try {
+      const file = join(dir, "nodes.json");
+      const a = { exec: nodeExec("u@a", []) };
+      expect(await writeNodeEntry(file, dir, "a", a, false)).toBe(file);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      writeFileSync(file, JSON.stringify({ nodes: { a: a.exec ? a : {}, other: { exec: ["ssh", "o", "--", "claude-sessions"] } } }), { mode: 0o600 });
+      await expect(writeNodeEntry(file, dir, "a", { exec: nodeExec("u@b", []) }, false)).rejects.toMatchObject({ code: "ALREADY_EXISTS" });
+      expect(JSON.parse(readFileSync(file, "utf8")).nodes.a.exec).toContain("u@a");
+      await writeNodeEntry(file, dir, "a", { exec: nodeExec("u@b", []) }, true);
+      const nodes = JSON.parse(readFileSync(file, "utf8")).nodes;
+      expect(nodes.a.exec).toContain("u@b");
+      expect(nodes.other.exec).toEqual(["ssh", "o", "--", "claude-sessions"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
