@@ -44,19 +44,26 @@ function sshFailed(target: string, what: string, r: { status: number | null; std
   return new SessionError("NODE_UNREACHABLE", `${target}: ${what} over ssh failed: ${why}`, { suggestion: "Check that `ssh user@host true` works with the same --ssh-opt options (key, known host) and try again." });
 }
 
+/** This machine as `uname -sm` says it (Linux aarch64, Darwin arm64, … x86_64). */
+function localPlatform(): string {
+  const os = process.platform === "linux" ? "Linux" : process.platform === "darwin" ? "Darwin" : process.platform;
+  const arch = process.arch === "x64" ? "x86_64" : process.arch === "arm64" && os === "Linux" ? "aarch64" : process.arch;
+  return `${os} ${arch}`;
+}
+
 /** The host's checks, each reported; throws on the first that makes the host unusable. */
 export function checkHost(target: string, sshOpts: string[], say: (l: string) => void): HostChecks {
   const argv = sshArgv(target, sshOpts, CHECK_SCRIPT);
   const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", timeout: CHECK_MS, stdio: ["ignore", "pipe", "pipe"] });
   if (r.status !== 0) throw sshFailed(target, "checking the host", r);
   const c = parseChecks(r.stdout);
-  const local = `${process.platform === "linux" ? "Linux" : process.platform === "darwin" ? "Darwin" : process.platform} ${process.arch === "x64" ? "x86_64" : process.arch === "arm64" ? "aarch64" : process.arch}`;
+  const local = localPlatform();
   const rows: Array<[string, boolean, string]> = [
     ["node", nodeVersionOk(c.node), c.node ? `${c.node}${nodeVersionOk(c.node) ? "" : " (needs 22.22 or later)"}` : "not found on the PATH of an ssh command"],
     ["tmux", c.tmux !== undefined, c.tmux ?? "not found"],
     ["claude", c.claude !== undefined, c.claude ?? "not found (CLAUDE_PATH or PATH)"],
     ["memory", true, c.memoryKiB !== undefined ? `${Math.round(c.memoryKiB / 1024)} MiB available${c.memoryKiB < 1024 * 1024 ? " (less than 1 GiB: few sessions will fit)" : ""}` : "unknown"],
-    ["platform", c.platform === local || (c.platform === "Linux aarch64" && local === "Linux arm64"), `${c.platform ?? "unknown"}${c.platform === local ? "" : ` (this machine: ${local}; the package's native parts are built for it)`}`],
+    ["platform", c.platform === local, `${c.platform ?? "unknown"}${c.platform === local ? "" : ` (this machine: ${local}; the package's native parts are built for it)`}`],
   ];
   for (const [what, ok, detail] of rows) say(`${ok ? "ok  " : "FAIL"} ${what}: ${detail}`);
   const bad = rows.find(([, ok]) => !ok);
