@@ -35,7 +35,14 @@ function cli(w: World, args: string[], timeout = 600_000): Promise<{ code: numbe
 /** The ssh -o options that reach a test host (its key from its exec command). */
 function sshOpts(h: TestHost): string[] {
   const key = h.exec[h.exec.indexOf("-i") + 1]!;
-  return [`IdentityFile=${key}`, "BatchMode=yes", "StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null", "LogLevel=ERROR", "ConnectTimeout=5"].flatMap((o) => ["--ssh-opt", o]);
+  return [
+    `IdentityFile=${key}`,
+    "BatchMode=yes",
+    "StrictHostKeyChecking=no",
+    "UserKnownHostsFile=/dev/null",
+    "LogLevel=ERROR",
+    "ConnectTimeout=5",
+  ].flatMap((o) => ["--ssh-opt", o]);
 }
 
 /** The host's own settings, as an operator's ~/.ssh/environment would hold them: node and claude on its PATH. */
@@ -52,7 +59,8 @@ function prepare(h: TestHost): void {
 
 /** Runs a script on the host with sh (quoted: ssh joins its words into one line for the host's shell). */
 const sh = (h: TestHost, script: string) => h.ssh(["sh", "-c", `'${script}'`]);
-const installed = (h: TestHost, version: string) => sh(h, `test -e .local/lib/claude-sessions/${version} && echo yes || echo no`).trim() === "yes";
+const installed = (h: TestHost, version: string) =>
+  sh(h, `test -e .local/lib/claude-sessions/${version} && echo yes || echo no`).trim() === "yes";
 
 describe.skipIf(!enabled)("nodes add", () => {
   let hosts: TestHosts;
@@ -79,7 +87,8 @@ describe.skipIf(!enabled)("nodes add", () => {
     console.log(r.out);
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
-    for (const check of ["node: v", "tmux: tmux ", "claude: ", "memory: ", "platform: "]) expect(r.out).toMatch(new RegExp(`^ok {3}${check}`, "m"));
+    for (const check of ["node: v", "tmux: tmux ", "claude: ", "memory: ", "platform: "])
+      expect(r.out).toMatch(new RegExp(`^ok {3}${check}`, "m"));
     expect(r.out).toContain(`installed in ~/.local/lib/claude-sessions/${VERSION}`);
     // What was installed is this version, unpacked with its dependencies, and the SHA-256 the coordinator computed.
     const sha = /sha256 ([0-9a-f]{64})/.exec(r.out)![1]!;
@@ -88,7 +97,8 @@ describe.skipIf(!enabled)("nodes add", () => {
     expect(sh(h1, `ls .local/lib/claude-sessions/${VERSION}/node_modules`)).toContain("@modelcontextprotocol");
     // nodes.json: the operator's file, 0600, with the node's ssh command running the installed copy.
     expect(statSync(nodesFile).mode & 0o777).toBe(0o600);
-    const entry = (JSON.parse(readFileSync(nodesFile, "utf8")) as { nodes: Record<string, { exec: string[]; attach: string[] }> }).nodes.n1!;
+    const entry = (JSON.parse(readFileSync(nodesFile, "utf8")) as { nodes: Record<string, { exec: string[]; attach: string[] }> })
+      .nodes.n1!;
     expect(entry.exec.slice(-2)).toEqual(["node", ".local/lib/claude-sessions/current/dist/bin.js"]);
     expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(VERSION);
     expect(entry.attach[entry.attach.length - 1]).toBe("--");
@@ -101,7 +111,9 @@ describe.skipIf(!enabled)("nodes add", () => {
     const m = await connect(w);
     try {
       const s = await m.callOk("start_session", { cwd: h1.work, node: "n1" });
-      expect((await m.callOk("send_message", { session_id: s.session_id, message: "hello node" })).response).toBe("FAKE REPLY: hello node");
+      expect((await m.callOk("send_message", { session_id: s.session_id, message: "hello node" })).response).toBe(
+        "FAKE REPLY: hello node",
+      );
       const ps = sh(h1, "ps -o args= -u $(id -u)");
       expect(ps).toContain(".local/lib/claude-sessions/current/dist/bin.js");
       await m.callOk("kill_session", { session_id: s.session_id });
@@ -123,7 +135,17 @@ describe.skipIf(!enabled)("nodes add", () => {
     writeFileSync(join(dir, "package", "package.json"), JSON.stringify({ name: "claude-sessions", version: "9.9.9" }));
     const { spawnSync } = await import("node:child_process");
     expect(spawnSync("tar", ["-czf", join(dir, "p.tgz"), "-C", dir, "package"]).status).toBe(0);
-    const r = await cli(w, ["nodes", "add", "n2", `${h2.user}@${h2.address}`, ...sshOpts(h2), "--package", join(dir, "p.tgz"), "--sha256", "0".repeat(64)]);
+    const r = await cli(w, [
+      "nodes",
+      "add",
+      "n2",
+      `${h2.user}@${h2.address}`,
+      ...sshOpts(h2),
+      "--package",
+      join(dir, "p.tgz"),
+      "--sha256",
+      "0".repeat(64),
+    ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain("INVALID_ARGUMENT");
     expect(r.err).toContain("refused the package");
@@ -177,7 +199,9 @@ describe.skipIf(!enabled)("nodes add", () => {
       expect(n.out).toContain(`version differs from this machine's ${VERSION}`);
       busyId = (await m.callOk("start_session", { cwd: h1.work, node: "n1" })).session_id as string;
       idleId = (await m.callOk("start_session", { cwd: h1.work, node: "n1" })).session_id as string;
-      expect((await m.callOk("send_message", { session_id: idleId, message: "remember the apple" })).response).toBe("FAKE REPLY: remember the apple");
+      expect((await m.callOk("send_message", { session_id: idleId, message: "remember the apple" })).response).toBe(
+        "FAKE REPLY: remember the apple",
+      );
       claudeId = (await m.callOk("list_sessions", {})).sessions.find((r) => r.session_id === idleId)!.claude_session_id as string;
       await m.callOk("send_message", { session_id: busyId, message: "FAKE_SLOW:20000 long", wait_for_response: false });
       const nodesBefore = readFileSync(nodesFile, "utf8");
@@ -194,7 +218,9 @@ describe.skipIf(!enabled)("nodes add", () => {
       const rows = (await m.callOk("list_sessions", {})).sessions;
       expect(rows.find((x) => x.session_id === busyId)!.status).toBe("busy");
       expect(rows.find((x) => x.session_id === idleId)!.status).toBe("idle");
-      expect(await m.callOk("wait_for_completion", { session_id: busyId, timeout_ms: 60_000 }, { timeout: 90_000 })).toMatchObject({ completed: true });
+      expect(
+        await m.callOk("wait_for_completion", { session_id: busyId, timeout_ms: 60_000 }, { timeout: 90_000 }),
+      ).toMatchObject({ completed: true });
     }, 180_000);
 
     it("idle sessions are hibernated, the node upgraded and its link back at the new version; the conversations come back on the next prompt", async () => {
@@ -208,17 +234,26 @@ describe.skipIf(!enabled)("nodes add", () => {
       expect(sh(h1, "readlink .local/lib/claude-sessions/current").trim()).toBe(VERSION);
       // The serving coordinator's link came back by itself, at the new version.
       await until(async () => !(await cli(w, ["nodes"], 60_000)).out.includes("differs"), 60_000, 500);
-      await until(async () => (await m.callOk("list_sessions", { node_filter: "n1", status_filter: "all" })).nodes?.[0]?.status === "reachable", 60_000, 200);
+      await until(
+        async () =>
+          (await m.callOk("list_sessions", { node_filter: "n1", status_filter: "all" })).nodes?.[0]?.status === "reachable",
+        60_000,
+        200,
+      );
       const rows = (await m.callOk("list_sessions", { status_filter: "all" })).sessions;
       expect(rows.find((x) => x.session_id === idleId)!.status).toBe("hibernated");
       // The next prompt wakes it in the same conversation, now run by the new version.
       let woke: Record<string, unknown> | undefined;
-      await until(async () => {
-        const x = await m.call("send_message", { session_id: idleId, message: "what was it?" });
-        if (x.error?.code === "NODE_UNREACHABLE") return false;
-        woke = x.data as Record<string, unknown>;
-        return true;
-      }, 60_000, 200);
+      await until(
+        async () => {
+          const x = await m.call("send_message", { session_id: idleId, message: "what was it?" });
+          if (x.error?.code === "NODE_UNREACHABLE") return false;
+          woke = x.data as Record<string, unknown>;
+          return true;
+        },
+        60_000,
+        200,
+      );
       expect(woke).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: what was it?" });
       const after = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === idleId)!;
       expect(after).toMatchObject({ status: "idle", claude_session_id: claudeId });

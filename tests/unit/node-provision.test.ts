@@ -8,21 +8,46 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { writeNodeEntry } from "../../src/nodes/provision/nodes-file.js";
-import { CHECK_SCRIPT, checkSha, checkSshOpt, checkTarget, checkVersion, installScript, nodeExec, nodeVersionOk, parseChecks, parseNodeExec, RESTART_SCRIPT, sshArgv } from "../../src/nodes/provision/remote.js";
+import {
+  CHECK_SCRIPT,
+  checkSha,
+  checkSshOpt,
+  checkTarget,
+  checkVersion,
+  installScript,
+  nodeExec,
+  nodeVersionOk,
+  parseChecks,
+  parseNodeExec,
+  RESTART_SCRIPT,
+  sshArgv,
+} from "../../src/nodes/provision/remote.js";
 
 const SHA = "a".repeat(64);
 
 describe("nodes add: what reaches ssh", () => {
   it("a target is user@host and never an ssh option or shell text", () => {
     for (const ok of ["me@node1", "cs_1@10.0.0.2", "u@fd00::2", "a.b-c@host.example.com"]) expect(checkTarget(ok)).toBe(ok);
-    for (const bad of ["-oProxyCommand=id", "u@-oProxyCommand=id", "u@h;id", "u@h id", "u@$(id)", "host", "@h", "u@", "u@h\n", "U@h"]) {
+    for (const bad of [
+      "-oProxyCommand=id",
+      "u@-oProxyCommand=id",
+      "u@h;id",
+      "u@h id",
+      "u@$(id)",
+      "host",
+      "@h",
+      "u@",
+      "u@h\n",
+      "U@h",
+    ]) {
       expect(() => checkTarget(bad)).toThrow(/is not user@host/);
     }
   });
 
   it("an --ssh-opt is Key=Value and cannot be another flag", () => {
     expect(checkSshOpt("IdentityFile=/k")).toBe("IdentityFile=/k");
-    for (const bad of ["-F/dev/null", "=x", "Key", "K=\nx", "K= x", "K=x\0"]) expect(() => checkSshOpt(bad)).toThrow(/not an ssh option/);
+    for (const bad of ["-F/dev/null", "=x", "Key", "K=\nx", "K= x", "K=x\0"])
+      expect(() => checkSshOpt(bad)).toThrow(/not an ssh option/);
     expect(sshArgv("u@h", ["A=b"])).toEqual(["ssh", "-o", "A=b", "u@h", "--"]);
   });
 
@@ -38,8 +63,19 @@ describe("nodes add: what reaches ssh", () => {
   });
 
   it("reads the host's answers and node versions", () => {
-    expect(parseChecks("node v24.1.0\ntmux tmux 3.3a\nclaude missing\nmemory 2048000\nplatform Linux x86_64\njunk\n")).toEqual({ node: "v24.1.0", tmux: "tmux 3.3a", memoryKiB: 2048000, platform: "Linux x86_64" });
-    expect([nodeVersionOk("v22.22.0"), nodeVersionOk("v24.0.1"), nodeVersionOk("v22.21.9"), nodeVersionOk("v20.19.0"), nodeVersionOk(undefined)]).toEqual([true, true, false, false, false]);
+    expect(parseChecks("node v24.1.0\ntmux tmux 3.3a\nclaude missing\nmemory 2048000\nplatform Linux x86_64\njunk\n")).toEqual({
+      node: "v24.1.0",
+      tmux: "tmux 3.3a",
+      memoryKiB: 2048000,
+      platform: "Linux x86_64",
+    });
+    expect([
+      nodeVersionOk("v22.22.0"),
+      nodeVersionOk("v24.0.1"),
+      nodeVersionOk("v22.21.9"),
+      nodeVersionOk("v20.19.0"),
+      nodeVersionOk(undefined),
+    ]).toEqual([true, true, false, false, false]);
   });
 
   it("an entry is upgraded only when it is in the form nodes add writes", () => {
@@ -47,7 +83,9 @@ describe("nodes add: what reaches ssh", () => {
     expect(parseNodeExec(exec)).toEqual({ target: "u@h", opts: ["IdentityFile=/k", "BatchMode=yes"] });
     expect(parseNodeExec(["ssh", "u@h", "--", "claude-sessions"])).toBeUndefined();
     expect(parseNodeExec(["ssh", "-t", "u@h", "--", "node", ".local/lib/claude-sessions/current/dist/bin.js"])).toBeUndefined();
-    expect(parseNodeExec(["kubectl", "exec", "-i", "p", "--", "node", ".local/lib/claude-sessions/current/dist/bin.js"])).toBeUndefined();
+    expect(
+      parseNodeExec(["kubectl", "exec", "-i", "p", "--", "node", ".local/lib/claude-sessions/current/dist/bin.js"]),
+    ).toBeUndefined();
   });
 
   it("an entry is added to nodes.json (made 0600 if missing), a taken name refused unless replace, the others kept", async () => {
@@ -57,8 +95,14 @@ describe("nodes add: what reaches ssh", () => {
       const a = { exec: nodeExec("u@a", []) };
       expect(await writeNodeEntry(file, dir, "a", a, false)).toBe(file);
       expect(statSync(file).mode & 0o777).toBe(0o600);
-      writeFileSync(file, JSON.stringify({ nodes: { a: a.exec ? a : {}, other: { exec: ["ssh", "o", "--", "claude-sessions"] } } }), { mode: 0o600 });
-      await expect(writeNodeEntry(file, dir, "a", { exec: nodeExec("u@b", []) }, false)).rejects.toMatchObject({ code: "ALREADY_EXISTS" });
+      writeFileSync(
+        file,
+        JSON.stringify({ nodes: { a: a.exec ? a : {}, other: { exec: ["ssh", "o", "--", "claude-sessions"] } } }),
+        { mode: 0o600 },
+      );
+      await expect(writeNodeEntry(file, dir, "a", { exec: nodeExec("u@b", []) }, false)).rejects.toMatchObject({
+        code: "ALREADY_EXISTS",
+      });
       expect(JSON.parse(readFileSync(file, "utf8")).nodes.a.exec).toContain("u@a");
       await writeNodeEntry(file, dir, "a", { exec: nodeExec("u@b", []) }, true);
       const nodes = JSON.parse(readFileSync(file, "utf8")).nodes;

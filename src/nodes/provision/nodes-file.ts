@@ -19,11 +19,19 @@ async function current(file: string | undefined, stateDir: string) {
  * Writes `entry` as node `name`: refused (ALREADY_EXISTS) when the name is taken, unless `replace`. The result is
  * checked as the server would read it before it replaces the file. Returns the file's path.
  */
-export async function writeNodeEntry(file: string | undefined, stateDir: string, name: string, entry: NodeEntry, replace: boolean): Promise<string> {
+export async function writeNodeEntry(
+  file: string | undefined,
+  stateDir: string,
+  name: string,
+  entry: NodeEntry,
+  replace: boolean,
+): Promise<string> {
   const { path } = nodesPath(file, stateDir);
   const existing = await current(file, stateDir);
   if (existing.some((n) => n.name === name) && !replace) throw taken(name, path);
-  const raw = existing.length ? (JSON.parse(await readFile(path, "utf8")) as { nodes: Record<string, NodeEntry> }) : { nodes: {} };
+  const raw = existing.length
+    ? (JSON.parse(await readFile(path, "utf8")) as { nodes: Record<string, NodeEntry> })
+    : { nodes: {} };
   raw.nodes[name] = entry;
   const text = JSON.stringify(raw, null, 2) + "\n";
   parseNodes(text, path);
@@ -32,5 +40,7 @@ export async function writeNodeEntry(file: string | undefined, stateDir: string,
 }
 
 export function taken(name: string, path: string): SessionError {
-  return new SessionError("ALREADY_EXISTS", `node ${name} is already in ${path}`, { suggestion: "Choose another name, or pass --replace to overwrite its entry." });
+  return new SessionError("ALREADY_EXISTS", `node ${name} is already in ${path}`, {
+    suggestion: "Choose another name, or pass --replace to overwrite its entry.",
+  });
 }

@@ -52,13 +52,18 @@ export function productionDeps(root: string): Array<[string, string]> {
   const seen = new Map<string, string>();
   const visit = (dir: string, isRoot: boolean): void => {
     const pkg = readPkg(dir);
-    const deps: Array<[string, boolean]> = [...Object.keys(pkg.dependencies ?? {}).map((n): [string, boolean] => [n, false]), ...Object.keys(pkg.optionalDependencies ?? {}).map((n): [string, boolean] => [n, true])];
+    const deps: Array<[string, boolean]> = [
+      ...Object.keys(pkg.dependencies ?? {}).map((n): [string, boolean] => [n, false]),
+      ...Object.keys(pkg.optionalDependencies ?? {}).map((n): [string, boolean] => [n, true]),
+    ];
     for (const [name, optional] of deps) {
       if (LEFT_OUT.test(name)) continue;
       const at = findDep(dir, name);
       if (!at) {
         if (optional) continue;
-        throw new Error(`the package cannot be packed: its dependency ${name} (of ${isRoot ? "claude-sessions" : readPkg(dir).name}) is not installed`);
+        throw new Error(
+          `the package cannot be packed: its dependency ${name} (of ${isRoot ? "claude-sessions" : readPkg(dir).name}) is not installed`,
+        );
       }
       const real = resolve(at);
       if (seen.has(real)) continue;
@@ -104,7 +109,9 @@ export async function packSelf(root = packageRoot()): Promise<Packed> {
     }
     for (const [dir, rel] of productionDeps(root)) cpSync(dir, join(stage, rel), { recursive: true, verbatimSymlinks: true });
     const path = join(tmp, `claude-sessions-${pkg.version}.tgz`);
-    const r = spawnSync("tar", ["-czf", path, "-C", tmp, "--owner=0", "--group=0", "--numeric-owner", "package"], { encoding: "utf8" });
+    const r = spawnSync("tar", ["-czf", path, "-C", tmp, "--owner=0", "--group=0", "--numeric-owner", "package"], {
+      encoding: "utf8",
+    });
     if (r.status !== 0) throw new Error(`tar could not pack the package: ${(r.stderr || r.error?.message || "").slice(0, 500)}`);
     rmSync(stage, { recursive: true, force: true });
     return { path, sha256: await sha256File(path), version: pkg.version, bytes: statSync(path).size, dispose };

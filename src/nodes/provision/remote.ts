@@ -15,22 +15,36 @@ const SHA = /^[0-9a-f]{64}$/;
 const VERSION = /^[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]{1,64})?$/;
 
 export function checkTarget(target: string): string {
-  if (!TARGET.test(target)) throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(target.slice(0, 100))} is not user@host`, { suggestion: "Give the node's login and address as user@host (a host name or an IP address)." });
+  if (!TARGET.test(target))
+    throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(target.slice(0, 100))} is not user@host`, {
+      suggestion: "Give the node's login and address as user@host (a host name or an IP address).",
+    });
   return target;
 }
 
 export function checkSshOpt(opt: string): string {
-  if (!SSH_OPT.test(opt)) throw new SessionError("INVALID_ARGUMENT", `--ssh-opt ${JSON.stringify(opt.slice(0, 100))} is not an ssh option`, { suggestion: "Give ssh -o options as Key=Value, e.g. --ssh-opt IdentityFile=/home/me/.ssh/node_key." });
+  if (!SSH_OPT.test(opt))
+    throw new SessionError("INVALID_ARGUMENT", `--ssh-opt ${JSON.stringify(opt.slice(0, 100))} is not an ssh option`, {
+      suggestion: "Give ssh -o options as Key=Value, e.g. --ssh-opt IdentityFile=/home/me/.ssh/node_key.",
+    });
   return opt;
 }
 
 export function checkSha(sha: string): string {
-  if (!SHA.test(sha)) throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(sha.slice(0, 100))} is not a SHA-256 (64 lowercase hex digits)`, { suggestion: "Give --sha256 as printed by sha256sum." });
+  if (!SHA.test(sha))
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `${JSON.stringify(sha.slice(0, 100))} is not a SHA-256 (64 lowercase hex digits)`,
+      { suggestion: "Give --sha256 as printed by sha256sum." },
+    );
   return sha;
 }
 
 export function checkVersion(v: string): string {
-  if (!VERSION.test(v)) throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(v.slice(0, 100))} is not a package version`, { suggestion: "The package's package.json must have a semver version." });
+  if (!VERSION.test(v))
+    throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(v.slice(0, 100))} is not a package version`, {
+      suggestion: "The package's package.json must have a semver version.",
+    });
   return v;
 }
 
@@ -55,7 +69,14 @@ export function nodeExec(target: string, opts: readonly string[]): string[] {
 
 /** The ssh target and -o options of an exec command nodeExec wrote (undefined: not one of nodes add's). */
 export function parseNodeExec(exec: readonly string[]): { target: string; opts: string[] } | undefined {
-  if (exec[0] !== "ssh" || exec.length < 5 || exec[exec.length - 1] !== CURRENT || exec[exec.length - 2] !== "node" || exec[exec.length - 3] !== "--") return undefined;
+  if (
+    exec[0] !== "ssh" ||
+    exec.length < 5 ||
+    exec[exec.length - 1] !== CURRENT ||
+    exec[exec.length - 2] !== "node" ||
+    exec[exec.length - 3] !== "--"
+  )
+    return undefined;
   const opts: string[] = [];
   let i = 1;
   for (; i < exec.length - 4; i += 2) {
@@ -82,7 +103,7 @@ export const CHECK_SCRIPT = [
   'printf "node %s\\n" "$(node --version 2>/dev/null || echo missing)"',
   'printf "tmux %s\\n" "$(tmux -V 2>/dev/null || echo missing)"',
   'printf "claude %s\\n" "$("${CLAUDE_PATH:-claude}" --version 2>/dev/null | head -n 1 || echo missing)"',
-  "printf \"memory %s\\n\" \"$(awk \"/^MemAvailable:/ {print \\$2}\" /proc/meminfo 2>/dev/null)\"",
+  'printf "memory %s\\n" "$(awk "/^MemAvailable:/ {print \\$2}" /proc/meminfo 2>/dev/null)"',
   'printf "platform %s\\n" "$(uname -sm)"',
 ].join("; ");
 
@@ -116,7 +137,7 @@ export function installScript(sha: string, version: string): string {
     'rm -rf "$p.old"',
     'ln -sfn "$(basename "$p")" .local/lib/claude-sessions/current.new',
     "mv -T .local/lib/claude-sessions/current.new .local/lib/claude-sessions/current",
-    'echo installed',
+    "echo installed",
   ].join("; ");
 }
 

@@ -51,7 +51,12 @@ async function sessionsOf(link: NodeLink): Promise<Row[]> {
 /** Upgrades one node; returns the ids it hibernated. */
 async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promise<Packed>): Promise<string[]> {
   const ssh = cfg.exec ? parseNodeExec(cfg.exec) : undefined;
-  if (!ssh) throw new SessionError("INVALID_ARGUMENT", `node ${cfg.name} was not set up by nodes add (its exec is not ssh … node ${".local/lib/claude-sessions/current/dist/bin.js"}); it is not upgraded`, { suggestion: `Upgrade it by hand, or run claude-sessions nodes add ${cfg.name} user@host --replace.` });
+  if (!ssh)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `node ${cfg.name} was not set up by nodes add (its exec is not ssh … node ${".local/lib/claude-sessions/current/dist/bin.js"}); it is not upgraded`,
+      { suggestion: `Upgrade it by hand, or run claude-sessions nodes add ${cfg.name} user@host --replace.` },
+    );
   let link = await openLink(cfg, o.version);
   const hibernated: string[] = [];
   try {
@@ -63,10 +68,15 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     let rows = await sessionsOf(link);
     const busy = rows.filter((r) => BUSY.has(r.status));
     if (busy.length && !o.wait) {
-      throw new SessionError("SESSION_BUSY", `node ${cfg.name} has sessions in a turn: ${busy.map((r) => `${r.session_id} (${r.status})`).join(", ")}; nothing was changed`, {
-        suggestion: "Run nodes upgrade again once their turns end, or pass --wait to wait for them (a session waiting for a permission answer or blocked waits for a person).",
-        details: { node: cfg.name, session_ids: busy.map((r) => r.session_id) },
-      });
+      throw new SessionError(
+        "SESSION_BUSY",
+        `node ${cfg.name} has sessions in a turn: ${busy.map((r) => `${r.session_id} (${r.status})`).join(", ")}; nothing was changed`,
+        {
+          suggestion:
+            "Run nodes upgrade again once their turns end, or pass --wait to wait for them (a session waiting for a permission answer or blocked waits for a person).",
+          details: { node: cfg.name, session_ids: busy.map((r) => r.session_id) },
+        },
+      );
     }
     for (const r of busy) {
       o.say(`${cfg.name}: waiting for ${r.session_id} (${r.status})`);
@@ -80,10 +90,14 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     }
     const still = (await sessionsOf(link)).filter((r) => r.status !== "hibernated" && r.status !== "dead");
     if (still.length) {
-      throw new SessionError("SESSION_BUSY", `node ${cfg.name}: ${still.map((r) => `${r.session_id} (${r.status})`).join(", ")} became busy meanwhile; the version was not changed (${hibernated.length} hibernated, their next prompt wakes them)`, {
-        suggestion: "Run nodes upgrade again.",
-        details: { node: cfg.name, session_ids: still.map((r) => r.session_id) },
-      });
+      throw new SessionError(
+        "SESSION_BUSY",
+        `node ${cfg.name}: ${still.map((r) => `${r.session_id} (${r.status})`).join(", ")} became busy meanwhile; the version was not changed (${hibernated.length} hibernated, their next prompt wakes them)`,
+        {
+          suggestion: "Run nodes upgrade again.",
+          details: { node: cfg.name, session_ids: still.map((r) => r.session_id) },
+        },
+      );
     }
     await link.close();
     const p = await pack();
@@ -92,8 +106,15 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     const argv = sshArgv(ssh.target, ssh.opts, RESTART_SCRIPT);
     spawnSync(argv[0]!, argv.slice(1), { stdio: "ignore", timeout: ANSWER_MS });
     link = await openLink(cfg, o.version);
-    if (link.version !== o.version) throw new SessionError("PROCESS_ERROR", `node ${cfg.name} answers at claude-sessions ${link.version ?? "?"} after the upgrade, not ${o.version}`, { suggestion: "Check ~/.local/lib/claude-sessions/current on the node." });
-    o.say(`${cfg.name}: answers at claude-sessions ${o.version}${hibernated.length ? `; ${hibernated.length} hibernated session(s) wake on their next prompt` : ""}`);
+    if (link.version !== o.version)
+      throw new SessionError(
+        "PROCESS_ERROR",
+        `node ${cfg.name} answers at claude-sessions ${link.version ?? "?"} after the upgrade, not ${o.version}`,
+        { suggestion: "Check ~/.local/lib/claude-sessions/current on the node." },
+      );
+    o.say(
+      `${cfg.name}: answers at claude-sessions ${o.version}${hibernated.length ? `; ${hibernated.length} hibernated session(s) wake on their next prompt` : ""}`,
+    );
     return hibernated;
   } finally {
     await link.close().catch(() => {});
@@ -103,8 +124,14 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
 export async function upgradeNodes(o: UpgradeOptions): Promise<void> {
   const nodes = await loadNodes(o.nodesFile, o.stateDir);
   const chosen = o.name === undefined ? nodes : nodes.filter((n) => n.name === o.name);
-  if (o.name !== undefined && !chosen.length) throw new SessionError("INVALID_ARGUMENT", `no node ${JSON.stringify(o.name.slice(0, 64))} in nodes.json`, { suggestion: "claude-sessions nodes lists them." });
-  if (!chosen.length) throw new SessionError("INVALID_ARGUMENT", "no nodes configured", { suggestion: "Add one with claude-sessions nodes add NAME user@host." });
+  if (o.name !== undefined && !chosen.length)
+    throw new SessionError("INVALID_ARGUMENT", `no node ${JSON.stringify(o.name.slice(0, 64))} in nodes.json`, {
+      suggestion: "claude-sessions nodes lists them.",
+    });
+  if (!chosen.length)
+    throw new SessionError("INVALID_ARGUMENT", "no nodes configured", {
+      suggestion: "Add one with claude-sessions nodes add NAME user@host.",
+    });
   let packed: Packed | undefined;
   const pack = async () => {
     if (!packed) {
