@@ -24,6 +24,7 @@ import { safeText } from "../util/terminal-text.js";
 import { toSessionError } from "../core/errors.js";
 import { formatNodeLine, nodeReport, remoteAttachArgv } from "./nodes.js";
 import { accountLines } from "./accounts.js";
+import { NODES_ADD_HELP, NODES_UPGRADE_HELP, runNodesAdd, runNodesUpgrade } from "./nodes-add.js";
 import { loadNodes } from "../nodes/config.js";
 import { listSessions } from "../server/tools/core/list-sessions.js";
 import { lsLines } from "./ls.js";
@@ -54,6 +55,8 @@ ${ATTEMPT_HELP}
   claude-sessions move <id> <node>  carry an idle or hibernated session to another node (or "local"; see docs/nodes.md)
   claude-sessions accounts        each account of CLAUDE_SESSIONS_ACCOUNTS: its sessions, limited until when
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
+${NODES_ADD_HELP}
+${NODES_UPGRADE_HELP}
   claude-sessions doctor          check tmux, claude, flock, doppler, the sandbox, the state directory (as health_check)
   claude-sessions audit [--since <date|15m|2h|7d>]   print the audit log of state-changing tool calls
   claude-sessions member          a team session's own MCP server (its Claude Code starts it; see docs/teams.md)
@@ -162,6 +165,14 @@ async function human(cmd: string, args: string[]): Promise<number> {
   if (cmd === "doctor") return await doctor();
   if (cmd === "audit") return await audit(args);
   if (cmd === "service") return runServiceCommand(args, loadConfig().stateDir, print);
+  if (cmd === "nodes" && args[0] === "add") {
+    const cfg = loadConfig();
+    return await runNodesAdd(args.slice(1), { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir) }, print);
+  }
+  if (cmd === "nodes" && args[0] === "upgrade") {
+    const cfg = loadConfig();
+    return await runNodesUpgrade(args.slice(1), { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir), version: packageVersion() }, print);
+  }
   if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
     const cfg = loadConfig();

@@ -62,7 +62,7 @@ const nodeEntry = z
 const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });
 
 /** Why `name` is not a node name (undefined: it is one). */
-function badName(name: string): string | undefined {
+export function badName(name: string): string | undefined {
   if ((RESERVED_NODE_NAMES as readonly string[]).includes(name)) return `"local", "auto" and "all" are not node names`;
   const r = nodeName.safeParse(name);
   return r.success ? undefined : `${r.error.issues[0]?.message ?? "not a node name"} (at most 32)`;
