@@ -88,7 +88,13 @@ async function childrenRssMiB(backend) {
   return kb / 1024;
 }
 
-const results = { node: process.version, platform: `${process.platform}-${process.arch}`, gcExposed: Boolean(globalThis.gc), memory: [], idleCpu: undefined };
+const results = {
+  node: process.version,
+  platform: `${process.platform}-${process.arch}`,
+  gcExposed: Boolean(globalThis.gc),
+  memory: [],
+  idleCpu: undefined,
+};
 
 try {
   for (const n of opt.counts.split(",").map(Number)) {
@@ -104,9 +110,17 @@ try {
     gc();
     const after = rssMiB();
     const children = await childrenRssMiB(backend);
-    const row = { sessions: n, rssBeforeMiB: +fmt(before), rssAfterMiB: +fmt(after), perSessionMiB: +fmt((after - before) / n, 2), childRssPerSessionMiB: +fmt(children / n, 1) };
+    const row = {
+      sessions: n,
+      rssBeforeMiB: +fmt(before),
+      rssAfterMiB: +fmt(after),
+      perSessionMiB: +fmt((after - before) / n, 2),
+      childRssPerSessionMiB: +fmt(children / n, 1),
+    };
     results.memory.push(row);
-    console.error(`memory: ${n} idle sessions: server RSS ${fmt(before)} -> ${fmt(after)} MiB, +${row.perSessionMiB} MiB per session (each fake claude itself: ${row.childRssPerSessionMiB} MiB)`);
+    console.error(
+      `memory: ${n} idle sessions: server RSS ${fmt(before)} -> ${fmt(after)} MiB, +${row.perSessionMiB} MiB per session (each fake claude itself: ${row.childRssPerSessionMiB} MiB)`,
+    );
     await backend.close();
     await sleep(500);
   }
@@ -121,8 +135,16 @@ try {
   await sleep(secs * 1000);
   const c = process.cpuUsage(c0);
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  results.idleCpu = { sessions: n, wallMs: Math.round(wallMs), userMs: +fmt(c.user / 1000), systemMs: +fmt(c.system / 1000), cpuPercent: +fmt(((c.user + c.system) / 1000 / wallMs) * 100, 3) };
-  console.error(`idle CPU: ${n} sessions for ${fmt(wallMs / 1000)} s: user ${fmt(c.user / 1000)} ms, system ${fmt(c.system / 1000)} ms (${results.idleCpu.cpuPercent}% of one core)`);
+  results.idleCpu = {
+    sessions: n,
+    wallMs: Math.round(wallMs),
+    userMs: +fmt(c.user / 1000),
+    systemMs: +fmt(c.system / 1000),
+    cpuPercent: +fmt(((c.user + c.system) / 1000 / wallMs) * 100, 3),
+  };
+  console.error(
+    `idle CPU: ${n} sessions for ${fmt(wallMs / 1000)} s: user ${fmt(c.user / 1000)} ms, system ${fmt(c.system / 1000)} ms (${results.idleCpu.cpuPercent}% of one core)`,
+  );
   await backend.close();
 } finally {
   rmSync(root, { recursive: true, force: true });

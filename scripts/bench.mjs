@@ -46,14 +46,98 @@ const flag = (name) => argv.includes(`--${name}`);
 const opt = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const unknown = argv.filter((a) => !/^--(quick|real|only=.+|out=.+)$/.test(a));
 if (unknown.length || flag("help")) {
-  process.stderr.write(`usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks,attempts,limits] [--out=DIR]\n`);
+  process.stderr.write(
+    `usage: node scripts/bench.mjs [--quick] [--real] [--only=detect,send,start,scale,list,store,permission,notify,real,parallel,history,http,http-churn,broadcast,headless,nodes,fleet,hibernate,first-answer,sandbox,webhooks,attempts,limits] [--out=DIR]\n`,
+  );
   process.exit(unknown.length ? 2 : 0);
 }
 
 const quick = flag("quick");
 const cfg = quick
-  ? { mode: "quick", parallelSessions: [4], parallelSends: 5, detectTurns: 20, pollSessions: 2, sendPrompts: 30, starts: 5, scaleSessions: 10, scaleTurns: 3, idleSeconds: 5, listRecords: 1000, listCalls: 20, storeProcs: 4, storeUpdates: 50, realRuns: 3, permissionRuns: 5, notifyRuns: 20, notifySessions: 10, httpListCalls: 30, httpTurns: 15, httpClients: 20, httpClientTurns: 10, httpDomTurns: 15, httpChurn: 300, broadcastMembers: 10, broadcastRounds: 10, nodesSessions: 10, nodesRounds: 2, nodesListCalls: 30, nodesOutages: 2, fleetHosts: 3, fleetSessions: 20, fleetLocal: 3, fleetStartParallel: 3, fleetRestSeconds: 5, fleetListCalls: 20, fleetStopRounds: 10, fleetBroadcastRounds: 2, hibernateSessions: 20, hibernateLive: 4 }
-  : { mode: "full", parallelSessions: [4, 10], parallelSends: 25, detectTurns: 200, pollSessions: 2, sendPrompts: 500, starts: 50, scaleSessions: 50, scaleTurns: 10, idleSeconds: 30, listRecords: 1000, listCalls: 100, storeProcs: 4, storeUpdates: 250, realRuns: 10, permissionRuns: 20, notifyRuns: 100, notifySessions: 50, httpListCalls: 200, httpTurns: 100, httpClients: 20, httpClientTurns: 10, httpDomTurns: 50, httpChurn: 1000, broadcastMembers: 10, broadcastRounds: 50, nodesSessions: 10, nodesRounds: 5, nodesListCalls: 100, nodesOutages: 5, fleetHosts: 10, fleetSessions: 50, fleetLocal: 5, fleetStartParallel: 4, fleetRestSeconds: 20, fleetListCalls: 100, fleetStopRounds: 30, fleetBroadcastRounds: 5, hibernateSessions: 200, hibernateLive: 20 };
+  ? {
+      mode: "quick",
+      parallelSessions: [4],
+      parallelSends: 5,
+      detectTurns: 20,
+      pollSessions: 2,
+      sendPrompts: 30,
+      starts: 5,
+      scaleSessions: 10,
+      scaleTurns: 3,
+      idleSeconds: 5,
+      listRecords: 1000,
+      listCalls: 20,
+      storeProcs: 4,
+      storeUpdates: 50,
+      realRuns: 3,
+      permissionRuns: 5,
+      notifyRuns: 20,
+      notifySessions: 10,
+      httpListCalls: 30,
+      httpTurns: 15,
+      httpClients: 20,
+      httpClientTurns: 10,
+      httpDomTurns: 15,
+      httpChurn: 300,
+      broadcastMembers: 10,
+      broadcastRounds: 10,
+      nodesSessions: 10,
+      nodesRounds: 2,
+      nodesListCalls: 30,
+      nodesOutages: 2,
+      fleetHosts: 3,
+      fleetSessions: 20,
+      fleetLocal: 3,
+      fleetStartParallel: 3,
+      fleetRestSeconds: 5,
+      fleetListCalls: 20,
+      fleetStopRounds: 10,
+      fleetBroadcastRounds: 2,
+      hibernateSessions: 20,
+      hibernateLive: 4,
+    }
+  : {
+      mode: "full",
+      parallelSessions: [4, 10],
+      parallelSends: 25,
+      detectTurns: 200,
+      pollSessions: 2,
+      sendPrompts: 500,
+      starts: 50,
+      scaleSessions: 50,
+      scaleTurns: 10,
+      idleSeconds: 30,
+      listRecords: 1000,
+      listCalls: 100,
+      storeProcs: 4,
+      storeUpdates: 250,
+      realRuns: 10,
+      permissionRuns: 20,
+      notifyRuns: 100,
+      notifySessions: 50,
+      httpListCalls: 200,
+      httpTurns: 100,
+      httpClients: 20,
+      httpClientTurns: 10,
+      httpDomTurns: 50,
+      httpChurn: 1000,
+      broadcastMembers: 10,
+      broadcastRounds: 50,
+      nodesSessions: 10,
+      nodesRounds: 5,
+      nodesListCalls: 100,
+      nodesOutages: 5,
+      fleetHosts: 10,
+      fleetSessions: 50,
+      fleetLocal: 5,
+      fleetStartParallel: 4,
+      fleetRestSeconds: 20,
+      fleetListCalls: 100,
+      fleetStopRounds: 30,
+      fleetBroadcastRounds: 5,
+      hibernateSessions: 200,
+      hibernateLive: 20,
+    };
 cfg.real = flag("real");
 
 const PHASES = [
@@ -101,7 +185,8 @@ function sh(cmd, args) {
 }
 
 function machine() {
-  const model = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? cpus()[0]?.model ?? "unknown";
+  const model =
+    /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? cpus()[0]?.model ?? "unknown";
   return {
     cpu: model,
     cores: cpus().length,
@@ -142,7 +227,8 @@ function table(rows) {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  if (!existsSync(join(ROOT, "dist", "bin.js"))) throw new Error(`${join(ROOT, "dist", "bin.js")} is missing: run \`npm run build\` first (npm run bench does).`);
+  if (!existsSync(join(ROOT, "dist", "bin.js")))
+    throw new Error(`${join(ROOT, "dist", "bin.js")} is missing: run \`npm run build\` first (npm run bench does).`);
   const gitAtStart = git();
   snapshot();
   const started = new Date();
@@ -160,7 +246,15 @@ async function main() {
     } catch (e) {
       broke = true;
       log(`${name}: BROKE: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      rows.push({ key: name, phase: name, figure: `${name}: (the bench broke)`, notes: String(e instanceof Error ? e.message : e).split("\n")[0].slice(0, 120), result: "ERROR" });
+      rows.push({
+        key: name,
+        phase: name,
+        figure: `${name}: (the bench broke)`,
+        notes: String(e instanceof Error ? e.message : e)
+          .split("\n")[0]
+          .slice(0, 120),
+        result: "ERROR",
+      });
     }
     log(`${name}: done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
@@ -178,7 +272,10 @@ async function main() {
 
   const outDir = opt("out") ?? join(ROOT, "bench-results");
   mkdirSync(outDir, { recursive: true });
-  const stamp = started.toISOString().replace(/[:]/g, "-").replace(/\.\d+Z$/, "Z");
+  const stamp = started
+    .toISOString()
+    .replace(/[:]/g, "-")
+    .replace(/\.\d+Z$/, "Z");
   const file = join(outDir, `bench-${stamp}${quick ? "-quick" : ""}.json`);
   const json = {
     schema: 1,

@@ -30,7 +30,11 @@ const ownUrl = {
       if (!text.includes("import.meta.url")) return undefined;
       let rel = relative(DIST, args.path).split("\\").join("/");
       if (!rel.startsWith(".")) rel = `./${rel}`;
-      return { contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(rel)}, import.meta.url).href`), loader: "js", resolveDir: dirname(args.path) };
+      return {
+        contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(rel)}, import.meta.url).href`),
+        loader: "js",
+        resolveDir: dirname(args.path),
+      };
     });
   },
 };
@@ -50,7 +54,9 @@ await esbuild.build({
   external: ["node-pty", "@anthropic-ai/claude-agent-sdk", "@anthropic-ai/sandbox-runtime", "@xterm/*", "playwright-core"],
   // CommonJS dependencies bundled into ESM still call require() for node's built-ins, and write-file-atomic salts
   // its temporary names with __filename.
-  banner: { js: "import { createRequire as __csRequire } from 'node:module'; import { fileURLToPath as __csPath } from 'node:url'; const require = __csRequire(import.meta.url); const __filename = __csPath(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __csRequire } from 'node:module'; import { fileURLToPath as __csPath } from 'node:url'; const require = __csRequire(import.meta.url); const __filename = __csPath(import.meta.url);",
+  },
   plugins: [ownUrl],
   logLevel: "warning",
   legalComments: "none",

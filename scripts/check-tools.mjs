@@ -24,8 +24,25 @@ for (const set of sets) {
   try {
     const r = spawnSync(
       process.execPath,
-      [INSPECTOR, "--cli", process.execPath, join(ROOT, "dist/bin.js"), "-e", `CLAUDE_SESSIONS_DIR=${join(home, "state")}`, "-e", `CLAUDE_SESSIONS_TOOLSETS=${set}`, "--method", "tools/list", "--strict"],
-      { cwd: home, env: { ...process.env, HOME: home, CLAUDE_SESSIONS_DIR: join(home, "state") }, encoding: "utf8", timeout: 120_000 },
+      [
+        INSPECTOR,
+        "--cli",
+        process.execPath,
+        join(ROOT, "dist/bin.js"),
+        "-e",
+        `CLAUDE_SESSIONS_DIR=${join(home, "state")}`,
+        "-e",
+        `CLAUDE_SESSIONS_TOOLSETS=${set}`,
+        "--method",
+        "tools/list",
+        "--strict",
+      ],
+      {
+        cwd: home,
+        env: { ...process.env, HOME: home, CLAUDE_SESSIONS_DIR: join(home, "state") },
+        encoding: "utf8",
+        timeout: 120_000,
+      },
     );
     let tools = [];
     try {
@@ -42,7 +59,9 @@ for (const set of sets) {
       .trim();
     if (r.status !== 0 || findings.length || !tools.length) {
       failed = true;
-      console.error(`check:tools ${set}: exit ${r.status}${r.error ? ` (${r.error.message})` : ""}, ${tools.length} tools, ${findings.length} findings`);
+      console.error(
+        `check:tools ${set}: exit ${r.status}${r.error ? ` (${r.error.message})` : ""}, ${tools.length} tools, ${findings.length} findings`,
+      );
       if (report) console.error(report);
     } else {
       console.log(`check:tools ${set}: ${tools.length} tools, 0 schema-portability findings (inspector ${pkg.version} --strict)`);

@@ -18,7 +18,11 @@ export function cacheRoot() {
 /** `claude --version` of a binary ("2.1.330"), or undefined when it does not run. */
 export function versionOf(bin) {
   if (!existsSync(bin)) return undefined;
-  const r = spawnSync(bin, ["--version"], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" } });
+  const r = spawnSync(bin, ["--version"], {
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" },
+  });
   return r.status === 0 ? /^(\d+\.\d+\.\d+)/.exec(r.stdout ?? "")?.[1] : undefined;
 }
 
@@ -26,7 +30,8 @@ export function versionOf(bin) {
 export function latestVersion() {
   const r = spawnSync("npm", ["view", "@anthropic-ai/claude-code@latest", "version"], { encoding: "utf8", timeout: 120_000 });
   const v = /(\d+\.\d+\.\d+)/.exec(r.stdout ?? "")?.[1];
-  if (r.status !== 0 || !v) throw new Error(`npm view @anthropic-ai/claude-code@latest failed: ${(r.stderr ?? "").trim().split("\n").at(-1)}`);
+  if (r.status !== 0 || !v)
+    throw new Error(`npm view @anthropic-ai/claude-code@latest failed: ${(r.stderr ?? "").trim().split("\n").at(-1)}`);
   return v;
 }
 
@@ -43,7 +48,12 @@ export function cliFor(version, log = (m) => process.stderr.write(`${m}\n`)) {
   if (versionOf(bin) === v) return { version: v, path: bin, installed: false };
   mkdirSync(prefix, { recursive: true });
   log(`installing @anthropic-ai/claude-code@${v} into ${prefix} …`);
-  const r = spawnSync("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${v}`], { encoding: "utf8", stdio: ["ignore", "inherit", "inherit"], timeout: 600_000 });
-  if (r.status !== 0 || versionOf(bin) !== v) throw new Error(`installing @anthropic-ai/claude-code@${v} into ${prefix} failed (npm exit ${r.status})`);
+  const r = spawnSync(
+    "npm",
+    ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", `@anthropic-ai/claude-code@${v}`],
+    { encoding: "utf8", stdio: ["ignore", "inherit", "inherit"], timeout: 600_000 },
+  );
+  if (r.status !== 0 || versionOf(bin) !== v)
+    throw new Error(`installing @anthropic-ai/claude-code@${v} into ${prefix} failed (npm exit ${r.status})`);
   return { version: v, path: bin, installed: true };
 }

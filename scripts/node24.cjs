@@ -36,7 +36,9 @@ function isDependency(root) {
 /** The message for an old node when this package is someone else's dependency. */
 function dependencyMessage(version) {
   return (
-    "\nclaude-sessions needs Node.js 24 LTS (or 22.22+); this is Node " + version + ".\n" +
+    "\nclaude-sessions needs Node.js 24 LTS (or 22.22+); this is Node " +
+    version +
+    ".\n" +
     "Install Node 24 (from nodejs.org, your package manager, or `npm install --prefix <dir> node@24`), put it first\n" +
     "on PATH and install again. A clone of the project sets Node 24 up by itself: git clone … && npm install.\n\n"
   );
@@ -64,7 +66,8 @@ function versionOf(bin) {
  */
 function npmEnv(extra) {
   var env = {};
-  var keep = /^npm_config_(.*registry|cache|userconfig|globalconfig|cafile|ca|cert|key|.*proxy|strict_ssl|offline|prefer_offline|prefer_online|fetch_.*)$/i;
+  var keep =
+    /^npm_config_(.*registry|cache|userconfig|globalconfig|cafile|ca|cert|key|.*proxy|strict_ssl|offline|prefer_offline|prefer_online|fetch_.*)$/i;
   Object.keys(process.env).forEach(function (k) {
     if (!/^npm_/i.test(k) || keep.test(k)) env[k] = process.env[k];
   });
@@ -77,9 +80,10 @@ function npmEnv(extra) {
 /** Runs npm (the one running this install when known) with `node`; true when it succeeded. */
 function npm(node, args, env) {
   var cli = process.env.npm_execpath;
-  var r = cli && /\.c?js$/.test(cli)
-    ? childProcess.spawnSync(node, [cli].concat(args), { cwd: ROOT, env: env, stdio: ["ignore", 2, 2] })
-    : childProcess.spawnSync("npm", args, { cwd: ROOT, env: env, stdio: ["ignore", 2, 2] });
+  var r =
+    cli && /\.c?js$/.test(cli)
+      ? childProcess.spawnSync(node, [cli].concat(args), { cwd: ROOT, env: env, stdio: ["ignore", 2, 2] })
+      : childProcess.spawnSync("npm", args, { cwd: ROOT, env: env, stdio: ["ignore", 2, 2] });
   return r.status === 0;
 }
 
@@ -98,7 +102,11 @@ function main() {
   var have = fs.existsSync(NODE24) ? versionOf(NODE24) : null;
   if (!have || tooOld(have)) {
     say("installing node@24 from the npm registry into .node24/ (about 50 MB, once)");
-    var ok = npm(process.execPath, ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", "--prefix", DIR, "node@24"], npmEnv());
+    var ok = npm(
+      process.execPath,
+      ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", "--prefix", DIR, "node@24"],
+      npmEnv(),
+    );
     have = ok && fs.existsSync(NODE24) ? versionOf(NODE24) : null;
     if (!have || tooOld(have)) {
       process.stderr.write("\nclaude-sessions: could not install Node 24 from the npm registry into " + DIR + "\n\n");

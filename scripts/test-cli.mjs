@@ -41,11 +41,15 @@ const cli = cliFor(version);
 process.stderr.write(`claude ${cli.version} at ${cli.path}${cli.installed ? " (installed now)" : ""}\n`);
 const out = mkdtempSync(join(tmpdir(), "cs-test-cli-"));
 const report = join(out, "vitest.json");
-const r = spawnSync("npx", ["vitest", "run", "--project", "processes", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...files], {
-  cwd: ROOT,
-  stdio: ["ignore", "inherit", "inherit"],
-  env: { ...process.env, CLAUDE_PATH: cli.path },
-});
+const r = spawnSync(
+  "npx",
+  ["vitest", "run", "--project", "processes", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...files],
+  {
+    cwd: ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, CLAUDE_PATH: cli.path },
+  },
+);
 const minutes = ((Date.now() - t0) / 60_000).toFixed(1);
 
 let json;
@@ -82,10 +86,16 @@ for (const f of json.testResults ?? []) {
     } else row.skipped += 1;
     rows.set(key, row);
   }
-  if (!(f.assertionResults ?? []).length && f.status === "failed") failures.push(`${file}: the file failed to run — ${(f.message ?? "").split("\n")[0]}`);
+  if (!(f.assertionResults ?? []).length && f.status === "failed")
+    failures.push(`${file}: the file failed to run — ${(f.message ?? "").split("\n")[0]}`);
 }
 
-const lines = [`Claude Code ${cli.version} (${minutes} min)`, "", "| file | backend | passed | failed | skipped |", "| --- | --- | --- | --- | --- |"];
+const lines = [
+  `Claude Code ${cli.version} (${minutes} min)`,
+  "",
+  "| file | backend | passed | failed | skipped |",
+  "| --- | --- | --- | --- | --- |",
+];
 const total = { passed: 0, failed: 0, skipped: 0 };
 for (const [key, row] of [...rows].sort(([a], [b]) => a.localeCompare(b))) {
   const [file, backend] = key.split("\t");

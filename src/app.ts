@@ -51,7 +51,12 @@ export function packageVersion(): string {
 /** Where installScripts puts the scripts (known before they are written: the runners are made meanwhile). */
 export function scriptPaths(stateDir: string): ScriptPaths {
   const binDir = join(stateDir, "bin");
-  return { hook: join(binDir, "hook.sh"), launch: join(binDir, "launch.sh"), capture: join(binDir, "capture.sh"), permission: join(binDir, "permission.sh") };
+  return {
+    hook: join(binDir, "hook.sh"),
+    launch: join(binDir, "launch.sh"),
+    capture: join(binDir, "capture.sh"),
+    permission: join(binDir, "permission.sh"),
+  };
 }
 
 /**
@@ -78,12 +83,18 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   operatorPrices(cfg.pricesFile);
   const log = createLogger({ level: cfg.logLevel, ...(cfg.logFile ? { file: cfg.logFile } : {}) });
   if (!isSafePath(cfg.stateDir)) {
-    throw new Error(`CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters (got ${JSON.stringify(cfg.stateDir)})`);
+    throw new Error(
+      `CLAUDE_SESSIONS_DIR must be an absolute path without quotes, '#', '$', ';', '\`', backslashes or control characters ` +
+        `(got ${JSON.stringify(cfg.stateDir)})`,
+    );
   }
   // Ours or refused (and the way to it): a directory another user can write could swap the scripts sessions run.
   // Resolved once: from here on only its real path is used.
   cfg.stateDir = await resolveStateDir(cfg.stateDir);
-  if (!isSafePath(cfg.stateDir)) throw new Error(`the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`);
+  if (!isSafePath(cfg.stateDir))
+    throw new Error(
+      `the state directory's real path ${JSON.stringify(cfg.stateDir)} has characters a path the server writes into scripts must not have`,
+    );
   // Every runner kind of the registry; whether each can run here (tmux -V: a process, ~10 ms quiet, far more under
   // load) is asked while the state and the scripts are prepared.
   const made = makeRunners({ cfg, log, scripts: scriptPaths(cfg.stateDir) });
@@ -91,7 +102,10 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
   const store = new Store(cfg.stateDir, log);
   const state = await store.read(); // creates the file with its mode
   // Environment hand-offs (secrets) left by a server that died before its launcher read them.
-  const removed = await removeStaleHandoffs(cfg.stateDir, (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting");
+  const removed = await removeStaleHandoffs(
+    cfg.stateDir,
+    (id) => Object.hasOwn(state.sessions, id) && state.sessions[id]!.status === "starting",
+  );
   if (removed.length) log.warn(`removed ${removed.length} leftover environment hand-off file(s): ${removed.join(", ")}`);
   const scripts = await installScripts(cfg.stateDir);
   const runners: Partial<Record<BackendKind, Runner>> = {};
@@ -141,11 +155,17 @@ export async function createApp(env: NodeJS.ProcessEnv = process.env, opts: { ad
       // Issue #23: those with a conversation are hibernated, not dead: the next server wakes them on the next prompt.
       await sessions.hibernateAtShutdown(ending).catch((e: unknown) => log.warn(`hibernating at shutdown: ${String(e)}`));
       // Sessions that end with this process end here (a pty's, a headless one's); the others' hosts are released last.
-      await Promise.all(all.filter((r) => !r.caps.survivesRestart).map((r) => r.close().catch((e: unknown) => log.warn(`closing ${r.kind} sessions: ${String(e)}`))));
-      for (const id of ending) void sessions.audit.record({ tool: "kill_session", session_id: id, actor: "server:shutdown", since: t0 });
+      await Promise.all(
+        all
+          .filter((r) => !r.caps.survivesRestart)
+          .map((r) => r.close().catch((e: unknown) => log.warn(`closing ${r.kind} sessions: ${String(e)}`))),
+      );
+      for (const id of ending)
+        void sessions.audit.record({ tool: "kill_session", session_id: id, actor: "server:shutdown", since: t0 });
       await sessions.close(); // after the audit lines: it waits for them to be written
       await history.close().catch((e: unknown) => log.warn(`closing the history index: ${String(e)}`));
-      for (const r of all.filter((r) => r.caps.survivesRestart)) await r.close().catch((e: unknown) => log.warn(`closing ${r.kind}: ${String(e)}`));
+      for (const r of all.filter((r) => r.caps.survivesRestart))
+        await r.close().catch((e: unknown) => log.warn(`closing ${r.kind}: ${String(e)}`));
     },
   };
 }

@@ -12,11 +12,18 @@ import { join, resolve } from "node:path";
 
 const FLAG = "--max-semi-space-size=2";
 const serving = process.argv.length <= 2 || process.argv[2] === "serve";
-const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) => a.startsWith("--max-semi-space-size"));
+const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) =>
+  a.startsWith("--max-semi-space-size"),
+);
 const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
 if (serving && !given && !process.env.CLAUDE_SESSIONS_NO_REEXEC && typeof execve === "function") {
   try {
-    execve.call(process, process.execPath, [process.execPath, FLAG, ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)], process.env);
+    execve.call(
+      process,
+      process.execPath,
+      [process.execPath, FLAG, ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)],
+      process.env,
+    );
   } catch {
     /* exec refused (a sandbox, an odd platform): run as we are */
   }
@@ -27,7 +34,8 @@ if (serving && !given && !process.env.CLAUDE_SESSIONS_NO_REEXEC && typeof execve
 try {
   const dir = process.env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions");
   const st = statSync(dir, { throwIfNoEntry: false });
-  if (st?.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) enableCompileCache(join(resolve(dir), "compile-cache"));
+  if (st?.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0)
+    enableCompileCache(join(resolve(dir), "compile-cache"));
 } catch {
   /* no cache: the modules are compiled as before */
 }

@@ -6,7 +6,13 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { SessionError } from "./core/errors.js";
 import { BACKEND_KINDS, type BackendKind } from "./core/events.js";
-import { DEFAULT_PERMISSION_TIMEOUT_MS, isPermissionMode, PERMISSION_MODES, SERVER_DEFAULT_PERMISSION_MODE, type PermissionModeName } from "./core/modes.js";
+import {
+  DEFAULT_PERMISSION_TIMEOUT_MS,
+  isPermissionMode,
+  PERMISSION_MODES,
+  SERVER_DEFAULT_PERMISSION_MODE,
+  type PermissionModeName,
+} from "./core/modes.js";
 import type { Level } from "./util/log.js";
 import { parseList } from "./util/proc/programs.js";
 import { parseRootList } from "./util/fs/root-list.js";
@@ -20,9 +26,15 @@ export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** A comma list of toolset names (empty: all); an unknown name stops the server at start. */
 export function parseToolsets(v: string | undefined): ToolsetName[] {
-  const names = (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  const names = (v ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   const bad = names.filter((n) => !(TOOLSET_NAMES as readonly string[]).includes(n));
-  if (bad.length) throw new Error(`CLAUDE_SESSIONS_TOOLSETS: unknown toolset ${bad.map((b) => JSON.stringify(b)).join(", ")} (the toolsets are ${TOOLSET_NAMES.join(", ")})`);
+  if (bad.length)
+    throw new Error(
+      `CLAUDE_SESSIONS_TOOLSETS: unknown toolset ${bad.map((b) => JSON.stringify(b)).join(", ")} (the toolsets are ${TOOLSET_NAMES.join(", ")})`,
+    );
   return names.length ? (names as ToolsetName[]) : ["all"];
 }
 
@@ -135,7 +147,10 @@ export interface Config {
    * with room, its prompt sent there; none with room: wait).
    */
   onLimit: "wait" | "fail" | "switch_account";
-  /** CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: the fleet's wakes after a limit, at most this many a minute, evenly spaced (every server on the state dir together). */
+  /**
+   * CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: the fleet's wakes after a limit, at most this many a minute, evenly spaced
+   * (every server on the state dir together).
+   */
   limitWakesPerMin: number;
   /** CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: how long a limit with no reset time (an API key's 429) is waited out. */
   limitRateWaitMs: number;
@@ -194,7 +209,8 @@ export const EARLY_SETTINGS = ["CLAUDE_SESSIONS_DIR", "CLAUDE_SESSIONS_NO_REEXEC
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, key: string, values: readonly T[], dflt: T): T {
   const v = env[key];
   if (v === undefined || v === "") return dflt;
-  if (!(values as readonly string[]).includes(v)) throw new Error(`${key} must be one of ${values.join(", ")} (got ${JSON.stringify(v)})`);
+  if (!(values as readonly string[]).includes(v))
+    throw new Error(`${key} must be one of ${values.join(", ")} (got ${JSON.stringify(v)})`);
   return v as T;
 }
 
@@ -203,7 +219,9 @@ function num(env: NodeJS.ProcessEnv, key: string, dflt: number, min = 1): number
   if (v === undefined || v === "") return dflt;
   const n = Number(v);
   if (!Number.isFinite(n) || n < min) {
-    throw new SessionError("INVALID_ARGUMENT", `${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`, { suggestion: `Unset it for the default (${dflt}).` });
+    throw new SessionError("INVALID_ARGUMENT", `${key} must be a number ≥ ${min} (got ${JSON.stringify(v)})`, {
+      suggestion: `Unset it for the default (${dflt}).`,
+    });
   }
   return Math.floor(n);
 }
@@ -234,14 +252,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const backend = env.CLAUDE_SESSIONS_BACKEND;
   if (backend !== undefined && backend !== "" && !isBackendKind(backend)) {
     const kinds = BACKEND_KINDS.map((k) => JSON.stringify(k));
-    throw new Error(`CLAUDE_SESSIONS_BACKEND must be ${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)} (got ${JSON.stringify(backend)})`);
+    throw new Error(
+      `CLAUDE_SESSIONS_BACKEND must be ${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)} (got ${JSON.stringify(backend)})`,
+    );
   }
   const mode = env.CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE || SERVER_DEFAULT_PERMISSION_MODE;
   if (!isPermissionMode(mode)) {
-    throw new Error(`CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of ${PERMISSION_MODES.join(", ")} (got ${JSON.stringify(mode)})`);
+    throw new Error(
+      `CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of ${PERMISSION_MODES.join(", ")} (got ${JSON.stringify(mode)})`,
+    );
   }
   const sandbox = (env.CLAUDE_SESSIONS_SANDBOX || "off").trim().toLowerCase();
-  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) throw new Error(`CLAUDE_SESSIONS_SANDBOX must be ${SANDBOX_MODES.join(", ")} (got ${JSON.stringify(env.CLAUDE_SESSIONS_SANDBOX)})`);
+  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox))
+    throw new Error(
+      `CLAUDE_SESSIONS_SANDBOX must be ${SANDBOX_MODES.join(", ")} (got ${JSON.stringify(env.CLAUDE_SESSIONS_SANDBOX)})`,
+    );
   const level = (env.CLAUDE_SESSIONS_LOG_LEVEL ?? "info") as Level;
   const cfg: Config = {
     stateDir: resolve(env.CLAUDE_SESSIONS_DIR || join(homedir(), ".claude", "sessions")),
@@ -308,7 +333,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.CLAUDE_SESSIONS_PRICES) cfg.pricesFile = env.CLAUDE_SESSIONS_PRICES;
   if (env.CLAUDE_SESSIONS_WEBHOOKS) cfg.webhooksFile = env.CLAUDE_SESSIONS_WEBHOOKS;
   if (cfg.scheduleTickMs > 60_000) {
-    throw new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_SCHEDULE_TICK_MS must be an integer from 50 to 60000 (got ${cfg.scheduleTickMs})`, { suggestion: "Unset it for the default (1000)." });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `CLAUDE_SESSIONS_SCHEDULE_TICK_MS must be an integer from 50 to 60000 (got ${cfg.scheduleTickMs})`,
+      { suggestion: "Unset it for the default (1000)." },
+    );
   }
   if (env.CLAUDE_SESSIONS_TMUX_SOCKET) cfg.tmuxSocketName = env.CLAUDE_SESSIONS_TMUX_SOCKET;
   if (env.CLAUDE_SESSIONS_TMUX) cfg.tmuxPath = env.CLAUDE_SESSIONS_TMUX;

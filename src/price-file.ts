@@ -57,7 +57,10 @@ export function readPriceFile(path: string): Loaded {
   const { st } = read;
   const me = process.getuid?.();
   if ((me !== undefined && st.uid !== me && st.uid !== 0) || st.mode & 0o022) {
-    throw new Error(`${PRICES_ENV}=${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`);
+    throw new Error(
+      `${PRICES_ENV}=${path} cannot be trusted: it must belong to this server's user and not be writable by group or ` +
+        `others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`,
+    );
   }
   if (read.truncated) throw new Error(`${PRICES_ENV}=${path}: over ${MAX_BYTES} bytes; a price file is a few entries`);
   let raw: unknown;
@@ -70,14 +73,25 @@ export function readPriceFile(path: string): Loaded {
   if (!r.success) {
     // A bad key's own reason is one level down (zod reports "Invalid key in record" above it).
     const why = r.error.issues
-      .map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.code === "invalid_key" ? i.issues.map((x) => x.message).join(", ") : i.message}`)
+      .map(
+        (i) =>
+          `${i.path.length ? i.path.join(".") : "(file)"}: ${i.code === "invalid_key" ? i.issues.map((x) => x.message).join(", ") : i.message}`,
+      )
       .join("; ");
-    throw new Error(`${PRICES_ENV}=${path}: ${why} (each entry: {"input", "output", "cache_write", "cache_read"[, "cache_write_1h"]}, USD per million tokens)`);
+    throw new Error(
+      `${PRICES_ENV}=${path}: ${why} (each entry: {"input", "output", "cache_write", "cache_read"[, "cache_write_1h"]}, USD per million tokens)`,
+    );
   }
   const exact = new Map<string, ModelPrice>();
   const prefixes: [string, ModelPrice][] = [];
   for (const [k, v] of Object.entries(r.data)) {
-    const price = { input: v.input, output: v.output, cache_write_5m: v.cache_write, cache_write_1h: v.cache_write_1h ?? v.cache_write, cache_read: v.cache_read };
+    const price = {
+      input: v.input,
+      output: v.output,
+      cache_write_5m: v.cache_write,
+      cache_write_1h: v.cache_write_1h ?? v.cache_write,
+      cache_read: v.cache_read,
+    };
     if (k.endsWith("*")) prefixes.push([k.slice(0, -1), price]);
     else exact.set(k, price);
   }

@@ -109,7 +109,10 @@ export function costOf(usage: Usage, model: string): Cost {
 }
 
 export function unpricedNote(models: string[]): string {
-  return `no price for ${models.join(", ")} in the table of ${PRICES_AS_OF} (src/pricing.ts) or the operator's price file (CLAUDE_SESSIONS_PRICES); its tokens are counted but not priced`;
+  return (
+    `no price for ${models.join(", ")} in the table of ${PRICES_AS_OF} (src/pricing.ts) or the operator's price file ` +
+    `(CLAUDE_SESSIONS_PRICES); its tokens are counted but not priced`
+  );
 }
 
 /** The CLI's model aliases: resolved by the CLI to a model the transcript names (and the turn is priced by that). */
@@ -117,7 +120,10 @@ const ALIASES = new Set(["default", "opus", "sonnet", "haiku", "opusplan", "best
 
 /** The model can be priced, or is an alias the CLI resolves (its turns are checked once they name the model). */
 export function pricedOrAlias(model: string): boolean {
-  const m = model.trim().toLowerCase().replace(/\[[^\]]*\]$/, "");
+  const m = model
+    .trim()
+    .toLowerCase()
+    .replace(/\[[^\]]*\]$/, "");
   return ALIASES.has(m) || priceOf(model) !== undefined;
 }
 
@@ -125,7 +131,12 @@ export function pricedOrAlias(model: string): boolean {
  * Cost of usage split by model: the sum over priced models, null when none is priced, and the models left
  * unpriced (a non-empty list means the sum is incomplete).
  */
-export function costOfModels(byModel: Record<string, Usage>): { cost_usd: number | null; cost_complete: boolean; unpriced_models: string[]; note?: string } {
+export function costOfModels(byModel: Record<string, Usage>): {
+  cost_usd: number | null;
+  cost_complete: boolean;
+  unpriced_models: string[];
+  note?: string;
+} {
   let sum = 0;
   let priced = 0;
   const unpriced: string[] = [];

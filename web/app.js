@@ -27,13 +27,23 @@
   }
   const ENDED = new Set(["dead", "error", "zombie"]);
   const unseen = new Set(); // finished or failed while the person was not looking at it
-  const needsAnswer = (r) => r.status === "waiting_for_permission" || r.status === "blocked" || Boolean(r.pending_permission) || Boolean(r.blocked);
+  const needsAnswer = (r) =>
+    r.status === "waiting_for_permission" || r.status === "blocked" || Boolean(r.pending_permission) || Boolean(r.blocked);
 
   async function post(path, body) {
-    const r = await fetch(path, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf || "" }, body: JSON.stringify(body || {}) });
+    const r = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf || "" },
+      body: JSON.stringify(body || {}),
+    });
     const j = await r.json().catch(() => ({}));
     if (r.status === 401) location.href = "/login";
-    if (!r.ok) throw new Error((j.error && `${j.error.code ? j.error.code + ": " : ""}${j.error.message}${j.error.suggestion ? " " + j.error.suggestion : ""}`) || `HTTP ${r.status}`);
+    if (!r.ok)
+      throw new Error(
+        (j.error &&
+          `${j.error.code ? j.error.code + ": " : ""}${j.error.message}${j.error.suggestion ? " " + j.error.suggestion : ""}`) ||
+          `HTTP ${r.status}`,
+      );
     return j;
   }
 
@@ -53,7 +63,8 @@
     c[1].textContent = r.node ? `${r.node}${r.node_status ? ` (${r.node_status})` : ""}` : "local";
     if (r.node) $("#sessions").classList.add("with-nodes");
     const st = el("span", `status ${r.status}`, r.status);
-    if (r.status === "limited" && r.limit) st.title = `${r.limit.limit_kind} limit until ${new Date(r.limit.resets_at).toLocaleString()}${r.limit.wake_at ? `; woken at ${new Date(r.limit.wake_at).toLocaleString()}` : ""}`;
+    if (r.status === "limited" && r.limit)
+      st.title = `${r.limit.limit_kind} limit until ${new Date(r.limit.resets_at).toLocaleString()}${r.limit.wake_at ? `; woken at ${new Date(r.limit.wake_at).toLocaleString()}` : ""}`;
     c[2].replaceChildren(st, ...sandboxMarks(r), ...overlapMarks(r));
     c[3].replaceChildren([r.team_name, r.teammate_name].filter(Boolean).join(" / "), ...teamMarks(r));
     c[4].textContent = r.cwd || "";
@@ -125,7 +136,9 @@
     if (!r.sandboxed) return [];
     const n = r.sandbox_violations || 0;
     const m = el("span", n ? "sandbox violations" : "sandbox", n ? ` sandbox: ${n} violation${n > 1 ? "s" : ""}` : " sandboxed");
-    m.title = n ? "refused connections and secrets' sentinels sent to other hosts (list_sessions sandbox_violations)" : "runs in the sandbox";
+    m.title = n
+      ? "refused connections and secrets' sentinels sent to other hosts (list_sessions sandbox_violations)"
+      : "runs in the sandbox";
     return [m];
   }
   setInterval(() => document.querySelectorAll("td.active").forEach((td) => (td.textContent = ago(td.dataset.iso))), 10_000);
@@ -133,7 +146,8 @@
   // ------------------------------------------------------------------ one session
   function showStatus(r) {
     const s = $("#s-status");
-    s.textContent = r.status === "limited" && r.limit ? `limited until ${new Date(r.limit.resets_at).toLocaleTimeString()}` : r.status;
+    s.textContent =
+      r.status === "limited" && r.limit ? `limited until ${new Date(r.limit.resets_at).toLocaleTimeString()}` : r.status;
     s.className = `status ${r.status}`;
     const p = r.pending_permission;
     $("#permission").hidden = !p;
@@ -151,7 +165,9 @@
         ...(b.choices || []).map((label, i) => {
           const btn = el("button", "", `${i + 1}. ${label}`);
           btn.type = "button";
-          btn.addEventListener("click", () => act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/answer`, { choice: i + 1 })));
+          btn.addEventListener("click", () =>
+            act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/answer`, { choice: i + 1 })),
+          );
           return btn;
         }),
       );
@@ -180,7 +196,14 @@
     const lines = text.split("\n");
     const cols = Math.max(80, ...lines.map((l) => l.length));
     if (!term) {
-      term = new Terminal({ cols, rows: Math.max(10, lines.length), convertEol: true, disableStdin: true, fontSize: 13, scrollback: 0 });
+      term = new Terminal({
+        cols,
+        rows: Math.max(10, lines.length),
+        convertEol: true,
+        disableStdin: true,
+        fontSize: 13,
+        scrollback: 0,
+      });
       term.open($("#terminal"));
     }
     if (term.cols !== cols || term.rows < lines.length) term.resize(cols, Math.max(term.rows, lines.length));
@@ -237,16 +260,26 @@
       $("#message").value = "";
     });
   });
-  $("#interrupt").addEventListener("click", () => act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/interrupt`)));
+  $("#interrupt").addEventListener("click", () =>
+    act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/interrupt`)),
+  );
   function killCurrent() {
-    if (confirm(`Kill session ${current.session_id}?`)) act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/kill`));
+    if (confirm(`Kill session ${current.session_id}?`))
+      act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/kill`));
   }
   $("#kill").addEventListener("click", killCurrent);
-  for (const [sel, fork] of [["#resume", false], ["#fork", true], ["#fork-live", true]]) {
+  for (const [sel, fork] of [
+    ["#resume", false],
+    ["#fork", true],
+    ["#fork-live", true],
+  ]) {
     $(sel).addEventListener("click", () =>
       act(async () => {
         const message = $("#message").value.trim() ? $("#message").value : undefined;
-        const r = await post(`/api/sessions/${encodeURIComponent(current.session_id)}/resume`, { fork, ...(message ? { message } : {}) });
+        const r = await post(`/api/sessions/${encodeURIComponent(current.session_id)}/resume`, {
+          fork,
+          ...(message ? { message } : {}),
+        });
         $("#message").value = "";
         // A fork is a new session of its own.
         if (r.session_id === current.session_id) openSession(r.session_id);
@@ -255,9 +288,15 @@
     );
   }
   for (const b of document.querySelectorAll("#permission button")) {
-    b.addEventListener("click", () => act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/respond`, { decision: b.dataset.decision })));
+    b.addEventListener("click", () =>
+      act(() => post(`/api/sessions/${encodeURIComponent(current.session_id)}/respond`, { decision: b.dataset.decision })),
+    );
   }
-  $("#logout").addEventListener("click", () => post("/logout").catch(() => {}).finally(() => (location.href = "/login")));
+  $("#logout").addEventListener("click", () =>
+    post("/logout")
+      .catch(() => {})
+      .finally(() => (location.href = "/login")),
+  );
 
   // More pages (history.js): { match: RegExp, view: "#id", open(match) }.
   const CS = (window.CS = { $, el, post, act, teamMarks, routes: [], rows, current: () => current });
@@ -301,14 +340,27 @@
     options("#f-backend", o.backends, true);
     options("#team-options", o.teams);
     options("#node-options", ["local", "auto", ...o.nodes]);
-    $("#roots-note").textContent = o.roots.length ? `Allowed: ${o.roots.join(", ")} and the folders inside them.` : "The operator allows no folders (CLAUDE_SESSIONS_WEB_ROOTS): the page cannot start sessions.";
+    $("#roots-note").textContent = o.roots.length
+      ? `Allowed: ${o.roots.join(", ")} and the folders inside them.`
+      : "The operator allows no folders (CLAUDE_SESSIONS_WEB_ROOTS): the page cannot start sessions.";
     if (!$("#f-cwd").value && o.roots.length) $("#f-cwd").value = o.recent[0] || o.roots[0];
   }
   $("#start").addEventListener("submit", async (e) => {
     e.preventDefault();
     $("#start-error").textContent = "";
     const v = (id) => $(id).value;
-    const body = { cwd: v("#f-cwd"), prompt: v("#f-prompt"), model: v("#f-model"), permission_mode: v("#f-mode"), backend: v("#f-backend"), node: v("#f-node"), team_name: v("#f-team"), teammate_name: v("#f-teammate"), worktree: $("#f-worktree").checked, sandbox: v("#f-sandbox") };
+    const body = {
+      cwd: v("#f-cwd"),
+      prompt: v("#f-prompt"),
+      model: v("#f-model"),
+      permission_mode: v("#f-mode"),
+      backend: v("#f-backend"),
+      node: v("#f-node"),
+      team_name: v("#f-team"),
+      teammate_name: v("#f-teammate"),
+      worktree: $("#f-worktree").checked,
+      sandbox: v("#f-sandbox"),
+    };
     const btn = $("#start button[type=submit]");
     btn.disabled = true;
     btn.textContent = "Starting…";
@@ -331,12 +383,20 @@
     const was = before.status;
     const now = c.status || was;
     let why = null;
-    if (now !== was && now === "waiting_for_permission") why = `waits for permission${c.pending_permission ? `: ${c.pending_permission.tool_name}` : ""}`;
+    if (now !== was && now === "waiting_for_permission")
+      why = `waits for permission${c.pending_permission ? `: ${c.pending_permission.tool_name}` : ""}`;
     else if (now !== was && now === "blocked") why = `is blocked${c.blocked ? `: ${c.blocked.kind}` : ""}`;
     else if (now !== was && now === "error") why = "failed";
     else if (now !== was && now === "dead") why = "ended";
     // A turn ended: the count went up (a short turn's busy and idle may come in one batch), or the status says so.
-    else if ((now === "idle" || now === "ready") && ((typeof c.turn_count === "number" && c.turn_count > (before.turn_count ?? 0)) || was === "busy" || was === "waiting_for_permission" || was === "blocked")) why = "finished its turn";
+    else if (
+      (now === "idle" || now === "ready") &&
+      ((typeof c.turn_count === "number" && c.turn_count > (before.turn_count ?? 0)) ||
+        was === "busy" ||
+        was === "waiting_for_permission" ||
+        was === "blocked")
+    )
+      why = "finished its turn";
     if (!why) return;
     if (!needsAnswer({ ...before, ...c }) && !viewing(id)) unseen.add(id);
     if (viewing(id)) return;
@@ -363,7 +423,9 @@
   $("#needs-filter").addEventListener("change", (e) => document.body.classList.toggle("only-needs", e.target.checked));
   if (window.Notification && Notification.permission === "default") {
     $("#notify").hidden = false;
-    $("#notify").addEventListener("click", () => Notification.requestPermission().then(() => ($("#notify").hidden = Notification.permission !== "default")));
+    $("#notify").addEventListener("click", () =>
+      Notification.requestPermission().then(() => ($("#notify").hidden = Notification.permission !== "default")),
+    );
   }
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName)) return;

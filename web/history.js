@@ -55,12 +55,17 @@
     $("#hits").replaceChildren();
     try {
       const r = await read("search_conversations", { query, limit: 50 });
-      $("#search-note").textContent = `${r.results.length} conversation${r.results.length === 1 ? "" : "s"}${r.more_matches ? " (more matches: narrow the words)" : ""}${r.indexing ? " · still indexing" : ""}`;
+      $("#search-note").textContent =
+        `${r.results.length} conversation${r.results.length === 1 ? "" : "s"}${r.more_matches ? " (more matches: narrow the words)" : ""}${r.indexing ? " · still indexing" : ""}`;
       for (const h of r.results) {
         const li = el("li", "hit");
         const a = el("a", "", h.title || h.claude_session_id);
         a.href = `#/c/${encodeURIComponent(h.claude_session_id)}/${h.item.index}`;
-        li.append(a, " ", el("small", "muted", `${h.cwd || ""} · ${when(h.last_activity)} · ${h.matches} match${h.matches === 1 ? "" : "es"}`));
+        li.append(
+          a,
+          " ",
+          el("small", "muted", `${h.cwd || ""} · ${when(h.last_activity)} · ${h.matches} match${h.matches === 1 ? "" : "es"}`),
+        );
         const p = el("p", "snippet");
         p.append(snippet(h.snippet, r.terms));
         li.append(p);
@@ -88,7 +93,11 @@
 
   // ---------------------------------------------------------------- one conversation
   let conv = null; // { id, info, prev, next, hit }
-  const cursorAt = (index) => btoa(JSON.stringify(["after", Math.max(0, index - 3)])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const cursorAt = (index) =>
+    btoa(JSON.stringify(["after", Math.max(0, index - 3)]))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
   function item(it) {
     const d = el("div", `msg ${it.role}${conv && it.index === conv.hit ? " hit" : ""}`);
     d.dataset.index = String(it.index);
@@ -128,15 +137,26 @@
       );
     },
   });
-  $("#c-before").addEventListener("click", () => conv.prev && page({ cursor: conv.prev }, "before").catch((e) => ($("#c-error").textContent = e.message)));
-  $("#c-after").addEventListener("click", () => conv.next && page({ cursor: conv.next }, "after").catch((e) => ($("#c-error").textContent = e.message)));
-  for (const [sel, fork] of [["#c-resume", false], ["#c-fork", true]]) {
+  $("#c-before").addEventListener(
+    "click",
+    () => conv.prev && page({ cursor: conv.prev }, "before").catch((e) => ($("#c-error").textContent = e.message)),
+  );
+  $("#c-after").addEventListener(
+    "click",
+    () => conv.next && page({ cursor: conv.next }, "after").catch((e) => ($("#c-error").textContent = e.message)),
+  );
+  for (const [sel, fork] of [
+    ["#c-resume", false],
+    ["#c-fork", true],
+  ]) {
     $(sel).addEventListener("click", async () => {
       $("#c-error").textContent = "";
       try {
         const i = conv.info;
         // A conversation this server ran resumes its session; another one is adopted (in an allowed folder only).
-        const r = i.session_id ? await post(`/api/sessions/${encodeURIComponent(i.session_id)}/resume`, { fork }) : await post("/api/adopt", { claude_session_id: conv.id, cwd: i.cwd || "", fork });
+        const r = i.session_id
+          ? await post(`/api/sessions/${encodeURIComponent(i.session_id)}/resume`, { fork })
+          : await post("/api/adopt", { claude_session_id: conv.id, cwd: i.cwd || "", fork });
         location.hash = `#/s/${encodeURIComponent(r.session_id)}`;
       } catch (e) {
         $("#c-error").textContent = e.message;
@@ -169,14 +189,25 @@
     $("#turns tbody").replaceChildren(
       ...r.executions.map((x) => {
         const tr = el("tr");
-        tr.append(el("td", "", when(x.started_at)), el("td", "", `${(x.duration_ms / 1000).toFixed(1)}s`), el("td", `outcome ${x.outcome}`, x.outcome), el("td", "", money(x.cost_usd)), el("td", "prompt", x.prompt.slice(0, 200)));
+        tr.append(
+          el("td", "", when(x.started_at)),
+          el("td", "", `${(x.duration_ms / 1000).toFixed(1)}s`),
+          el("td", `outcome ${x.outcome}`, x.outcome),
+          el("td", "", money(x.cost_usd)),
+          el("td", "prompt", x.prompt.slice(0, 200)),
+        );
         tr.title = x.error || x.response || "";
         return tr;
       }),
     );
     const row = CS.rows.get(id) || CS.current();
     const spent = row && typeof row.total_cost_usd === "number" ? row.total_cost_usd : null;
-    $("#budget").textContent = row && typeof row.max_budget_usd === "number" ? `Budget: ${money(spent)} of $${row.max_budget_usd} spent, $${Math.max(0, row.max_budget_usd - (spent || 0)).toFixed(4)} left.` : spent !== null ? `Cost so far: ${money(spent)}.` : "";
+    $("#budget").textContent =
+      row && typeof row.max_budget_usd === "number"
+        ? `Budget: ${money(spent)} of $${row.max_budget_usd} spent, $${Math.max(0, row.max_budget_usd - (spent || 0)).toFixed(4)} left.`
+        : spent !== null
+          ? `Cost so far: ${money(spent)}.`
+          : "";
   }
 
   // ---------------------------------------------------------------- a worktree session's changes (read-only)
@@ -194,11 +225,29 @@
     $("#r-base").textContent = r.base;
     $("#r-ahead").textContent = `${r.ahead} ahead, ${r.behind} behind ${r.base}`;
     const files = [...r.files.map((f) => [f.status, f.path]), ...r.untracked.map((p) => ["?", p])];
-    $("#r-files").replaceChildren(...(files.length ? files.map(([st, p]) => el("li", `file st-${st === "?" ? "U" : st}`, `${st} ${p}`)) : [el("li", "muted", "No changes.")]));
+    $("#r-files").replaceChildren(
+      ...(files.length
+        ? files.map(([st, p]) => el("li", `file st-${st === "?" ? "U" : st}`, `${st} ${p}`))
+        : [el("li", "muted", "No changes.")]),
+    );
     const lines = r.diff.split("\n").slice(0, 5000);
     $("#r-diff").replaceChildren(
-      ...lines.map((l) => el("span", l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : l.startsWith("@@") ? "hunk" : "", l + "\n")),
-      ...(r.truncated || lines.length < r.diff.split("\n").length ? [el("span", "muted", "… (cut: the diff is longer than the page shows)")] : []),
+      ...lines.map((l) =>
+        el(
+          "span",
+          l.startsWith("+") && !l.startsWith("+++")
+            ? "add"
+            : l.startsWith("-") && !l.startsWith("---")
+              ? "del"
+              : l.startsWith("@@")
+                ? "hunk"
+                : "",
+          l + "\n",
+        ),
+      ),
+      ...(r.truncated || lines.length < r.diff.split("\n").length
+        ? [el("span", "muted", "… (cut: the diff is longer than the page shows)")]
+        : []),
     );
   }
   $("#r-refresh").addEventListener("click", () => CS.current() && void showReview(CS.current().session_id));
@@ -212,10 +261,13 @@
     $("#r-merge").disabled = true;
     try {
       const r = await post(`/api/sessions/${encodeURIComponent(cur.session_id)}/merge`, { strategy: $("#r-strategy").value });
-      if (r.merged) out.textContent = `Merged into ${r.target}: ${r.target_before.slice(0, 8)} → ${r.target_after.slice(0, 8)}${r.checks ? ` (${r.checks.length} check(s) passed)` : ""}.`;
+      if (r.merged)
+        out.textContent = `Merged into ${r.target}: ${r.target_before.slice(0, 8)} → ${r.target_after.slice(0, 8)}${r.checks ? ` (${r.checks.length} check(s) passed)` : ""}.`;
       else {
         out.className = "error";
-        out.textContent = r.conflicts ? `Not merged: conflicts in ${r.conflicts.join(", ")}. ${r.target} is unchanged.` : `Not merged: ${r.reason}`;
+        out.textContent = r.conflicts
+          ? `Not merged: conflicts in ${r.conflicts.join(", ")}. ${r.target} is unchanged.`
+          : `Not merged: ${r.reason}`;
       }
       void showReview(cur.session_id);
     } catch (e) {
@@ -241,11 +293,24 @@
     const max = Math.max(0.0001, ...keys.map((k) => byDay.get(k) || 0));
     const w = 24;
     const h = 120;
-    const s = svg("svg", { viewBox: `0 0 ${keys.length * w} ${h + 30}`, class: "chart", role: "img", "aria-label": "cost per day" });
+    const s = svg("svg", {
+      viewBox: `0 0 ${keys.length * w} ${h + 30}`,
+      class: "chart",
+      role: "img",
+      "aria-label": "cost per day",
+    });
     keys.forEach((k, i) => {
       const v = byDay.get(k) || 0;
       const bh = Math.round((v / max) * h);
-      const bar = svg("rect", { x: i * w + 3, y: h - bh, width: w - 6, height: Math.max(bh, v > 0 ? 1 : 0), class: "bar", "data-day": k, "data-cost": v.toFixed(6) });
+      const bar = svg("rect", {
+        x: i * w + 3,
+        y: h - bh,
+        width: w - 6,
+        height: Math.max(bh, v > 0 ? 1 : 0),
+        class: "bar",
+        "data-day": k,
+        "data-cost": v.toFixed(6),
+      });
       bar.append(svg("title", {}, `${k}: $${v.toFixed(4)}`));
       s.append(bar, svg("text", { x: i * w + w / 2, y: h + 14, "text-anchor": "middle", class: "axis" }, k.slice(8)));
     });
@@ -265,11 +330,13 @@
     }
     $("#cost-total").textContent = `All sessions: $${total.toFixed(4)}`;
     $("#cost-teams tbody").replaceChildren(
-      ...[...teams].sort((a, b) => b[1].cost - a[1].cost).map(([name, t]) => {
-        const tr = el("tr");
-        tr.append(el("td", "", name), el("td", "", String(t.n)), el("td", "cost", `$${t.cost.toFixed(4)}`));
-        return tr;
-      }),
+      ...[...teams]
+        .sort((a, b) => b[1].cost - a[1].cost)
+        .map(([name, t]) => {
+          const tr = el("tr");
+          tr.append(el("td", "", name), el("td", "", String(t.n)), el("td", "cost", `$${t.cost.toFixed(4)}`));
+          return tr;
+        }),
     );
     $("#cost-sessions tbody").replaceChildren(
       ...rows
@@ -280,7 +347,10 @@
           tr.dataset.session = r.session_id;
           const link = el("a", "", r.session_id);
           link.href = `#/s/${encodeURIComponent(r.session_id)}`;
-          const left = typeof r.max_budget_usd === "number" ? `$${Math.max(0, r.max_budget_usd - (r.total_cost_usd || 0)).toFixed(4)} of $${r.max_budget_usd}` : "";
+          const left =
+            typeof r.max_budget_usd === "number"
+              ? `$${Math.max(0, r.max_budget_usd - (r.total_cost_usd || 0)).toFixed(4)} of $${r.max_budget_usd}`
+              : "";
           const id = el("td");
           id.append(link);
           tr.append(id, el("td", "", r.team_name || ""), el("td", "cost", money(r.total_cost_usd)), el("td", "budget", left));
@@ -289,7 +359,9 @@
     );
     const ex = await read("get_execution_history", { limit: 10000 }).catch(() => ({ executions: [] }));
     const byDay = new Map();
-    for (const x of ex.executions) if (typeof x.cost_usd === "number") byDay.set(x.ended_at.slice(0, 10), (byDay.get(x.ended_at.slice(0, 10)) || 0) + x.cost_usd);
+    for (const x of ex.executions)
+      if (typeof x.cost_usd === "number")
+        byDay.set(x.ended_at.slice(0, 10), (byDay.get(x.ended_at.slice(0, 10)) || 0) + x.cost_usd);
     $("#cost-chart").replaceChildren(chart(byDay, 14));
   }
   CS.routes.push({ match: /^#\/cost$/, view: "#cost-view", open: () => void showCost() });
@@ -297,47 +369,63 @@
   // ---------------------------------------------------------------- teams: members with node and status; broadcast
   function showTeams() {
     const teams = new Map();
-    for (const r of CS.rows.values()) if (r.team_name) (teams.get(r.team_name) || teams.set(r.team_name, []).get(r.team_name)).push(r);
+    for (const r of CS.rows.values())
+      if (r.team_name) (teams.get(r.team_name) || teams.set(r.team_name, []).get(r.team_name)).push(r);
     $("#no-teams").hidden = teams.size > 0;
     $("#teams").replaceChildren(
-      ...[...teams].sort((a, b) => a[0].localeCompare(b[0])).map(([name, members]) => {
-        const sec = el("section", "team");
-        sec.dataset.team = name;
-        sec.append(el("h3", "", `${name} (${members.filter((m) => !["dead", "error", "zombie"].includes(m.status)).length} live of ${members.length})`));
-        const table = el("table", "compact");
-        for (const m of members) {
-          const tr = el("tr");
-          tr.dataset.member = m.session_id;
-          const a = el("a", "", m.teammate_name || m.session_id);
-          a.href = `#/s/${encodeURIComponent(m.session_id)}`;
-          const who = el("td", "who");
-          who.append(a, ...CS.teamMarks(m));
-          tr.append(who, el("td", "", m.node || "local"), el("td", "", ""), el("td", "cost", money(m.total_cost_usd)));
-          tr.children[2].append(el("span", `status ${m.status}`, m.status));
-          table.append(tr);
-        }
-        const form = el("form", "broadcast tools");
-        const input = el("input");
-        input.placeholder = `Send to every live member of ${name}…`;
-        input.required = true;
-        const btn = el("button", "", "Broadcast");
-        btn.type = "submit";
-        const out = el("span", "muted");
-        form.append(input, btn, out);
-        form.addEventListener("submit", async (e) => {
-          e.preventDefault();
-          out.textContent = "";
-          try {
-            const r = await post(`/api/teams/${encodeURIComponent(name)}/broadcast`, { message: input.value });
-            out.textContent = `sent to ${r.sent_count}${r.failed_count ? `, ${r.failed_count} failed: ${r.results.filter((x) => !x.message_sent).map((x) => `${x.session_id} ${x.error ? `${x.error.code}: ${x.error.message}` : ""}`).join("; ")}` : ""}`;
-            input.value = "";
-          } catch (err) {
-            out.textContent = err.message;
+      ...[...teams]
+        .sort((a, b) => a[0].localeCompare(b[0]))
+        .map(([name, members]) => {
+          const sec = el("section", "team");
+          sec.dataset.team = name;
+          sec.append(
+            el(
+              "h3",
+              "",
+              `${name} (${members.filter((m) => !["dead", "error", "zombie"].includes(m.status)).length} live of ${members.length})`,
+            ),
+          );
+          const table = el("table", "compact");
+          for (const m of members) {
+            const tr = el("tr");
+            tr.dataset.member = m.session_id;
+            const a = el("a", "", m.teammate_name || m.session_id);
+            a.href = `#/s/${encodeURIComponent(m.session_id)}`;
+            const who = el("td", "who");
+            who.append(a, ...CS.teamMarks(m));
+            tr.append(who, el("td", "", m.node || "local"), el("td", "", ""), el("td", "cost", money(m.total_cost_usd)));
+            tr.children[2].append(el("span", `status ${m.status}`, m.status));
+            table.append(tr);
           }
-        });
-        sec.append(table, form);
-        return sec;
-      }),
+          const form = el("form", "broadcast tools");
+          const input = el("input");
+          input.placeholder = `Send to every live member of ${name}…`;
+          input.required = true;
+          const btn = el("button", "", "Broadcast");
+          btn.type = "submit";
+          const out = el("span", "muted");
+          form.append(input, btn, out);
+          form.addEventListener("submit", async (e) => {
+            e.preventDefault();
+            out.textContent = "";
+            try {
+              const r = await post(`/api/teams/${encodeURIComponent(name)}/broadcast`, { message: input.value });
+              out.textContent = `sent to ${r.sent_count}${
+                r.failed_count
+                  ? `, ${r.failed_count} failed: ${r.results
+                      .filter((x) => !x.message_sent)
+                      .map((x) => `${x.session_id} ${x.error ? `${x.error.code}: ${x.error.message}` : ""}`)
+                      .join("; ")}`
+                  : ""
+              }`;
+              input.value = "";
+            } catch (err) {
+              out.textContent = err.message;
+            }
+          });
+          sec.append(table, form);
+          return sec;
+        }),
     );
   }
   let teamsTimer = null;

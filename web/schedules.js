@@ -14,14 +14,20 @@
     return s.every !== undefined ? `every ${s.every}` : s.cron !== undefined ? `cron ${s.cron}` : `at ${when(s.at)}`;
   }
   function target(s) {
-    if (s.send_to) return s.send_to.session_id !== undefined ? `→ session ${s.send_to.session_id}` : `→ ${s.send_to.team_name} / ${s.send_to.teammate_name}`;
+    if (s.send_to)
+      return s.send_to.session_id !== undefined
+        ? `→ session ${s.send_to.session_id}`
+        : `→ ${s.send_to.team_name} / ${s.send_to.teammate_name}`;
     return `new session in ${s.cwd}`;
   }
   function runsCell(s) {
     const td = el("td", "runs");
     for (const r of s.runs.slice(-3).reverse()) {
       const line = el("div", `run ${r.outcome}`);
-      line.append(el("span", "outcome", r.outcome), ` ${when(r.started_at || r.due_at)}${typeof r.duration_ms === "number" ? ` · ${(r.duration_ms / 1000).toFixed(1)} s` : ""}${money(r.cost_usd)}`);
+      line.append(
+        el("span", "outcome", r.outcome),
+        ` ${when(r.started_at || r.due_at)}${typeof r.duration_ms === "number" ? ` · ${(r.duration_ms / 1000).toFixed(1)} s` : ""}${money(r.cost_usd)}`,
+      );
       if (r.session_id) {
         const a = el("a", "", ` ${r.session_id}`);
         a.href = `#/s/${encodeURIComponent(r.session_id)}`;
@@ -58,12 +64,22 @@
         const state = s.paused ? "paused" : s.running ? "running" : s.next_at ? "waiting" : "done";
         const actions = el("td", "buttons");
         actions.append(
-          s.paused ? button("Resume", "resume", () => change(s.name, "resume")) : button("Pause", "pause", () => change(s.name, "pause")),
+          s.paused
+            ? button("Resume", "resume", () => change(s.name, "resume"))
+            : button("Pause", "pause", () => change(s.name, "pause")),
           button("Delete", "danger delete", () => {
             if (confirm(`Delete schedule ${s.name}?`)) void change(s.name, "delete");
           }),
         );
-        tr.append(el("td", "name", s.name), el("td", "", timing(s)), el("td", "target", target(s)), el("td", "next", s.next_at ? when(s.next_at) : "—"), el("td", "state", state), runsCell(s), actions);
+        tr.append(
+          el("td", "name", s.name),
+          el("td", "", timing(s)),
+          el("td", "target", target(s)),
+          el("td", "next", s.next_at ? when(s.next_at) : "—"),
+          el("td", "state", state),
+          runsCell(s),
+          actions,
+        );
         return tr;
       }),
     );
@@ -96,7 +112,14 @@
     $("#sc-error").textContent = "";
     const v = (id) => $(id).value;
     const kind = v("#sc-kind");
-    const body = { name: v("#sc-name"), [kind]: v("#sc-when"), prompt: v("#sc-prompt"), cwd: v("#sc-cwd"), session_id: v("#sc-session"), overlap: v("#sc-overlap") };
+    const body = {
+      name: v("#sc-name"),
+      [kind]: v("#sc-when"),
+      prompt: v("#sc-prompt"),
+      cwd: v("#sc-cwd"),
+      session_id: v("#sc-session"),
+      overlap: v("#sc-overlap"),
+    };
     try {
       await post("/api/schedules/create", body);
       $("#sc-name").value = "";

@@ -63,7 +63,13 @@ const paragraph = (lang, chars) => {
   return s.trim();
 };
 
-const MODELS = ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-sonnet-4-6", "claude-experimental-9"];
+const MODELS = [
+  "claude-sonnet-4-5-20250929",
+  "claude-opus-4-6",
+  "claude-haiku-4-5-20251001",
+  "claude-sonnet-4-6",
+  "claude-experimental-9",
+];
 const MODEL_WEIGHTS = [0.45, 0.25, 0.15, 0.13, 0.02];
 function model() {
   let r = rnd();
@@ -71,9 +77,25 @@ function model() {
   return MODELS[0];
 }
 
-const FIELDS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_creation_5m_input_tokens", "cache_creation_1h_input_tokens", "cache_read_input_tokens"];
+const FIELDS = [
+  "input_tokens",
+  "output_tokens",
+  "cache_creation_input_tokens",
+  "cache_creation_5m_input_tokens",
+  "cache_creation_1h_input_tokens",
+  "cache_read_input_tokens",
+];
 const zero = () => Object.fromEntries(FIELDS.map((f) => [f, 0]));
-const expected = { conversations: N, messages: 0, lines: 0, bytes: 0, usage: zero(), by_model: {}, sidechain_messages: 0, streamed_messages: 0 };
+const expected = {
+  conversations: N,
+  messages: 0,
+  lines: 0,
+  bytes: 0,
+  usage: zero(),
+  by_model: {},
+  sidechain_messages: 0,
+  streamed_messages: 0,
+};
 
 function usage() {
   const c5 = rnd() < 0.5 ? int(0, 4000) : 0;
@@ -100,7 +122,7 @@ function count(m, u, sidechain) {
   if (sidechain) expected.sidechain_messages++;
   const bm = (expected.by_model[m] ??= { messages: 0, ...zero() });
   bm.messages++;
-  for (const f of FIELDS) (expected.usage[f] += flat[f]), (bm[f] += flat[f]);
+  for (const f of FIELDS) ((expected.usage[f] += flat[f]), (bm[f] += flat[f]));
 }
 
 const root = join(opt.out, "projects");
@@ -122,7 +144,15 @@ for (let ci = 0; ci < N; ci++) {
   let written = 0;
   let parent = null;
   let lastAssistant = null;
-  const base = () => ({ parentUuid: parent, isSidechain: false, userType: "external", cwd, sessionId: sid, version: "2.1.330", gitBranch: "main" });
+  const base = () => ({
+    parentUuid: parent,
+    isSidechain: false,
+    userType: "external",
+    cwd,
+    sessionId: sid,
+    version: "2.1.330",
+    gitBranch: "main",
+  });
   const emit = (obj) => {
     const line = JSON.stringify(obj) + "\n";
     writeSync(fd, line);
@@ -134,7 +164,14 @@ for (let ci = 0; ci < N; ci++) {
   while (written < budget) {
     const turnLang = rnd() < 0.85 ? lang : pick(["en", "ja", "zh"]);
     const u0 = uuid();
-    emit({ ...base(), type: "user", message: { role: "user", content: paragraph(turnLang, int(40, 400)) }, uuid: u0, timestamp: ts(), promptId: uuid() });
+    emit({
+      ...base(),
+      type: "user",
+      message: { role: "user", content: paragraph(turnLang, int(40, 400)) },
+      uuid: u0,
+      timestamp: ts(),
+      promptId: uuid(),
+    });
     parent = u0;
     const useTool = rnd() < 0.5;
     const id1 = `msg_${hex(24)}`;
@@ -144,14 +181,39 @@ for (let ci = 0; ci < N; ci++) {
     if (useTool) {
       expected.streamed_messages++;
       const toolId = `toolu_${hex(24)}`;
-      const blocks = [textBlock, { type: "tool_use", id: toolId, name: pick(["Bash", "Read", "Edit", "Grep"]), input: { command: `ls ${pick(EN)}`, description: sentence("en", 5) } }];
+      const blocks = [
+        textBlock,
+        {
+          type: "tool_use",
+          id: toolId,
+          name: pick(["Bash", "Read", "Edit", "Grep"]),
+          input: { command: `ls ${pick(EN)}`, description: sentence("en", 5) },
+        },
+      ];
       for (const b of blocks) {
         const u = uuid();
-        emit({ ...base(), type: "assistant", message: { id: id1, type: "message", role: "assistant", model: m, content: [b], stop_reason: null, usage: us1 }, requestId: `req_${hex(20)}`, uuid: u, timestamp: ts() });
+        emit({
+          ...base(),
+          type: "assistant",
+          message: { id: id1, type: "message", role: "assistant", model: m, content: [b], stop_reason: null, usage: us1 },
+          requestId: `req_${hex(20)}`,
+          uuid: u,
+          timestamp: ts(),
+        });
         parent = u;
       }
       const ur = uuid();
-      emit({ ...base(), type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: toolId, content: paragraph("en", int(500, 3000)) }] }, uuid: ur, timestamp: ts(), toolUseResult: { stdout: "", stderr: "" } });
+      emit({
+        ...base(),
+        type: "user",
+        message: {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: toolId, content: paragraph("en", int(500, 3000)) }],
+        },
+        uuid: ur,
+        timestamp: ts(),
+        toolUseResult: { stdout: "", stderr: "" },
+      });
       parent = ur;
       if (rnd() < 0.25) {
         // A sub-agent: its own prompt and replies, marked isSidechain, usage billed to this conversation.
@@ -159,8 +221,28 @@ for (let ci = 0; ci < N; ci++) {
         for (let k = int(1, 3); k > 0; k--) {
           const sidU = usage();
           count(sm, sidU, true);
-          emit({ ...base(), isSidechain: true, type: "user", message: { role: "user", content: sentence("en", 12) }, uuid: uuid(), timestamp: ts() });
-          emit({ ...base(), isSidechain: true, type: "assistant", message: { id: `msg_${hex(24)}`, role: "assistant", model: sm, content: [{ type: "text", text: paragraph("en", 200) }], usage: sidU }, uuid: uuid(), timestamp: ts() });
+          emit({
+            ...base(),
+            isSidechain: true,
+            type: "user",
+            message: { role: "user", content: sentence("en", 12) },
+            uuid: uuid(),
+            timestamp: ts(),
+          });
+          emit({
+            ...base(),
+            isSidechain: true,
+            type: "assistant",
+            message: {
+              id: `msg_${hex(24)}`,
+              role: "assistant",
+              model: sm,
+              content: [{ type: "text", text: paragraph("en", 200) }],
+              usage: sidU,
+            },
+            uuid: uuid(),
+            timestamp: ts(),
+          });
         }
       }
       const id2 = `msg_${hex(24)}`;
@@ -170,13 +252,41 @@ for (let ci = 0; ci < N; ci++) {
       if (parts > 1) expected.streamed_messages++;
       for (let k = 0; k < parts; k++) {
         const u = uuid();
-        emit({ ...base(), type: "assistant", message: { id: id2, type: "message", role: "assistant", model: m, content: [{ type: "text", text: paragraph(turnLang, int(60, 500)) }], stop_reason: k === parts - 1 ? "end_turn" : null, usage: us2 }, uuid: u, timestamp: ts() });
+        emit({
+          ...base(),
+          type: "assistant",
+          message: {
+            id: id2,
+            type: "message",
+            role: "assistant",
+            model: m,
+            content: [{ type: "text", text: paragraph(turnLang, int(60, 500)) }],
+            stop_reason: k === parts - 1 ? "end_turn" : null,
+            usage: us2,
+          },
+          uuid: u,
+          timestamp: ts(),
+        });
         parent = u;
         lastAssistant = u;
       }
     } else {
       const u = uuid();
-      emit({ ...base(), type: "assistant", message: { id: id1, type: "message", role: "assistant", model: m, content: [textBlock], stop_reason: "end_turn", usage: us1 }, uuid: u, timestamp: ts() });
+      emit({
+        ...base(),
+        type: "assistant",
+        message: {
+          id: id1,
+          type: "message",
+          role: "assistant",
+          model: m,
+          content: [textBlock],
+          stop_reason: "end_turn",
+          usage: us1,
+        },
+        uuid: u,
+        timestamp: ts(),
+      });
       parent = u;
       lastAssistant = u;
     }
@@ -186,4 +296,6 @@ for (let ci = 0; ci < N; ci++) {
   expected.bytes += written;
 }
 writeFileSync(join(opt.out, "expected.json"), JSON.stringify(expected, null, 2) + "\n");
-console.log(`${N} conversations, ${(expected.bytes / 1048576).toFixed(1)} MB, ${expected.lines} lines, ${expected.messages} messages → ${opt.out}`);
+console.log(
+  `${N} conversations, ${(expected.bytes / 1048576).toFixed(1)} MB, ${expected.lines} lines, ${expected.messages} messages → ${opt.out}`,
+);

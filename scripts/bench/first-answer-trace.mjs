@@ -120,7 +120,11 @@ function claudeP(cli, cwd, env, prompt) {
       so += b;
       if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
     });
-    c.on("exit", () => (at !== undefined ? resolve({ answer: at, exit: performance.now() - t0 }) : reject(new Error(`claude -p: ${so.slice(-300)}`))));
+    c.on("exit", () =>
+      at !== undefined
+        ? resolve({ answer: at, exit: performance.now() - t0 })
+        : reject(new Error(`claude -p: ${so.slice(-300)}`)),
+    );
   });
 }
 
@@ -128,20 +132,33 @@ function claudeP(cli, cwd, env, prompt) {
 async function cliOnly(w, cli, cwd, env, mode) {
   const log = join(w.root, `cli-${mode}-${Date.now()}.log`);
   writeFileSync(log, "");
-  const hook = { type: "command", command: `echo "$(date +%s%3N) $(tr -d '\\n' | grep -o '"hook_event_name":"[A-Za-z]*"')" >> ${log}` };
-  const settings = JSON.stringify({ hooks: Object.fromEntries(["SessionStart", "UserPromptSubmit", "Stop"].map((e) => [e, [{ matcher: "*", hooks: [hook] }]])) });
+  const hook = {
+    type: "command",
+    command: `echo "$(date +%s%3N) $(tr -d '\\n' | grep -o '"hook_event_name":"[A-Za-z]*"')" >> ${log}`,
+  };
+  const settings = JSON.stringify({
+    hooks: Object.fromEntries(["SessionStart", "UserPromptSubmit", "Stop"].map((e) => [e, [{ matcher: "*", hooks: [hook] }]])),
+  });
   const t0 = Date.now();
   let child;
   let tmuxName;
   const tenv = { PATH: process.env.PATH, HOME: w.home };
   if (mode === "p") child = spawn(cli, ["-p", "hello", "--settings", settings], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   else if (mode === "stream-json") {
-    child = spawn(cli, ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--settings", settings], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    child = spawn(cli, ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--settings", settings], {
+      cwd,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
   } else {
     tmuxName = `trace-${Date.now()}`;
     const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
     const argv = [cli, "--settings", settings, ...(mode === "interactive-argv" ? ["--", "hello"] : [])];
-    spawnSync("tmux", ["-L", w.socket, "new-session", "-d", "-s", tmuxName, "-x", "200", "-y", "50", "-c", cwd, ...envArgs, "--", ...argv], { env: tenv });
+    spawnSync(
+      "tmux",
+      ["-L", w.socket, "new-session", "-d", "-s", tmuxName, "-x", "200", "-y", "50", "-c", cwd, ...envArgs, "--", ...argv],
+      { env: tenv },
+    );
   }
   const at = {};
   const seen = () => {
@@ -161,7 +178,10 @@ async function cliOnly(w, cli, cwd, env, mode) {
     if (mode === "stream-json" && at.SessionStart !== undefined && !sent) {
       sent = true;
       at.sent = Date.now() - t0;
-      child.stdin.write(JSON.stringify({ type: "user", message: { role: "user", content: "hello" }, parent_tool_use_id: null, session_id: "" }) + "\n");
+      child.stdin.write(
+        JSON.stringify({ type: "user", message: { role: "user", content: "hello" }, parent_tool_use_id: null, session_id: "" }) +
+          "\n",
+      );
     }
     if (mode === "interactive" ? at.box !== undefined : at.Stop !== undefined) break;
     await new Promise((r) => setTimeout(r, 2));
@@ -171,10 +191,18 @@ async function cliOnly(w, cli, cwd, env, mode) {
   return at;
 }
 
-const w = makeWorld("trace", { CLAUDE_SESSIONS_LOG_LEVEL: "debug", CLAUDE_SESSIONS_TRACE: "1", ...(process.env.TRACE_ENV ? Object.fromEntries(process.env.TRACE_ENV.split(",").map((kv) => kv.split("="))) : {}) });
+const w = makeWorld("trace", {
+  CLAUDE_SESSIONS_LOG_LEVEL: "debug",
+  CLAUDE_SESSIONS_TRACE: "1",
+  ...(process.env.TRACE_ENV ? Object.fromEntries(process.env.TRACE_ENV.split(",").map((kv) => kv.split("="))) : {}),
+});
 const dirs = Object.fromEntries(["bare", "task", "tmux", "cli"].map((n) => [n, w.dir(n)]));
 const setup = await realSetup(w, Object.values(dirs));
-const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
+const pEnv = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  LANG: "C.UTF-8",
+  ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")),
+};
 const cli = setup.cli.path;
 const m = await w.connect();
 let mw;
@@ -205,7 +233,13 @@ try {
     }
     if (ONLY.includes("task")) {
       const t0 = watch.start();
-      const r = await m.call("run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 });
+      const r = await m.call("run_task", {
+        cwd: dirs.task,
+        prompt: `task ${i}`,
+        permission_mode: "default",
+        keep_session: true,
+        timeout_ms: 60_000,
+      });
       watch.mark(`run_task returned (${r.ok ? r.data.response : r.error?.code})`);
       await finish("run_task", `run_task #${i}`, t0);
       if (r.ok) await m.call("kill_session", { session_id: r.data.session_id, force: true });
@@ -224,7 +258,12 @@ try {
       for (let k = 0; k < 600; k++) {
         const l = await mw.call("list_sessions", {});
         if (l.ok && l.data.sessions.some((x) => x.spare && x.status === "ready" && x.cwd === dirs.tmux)) break;
-        if (k === 0 && !(l.ok && l.data.sessions.some((x) => x.spare))) await mw.call("kill_session", { session_id: (await mw.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default" })).data.session_id, force: true });
+        if (k === 0 && !(l.ok && l.data.sessions.some((x) => x.spare)))
+          await mw.call("kill_session", {
+            session_id: (await mw.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default" })).data
+              .session_id,
+            force: true,
+          });
         await new Promise((res) => setTimeout(res, 100));
       }
       await new Promise((res) => setTimeout(res, 1000));
@@ -237,7 +276,12 @@ try {
       await mw.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("wake")) {
-      const s = await m.call("start_session", { cwd: dirs.tmux, backend: process.env.TRACE_WAKE_BACKEND ?? "tmux", permission_mode: "default", prompt: `before ${i}` });
+      const s = await m.call("start_session", {
+        cwd: dirs.tmux,
+        backend: process.env.TRACE_WAKE_BACKEND ?? "tmux",
+        permission_mode: "default",
+        prompt: `before ${i}`,
+      });
       await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
       await m.call("kill_session", { session_id: s.data.session_id, hibernate: true });
       await new Promise((res) => setTimeout(res, 300));
@@ -248,7 +292,12 @@ try {
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("follow")) {
-      const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `first ${i}` });
+      const s = await m.call("start_session", {
+        cwd: dirs.tmux,
+        backend: "tmux",
+        permission_mode: "default",
+        prompt: `first ${i}`,
+      });
       await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
       await new Promise((res) => setTimeout(res, 300));
       const t0 = watch.start();
@@ -259,7 +308,12 @@ try {
     }
     if (ONLY.includes("tmuxp")) {
       const t0 = watch.start();
-      const s = await m.call("start_session", { cwd: dirs.tmux, backend: "tmux", permission_mode: "default", prompt: `tmuxp ${i}` });
+      const s = await m.call("start_session", {
+        cwd: dirs.tmux,
+        backend: "tmux",
+        permission_mode: "default",
+        prompt: `tmuxp ${i}`,
+      });
       watch.mark("start_session {prompt} returned");
       const r = await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
       watch.mark(`wait_for_completion returned (${r.ok ? r.data.last_response : r.error?.code})`);
@@ -269,7 +323,11 @@ try {
     if (ONLY.includes("cli")) {
       for (const mode of ["p", "stream-json", "interactive", "interactive-argv"]) {
         const r = await cliOnly(w, cli, dirs.cli, pEnv, mode);
-        out.push(`cli alone, ${mode}: ${Object.entries(r).map(([k, v]) => `${k} ${v}`).join(", ")} ms from spawn`);
+        out.push(
+          `cli alone, ${mode}: ${Object.entries(r)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ")} ms from spawn`,
+        );
       }
     }
     process.stderr.write(`run ${i + 1}/${RUNS} done\n`);
@@ -284,4 +342,7 @@ try {
 console.log(out.join("\n"));
 console.log(`\nmedians over ${RUNS} runs (ms from the call; a mark seen more than once per run counts its first):`);
 const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-for (const [k, v] of [...byMark].filter(([k]) => !k.startsWith("#")).sort((a, b) => a[0].split(":")[0].localeCompare(b[0].split(":")[0]) || med(a[1]) - med(b[1]))) console.log(`${String(med(v)).padStart(6)}  ${k} (${v.length} runs)`);
+for (const [k, v] of [...byMark]
+  .filter(([k]) => !k.startsWith("#"))
+  .sort((a, b) => a[0].split(":")[0].localeCompare(b[0].split(":")[0]) || med(a[1]) - med(b[1])))
+  console.log(`${String(med(v)).padStart(6)}  ${k} (${v.length} runs)`);

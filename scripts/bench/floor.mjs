@@ -13,7 +13,8 @@ export async function makeFloor({ root, home, env, cli, socket }) {
   // util/proc/shell.js since util/ was split into fs/ and proc/; an earlier build (a before/after run) has util/shell.js.
   const shell = [sutPath("dist", "util", "proc", "shell.js"), sutPath("dist", "util", "shell.js")].find((p) => existsSync(p));
   const { shQuote } = await import(shell);
-  const tmux = (args) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
+  const tmux = (args) =>
+    spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
   // One tmux server for every run (a session that sleeps keeps it up).
   tmux(["new-session", "-d", "-s", "keep", "sleep 100000"]);
   let n = 0;
@@ -27,8 +28,23 @@ export async function makeFloor({ root, home, env, cli, socket }) {
       const k = n++;
       const events = join(root, `floor-${k}.jsonl`);
       const settings = join(root, `floor-${k}.settings.json`);
-      writeFileSync(settings, JSON.stringify({ hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }));
-      const cmd = ["env", ...Object.entries(env).map(([key, v]) => `${key}=${v}`), cli, "--settings", settings, "--permission-mode", "default", "--", prompt].map(shQuote).join(" ");
+      writeFileSync(
+        settings,
+        JSON.stringify({ hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }),
+      );
+      const cmd = [
+        "env",
+        ...Object.entries(env).map(([key, v]) => `${key}=${v}`),
+        cli,
+        "--settings",
+        settings,
+        "--permission-mode",
+        "default",
+        "--",
+        prompt,
+      ]
+        .map(shQuote)
+        .join(" ");
       const name = `floor-${k}`;
       const t0 = performance.now();
       tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", dir, cmd]);

@@ -24,7 +24,12 @@ import { join, resolve } from "node:path";
 import { summary } from "./stats.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")).map(([k, v]) => [k, v ?? "1"]));
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .map((a) => a.replace(/^--/, "").split("="))
+    .map(([k, v]) => [k, v ?? "1"]),
+);
 const TURNS = Number(args.turns ?? 20);
 const IDLE = Number(args.idle ?? 20);
 const CLAUDE = process.env.CLAUDE_PATH || join(ROOT, "node_modules", ".bin", "claude");
@@ -45,7 +50,9 @@ if (!version) {
   log(`the claude CLI at ${CLAUDE} does not run`);
   process.exit(1);
 }
-const sdkVersion = JSON.parse(readFileSync(join(ROOT, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"), "utf8")).version;
+const sdkVersion = JSON.parse(
+  readFileSync(join(ROOT, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"), "utf8"),
+).version;
 
 const { HeadlessSession } = await import(join(ROOT, "dist", "drivers", "headless", "session.js"));
 const { installScripts } = await import(join(ROOT, "dist", "app.js"));
@@ -70,7 +77,13 @@ try {
     return d;
   });
   const stateDir = join(root, "state");
-  const prepared = await prepareClaudeHome({ home: join(root, "home"), apiKey: API_KEY, trustedDirs: dirs, mockUrl: mock.url, cliVersion: version });
+  const prepared = await prepareClaudeHome({
+    home: join(root, "home"),
+    apiKey: API_KEY,
+    trustedDirs: dirs,
+    mockUrl: mock.url,
+    cliVersion: version,
+  });
   const scripts = await installScripts(stateDir);
   const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
   const start = async (id, cwd) => {
@@ -173,9 +186,34 @@ try {
   console.log(table);
   mkdirSync(join(ROOT, "bench-results"), { recursive: true });
   const file = join(ROOT, "bench-results", `headless-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ version, sdkVersion, node: process.version, wall, own, overhead, pWall, pOwn, rssBefore, rssAfter, cliRss, idle: IDLE }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { version, sdkVersion, node: process.version, wall, own, overhead, pWall, pOwn, rssBefore, rssAfter, cliRss, idle: IDLE },
+      null,
+      2,
+    ),
+  );
   log(`samples in ${file}`);
-  if (args["json-out"]) writeFileSync(args["json-out"], JSON.stringify({ version, sdkVersion, node: process.version, wall, own, overhead, pWall, pOwn, rssBefore, rssAfter, cliRss, idle: IDLE, allReady }));
+  if (args["json-out"])
+    writeFileSync(
+      args["json-out"],
+      JSON.stringify({
+        version,
+        sdkVersion,
+        node: process.version,
+        wall,
+        own,
+        overhead,
+        pWall,
+        pOwn,
+        rssBefore,
+        rssAfter,
+        cliRss,
+        idle: IDLE,
+        allReady,
+      }),
+    );
 } finally {
   await cleanup();
 }

@@ -29,7 +29,8 @@ const w = makeWorld("hook-modes");
 const dir = w.dir("cwd");
 const setup = await realSetup(w, [dir]);
 const env = Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH"));
-const tmux = (args) => spawnSync("tmux", ["-L", w.socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: w.home } });
+const tmux = (args) =>
+  spawnSync("tmux", ["-L", w.socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: w.home } });
 
 function settings(variant, events) {
   if (variant === "built") return hooksSettings(events);
@@ -75,13 +76,26 @@ async function once(variant, i) {
   const file = join(w.root, `${variant}-${i}.settings.json`);
   writeFileSync(file, JSON.stringify(settings(variant, events)));
   const prompt = `${variant} ${i}`;
-  const cmd = ["env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), setup.cli.path, "--settings", file, "--permission-mode", "default", "--", prompt].map(shQuote).join(" ");
+  const cmd = [
+    "env",
+    ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    setup.cli.path,
+    "--settings",
+    file,
+    "--permission-mode",
+    "default",
+    "--",
+    prompt,
+  ]
+    .map(shQuote)
+    .join(" ");
   const name = `hm-${variant}-${i}`;
   const t0 = performance.now();
   tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", dir, cmd]);
   const seen = new Map();
   for (;;) {
-    if (performance.now() - t0 > 60_000) throw new Error(`${variant} ${i}: no Stop in 60 s; the pane:\n${tmux(["capture-pane", "-p", "-t", name]).stdout}`);
+    if (performance.now() - t0 > 60_000)
+      throw new Error(`${variant} ${i}: no Stop in 60 s; the pane:\n${tmux(["capture-pane", "-p", "-t", name]).stdout}`);
     if (existsSync(events)) {
       for (const l of readFileSync(events, "utf8").split("\n")) {
         const m = l.match(/"hook_event_name":"(\w+)"/);
@@ -118,6 +132,12 @@ for (const v of variants) {
   const ev = {};
   for (const r of res[v]) for (const [k, t] of Object.entries(r.events)) (ev[k] ??= []).push(t);
   const c = p50(res[v].map((r) => r.cpu));
-  console.log(`${v.padEnd(6)} Stop p50 ${s.toFixed(0)} ms (${(s / floor).toFixed(2)}× floor), CPU to Stop p50 ${c} ms (${(c / floorCpu).toFixed(2)}×); lines p50: ${Object.entries(ev).map(([k, t]) => `${k} ${p50(t).toFixed(0)}`).join(", ")}`);
+  console.log(
+    `${v.padEnd(6)} Stop p50 ${s.toFixed(0)} ms (${(s / floor).toFixed(2)}× floor), CPU to Stop p50 ${c} ms (${(c / floorCpu).toFixed(2)}×); lines p50: ${Object.entries(
+      ev,
+    )
+      .map(([k, t]) => `${k} ${p50(t).toFixed(0)}`)
+      .join(", ")}`,
+  );
 }
 console.log(`CLI ${setup.cli.version}, ${runs} runs each, interleaved`);

@@ -17,11 +17,15 @@ import { makeWorld, sutPath } from "./world.mjs";
 const steps = (process.argv[2] ?? "1000,1000,1000").split(",").map(Number);
 const w = makeWorld("http-heap");
 const snaps = w.dir("snapshots");
-const proc = spawn(process.execPath, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snaps}`, sutPath("dist", "bin.js"), "serve", "--http", "127.0.0.1:0"], {
-  env: { ...w.env, CLAUDE_SESSIONS_NO_REEXEC: "1" },
-  cwd: w.work,
-  stdio: ["ignore", "ignore", "pipe"],
-});
+const proc = spawn(
+  process.execPath,
+  ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${snaps}`, sutPath("dist", "bin.js"), "serve", "--http", "127.0.0.1:0"],
+  {
+    env: { ...w.env, CLAUDE_SESSIONS_NO_REEXEC: "1" },
+    cwd: w.work,
+    stdio: ["ignore", "ignore", "pipe"],
+  },
+);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 try {
   let err = "";
@@ -35,7 +39,13 @@ try {
     let failed = 0;
     for (let i = 0; i < n; i++) {
       const client = new Client({ name: `heap-${i}`, version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } })).catch(() => failed++);
+      await client
+        .connect(
+          new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+          }),
+        )
+        .catch(() => failed++);
       await client.close();
     }
     return failed;
@@ -57,7 +67,9 @@ try {
   for (const n of steps) {
     const failed = await churn(n);
     total += n;
-    console.log(`after ${total} clients (${failed} refused): heap snapshot ${(await snapshot()).toFixed(1)} MiB, RSS ${memMiB(proc.pid).rss.toFixed(1)} MiB`);
+    console.log(
+      `after ${total} clients (${failed} refused): heap snapshot ${(await snapshot()).toFixed(1)} MiB, RSS ${memMiB(proc.pid).rss.toFixed(1)} MiB`,
+    );
   }
 } finally {
   if (proc.exitCode === null) {

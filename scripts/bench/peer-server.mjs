@@ -6,5 +6,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { z } from "zod";
 
 const s = new McpServer({ name: "peer", version: "1.0.0" });
-s.registerTool("echo", { description: "Returns its text.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
+s.registerTool("echo", { description: "Returns its text.", inputSchema: { text: z.string() } }, async ({ text }) => ({
+  content: [{ type: "text", text }],
+}));
 await s.connect(new StdioServerTransport());

@@ -13,7 +13,9 @@ export function looksIdle(screen) {
 
 function capture(socket, env, target) {
   return new Promise((resolve) => {
-    execFile("tmux", ["-L", socket, "capture-pane", "-p", "-t", target], { encoding: "utf8", env }, (err, stdout) => resolve(err ? "" : stdout));
+    execFile("tmux", ["-L", socket, "capture-pane", "-p", "-t", target], { encoding: "utf8", env }, (err, stdout) =>
+      resolve(err ? "" : stdout),
+    );
   });
 }
 

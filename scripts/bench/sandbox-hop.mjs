@@ -35,7 +35,12 @@ const srv = createServer((_q, r) => r.end("ok")).listen(0, "127.0.0.1");
 await new Promise((r) => srv.once("listening", r));
 const port = srv.address().port;
 const loop = `for i in $(seq 30); do curl -s -o /dev/null -w "%{time_total}\\n" http://127.0.0.1:${port}/; done`;
-const ms = (s) => s.trim().split("\n").filter((l) => /^\d/.test(l)).map((x) => Number(x) * 1000);
+const ms = (s) =>
+  s
+    .trim()
+    .split("\n")
+    .filter((l) => /^\d/.test(l))
+    .map((x) => Number(x) * 1000);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const root = mkdtempSync(join(tmpdir(), "cs-hop-bench-"));
 const out = { direct: [], sandboxed: [] };
@@ -45,11 +50,35 @@ for (let round = 0; round < 2; round++) {
   const cwd = join(root, "work");
   mkdirSync(dir, { recursive: true });
   mkdirSync(cwd, { recursive: true });
-  writeFileSync(join(dir, "sandbox.json"), JSON.stringify({ v: 1, argv: ["/bin/sh", "-c", loop], cwd, sessionDir: dir, realConfigDir: join(root, "claude"), realConfigFile: join(root, ".claude.json"), copyCredentials: false, allowHosts: [`127.0.0.1:${port}`], allowWrite: [], denyRead: [], allowRead: [], tools: deps.tools }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, "sandbox.json"),
+    JSON.stringify({
+      v: 1,
+      argv: ["/bin/sh", "-c", loop],
+      cwd,
+      sessionDir: dir,
+      realConfigDir: join(root, "claude"),
+      realConfigFile: join(root, ".claude.json"),
+      copyCredentials: false,
+      allowHosts: [`127.0.0.1:${port}`],
+      allowWrite: [],
+      denyRead: [],
+      allowRead: [],
+      tools: deps.tools,
+    }),
+    { mode: 0o600 },
+  );
   const r = await run(process.execPath, [join(ROOT, "dist", "sandbox", "launcher.js"), join(dir, "sandbox.json")], process.env);
   if (!r.out.trim()) throw new Error(`sandboxed run printed nothing: ${r.err}`);
   out.sandboxed.push(...ms(r.out));
 }
 srv.close();
 rmSync(root, { recursive: true, force: true });
-console.log(JSON.stringify({ requests: out.direct.length, direct_p50_ms: +median(out.direct).toFixed(2), sandboxed_p50_ms: +median(out.sandboxed).toFixed(2), load: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") }));
+console.log(
+  JSON.stringify({
+    requests: out.direct.length,
+    direct_p50_ms: +median(out.direct).toFixed(2),
+    sandboxed_p50_ms: +median(out.sandboxed).toFixed(2),
+    load: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" "),
+  }),
+);

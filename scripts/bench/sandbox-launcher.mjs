@@ -34,12 +34,29 @@ function once(cache) {
   const cwd = join(root, "work", id);
   mkdirSync(dir, { recursive: true });
   mkdirSync(cwd, { recursive: true });
-  const spec = { v: 1, argv: ["/bin/true"], cwd, sessionDir: dir, realConfigDir: cfgDir, realConfigFile: join(root, ".claude.json"), copyCredentials: false, allowHosts: ["127.0.0.1:9"], allowWrite: [], denyRead: [state], allowRead: [cwd], tools: deps.tools };
+  const spec = {
+    v: 1,
+    argv: ["/bin/true"],
+    cwd,
+    sessionDir: dir,
+    realConfigDir: cfgDir,
+    realConfigFile: join(root, ".claude.json"),
+    copyCredentials: false,
+    allowHosts: ["127.0.0.1:9"],
+    allowWrite: [],
+    denyRead: [state],
+    allowRead: [cwd],
+    tools: deps.tools,
+  };
   const specPath = join(dir, "sandbox.json");
   writeFileSync(specPath, JSON.stringify(spec), { mode: 0o600 });
   const env = { ...process.env, ...(cache ? {} : { NODE_DISABLE_COMPILE_CACHE: "1" }) };
   const t0 = performance.now();
-  const r = spawnSync("/bin/sh", ["-c", `"$0" "$1" "$2" || echo "launcher failed: $?" >&2; cat /proc/$$/stat`, process.execPath, LAUNCHER, specPath], { env, encoding: "utf8" });
+  const r = spawnSync(
+    "/bin/sh",
+    ["-c", `"$0" "$1" "$2" || echo "launcher failed: $?" >&2; cat /proc/$$/stat`, process.execPath, LAUNCHER, specPath],
+    { env, encoding: "utf8" },
+  );
   const ms = performance.now() - t0;
   if (r.status !== 0 || /failed/.test(r.stderr)) throw new Error(`launcher: ${r.stderr}`);
   const stat = r.stdout.trim().split("\n").at(-1);
@@ -58,5 +75,9 @@ for (let i = 0; i < runs; i++) {
   for (const k of i % 2 ? ["on", "off"] : ["off", "on"]) out[k].push(once(k === "on"));
 }
 rmSync(root, { recursive: true, force: true });
-const row = (k) => ({ runs: out[k].length, wall_p50_ms: Math.round(median(out[k].map((x) => x.ms))), cpu_p50_ms: median(out[k].map((x) => x.cpu)) });
+const row = (k) => ({
+  runs: out[k].length,
+  wall_p50_ms: Math.round(median(out[k].map((x) => x.ms))),
+  cpu_p50_ms: median(out[k].map((x) => x.cpu)),
+});
 console.log(JSON.stringify({ load_start: loadStart, load_end: load(), cache_off: row("off"), cache_on: row("on") }, null, 1));

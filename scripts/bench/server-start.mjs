@@ -27,7 +27,12 @@ function cpuMs(pid) {
 
 async function once(bin) {
   const t0 = performance.now();
-  const tr = new StdioClientTransport({ command: process.execPath, args: [bin], env: { ...process.env, CLAUDE_SESSIONS_DIR: states.get(bin), CLAUDE_SESSIONS_TMUX_SOCKET: `cs-start-${process.pid}` }, stderr: "ignore" });
+  const tr = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin],
+    env: { ...process.env, CLAUDE_SESSIONS_DIR: states.get(bin), CLAUDE_SESSIONS_TMUX_SOCKET: `cs-start-${process.pid}` },
+    stderr: "ignore",
+  });
   const c = new Client({ name: "bench", version: "1.0.0" });
   await c.connect(tr);
   const n = (await c.listTools()).tools.length;
@@ -47,5 +52,7 @@ try {
 const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const b of bins) {
   const r = res.get(b);
-  console.log(`${b === peer ? "one-tool SDK peer" : b}: spawn → tools/list p50 ${p50(r.map((x) => x.wall)).toFixed(0)} ms, CPU p50 ${p50(r.map((x) => x.cpu)).toFixed(0)} ms (${r[0].n} tools, ${runs} runs)`);
+  console.log(
+    `${b === peer ? "one-tool SDK peer" : b}: spawn → tools/list p50 ${p50(r.map((x) => x.wall)).toFixed(0)} ms, CPU p50 ${p50(r.map((x) => x.cpu)).toFixed(0)} ms (${r[0].n} tools, ${runs} runs)`,
+  );
 }

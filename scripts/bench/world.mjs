@@ -141,7 +141,12 @@ export function makeWorld(name, extraEnv = {}) {
     /** A tmux command on the private socket (async, argv only). */
     tmux(args) {
       return new Promise((res, rej) => {
-        execFile("tmux", ["-L", socket, ...args], { encoding: "utf8", env: tmuxEnv(home), maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => (err ? rej(err) : res(stdout)));
+        execFile(
+          "tmux",
+          ["-L", socket, ...args],
+          { encoding: "utf8", env: tmuxEnv(home), maxBuffer: 64 * 1024 * 1024 },
+          (err, stdout) => (err ? rej(err) : res(stdout)),
+        );
       });
     },
     tmuxServerPid() {
@@ -180,7 +185,10 @@ async function connect(w, extraEnv) {
     command: process.execPath,
     // CS_BENCH_NODE_FLAGS: V8/Node flags for the server process only (e.g. --max-semi-space-size=2).
     // dist/bin.js (dist/cli.js before the entry point was renamed: a CS_BENCH_SUT of an older commit).
-    args: [...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []), existsSync(sutPath("dist", "bin.js")) ? sutPath("dist", "bin.js") : sutPath("dist", "cli.js")],
+    args: [
+      ...(process.env.CS_BENCH_NODE_FLAGS ? process.env.CS_BENCH_NODE_FLAGS.split(" ") : []),
+      existsSync(sutPath("dist", "bin.js")) ? sutPath("dist", "bin.js") : sutPath("dist", "cli.js"),
+    ],
     env: { ...w.env, ...extraEnv },
     stderr: "pipe",
     cwd: w.work,

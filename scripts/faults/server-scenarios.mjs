@@ -30,7 +30,11 @@ async function cleanup(w) {
 
 async function replay(path) {
   const evs = [];
-  const t = new EventTail(path, (e) => evs.push(...e), () => {});
+  const t = new EventTail(
+    path,
+    (e) => evs.push(...e),
+    () => {},
+  );
   await t.start();
   t.close();
   return foldAll(evs);
@@ -38,7 +42,10 @@ async function replay(path) {
 
 async function livePanes(w) {
   const out = await w.tmux(["list-panes", "-a", "-F", "#{session_name} #{pane_dead}"]).catch(() => "");
-  return out.split("\n").filter((l) => l.startsWith("cs-") && l.endsWith(" 0")).map((l) => l.slice(3, l.indexOf(" ")));
+  return out
+    .split("\n")
+    .filter((l) => l.startsWith("cs-") && l.endsWith(" 0"))
+    .map((l) => l.slice(3, l.indexOf(" ")));
 }
 
 /** kill -9 of the server at a random point of a 10-session workload; the next server adopts everything. */
@@ -55,10 +62,19 @@ export async function kill9Server(runs) {
       const acked = new Set();
       const work = Array.from({ length: 10 }, async (_, k) => {
         await sleep(k * 40);
-        const r = await a.call("start_session", { cwd: w.dir("s"), prompt: `FAKE_SLOW:${rand(50, 2500)} task ${k}` }).catch(() => undefined);
+        const r = await a
+          .call("start_session", { cwd: w.dir("s"), prompt: `FAKE_SLOW:${rand(50, 2500)} task ${k}` })
+          .catch(() => undefined);
         if (!r?.ok) return;
         acked.add(r.data.session_id);
-        await a.call("send_message", { session_id: r.data.session_id, message: `FAKE_SLOW:${rand(50, 1500)} more ${k}`, queue: true, wait_for_response: false }).catch(() => {});
+        await a
+          .call("send_message", {
+            session_id: r.data.session_id,
+            message: `FAKE_SLOW:${rand(50, 1500)} more ${k}`,
+            queue: true,
+            wait_for_response: false,
+          })
+          .catch(() => {});
       });
       await Promise.race([Promise.all(work), sleep(rand(300, 5000))]);
       process.kill(a.pid, "SIGKILL");
@@ -74,7 +90,10 @@ export async function kill9Server(runs) {
       const first = await b.must("list_sessions", { status_filter: "all" });
       const recovery = performance.now() - t0;
       out.worstRecoveryMs = Math.max(out.worstRecoveryMs, recovery);
-      if (process.env.FAULTS_VERBOSE) process.stderr.write(`  run ${i}: recovered in ${Math.round(recovery)} ms (${first.sessions.length} sessions: ${[...new Set(first.sessions.map((x) => x.status))].join(", ")})\n`);
+      if (process.env.FAULTS_VERBOSE)
+        process.stderr.write(
+          `  run ${i}: recovered in ${Math.round(recovery)} ms (${first.sessions.length} sessions: ${[...new Set(first.sessions.map((x) => x.status))].join(", ")})\n`,
+        );
       const seen = new Map(first.sessions.map((s) => [s.session_id, s.status]));
       for (const id of acked) if (!seen.has(id)) fail(`session ${id} was started (acknowledged) and is lost`);
       for (const id of await livePanes(w)) {
@@ -84,7 +103,9 @@ export async function kill9Server(runs) {
       // Let the turns end, then every status must be exactly what its events log says. A prompt queued behind a turn
       // starts right after that turn ends, so a list and a replay taken a moment apart may see two moments: a mismatch
       // counts only when it persists (the same session, still different, over 5 s of looks).
-      await Promise.all([...seen.keys()].map((id) => b.call("wait_for_completion", { session_id: id, timeout_ms: 15_000 }).catch(() => {})));
+      await Promise.all(
+        [...seen.keys()].map((id) => b.call("wait_for_completion", { session_id: id, timeout_ms: 15_000 }).catch(() => {})),
+      );
       let mismatches = [];
       for (let look = 0; look < 11; look++) {
         if (look) await sleep(500);
@@ -93,7 +114,8 @@ export async function kill9Server(runs) {
         for (const s of settled.sessions) {
           const f = await replay(w.eventsPath(s.session_id));
           const want = s.status === "zombie" ? "dead" : s.status;
-          if (f.status !== want && !(f.status === "starting" && want === "error")) mismatches.push(`${s.session_id}: reported ${s.status}, its log says ${f.status}`);
+          if (f.status !== want && !(f.status === "starting" && want === "error"))
+            mismatches.push(`${s.session_id}: reported ${s.status}, its log says ${f.status}`);
         }
         if (!mismatches.length) break;
       }
@@ -101,7 +123,9 @@ export async function kill9Server(runs) {
       await b.close();
     } catch (e) {
       // The server's last words, when it was the one that went away.
-      const logs = readdirSync(w.root).filter((n) => /^server-\d+\.log$/.test(n)).sort();
+      const logs = readdirSync(w.root)
+        .filter((n) => /^server-\d+\.log$/.test(n))
+        .sort();
       const last = logs.length ? readFileSync(join(w.root, logs[logs.length - 1]), "utf8") : "";
       const tail = last.trim().split("\n").slice(-6).join(" | ");
       fail(`${String(e).slice(0, 300)}${tail ? ` — server stderr: ${tail.slice(-900)}` : ""}`);
@@ -146,8 +170,13 @@ export async function tmuxKilled(runs, opts = { resume: true }) {
       if (dead !== 3) fail(`${dead} of 3 sessions reported dead after the tmux server was killed`);
       const r = opts.resume ? await m.call("resume_session", { session_id: ids[1] }) : { ok: true };
       if (!r.ok) {
-        const tail = readFileSync(w.eventsPath(ids[1]), "utf8").split("\n").filter((l) => l.trim()).slice(-6);
-        fail(`resume after the tmux server died: ${r.error?.code} ${r.error?.message.split("\n")[0]}; the log ends ${tail.map((l) => l.slice(0, 90)).join(" | ")}`);
+        const tail = readFileSync(w.eventsPath(ids[1]), "utf8")
+          .split("\n")
+          .filter((l) => l.trim())
+          .slice(-6);
+        fail(
+          `resume after the tmux server died: ${r.error?.code} ${r.error?.message.split("\n")[0]}; the log ends ${tail.map((l) => l.slice(0, 90)).join(" | ")}`,
+        );
       }
       await m.close();
     } catch (e) {
@@ -198,7 +227,10 @@ export async function claudeKilled(runs) {
       out.worstRecoveryMs = Math.max(out.worstRecoveryMs, performance.now() - t0);
       // A turn whose process died is a tool error (SESSION_DEAD) carrying the turn's result.
       const body = r.ok ? undefined : r.error?.details?.result;
-      if (r.ok || r.error?.code !== "SESSION_DEAD" || body?.final_state !== "dead") fail(`send_message ended ${r.ok ? `with final_state ${r.data.final_state}` : `with ${r.error?.code} (${body?.final_state})`}`);
+      if (r.ok || r.error?.code !== "SESSION_DEAD" || body?.final_state !== "dead")
+        fail(
+          `send_message ended ${r.ok ? `with final_state ${r.data.final_state}` : `with ${r.error?.code} (${body?.final_state})`}`,
+        );
       const l = await m.must("list_sessions", { status_filter: "all" });
       if (l.sessions.find((x) => x.session_id === s.session_id)?.status !== "dead") fail("the session is not reported dead");
     }
@@ -226,10 +258,15 @@ export async function serversSend(runs, servers = 2) {
     const { session_id } = await ms[0].must("start_session", { cwd: w.dir("s") });
     for (let i = 0; i < runs; i++) {
       const msgs = ms.map((_, k) => `run ${i} from server ${k} ${"x".repeat(rand(10, 400))}`);
-      await Promise.all(ms.map((m, k) => m.call("send_message", { session_id, message: msgs[k], queue: true, wait_for_response: false })));
+      await Promise.all(
+        ms.map((m, k) => m.call("send_message", { session_id, message: msgs[k], queue: true, wait_for_response: false })),
+      );
       await ms[0].call("wait_for_completion", { session_id, timeout_ms: 30_000 });
       await sleep(300);
-      const prompts = readFileSync(w.eventsPath(session_id), "utf8").split("\n").filter((l) => l.includes('"UserPromptSubmit"')).map((l) => JSON.parse(l).prompt);
+      const prompts = readFileSync(w.eventsPath(session_id), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"UserPromptSubmit"'))
+        .map((l) => JSON.parse(l).prompt);
       for (const m of msgs) {
         const n = prompts.filter((p) => p === m).length;
         const merged = prompts.filter((p) => p !== m && p.includes(m)).length;
@@ -281,27 +318,37 @@ export async function clockJump(runs) {
       const s = await m.must("start_session", { cwd: w.dir("s") });
       // 1. A turn of 2 s, waited for across a jump forward and a jump back.
       let t0 = performance.now();
-      const turn = m.call("send_message", { session_id: s.session_id, message: "FAKE_SLOW:2000 across the jump", timeout_ms: 20_000 });
+      const turn = m.call("send_message", {
+        session_id: s.session_id,
+        message: "FAKE_SLOW:2000 across the jump",
+        timeout_ms: 20_000,
+      });
       await sleep(rand(100, 700));
       shift(DAY);
       await sleep(rand(100, 700));
       shift(-DAY);
       const r1 = await turn;
       let waited = performance.now() - t0;
-      if (!r1.ok || !r1.data.completed || !String(r1.data.response).includes("across the jump")) fail(`the turn across the jumps did not complete: ${JSON.stringify(r1.data ?? r1.text).slice(0, 200)}`);
+      if (!r1.ok || !r1.data.completed || !String(r1.data.response).includes("across the jump"))
+        fail(`the turn across the jumps did not complete: ${JSON.stringify(r1.data ?? r1.text).slice(0, 200)}`);
       if (waited < 1900) fail(`the wait returned early (${Math.round(waited)} ms for a 2 s turn)`);
       out.worstRecoveryMs = Math.max(out.worstRecoveryMs, waited - 2000);
       // 2. A wait that times out (1.5 s) while the clock is a day ahead: it ends after 1.5 s, not at once, not a day late.
       shift(DAY);
       t0 = performance.now();
-      const r2 = await m.call("send_message", { session_id: s.session_id, message: "FAKE_SLOW:4000 longer than the wait", timeout_ms: 1500 });
+      const r2 = await m.call("send_message", {
+        session_id: s.session_id,
+        message: "FAKE_SLOW:4000 longer than the wait",
+        timeout_ms: 1500,
+      });
       waited = performance.now() - t0;
       if (r2.ok && r2.data.completed) fail("a 4 s turn was reported complete by a 1.5 s wait");
       if (waited < 1400) fail(`the 1.5 s wait ended after ${Math.round(waited)} ms`);
       out.worstRecoveryMs = Math.max(out.worstRecoveryMs, waited - 1500);
       shift(-DAY);
       const r3 = await m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 15_000 });
-      if (!r3.ok || !r3.data.completed) fail(`the turn did not end after the clock went back: ${JSON.stringify(r3.data ?? r3.text).slice(0, 200)}`);
+      if (!r3.ok || !r3.data.completed)
+        fail(`the turn did not end after the clock went back: ${JSON.stringify(r3.data ?? r3.text).slice(0, 200)}`);
       // 3. Two days ahead, past MAX_SESSION_DURATION (60 s) on the wall clock: the session lives on.
       shift(2 * DAY);
       await sleep(1500);
@@ -310,7 +357,8 @@ export async function clockJump(runs) {
       if (!LIVE.has(st)) fail(`the session was ended after a jump past its deadline (status ${st})`);
       shift(0);
       const r4 = await m.call("send_message", { session_id: s.session_id, message: "after the jumps", timeout_ms: 10_000 });
-      if (!r4.ok || r4.data.response !== "FAKE REPLY: after the jumps") fail(`a turn after the jumps failed: ${JSON.stringify(r4.data ?? r4.text).slice(0, 200)}`);
+      if (!r4.ok || r4.data.response !== "FAKE REPLY: after the jumps")
+        fail(`a turn after the jumps failed: ${JSON.stringify(r4.data ?? r4.text).slice(0, 200)}`);
       await m.close();
     } catch (e) {
       fail(String(e).slice(0, 300));

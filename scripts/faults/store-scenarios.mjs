@@ -22,14 +22,29 @@ function tmp(label) {
 
 function record(id) {
   return {
-    session_id: id, claude_session_id: "00000000-0000-0000-0000-000000000000", backend: "tmux", status: "idle",
-    created_at: new Date().toISOString(), cwd: "/tmp", command: "claude", args: [], env_names: [], turn_count: 0,
-    error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {},
+    session_id: id,
+    claude_session_id: "00000000-0000-0000-0000-000000000000",
+    backend: "tmux",
+    status: "idle",
+    created_at: new Date().toISOString(),
+    cwd: "/tmp",
+    command: "claude",
+    args: [],
+    env_names: [],
+    turn_count: 0,
+    error_log: [],
+    messages_sent: 0,
+    responses_received: 0,
+    total_chars_sent: 0,
+    total_chars_received: 0,
+    options: {},
   };
 }
 
 function writer(dir, n, staleMs) {
-  const c = spawn(process.execPath, [join(HERE, "store-writer.mjs"), dir, String(n), ...(staleMs ? [String(staleMs)] : [])], { stdio: ["ignore", "pipe", "pipe"] });
+  const c = spawn(process.execPath, [join(HERE, "store-writer.mjs"), dir, String(n), ...(staleMs ? [String(staleMs)] : [])], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const w = { child: c, acks: 0, err: "", exited: new Promise((r) => c.on("exit", (code, sig) => r(code ?? sig))) };
   c.stdout.on("data", (b) => (w.acks += (b.toString().match(/ack/g) ?? []).length));
   c.stderr.on("data", (b) => (w.err += b));
@@ -107,7 +122,11 @@ export async function sigstopLock(runs) {
 
 async function readEvents(path) {
   const got = [];
-  const t = new EventTail(path, (evs) => got.push(...evs), () => {});
+  const t = new EventTail(
+    path,
+    (evs) => got.push(...evs),
+    () => {},
+  );
   await t.start();
   t.close();
   return got;
@@ -121,7 +140,11 @@ export async function hookKilled(runs) {
     for (let i = 0; i < runs; i++) {
       const events = join(root, `e${i}.jsonl`);
       writeFileSync(events, "");
-      const big = JSON.stringify({ session_id: "c", hook_event_name: "PostToolUse", tool_response: "r".repeat(rand(10_000, 200_000)) });
+      const big = JSON.stringify({
+        session_id: "c",
+        hook_event_name: "PostToolUse",
+        tool_response: "r".repeat(rand(10_000, 200_000)),
+      });
       const h = spawn("/bin/sh", ["-c", hookCommand(events)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
       h.stdin.on("error", () => {}); // the writer is killed mid-write on purpose: its pipe may close under us
       const cut = rand(1, big.length - 1);
@@ -158,7 +181,12 @@ export async function enospc(runs) {
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mnt], { stdio: "ignore" });
   } catch {
     rmSync(mnt, { recursive: true, force: true });
-    return { runs: 0, failures: 0, worstRecoveryMs: 0, notes: ["not run: mounting a 1 MiB tmpfs needs root (mount -t tmpfs -o size=1m)"] };
+    return {
+      runs: 0,
+      failures: 0,
+      worstRecoveryMs: 0,
+      notes: ["not run: mounting a 1 MiB tmpfs needs root (mount -t tmpfs -o size=1m)"],
+    };
   }
   try {
     for (let i = 0; i < runs; i++) {
@@ -183,7 +211,9 @@ export async function enospc(runs) {
       const parsed = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
       if (!failed || parsed.sessions.counter.turn_count !== 0) {
         out.failures++;
-        out.notes.push(`run ${i}: update on a full disk ${failed ? "failed" : "did not fail with ENOSPC"}, counter ${parsed.sessions.counter.turn_count}`);
+        out.notes.push(
+          `run ${i}: update on a full disk ${failed ? "failed" : "did not fail with ENOSPC"}, counter ${parsed.sessions.counter.turn_count}`,
+        );
       }
       rmSync(filler, { force: true });
       const t0 = performance.now();
@@ -223,7 +253,12 @@ export async function sendLock(runs) {
           fs.appendFileSync(${JSON.stringify(screen)}, "enter " + process.pid + "\\n");
         });
       });`;
-      await Promise.all(Array.from({ length: 4 }, () => new Promise((r) => spawn(process.execPath, ["-e", script], { stdio: "ignore" }).on("exit", r))));
+      await Promise.all(
+        Array.from(
+          { length: 4 },
+          () => new Promise((r) => spawn(process.execPath, ["-e", script], { stdio: "ignore" }).on("exit", r)),
+        ),
+      );
       const lines = readFileSync(screen, "utf8").trim().split("\n");
       let merged = 0;
       for (let k = 0; k < lines.length; k += 2) if (lines[k + 1] !== lines[k].replace("paste", "enter")) merged++;
@@ -234,7 +269,14 @@ export async function sendLock(runs) {
     }
     // And a holder killed with -9 frees it.
     const lock = join(root, "k.lock");
-    const c = spawn(process.execPath, ["-e", `import("${join(HERE, "../../dist/util/proc/flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); console.log("held"); setInterval(() => {}, 1e4); });`], { stdio: ["ignore", "pipe", "ignore"] });
+    const c = spawn(
+      process.execPath,
+      [
+        "-e",
+        `import("${join(HERE, "../../dist/util/proc/flock.js")}").then(async (m) => { await m.acquireFileLock(${JSON.stringify(lock)}); console.log("held"); setInterval(() => {}, 1e4); });`,
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
     await new Promise((r) => c.stdout.on("data", r));
     c.kill("SIGKILL");
     const t0 = performance.now();
@@ -248,4 +290,3 @@ export async function sendLock(runs) {
   }
   return out;
 }
-

@@ -6,7 +6,12 @@ import { backend, idempotencyField, sessionId, timeoutMs } from "./common.js";
 const permissionMode = z.enum(PERMISSION_MODES);
 
 export const fanOutVariant = z.strictObject({
-  model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional(),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[^\s\0]+$/)
+    .optional(),
   permission_mode: permissionMode.optional(),
 });
 

@@ -10,10 +10,24 @@ import { nodeName, sessionId } from "./common.js";
  * mid-turn), start_failed (the session never took prompts), error; and for a send_message/run_task wait:
  * timed_out (the wait ended first; the turn goes on and gets its own record when it ends) or cancelled.
  */
-export const EXECUTION_OUTCOMES = ["completed", "failed", "interrupted", "timed_out", "cancelled", "error", "died", "start_failed", "refused"] as const;
+export const EXECUTION_OUTCOMES = [
+  "completed",
+  "failed",
+  "interrupted",
+  "timed_out",
+  "cancelled",
+  "error",
+  "died",
+  "start_failed",
+  "refused",
+] as const;
 
 const date = (what: string) => z.string().min(1).max(64).describe(`${what} (ISO 8601, e.g. 2026-11-01 or 2026-11-01T09:00:00Z).`);
-export const claudeSessionIdArg = z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/, "a Claude session id has only letters, digits, '-' and '_'");
+export const claudeSessionIdArg = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/, "a Claude session id has only letters, digits, '-' and '_'");
 
 /** Tokens with cache writes split by lifetime (5 minutes, 1 hour), as the transcripts report them. */
 export const historyUsage = z.object({
@@ -34,13 +48,21 @@ const rowNode = { node: z.string().optional().describe("The node it is from (abs
  */
 const nodesAnswered = {
   nodes: z
-    .array(z.strictObject({ name: z.string(), status: z.enum(["reachable", "connecting", "unreachable"]), error: z.string().optional() }))
+    .array(
+      z.strictObject({
+        name: z.string(),
+        status: z.enum(["reachable", "connecting", "unreachable"]),
+        error: z.string().optional(),
+      }),
+    )
     .optional()
     .describe("With nodes configured: each node's answer (this machine is not listed)."),
 };
 
 const indexState = {
-  indexing: z.boolean().describe("True while the transcript index is being built or rebuilt: the answer covers what is indexed so far."),
+  indexing: z
+    .boolean()
+    .describe("True while the transcript index is being built or rebuilt: the answer covers what is indexed so far."),
   complete_at: z.string().nullable(),
   files_read: z.number().optional(),
   bytes_read: z.number().optional(),
@@ -75,14 +97,22 @@ export const listConversationsInput = z
   })
   .strict();
 
-export const listConversationsOutput = z.object({ conversations: z.array(conversationInfo), next_cursor: z.string().nullable(), total: z.number(), ...indexState, ...nodesAnswered });
+export const listConversationsOutput = z.object({
+  conversations: z.array(conversationInfo),
+  next_cursor: z.string().nullable(),
+  total: z.number(),
+  ...indexState,
+  ...nodesAnswered,
+});
 
 const toolCall = z.object({ name: z.string(), input: z.string() });
 
 export const getConversationInput = z
   .object({
     claude_session_id: claudeSessionIdArg,
-    node: nodeName.optional().describe("Where it ran (a listed row's node; \"local\": here). Default: here, else the node that has it."),
+    node: nodeName
+      .optional()
+      .describe('Where it ran (a listed row\'s node; "local": here). Default: here, else the node that has it.'),
     cursor: z.string().max(512).optional().describe("next_cursor or prev_cursor from a previous call."),
     from: z.enum(["start", "end"]).default("start").describe("Where to begin when no cursor is given."),
     limit: z.number().int().min(1).max(500).default(50),
@@ -93,7 +123,15 @@ export const getConversationInput = z
 export const getConversationOutput = z.object({
   conversation: conversationInfo.extend({ model_usage: z.record(z.string(), historyUsage) }),
   items: z.array(
-    z.object({ index: z.number(), role: z.enum(["user", "assistant"]), text: z.string(), truncated: z.boolean().optional(), time: z.string().nullable(), tools: z.array(toolCall).optional(), uuid: z.string().optional().describe("resume_session resume_at") }),
+    z.object({
+      index: z.number(),
+      role: z.enum(["user", "assistant"]),
+      text: z.string(),
+      truncated: z.boolean().optional(),
+      time: z.string().nullable(),
+      tools: z.array(toolCall).optional(),
+      uuid: z.string().optional().describe("resume_session resume_at"),
+    }),
   ),
   next_cursor: z.string().nullable(),
   prev_cursor: z.string().nullable(),
@@ -160,6 +198,8 @@ export const getExecutionsInput = z
 
 export const getExecutionsOutput = z.object({ executions: z.array(execution), total_count: z.number(), ...nodesAnswered });
 
-export const clearExecutionsInput = z.object({ session_id: sessionId.optional().describe("Only this session's turns (default: all).") }).strict();
+export const clearExecutionsInput = z
+  .object({ session_id: sessionId.optional().describe("Only this session's turns (default: all).") })
+  .strict();
 
 export const clearExecutionsOutput = z.object({ cleared_count: z.number() });

@@ -74,7 +74,9 @@ export type SyncInput = z.infer<typeof tm.syncInput>;
 export type SyncOutput = z.infer<typeof tm.syncOutput>;
 export type SyncResult = z.infer<typeof tm.syncResult>;
 /** A call whose session was named by team_name + teammate_name, after resolution: it has its session_id. */
-export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & { session_id: string };
+export type Resolved<T extends { session_id?: string | undefined }> = Omit<T, "session_id" | "team_name" | "teammate_name"> & {
+  session_id: string;
+};
 export type RunTaskInput = z.infer<typeof rt.runTaskInput>;
 export type RunTaskOutput = z.infer<typeof rt.runTaskOutput>;
 

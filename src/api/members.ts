@@ -39,7 +39,7 @@ export const listTeammatesOutput = z.strictObject({
 export const messageTeammateInput = z
   .object({
     teammate_name: teammateName.describe("A teammate's name (list_teammates)."),
-    message: message.describe("Delivered as a prompt starting \"From <your name>:\"; queued while it is busy."),
+    message: message.describe('Delivered as a prompt starting "From <your name>:"; queued while it is busy.'),
     wait_for_response: z.boolean().default(false).describe("Wait for the teammate's reply to this message."),
     timeout_ms: z.number().int().min(1000).max(1_800_000).default(300_000).describe("How long to wait for the reply."),
   })
@@ -57,7 +57,9 @@ export const messageTeammateOutput = z.strictObject({
 
 export const handoffInput = z
   .object({
-    to: teammateName.optional().describe("The teammate who takes over; it gets the summary as a prompt. Omit: stored for the team."),
+    to: teammateName
+      .optional()
+      .describe("The teammate who takes over; it gets the summary as a prompt. Omit: stored for the team."),
     summary: message.describe("What was done, what is left, where things are."),
   })
   .strict();
@@ -93,7 +95,12 @@ export const startTeammateInput = z
     teammate_name: teammateName.optional().describe("Default: generated."),
     prompt: z.string().max(100_000).optional().describe("Its first prompt."),
     cwd: z.string().min(1).max(4096).optional().describe("Your cwd or a folder under it (default: yours)."),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional(),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\s\0]+$/)
+      .optional(),
   })
   .strict();
 export const startTeammateOutput = z.strictObject({ teammate_name: z.string(), session_id: z.string(), status: z.string() });
@@ -104,7 +111,12 @@ export const endTeammateInput = z
     force: z.boolean().default(false),
   })
   .strict();
-export const endTeammateOutput = z.strictObject({ teammate_name: z.string(), session_id: z.string(), ended: z.boolean(), status: z.string() });
+export const endTeammateOutput = z.strictObject({
+  teammate_name: z.string(),
+  session_id: z.string(),
+  ended: z.boolean(),
+  status: z.string(),
+});
 
 export const MEMBER_TOOLS = ["list_teammates", "message_teammate", "handoff", "read_handoffs", "request_shutdown"] as const;
 export const LEAD_TOOLS = ["start_teammate", "end_teammate"] as const;
@@ -112,7 +124,11 @@ export type MemberToolName = (typeof MEMBER_TOOLS)[number] | (typeof LEAD_TOOLS)
 
 /** One request on the socket: a line of JSON. The secret authenticates `session_id`; the server keeps only its hash. */
 export const memberRequest = z.strictObject({
-  session_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/),
+  session_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/),
   secret: z.string().min(1).max(200),
   tool: z.enum([...MEMBER_TOOLS, ...LEAD_TOOLS]),
   arguments: z.record(z.string(), z.unknown()).default({}),
@@ -120,7 +136,12 @@ export const memberRequest = z.strictObject({
 export type MemberRequest = z.infer<typeof memberRequest>;
 
 /** The answer line: the tool's result, or a SessionError's body. */
-export type MemberResponse = { ok: true; result: Record<string, unknown> } | { ok: false; error: { code: string; message: string; retryable: boolean; suggestion: string; details?: Record<string, unknown> } };
+export type MemberResponse =
+  | { ok: true; result: Record<string, unknown> }
+  | {
+      ok: false;
+      error: { code: string; message: string; retryable: boolean; suggestion: string; details?: Record<string, unknown> };
+    };
 
 export type ListTeammatesOutput = z.infer<typeof listTeammatesOutput>;
 export type MessageTeammateInput = z.infer<typeof messageTeammateInput>;
@@ -139,16 +160,34 @@ export type EndTeammateOutput = z.infer<typeof endTeammateOutput>;
 
 /** Each member tool: its schemas, title, description and annotations (the member server lists them; the socket checks them). */
 export const MEMBER_TOOL_DEFS = {
-  list_teammates: { title: "List teammates", description: "Your team's sessions: name, status, what each is doing.", input: listTeammatesInput, output: listTeammatesOutput, annotations: { readOnlyHint: true, openWorldHint: false } },
+  list_teammates: {
+    title: "List teammates",
+    description: "Your team's sessions: name, status, what each is doing.",
+    input: listTeammatesInput,
+    output: listTeammatesOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
   message_teammate: {
     title: "Message a teammate",
-    description: "Send a teammate a message (a prompt starting \"From <you>:\"); wait_for_response returns its reply.",
+    description: 'Send a teammate a message (a prompt starting "From <you>:"); wait_for_response returns its reply.',
     input: messageTeammateInput,
     output: messageTeammateOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
-  handoff: { title: "Hand off work", description: "Store a hand-off summary for the team; with `to`, that teammate gets it as a prompt.", input: handoffInput, output: handoffOutput, annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
-  read_handoffs: { title: "Read hand-offs", description: "The team's hand-offs, newest last.", input: readHandoffsInput, output: readHandoffsOutput, annotations: { readOnlyHint: true, openWorldHint: false } },
+  handoff: {
+    title: "Hand off work",
+    description: "Store a hand-off summary for the team; with `to`, that teammate gets it as a prompt.",
+    input: handoffInput,
+    output: handoffOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  read_handoffs: {
+    title: "Read hand-offs",
+    description: "The team's hand-offs, newest last.",
+    input: readHandoffsInput,
+    output: readHandoffsOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
   request_shutdown: {
     title: "Request shutdown",
     description: "Say you are done and ask to be ended: the client (or the team's lead) approves.",
@@ -163,5 +202,14 @@ export const MEMBER_TOOL_DEFS = {
     output: startTeammateOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   },
-  end_teammate: { title: "End a teammate", description: "Lead only: end a teammate's session (approves its request_shutdown).", input: endTeammateInput, output: endTeammateOutput, annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },
-} as const satisfies Record<MemberToolName, { title: string; description: string; input: z.ZodType; output: z.ZodType; annotations: Record<string, boolean> }>;
+  end_teammate: {
+    title: "End a teammate",
+    description: "Lead only: end a teammate's session (approves its request_shutdown).",
+    input: endTeammateInput,
+    output: endTeammateOutput,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+} as const satisfies Record<
+  MemberToolName,
+  { title: string; description: string; input: z.ZodType; output: z.ZodType; annotations: Record<string, boolean> }
+>;

@@ -36,7 +36,9 @@ export const moveBundle = z.object({
 
 export const transferInput = z
   .object({
-    op: z.enum(["export", "import", "release", "commit", "abort", "state"]).describe("export, release: on the source; import, commit, abort: on the target; state: either."),
+    op: z
+      .enum(["export", "import", "release", "commit", "abort", "state"])
+      .describe("export, release: on the source; import, commit, abort: on the target; state: either."),
     session_id: sessionId,
     move_id: moveId,
     seq: z.number().int().optional().describe("release: the events' count export saw (a session changed since is not released)."),

@@ -17,7 +17,11 @@ export const runTaskOutput = z.strictObject({
   claude_session_id: z.string(),
   backend,
   status: status.describe("The session's status when the call returned."),
-  kept: z.boolean().describe("keep_session: the session stays for more prompts; false: it is being ended (in the background, after the reply; resumable)."),
+  kept: z
+    .boolean()
+    .describe(
+      "keep_session: the session stays for more prompts; false: it is being ended (in the background, after the reply; resumable).",
+    ),
   response: z.string().optional(),
   ...turnFields,
   ...nodeField,

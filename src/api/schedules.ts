@@ -7,13 +7,19 @@ export const scheduleName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a schedule's name is letters, digits, '.', '_' and '-', starting with a letter or digit");
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    "a schedule's name is letters, digits, '.', '_' and '-', starting with a letter or digit",
+  );
 
 const overlap = z.enum(["skip", "queue"]);
 const catchUp = z.enum(["skip", "once"]);
 
 /** A long-lived session a schedule sends its prompt to (send_message) instead of starting a run_task. */
-export const sendTo = z.union([z.strictObject({ session_id: sessionId }), z.strictObject({ team_name: teamName, teammate_name: teammateName })]);
+export const sendTo = z.union([
+  z.strictObject({ session_id: sessionId }),
+  z.strictObject({ team_name: teamName, teammate_name: teammateName }),
+]);
 
 export const scheduleTaskInput = runTaskInput
   .extend({
@@ -67,7 +73,11 @@ export const listSchedulesInput = z.strictObject({ name: scheduleName.optional()
 export const listSchedulesOutput = z.object({ schedules: z.array(scheduleView) });
 
 export const changeScheduleInput = z.strictObject({ name: scheduleName, action: z.enum(["pause", "resume", "delete"]) });
-export const changeScheduleOutput = z.object({ name: z.string(), action: z.string(), schedule: scheduleView.optional().describe("Absent once deleted.") });
+export const changeScheduleOutput = z.object({
+  name: z.string(),
+  action: z.string(),
+  schedule: scheduleView.optional().describe("Absent once deleted."),
+});
 
 export type ScheduleTaskInput = z.infer<typeof scheduleTaskInput>;
 export type ScheduleView = z.infer<typeof scheduleView>;

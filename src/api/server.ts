@@ -5,7 +5,9 @@ export const checkStatus = z.enum(["ok", "degraded", "down"]);
 
 export const healthCheck = z.strictObject({
   name: z.string(),
-  status: z.enum(["ok", "warn", "degraded", "down"]).describe("warn: works, but the detail says what to look at (it does not change the overall status)."),
+  status: z
+    .enum(["ok", "warn", "degraded", "down"])
+    .describe("warn: works, but the detail says what to look at (it does not change the overall status)."),
   detail: z.string(),
 });
 
@@ -30,6 +32,8 @@ export const configureInput = z
   .strict();
 
 export const configureOutput = z.strictObject({
-  config: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).describe("The effective settings; secrets are shown as \"[redacted]\"."),
+  config: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .describe('The effective settings; secrets are shown as "[redacted]".'),
   changed: z.boolean(),
 });

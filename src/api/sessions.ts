@@ -2,7 +2,24 @@
 import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 import { SessionRecordSchema } from "../store/schema.js";
-import { addressFields, backend, blockedScreen, doppler, limitShown, env, idempotencyField, nodeField, nodeName, pendingPermission, sandboxOption, sessionId, status, teamName, teammateName, usage } from "./common.js";
+import {
+  addressFields,
+  backend,
+  blockedScreen,
+  doppler,
+  limitShown,
+  env,
+  idempotencyField,
+  nodeField,
+  nodeName,
+  pendingPermission,
+  sandboxOption,
+  sessionId,
+  status,
+  teamName,
+  teammateName,
+  usage,
+} from "./common.js";
 import { copyFiles, dopplerFlat, setupCommand, worktreeOption } from "./teams.js";
 import { claudeOptionFields, resumeClaudeOptionFields } from "./headless.js";
 
@@ -11,24 +28,25 @@ const nodeStatus = z.enum(["reachable", "connecting", "unreachable"]);
 const permissionMode = z.enum(PERMISSION_MODES);
 
 /** The conflict radar (issue 34): files this live session and another live session of its repository both edited. */
-const overlaps = z.array(z.strictObject({ session_id: z.string().describe("The other session."), file: z.string() })).describe("Files another live session of the same repository also edited.");
+const overlaps = z
+  .array(z.strictObject({ session_id: z.string().describe("The other session."), file: z.string() }))
+  .describe("Files another live session of the same repository also edited.");
 
 export const startInput = z
   .object({
     session_id: sessionId.optional().describe("Same id + options: same session."),
     cwd: z.string().min(1).max(4096),
     prompt: z.string().optional(),
-    model: z.string().min(1).max(200).regex(/^[^\s\0]+$/).optional().describe("e.g. sonnet."),
-    permission_mode: permissionMode
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\s\0]+$/)
       .optional()
-      .describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS."),
+      .describe("e.g. sonnet."),
+    permission_mode: permissionMode.optional().describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS."),
     max_turns: z.number().int().min(1).max(100000).optional().describe("headless: agentic turns per prompt; else prompts."),
-    max_budget_usd: z
-      .number()
-      .positive()
-      .max(1_000_000)
-      .optional()
-      .describe("USD; prompts refused once spent."),
+    max_budget_usd: z.number().positive().max(1_000_000).optional().describe("USD; prompts refused once spent."),
     team_name: teamName.optional().describe("Join this team."),
     teammate_name: teammateName.optional().describe("Default: generated."),
     team_lead: z.boolean().optional(),
@@ -37,26 +55,18 @@ export const startInput = z
     allowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     disallowed_tools: z.array(z.string().min(1).max(500)).max(200).optional(),
     env: env.optional(),
-    log_file: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe("New file: raw output."),
+    log_file: z.string().min(1).max(4096).optional().describe("New file: raw output."),
     backend: backend.optional(),
     stream_output: z.boolean().optional().describe("Subscribe to session://{id}/transcript."),
     doppler: doppler.optional(),
-    trust_workspace: z
-      .boolean()
-      .optional()
-      .describe("Accept 'trust this folder'."),
+    trust_workspace: z.boolean().optional().describe("Accept 'trust this folder'."),
     ...dopplerFlat,
     worktree: worktreeOption.optional(),
     copy_files: copyFiles.optional(),
     setup_command: setupCommand.optional(),
     sandbox: sandboxOption.optional(),
     ...claudeOptionFields,
-    node: nodeName.optional().describe("nodes.json name, \"local\" or \"auto\"."),
+    node: nodeName.optional().describe('nodes.json name, "local" or "auto".'),
     account: z.string().min(1).max(64).optional().describe("CLAUDE_SESSIONS_ACCOUNTS name or auto."),
     ...idempotencyField,
   })
@@ -76,11 +86,17 @@ export const startOutput = z.strictObject({
   teammate_name: z.string().optional(),
   cwd: z.string().optional(),
   worktree: z.strictObject({ path: z.string(), branch: z.string(), base: z.string() }).optional(),
-  permission_mode: z.string().optional().describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
+  permission_mode: z
+    .string()
+    .optional()
+    .describe("The permission mode the CLI runs in (passed explicitly: the one asked for, else the server's default)."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs."),
   sandboxed: z.boolean().optional(),
   output_resource: z.string().optional().describe("stream_output: the subscribed resource."),
-  warnings: z.array(z.string()).optional().describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe("Things the caller should know, e.g. a CLI outside the project's tested range (the session runs anyway)."),
   ...nodeField,
 });
 
@@ -119,8 +135,13 @@ export const resumeOutput = startOutput.extend({
   resumed_at: z.string(),
   forked: z.boolean(),
   forked_from: z.string().optional().describe("fork: the parent session."),
-  previous_state: z.strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() }).optional(),
-  already_running: z.boolean().optional().describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
+  previous_state: z
+    .strictObject({ created_at: z.string(), last_active: z.string().optional(), claude_session_id: z.string() })
+    .optional(),
+  already_running: z
+    .boolean()
+    .optional()
+    .describe("Another call resumed it at the same moment: this is that call's session, not a second process."),
 });
 
 export const killInput = z
@@ -137,7 +158,10 @@ export const killOutput = z.strictObject({
   session_id: z.string(),
   status: z.enum(["killed", "not_found", "already_dead", "hibernated"]),
   exit_code: z.number().optional(),
-  left_running: z.array(z.number()).optional().describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
+  left_running: z
+    .array(z.number())
+    .optional()
+    .describe("Processes of the session (its tree, including ones that left its process group) still running after the kill."),
   state_saved: z.boolean(),
   killed_at: z.string(),
   worktree_removed: z.boolean().optional(),
@@ -151,17 +175,17 @@ export const listInput = z
     limit: z.number().int().min(0).max(100000).optional(),
     include_metadata: z.boolean().default(false).describe("Each session's whole record."),
     include_sensitive: z.boolean().default(false).describe("Also argv, prompts, env names (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
-    include_native: z
-      .boolean()
-      .default(false)
-      .describe("Also claude agents' sessions."),
-    node_filter: nodeName.optional().describe("Only this node's (\"local\": here)."),
+    include_native: z.boolean().default(false).describe("Also claude agents' sessions."),
+    node_filter: nodeName.optional().describe('Only this node\'s ("local": here).'),
   })
   .strict();
 
 /** One of Claude Code's own sessions (claude agents --json), read-only. */
 export const nativeSession = z.strictObject({
-  id: z.string().optional().describe("The short id (background sessions): send_message {native_session_id}, or `claude attach <id>`."),
+  id: z
+    .string()
+    .optional()
+    .describe("The short id (background sessions): send_message {native_session_id}, or `claude attach <id>`."),
   kind: z.enum(["background", "interactive"]),
   state: z.string().optional().describe("The CLI's job state: working, blocked, done, failed, stopped."),
   status: z.string().optional().describe("The process: idle, busy or waiting (Claude Code 2.1.330 and later, while it runs)."),
@@ -188,7 +212,12 @@ export const sessionSummary = z.strictObject({
   team_name: z.string().optional(),
   teammate_name: z.string().optional(),
   team_lead: z.boolean().optional().describe("true: its team's lead (start_session team_lead)."),
-  spare: z.boolean().optional().describe("A warm-pool spare (CLAUDE_SESSIONS_WARM_POOL) no call has taken yet: the next start_session or run_task with its options takes it."),
+  spare: z
+    .boolean()
+    .optional()
+    .describe(
+      "A warm-pool spare (CLAUDE_SESSIONS_WARM_POOL) no call has taken yet: the next start_session or run_task with its options takes it.",
+    ),
   model: z.string().optional(),
   permission_mode: z.string().optional().describe("The permission mode the CLI runs in."),
   claude_version: z.string().optional().describe("The Claude Code CLI version the session runs (read at start/resume)."),
@@ -196,14 +225,24 @@ export const sessionSummary = z.strictObject({
   sandbox_violations: z.number().optional(),
   turn_count: z.number(),
   pending_permission: pendingPermission.optional(),
-  needs_input: z.string().optional().describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
+  needs_input: z
+    .string()
+    .optional()
+    .describe("Claude Code says the session waits for the user (its agent_needs_input notification)."),
   shutdown_requested: z.string().optional().describe("A team member asked to be ended (why); kill_session approves."),
   blocked: blockedScreen.optional(),
   limit: limitShown.optional().describe("status limited: the usage or rate limit the last turn hit."),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
-  total_cost_usd: z.number().nullable().optional().describe("What the session has cost in USD; null when no model's price is known."),
-  cost_complete: z.boolean().optional().describe("false: total_cost_usd leaves out tokens of a model without a price (a lower bound)."),
+  total_cost_usd: z
+    .number()
+    .nullable()
+    .optional()
+    .describe("What the session has cost in USD; null when no model's price is known."),
+  cost_complete: z
+    .boolean()
+    .optional()
+    .describe("false: total_cost_usd leaves out tokens of a model without a price (a lower bound)."),
   max_budget_usd: z.number().optional(),
   limit_reached: z.string().optional().describe("Why the session refuses prompts (e.g. its max_budget_usd is spent)."),
   branch: z.string().optional().describe("Sessions in their own git worktree: its branch."),
@@ -244,9 +283,20 @@ export const listOutput = z.strictObject({
   total_count: z.number(),
   filtered_count: z.number(),
   native_sessions: z.array(nativeSession).optional().describe("include_native: Claude Code's own sessions."),
-  native_error: z.string().optional().describe("include_native: why the CLI could not list them (e.g. a Claude Code without `claude agents --json`)."),
+  native_error: z
+    .string()
+    .optional()
+    .describe("include_native: why the CLI could not list them (e.g. a Claude Code without `claude agents --json`)."),
   nodes: z
-    .array(z.strictObject({ name: z.string(), status: nodeStatus, sessions: z.number().describe("Sessions of the node in this answer's count (the last known ones when unreachable)."), version: z.string().optional(), error: z.string().optional() }))
+    .array(
+      z.strictObject({
+        name: z.string(),
+        status: nodeStatus,
+        sessions: z.number().describe("Sessions of the node in this answer's count (the last known ones when unreachable)."),
+        version: z.string().optional(),
+        error: z.string().optional(),
+      }),
+    )
     .optional()
     .describe("With nodes configured: each node's link (this machine is not listed)."),
 });
@@ -269,4 +319,10 @@ export const compactInput = z
   })
   .strict();
 
-export const compactOutput = z.strictObject({ session_id: z.string(), claude_session_id: z.string(), status, compacted_at: z.string(), ...nodeField });
+export const compactOutput = z.strictObject({
+  session_id: z.string(),
+  claude_session_id: z.string(),
+  status,
+  compacted_at: z.string(),
+  ...nodeField,
+});

@@ -1,8 +1,23 @@
 /** Schemas of the team tools (broadcast, wait on many, context sync) and of the worktree options of start_session. */
 import { z } from "zod";
-import { addressFields, idempotencyField, nodeField, pendingPermission, sessionId, teamName, timeoutMs, turnFields, wokeFields } from "./common.js";
+import {
+  addressFields,
+  idempotencyField,
+  nodeField,
+  pendingPermission,
+  sessionId,
+  teamName,
+  timeoutMs,
+  turnFields,
+  wokeFields,
+} from "./common.js";
 
-const dopplerName = z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'");
+const dopplerName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/,
+    "a Doppler name has letters, digits, '_', '.' and '-', and does not start with '-' or '.'",
+  );
 
 /** The design's flat names for `doppler: {project, config}` (either form; not both with different values). */
 export const dopplerFlat = {
@@ -14,7 +29,10 @@ const gitRef = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._\/-]+(?<![./])$/, "a git ref name has letters, digits, '.', '_', '/' and '-', and does not start with '-'")
+  .regex(
+    /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._\/-]+(?<![./])$/,
+    "a git ref name has letters, digits, '.', '_', '/' and '-', and does not start with '-'",
+  )
   .refine((v) => !v.endsWith(".lock"), "a git ref name does not end with .lock");
 
 export const worktreeOption = z
@@ -27,16 +45,10 @@ export const worktreeOption = z
   ])
   .describe("true or {branch?, base?}: a worktree on branch cs/<id>.");
 
-export const copyFiles = z
-  .array(z.string().min(1).max(4096))
-  .max(100)
-  .describe("Untracked files to copy in.");
+export const copyFiles = z.array(z.string().min(1).max(4096)).max(100).describe("Untracked files to copy in.");
 
 export const setupCommand = z
-  .union([
-    z.array(z.string().max(10_000)).min(1).max(200),
-    z.string().min(1).max(10_000),
-  ])
+  .union([z.array(z.string().max(10_000)).min(1).max(200), z.string().min(1).max(10_000)])
   .describe("Run once in the worktree: argv, or shell if allowed.");
 
 /** A group of sessions: a team, or a list of ids. */
@@ -65,7 +77,10 @@ export const memberResult = z.strictObject({
   completed: z.boolean().optional(),
   timed_out: z.boolean().optional(),
   pending_permission: pendingPermission.optional(),
-  error: z.strictObject({ code: z.string(), message: z.string() }).optional().describe("Why this member got nothing (or no answer)."),
+  error: z
+    .strictObject({ code: z.string(), message: z.string() })
+    .optional()
+    .describe("Why this member got nothing (or no answer)."),
   ...wokeFields,
   ...nodeField,
 });
@@ -94,7 +109,9 @@ export const waitManyOutput = z.strictObject({
     z.strictObject({
       session_id: z.string(),
       teammate_name: z.string().optional(),
-      done: z.boolean().describe("Its turn ended, it needs a permission answer or a screen's answer (blocked), or its process ended."),
+      done: z
+        .boolean()
+        .describe("Its turn ended, it needs a permission answer or a screen's answer (blocked), or its process ended."),
       final_state: turnFields.final_state,
       last_response: z.string().optional(),
       pending_permission: turnFields.pending_permission,

@@ -1,6 +1,16 @@
 /** Schemas of the tools that talk to a running session: prompts, waits, permission answers, interrupts, output. */
 import { z } from "zod";
-import { addressFields, blockedKind, idempotencyField, nodeField, sessionTotalFields, status, timeoutMs, turnFields, wokeFields } from "./common.js";
+import {
+  addressFields,
+  blockedKind,
+  idempotencyField,
+  nodeField,
+  sessionTotalFields,
+  status,
+  timeoutMs,
+  turnFields,
+  wokeFields,
+} from "./common.js";
 import { turnFigureFields } from "./headless.js";
 
 /** A Claude Code background session's short id, as `claude agents --json` prints it (never an option: no leading "-"). */
@@ -8,25 +18,21 @@ const nativeSessionId = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "a background session id has only letters, digits, '-' and '_', and starts with a letter or digit");
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_-]*$/,
+    "a background session id has only letters, digits, '-' and '_', and starts with a letter or digit",
+  );
 
 export const sendInput = z
   .object({
     ...addressFields,
-    native_session_id: nativeSessionId
-      .optional()
-      .describe("Or a background session (list_sessions include_native)."),
-    message: z
-      .string()
-      .describe("Control characters and a leading \"!\" are refused."),
+    native_session_id: nativeSessionId.optional().describe("Or a background session (list_sessions include_native)."),
+    message: z.string().describe('Control characters and a leading "!" are refused.'),
     wait_for_response: z.boolean().default(true),
     wait_for_usage: z.boolean().default(false).describe("Also wait for the turn's usage and cost (else usage_pending)."),
     timeout_ms: timeoutMs(30_000),
     queue: z.boolean().default(false).describe("If busy, run it after the turn."),
-    bash_mode: z
-      .boolean()
-      .default(false)
-      .describe("A shell command (CLAUDE_SESSIONS_ALLOW_BASH_MODE=1)."),
+    bash_mode: z.boolean().default(false).describe("A shell command (CLAUDE_SESSIONS_ALLOW_BASH_MODE=1)."),
     include_context: z.boolean().default(false).describe("Prefix changes since sync_context."),
     ...idempotencyField,
   })
@@ -35,7 +41,12 @@ export const sendInput = z
 export const sendOutput = z.strictObject({
   session_id: z.string(),
   native_session_id: z.string().optional().describe("The background session the prompt went to (native_session_id calls)."),
-  delivered_via: z.enum(["attach", "resume"]).optional().describe("native_session_id calls: typed through `claude attach`, or a stopped session continued with `claude --bg --resume`."),
+  delivered_via: z
+    .enum(["attach", "resume"])
+    .optional()
+    .describe(
+      "native_session_id calls: typed through `claude attach`, or a stopped session continued with `claude --bg --resume`.",
+    ),
   note: z.string().optional(),
   message_sent: z.boolean(),
   sent_at: z.string(),
@@ -61,7 +72,9 @@ export const sendOutput = z.strictObject({
   usage_pending: z
     .boolean()
     .optional()
-    .describe("true: the reply came at the turn's end, before its usage line; usage, cost and totals follow in a `usage` notification."),
+    .describe(
+      "true: the reply came at the turn's end, before its usage line; usage, cost and totals follow in a `usage` notification.",
+    ),
   ...sessionTotalFields,
   ...turnFigureFields,
   ...wokeFields,
@@ -96,14 +109,19 @@ export const respondInput = z
   })
   .strict();
 
-export const respondOutput = z.strictObject({ session_id: z.string(), answered: z.boolean(), decision: permissionDecision, tool_name: z.string(), status, ...nodeField });
+export const respondOutput = z.strictObject({
+  session_id: z.string(),
+  answered: z.boolean(),
+  decision: permissionDecision,
+  tool_name: z.string(),
+  status,
+  ...nodeField,
+});
 
 export const answerPromptInput = z
   .object({
     ...addressFields,
-    choice: z
-      .union([z.number().int().min(1).max(9), z.string().min(1).max(200)])
-      .describe("A label or 1-based number."),
+    choice: z.union([z.number().int().min(1).max(9), z.string().min(1).max(200)]).describe("A label or 1-based number."),
   })
   .strict();
 
@@ -130,7 +148,12 @@ export const streamInput = z
   })
   .strict();
 
-export const transcriptItem = z.strictObject({ role: z.enum(["user", "assistant"]), text: z.string(), timestamp: z.string().optional(), uuid: z.string().optional() });
+export const transcriptItem = z.strictObject({
+  role: z.enum(["user", "assistant"]),
+  text: z.string(),
+  timestamp: z.string().optional(),
+  uuid: z.string().optional(),
+});
 
 export const streamOutput = z.strictObject({
   session_id: z.string(),

@@ -18,8 +18,16 @@ export async function automationChecks(stateDir: string, webhooksFile: string | 
     const f = await store.read();
     const active = Object.values(f.schedules).filter((s) => !s.paused && s.next_at !== null).length;
     const served = await schedulesServed(store);
-    if (!active) out.push({ name: "schedules", status: "ok", detail: `${Object.keys(f.schedules).length} schedule(s), none active` });
-    else out.push({ name: "schedules", status: served ? "ok" : "degraded", detail: served ? `${active} active; a server runs them` : `${active} active schedule(s) would not fire: no server runs them (claude-sessions serve --http, or service install)` });
+    if (!active)
+      out.push({ name: "schedules", status: "ok", detail: `${Object.keys(f.schedules).length} schedule(s), none active` });
+    else
+      out.push({
+        name: "schedules",
+        status: served ? "ok" : "degraded",
+        detail: served
+          ? `${active} active; a server runs them`
+          : `${active} active schedule(s) would not fire: no server runs them (claude-sessions serve --http, or service install)`,
+      });
   } catch (e) {
     out.push({ name: "schedules", status: "degraded", detail: e instanceof Error ? e.message : String(e) });
   }
@@ -37,22 +45,52 @@ async function webhookCheck(stateDir: string, webhooksFile: string | undefined, 
     }
   }
   const dead = (await readDeadLetters(stateDir)).length;
-  if (!n) return { name: "webhooks", status: "ok", detail: `none configured (CLAUDE_SESSIONS_WEBHOOKS)${dead ? `; ${dead} in the dead letter` : ""}` };
-  return { name: "webhooks", status: dead ? "degraded" : "ok", detail: `${n} endpoint(s)${dead ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} in the dead letter (claude-sessions webhooks replay --all)` : ""}` };
+  if (!n)
+    return {
+      name: "webhooks",
+      status: "ok",
+      detail: `none configured (CLAUDE_SESSIONS_WEBHOOKS)${dead ? `; ${dead} in the dead letter` : ""}`,
+    };
+  return {
+    name: "webhooks",
+    status: dead ? "degraded" : "ok",
+    detail: `${n} endpoint(s)${dead ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} in the dead letter (claude-sessions webhooks replay --all)` : ""}`,
+  };
 }
 
 /** The checks of the serving process (synchronous: health_check's extra checks), from what it last saw. */
-export function servingChecks(scheduler: Scheduler, tickMs: number, endpoints: number, deadSinceStart: () => number): Array<() => HealthCheck> {
+export function servingChecks(
+  scheduler: Scheduler,
+  tickMs: number,
+  endpoints: number,
+  deadSinceStart: () => number,
+): Array<() => HealthCheck> {
   return [
     () => {
-      if (!scheduler.lastTickAt && !scheduler.lastError) return { name: "schedules", status: "ok", detail: "the first look is under way" };
+      if (!scheduler.lastTickAt && !scheduler.lastError)
+        return { name: "schedules", status: "ok", detail: "the first look is under way" };
       const age = Date.now() - scheduler.lastTickAt;
-      if (scheduler.lastError || age > Math.max(10 * tickMs, 30_000)) return { name: "schedules", status: "degraded", detail: `would not fire: the scheduler last looked ${Math.round(age / 1000)} s ago` + (scheduler.lastError ? ` (${scheduler.lastError.slice(0, 200)})` : "") };
+      if (scheduler.lastError || age > Math.max(10 * tickMs, 30_000))
+        return {
+          name: "schedules",
+          status: "degraded",
+          detail:
+            `would not fire: the scheduler last looked ${Math.round(age / 1000)} s ago` +
+            (scheduler.lastError ? ` (${scheduler.lastError.slice(0, 200)})` : ""),
+        };
       return { name: "schedules", status: "ok", detail: `${scheduler.active} active; looked ${Math.round(age / 1000)} s ago` };
     },
     () => {
       const dead = deadSinceStart();
-      return { name: "webhooks", status: dead ? "degraded" : "ok", detail: `${endpoints} endpoint(s)` + (dead ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} went to the dead letter since start (claude-sessions webhooks)` : "") };
+      return {
+        name: "webhooks",
+        status: dead ? "degraded" : "ok",
+        detail:
+          `${endpoints} endpoint(s)` +
+          (dead
+            ? `; ${dead} deliver${dead === 1 ? "y" : "ies"} went to the dead letter since start (claude-sessions webhooks)`
+            : ""),
+      };
     },
   ];
 }

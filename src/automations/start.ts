@@ -42,7 +42,11 @@ export function startAutomations(svc: SessionService, o: AutomationOptions): Aut
     run: o.run,
     onFinished: (name, run) => {
       const { reason, ...rest } = run;
-      webhooks.publish({ event: "schedule.finished", fields: { schedule: name, ...rest }, ...(reason ? { text: { reason } } : {}) });
+      webhooks.publish({
+        event: "schedule.finished",
+        fields: { schedule: name, ...rest },
+        ...(reason ? { text: { reason } } : {}),
+      });
     },
   });
   scheduler.start();

@@ -46,13 +46,18 @@ export function readAccounts(path: string): ReadonlyMap<string, Account> {
   if (typeof all !== "object" || all === null || Array.isArray(all)) throw bad('has no "accounts" object');
   const accounts = new Map<string, Account>();
   for (const [name, v] of Object.entries(all as Record<string, unknown>)) {
-    if (!ACCOUNT_NAME.test(name) || name === "auto") throw bad(`names an account ${JSON.stringify(name.slice(0, 64))} (names: letters, digits, _ . -; not "auto")`);
+    if (!ACCOUNT_NAME.test(name) || name === "auto")
+      throw bad(`names an account ${JSON.stringify(name.slice(0, 64))} (names: letters, digits, _ . -; not "auto")`);
     const o = (typeof v === "object" && v !== null && !Array.isArray(v) ? v : {}) as Record<string, unknown>;
     const keys = Object.keys(o);
     if (keys.length !== 1) throw bad(`account ${name}: give exactly one of config_dir or api_key_env`);
     if (typeof o.config_dir === "string" && isAbsolute(o.config_dir)) accounts.set(name, { name, config_dir: o.config_dir });
-    else if (typeof o.api_key_env === "string" && ENV_NAME.test(o.api_key_env)) accounts.set(name, { name, api_key_env: o.api_key_env });
-    else throw bad(`account ${name}: config_dir must be an absolute path, api_key_env the NAME of an environment variable (never a key)`);
+    else if (typeof o.api_key_env === "string" && ENV_NAME.test(o.api_key_env))
+      accounts.set(name, { name, api_key_env: o.api_key_env });
+    else
+      throw bad(
+        `account ${name}: config_dir must be an absolute path, api_key_env the NAME of an environment variable (never a key)`,
+      );
   }
   cache = { path, key, accounts };
   return accounts;
@@ -60,9 +65,15 @@ export function readAccounts(path: string): ReadonlyMap<string, Account> {
 
 /** The account a name names; an unknown name (or no accounts file) is INVALID_ARGUMENT. */
 export function accountNamed(path: string | undefined, name: string): Account {
-  if (!path) throw new SessionError("INVALID_ARGUMENT", `account ${JSON.stringify(name.slice(0, 64))}: this server has no accounts`, { suggestion: "Leave account out, or have the operator set CLAUDE_SESSIONS_ACCOUNTS." });
+  if (!path)
+    throw new SessionError("INVALID_ARGUMENT", `account ${JSON.stringify(name.slice(0, 64))}: this server has no accounts`, {
+      suggestion: "Leave account out, or have the operator set CLAUDE_SESSIONS_ACCOUNTS.",
+    });
   const a = readAccounts(path).get(name);
-  if (!a) throw new SessionError("INVALID_ARGUMENT", `unknown account ${JSON.stringify(name.slice(0, 64))}`, { suggestion: `The accounts are: ${[...readAccounts(path).keys()].join(", ")} (or "auto")` });
+  if (!a)
+    throw new SessionError("INVALID_ARGUMENT", `unknown account ${JSON.stringify(name.slice(0, 64))}`, {
+      suggestion: `The accounts are: ${[...readAccounts(path).keys()].join(", ")} (or "auto")`,
+    });
   return a;
 }
 
@@ -70,7 +81,12 @@ export function accountNamed(path: string | undefined, name: string): Account {
 export function accountEnv(a: Account, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   if ("config_dir" in a) return { CLAUDE_CONFIG_DIR: a.config_dir };
   const key = env[a.api_key_env];
-  if (!key) throw new SessionError("INVALID_ARGUMENT", `account ${a.name}: its variable ${a.api_key_env} is not set in the server's environment`, { suggestion: "Have the operator set it for the server, or use another account." });
+  if (!key)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `account ${a.name}: its variable ${a.api_key_env} is not set in the server's environment`,
+      { suggestion: "Have the operator set it for the server, or use another account." },
+    );
   return { ANTHROPIC_API_KEY: key };
 }
 
@@ -104,10 +120,18 @@ export interface AccountRoom {
 }
 
 /** Each account, its sessions and whether it is limited now (from its sessions' limits). */
-export function accountRooms(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number, noted: Record<string, string> = {}): AccountRoom[] {
+export function accountRooms(
+  accounts: ReadonlyMap<string, Account>,
+  users: readonly AccountUser[],
+  now: number,
+  noted: Record<string, string> = {},
+): AccountRoom[] {
   return [...accounts.values()].map((a) => {
     const mine = users.filter((u) => u.account === a.name);
-    const until = [...mine.map((u) => (u.limit ? Date.parse(u.limit.resets_at) : NaN)), noted[a.name] ? Date.parse(noted[a.name]!) : NaN].filter((t) => t > now);
+    const until = [
+      ...mine.map((u) => (u.limit ? Date.parse(u.limit.resets_at) : NaN)),
+      noted[a.name] ? Date.parse(noted[a.name]!) : NaN,
+    ].filter((t) => t > now);
     return {
       name: a.name,
       kind: "config_dir" in a ? "config_dir" : "api_key_env",
@@ -118,9 +142,15 @@ export function accountRooms(accounts: ReadonlyMap<string, Account>, users: read
 }
 
 /** `auto`: an account not limited (the fewest sessions first, then the file's order), else the one whose limit resets soonest. */
-export function pickAccount(accounts: ReadonlyMap<string, Account>, users: readonly AccountUser[], now: number, noted: Record<string, string> = {}): string {
+export function pickAccount(
+  accounts: ReadonlyMap<string, Account>,
+  users: readonly AccountUser[],
+  now: number,
+  noted: Record<string, string> = {},
+): string {
   const rooms = accountRooms(accounts, users, now, noted);
-  if (!rooms.length) throw new SessionError("INVALID_ARGUMENT", "account auto: the accounts file names no account", { suggestion: FIX });
+  if (!rooms.length)
+    throw new SessionError("INVALID_ARGUMENT", "account auto: the accounts file names no account", { suggestion: FIX });
   const free = rooms.filter((r) => !r.limited_until).sort((a, b) => a.sessions.length - b.sessions.length);
   if (free[0]) return free[0].name;
   return rooms.sort((a, b) => Date.parse(a.limited_until!) - Date.parse(b.limited_until!))[0]!.name;
@@ -128,7 +158,10 @@ export function pickAccount(accounts: ReadonlyMap<string, Account>, users: reado
 
 /** One line per account (the CLI's `accounts`, health_check's detail): name, kind, sessions, limited until. */
 export function roomLine(r: AccountRoom): string {
-  return `${r.name}\t${r.kind}\t${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}${r.sessions.length ? ` (${r.sessions.join(", ")})` : ""}\t${r.limited_until ? `limited until ${r.limited_until}` : "room"}`;
+  return (
+    `${r.name}\t${r.kind}\t${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}${r.sessions.length ? ` (${r.sessions.join(", ")})` : ""}\t` +
+    `${r.limited_until ? `limited until ${r.limited_until}` : "room"}`
+  );
 }
 
 /**

@@ -38,7 +38,13 @@ export function answeredIn(text: string, promptId: string | undefined, prompt: s
   if (at < 0) return false;
   for (let i = at + 1; i < lines.length; i++) {
     const l = lines[i]!;
-    if (l.type === "assistant" && l.isSidechain !== true && l.isApiErrorMessage !== true && (l.message as { model?: string } | undefined)?.model !== "<synthetic>") return true;
+    if (
+      l.type === "assistant" &&
+      l.isSidechain !== true &&
+      l.isApiErrorMessage !== true &&
+      (l.message as { model?: string } | undefined)?.model !== "<synthetic>"
+    )
+      return true;
   }
   return false;
 }
@@ -47,7 +53,9 @@ function userText(l: Record<string, unknown>): string | undefined {
   const c = (l.message as { content?: unknown } | undefined)?.content;
   if (typeof c === "string") return c;
   if (Array.isArray(c)) {
-    const t = c.filter((b) => b && typeof b === "object" && (b as { type?: string }).type === "text").map((b) => String((b as { text?: string }).text ?? ""));
+    const t = c
+      .filter((b) => b && typeof b === "object" && (b as { type?: string }).type === "text")
+      .map((b) => String((b as { text?: string }).text ?? ""));
     return t.length ? t[t.length - 1] : undefined;
   }
   return undefined;

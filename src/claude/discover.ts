@@ -58,7 +58,10 @@ export function findClaude(explicit: string | undefined, env: NodeJS.ProcessEnv 
 /** A program from an explicit path or PATH. */
 export function findOnPath(name: string, explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): Found {
   if (explicit) return isExecutable(explicit) ? { path: explicit, searched: [explicit] } : { searched: [explicit] };
-  const searched = (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, name));
+  const searched = (env.PATH ?? "")
+    .split(delimiter)
+    .filter(Boolean)
+    .map((d) => join(d, name));
   const path = searched.find(isExecutable);
   return path ? { path, searched } : { searched };
 }

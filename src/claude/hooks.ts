@@ -14,11 +14,15 @@ import { toolPaths, type ToolPaths } from "../util/proc/tools.js";
  * start with a newline of its own, so an event always begins on a fresh line even when a writer killed half-way
  * left a torn line behind (the reader skips the blank lines). It prints nothing (a hook's stdout becomes context
  * for Claude) and exits 0 unless the lock cannot be had in 10 s (a non-blocking hook error). Same format as hook.sh.
- * umask 077: a lock or log it creates is the owner's alone. flock and paste are named by the absolute paths found at server start: the command runs in Claude's environment,
+ * umask 077: a lock or log it creates is the owner's alone. flock and paste are named by the absolute paths found at
+ * server start: the command runs in Claude's environment,
  * whose PATH a caller's `env` could otherwise point at programs of its own.
  */
 export function hookCommand(eventsPath: string, t: ToolPaths = toolPaths()): string {
-  return `umask 077; exec ${shQuote(t.flock)} -w 10 ${shQuote(eventsPath + ".lock")} ${shQuote(t.paste)} -s -d '\\0' /dev/null - >> ${shQuote(eventsPath)} 2>/dev/null`;
+  return (
+    `umask 077; exec ${shQuote(t.flock)} -w 10 ${shQuote(eventsPath + ".lock")} ${shQuote(t.paste)} -s -d '\\0' /dev/null ` +
+    `- >> ${shQuote(eventsPath)} 2>/dev/null`
+  );
 }
 
 /** The folder of a session's directory where the server writes permission decisions for its hook. */
@@ -34,15 +38,23 @@ export interface PermissionHook {
 }
 
 /** The PermissionRequest hook that waits for the server's decision; Claude's own hook timeout (seconds) is longer. */
-export function permissionHookEntry(eventsPath: string, p: PermissionHook): { type: "command"; command: string; timeout: number } {
+export function permissionHookEntry(
+  eventsPath: string,
+  p: PermissionHook,
+): { type: "command"; command: string; timeout: number } {
   const ms = Math.max(0, Math.floor(p.timeoutMs));
-  return { type: "command", command: `exec ${shQuote(p.script)} ${shQuote(eventsPath)} ${shQuote(p.decisionsDir)} ${ms}`, timeout: Math.ceil(ms / 1000) + 30 };
+  return {
+    type: "command",
+    command: `exec ${shQuote(p.script)} ${shQuote(eventsPath)} ${shQuote(p.decisionsDir)} ${ms}`,
+    timeout: Math.ceil(ms / 1000) + 30,
+  };
 }
 
 /**
  * Permission rules that keep a session's file tools off the server's own files, whatever its permission mode
  * (deny wins over every allow, and holds in acceptEdits and bypassPermissions): no Edit (which covers Write,
- * MultiEdit and NotebookEdit) of the scripts (bin/) and of node's compile cache (compile-cache/: code a server start runs), of the top-level files (state.json, the databases, the HTTP
+ * MultiEdit and NotebookEdit) of the scripts (bin/) and of node's compile cache (compile-cache/: code a server start
+ * runs), of the top-level files (state.json, the databases, the HTTP
  * token) or of any session's files (settings.json, events, logs, permission decisions), and no Read of the token.
  * Not the worktrees the server makes under <state>/worktrees/<id>: a session edits its own checkout. `//` starts
  * an absolute path in the CLI's rule syntax; the state directory is the session's events path's grandparent
@@ -51,7 +63,9 @@ export function permissionHookEntry(eventsPath: string, p: PermissionHook): { ty
  */
 export function stateDenyRules(eventsPath: string): string[] {
   const s = "/" + dirname(dirname(eventsPath)).replace(/[*?[\]!()]/g, "\\$&");
-  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/compile-cache/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map((p) => `Edit(${p})`);
+  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/compile-cache/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map(
+    (p) => `Edit(${p})`,
+  );
   return [...edit, `Read(${s}/token)`];
 }
 
@@ -68,7 +82,11 @@ export function stateDenyRules(eventsPath: string): string[] {
 export const BACKGROUND_SESSION_STARTS = "startup|resume";
 const ORDERED_SESSION_STARTS = "clear|compact";
 
-export function hooksSettings(eventsPath: string, permission?: PermissionHook, opts: { backgroundStart?: boolean } = {}): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
+export function hooksSettings(
+  eventsPath: string,
+  permission?: PermissionHook,
+  opts: { backgroundStart?: boolean } = {},
+): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
@@ -79,7 +97,8 @@ export function hooksSettings(eventsPath: string, permission?: PermissionHook, o
       ];
       continue;
     }
-    const entry = ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
+    const entry =
+      ev === "PermissionRequest" && permission ? permissionHookEntry(eventsPath, permission) : { type: "command", command };
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
   return { permissions: { deny: stateDenyRules(eventsPath) }, hooks };

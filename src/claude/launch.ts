@@ -15,7 +15,8 @@ export interface ClaudeOptions {
 }
 
 /** `at`: only the conversation up to and including this transcript entry (headless only: the SDK's resumeSessionAt). */
-export type LaunchMode = { kind: "new"; claudeSessionId: string } | { kind: "resume"; resumeId: string; fork?: { newId: string }; at?: string };
+export type LaunchMode =
+  { kind: "new"; claudeSessionId: string } | { kind: "resume"; resumeId: string; fork?: { newId: string }; at?: string };
 
 /**
  * Every option with a value is one `--flag=value` argument, so a value that starts with "-" can never be
@@ -53,8 +54,15 @@ export function wrapWithDoppler(argv: string[], d: DopplerWrap): string[] {
 }
 
 /** Variables that must not reach a nested Claude Code (it refuses to start inside another one). */
-const DROP = new Set(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "TMUX", "TMUX_PANE", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_TOKEN"]);
-
+const DROP = new Set([
+  "CLAUDECODE",
+  "CLAUDE_CODE_ENTRYPOINT",
+  "CLAUDE_CODE_SSE_PORT",
+  "TMUX",
+  "TMUX_PANE",
+  "CLAUDE_SESSIONS_TMUX_SOCKET",
+  "CLAUDE_SESSIONS_TOKEN",
+]);
 
 /** The server's own Doppler credentials: only a session run under `doppler run` gets them. */
 const DOPPLER_OWN = /^DOPPLER_/;
@@ -68,7 +76,11 @@ export function usesDoppler(argv: readonly string[]): boolean {
  * The child's environment: the server's, less what breaks a nested start and the server's own secrets (its HTTP
  * token; DOPPLER_* unless the session runs under doppler), plus the session's own (`extra`, which may set any).
  */
-export function childEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>, o: { doppler?: boolean } = {}): Record<string, string> {
+export function childEnv(
+  base: NodeJS.ProcessEnv,
+  extra: Record<string, string>,
+  o: { doppler?: boolean } = {},
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
     if (v === undefined || DROP.has(k) || !ENV_NAME.test(k) || (!o.doppler && DOPPLER_OWN.test(k))) continue;

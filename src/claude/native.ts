@@ -28,7 +28,8 @@ export interface NativeSession {
   started_at?: string;
 }
 
-const str = (v: unknown, max = 4096): string | undefined => (typeof v === "string" && v.length > 0 && v.length <= max && !v.includes("\0") ? v : undefined);
+const str = (v: unknown, max = 4096): string | undefined =>
+  typeof v === "string" && v.length > 0 && v.length <= max && !v.includes("\0") ? v : undefined;
 
 /**
  * `claude agents --json` output, read defensively: anything that is not an array of objects is an error; an entry
@@ -52,7 +53,11 @@ export function parseAgentsJson(stdout: string): NativeSession[] {
     const id = str(o.id, 64);
     if (id && NATIVE_ID.test(id)) s.id = id;
     else if (o.kind === "background") continue;
-    for (const [from, to] of [["state", "state"], ["status", "status"], ["waitingFor", "waiting_for"]] as const) {
+    for (const [from, to] of [
+      ["state", "state"],
+      ["status", "status"],
+      ["waitingFor", "waiting_for"],
+    ] as const) {
       const x = str(o[from], 200);
       if (x) s[to] = x;
     }
@@ -103,8 +108,13 @@ function said(r: { stdout: string; stderr: string; code: number | null; signal: 
 
 /** Every native session the CLI knows (running and ended: `--all`). Throws with the CLI's own words when it cannot. */
 export async function listNative(c: CliRun): Promise<NativeSession[]> {
-  const r = await run(c.bin, ["agents", "--json", "--all"], { env: c.env, timeoutMs: LIST_TIMEOUT_MS, ...(c.cwd ? { cwd: c.cwd } : {}) });
-  if (r.code !== 0) throw new Error(`claude agents --json failed (${said(r)}); this Claude Code may have no background sessions (claude --bg)`);
+  const r = await run(c.bin, ["agents", "--json", "--all"], {
+    env: c.env,
+    timeoutMs: LIST_TIMEOUT_MS,
+    ...(c.cwd ? { cwd: c.cwd } : {}),
+  });
+  if (r.code !== 0)
+    throw new Error(`claude agents --json failed (${said(r)}); this Claude Code may have no background sessions (claude --bg)`);
   return parseAgentsJson(r.stdout);
 }
 
@@ -120,8 +130,17 @@ export function backgroundedId(output: string): string | undefined {
  * they carry the conversation into a new background session with a new id, as 2.1.197 always does (measured on
  * 2.1.330, 2026-11-27). The prompt goes after `--`, so one that starts with "-" is text, not an option.
  */
-export async function resumeInBackground(c: CliRun, claudeSessionId: string, prompt: string, permissionMode: string): Promise<{ id: string | undefined; output: string }> {
-  const r = await run(c.bin, resumeArgs(claudeSessionId, prompt, permissionMode), { env: c.env, timeoutMs: RESUME_TIMEOUT_MS, ...(c.cwd ? { cwd: c.cwd } : {}) });
+export async function resumeInBackground(
+  c: CliRun,
+  claudeSessionId: string,
+  prompt: string,
+  permissionMode: string,
+): Promise<{ id: string | undefined; output: string }> {
+  const r = await run(c.bin, resumeArgs(claudeSessionId, prompt, permissionMode), {
+    env: c.env,
+    timeoutMs: RESUME_TIMEOUT_MS,
+    ...(c.cwd ? { cwd: c.cwd } : {}),
+  });
   if (r.code !== 0) throw new Error(`claude --bg --resume failed (${said(r)})`);
   const output = r.stdout + r.stderr;
   return { id: backgroundedId(output), output };

@@ -205,9 +205,24 @@ export function transcriptLineOf(value: unknown): TranscriptLine | undefined {
   const cwd = str(o.cwd);
   const messageId = str(msg.id);
   const content = contentOf(msg.content);
-  if (type === "user") return { kind: "user", sidechain, meta, compactSummary, timestamp, uuid, parentUuid, promptId, cwd, messageId, content };
+  if (type === "user")
+    return { kind: "user", sidechain, meta, compactSummary, timestamp, uuid, parentUuid, promptId, cwd, messageId, content };
   const usage = rec(msg.usage) ? parseUsage(msg.usage) : undefined;
-  return { kind: "assistant", sidechain, meta, compactSummary, timestamp, uuid, parentUuid, promptId, cwd, messageId, content, model: str(msg.model), usage };
+  return {
+    kind: "assistant",
+    sidechain,
+    meta,
+    compactSummary,
+    timestamp,
+    uuid,
+    parentUuid,
+    promptId,
+    cwd,
+    messageId,
+    content,
+    model: str(msg.model),
+    usage,
+  };
 }
 
 /** One JSONL line → TranscriptLine; undefined for a line that is not a JSON object. */

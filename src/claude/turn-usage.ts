@@ -93,7 +93,13 @@ function promptOf(nodes: Map<string, Node>, parent: string | undefined): string 
  * Code writes a turn's last reply line after its Stop hook, when a queued prompt may already have started. Lines
  * whose chain says nothing go by position: from the turn's prompt line to the next one.
  */
-export async function readTurn(main: string, files: string[], turnFrom: Offsets, counted: Offsets, promptId?: string): Promise<TurnRead> {
+export async function readTurn(
+  main: string,
+  files: string[],
+  turnFrom: Offsets,
+  counted: Offsets,
+  promptId?: string,
+): Promise<TurnRead> {
   const turn = new UsageAccumulator();
   const total = new UsageAccumulator();
   const ends: Offsets = {};
@@ -143,7 +149,8 @@ export async function readTurn(main: string, files: string[], turnFrom: Offsets,
         const owner = promptOf(nodes, c.parent);
         // A chain that says nothing goes by position; without a prompt line for the turn (an older layout without
         // ids), everything after where the turn began counts.
-        const mine = owner !== undefined ? own !== undefined && owner === own.uuid : own ? c.start > own.start && c.start < next : !byId;
+        const mine =
+          owner !== undefined ? own !== undefined && owner === own.uuid : own ? c.start > own.start && c.start < next : !byId;
         if (!mine) continue;
         turn.add(c.mu);
         if (!c.mu.sidechain) reply = c.text;

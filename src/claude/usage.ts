@@ -5,7 +5,14 @@
  * when its lines disagree (a later line with the final output count) the largest value of each field wins.
  */
 import { readFrom } from "../util/fs/files.js";
-import { mayBe, messageUsageOf, parseTranscriptLine, transcriptLineOf, type MessageUsage, type Usage } from "./transcript-line.js";
+import {
+  mayBe,
+  messageUsageOf,
+  parseTranscriptLine,
+  transcriptLineOf,
+  type MessageUsage,
+  type Usage,
+} from "./transcript-line.js";
 
 export { messageUsageOf, parseUsage, type MessageUsage, type Usage } from "./transcript-line.js";
 

@@ -31,8 +31,10 @@ export function compareVersions(a: string, b: string): number {
 export function versionWarning(version: string | undefined): string | undefined {
   const range = `${TESTED_CLI.oldest}–${TESTED_CLI.newest}, pinned ${TESTED_CLI.pinned}`;
   if (!version) return `the claude CLI did not report its version; the tested range is ${range}`;
-  if (compareVersions(version, TESTED_CLI.oldest) < 0) return `claude ${version} is older than the oldest supported version (${range}); sessions may misbehave`;
-  if (compareVersions(version, TESTED_CLI.newest) > 0) return `claude ${version} is newer than the newest version checked (${range}); it works but is untested: pin a tested one with CLAUDE_PATH`;
+  if (compareVersions(version, TESTED_CLI.oldest) < 0)
+    return `claude ${version} is older than the oldest supported version (${range}); sessions may misbehave`;
+  if (compareVersions(version, TESTED_CLI.newest) > 0)
+    return `claude ${version} is newer than the newest version checked (${range}); it works but is untested: pin a tested one with CLAUDE_PATH`;
   return undefined;
 }
 

@@ -4,6 +4,11 @@ import type { Store } from "../store/store.js";
 
 export async function accountLines(file: string | undefined, stateDir: string, store: Pick<Store, "read">): Promise<string[]> {
   if (!file) return ["no accounts configured (CLAUDE_SESSIONS_ACCOUNTS)"];
-  const rooms = accountRooms(readAccounts(file), Object.values((await store.read()).sessions), Date.now(), accountLimits(stateDir));
+  const rooms = accountRooms(
+    readAccounts(file),
+    Object.values((await store.read()).sessions),
+    Date.now(),
+    accountLimits(stateDir),
+  );
   return rooms.length ? rooms.map(roomLine) : ["the accounts file names no account"];
 }

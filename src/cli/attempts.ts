@@ -43,14 +43,24 @@ function parse(args: string[], options: Record<string, { type: "string" | "boole
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e), { suggestion: "claude-sessions --help lists each command's options." });
+    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e), {
+      suggestion: "claude-sessions --help lists each command's options.",
+    });
   }
 }
 
 export async function runAttemptCommand(cmd: AttemptCommand, args: string[], env: AttemptEnv): Promise<number> {
   if (cmd === "checks") return checks(args, env);
   if (cmd === "merge") return merge(args, env);
-  const { values: v, positionals } = parse(args, { n: { type: "string" }, model: { type: "string" }, "permission-mode": { type: "string" }, backend: { type: "string" }, "trust-workspace": { type: "boolean" }, timeout: { type: "string" }, json: { type: "boolean" } });
+  const { values: v, positionals } = parse(args, {
+    n: { type: "string" },
+    model: { type: "string" },
+    "permission-mode": { type: "string" },
+    backend: { type: "string" },
+    "trust-workspace": { type: "boolean" },
+    timeout: { type: "string" },
+    json: { type: "boolean" },
+  });
   const [cwd, ...words] = positionals;
   if (!cwd || !words.length) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions fan-out <cwd> <prompt…> [--n N]");
   const raw: Record<string, unknown> = { cwd: await realpath(cwd).catch(() => cwd), prompt: words.join(" ") };
@@ -68,35 +78,68 @@ export async function runAttemptCommand(cmd: AttemptCommand, args: string[], env
 }
 
 async function merge(args: string[], env: AttemptEnv): Promise<number> {
-  const { values: v, positionals } = parse(args, { target: { type: "string" }, strategy: { type: "string" }, json: { type: "boolean" } });
-  if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions merge <id> [--target BRANCH] [--strategy merge|squash|rebase]");
+  const { values: v, positionals } = parse(args, {
+    target: { type: "string" },
+    strategy: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length !== 1)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      "usage: claude-sessions merge <id> [--target BRANCH] [--strategy merge|squash|rebase]",
+    );
   const raw: Record<string, unknown> = { session_id: positionals[0] };
   if (v.target !== undefined) raw.target = v.target;
   if (v.strategy !== undefined) raw.strategy = v.strategy;
   const app = await env.app();
   const r = await callTool(app.sessions, mergeWorktreeTool, raw, { actor: env.actor });
   if (v.json) line(env.out, JSON.stringify(r, null, 2));
-  else if (r.merged) line(env.out, `merged ${r.session_id} into ${r.target} (${r.strategy}): ${r.target_before.slice(0, 12)} → ${r.target_after.slice(0, 12)}${r.checks ? `, ${r.checks.length} check(s) passed` : ""}`);
-  else line(env.out, r.conflicts ? `not merged: conflicts in ${r.conflicts.join(", ")}; ${r.target} unchanged` : `not merged: ${r.reason ?? "?"}`);
+  else if (r.merged)
+    line(
+      env.out,
+      `merged ${r.session_id} into ${r.target} (${r.strategy}): ${r.target_before.slice(0, 12)} → ${r.target_after.slice(0, 12)}` +
+        `${r.checks ? `, ${r.checks.length} check(s) passed` : ""}`,
+    );
+  else
+    line(
+      env.out,
+      r.conflicts
+        ? `not merged: conflicts in ${r.conflicts.join(", ")}; ${r.target} unchanged`
+        : `not merged: ${r.reason ?? "?"}`,
+    );
   return r.merged ? 0 : 1;
 }
 
 async function checks(args: string[], env: AttemptEnv): Promise<number> {
   const { values: v, positionals } = parse(args, { sha: { type: "string" } });
   const [verb, repo] = positionals;
-  if ((verb !== "show" && verb !== "approve") || !repo || positionals.length > 2) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions checks show|approve <repo> [--sha SHA256]");
+  if ((verb !== "show" && verb !== "approve") || !repo || positionals.length > 2)
+    throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions checks show|approve <repo> [--sha SHA256]");
   const top = await realpath(await repoTop(repo));
   const head = await git(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
   if (head.code !== 0) throw new SessionError("INVALID_ARGUMENT", `${top} has no commit.`);
   const file = await repoChecksAt(top, head.stdout.trim());
-  if (!file) throw new SessionError("INVALID_ARGUMENT", `${top} has no ${REPO_CHECKS_PATH} at HEAD (${head.stdout.trim().slice(0, 12)}).`, { suggestion: "Commit the file first: the checks are read from the base commit, never from a worktree." });
+  if (!file)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `${top} has no ${REPO_CHECKS_PATH} at HEAD (${head.stdout.trim().slice(0, 12)}).`,
+      { suggestion: "Commit the file first: the checks are read from the base commit, never from a worktree." },
+    );
   const sha = sha256(file);
   const approved = (await readApprovals(env.cfg))[top] === sha;
   if (verb === "show") {
-    line(env.out, `${REPO_CHECKS_PATH} of ${top} at ${head.stdout.trim().slice(0, 12)}\nsha256 ${sha} (${approved ? "approved" : "not approved"})\n${file.toString("utf8")}`);
+    line(
+      env.out,
+      `${REPO_CHECKS_PATH} of ${top} at ${head.stdout.trim().slice(0, 12)}\nsha256 ${sha} (${approved ? "approved" : "not approved"})\n` +
+        `${file.toString("utf8")}`,
+    );
     return approved ? 0 : 1;
   }
-  if (v.sha !== undefined && v.sha !== sha) throw new SessionError("INVALID_ARGUMENT", `the file's sha256 is ${sha}, not ${v.sha}: it changed since you read it; nothing was approved.`);
+  if (v.sha !== undefined && v.sha !== sha)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the file's sha256 is ${sha}, not ${v.sha}: it changed since you read it; nothing was approved.`,
+    );
   await approve(env.cfg, top, sha);
   line(env.out, `approved ${REPO_CHECKS_PATH} of ${top}: sha256 ${sha}\n${file.toString("utf8")}`);
   return 0;

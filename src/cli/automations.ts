@@ -14,7 +14,10 @@ import { sendArgs } from "../automations/schedules/send-to.js";
 export function startServerAutomations(app: App): Automations {
   const a = startAutomations(app.sessions, {
     // send_to: send_message to that session (its budget and every gate, as of now); else run_task.
-    run: (name, task) => (task.send_to !== undefined ? callTool(app.sessions, sendMessage, sendArgs(task), { actor: `schedule:${name}` }) : callTool(app.sessions, runTask, task, { actor: `schedule:${name}` })),
+    run: (name, task) =>
+      task.send_to !== undefined
+        ? callTool(app.sessions, sendMessage, sendArgs(task), { actor: `schedule:${name}` })
+        : callTool(app.sessions, runTask, task, { actor: `schedule:${name}` }),
   });
   for (const c of a.checks) serverInfo.checks.add(c);
   const close = a.close.bind(a);

@@ -38,7 +38,8 @@ const common = {
 function limitOf(v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new SessionError("INVALID_ARGUMENT", `--limit must be a positive integer (got ${JSON.stringify(v)})`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new SessionError("INVALID_ARGUMENT", `--limit must be a positive integer (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -61,50 +62,86 @@ export function historyCommand(h: History, argv: string[]): string {
   const { values } = parseArgs({ args: argv, options: common, allowPositionals: false });
   const r = h.listConversations({ ...values, limit: limitOf(values.limit, 30) });
   if (r.conversations.length === 0) return `no conversations${footer(r)}`;
-  const lines = r.conversations.map((c) => `${day(c.last_activity)}  ${c.claude_session_id}  ${String(c.turns).padStart(4)} turns ${money(c.cost_usd)}  ${one(c.title, 60)}\n${"".padEnd(18)}${c.cwd ?? c.project}`);
+  const lines = r.conversations.map(
+    (c) =>
+      `${day(c.last_activity)}  ${c.claude_session_id}  ${String(c.turns).padStart(4)} turns ${money(c.cost_usd)}  ${one(c.title, 60)}\n` +
+      `${"".padEnd(18)}${c.cwd ?? c.project}`,
+  );
   return `${lines.join("\n")}\n${r.conversations.length} of ${r.total}${footer(r)}`;
 }
 
 export function searchCommand(h: History, argv: string[]): string {
   const { values, positionals } = parseArgs({ args: argv, options: common, allowPositionals: true });
   const query = positionals.join(" ");
-  if (!query.trim()) throw new SessionError("INVALID_ARGUMENT", "search needs words to look for", { suggestion: "claude-sessions search database migration" });
+  if (!query.trim())
+    throw new SessionError("INVALID_ARGUMENT", "search needs words to look for", {
+      suggestion: "claude-sessions search database migration",
+    });
   const r = h.searchConversations({ ...values, query, limit: limitOf(values.limit, 10) });
   if (r.results.length === 0) return `no matches for ${query}${footer(r)}`;
   const lines = r.results.map(
-    (x) => `${x.claude_session_id}  ${day(x.item.time)}  ${one(x.title, 50)}\n  ${x.cwd ?? ""}\n  ${x.item.role}: ${x.snippet}\n  resume: resume_session {claude_session_id: "${x.claude_session_id}", cwd: ${JSON.stringify(x.cwd)}}`,
+    (x) =>
+      `${x.claude_session_id}  ${day(x.item.time)}  ${one(x.title, 50)}\n  ${x.cwd ?? ""}\n  ${x.item.role}: ${x.snippet}\n ` +
+      ` resume: resume_session {claude_session_id: "${x.claude_session_id}", cwd: ${JSON.stringify(x.cwd)}}`,
   );
   return `${lines.join("\n\n")}${r.more_matches ? "\n(more matches exist; narrow the query or add --since/--cwd)" : ""}${footer(r)}`;
 }
 
 export function showCommand(h: History, argv: string[]): string {
-  const { values, positionals } = parseArgs({ args: argv, options: { limit: { type: "string" }, end: { type: "boolean" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { limit: { type: "string" }, end: { type: "boolean" } },
+    allowPositionals: true,
+  });
   const id = positionals[0];
-  if (!id) throw new SessionError("INVALID_ARGUMENT", "show needs a claude_session_id", { suggestion: "claude-sessions history lists them." });
-  const p = h.getConversation({ claude_session_id: id, limit: limitOf(values.limit, 200), from: values.end ? "end" : "start", max_chars: 100_000 });
+  if (!id)
+    throw new SessionError("INVALID_ARGUMENT", "show needs a claude_session_id", {
+      suggestion: "claude-sessions history lists them.",
+    });
+  const p = h.getConversation({
+    claude_session_id: id,
+    limit: limitOf(values.limit, 200),
+    from: values.end ? "end" : "start",
+    max_chars: 100_000,
+  });
   const c = p.conversation;
-  const head = `${c.title ?? "(untitled)"}\n${c.cwd ?? c.project}  ${day(c.first_activity)} → ${day(c.last_activity)}  ${c.turns} turns  ${tokens(c.usage).trim()} tokens  ${money(c.cost_usd).trim()}`;
+  const head =
+    `${c.title ?? "(untitled)"}\n${c.cwd ?? c.project}  ${day(c.first_activity)} → ${day(c.last_activity)}  ${c.turns} ` +
+    `turns  ${tokens(c.usage).trim()} tokens  ${money(c.cost_usd).trim()}`;
   const body = p.items.map((it) => {
     const tools = it.tools?.map((t) => `  [${t.name}] ${t.input}`).join("\n");
     return `── ${it.role} ${day(it.time)}\n${it.text}${tools ? `\n${tools}` : ""}`;
   });
-  const more = [p.has_more_before ? "earlier messages not shown (raise --limit)" : "", p.has_more_after ? "later messages not shown (--end, or raise --limit)" : ""].filter(Boolean);
+  const more = [
+    p.has_more_before ? "earlier messages not shown (raise --limit)" : "",
+    p.has_more_after ? "later messages not shown (--end, or raise --limit)" : "",
+  ].filter(Boolean);
   return `${head}\n\n${body.join("\n\n")}${more.length ? `\n\n(${more.join("; ")})` : ""}${footer(p)}`;
 }
 
 /** `cost --sessions`: this server's sessions from its execution history: turns, average and p95 turn time, error rate, tokens, cost. */
 export function sessionsCostCommand(stateDir: string, argv: string[]): string {
-  const { values } = parseArgs({ args: argv, options: { sessions: { type: "boolean" }, limit: { type: "string" } }, allowPositionals: false });
+  const { values } = parseArgs({
+    args: argv,
+    options: { sessions: { type: "boolean" }, limit: { type: "string" } },
+    allowPositionals: false,
+  });
   const limit = limitOf(values.limit, 50);
   if (!existsSync(join(stateDir, "executions.sqlite"))) return "no execution history yet (this server has run no turn)";
   const log = new ExecutionLog(stateDir, null);
   try {
     const rows = [...log.metrics()].sort((a, b) => (b[1].cost_usd ?? -1) - (a[1].cost_usd ?? -1) || a[0].localeCompare(b[0]));
     const secs = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)}s`).padStart(8);
-    const lines = [`${"session".padEnd(24)} ${"turns".padStart(6)} ${"avg".padStart(8)} ${"p95".padStart(8)} ${"errors".padStart(7)} ${"tokens".padStart(7)} ${"cost".padStart(8)}`];
+    const lines = [
+      `${"session".padEnd(24)} ${"turns".padStart(6)} ${"avg".padStart(8)} ${"p95".padStart(8)} ${"errors".padStart(7)} ` +
+        `${"tokens".padStart(7)} ${"cost".padStart(8)}`,
+    ];
     for (const [id, m] of rows.slice(0, limit)) {
       const err = m.error_rate === null ? "—" : `${Math.round(m.error_rate * 100)}%`;
-      lines.push(`${one(id, 24).padEnd(24)} ${String(m.turns).padStart(6)} ${secs(m.avg_turn_ms)} ${secs(m.p95_turn_ms)} ${err.padStart(7)} ${tokens(m.usage)} ${money(m.cost_usd)}${m.cost_complete ? "" : " (lower bound: a model without a price)"}`);
+      lines.push(
+        `${one(id, 24).padEnd(24)} ${String(m.turns).padStart(6)} ${secs(m.avg_turn_ms)} ${secs(m.p95_turn_ms)} ${err.padStart(7)} ` +
+          `${tokens(m.usage)} ${money(m.cost_usd)}${m.cost_complete ? "" : " (lower bound: a model without a price)"}`,
+      );
     }
     if (rows.length > limit) lines.push(`… ${rows.length - limit} more (--limit)`);
     lines.push("turns recorded by this server (failed starts and deaths included); times from prompt to turn end");
@@ -117,9 +154,15 @@ export function sessionsCostCommand(stateDir: string, argv: string[]): string {
 export function costCommand(h: History, argv: string[]): string {
   const { values } = parseArgs({ args: argv, options: { ...common, by: { type: "string" } }, allowPositionals: false });
   const parsed = groupBy.safeParse(values.by ?? "session");
-  if (!parsed.success) throw new SessionError("INVALID_ARGUMENT", `--by must be session, cwd, model or day (got ${JSON.stringify(values.by)})`);
+  if (!parsed.success)
+    throw new SessionError("INVALID_ARGUMENT", `--by must be session, cwd, model or day (got ${JSON.stringify(values.by)})`);
   const by = parsed.data;
-  const r = h.usage({ by, ...(values.since ? { since: values.since } : {}), ...(values.until ? { until: values.until } : {}), ...(values.cwd ? { cwd: values.cwd } : {}) });
+  const r = h.usage({
+    by,
+    ...(values.since ? { since: values.since } : {}),
+    ...(values.until ? { until: values.until } : {}),
+    ...(values.cwd ? { cwd: values.cwd } : {}),
+  });
   const limit = limitOf(values.limit, 50);
   const row = (key: string, m: number, u: Usage, c: number | null) =>
     `${one(key, 48).padEnd(48)} ${String(m).padStart(7)} ${tokens(u)} ${String(u.output_tokens).padStart(10)} ${money(c)}`;
@@ -136,7 +179,11 @@ export function costCommand(h: History, argv: string[]): string {
  * Runs one history command in a CLI process: opens the index, brings it up to date (incremental after the
  * first run), answers, closes.
  */
-export async function runHistoryCommand(cmd: HistoryCommand, argv: string[], opts: { stateDir: string; configDir: string }): Promise<string> {
+export async function runHistoryCommand(
+  cmd: HistoryCommand,
+  argv: string[],
+  opts: { stateDir: string; configDir: string },
+): Promise<string> {
   // This server's own record needs no transcript index.
   if (cmd === "cost" && argv.includes("--sessions")) return sessionsCostCommand(opts.stateDir, argv);
   const h = new History({ stateDir: opts.stateDir, configDir: opts.configDir, syncOnOpen: false });

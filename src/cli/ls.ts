@@ -23,5 +23,7 @@ export function lsLines(res: api.ListOutput, header: boolean): string[] {
     s.cwd,
     "attach_command" in s ? (s.attach_command ?? "") : "",
   ]);
-  return [...(header ? [["NODE", "SESSION", "STATUS", "BACKEND", "COST", "CWD", "ATTACH"]] : []), ...rows].map((r) => r.map(safeLine).join("\t"));
+  return [...(header ? [["NODE", "SESSION", "STATUS", "BACKEND", "COST", "CWD", "ATTACH"]] : []), ...rows].map((r) =>
+    r.map(safeLine).join("\t"),
+  );
 }

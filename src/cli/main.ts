@@ -83,7 +83,9 @@ async function serve(): Promise<void> {
   const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
-  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
+  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) =>
+    app.log.warn(`member socket not started: ${String(e)}`),
+  );
   const transport = new BoundedStdioServerTransport();
   // What the transport could not take (a line that is no JSON-RPC message, one over the size limit): logged, not fatal.
   server.onerror = (e) => app.log.warn(`stdio: ${e.message}`);
@@ -129,13 +131,22 @@ async function serveHttp(args: string[]): Promise<void> {
       throw e;
     });
   const token = await loadToken(app.cfg.stateDir, takeOperatorToken());
-  const http = await startHttp(app.sessions, app.log, app.version, { ...listen, token: token.value, allowRemote: args.includes("--allow-remote"), limits, router: app.nodes, webRoots }).catch(async (e: unknown) => {
+  const http = await startHttp(app.sessions, app.log, app.version, {
+    ...listen,
+    token: token.value,
+    allowRemote: args.includes("--allow-remote"),
+    limits,
+    router: app.nodes,
+    webRoots,
+  }).catch(async (e: unknown) => {
     await app.close();
     throw e;
   });
   app.nodes.start();
   prefetchVersion(app.cfg);
-  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) => app.log.warn(`member socket not started: ${String(e)}`));
+  const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) =>
+    app.log.warn(`member socket not started: ${String(e)}`),
+  );
   process.stderr.write(`claude-sessions: serving MCP at ${http.url}/mcp and the web view at ${http.url}/\n`);
   process.stderr.write(`claude-sessions: the bearer token is ${token.path ? `in ${token.path}` : "CLAUDE_SESSIONS_TOKEN"}\n`);
   let closing = false;
@@ -171,7 +182,11 @@ async function human(cmd: string, args: string[]): Promise<number> {
   }
   if (cmd === "nodes" && args[0] === "upgrade") {
     const cfg = loadConfig();
-    return await runNodesUpgrade(args.slice(1), { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir), version: packageVersion() }, print);
+    return await runNodesUpgrade(
+      args.slice(1),
+      { nodesFile: cfg.nodesFile, stateDir: await resolveStateDir(cfg.stateDir), version: packageVersion() },
+      print,
+    );
   }
   if (cmd === "webhooks") return await runWebhooksCommand(args, await resolveStateDir(loadConfig().stateDir), print);
   if (isHistoryCommand(cmd)) {
@@ -185,14 +200,20 @@ async function human(cmd: string, args: string[]): Promise<number> {
     cfg.stateDir = await resolveStateDir(cfg.stateDir);
     let app: Awaited<ReturnType<typeof createApp>> | undefined;
     try {
-      return await runAttemptCommand(cmd, args, { actor: cliActor(), out: process.stdout, cfg, app: async () => (app ??= await createApp()) });
+      return await runAttemptCommand(cmd, args, {
+        actor: cliActor(),
+        out: process.stdout,
+        cfg,
+        app: async () => (app ??= await createApp()),
+      });
     } finally {
       await app?.close();
     }
   }
   const app = await createApp(process.env, { adopt: cmd === "ls" });
   try {
-    if (isWorkCommand(cmd)) return await runWorkCommand(cmd, args, { app, actor: cliActor(), out: process.stdout, err: process.stderr });
+    if (isWorkCommand(cmd))
+      return await runWorkCommand(cmd, args, { app, actor: cliActor(), out: process.stdout, err: process.stderr });
     if (cmd === "schedule") return await runScheduleCommand(args, app, cliActor(), print);
     switch (cmd) {
       case "ls": {
@@ -220,7 +241,12 @@ async function human(cmd: string, args: string[]): Promise<number> {
         const rec = await app.store.get(api.sessionId.parse(id));
         const remote = rec ? undefined : await remoteAttachArgv(app.nodes, app.sessions, id);
         const [file, ...rest] = (rec ? app.hosts[rec.backend]?.attachArgv?.(rec.session_id) : remote) ?? [];
-        if (!file) throw new Error(rec ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)` : `no session with id ${JSON.stringify(id)}`);
+        if (!file)
+          throw new Error(
+            rec
+              ? `session ${id} runs on the ${rec.backend} backend, which cannot be attached to (use tail or stream_output)`
+              : `no session with id ${JSON.stringify(id)}`,
+          );
         const r = spawnSync(file, rest, { stdio: "inherit" });
         return r.status ?? 1;
       }
@@ -230,7 +256,15 @@ async function human(cmd: string, args: string[]): Promise<number> {
         let cursor: string | undefined;
         const follow = args.includes("-f");
         do {
-          const res = await app.sessions.stream(api.streamInput.parse({ session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}), follow: cursor !== undefined && follow, timeout_ms: 60_000 }));
+          const res = await app.sessions.stream(
+            api.streamInput.parse({
+              session_id: id,
+              mode: "transcript",
+              ...(cursor ? { cursor } : {}),
+              follow: cursor !== undefined && follow,
+              timeout_ms: 60_000,
+            }),
+          );
           for (const it of res.items ?? []) print(`${it.role === "user" ? "❯" : "●"} ${it.text}\n`);
           cursor = res.cursor;
         } while (follow);
@@ -239,7 +273,9 @@ async function human(cmd: string, args: string[]): Promise<number> {
       case "kill": {
         const id = args[0];
         if (!id) throw new Error("usage: claude-sessions kill <id> [--force]");
-        print(await callTool(app.sessions, killSession, { session_id: id, force: args.includes("--force") }, { actor: cliActor() }));
+        print(
+          await callTool(app.sessions, killSession, { session_id: id, force: args.includes("--force") }, { actor: cliActor() }),
+        );
         return 0;
       }
       case "move": {
@@ -275,15 +311,30 @@ async function doctor(): Promise<number> {
   const nodeOk = (node[0] ?? 0) >= 24 || ((node[0] ?? 0) === 22 && (node[1] ?? 0) >= 22);
   print(`${nodeOk ? "ok  " : "down"} node: ${process.versions.node}`);
   // The same checks as the health_check tool; the store's only when state.json exists (doctor creates nothing).
-  const store = existsSync(join(cfg.stateDir, "state.json")) ? new Store(cfg.stateDir, createLogger({ level: "error" })) : undefined;
+  const store = existsSync(join(cfg.stateDir, "state.json"))
+    ? new Store(cfg.stateDir, createLogger({ level: "error" }))
+    : undefined;
   const h = await healthChecks({ cfg, version: packageVersion(), ...(store ? { store } : {}) });
   // Schedules and webhooks fire only in a serving process: whether one runs them, and whether the endpoints file reads.
   const automations = await automationChecks(cfg.stateDir, cfg.webhooksFile, createLogger({ level: "error" }));
   for (const c of [...h.checks, ...automations]) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}`);
   // nodes.json is read at start-up: a bad one stops the server, so say so here (`claude-sessions nodes` reaches them).
-  const nodes = await loadNodes(cfg.nodesFile, cfg.stateDir).then((n) => ({ ok: true, detail: n.length ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them` : "none configured" }), (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }));
+  const nodes = await loadNodes(cfg.nodesFile, cfg.stateDir).then(
+    (n) => ({
+      ok: true,
+      detail: n.length
+        ? `${n.length} configured (${n.map((x) => x.name).join(", ")}); claude-sessions nodes reaches them`
+        : "none configured",
+    }),
+    (e: unknown) => ({ ok: false, detail: e instanceof Error ? e.message : String(e) }),
+  );
   print(`${nodes.ok ? "ok  " : "down"} nodes: ${nodes.detail}`);
-  const status = !nodeOk || !nodes.ok || automations.some((c) => c.status === "down") ? "down" : automations.some((c) => c.status === "degraded") && h.status === "ok" ? "degraded" : h.status;
+  const status =
+    !nodeOk || !nodes.ok || automations.some((c) => c.status === "down")
+      ? "down"
+      : automations.some((c) => c.status === "degraded") && h.status === "ok"
+        ? "degraded"
+        : h.status;
   print(`status: ${status} (state directory ${cfg.stateDir})`);
   return status !== "down" ? 0 : 1;
 }
@@ -309,6 +360,9 @@ async function main(): Promise<void> {
 
 main().catch((e) => {
   const err = toSessionError(e);
-  process.stderr.write(safeText(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}`) + "\n");
+  process.stderr.write(
+    safeText(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}`) +
+      "\n",
+  );
   process.exit(1);
 });

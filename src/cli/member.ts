@@ -10,7 +10,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { socketCandidates } from "../sandbox/member-relay.js";
 import { BoundedStdioServerTransport } from "../server/mcp/stdio.js";
-import { LEAD_TOOLS, MEMBER_ENV, MEMBER_SERVER_NAME, MEMBER_TOOL_DEFS, MEMBER_TOOLS, type MemberResponse, type MemberToolName } from "../api/members.js";
+import {
+  LEAD_TOOLS,
+  MEMBER_ENV,
+  MEMBER_SERVER_NAME,
+  MEMBER_TOOL_DEFS,
+  MEMBER_TOOLS,
+  type MemberResponse,
+  type MemberToolName,
+} from "../api/members.js";
 
 /** The sockets to try (re-exported: tests and the launcher's relay share the rule). */
 export { socketCandidates };
@@ -23,7 +31,12 @@ function tcpPort(target: string): number | undefined {
 
 const unreachable = (why: string): MemberResponse => ({
   ok: false,
-  error: { code: "NODE_UNREACHABLE", message: `no claude-sessions server of this state directory answered (${why}).`, retryable: true, suggestion: "Try again once a claude-sessions server runs (the client that started your team)." },
+  error: {
+    code: "NODE_UNREACHABLE",
+    message: `no claude-sessions server of this state directory answered (${why}).`,
+    retryable: true,
+    suggestion: "Try again once a claude-sessions server runs (the client that started your team).",
+  },
 });
 
 /** One call over one connection: the request line out, the answer line back. */
@@ -38,7 +51,16 @@ function callOn(path: string, line: string, signal: AbortSignal | undefined): Pr
       sock.destroy();
       resolve(r);
     };
-    const abort = () => done({ ok: false, error: { code: "CANCELLED", message: "the call was cancelled.", retryable: false, suggestion: "The request was cancelled by the client." } });
+    const abort = () =>
+      done({
+        ok: false,
+        error: {
+          code: "CANCELLED",
+          message: "the call was cancelled.",
+          retryable: false,
+          suggestion: "The request was cancelled by the client.",
+        },
+      });
     signal?.addEventListener("abort", abort, { once: true });
     sock.setEncoding("utf8");
     sock.on("connect", () => {
@@ -60,9 +82,16 @@ function callOn(path: string, line: string, signal: AbortSignal | undefined): Pr
   });
 }
 
-export async function memberCall(env: NodeJS.ProcessEnv, tool: MemberToolName, args: Record<string, unknown>, signal?: AbortSignal): Promise<MemberResponse> {
+export async function memberCall(
+  env: NodeJS.ProcessEnv,
+  tool: MemberToolName,
+  args: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<MemberResponse> {
   // A missing secret is sent as a wrong one: the server refuses it and its audit log has the attempt.
-  const line = JSON.stringify({ session_id: env[MEMBER_ENV.session] ?? "-", secret: env[MEMBER_ENV.secret] || "-", tool, arguments: args }) + "\n";
+  const line =
+    JSON.stringify({ session_id: env[MEMBER_ENV.session] ?? "-", secret: env[MEMBER_ENV.secret] || "-", tool, arguments: args }) +
+    "\n";
   const target = env[MEMBER_ENV.socket];
   if (target && tcpPort(target) !== undefined) {
     // The relay starts with the sandbox, before Claude Code: a refusal is a relay not yet listening, tried again briefly.
@@ -82,15 +111,32 @@ export async function memberCall(env: NodeJS.ProcessEnv, tool: MemberToolName, a
 
 /** The member server: the team tools, and the lead's when this session is its team's lead. */
 export function memberServer(env: NodeJS.ProcessEnv = process.env): McpServer {
-  const server = new McpServer({ name: MEMBER_SERVER_NAME, version: "1" }, { instructions: "Tools to work with your team: the other Claude Code sessions started with your team_name. Messages you get that start with \"From <name>:\" come from teammates." });
+  const server = new McpServer(
+    { name: MEMBER_SERVER_NAME, version: "1" },
+    {
+      instructions:
+        "Tools to work with your team: the other Claude Code sessions started with your team_name. Messages you get that " +
+        'start with "From <name>:" come from teammates.',
+    },
+  );
   const tools: MemberToolName[] = [...MEMBER_TOOLS, ...(env[MEMBER_ENV.lead] === "1" ? LEAD_TOOLS : [])];
   for (const name of tools) {
     const def = MEMBER_TOOL_DEFS[name];
-    server.registerTool(name, { title: def.title, description: def.description, inputSchema: def.input, outputSchema: def.output, annotations: { title: def.title, ...def.annotations } }, async (args: Record<string, unknown>, extra: { signal: AbortSignal }) => {
-      const res = await memberCall(env, name, args, extra.signal);
-      if (!res.ok) return { isError: true, content: [{ type: "text" as const, text: JSON.stringify({ error: res.error }) }] };
-      return { content: [{ type: "text" as const, text: JSON.stringify(res.result) }], structuredContent: res.result };
-    });
+    server.registerTool(
+      name,
+      {
+        title: def.title,
+        description: def.description,
+        inputSchema: def.input,
+        outputSchema: def.output,
+        annotations: { title: def.title, ...def.annotations },
+      },
+      async (args: Record<string, unknown>, extra: { signal: AbortSignal }) => {
+        const res = await memberCall(env, name, args, extra.signal);
+        if (!res.ok) return { isError: true, content: [{ type: "text" as const, text: JSON.stringify({ error: res.error }) }] };
+        return { content: [{ type: "text" as const, text: JSON.stringify(res.result) }], structuredContent: res.result };
+      },
+    );
   }
   return server;
 }

@@ -27,7 +27,13 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
         const cap = capacityOf(h);
         const sessions = ((h.checks ?? []) as Array<{ name: string; detail: string }>).find((x) => x.name === "sessions")?.detail;
         const live = sessions ? Number(/(\d+) live/.exec(sessions)?.[1]) : undefined;
-        return { name: l.name, status: "reachable", ...(l.version ? { version: l.version } : {}), health: String(h.status), ...(live !== undefined && cap ? { live, max: live + cap.free } : {}) };
+        return {
+          name: l.name,
+          status: "reachable",
+          ...(l.version ? { version: l.version } : {}),
+          health: String(h.status),
+          ...(live !== undefined && cap ? { live, max: live + cap.free } : {}),
+        };
       } catch (e) {
         return { name: l.name, status: "unreachable", error: e instanceof Error ? e.message : String(e) };
       }
@@ -42,7 +48,10 @@ export async function nodeReport(c: Coordinator): Promise<NodeLine[]> {
 export function formatNodeLine(n: NodeLine, mine?: string): string {
   if (n.status !== "reachable") return `${safeLine(n.name)}\tunreachable\t${safeLine(n.error ?? "")}`;
   const differs = mine !== undefined && n.version !== mine ? `\tversion differs from this machine's ${safeLine(mine)}` : "";
-  return `${safeLine(n.name)}\treachable\tclaude-sessions ${safeLine(n.version ?? "?")}\thealth ${safeLine(n.health ?? "?")}${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}${differs}`;
+  return (
+    `${safeLine(n.name)}\treachable\tclaude-sessions ${safeLine(n.version ?? "?")}\thealth ${safeLine(n.health ?? "?")}` +
+    `${n.live !== undefined ? `\t${n.live} live of ${n.max}` : ""}${differs}`
+  );
 }
 
 /**
@@ -58,9 +67,14 @@ export async function remoteAttachArgv(c: Coordinator, svc: SessionService, id: 
   const link = c.linkOf(owner);
   const res = await link.call("list_sessions", { status_filter: "all" }, {}, NODE_ANSWER_MS);
   const row = (res.sessions as Array<{ session_id: string; attach_command?: string }>).find((r) => r.session_id === id);
-  if (!link.cfg.attach?.length) throw new Error(`session ${id} runs on node ${owner}, which has no "attach" prefix in nodes.json`);
+  if (!link.cfg.attach?.length)
+    throw new Error(`session ${id} runs on node ${owner}, which has no "attach" prefix in nodes.json`);
   // The node's line is only read for its tmux socket; the argv is this server's own (the prefix, then tmux attach).
   const argv = row?.attach_command ? attachArgvOf(link.cfg.attach, row.attach_command, id) : undefined;
-  if (!argv) throw new Error(`session ${id} on node ${owner} cannot be attached to (it is not a live tmux session, or the node's attach command is not a plain tmux attach; use tail or stream_output)`);
+  if (!argv)
+    throw new Error(
+      `session ${id} on node ${owner} cannot be attached to (it is not a live tmux session, or the node's attach command ` +
+        `is not a plain tmux attach; use tail or stream_output)`,
+    );
   return argv;
 }

@@ -26,10 +26,19 @@ function elapsed(ms: number): string {
 }
 
 /** The line's text (exported for the unit test). */
-export function progressText(o: { frame: number; session?: string | undefined; status?: string | undefined; ms: number; usage: Usage }): string {
+export function progressText(o: {
+  frame: number;
+  session?: string | undefined;
+  status?: string | undefined;
+  ms: number;
+  usage: Usage;
+}): string {
   const input = o.usage.input_tokens + o.usage.cache_creation_input_tokens + o.usage.cache_read_input_tokens;
   const tokens = input + o.usage.output_tokens;
-  return `${FRAMES[o.frame % FRAMES.length]} ${safeLine(o.session ?? "starting")} ${safeLine(o.status ?? "…")} · ${elapsed(o.ms)} · ${compact(tokens)} tokens (${compact(o.usage.output_tokens)} out)`;
+  return (
+    `${FRAMES[o.frame % FRAMES.length]} ${safeLine(o.session ?? "starting")} ${safeLine(o.status ?? "…")} · ${elapsed(o.ms)} ` +
+    `· ${compact(tokens)} tokens (${compact(o.usage.output_tokens)} out)`
+  );
 }
 
 /**
@@ -57,11 +66,19 @@ export function showProgress(svc: SessionService, out: NodeJS.WriteStream, sessi
       const seen = { path, from: 0 };
       transcript = seen;
       // The turn's lines are those written after the command began: a new session's transcript is all of them.
-      if (session !== undefined) void stat(path).then((s) => (seen.from = s.size), () => {});
+      if (session !== undefined)
+        void stat(path).then(
+          (s) => (seen.from = s.size),
+          () => {},
+        );
     }
   });
   const tokens = setInterval(() => {
-    if (transcript) void readTurnUsage(transcript.path, transcript.from).then((u) => (usage = u.usage), () => {});
+    if (transcript)
+      void readTurnUsage(transcript.path, transcript.from).then(
+        (u) => (usage = u.usage),
+        () => {},
+      );
   }, 1000);
   const redraw = setInterval(draw, 120);
   tokens.unref();

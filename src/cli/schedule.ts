@@ -7,12 +7,26 @@ import { SessionError } from "../core/errors.js";
 import { callTool } from "../server/call.js";
 import { changeScheduleTool, listSchedulesTool, scheduleTask } from "../server/tools/schedules.js";
 
-export const SCHEDULE_HELP = `  claude-sessions schedule add <name> (--every 5m | --cron "0 7 * * 1-5" | --at <ISO time>) (--cwd <dir> | --send-to <session id>) --prompt <text>
+export const SCHEDULE_HELP =
+  `  claude-sessions schedule add <name> (--every 5m | --cron "0 7 * * 1-5" | --at <ISO time>) ` +
+  `(--cwd <dir> | --send-to <session id>) --prompt <text>
                            [--backend tmux|pty|headless] [--model M] [--overlap skip|queue] [--catch-up once|skip]
   claude-sessions schedule [list [<name>]] | pause <name> | resume <name> | delete <name>
                                   schedules run run_task (or send to a session) while a server runs (serve, or service install)`;
 
-const FLAGS: Record<string, string> = { "--every": "every", "--cron": "cron", "--at": "at", "--cwd": "cwd", "--prompt": "prompt", "--backend": "backend", "--model": "model", "--overlap": "overlap", "--catch-up": "catch_up", "--permission-mode": "permission_mode", "--send-to": "send_to" };
+const FLAGS: Record<string, string> = {
+  "--every": "every",
+  "--cron": "cron",
+  "--at": "at",
+  "--cwd": "cwd",
+  "--prompt": "prompt",
+  "--backend": "backend",
+  "--model": "model",
+  "--overlap": "overlap",
+  "--catch-up": "catch_up",
+  "--permission-mode": "permission_mode",
+  "--send-to": "send_to",
+};
 
 function usage(): SessionError {
   return new SessionError("INVALID_ARGUMENT", `usage:\n${SCHEDULE_HELP}`, { suggestion: "See claude-sessions --help." });
@@ -30,7 +44,9 @@ export async function runScheduleCommand(args: string[], app: App, actor: string
       const next = s.paused ? "paused" : `next ${s.next_at ?? "none"}`;
       const cost = last?.cost_usd !== undefined ? ` $${last.cost_usd.toFixed(4)}` : "";
       const lastRun = last ? `  last: ${last.outcome} ${last.due_at}${cost}` : "";
-      const to = s.send_to ? `→ ${"session_id" in s.send_to ? s.send_to.session_id : `${s.send_to.team_name}/${s.send_to.teammate_name}`}` : s.cwd;
+      const to = s.send_to
+        ? `→ ${"session_id" in s.send_to ? s.send_to.session_id : `${s.send_to.team_name}/${s.send_to.teammate_name}`}`
+        : s.cwd;
       print(`${s.name}  ${timing}  ${next}${s.running ? "  running" : ""}  ${to}${lastRun}`);
     }
     if (!r.schedules.length) print("no schedules");

@@ -21,7 +21,15 @@ export const SERVICE_HELP = `  claude-sessions service install [--listen HOST:PO
 const UNIT = "claude-sessions.service";
 const LABEL = "com.claude-sessions.serve";
 /** Variables a unit carries from the installing shell: where things are, never a secret. */
-const CARRIED = ["CLAUDE_SESSIONS_DIR", "CLAUDE_PATH", "PATH", "CLAUDE_SESSIONS_WEBHOOKS", "CLAUDE_SESSIONS_TOOLSETS", "CLAUDE_SESSIONS_TMUX_SOCKET", "CLAUDE_SESSIONS_LOG_LEVEL"];
+const CARRIED = [
+  "CLAUDE_SESSIONS_DIR",
+  "CLAUDE_PATH",
+  "PATH",
+  "CLAUDE_SESSIONS_WEBHOOKS",
+  "CLAUDE_SESSIONS_TOOLSETS",
+  "CLAUDE_SESSIONS_TMUX_SOCKET",
+  "CLAUDE_SESSIONS_LOG_LEVEL",
+];
 
 export interface ServiceOptions {
   listen: string;
@@ -37,7 +45,11 @@ function usage(): SessionError {
 
 /** A value safe inside a unit's line and a plist's string: no newline, no control character, no quote games. */
 function unitValue(name: string, v: string): string {
-  if (/[\x00-\x1f\x7f"\\%$]/.test(v)) throw new SessionError("INVALID_ARGUMENT", `${name} has a character a service file cannot carry safely (a control character, a quote, a backslash, % or $)`);
+  if (/[\x00-\x1f\x7f"\\%$]/.test(v))
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `${name} has a character a service file cannot carry safely (a control character, a quote, a backslash, % or $)`,
+    );
   return v;
 }
 
@@ -106,7 +118,12 @@ function run(file: string, args: string[]): number {
 }
 
 /** `stateDir`: the state directory the unit's server uses (this command's, resolved). */
-export function runServiceCommand(args: string[], stateDir: string, print: (s: string) => void, env: NodeJS.ProcessEnv = process.env): number {
+export function runServiceCommand(
+  args: string[],
+  stateDir: string,
+  print: (s: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
   const [sub, ...rest] = args;
   const mac = process.platform === "darwin";
   const path = unitPath(env);
@@ -122,19 +139,36 @@ export function runServiceCommand(args: string[], stateDir: string, print: (s: s
         else if (a === "--env-file" && rest[i + 1]) envFile = resolve(rest[++i]!);
         else throw usage();
       }
-      if (!/^([A-Za-z0-9.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/.test(listen)) throw new SessionError("INVALID_ARGUMENT", `--listen ${JSON.stringify(listen)} is not [HOST:]PORT`);
+      if (!/^([A-Za-z0-9.-]+:|\[[0-9a-fA-F:]+\]:)?\d{1,5}$/.test(listen))
+        throw new SessionError("INVALID_ARGUMENT", `--listen ${JSON.stringify(listen)} is not [HOST:]PORT`);
       if (envFile !== undefined) {
-        if (mac) throw new SessionError("UNSUPPORTED_OPTION", "--env-file is for systemd; on macOS put the variables in the plist's EnvironmentVariables yourself (no secret: the token is <state>/token)");
+        if (mac)
+          throw new SessionError(
+            "UNSUPPORTED_OPTION",
+            "--env-file is for systemd; on macOS put the variables in the plist's EnvironmentVariables yourself (no secret: the token is <state>/token)",
+          );
         let st;
         try {
           st = statSync(envFile);
         } catch {
           throw new SessionError("INVALID_ARGUMENT", `--env-file ${envFile} cannot be read`);
         }
-        if (!st.isFile() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) throw new SessionError("PERMISSION_DENIED", `--env-file ${envFile} must be your regular file with mode 0600 (it may hold the token)`, { suggestion: `chmod 600 ${envFile}` });
+        if (!st.isFile() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0)
+          throw new SessionError(
+            "PERMISSION_DENIED",
+            `--env-file ${envFile} must be your regular file with mode 0600 (it may hold the token)`,
+            { suggestion: `chmod 600 ${envFile}` },
+          );
       }
-      const o: ServiceOptions = { listen, env: { ...env, CLAUDE_SESSIONS_DIR: stateDir }, node: process.execPath, bin: resolve(dirname(fileURLToPath(import.meta.url)), "..", "bin.js"), ...(envFile ? { envFile } : {}) };
-      if (!isAbsolute(o.bin) || !existsSync(o.bin)) throw new SessionError("INTERNAL", `the server's entry point ${o.bin} is missing`);
+      const o: ServiceOptions = {
+        listen,
+        env: { ...env, CLAUDE_SESSIONS_DIR: stateDir },
+        node: process.execPath,
+        bin: resolve(dirname(fileURLToPath(import.meta.url)), "..", "bin.js"),
+        ...(envFile ? { envFile } : {}),
+      };
+      if (!isAbsolute(o.bin) || !existsSync(o.bin))
+        throw new SessionError("INTERNAL", `the server's entry point ${o.bin} is missing`);
       mkdirSync(dirname(path), { recursive: true });
       const logDir = join(env.HOME || homedir(), "Library", "Logs");
       writeFileSync(path, mac ? launchdPlist(o, logDir) : systemdUnit(o), { mode: 0o644 });
@@ -150,7 +184,13 @@ export function runServiceCommand(args: string[], stateDir: string, print: (s: s
       return mac ? run("launchctl", ["list", LABEL]) : run("systemctl", ["--user", "status", "--no-pager", UNIT]);
     case "logs":
       if (rest.some((a) => a !== "-f")) throw usage();
-      if (mac) return run("tail", ["-n", "200", ...(rest.includes("-f") ? ["-f"] : []), join(env.HOME || homedir(), "Library", "Logs", "claude-sessions.log")]);
+      if (mac)
+        return run("tail", [
+          "-n",
+          "200",
+          ...(rest.includes("-f") ? ["-f"] : []),
+          join(env.HOME || homedir(), "Library", "Logs", "claude-sessions.log"),
+        ]);
       return run("journalctl", ["--user", "-u", UNIT, "-n", "200", "--no-pager", ...(rest.includes("-f") ? ["-f"] : [])]);
     case "uninstall": {
       if (rest.length) throw usage();

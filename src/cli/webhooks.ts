@@ -17,14 +17,22 @@ export async function runWebhooksCommand(args: string[], stateDir: string, print
   const dead = await readDeadLetters(stateDir);
   if (args[0] === undefined) {
     print(cfg.file ? `endpoints (${cfg.file}):` : "no endpoints (CLAUDE_SESSIONS_WEBHOOKS is not set)");
-    for (const e of cfg.endpoints) print(`  ${endpointKey(e.url)}  ${new URL(e.url).origin}  ${[...e.events].join(",")}${e.includeText ? "  include_text" : ""}`);
+    for (const e of cfg.endpoints)
+      print(
+        `  ${endpointKey(e.url)}  ${new URL(e.url).origin}  ${[...e.events].join(",")}${e.includeText ? "  include_text" : ""}`,
+      );
     print(`dead letter: ${dead.length} deliver${dead.length === 1 ? "y" : "ies"}`);
-    for (const d of dead) print(`  ${d.id}  ${d.event}  ${d.origin}  failed ${d.failed_at} after ${d.attempts} tries: ${d.error}`);
+    for (const d of dead)
+      print(`  ${d.id}  ${d.event}  ${d.origin}  failed ${d.failed_at} after ${d.attempts} tries: ${d.error}`);
     return 0;
   }
-  if (args[0] !== "replay" || !args[1] || args.length > 2) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions webhooks [replay <id>|--all]");
+  if (args[0] !== "replay" || !args[1] || args.length > 2)
+    throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions webhooks [replay <id>|--all]");
   const chosen = args[1] === "--all" ? dead : dead.filter((d) => d.id === args[1]);
-  if (!chosen.length) throw new SessionError("INVALID_ARGUMENT", `no dead delivery ${JSON.stringify(args[1])}`, { suggestion: "Run `claude-sessions webhooks` to list them." });
+  if (!chosen.length)
+    throw new SessionError("INVALID_ARGUMENT", `no dead delivery ${JSON.stringify(args[1])}`, {
+      suggestion: "Run `claude-sessions webhooks` to list them.",
+    });
   const byKey = new Map(cfg.endpoints.map((e) => [endpointKey(e.url), e]));
   const delivered = new Set<string>();
   let failed = 0;

@@ -47,12 +47,17 @@ export interface WorkEnv {
 
 type Options = Record<string, { type: "string" | "boolean" }>;
 
-function parse(args: string[], options: Options): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+function parse(
+  args: string[],
+  options: Options,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
     const r = parseArgs({ args, options: { ...options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
     return { values: r.values as Record<string, string | boolean | undefined>, positionals: r.positionals };
   } catch (e) {
-    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e), { suggestion: "claude-sessions --help lists each command's options." });
+    throw new SessionError("INVALID_ARGUMENT", e instanceof Error ? e.message : String(e), {
+      suggestion: "claude-sessions --help lists each command's options.",
+    });
   }
 }
 
@@ -61,7 +66,8 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 function positiveInt(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new SessionError("INVALID_ARGUMENT", `${name} must be a positive integer (got ${JSON.stringify(v)})`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new SessionError("INVALID_ARGUMENT", `${name} must be a positive integer (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -89,9 +95,14 @@ function mustOutlive(w: WorkEnv, backend: string | undefined, node: string | und
   const kind = (backend ?? w.app.cfg.defaultBackend ?? "tmux") as keyof App["hosts"];
   const b = w.app.hosts[kind];
   if (b && !b.survivesRestart) {
-    throw new SessionError("INVALID_ARGUMENT", `a ${kind} session lives inside the process that ${verb}s it, and this command exits when it is done.`, {
-      suggestion: "Use --backend tmux (it outlives the command), `claude-sessions run` for one answer, or an MCP client of `claude-sessions serve`.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `a ${kind} session lives inside the process that ${verb}s it, and this command exits when it is done.`,
+      {
+        suggestion:
+          "Use --backend tmux (it outlives the command), `claude-sessions run` for one answer, or an MCP client of `claude-sessions serve`.",
+      },
+    );
   }
 }
 
@@ -142,20 +153,41 @@ function turnResult(w: WorkEnv, session: string, r: TurnLike): number {
   return 1;
 }
 
-function printStarted(w: WorkEnv, r: { session_id: string; status: string; backend?: string | undefined; cwd?: string | undefined; attach_command?: string | undefined; worktree?: { path: string; branch: string } | undefined; node?: string | undefined; warnings?: string[] | undefined }, json: boolean, verb: string): void {
+function printStarted(
+  w: WorkEnv,
+  r: {
+    session_id: string;
+    status: string;
+    backend?: string | undefined;
+    cwd?: string | undefined;
+    attach_command?: string | undefined;
+    worktree?: { path: string; branch: string } | undefined;
+    node?: string | undefined;
+    warnings?: string[] | undefined;
+  },
+  json: boolean,
+  verb: string,
+): void {
   if (json) return line(w.out, JSON.stringify(r, null, 2));
   const fields = [r.session_id, r.status, r.backend ?? "", ...(r.node ? [r.node] : []), r.worktree?.path ?? r.cwd ?? ""];
   line(w.out, fields.map(safeLine).join("\t"));
   if (w.err.isTTY) {
-    line(w.err, safeLine(`${verb} ${r.session_id}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ""}`));
+    line(
+      w.err,
+      safeLine(`${verb} ${r.session_id}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ""}`),
+    );
     if (r.attach_command) line(w.err, `attach: ${safeLine(r.attach_command)}`);
   }
   for (const warning of r.warnings ?? []) line(w.err, `warning: ${safeLine(warning)}`);
 }
 
 /** --sandbox / --no-sandbox: the start's `sandbox` (neither: the server's default); both is a usage error. */
-function sandboxFlag(v: { sandbox?: boolean | string | undefined; "no-sandbox"?: boolean | string | undefined }): boolean | undefined {
-  if (v.sandbox === true && v["no-sandbox"] === true) throw new SessionError("INVALID_ARGUMENT", "--sandbox and --no-sandbox contradict each other; give one.");
+function sandboxFlag(v: {
+  sandbox?: boolean | string | undefined;
+  "no-sandbox"?: boolean | string | undefined;
+}): boolean | undefined {
+  if (v.sandbox === true && v["no-sandbox"] === true)
+    throw new SessionError("INVALID_ARGUMENT", "--sandbox and --no-sandbox contradict each other; give one.");
   return v.sandbox === true ? true : v["no-sandbox"] === true ? false : undefined;
 }
 
@@ -175,8 +207,12 @@ async function startCmd(w: WorkEnv, args: string[]): Promise<number> {
     wait: { type: "boolean" },
     timeout: { type: "string" },
   });
-  if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions start <cwd> [--prompt TEXT] [options]", { suggestion: "Quote a prompt with spaces: --prompt \"fix the tests\"." });
-  if (v.wait && v.prompt === undefined) throw new SessionError("INVALID_ARGUMENT", "--wait needs --prompt (there is no turn to wait for)");
+  if (positionals.length !== 1)
+    throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions start <cwd> [--prompt TEXT] [options]", {
+      suggestion: 'Quote a prompt with spaces: --prompt "fix the tests".',
+    });
+  if (v.wait && v.prompt === undefined)
+    throw new SessionError("INVALID_ARGUMENT", "--wait needs --prompt (there is no turn to wait for)");
   mustOutlive(w, str(v.backend), str(v.node), "start");
   const r = await call(
     w,
@@ -218,7 +254,10 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
   // Ended afterwards with a kill_session of its own (so the command does not exit while it is still ending),
   // also when the turn failed: run_task then throws TURN_FAILED with the turn's result (and the session id) in details.
   const end = async (id: string) => {
-    if (!v.keep) await call(w, killSession, { session_id: id }).catch((e: unknown) => line(w.err, `claude-sessions: ending session ${id}: ${String(e)}`));
+    if (!v.keep)
+      await call(w, killSession, { session_id: id }).catch((e: unknown) =>
+        line(w.err, `claude-sessions: ending session ${id}: ${String(e)}`),
+      );
     else if (w.err.isTTY) line(w.err, `session ${id} kept: claude-sessions send ${id} <message…>`);
   };
   let r;
@@ -243,7 +282,8 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
     );
   } catch (e) {
     p.stop();
-    const failed = e instanceof SessionError ? (e.details?.result as { session_id?: unknown } | undefined)?.session_id : undefined;
+    const failed =
+      e instanceof SessionError ? (e.details?.result as { session_id?: unknown } | undefined)?.session_id : undefined;
     if (typeof failed === "string") await end(failed);
     throw e;
   } finally {
@@ -256,13 +296,27 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
 }
 
 async function resumeCmd(w: WorkEnv, args: string[]): Promise<number> {
-  const { values: v, positionals } = parse(args, { message: { type: "string" }, fork: { type: "boolean" }, wait: { type: "boolean" }, timeout: { type: "string" } });
-  if (positionals.length !== 1) throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions resume <id> [--message TEXT] [--fork] [--wait]");
-  if (v.wait && v.message === undefined) throw new SessionError("INVALID_ARGUMENT", "--wait needs --message (there is no turn to wait for)");
+  const { values: v, positionals } = parse(args, {
+    message: { type: "string" },
+    fork: { type: "boolean" },
+    wait: { type: "boolean" },
+    timeout: { type: "string" },
+  });
+  if (positionals.length !== 1)
+    throw new SessionError("INVALID_ARGUMENT", "usage: claude-sessions resume <id> [--message TEXT] [--fork] [--wait]");
+  if (v.wait && v.message === undefined)
+    throw new SessionError("INVALID_ARGUMENT", "--wait needs --message (there is no turn to wait for)");
   const rec = await w.app.store.get(positionals[0]!);
   if (rec) mustOutlive(w, rec.backend, undefined, "resume");
-  const r = await call(w, resumeSession, defined({ session_id: positionals[0], message: str(v.message), fork: v.fork ? true : undefined }));
-  if (r.status === "not_found") throw new SessionError("SESSION_NOT_FOUND", `no session with id ${JSON.stringify(positionals[0])}; nothing was started.`, { suggestion: "claude-sessions ls --all lists the sessions that can be resumed." });
+  const r = await call(
+    w,
+    resumeSession,
+    defined({ session_id: positionals[0], message: str(v.message), fork: v.fork ? true : undefined }),
+  );
+  if (r.status === "not_found")
+    throw new SessionError("SESSION_NOT_FOUND", `no session with id ${JSON.stringify(positionals[0])}; nothing was started.`, {
+      suggestion: "claude-sessions ls --all lists the sessions that can be resumed.",
+    });
   printStarted(w, r, v.json === true, r.forked ? "forked" : "resumed");
   return v.wait ? waitAndPrint(w, r.session_id, positiveInt(str(v.timeout), "--timeout") ?? 600_000) : 0;
 }

@@ -17,7 +17,23 @@ export const HOOK_EVENTS = [
 ] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 
-export const OWN_EVENTS = ["cs:spawn", "cs:exit", "cs:interrupted", "cs:start_failed", "cs:answered", "cs:snapshot", "cs:permission_fallback", "cs:turn_failed", "cs:blocked", "cs:unblocked", "cs:hibernated", "cs:shutdown_requested", "cs:sandbox_violation", "cs:limit_over", "cs:limit_wait"] as const;
+export const OWN_EVENTS = [
+  "cs:spawn",
+  "cs:exit",
+  "cs:interrupted",
+  "cs:start_failed",
+  "cs:answered",
+  "cs:snapshot",
+  "cs:permission_fallback",
+  "cs:turn_failed",
+  "cs:blocked",
+  "cs:unblocked",
+  "cs:hibernated",
+  "cs:shutdown_requested",
+  "cs:sandbox_violation",
+  "cs:limit_over",
+  "cs:limit_wait",
+] as const;
 export type OwnEventName = (typeof OWN_EVENTS)[number];
 export type EventName = HookEventName | OwnEventName;
 

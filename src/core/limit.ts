@@ -31,7 +31,12 @@ const MAX_AHEAD_MS = 8 * 24 * 3600_000;
 /** Whether a StopFailure (or a failed turn's message) is a usage or rate limit. */
 export function isLimitFailure(error: string | undefined, message: string | undefined): boolean {
   if (error === "rate_limit") return true;
-  return typeof message === "string" && (/^You've hit your .*limit/.test(message) || /^API Error: .*\(429\)/.test(message) || /^API Error: Server is temporarily limiting requests/.test(message));
+  return (
+    typeof message === "string" &&
+    (/^You've hit your .*limit/.test(message) ||
+      /^API Error: .*\(429\)/.test(message) ||
+      /^API Error: Server is temporarily limiting requests/.test(message))
+  );
 }
 
 export function limitKindOf(message: string): LimitKind {
@@ -74,7 +79,16 @@ function zoneOffsetMs(zone: string | undefined, at: number): number | undefined 
   if (!zone) return -new Date(at).getTimezoneOffset() * 60_000;
   if (zone === "UTC" || zone === "GMT") return 0;
   try {
-    const parts = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" }).formatToParts(new Date(at));
+    const parts = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    }).formatToParts(new Date(at));
     const n = (t: string) => parseInt(parts.find((p) => p.type === t)?.value ?? "0", 10);
     const asUtc = Date.UTC(n("year"), n("month") - 1, n("day"), n("hour") % 24, n("minute"), n("second"));
     return asUtc - Math.floor(at / 1000) * 1000;
@@ -94,5 +108,11 @@ export function limitOf(message: string, at: number, rateWaitMs: number): LimitI
     reset = undefined;
   }
   const known = reset !== undefined;
-  return { kind, resets_at: new Date(known ? reset! : at + rateWaitMs).toISOString(), reset_known: known, message: message.slice(0, 500), ...(warning ? { warning } : {}) };
+  return {
+    kind,
+    resets_at: new Date(known ? reset! : at + rateWaitMs).toISOString(),
+    reset_known: known,
+    message: message.slice(0, 500),
+    ...(warning ? { warning } : {}),
+  };
 }

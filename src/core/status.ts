@@ -4,7 +4,19 @@
  * (a screen of Claude Code other than a permission dialog waits for an answer: answer_prompt) and hibernated (the
  * process ended cleanly, the conversation is kept: the next prompt wakes it on its backend).
  */
-export const STATUSES = ["starting", "ready", "busy", "idle", "waiting_for_permission", "blocked", "error", "dead", "zombie", "hibernated", "limited"] as const;
+export const STATUSES = [
+  "starting",
+  "ready",
+  "busy",
+  "idle",
+  "waiting_for_permission",
+  "blocked",
+  "error",
+  "dead",
+  "zombie",
+  "hibernated",
+  "limited",
+] as const;
 export type Status = (typeof STATUSES)[number];
 
 const T: Record<Status, readonly Status[]> = {
@@ -61,5 +73,16 @@ export function statusGroup(s: Status): "active" | "inactive" | "error" {
  * screen, plan approval, AskUserQuestion's question, MCP server approval, the trust and API-key questions, the usage-limit menu, a permission
  * dialog no hook reported, the bypass-mode warning, and any screen the server does not know (`unknown`).
  */
-export const BLOCKED_KINDS = ["auto_mode_unavailable", "plan_approval", "question", "mcp_server", "trust", "api_key", "usage_limit", "permission_dialog", "bypass_warning", "unknown"] as const;
+export const BLOCKED_KINDS = [
+  "auto_mode_unavailable",
+  "plan_approval",
+  "question",
+  "mcp_server",
+  "trust",
+  "api_key",
+  "usage_limit",
+  "permission_dialog",
+  "bypass_warning",
+  "unknown",
+] as const;
 export type BlockedKind = (typeof BLOCKED_KINDS)[number];

@@ -26,7 +26,10 @@ export async function compactIfLarge(s: LiveSession, maxBytes: number): Promise<
     if (inTurn(fold.status)) return false;
     await copyFile(s.eventsPath, `${s.eventsPath}.1`);
     await truncate(s.eventsPath, 0);
-    await appendFile(s.eventsPath, `\n${JSON.stringify({ hook_event_name: "cs:snapshot", fold, ts: new Date().toISOString() })}\n`);
+    await appendFile(
+      s.eventsPath,
+      `\n${JSON.stringify({ hook_event_name: "cs:snapshot", fold, ts: new Date().toISOString() })}\n`,
+    );
   } finally {
     await lock.release();
   }

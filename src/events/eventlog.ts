@@ -179,7 +179,9 @@ export class EventTail {
           events.push(ev);
         }
         const readAs = sk.name ? `a bare ${sk.name}` : "nothing (no event name found)";
-        this.onError(new Error(`an event line of ${sk.bytes} bytes (over ${this.maxLine}) in ${this.path} was read as ${readAs}`));
+        this.onError(
+          new Error(`an event line of ${sk.bytes} bytes (over ${this.maxLine}) in ${this.path} was read as ${readAs}`),
+        );
       } else {
         // Whole lines only: a hook may be half-way through writing the next one.
         const nl = buf.lastIndexOf(0x0a);

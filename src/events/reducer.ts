@@ -157,12 +157,25 @@ function noteLimit(f: Folded, ev: LogEvent, seq: number, message: string | undef
   const info: FoldedLimit = { ...limitOf(message ?? "rate limit", Number.isFinite(at) ? at : 0, LIMIT_RATE_WAIT_MS), seq };
   // Without the event's time a reset read from "resets 8pm" has no day: the server that sees it records it.
   if (!Number.isFinite(at)) delete info.resets_at;
-  f.limit = { ...info, ...(ev.ts ? { since: ev.ts } : {}), ...(f.last_prompt !== undefined ? { prompt: f.last_prompt } : {}), ...(ev.prompt_id ? { prompt_id: ev.prompt_id } : {}) };
+  f.limit = {
+    ...info,
+    ...(ev.ts ? { since: ev.ts } : {}),
+    ...(f.last_prompt !== undefined ? { prompt: f.last_prompt } : {}),
+    ...(ev.prompt_id ? { prompt_id: ev.prompt_id } : {}),
+  };
   return f;
 }
 
 export function initialFold(): Folded {
-  return { status: "starting", turn_count: 0, prompts_submitted: 0, background_tasks: 0, responses: 0, response_chars: 0, seq: 0 };
+  return {
+    status: "starting",
+    turn_count: 0,
+    prompts_submitted: 0,
+    background_tasks: 0,
+    responses: 0,
+    response_chars: 0,
+    seq: 0,
+  };
 }
 
 function move(f: Folded, to: Status): Status {
@@ -188,7 +201,20 @@ function failTurn(f: Folded, message: string | undefined, promptId?: string): Fo
 }
 
 /** Events that show the CLI moved on: a "needs input" notice before them is over. */
-const PROGRESS: ReadonlySet<string> = new Set(["UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "PermissionDenied", "Stop", "StopFailure", "SessionEnd", "cs:exit", "cs:answered", "cs:interrupted", "cs:turn_failed"]);
+const PROGRESS: ReadonlySet<string> = new Set([
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PostToolUse",
+  "PermissionRequest",
+  "PermissionDenied",
+  "Stop",
+  "StopFailure",
+  "SessionEnd",
+  "cs:exit",
+  "cs:answered",
+  "cs:interrupted",
+  "cs:turn_failed",
+]);
 
 export function reduce(prev: Folded, ev: LogEvent): Folded {
   const f: Folded = { ...prev, seq: prev.seq + 1 };
@@ -213,7 +239,11 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
         response_chars: f.response_chars,
         ...(f.sandbox_violations ? { sandbox_violations: f.sandbox_violations } : {}),
         ...(f.limit ? { limit: f.limit } : {}),
-        ...(ev.claude_session_id ? { claude_session_id: ev.claude_session_id } : f.claude_session_id ? { claude_session_id: f.claude_session_id } : {}),
+        ...(ev.claude_session_id
+          ? { claude_session_id: ev.claude_session_id }
+          : f.claude_session_id
+            ? { claude_session_id: f.claude_session_id }
+            : {}),
         ...(f.last_response !== undefined ? { last_response: f.last_response } : {}),
         ...(f.last_prompt !== undefined ? { last_prompt: f.last_prompt } : {}),
         ...(f.last_event_at ? { last_event_at: f.last_event_at } : {}),
@@ -260,19 +290,40 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       return f;
     case "Notification":
       if (ev.notification_type === "agent_needs_input" && isLive(f.status)) {
-        f.needs_input = { message: typeof ev.message === "string" ? ev.message : "Claude Code needs input", ...(ev.ts ? { since: ev.ts } : {}) };
+        f.needs_input = {
+          message: typeof ev.message === "string" ? ev.message : "Claude Code needs input",
+          ...(ev.ts ? { since: ev.ts } : {}),
+        };
       }
       return f;
     case "PermissionDenied":
       // Auto mode's classifier (or its fallback) refused a tool call: the model is told, the turn goes on.
-      f.permission_denials = [...(f.permission_denials ?? []), { tool_name: ev.tool_name ?? "unknown", tool_use_id: ev.tool_use_id ?? "", tool_input: ev.tool_input ?? null, ...(typeof ev.reason === "string" ? { reason: ev.reason } : {}) }].slice(-20);
+      f.permission_denials = [
+        ...(f.permission_denials ?? []),
+        {
+          tool_name: ev.tool_name ?? "unknown",
+          tool_use_id: ev.tool_use_id ?? "",
+          tool_input: ev.tool_input ?? null,
+          ...(typeof ev.reason === "string" ? { reason: ev.reason } : {}),
+        },
+      ].slice(-20);
       return f;
     case "cs:blocked":
       // The server saw a screen that waits for an answer while no hook fired (runners/terminal/screen/blocking.ts).
-      if (isBlockedEvent(ev.blocked) && (f.status === "busy" || f.status === "ready" || f.status === "idle" || f.status === "blocked")) {
+      if (
+        isBlockedEvent(ev.blocked) &&
+        (f.status === "busy" || f.status === "ready" || f.status === "idle" || f.status === "blocked")
+      ) {
         const from = f.status === "blocked" ? (f.blocked?.from ?? "busy") : f.status;
         f.status = "blocked";
-        f.blocked = { kind: ev.blocked.kind, text: ev.blocked.text, choices: [...ev.blocked.choices], seq: prev.seq, from, ...(ev.ts ? { since: ev.ts } : {}) };
+        f.blocked = {
+          kind: ev.blocked.kind,
+          text: ev.blocked.text,
+          choices: [...ev.blocked.choices],
+          seq: prev.seq,
+          from,
+          ...(ev.ts ? { since: ev.ts } : {}),
+        };
       }
       return f;
     case "cs:unblocked":
@@ -313,7 +364,12 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       return isLimitFailure(ev.error, ev.message) ? noteLimit(f, ev, prev.seq, ev.message) : f;
     case "cs:limit_wait":
       // The server parked the session for this limit: its reset (the operator's wait when the CLI gave none) and the wake.
-      if (f.limit && f.limit.seq === ev.limit_seq && typeof ev.resets_at === "string" && Number.isFinite(Date.parse(ev.resets_at))) {
+      if (
+        f.limit &&
+        f.limit.seq === ev.limit_seq &&
+        typeof ev.resets_at === "string" &&
+        Number.isFinite(Date.parse(ev.resets_at))
+      ) {
         f.limit = { ...f.limit, resets_at: ev.resets_at, ...(typeof ev.due_at === "string" ? { wake_at: ev.due_at } : {}) };
       }
       return f;
@@ -392,13 +448,24 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
 function isBlockedEvent(v: unknown): v is NonNullable<LogEvent["blocked"]> {
   if (typeof v !== "object" || v === null) return false;
   const o = v as Record<string, unknown>;
-  return typeof o.kind === "string" && (BLOCKED_KINDS as readonly string[]).includes(o.kind) && typeof o.text === "string" && Array.isArray(o.choices) && o.choices.every((c) => typeof c === "string");
+  return (
+    typeof o.kind === "string" &&
+    (BLOCKED_KINDS as readonly string[]).includes(o.kind) &&
+    typeof o.text === "string" &&
+    Array.isArray(o.choices) &&
+    o.choices.every((c) => typeof c === "string")
+  );
 }
 
 function isFold(v: unknown): v is Folded {
   if (typeof v !== "object" || v === null) return false;
   const o = v as Record<string, unknown>;
-  return typeof o.status === "string" && typeof o.turn_count === "number" && typeof o.prompts_submitted === "number" && typeof o.seq === "number";
+  return (
+    typeof o.status === "string" &&
+    typeof o.turn_count === "number" &&
+    typeof o.prompts_submitted === "number" &&
+    typeof o.seq === "number"
+  );
 }
 
 /** Events that show the CLI went on past a screen: the turn's hooks and the process's end. */

@@ -124,7 +124,10 @@ function toExecution(r: Row): Execution {
     usage: parseUsageJson(r.usage),
     cost_usd: r.cost_usd === null || r.cost_usd === undefined ? null : num(r.cost_usd),
     // Rows from before the column: complete when they have a cost (the partial-sum case was not told apart then).
-    cost_complete: r.cost_complete === null || r.cost_complete === undefined ? r.cost_usd !== null && r.cost_usd !== undefined : num(r.cost_complete) === 1,
+    cost_complete:
+      r.cost_complete === null || r.cost_complete === undefined
+        ? r.cost_usd !== null && r.cost_usd !== undefined
+        : num(r.cost_complete) === 1,
   };
 }
 
@@ -141,7 +144,10 @@ export class ExecutionLog {
     this.db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=2000;");
     this.db.exec(DDL);
     // A file from before cost_complete: the column is added (old rows read it as unknown).
-    const cols = this.db.prepare("PRAGMA table_info(executions)").all().map((c) => String(c.name));
+    const cols = this.db
+      .prepare("PRAGMA table_info(executions)")
+      .all()
+      .map((c) => String(c.name));
     if (!cols.includes("cost_complete")) this.db.exec("ALTER TABLE executions ADD COLUMN cost_complete INTEGER");
     this.db.exec("CREATE INDEX IF NOT EXISTS executions_ended ON executions(ended_at)");
     this.prune();
@@ -150,8 +156,13 @@ export class ExecutionLog {
   /** Drops records past the retention: beyond the newest `keep`, and ended longer than `maxAgeMs` ago. */
   prune(now = Date.now()): number {
     if (!this.retention) return 0;
-    let n = num(this.db.prepare("DELETE FROM executions WHERE id <= (SELECT id FROM executions ORDER BY id DESC LIMIT 1 OFFSET ?)").run(this.retention.keep).changes);
-    if (this.retention.maxAgeMs > 0) n += num(this.db.prepare("DELETE FROM executions WHERE ended_at < ?").run(now - this.retention.maxAgeMs).changes);
+    let n = num(
+      this.db
+        .prepare("DELETE FROM executions WHERE id <= (SELECT id FROM executions ORDER BY id DESC LIMIT 1 OFFSET ?)")
+        .run(this.retention.keep).changes,
+    );
+    if (this.retention.maxAgeMs > 0)
+      n += num(this.db.prepare("DELETE FROM executions WHERE ended_at < ?").run(now - this.retention.maxAgeMs).changes);
     return n;
   }
 
@@ -162,20 +173,30 @@ export class ExecutionLog {
     const marks = TURN_ENDS.map(() => "?").join(",");
     const where = sessionIds ? `AND session_id IN (${sessionIds.map(() => "?").join(",")})` : "";
     const rows = this.db
-      .prepare(`SELECT session_id, ended_at - started_at AS ms, outcome, usage, cost_usd, cost_complete FROM executions WHERE outcome IN (${marks}) ${where} ORDER BY session_id, ms`)
+      .prepare(
+        `SELECT session_id, ended_at - started_at AS ms, outcome, usage, cost_usd, cost_complete FROM executions WHERE ` +
+          `outcome IN (${marks}) ${where} ORDER BY session_id, ms`,
+      )
       .all(...TURN_ENDS, ...(sessionIds ?? []));
     const groups = new Map<string, Row[]>();
     for (const r of rows) groups.set(String(r.session_id), [...(groups.get(String(r.session_id)) ?? []), r]);
     for (const [id, list] of groups) {
       const ms = list.map((r) => Math.max(0, num(r.ms)));
-      const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0, cache_read_input_tokens: 0 };
+      const usage = {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_creation_5m_input_tokens: 0,
+        cache_creation_1h_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      };
       let cost = 0;
       let priced = 0;
       let complete = true;
       for (const r of list) {
         const u = parseUsageJson(r.usage);
         if (u) for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += u[k];
-        if (r.cost_usd !== null && r.cost_usd !== undefined) (cost += num(r.cost_usd), priced++);
+        if (r.cost_usd !== null && r.cost_usd !== undefined) ((cost += num(r.cost_usd)), priced++);
         // A turn with tokens and no (complete) price makes the sum a lower bound.
         if (u && (r.cost_usd === null || r.cost_usd === undefined || num(r.cost_complete ?? 1) === 0)) complete = false;
       }
@@ -197,7 +218,8 @@ export class ExecutionLog {
   record(e: NewExecution): Execution {
     const id = this.db
       .prepare(
-        "INSERT INTO executions(session_id, claude_session_id, prompt, response, started_at, ended_at, outcome, error, usage, cost_usd, cost_complete) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO executions(session_id, claude_session_id, prompt, response, started_at, ended_at, outcome, error, " +
+          "usage, cost_usd, cost_complete) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
       )
       .run(
         e.session_id,

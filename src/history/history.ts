@@ -70,7 +70,9 @@ export class History {
     const mode = opts.mode ?? "auto";
     const script = mode === "inline" ? undefined : workerScript();
     if (mode === "worker" && !script) throw new Error("history worker script not found: build the package (npm run build)");
-    this.runner = script ? new OnDemandWorkerRunner(script, this.dbPath, opts.configDir, events) : new InlineRunner(this.dbPath, opts.configDir, events);
+    this.runner = script
+      ? new OnDemandWorkerRunner(script, this.dbPath, opts.configDir, events)
+      : new InlineRunner(this.dbPath, opts.configDir, events);
     if (opts.syncOnOpen ?? false) void this.sync().catch(() => undefined);
   }
 
@@ -123,7 +125,8 @@ export class History {
     if (this.pathSync) return this.pathSync.then(() => this.update([]));
     const batch = [...this.pendingPaths];
     this.pendingPaths.clear();
-    if (batch.length === 0) return Promise.resolve({ files_seen: 0, files_read: 0, bytes_read: 0, lines: 0, files_removed: 0, rebuilt: false, ms: 0 });
+    if (batch.length === 0)
+      return Promise.resolve({ files_seen: 0, files_read: 0, bytes_read: 0, lines: 0, files_removed: 0, rebuilt: false, ms: 0 });
     const run = this.runner.sync(batch).finally(() => (this.pathSync = undefined));
     this.pathSync = run;
     return run;
@@ -137,7 +140,10 @@ export class History {
 
   state(): IndexState {
     const complete = this.read((db) => db.prepare("SELECT value FROM meta WHERE key = 'complete'").get()?.value, undefined);
-    const out: IndexState = { indexing: this.fullSyncs > 0 || typeof complete !== "string", complete_at: typeof complete === "string" ? complete : null };
+    const out: IndexState = {
+      indexing: this.fullSyncs > 0 || typeof complete !== "string",
+      complete_at: typeof complete === "string" ? complete : null,
+    };
     if (this.fullSyncs > 0 && this.progress) {
       out.files_read = this.progress.files_read;
       out.bytes_read = this.progress.bytes_read;
@@ -145,7 +151,9 @@ export class History {
     return out;
   }
 
-  listConversations(args: ListArgs = {}): { conversations: ConversationInfo[]; next_cursor: string | null; total: number } & IndexState {
+  listConversations(
+    args: ListArgs = {},
+  ): { conversations: ConversationInfo[]; next_cursor: string | null; total: number } & IndexState {
     const r = this.read((db) => listConversations(db, args), { conversations: [], next_cursor: null, total: 0 });
     return { ...r, ...this.state() };
   }
@@ -155,9 +163,13 @@ export class History {
     const page = this.read((db) => getConversation(db, args), undefined);
     const st = this.state();
     if (!page) {
-      throw new SessionError("SESSION_NOT_FOUND", `no conversation ${args.claude_session_id} in the transcript index${st.indexing ? " (still indexing)" : ""}`, {
-        suggestion: "Call list_conversations or search_conversations for the ids the index knows.",
-      });
+      throw new SessionError(
+        "SESSION_NOT_FOUND",
+        `no conversation ${args.claude_session_id} in the transcript index${st.indexing ? " (still indexing)" : ""}`,
+        {
+          suggestion: "Call list_conversations or search_conversations for the ids the index knows.",
+        },
+      );
     }
     return { ...page, ...st };
   }

@@ -91,7 +91,15 @@ export class Indexer {
    */
   *sync(paths?: string[]): Generator<SyncStats, SyncStats> {
     const t0 = performance.now();
-    const stats: SyncStats = { files_seen: 0, files_read: 0, bytes_read: 0, lines: 0, files_removed: 0, rebuilt: this.rebuilt, ms: 0 };
+    const stats: SyncStats = {
+      files_seen: 0,
+      files_read: 0,
+      bytes_read: 0,
+      lines: 0,
+      files_removed: 0,
+      rebuilt: this.rebuilt,
+      ms: 0,
+    };
     try {
       yield* this.syncInner(paths, stats, t0);
     } catch (e) {
@@ -106,7 +114,9 @@ export class Indexer {
   }
 
   private *syncInner(paths: string[] | undefined, stats: SyncStats, t0: number): Generator<SyncStats, void> {
-    const refs = paths ? paths.map((p) => refForPath(this.configDir, p)).filter((r): r is TranscriptRef => r !== undefined) : scanTranscripts(this.configDir);
+    const refs = paths
+      ? paths.map((p) => refForPath(this.configDir, p)).filter((r): r is TranscriptRef => r !== undefined)
+      : scanTranscripts(this.configDir);
     stats.files_seen += refs.length;
     let batchBytes = 0;
     let batchStart = performance.now();
@@ -156,7 +166,9 @@ export class Indexer {
         row = { ...row, offset: 0 };
       }
       if (!row) {
-        const id = this.db.prepare("INSERT INTO files(path, conv, subagent, ino, size, offset) VALUES (?, ?, ?, ?, 0, 0)").run(ref.path, conv.id, ref.subagent ? 1 : 0, ino).lastInsertRowid;
+        const id = this.db
+          .prepare("INSERT INTO files(path, conv, subagent, ino, size, offset) VALUES (?, ?, ?, ?, 0, 0)")
+          .run(ref.path, conv.id, ref.subagent ? 1 : 0, ino).lastInsertRowid;
         row = { id, conv: conv.id, offset: 0 };
       }
       const fileId = num(row.id);

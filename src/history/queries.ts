@@ -50,7 +50,10 @@ function usageByConv(db: DatabaseSync, ids: number[]): Map<number, ModelUsage> {
   const rows =
     ids.length > 500
       ? arrays(db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage`))
-      : arrays(db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))`), JSON.stringify(ids));
+      : arrays(
+          db.prepare(`SELECT ${USAGE_COLS} FROM conv_usage WHERE conv IN (SELECT value FROM json_each(?))`),
+          JSON.stringify(ids),
+        );
   for (const [conv, model, input, output, c5, c1, read] of rows) {
     const id = num(conv);
     let m = out.get(id);
@@ -61,7 +64,8 @@ function usageByConv(db: DatabaseSync, ids: number[]): Map<number, ModelUsage> {
 }
 
 /** The columns a conversation's summary is made of, in this order (read as arrays: a list of 10,000 makes no row objects). */
-const INFO_COLS = "id, claude_session_id, project, cwd, COALESCE(custom_title, summary, first_prompt), first_at, last_at, turns, items, size, models";
+const INFO_COLS =
+  "id, claude_session_id, project, cwd, COALESCE(custom_title, summary, first_prompt), first_at, last_at, turns, items, size, models";
 
 function infoOf(c: unknown[], mu: ModelUsage): ConversationInfo {
   const usage = emptyUsage();
@@ -77,7 +81,9 @@ function infoOf(c: unknown[], mu: ModelUsage): ConversationInfo {
     turns: num(c[7]),
     items: num(c[8]),
     size_bytes: num(c[9]),
-    models: String(c[10] ?? "").split(",").filter(Boolean),
+    models: String(c[10] ?? "")
+      .split(",")
+      .filter(Boolean),
     usage,
     cost_usd: cost.cost_usd,
     cost_complete: cost.cost_complete,
@@ -86,13 +92,19 @@ function infoOf(c: unknown[], mu: ModelUsage): ConversationInfo {
 }
 
 function info(r: Row, mu: ModelUsage): ConversationInfo {
-  return infoOf([r.id, r.claude_session_id, r.project, r.cwd, titleOf(r), r.first_at, r.last_at, r.turns, r.items, r.size, r.models], mu);
+  return infoOf(
+    [r.id, r.claude_session_id, r.project, r.cwd, titleOf(r), r.first_at, r.last_at, r.turns, r.items, r.size, r.models],
+    mu,
+  );
 }
 
 const listCursor = z.tuple([z.number(), z.number()]);
 
 /** Conversations with activity in [since, until], newest last activity first; `cursor` continues a list. */
-export function listConversations(db: DatabaseSync, args: ListArgs): { conversations: ConversationInfo[]; next_cursor: string | null; total: number } {
+export function listConversations(
+  db: DatabaseSync,
+  args: ListArgs,
+): { conversations: ConversationInfo[]; next_cursor: string | null; total: number } {
   const limit = Math.max(1, Math.min(args.limit ?? 50, 10_000));
   const where: string[] = ["last_at IS NOT NULL"];
   const params: (string | number)[] = [];
@@ -107,9 +119,16 @@ export function listConversations(db: DatabaseSync, args: ListArgs): { conversat
     where.push("(last_at < ? OR (last_at = ? AND id < ?))");
     params.push(at, at, id);
   }
-  const rows = arrays(db.prepare(`SELECT ${INFO_COLS} FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`), ...params, limit + 1);
+  const rows = arrays(
+    db.prepare(`SELECT ${INFO_COLS} FROM conversations WHERE ${where.join(" AND ")} ORDER BY last_at DESC, id DESC LIMIT ?`),
+    ...params,
+    limit + 1,
+  );
   const page = rows.length > limit ? rows.slice(0, limit) : rows;
-  const usage = usageByConv(db, page.map((c) => num(c[0])));
+  const usage = usageByConv(
+    db,
+    page.map((c) => num(c[0])),
+  );
   const last = page[page.length - 1];
   return {
     conversations: page.map((c) => infoOf(c, usage.get(num(c[0])) ?? {})),
@@ -167,7 +186,11 @@ export function getConversation(db: DatabaseSync, args: GetArgs): ConversationPa
   const id = num(r.id);
   const limit = Math.max(1, Math.min(args.limit ?? 50, 500));
   const maxChars = Math.max(100, args.max_chars ?? 4000);
-  const [dir, seq] = args.cursor ? decodeCursor(args.cursor, itemCursor) : args.from === "end" ? (["before", Number.MAX_SAFE_INTEGER] as const) : (["after", 0] as const);
+  const [dir, seq] = args.cursor
+    ? decodeCursor(args.cursor, itemCursor)
+    : args.from === "end"
+      ? (["before", Number.MAX_SAFE_INTEGER] as const)
+      : (["after", 0] as const);
   const sql =
     dir === "after"
       ? "SELECT seq, role, text, tools, at, uuid FROM items WHERE conv = ? AND seq > ? ORDER BY seq ASC LIMIT ?"
@@ -176,7 +199,12 @@ export function getConversation(db: DatabaseSync, args: GetArgs): ConversationPa
   if (dir === "before") rows.reverse();
   const items = rows.map((x): ConversationItem => {
     const text = String(x.text);
-    const item: ConversationItem = { index: num(x.seq), role: x.role === "user" ? "user" : "assistant", text: text.length > maxChars ? text.slice(0, maxChars) : text, time: iso(x.at) };
+    const item: ConversationItem = {
+      index: num(x.seq),
+      role: x.role === "user" ? "user" : "assistant",
+      text: text.length > maxChars ? text.slice(0, maxChars) : text,
+      time: iso(x.at),
+    };
     if (text.length > maxChars) item.truncated = true;
     const tools = toolsOf(x.tools);
     if (tools) item.tools = tools;
@@ -226,7 +254,10 @@ const KEY: Record<GroupBy, string> = {
 };
 
 export function emptyUsageReport(): { rows: UsageRow[]; total: UsageRow } {
-  return { rows: [], total: { key: "total", messages: 0, usage: emptyUsage(), model_usage: {}, cost_usd: 0, unpriced_models: [] } };
+  return {
+    rows: [],
+    total: { key: "total", messages: 0, usage: emptyUsage(), model_usage: {}, cost_usd: 0, unpriced_models: [] },
+  };
 }
 
 /** Token usage and cost grouped by session, cwd, model or UTC day; each API message counted once. */
@@ -262,6 +293,8 @@ export function usageReport(db: DatabaseSync, args: UsageArgs): { rows: UsageRow
     return { key, messages: g.n, usage, model_usage: g.mu, cost_usd: c.cost_usd, unpriced_models: c.unpriced_models };
   };
   const rows = [...groups].map(([k, g]) => toRow(k, g));
-  rows.sort((a, b) => (by === "day" ? (a.key < b.key ? 1 : -1) : (b.cost_usd ?? -1) - (a.cost_usd ?? -1) || (a.key < b.key ? -1 : 1)));
+  rows.sort((a, b) =>
+    by === "day" ? (a.key < b.key ? 1 : -1) : (b.cost_usd ?? -1) - (a.cost_usd ?? -1) || (a.key < b.key ? -1 : 1),
+  );
   return { rows, total: toRow("total", all) };
 }

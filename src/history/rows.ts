@@ -42,7 +42,10 @@ export function isoOfMs(ms: number): string {
 export function timeArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const ms = Date.parse(v);
-  if (!Number.isFinite(ms)) throw new SessionError("INVALID_ARGUMENT", `${name} is not a date: ${JSON.stringify(v)}`, { suggestion: "Use an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z." });
+  if (!Number.isFinite(ms))
+    throw new SessionError("INVALID_ARGUMENT", `${name} is not a date: ${JSON.stringify(v)}`, {
+      suggestion: "Use an ISO 8601 date such as 2026-11-01 or 2026-11-01T09:00:00Z.",
+    });
   return ms;
 }
 
@@ -54,7 +57,9 @@ export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   try {
     return schema.parse(JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
   } catch {
-    throw new SessionError("INVALID_ARGUMENT", "cursor is not one this server returned", { suggestion: "Pass back a cursor exactly as a previous result gave it, or leave it out to start over." });
+    throw new SessionError("INVALID_ARGUMENT", "cursor is not one this server returned", {
+      suggestion: "Pass back a cursor exactly as a previous result gave it, or leave it out to start over.",
+    });
   }
 }
 

@@ -95,7 +95,10 @@ export class WorkerRunner implements IndexRunner {
 
   constructor(script: string, dbPath: string, configDir: string, events: RunnerEvents) {
     // A small young generation: the batches' short-lived strings are collected sooner (a lower peak RSS).
-    this.worker = new Worker(script, { workerData: { dbPath, configDir }, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+    this.worker = new Worker(script, {
+      workerData: { dbPath, configDir },
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+    });
     this.worker.unref();
     this.worker.on("message", (m: WorkerReply) => {
       if (m.type === "progress") events.onProgress(m.stats);

@@ -63,11 +63,23 @@ export function refForPath(configDir: string, path: string): TranscriptRef | und
   if (!JSONL.test(path)) return undefined;
   const dir = dirname(path);
   if (dirname(dir) === root) {
-    return { path, claudeSessionId: basename(path).replace(JSONL, ""), project: basename(dir), subagent: false, mtimeMs: mtime(path) };
+    return {
+      path,
+      claudeSessionId: basename(path).replace(JSONL, ""),
+      project: basename(dir),
+      subagent: false,
+      mtimeMs: mtime(path),
+    };
   }
   if (basename(dir) === "subagents" && dirname(dirname(dirname(dir))) === root) {
     const sessionDir = dirname(dir);
-    return { path, claudeSessionId: basename(sessionDir), project: basename(dirname(sessionDir)), subagent: true, mtimeMs: mtime(path) };
+    return {
+      path,
+      claudeSessionId: basename(sessionDir),
+      project: basename(dirname(sessionDir)),
+      subagent: true,
+      mtimeMs: mtime(path),
+    };
   }
   return undefined;
 }

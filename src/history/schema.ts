@@ -10,7 +10,9 @@ export const SCHEMA_VERSION = "3";
  * Every column of \`conversations\`, newest first: listing all conversations reads this index's few densely packed
  * pages instead of one table page per conversation (the rows are spread over the file between the items).
  */
-const LIST_INDEX = `CREATE INDEX IF NOT EXISTS conv_list ON conversations(last_at DESC, id DESC, claude_session_id, project, cwd, summary, custom_title, first_prompt, first_at, turns, items, size, models);`;
+const LIST_INDEX =
+  `CREATE INDEX IF NOT EXISTS conv_list ON conversations(last_at DESC, id DESC, claude_session_id, project, cwd, ` +
+  `summary, custom_title, first_prompt, first_at, turns, items, size, models);`;
 
 export const DDL = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

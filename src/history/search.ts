@@ -144,10 +144,14 @@ export function searchConversations(db: DatabaseSync, args: SearchArgs): SearchR
     if (!b) best.set(conv, { id: num(r.id), rank: rk, n: 1 });
     else {
       b.n += 1;
-      if (rk < b.rank) (b.rank = rk, b.id = num(r.id));
+      if (rk < b.rank) ((b.rank = rk), (b.id = num(r.id)));
     }
   }
-  const scored = [...best].map(([conv, b]) => ({ conv, ...b, score: indexed.length > 0 ? Math.round(-b.rank * 1000) / 1000 : b.n }));
+  const scored = [...best].map(([conv, b]) => ({
+    conv,
+    ...b,
+    score: indexed.length > 0 ? Math.round(-b.rank * 1000) / 1000 : b.n,
+  }));
   scored.sort((a, b) => b.score - a.score || b.id - a.id);
   const convStmt = db.prepare("SELECT * FROM conversations WHERE id = ?");
   const itemStmt = db.prepare("SELECT seq, role, text, at FROM items WHERE id = ?");

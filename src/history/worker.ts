@@ -5,7 +5,8 @@ import type { WorkerReply, WorkerRequest } from "./runner.js";
 
 // Checked by hand, not with zod: the thread loads only the indexer (zod alone is ~20 MB of memory).
 const wd = workerData as { dbPath?: unknown; configDir?: unknown } | null;
-if (typeof wd?.dbPath !== "string" || typeof wd.configDir !== "string") throw new Error("history worker: workerData needs dbPath and configDir strings");
+if (typeof wd?.dbPath !== "string" || typeof wd.configDir !== "string")
+  throw new Error("history worker: workerData needs dbPath and configDir strings");
 const data = { dbPath: wd.dbPath, configDir: wd.configDir };
 const port = parentPort;
 if (!port) throw new Error("history/worker.js runs as a worker thread");

@@ -95,7 +95,9 @@ export class IndexWriter {
     const c: ConvState = {
       id,
       seq: last ? num(last.seq) : 0,
-      last: last ? { id: num(last.id), msgId: strOrNull(last.msg_id), text: String(last.text), tools: strOrNull(last.tools) } : null,
+      last: last
+        ? { id: num(last.id), msgId: strOrNull(last.msg_id), text: String(last.text), tools: strOrNull(last.tools) }
+        : null,
       pending: null,
       cwd: strOrNull(r.cwd),
       customTitle: strOrNull(r.custom_title),
@@ -105,7 +107,11 @@ export class IndexWriter {
       turns: num(r.turns),
       items: num(r.items),
       size: num(r.size),
-      models: new Set(String(r.models ?? "").split(",").filter(Boolean)),
+      models: new Set(
+        String(r.models ?? "")
+          .split(",")
+          .filter(Boolean),
+      ),
     };
     this.convs.set(id, c);
     return c;
@@ -141,7 +147,9 @@ export class IndexWriter {
     if (!p && it.role === "assistant" && it.msgId && last && last.msgId === it.msgId) {
       // The rest of a streamed message whose first lines were written by an earlier batch.
       const text = last.text && it.text ? `${last.text}\n${it.text}` : last.text || it.text;
-      const merged = it.tools.length ? JSON.stringify([...(last.tools ? (JSON.parse(last.tools) as unknown[]) : []), ...it.tools]) : last.tools;
+      const merged = it.tools.length
+        ? JSON.stringify([...(last.tools ? (JSON.parse(last.tools) as unknown[]) : []), ...it.tools])
+        : last.tools;
       if (last.text) this.st.ftsDelete!.run(last.id, last.text);
       this.st.itemUpdate!.run(text, merged, it.uuid ?? null, last.id);
       if (text) this.st.ftsInsert!.run(last.id, text);
@@ -158,7 +166,9 @@ export class IndexWriter {
     c.pending = null;
     const tools = it.tools.length ? JSON.stringify(it.tools) : null;
     c.seq += 1;
-    const id = num(this.st.itemInsert!.run(c.id, c.seq, it.role, it.text, tools, it.at, it.uuid ?? null, it.msgId ?? null).lastInsertRowid);
+    const id = num(
+      this.st.itemInsert!.run(c.id, c.seq, it.role, it.text, tools, it.at, it.uuid ?? null, it.msgId ?? null).lastInsertRowid,
+    );
     if (it.text) this.st.ftsInsert!.run(id, it.text);
     c.last = { id, msgId: it.msgId ?? null, text: it.text, tools };
     c.items += 1;
@@ -172,11 +182,25 @@ export class IndexWriter {
   /** Each API message once, by id: repeated lines keep the largest value of each field. */
   private usage(c: ConvState, fileId: number, mu: MessageUsage): void {
     const u = mu.usage;
-    const fields = [u.input_tokens, u.output_tokens, u.cache_creation_5m_input_tokens, u.cache_creation_1h_input_tokens, u.cache_read_input_tokens];
+    const fields = [
+      u.input_tokens,
+      u.output_tokens,
+      u.cache_creation_5m_input_tokens,
+      u.cache_creation_1h_input_tokens,
+      u.cache_read_input_tokens,
+    ];
     const old = this.st.usageGet!.get(mu.message_id);
     if (!old) {
       const at = mu.timestamp ? Date.parse(mu.timestamp) : NaN;
-      this.st.usageInsert!.run(mu.message_id, c.id, fileId, mu.model, Number.isFinite(at) ? at : null, mu.sidechain ? 1 : 0, ...fields);
+      this.st.usageInsert!.run(
+        mu.message_id,
+        c.id,
+        fileId,
+        mu.model,
+        Number.isFinite(at) ? at : null,
+        mu.sidechain ? 1 : 0,
+        ...fields,
+      );
       this.st.convUsageAdd!.run(c.id, mu.model, 1, ...fields);
       c.models.add(mu.model);
       return;
@@ -215,7 +239,18 @@ export class IndexWriter {
   flush(): void {
     for (const c of this.convs.values()) {
       this.writePending(c);
-      this.st.convSave!.run(c.cwd, c.customTitle, c.firstPrompt, c.firstAt, c.lastAt, c.turns, c.items, c.size, [...c.models].join(","), c.id);
+      this.st.convSave!.run(
+        c.cwd,
+        c.customTitle,
+        c.firstPrompt,
+        c.firstAt,
+        c.lastAt,
+        c.turns,
+        c.items,
+        c.size,
+        [...c.models].join(","),
+        c.id,
+      );
     }
     this.convs.clear();
   }
@@ -230,7 +265,8 @@ export class IndexWriter {
       }
       db.prepare("DELETE FROM items WHERE conv = ?").run(convId);
       db.prepare(
-        "UPDATE conversations SET cwd=NULL, summary=NULL, custom_title=NULL, first_prompt=NULL, first_at=NULL, last_at=NULL, turns=0, items=0, size=0 WHERE id=?",
+        "UPDATE conversations SET cwd=NULL, summary=NULL, custom_title=NULL, first_prompt=NULL, first_at=NULL, last_at=NULL, " +
+          "turns=0, items=0, size=0 WHERE id=?",
       ).run(convId);
     }
     db.prepare("DELETE FROM usage WHERE file = ?").run(fileId);

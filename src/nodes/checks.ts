@@ -60,7 +60,8 @@ export function checkResult(node: string, tool: { name: string; output: z.ZodTyp
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid(node, tool.name, "not an object");
   const out: Args = { ...(value as Args) };
   // The session a result is about becomes a route and a resource URI here: it must be a session id.
-  if ("session_id" in out && !sessionId.safeParse(out.session_id).success) throw invalid(node, tool.name, `session_id ${JSON.stringify(String(out.session_id).slice(0, 80))} is not a session id`);
+  if ("session_id" in out && !sessionId.safeParse(out.session_id).success)
+    throw invalid(node, tool.name, `session_id ${JSON.stringify(String(out.session_id).slice(0, 80))} is not a session id`);
   let dropped = 0;
   let why: string | undefined;
   const shape = tool.output instanceof z.ZodObject ? (tool.output.shape as Record<string, unknown>) : {};
@@ -82,10 +83,14 @@ export function checkResult(node: string, tool: { name: string; output: z.ZodTyp
 }
 
 function invalid(node: string, tool: string, why: string): SessionError {
-  return new SessionError("INTERNAL", `node ${node} answered ${tool} with a result that is not one (${why.slice(0, 300)}); nothing of it was used.`, {
-    suggestion: "Check that the node runs a claude-sessions version this coordinator knows (claude-sessions nodes).",
-    details: { node },
-  });
+  return new SessionError(
+    "INTERNAL",
+    `node ${node} answered ${tool} with a result that is not one (${why.slice(0, 300)}); nothing of it was used.`,
+    {
+      suggestion: "Check that the node runs a claude-sessions version this coordinator knows (claude-sessions nodes).",
+      details: { node },
+    },
+  );
 }
 
 /** A notice of a node is at most this long (as JSON); a longer one is dropped. */

@@ -39,24 +39,37 @@ const nodeUrl = z
 
 const nodeEntry = z
   .strictObject({
-    exec: z.array(arg).min(1).max(100).optional().describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
+    exec: z
+      .array(arg)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("The command (argv, no shell) that runs the node's claude-sessions with MCP on its stdin/stdout."),
     url: nodeUrl.optional().describe("Instead of exec: the node's `serve --http` MCP endpoint (Streamable HTTP)."),
     token_file: z
       .string()
       .max(4096)
       .refine((p) => isAbsolute(p) && !/[\0\n\r]/.test(p), "an absolute path")
       .optional()
-      .describe("With url: a file (this user's, mode 0600) holding the node's bearer token; read at each connection, never logged."),
+      .describe(
+        "With url: a file (this user's, mode 0600) holding the node's bearer token; read at each connection, never logged.",
+      ),
     attach: z
       .array(arg)
       .min(1)
       .max(100)
       // ssh reads options after the host too: without `--` a word after the prefix could be taken as one.
-      .refine((a) => !isSsh(a) || a[a.length - 1] === "--", 'an ssh "attach" prefix ends with "--" (e.g. ["ssh", "-t", "host", "--"])')
+      .refine(
+        (a) => !isSsh(a) || a[a.length - 1] === "--",
+        'an ssh "attach" prefix ends with "--" (e.g. ["ssh", "-t", "host", "--"])',
+      )
       .optional()
       .describe("A prefix that runs a terminal command on the node (e.g. ssh -t host --), for attach_command."),
   })
-  .refine((e) => (e.exec === undefined) !== (e.url === undefined), 'a node has either "exec" (a command) or "url" (its serve --http), not both')
+  .refine(
+    (e) => (e.exec === undefined) !== (e.url === undefined),
+    'a node has either "exec" (a command) or "url" (its serve --http), not both',
+  )
   .refine((e) => (e.url === undefined) === (e.token_file === undefined), '"token_file" goes with "url" (and a url needs one)');
 
 const nodesFile = z.strictObject({ nodes: z.record(z.string(), nodeEntry) });
@@ -89,7 +102,11 @@ export function parseNodes(text: string, path: string): NodeConfig[] {
   const r = nodesFile.safeParse(raw);
   if (!r.success) {
     const why = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(file)"}: ${i.message}`).join("; ");
-    throw new Error(`${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], "attach": ["ssh", "-t", "host", "--"]}}} (or {"url": "http://host:port/mcp", "token_file": "/path"} for a node's serve --http).`);
+    throw new Error(
+      `${path} is not a valid nodes file: ${why}. Expected {"nodes": {"<name>": {"exec": ["ssh", "host", "--", "claude-sessions"], ` +
+        `"attach": ["ssh", "-t", "host", "--"]}}} (or {"url": "http://host:port/mcp", "token_file": "/path"} for a node's ` +
+        `serve --http).`,
+    );
   }
   for (const name of Object.keys(r.data.nodes)) {
     const why = badName(name);
@@ -110,7 +127,10 @@ export async function loadNodes(file: string | undefined, stateDir: string): Pro
   const me = process.getuid?.();
   // Its argv arrays are run by this server: a file someone else can write would run their commands.
   if ((me !== undefined && st.uid !== me && st.uid !== 0) || st.mode & 0o022) {
-    throw new Error(`${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`);
+    throw new Error(
+      `${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, ` +
+        `uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`,
+    );
   }
   return parseNodes(await readFile(path, "utf8"), path);
 }

@@ -69,7 +69,10 @@ export class Coordinator implements CallRouter {
           // Within its rate (past it, the one listing after the flood stands for all).
           listChanged: (node) => this.admit(node) && this.router.refreshAfter(node),
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
-          up: (node) => void this.router.refresh(node).catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
+          up: (node) =>
+            void this.router
+              .refresh(node)
+              .catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
         },
         timings,
         version,
@@ -86,7 +89,8 @@ export class Coordinator implements CallRouter {
 
   start(): void {
     for (const l of this.links.values()) l.start();
-    if (this.svc && this.links.size) void recoverMoves(this, this.svc).catch((e: unknown) => this.log.warn(`resolving unfinished moves: ${String(e)}`));
+    if (this.svc && this.links.size)
+      void recoverMoves(this, this.svc).catch((e: unknown) => this.log.warn(`resolving unfinished moves: ${String(e)}`));
   }
 
   async close(): Promise<void> {
@@ -102,7 +106,9 @@ export class Coordinator implements CallRouter {
     if (l) return l;
     const names = [...this.links.keys()];
     throw new SessionError("INVALID_ARGUMENT", `there is no node named ${JSON.stringify(name)}.`, {
-      suggestion: names.length ? `The nodes are: local, auto, ${names.join(", ")}.` : "This server has no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json); leave node out.",
+      suggestion: names.length
+        ? `The nodes are: local, auto, ${names.join(", ")}.`
+        : "This server has no nodes configured (CLAUDE_SESSIONS_NODES or <state>/nodes.json); leave node out.",
     });
   }
 
@@ -174,7 +180,8 @@ export class Coordinator implements CallRouter {
         }
         return moveSession(this, svc, args as { session_id: string; node: string }, ctx);
       case "adopt":
-        if (args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string") return adoptWhereItIs(this, tool, svc, args, ctx);
+        if (args.session_id === undefined && args.teammate_name === undefined && typeof args.claude_session_id === "string")
+          return adoptWhereItIs(this, tool, svc, args, ctx);
         break;
       case "group": {
         const group = groupOf(tool, args);
@@ -200,7 +207,8 @@ export class Coordinator implements CallRouter {
     const raw = await this.linkOf(node).call(tool.name, withoutNode(args), ctx);
     // Checked against the tool's output schema before anything here reads it: bad rows dropped, the rest kept.
     const checked = checkResult(node, tool, raw);
-    if (checked.dropped) this.log.warn(`node ${node}: ${checked.dropped} rows of its ${tool.name} answer dropped (${checked.why ?? "not valid"})`);
+    if (checked.dropped)
+      this.log.warn(`node ${node}: ${checked.dropped} rows of its ${tool.name} answer dropped (${checked.why ?? "not valid"})`);
     const value = checked.value;
     if (typeof value.session_id === "string") {
       // A session the node made for this call (resume_session {fork}: a new id) is the node's.
@@ -216,7 +224,10 @@ export class Coordinator implements CallRouter {
     if (withNode) out.node = node;
     if (typeof out.attach_command === "string") {
       // Rebuilt here from the node's tmux socket and the session's id: none of the node's words is passed on.
-      const a = typeof out.session_id === "string" ? remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command, out.session_id) : undefined;
+      const a =
+        typeof out.session_id === "string"
+          ? remoteAttach(this.links.get(node)?.cfg.attach, out.attach_command, out.session_id)
+          : undefined;
       if (a) out.attach_command = a;
       else delete out.attach_command;
     }
@@ -231,10 +242,16 @@ export class Coordinator implements CallRouter {
       if (owner) return owner;
       // Nobody reachable has it: when a node is down, it may well be there (say so, retryable), else not found here.
       const down = [...this.links.values()].filter((l) => l.status !== "reachable").map((l) => l.name);
-      if (down.length) throw unreachable(down.join(", "), `session ${JSON.stringify(args.session_id)} is on no reachable machine, and ${down.length > 1 ? "these nodes do" : "this node does"} not answer (${this.links.get(down[0]!)?.error ?? "connecting"})`);
+      if (down.length)
+        throw unreachable(
+          down.join(", "),
+          `session ${JSON.stringify(args.session_id)} is on no reachable machine, and ${down.length > 1 ? "these nodes do" : "this node does"} ` +
+            `not answer (${this.links.get(down[0]!)?.error ?? "connecting"})`,
+        );
       return LOCAL;
     }
-    if (typeof args.team_name === "string" && typeof args.teammate_name === "string") return this.teammateOwner(svc, args.team_name, args.teammate_name);
+    if (typeof args.team_name === "string" && typeof args.teammate_name === "string")
+      return this.teammateOwner(svc, args.team_name, args.teammate_name);
     return LOCAL;
   }
 
@@ -243,7 +260,9 @@ export class Coordinator implements CallRouter {
     const mine = Object.values(st.sessions).filter((r) => r.team_name === team && r.teammate_name === mate);
     if (mine.some((r) => isLive(r.status))) return LOCAL;
     await this.router.refreshAll();
-    const theirs: Row[] = [...this.links.keys()].flatMap((n) => this.router.lastRows(n)).filter((r) => r.team_name === team && r.teammate_name === mate);
+    const theirs: Row[] = [...this.links.keys()]
+      .flatMap((n) => this.router.lastRows(n))
+      .filter((r) => r.team_name === team && r.teammate_name === mate);
     const live = theirs.find((r) => isLive(r.status as Status));
     if (live?.node) return live.node;
     if (mine.length) return LOCAL;
@@ -259,7 +278,12 @@ export class Coordinator implements CallRouter {
     if (id && this.links.size) {
       // Ids are unique across nodes: the same id again is only the idempotent start on the same node.
       const owner = await this.router.ownerOf(id, svc);
-      if (owner && owner !== node) throw new SessionError("INVALID_ARGUMENT", `session id ${JSON.stringify(id)} is already used on ${owner === LOCAL ? "this machine" : `node ${owner}`}.`, { suggestion: "Choose another session_id, or leave it out." });
+      if (owner && owner !== node)
+        throw new SessionError(
+          "INVALID_ARGUMENT",
+          `session id ${JSON.stringify(id)} is already used on ${owner === LOCAL ? "this machine" : `node ${owner}`}.`,
+          { suggestion: "Choose another session_id, or leave it out." },
+        );
     }
     if (node === LOCAL) return this.local(tool, svc, args, ctx);
     let sid = id;
@@ -268,7 +292,11 @@ export class Coordinator implements CallRouter {
       if (!(await svc.deps.store.get(fresh)) && !this.router.lastRows(node).some((r) => r.session_id === fresh)) sid = fresh;
     }
     // A remote task must outlive the link's server process: tmux unless the caller chose otherwise.
-    const forwarded: Args = { ...args, session_id: sid, ...(tool.name === "run_task" && args.backend === undefined ? { backend: "tmux" } : {}) };
+    const forwarded: Args = {
+      ...args,
+      session_id: sid,
+      ...(tool.name === "run_task" && args.backend === undefined ? { backend: "tmux" } : {}),
+    };
     this.router.learn(sid, node);
     const out = await this.remote(node, tool, forwarded, ctx);
     // Its row joins the node's last known ones (what an outage shows) without waiting for the next listing.
@@ -290,7 +318,10 @@ export class Coordinator implements CallRouter {
       [...this.links.values()]
         .filter((l) => l.status === "reachable")
         .map(async (l) => {
-          const [h, rows] = await Promise.all([l.call("health_check", {}, {}, NODE_ANSWER_MS).catch(() => undefined), this.router.refresh(l.name).catch(() => undefined)]);
+          const [h, rows] = await Promise.all([
+            l.call("health_check", {}, {}, NODE_ANSWER_MS).catch(() => undefined),
+            this.router.refresh(l.name).catch(() => undefined),
+          ]);
           const load = h && rows ? verifiedCapacity(h, rows.filter((r) => isLive(r.status as Status)).length) : undefined;
           if (load) cands.push({ name: l.name, ...load });
         }),
@@ -334,7 +365,11 @@ export class Coordinator implements CallRouter {
     return this.router.onChange(l);
   }
 
-  async readResource(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined> {
+  async readResource(
+    uri: string,
+    id: string,
+    svc: SessionService,
+  ): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined> {
     if (!this.links.size) return undefined;
     const owner = await this.router.ownerOf(id, svc);
     return !owner || owner === LOCAL ? undefined : this.linkOf(owner).readResource(uri);

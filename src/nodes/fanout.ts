@@ -20,7 +20,13 @@ export function groupOf(tool: Tool, args: Args): Group | undefined {
   if (tool.route !== "group") return undefined;
   if (Array.isArray(args.session_ids)) return "ids";
   const k = keysOf(tool.input);
-  if (k.has("team_name") && typeof args.team_name === "string" && args.teammate_name === undefined && args.session_id === undefined) return "team";
+  if (
+    k.has("team_name") &&
+    typeof args.team_name === "string" &&
+    args.teammate_name === undefined &&
+    args.session_id === undefined
+  )
+    return "team";
   return undefined;
 }
 
@@ -45,7 +51,9 @@ async function split(c: Coordinator, svc: SessionService, args: Args, group: Gro
   }
   const team = args.team_name as string;
   const st = await svc.deps.store.read();
-  for (const r of Object.values(st.sessions)) if (r.team_name === team && isLive(r.status)) add(LOCAL, { session_id: r.session_id, ...(r.teammate_name ? { teammate_name: r.teammate_name } : {}) }, args);
+  for (const r of Object.values(st.sessions))
+    if (r.team_name === team && isLive(r.status))
+      add(LOCAL, { session_id: r.session_id, ...(r.teammate_name ? { teammate_name: r.teammate_name } : {}) }, args);
   await c.router.refreshAll();
   for (const node of c.links.keys()) {
     for (const r of c.router.lastRows(node)) if (r.team_name === team && isLive(r.status as Status)) add(node, r, args);
@@ -59,7 +67,9 @@ function children(ctx: CallContext, n: number): { ctxs: CallContext[]; abort: ()
   const abort = () => ctls.forEach((a) => a.abort());
   ctx.signal?.addEventListener("abort", abort, { once: true });
   let count = 0;
-  const progress = ctx.progress ? (p: { message?: string }) => ctx.progress!({ progress: ++count, ...(p.message ? { message: p.message } : {}) }) : undefined;
+  const progress = ctx.progress
+    ? (p: { message?: string }) => ctx.progress!({ progress: ++count, ...(p.message ? { message: p.message } : {}) })
+    : undefined;
   return { ctxs: ctls.map((a) => ({ signal: a.signal, ...(progress ? { progress } : {}) })), abort };
 }
 
@@ -72,7 +82,14 @@ function rowsOf(p: Part, rows: unknown): Args[] {
   return ((rows ?? []) as Args[]).map((r) => (p.node === LOCAL ? r : { ...r, node: p.node }));
 }
 
-export async function fanOut(c: Coordinator, tool: Tool, svc: SessionService, args: Args, ctx: CallContext, group: Group): Promise<Args> {
+export async function fanOut(
+  c: Coordinator,
+  tool: Tool,
+  svc: SessionService,
+  args: Args,
+  ctx: CallContext,
+  group: Group,
+): Promise<Args> {
   const parts = await split(c, svc, args, group);
   if (parts.length <= 1) {
     const only = parts[0];
@@ -95,12 +112,23 @@ export async function fanOut(c: Coordinator, tool: Tool, svc: SessionService, ar
       } else {
         const e = toSessionError(a.reason);
         for (const m of p.members) {
-          results.push({ session_id: m.session_id, ...(typeof m.teammate_name === "string" ? { teammate_name: m.teammate_name } : {}), message_sent: false, error: { code: e.code, message: e.message }, ...(p.node === LOCAL ? {} : { node: p.node }) });
+          results.push({
+            session_id: m.session_id,
+            ...(typeof m.teammate_name === "string" ? { teammate_name: m.teammate_name } : {}),
+            message_sent: false,
+            error: { code: e.code, message: e.message },
+            ...(p.node === LOCAL ? {} : { node: p.node }),
+          });
           failed++;
         }
       }
     });
-    return { ...(typeof args.team_name === "string" ? { team_name: args.team_name } : {}), results, sent_count: sent, failed_count: failed };
+    return {
+      ...(typeof args.team_name === "string" ? { team_name: args.team_name } : {}),
+      results,
+      sent_count: sent,
+      failed_count: failed,
+    };
   }
   // sync_context of a team: one result per member, from every machine.
   const ok = answers.flatMap((a, i) => (a.status === "fulfilled" ? [{ p: parts[i]!, v: a.value }] : []));
@@ -109,7 +137,15 @@ export async function fanOut(c: Coordinator, tool: Tool, svc: SessionService, ar
   answers.forEach((a, i) => {
     if (a.status === "rejected") {
       const e = toSessionError(a.reason);
-      for (const m of parts[i]!.members) results.push({ session_id: m.session_id, synced_at: new Date().toISOString(), context_type: String(args.context_type ?? "all"), sent: false, error: { code: e.code, message: e.message }, node: parts[i]!.node });
+      for (const m of parts[i]!.members)
+        results.push({
+          session_id: m.session_id,
+          synced_at: new Date().toISOString(),
+          context_type: String(args.context_type ?? "all"),
+          sent: false,
+          error: { code: e.code, message: e.message },
+          node: parts[i]!.node,
+        });
     }
   });
   const { session_id: _s, node: _n, ...first } = ok[0]!.v;
@@ -117,7 +153,14 @@ export async function fanOut(c: Coordinator, tool: Tool, svc: SessionService, ar
 }
 
 /** wait_for_sessions over parts: all (every part done) or any (the first part done; the others' states read at once). */
-async function waitParts(c: Coordinator, tool: Tool, svc: SessionService, parts: Part[], args: Args, ctx: CallContext): Promise<Args> {
+async function waitParts(
+  c: Coordinator,
+  tool: Tool,
+  svc: SessionService,
+  parts: Part[],
+  args: Args,
+  ctx: CallContext,
+): Promise<Args> {
   const t0 = Date.now();
   const { ctxs, abort } = children(ctx, parts.length);
   const answers: Array<Args | undefined> = parts.map(() => undefined);
@@ -142,7 +185,7 @@ async function waitParts(c: Coordinator, tool: Tool, svc: SessionService, parts:
       );
     });
   });
-  if (failure && !(ctx.signal?.aborted)) throw failure;
+  if (failure && !ctx.signal?.aborted) throw failure;
   if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
   // mode any: the parts stopped early are read as they are now (timeout 0).
   await Promise.all(

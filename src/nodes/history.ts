@@ -55,7 +55,12 @@ const mergedCursor = z.strictObject({ merged_offset: z.number().int().min(0) });
  * `run` on every node at once, each given a call of the tool on that node; the answers of those that answered,
  * and every node's part (why one did not answer).
  */
-async function everyNode<T>(c: Coordinator, tool: Checkable, ctx: CallContext, run: (call: Call) => Promise<T>): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
+async function everyNode<T>(
+  c: Coordinator,
+  tool: Checkable,
+  ctx: CallContext,
+  run: (call: Call) => Promise<T>,
+): Promise<{ parts: Part<T>[]; nodes: NodeAnswer[] }> {
   const got = await Promise.all(
     [...c.links.values()].map(async (l) => {
       const ctl = new AbortController();
@@ -64,9 +69,14 @@ async function everyNode<T>(c: Coordinator, tool: Checkable, ctx: CallContext, r
       const timer = setTimeout(stop, NODE_HISTORY_TIMEOUT_MS);
       try {
         // The abort ends the wait too while the link still waits for its first connection (ready() takes no signal).
-        const aborted = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(new SessionError("TIMEOUT", "stopped")), { once: true }));
+        const aborted = new Promise<never>((_, reject) =>
+          ctl.signal.addEventListener("abort", () => reject(new SessionError("TIMEOUT", "stopped")), { once: true }),
+        );
         // Each answer checked against the tool's output schema (bad rows dropped) before it is merged.
-        const value = await Promise.race([run(async (args) => checkResult(l.name, tool, await l.call(tool.name, args, { signal: ctl.signal })).value), aborted]);
+        const value = await Promise.race([
+          run(async (args) => checkResult(l.name, tool, await l.call(tool.name, args, { signal: ctl.signal })).value),
+          aborted,
+        ]);
         return { part: { node: l.name, value }, view: { name: l.name, status: "reachable" } as NodeAnswer };
       } catch (e) {
         if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
@@ -123,8 +133,15 @@ export async function historyCall(c: Coordinator, tool: Tool, svc: SessionServic
     };
   }
   // get_execution_history of every session: newest ended first, `limit` of them.
-  const rows = newestFirst(all.flatMap((p) => mark(p.node, p.value.executions)), "ended_at");
-  return { executions: rows.slice(0, args.limit as number), total_count: all.reduce((n, p) => n + (p.value.total_count as number), 0), nodes };
+  const rows = newestFirst(
+    all.flatMap((p) => mark(p.node, p.value.executions)),
+    "ended_at",
+  );
+  return {
+    executions: rows.slice(0, args.limit as number),
+    total_count: all.reduce((n, p) => n + (p.value.total_count as number), 0),
+    nodes,
+  };
 }
 
 /** A machine's first `want` conversations (paged with its own cursor), its first answer, and whether it has more. */
@@ -146,9 +163,15 @@ async function listConversations(c: Coordinator, tool: Tool, svc: SessionService
   const limit = l as number;
   const offset = typeof cursor === "string" ? decodeCursor(cursor, mergedCursor).merged_offset : 0;
   const want = offset + limit;
-  const [local, { parts, nodes }] = await Promise.all([firstRows((a) => c.local(tool, svc, a, ctx), rest, want), everyNode(c, tool, ctx, (call) => firstRows(call, rest, want))]);
+  const [local, { parts, nodes }] = await Promise.all([
+    firstRows((a) => c.local(tool, svc, a, ctx), rest, want),
+    everyNode(c, tool, ctx, (call) => firstRows(call, rest, want)),
+  ]);
   const all = [{ node: LOCAL, value: local }, ...parts];
-  const rows = newestFirst(all.flatMap((p) => mark(p.node, p.value.rows)), "last_activity");
+  const rows = newestFirst(
+    all.flatMap((p) => mark(p.node, p.value.rows)),
+    "last_activity",
+  );
   const more = rows.length > want || all.some((p) => p.value.more);
   return {
     ...local.first,
@@ -178,10 +201,18 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
   const hit = parts[0];
   if (hit) return onNode(hit.node, hit.value);
   const silent = nodes.filter((n) => n.status !== "reachable");
-  if (silent.length) throw unreachable(silent.map((n) => n.name).join(", "), `conversation ${String(args.claude_session_id)} is on no machine that answers (${silent[0]!.error ?? "connecting"})`);
-  throw new SessionError("SESSION_NOT_FOUND", `no conversation ${String(args.claude_session_id)} here or on any node (${nodes.map((n) => n.name).join(", ")})`, {
-    ...(missing.suggestion ? { suggestion: missing.suggestion } : {}),
-  });
+  if (silent.length)
+    throw unreachable(
+      silent.map((n) => n.name).join(", "),
+      `conversation ${String(args.claude_session_id)} is on no machine that answers (${silent[0]!.error ?? "connecting"})`,
+    );
+  throw new SessionError(
+    "SESSION_NOT_FOUND",
+    `no conversation ${String(args.claude_session_id)} here or on any node (${nodes.map((n) => n.name).join(", ")})`,
+    {
+      ...(missing.suggestion ? { suggestion: missing.suggestion } : {}),
+    },
+  );
 }
 
 /**
@@ -189,13 +220,21 @@ async function readConversation(c: Coordinator, tool: Tool, svc: SessionService,
  * the machine that has the conversation adopts it — this one when a session of it is recorded here or its transcript
  * is here, else the first node (in nodes.json's order) whose index has it, else this one (whose error says why).
  */
-export async function adoptWhereItIs(c: Coordinator, tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<Args> {
+export async function adoptWhereItIs(
+  c: Coordinator,
+  tool: Tool,
+  svc: SessionService,
+  args: Args,
+  ctx: CallContext,
+): Promise<Args> {
   const id = String(args.claude_session_id);
   const d = svc.deps;
   const recorded = Object.values((await d.store.read()).sessions).some((r) => r.claude_session_id === id);
   const here = recorded || (typeof args.cwd === "string" && existsSync(transcriptPath(d.cfg.claudeConfigDir, args.cwd, id)));
   if (here || !c.links.size) return c.local(tool, svc, args, ctx);
-  const { parts } = await everyNode(c, { name: "get_conversation", output: getConversationOutput }, ctx, (call) => call({ claude_session_id: id, limit: 1, max_chars: 100 }));
+  const { parts } = await everyNode(c, { name: "get_conversation", output: getConversationOutput }, ctx, (call) =>
+    call({ claude_session_id: id, limit: 1, max_chars: 100 }),
+  );
   const hit = parts[0];
   return hit ? c.remote(hit.node, tool, args, ctx) : c.local(tool, svc, args, ctx);
 }

@@ -16,7 +16,14 @@
  * side on it (a server starting reconciles the state directory, and would race a session another one is starting).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { LoggingMessageNotificationSchema, McpError, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type CallToolResult, type LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type CallToolResult,
+  type LoggingLevel,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
@@ -88,7 +95,9 @@ export function callLimit(args: Record<string, unknown>): number {
 
 /** The node answered nothing within the bound: retryable, like an outage (the link itself may still be up). */
 export function silent(node: string, what: string, ms: number): SessionError {
-  return new SessionError("NODE_UNREACHABLE", `node ${node} is unreachable: it did not answer ${what} within ${ms} ms`, { details: { node } });
+  return new SessionError("NODE_UNREACHABLE", `node ${node} is unreachable: it did not answer ${what} within ${ms} ms`, {
+    details: { node },
+  });
 }
 
 export interface LinkEvents {
@@ -115,14 +124,22 @@ function cancelled(node: string): SessionError {
 function remoteError(node: string, res: CallToolResult): SessionError {
   const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
   try {
-    const body = (JSON.parse(text) as { error: { code: string; message: string; suggestion?: string; details?: Record<string, unknown> } }).error;
+    const body = (
+      JSON.parse(text) as { error: { code: string; message: string; suggestion?: string; details?: Record<string, unknown> } }
+    ).error;
     const known = (ERROR_CODES as readonly string[]).includes(body.code);
-    return new SessionError(known ? (body.code as ErrorCode) : "INTERNAL", known ? body.message : `node ${node}: ${body.code}: ${body.message}`, {
-      ...(body.suggestion ? { suggestion: body.suggestion } : {}),
-      details: { ...body.details, node },
-    });
+    return new SessionError(
+      known ? (body.code as ErrorCode) : "INTERNAL",
+      known ? body.message : `node ${node}: ${body.code}: ${body.message}`,
+      {
+        ...(body.suggestion ? { suggestion: body.suggestion } : {}),
+        details: { ...body.details, node },
+      },
+    );
   } catch {
-    return new SessionError("INTERNAL", `node ${node} returned an error that is not claude-sessions': ${text.slice(0, 300)}`, { details: { node } });
+    return new SessionError("INTERNAL", `node ${node} returned an error that is not claude-sessions': ${text.slice(0, 300)}`, {
+      details: { node },
+    });
   }
 }
 
@@ -276,7 +293,8 @@ export class NodeLink {
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
       if (this.client === client) this.events.listChanged?.(this.name);
     });
-    tr.onclose = () => (this.client === client ? this.lost(this.generation, `its command exited${said()}`) : fail(`its command exited${said()}`));
+    tr.onclose = () =>
+      this.client === client ? this.lost(this.generation, `its command exited${said()}`) : fail(`its command exited${said()}`);
     tr.onerror = (e) => this.log.debug(`node ${this.name}: ${String(e)}`);
     try {
       await client.connect(tr, { timeout: this.t.connectTimeoutMs });
@@ -313,7 +331,10 @@ export class NodeLink {
     this.log.info(`node ${this.name}: reachable (claude-sessions ${this.version ?? "?"}; connected in ${tookMs} ms${after})`);
     this.heartbeat = setInterval(() => void this.beat(gen), this.t.heartbeatMs);
     this.heartbeat.unref();
-    for (const uri of this.subscriptions) void client.subscribeResource({ uri }).catch((e: unknown) => this.log.debug(`node ${this.name}: resubscribing ${uri}: ${String(e)}`));
+    for (const uri of this.subscriptions)
+      void client
+        .subscribeResource({ uri })
+        .catch((e: unknown) => this.log.debug(`node ${this.name}: resubscribing ${uri}: ${String(e)}`));
     this.events.up?.(this.name);
   }
 
@@ -387,7 +408,12 @@ export class NodeLink {
    * same SessionError here, an outage NODE_UNREACHABLE at once, and no answer within `limitMs` of the link being up
    * (callLimit's bound unless given; progress restarts it) NODE_UNREACHABLE too, the node told to stop the call.
    */
-  async call(name: string, args: Record<string, unknown>, ctx: CallContext = {}, limitMs = callLimit(args)): Promise<Record<string, unknown>> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: CallContext = {},
+    limitMs = callLimit(args),
+  ): Promise<Record<string, unknown>> {
     const ctl = new AbortController();
     const stop = () => ctl.abort();
     ctx.signal?.addEventListener("abort", stop, { once: true });
@@ -402,7 +428,11 @@ export class NodeLink {
     };
     // The bound starts once the link is up (a first connection is waited for, within connectTimeoutMs); the
     // caller's cancellation ends the wait for it too (ready() takes no signal).
-    const ended = new Promise<never>((_, reject) => ctl.signal.addEventListener("abort", () => reject(timedOut ? silent(this.name, name, limitMs) : cancelled(this.name)), { once: true }));
+    const ended = new Promise<never>((_, reject) =>
+      ctl.signal.addEventListener("abort", () => reject(timedOut ? silent(this.name, name, limitMs) : cancelled(this.name)), {
+        once: true,
+      }),
+    );
     if (ctx.signal?.aborted) ctl.abort();
     try {
       const res = await Promise.race([this.forward(name, args, ctx, ctl.signal, arm, limitMs), ended]);
@@ -417,7 +447,14 @@ export class NodeLink {
     }
   }
 
-  private async forward(name: string, args: Record<string, unknown>, ctx: CallContext, signal: AbortSignal, alive: () => void, limitMs: number): Promise<CallToolResult> {
+  private async forward(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    signal: AbortSignal,
+    alive: () => void,
+    limitMs: number,
+  ): Promise<CallToolResult> {
     const client = await this.ready();
     const gen = this.generation;
     alive();
@@ -433,7 +470,11 @@ export class NodeLink {
           signal,
           onprogress: (p) => {
             alive();
-            progress?.({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) });
+            progress?.({
+              progress: p.progress,
+              ...(p.total !== undefined ? { total: p.total } : {}),
+              ...(p.message ? { message: p.message } : {}),
+            });
           },
         })
         .then(
@@ -447,7 +488,12 @@ export class NodeLink {
               const why = `the request could not be sent (${e instanceof Error ? e.message : String(e)})`;
               this.lost(gen, why);
               reject(unreachable(this.name, why));
-            } else reject(new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, { details: { node: this.name } }));
+            } else
+              reject(
+                new SessionError("INTERNAL", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`, {
+                  details: { node: this.name },
+                }),
+              );
           },
         )
         .finally(() => this.inflight.delete(fail));
@@ -458,12 +504,18 @@ export class NodeLink {
   async readResource(uri: string): Promise<{ uri: string; mimeType?: string; text?: string }[]> {
     const client = await this.ready();
     const res = await client.readResource({ uri }, { timeout: 30_000 }).catch((e: unknown) => {
-      throw this.status !== "reachable" ? unreachable(this.name, this.error ?? String(e)) : new SessionError("SESSION_NOT_FOUND", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`);
+      throw this.status !== "reachable"
+        ? unreachable(this.name, this.error ?? String(e))
+        : new SessionError("SESSION_NOT_FOUND", `node ${this.name}: ${e instanceof Error ? e.message : String(e)}`);
     });
     // Only the resource asked for, as text: anything else the node sends is left out.
     return (res.contents as Array<{ uri?: unknown; mimeType?: unknown; text?: unknown }>)
       .filter((c) => c.uri === uri && typeof c.text === "string")
-      .map((c) => ({ uri, text: c.text as string, ...(typeof c.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(c.mimeType) ? { mimeType: c.mimeType } : {}) }));
+      .map((c) => ({
+        uri,
+        text: c.text as string,
+        ...(typeof c.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(c.mimeType) ? { mimeType: c.mimeType } : {}),
+      }));
   }
 
   /** Subscribes to a resource on the node (kept across reconnections; updates arrive through resourceUpdated). */
@@ -487,7 +539,6 @@ export class NodeLink {
     for (const fail of [...this.inflight]) fail(unreachable(this.name, "the coordinator is closing"));
     this.setStatus("unreachable");
   }
-
 }
 
 /**

@@ -29,7 +29,8 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
   const filter = typeof args.node_filter === "string" ? args.node_filter : undefined;
   if (filter && filter !== LOCAL) c.linkOf(filter);
   const { node_filter: _f, limit, ...rest } = args;
-  const local = !filter || filter === LOCAL ? await c.local(tool, svc, rest, ctx) : { sessions: [], total_count: 0, filtered_count: 0 };
+  const local =
+    !filter || filter === LOCAL ? await c.local(tool, svc, rest, ctx) : { sessions: [], total_count: 0, filtered_count: 0 };
   const whole = rest.status_filter === "all" && rest.team_filter === undefined;
   const parts = await Promise.all(
     [...c.links.values()]
@@ -42,15 +43,34 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
           const rows = (res.sessions as Row[]).map((r) => c.mark(l.name, r) as Row);
           if (whole) c.router.remember(l.name, rows);
           // A bad row is left out and said here (and logged); the node's other rows are listed.
-          const bad = checked.dropped ? `${checked.dropped} of its rows were not valid and are left out (${checked.why ?? "not a session row"})` : undefined;
+          const bad = checked.dropped
+            ? `${checked.dropped} of its rows were not valid and are left out (${checked.why ?? "not a session row"})`
+            : undefined;
           if (bad) c.log.warn(`node ${l.name}: ${bad}`);
-          const view: NodeView = { name: l.name, status: "reachable", sessions: rows.length, ...(l.version ? { version: l.version } : {}), ...(bad ? { error: bad } : {}) };
-          return { rows, total: (res.total_count as number) - checked.dropped, filtered: (res.filtered_count as number) - checked.dropped, view };
+          const view: NodeView = {
+            name: l.name,
+            status: "reachable",
+            sessions: rows.length,
+            ...(l.version ? { version: l.version } : {}),
+            ...(bad ? { error: bad } : {}),
+          };
+          return {
+            rows,
+            total: (res.total_count as number) - checked.dropped,
+            filtered: (res.filtered_count as number) - checked.dropped,
+            view,
+          };
         } catch (e) {
           // Its last known sessions stay in the view, marked as such.
           const known = c.router.lastRows(l.name);
           const rows = known.filter((r) => matches(r, rest)).map((r) => ({ ...r, node_status: "unreachable" }));
-          const view: NodeView = { name: l.name, status: l.shownStatus === "reachable" ? "unreachable" : l.shownStatus, sessions: rows.length, error: e instanceof Error ? e.message : String(e), ...(l.version ? { version: l.version } : {}) };
+          const view: NodeView = {
+            name: l.name,
+            status: l.shownStatus === "reachable" ? "unreachable" : l.shownStatus,
+            sessions: rows.length,
+            error: e instanceof Error ? e.message : String(e),
+            ...(l.version ? { version: l.version } : {}),
+          };
           return { rows, total: known.length, filtered: rows.length, view };
         }
       }),
@@ -74,12 +94,21 @@ export async function healthAll(c: Coordinator, tool: Tool, svc: SessionService,
   const nodes = await Promise.all(
     [...c.links.values()].map(async (l) => {
       const name = `node ${l.name}`;
-      if (l.status !== "reachable") return { name, status: "degraded", detail: `${l.shownStatus}: ${l.error ?? "connecting"} (its sessions keep running there)` };
+      if (l.status !== "reachable")
+        return {
+          name,
+          status: "degraded",
+          detail: `${l.shownStatus}: ${l.error ?? "connecting"} (its sessions keep running there)`,
+        };
       try {
         const h = await l.call(tool.name, {}, ctx, NODE_ANSWER_MS);
         const hc = (h.checks ?? []) as Array<{ name: string; detail: string }>;
         const sessions = hc.find((x) => x.name === "sessions")?.detail;
-        return { name, status: h.status === "ok" ? "ok" : "degraded", detail: `reachable, claude-sessions ${l.version ?? "?"}, status ${String(h.status)}${sessions ? `; ${sessions}` : ""}` };
+        return {
+          name,
+          status: h.status === "ok" ? "ok" : "degraded",
+          detail: `reachable, claude-sessions ${l.version ?? "?"}, status ${String(h.status)}${sessions ? `; ${sessions}` : ""}`,
+        };
       } catch (e) {
         return { name, status: "degraded", detail: `no health answer: ${e instanceof Error ? e.message : String(e)}` };
       }
@@ -88,7 +117,8 @@ export async function healthAll(c: Coordinator, tool: Tool, svc: SessionService,
   checks.push(...nodes);
   // A node that is down does not stop sessions here: it degrades the answer, never makes it down. A local warn
   // leaves the status as the local answer has it (warn does not change the overall status).
-  const status = local.status === "down" ? "down" : local.status === "degraded" || nodes.some((x) => x.status !== "ok") ? "degraded" : "ok";
+  const status =
+    local.status === "down" ? "down" : local.status === "degraded" || nodes.some((x) => x.status !== "ok") ? "degraded" : "ok";
   // The local result's other fields (member_socket) as they are.
   return { ...local, status, checks };
 }

@@ -12,7 +12,13 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { moveId as moveIdSchema, transferOutput, type MoveOutput, type TransferInput, type TransferOutput } from "../api/index.js";
+import {
+  moveId as moveIdSchema,
+  transferOutput,
+  type MoveOutput,
+  type TransferInput,
+  type TransferOutput,
+} from "../api/index.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
@@ -56,7 +62,13 @@ export async function journals(svc: SessionService): Promise<MoveJournal[]> {
     if (!n.endsWith(".json")) continue;
     try {
       const j = JSON.parse(await readFile(join(dirOf(svc), n), "utf8")) as MoveJournal;
-      if (moveIdSchema.safeParse(j.move_id).success && typeof j.session_id === "string" && typeof j.from === "string" && typeof j.to === "string") out.push({ ...j, pid: typeof j.pid === "number" ? j.pid : 0 });
+      if (
+        moveIdSchema.safeParse(j.move_id).success &&
+        typeof j.session_id === "string" &&
+        typeof j.from === "string" &&
+        typeof j.to === "string"
+      )
+        out.push({ ...j, pid: typeof j.pid === "number" ? j.pid : 0 });
     } catch (e) {
       svc.deps.log.warn(`move journal ${n} unreadable: ${String(e)}`);
     }
@@ -65,7 +77,14 @@ export async function journals(svc: SessionService): Promise<MoveJournal[]> {
 }
 
 /** One step on a machine: this one's service, or transfer_session on the node. */
-async function step(c: Coordinator, svc: SessionService, node: string, args: TransferInput, ctx: CallContext = {}, limitMs = STEP_MS): Promise<TransferOutput> {
+async function step(
+  c: Coordinator,
+  svc: SessionService,
+  node: string,
+  args: TransferInput,
+  ctx: CallContext = {},
+  limitMs = STEP_MS,
+): Promise<TransferOutput> {
   if (node === LOCAL) return svc.transfer(args);
   const raw = await c.linkOf(node).call("transfer_session", args as unknown as Record<string, unknown>, ctx, limitMs);
   const parsed = transferOutput.safeParse(raw);
@@ -74,7 +93,11 @@ async function step(c: Coordinator, svc: SessionService, node: string, args: Tra
 }
 
 /** Where each side stands, then the one action that leaves the session on exactly one machine. */
-export async function resolveMove(c: Coordinator, svc: SessionService, j: MoveJournal): Promise<"aborted" | "committed" | "none"> {
+export async function resolveMove(
+  c: Coordinator,
+  svc: SessionService,
+  j: MoveJournal,
+): Promise<"aborted" | "committed" | "none"> {
   const base = { session_id: j.session_id, move_id: j.move_id };
   const target = await step(c, svc, j.to, { op: "state", ...base }, {}, NODE_ANSWER_MS);
   let outcome: "aborted" | "committed" | "none" = "none";
@@ -87,8 +110,7 @@ export async function resolveMove(c: Coordinator, svc: SessionService, j: MoveJo
       await step(c, svc, j.to, { op: "commit", ...base });
       outcome = "committed";
     }
-  }
-  else if (!target.present) {
+  } else if (!target.present) {
     // No copy (yet): the move is given up there, so an import still on its way (sent by a coordinator killed after
     // sending it) is refused when it arrives. The source keeps the session.
     await step(c, svc, j.to, { op: "abort", ...base });
@@ -119,23 +141,44 @@ export async function recoverMoves(c: Coordinator, svc: SessionService, retryMs 
 }
 
 /** move_session: the session carried from its machine to `node`. */
-export async function moveSession(c: Coordinator, svc: SessionService, args: { session_id: string; node: string }, ctx: CallContext): Promise<MoveOutput> {
+export async function moveSession(
+  c: Coordinator,
+  svc: SessionService,
+  args: { session_id: string; node: string },
+  ctx: CallContext,
+): Promise<MoveOutput> {
   const id = args.session_id;
   const to = args.node === "auto" ? undefined : args.node;
   if (to !== undefined && to !== LOCAL) c.linkOf(to); // an unknown node: INVALID_ARGUMENT naming the nodes
   const from = await c.targetOf(svc, { session_id: id });
   if (from === LOCAL) {
     const r = await svc.deps.store.get(id);
-    if (!r || r.incoming) throw new SessionError("SESSION_NOT_FOUND", `there is no session ${id} on any machine.`, { suggestion: "list_sessions shows every machine's sessions." });
+    if (!r || r.incoming)
+      throw new SessionError("SESSION_NOT_FOUND", `there is no session ${id} on any machine.`, {
+        suggestion: "list_sessions shows every machine's sessions.",
+      });
   }
   const dest = to ?? (await c.pick(svc));
   if (dest === from) {
-    throw new SessionError("INVALID_ARGUMENT", `session ${id} is already on ${from === LOCAL ? "this machine" : `node ${from}`}.`, { suggestion: args.node === "auto" ? "No other machine has more room now." : "Name another node." });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `session ${id} is already on ${from === LOCAL ? "this machine" : `node ${from}`}.`,
+      { suggestion: args.node === "auto" ? "No other machine has more room now." : "Name another node." },
+    );
   }
   if ((await journals(svc)).some((j) => j.session_id === id)) {
-    throw new SessionError("SESSION_BUSY", `session ${id} is being moved already.`, { suggestion: "Wait for that move to end (list_sessions shows where it is)." });
+    throw new SessionError("SESSION_BUSY", `session ${id} is being moved already.`, {
+      suggestion: "Wait for that move to end (list_sessions shows where it is).",
+    });
   }
-  const j: MoveJournal = { move_id: `mv-${randomBytes(8).toString("hex")}`, session_id: id, from, to: dest, started_at: new Date().toISOString(), pid: process.pid };
+  const j: MoveJournal = {
+    move_id: `mv-${randomBytes(8).toString("hex")}`,
+    session_id: id,
+    from,
+    to: dest,
+    started_at: new Date().toISOString(),
+    pid: process.pid,
+  };
   const base = { session_id: id, move_id: j.move_id };
   // Export first (it hibernates an idle session; a refusal changes nothing): no journal needed yet.
   const ex = await step(c, svc, from, { op: "export", ...base }, ctx);
@@ -148,12 +191,21 @@ export async function moveSession(c: Coordinator, svc: SessionService, args: { s
     await step(c, svc, dest, { op: "commit", ...base }, ctx);
   } catch (e) {
     // Whatever step failed, the session ends on one machine: the source's while it has it.
-    await resolveMove(c, svc, j).catch((r: unknown) => svc.deps.log.warn(`move ${j.move_id}: resolving after a failed step failed (${String(r)}); the journal is kept`));
+    await resolveMove(c, svc, j).catch((r: unknown) =>
+      svc.deps.log.warn(`move ${j.move_id}: resolving after a failed step failed (${String(r)}); the journal is kept`),
+    );
     throw e;
   }
   await dropJournal(svc, j.move_id);
   c.router.forget(id);
   if (dest !== LOCAL) c.router.learn(id, dest);
   for (const n of [from, dest]) if (n !== LOCAL) void c.router.refresh(n).catch(() => {});
-  return { session_id: id, move_id: j.move_id, from, node: dest, status: "hibernated", transcript_bytes: Buffer.byteLength(bundle.transcript) };
+  return {
+    session_id: id,
+    move_id: j.move_id,
+    from,
+    node: dest,
+    status: "hibernated",
+    transcript_bytes: Buffer.byteLength(bundle.transcript),
+  };
 }

@@ -42,7 +42,10 @@ export class Router {
     if (!node) return;
     const rows = this.rows.get(node);
     if (rows?.some((r) => r.session_id === id)) {
-      this.rows.set(node, rows.filter((r) => r.session_id !== id));
+      this.rows.set(
+        node,
+        rows.filter((r) => r.session_id !== id),
+      );
       this.changed(node);
     }
   }
@@ -72,7 +75,10 @@ export class Router {
 
   private changed(node: string): void {
     const rows = this.rows.get(node) ?? [];
-    const shape = rows.map((r) => `${r.session_id}:${isLive(r.status as Status) ? 1 : 0}`).sort().join(",");
+    const shape = rows
+      .map((r) => `${r.session_id}:${isLive(r.status as Status) ? 1 : 0}`)
+      .sort()
+      .join(",");
     if ((this.shape.get(node) ?? "") === shape) return;
     this.shape.set(node, shape);
     for (const l of [...this.changes]) l();
@@ -121,7 +127,8 @@ export class Router {
       .then((res) => {
         // What becomes routes and resource URIs: only rows that are sessions (a bad one is left out).
         const checked = checkResult(node, LISTING, res);
-        if (checked.dropped) this.log.debug(`node ${node}: ${checked.dropped} rows of its listing left out (${checked.why ?? "not valid"})`);
+        if (checked.dropped)
+          this.log.debug(`node ${node}: ${checked.dropped} rows of its listing left out (${checked.why ?? "not valid"})`);
         const rows = (checked.value.sessions as Row[]).map((r) => this.mark(node, r));
         this.remember(node, rows);
         return rows;

@@ -16,7 +16,11 @@ import type { NodeConfig } from "./config.js";
 import { nodeExecEnv } from "./exec-env.js";
 
 /** An SDK transport to one node, with the exec command's process id and stderr when it has a process. */
-export type NodeTransport = Transport & { readonly pid?: number | null; readonly stderr?: Stream | null; terminateSession?(): Promise<void> };
+export type NodeTransport = Transport & {
+  readonly pid?: number | null;
+  readonly stderr?: Stream | null;
+  terminateSession?(): Promise<void>;
+};
 
 /** Opens a transport to a node: openTransport itself, or (in tests) one end of the SDK's in-memory pair. */
 export type OpenTransport = (cfg: NodeConfig) => Promise<NodeTransport>;
@@ -36,7 +40,12 @@ async function openHttp(url: string, tokenFile: string): Promise<NodeTransport> 
   // heartbeat's next ping decides whether the node is still there.
   return new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    reconnectionOptions: { initialReconnectionDelay: 250, maxReconnectionDelay: 2000, reconnectionDelayGrowFactor: 2, maxRetries: 5 },
+    reconnectionOptions: {
+      initialReconnectionDelay: 250,
+      maxReconnectionDelay: 2000,
+      reconnectionDelayGrowFactor: 2,
+      maxRetries: 5,
+    },
   });
 }
 
@@ -52,9 +61,12 @@ export async function readToken(path: string): Promise<string> {
   const me = process.getuid?.();
   if (!st.isFile()) throw new Error(`its token file ${path} is not a regular file`);
   if ((me !== undefined && st.uid !== me) || st.mode & 0o077) {
-    throw new Error(`its token file ${path} cannot be trusted: it must belong to this server's user with mode 0600 (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid})`);
+    throw new Error(
+      `its token file ${path} cannot be trusted: it must belong to this server's user with mode 0600 (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid})`,
+    );
   }
   const token = (await readFile(path, "utf8")).trim();
-  if (token.length < 16 || /[^\x21-\x7e]/.test(token)) throw new Error(`its token file ${path} does not hold a token (one line of at least 16 printable characters)`);
+  if (token.length < 16 || /[^\x21-\x7e]/.test(token))
+    throw new Error(`its token file ${path} does not hold a token (one line of at least 16 printable characters)`);
   return token;
 }

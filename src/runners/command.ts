@@ -11,4 +11,3 @@ export function commandText(cmd: SessionCommand): string {
 export function commandDone(f: Folded, cmd: SessionCommand, after: number): boolean {
   return f.session_start !== undefined && f.session_start.seq >= after && f.session_start.source === cmd.kind;
 }
-

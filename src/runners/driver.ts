@@ -65,7 +65,17 @@ export interface Delivery {
 /** What a driver can say about one turn beyond the fold: tokens, cost and the SDK's figures (headless). */
 export type TurnFigures = Pick<
   WaitOutput,
-  "usage" | "model_usage" | "cost_usd" | "cost_complete" | "duration_ms" | "duration_api_ms" | "num_turns" | "stop_reason" | "error_subtype" | "permission_denials" | "structured_output"
+  | "usage"
+  | "model_usage"
+  | "cost_usd"
+  | "cost_complete"
+  | "duration_ms"
+  | "duration_api_ms"
+  | "num_turns"
+  | "stop_reason"
+  | "error_subtype"
+  | "permission_denials"
+  | "structured_output"
 >;
 
 /** A command only the server gives (reset_session, compact_session); the text typed is made by the driver. */

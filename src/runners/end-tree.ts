@@ -10,7 +10,12 @@ import type { KillResult } from "./host.js";
 /** Longest wait for the rest of the tree after the leader (never longer than the caller's grace). */
 const REST_GRACE_MAX_MS = 2000;
 
-export async function killTree(id: string, leader: number | undefined, graceMs: number, endLeader: () => Promise<KillResult>): Promise<KillResult> {
+export async function killTree(
+  id: string,
+  leader: number | undefined,
+  graceMs: number,
+  endLeader: () => Promise<KillResult>,
+): Promise<KillResult> {
   const tag = sessionTag(id);
   const tree = sessionTree(leader, tag);
   const res = await endLeader();

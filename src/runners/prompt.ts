@@ -30,9 +30,13 @@ export function prepareMessage(message: string, rules: PromptRules): string {
     });
   }
   if (message[0] === "/" && inputModeOf(message) !== undefined) {
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} starts with "/", which Claude Code takes as ${inputModeOf(message)}; nothing was sent.`, {
-      suggestion: 'To send it as text, put a space before the "/". compact_session and reset_session run /compact and /clear.',
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the ${what} starts with "/", which Claude Code takes as ${inputModeOf(message)}; nothing was sent.`,
+      {
+        suggestion: 'To send it as text, put a space before the "/". compact_session and reset_session run /compact and /clear.',
+      },
+    );
   }
   return message;
 }

@@ -98,9 +98,15 @@ export interface MemberLaunch {
 }
 
 /** The session's settings with the member server's tools allowed (so a member never stalls on a prompt for them). */
-export function withMemberTools(settings: { permissions: { deny: string[]; allow?: string[] } } & Record<string, unknown>, member: MemberLaunch | undefined): object {
+export function withMemberTools(
+  settings: { permissions: { deny: string[]; allow?: string[] } } & Record<string, unknown>,
+  member: MemberLaunch | undefined,
+): object {
   if (!member) return settings;
-  return { ...settings, permissions: { ...settings.permissions, allow: [...(settings.permissions.allow ?? []), `mcp__${member.serverName}`] } };
+  return {
+    ...settings,
+    permissions: { ...settings.permissions, allow: [...(settings.permissions.allow ?? []), `mcp__${member.serverName}`] },
+  };
 }
 
 /** A runner's plan of one launch. */

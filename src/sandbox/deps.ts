@@ -26,14 +26,26 @@ export function sandboxDeps(pathVar: string | undefined = process.env.PATH, fres
   if (cached && !fresh) return cached;
   const missing: string[] = [];
   if (process.platform !== "linux") missing.push(`the sandbox runs on Linux only (this is ${process.platform})`);
-  for (const p of SANDBOX_PROGRAMS) if (!resolveProgram(p.name, pathVar)) missing.push(`${p.name} (Debian package ${p.pkg}) is not on PATH`);
+  for (const p of SANDBOX_PROGRAMS)
+    if (!resolveProgram(p.name, pathVar)) missing.push(`${p.name} (Debian package ${p.pkg}) is not on PATH`);
   const bwrap = resolveProgram("bwrap", pathVar);
   if (bwrap && !missing.length) {
-    const r = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--unshare-pid", "--", "/bin/true"], { timeout: 10_000, encoding: "utf8" });
-    if (r.status !== 0) missing.push(`bubblewrap cannot make namespaces here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0]}); unprivileged user namespaces may be off`);
+    const r = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "--unshare-pid", "--", "/bin/true"], {
+      timeout: 10_000,
+      encoding: "utf8",
+    });
+    if (r.status !== 0)
+      missing.push(
+        `bubblewrap cannot make namespaces here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0]}); ` +
+          `unprivileged user namespaces may be off`,
+      );
   }
   const socat = resolveProgram("socat", pathVar);
   const rg = resolveProgram("rg", pathVar);
-  cached = { ok: missing.length === 0, missing, ...(bwrap && socat && rg && !missing.length ? { tools: { bwrap, socat, rg } } : {}) };
+  cached = {
+    ok: missing.length === 0,
+    missing,
+    ...(bwrap && socat && rg && !missing.length ? { tools: { bwrap, socat, rg } } : {}),
+  };
   return cached;
 }

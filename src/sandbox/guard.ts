@@ -37,10 +37,12 @@ export interface SecretViolation {
   why: string;
 }
 
-
 /** Host-only match (how the runtime decides where it substitutes). */
 function hostOnly(pattern: string, host: string): boolean {
-  const p = pattern.replace(/:\d+$/, "").replace(/^\[|\]$/g, "").toLowerCase();
+  const p = pattern
+    .replace(/:\d+$/, "")
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase();
   const h = host.toLowerCase().replace(/^\[|\]$/g, "");
   return p.startsWith("*.") ? h.endsWith(p.slice(1)) : h === p;
 }
@@ -58,11 +60,16 @@ export function requestGuard(o: GuardOptions, report: (v: SecretViolation) => vo
     for (const s of o.secrets) {
       if (!has(s.sentinel)) continue;
       const own = s.hosts.some((h) => hostMatches(h, host, port));
-      if (own && info?.scheme === "http") report({ name: s.name, target, action: "sent", why: "plain HTTP: a secret is put back only over verified TLS" });
+      if (own && info?.scheme === "http")
+        report({ name: s.name, target, action: "sent", why: "plain HTTP: a secret is put back only over verified TLS" });
       else if (own) continue;
       else if (s.hosts.some((h) => hostOnly(h, host))) {
         report({ name: s.name, target, action: "refused", why: "not the port listed for it" });
-        return { action: "deny", status: 403, reason: `claude-sessions sandbox: ${s.name} may not be sent to ${target} (not the port listed for it)` };
+        return {
+          action: "deny",
+          status: 403,
+          reason: `claude-sessions sandbox: ${s.name} may not be sent to ${target} (not the port listed for it)`,
+        };
       } else report({ name: s.name, target, action: "sent", why: "not a host listed for it" });
     }
     const atApi = host.toLowerCase() === o.api.host.toLowerCase() && port === o.api.port;
@@ -72,10 +79,16 @@ export function requestGuard(o: GuardOptions, report: (v: SecretViolation) => vo
     for (const k of o.keys) {
       if (!has(k.sentinel)) continue;
       if (!atApi || !secure) {
-        report({ name: k.name, target, action: "sent", why: atApi ? "plain HTTP to an API the operator did not allow in cleartext" : "not the API's host" });
+        report({
+          name: k.name,
+          target,
+          action: "sent",
+          why: atApi ? "plain HTTP to an API the operator did not allow in cleartext" : "not the API's host",
+        });
         continue;
       }
-      for (const [name, value] of texts) if (name && value.includes(k.sentinel)) set.push([name, value.split(k.sentinel).join(k.real)]);
+      for (const [name, value] of texts)
+        if (name && value.includes(k.sentinel)) set.push([name, value.split(k.sentinel).join(k.real)]);
     }
     if (set.length) decision.setHeaders = set;
     return decision;

@@ -108,10 +108,14 @@ async function main(): Promise<void> {
   if (serverSocket) {
     // Only a server socket of this session's state directory: never another socket a variable might name.
     const sockets = join(dirname(spec.sessionDir), "sockets");
-    if (dirname(serverSocket) !== sockets || !/^\d+\.sock$/.test(serverSocket.slice(sockets.length + 1))) fail(`the member socket ${JSON.stringify(serverSocket)} is not a server socket of ${sockets}`);
+    if (dirname(serverSocket) !== sockets || !/^\d+\.sock$/.test(serverSocket.slice(sockets.length + 1)))
+      fail(`the member socket ${JSON.stringify(serverSocket)} is not a server socket of ${sockets}`);
     const relay = join(spec.sessionDir, RELAY_SOCKET);
     // socat's address syntax: a path with these characters would be read as more than a path.
-    if (/[:,!"'\\\s]/.test(relay)) fail(`the session's folder ${JSON.stringify(spec.sessionDir)} cannot hold the member relay (a ':', ',', quote or space in its path)`);
+    if (/[:,!"'\\\s]/.test(relay))
+      fail(
+        `the session's folder ${JSON.stringify(spec.sessionDir)} cannot hold the member relay (a ':', ',', quote or space in its path)`,
+      );
     try {
       await memberRelay(relay, serverSocket);
     } catch (e) {
@@ -187,11 +191,20 @@ function trustUpstream(caFile: string | undefined): void {
 }
 
 /** The spec's runtime configuration with the secrets' masks, TLS termination and the request guard. */
-function masked(base: SandboxRuntimeConfig, spec: SandboxSpec, m: MaskPlan | undefined, secrets: MaskedSecret[], report: (v: ViolationLine) => Promise<void>): SandboxRuntimeConfig {
+function masked(
+  base: SandboxRuntimeConfig,
+  spec: SandboxSpec,
+  m: MaskPlan | undefined,
+  secrets: MaskedSecret[],
+  report: (v: ViolationLine) => Promise<void>,
+): SandboxRuntimeConfig {
   const s = spec.secrets;
   if (!s || !m) return base;
   const guard = requestGuard({ secrets, keys: m.keys, api: s.api }, (v) => {
-    void report({ violation: "secret", message: `${v.name} ${v.action === "refused" ? "refused" : "sent as its sentinel"} to ${v.target} (${v.why})` });
+    void report({
+      violation: "secret",
+      message: `${v.name} ${v.action === "refused" ? "refused" : "sent as its sentinel"} to ${v.target} (${v.why})`,
+    });
   });
   // Terminated TLS is where the runtime substitutes and the guard sees HTTPS requests: on when anything needs it.
   const terminate = m.runtime.length > 0 || (m.keys.length > 0 && !s.api.plaintext) || s.caFile !== undefined;

@@ -7,7 +7,12 @@ import { join } from "node:path";
 import { CONFIG_DIR, projectFolder, TMP_DIR, type SandboxSpec } from "./spec.js";
 
 /** Server variables a session keeps (its id, the member server's). */
-const KEEP = new Set(["CLAUDE_SESSIONS_ID", "CLAUDE_SESSIONS_MEMBER_SECRET", "CLAUDE_SESSIONS_MEMBER_SOCKET", "CLAUDE_SESSIONS_TEAM_LEAD"]);
+const KEEP = new Set([
+  "CLAUDE_SESSIONS_ID",
+  "CLAUDE_SESSIONS_MEMBER_SECRET",
+  "CLAUDE_SESSIONS_MEMBER_SOCKET",
+  "CLAUDE_SESSIONS_TEAM_LEAD",
+]);
 const DROP = /^(DOPPLER_|CLAUDE_SESSIONS_)/;
 
 /** The child's environment: the launcher's, less the server's and Doppler's own variables, with the session's folders. */
@@ -57,11 +62,17 @@ export function approveKeys(s: SandboxSpec, keys: ReadonlyArray<{ sentinel: stri
   } catch {
     // None yet (or not JSON): Claude Code starts from this one.
   }
-  const responses = (typeof config.customApiKeyResponses === "object" && config.customApiKeyResponses !== null ? config.customApiKeyResponses : {}) as Record<string, unknown>;
+  const responses = (
+    typeof config.customApiKeyResponses === "object" && config.customApiKeyResponses !== null ? config.customApiKeyResponses : {}
+  ) as Record<string, unknown>;
   const real = new Set(keys.map((k) => k.real.slice(-20)));
-  const wasApproved = Array.isArray(responses.approved) ? (responses.approved as unknown[]).filter((x): x is string => typeof x === "string") : [];
+  const wasApproved = Array.isArray(responses.approved)
+    ? (responses.approved as unknown[]).filter((x): x is string => typeof x === "string")
+    : [];
   const approved = wasApproved.filter((x) => !real.has(x));
-  const rejected = Array.isArray(responses.rejected) ? (responses.rejected as unknown[]).filter((x) => typeof x === "string" && !real.has(x)) : [];
+  const rejected = Array.isArray(responses.rejected)
+    ? (responses.rejected as unknown[]).filter((x) => typeof x === "string" && !real.has(x))
+    : [];
   // Approved inside as it was outside: a key the user never approved stays a question.
   for (const k of keys) if (wasApproved.includes(k.real.slice(-20))) approved.push(k.sentinel.slice(-20));
   config.customApiKeyResponses = { ...responses, approved, rejected };

@@ -23,8 +23,16 @@ export function violationReporter(events: { path: string; flock: string; paste: 
       } catch {
         return done();
       }
-      const line = JSON.stringify({ hook_event_name: "cs:sandbox_violation", violation: v.violation, message: v.message.slice(0, 500), ts: new Date().toISOString() }) + "\n";
-      const p = spawn(events.flock, ["-w", "10", `${events.path}.lock`, events.paste, "-s", "-d", "\\0", "/dev/null", "-"], { stdio: ["pipe", fd, "ignore"] });
+      const line =
+        JSON.stringify({
+          hook_event_name: "cs:sandbox_violation",
+          violation: v.violation,
+          message: v.message.slice(0, 500),
+          ts: new Date().toISOString(),
+        }) + "\n";
+      const p = spawn(events.flock, ["-w", "10", `${events.path}.lock`, events.paste, "-s", "-d", "\\0", "/dev/null", "-"], {
+        stdio: ["pipe", fd, "ignore"],
+      });
       const end = () => {
         try {
           closeSync(fd);

@@ -42,7 +42,8 @@ export function parseSecretHosts(text: string, what = "CLAUDE_SESSIONS_SECRET_HO
   } catch (e) {
     throw new Error(`${what} is not JSON (${(e as Error).message})`);
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error(`${what} must be a JSON object {"NAME": ["host", …], "PREFIX_*": […]}`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new Error(`${what} must be a JSON object {"NAME": ["host", …], "PREFIX_*": […]}`);
   const bad: string[] = [];
   const rules: SecretRule[] = [];
   for (const [k, hosts] of Object.entries(v as Record<string, unknown>)) {
@@ -68,7 +69,10 @@ export function loadSecretHosts(path: string): SecretRule[] {
   const st = statSync(path);
   const me = process.getuid?.();
   if ((me !== undefined && st.uid !== me && st.uid !== 0) || st.mode & 0o022) {
-    throw new Error(`${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`);
+    throw new Error(
+      `${path} cannot be trusted: it must belong to this server's user and not be writable by group or others (mode ${(st.mode & 0o777).toString(8)}, ` +
+        `uid ${st.uid}). Fix: chmod 600 ${JSON.stringify(path)}`,
+    );
   }
   return parseSecretHosts(readFileSync(path, "utf8"), `CLAUDE_SESSIONS_SECRET_HOSTS (${path})`);
 }
@@ -87,7 +91,20 @@ export function hostsFor(name: string, rules: readonly SecretRule[]): string[] |
 }
 
 /** What the terminal and the runtime set, never a secret (a Doppler session's launcher holds them too). */
-const TERMINAL = new Set(["TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "COLORTERM", "TMUX", "TMUX_PANE", "SHLVL", "PWD", "OLDPWD", "_", "COLUMNS", "LINES"]);
+const TERMINAL = new Set([
+  "TERM",
+  "TERM_PROGRAM",
+  "TERM_PROGRAM_VERSION",
+  "COLORTERM",
+  "TMUX",
+  "TMUX_PANE",
+  "SHLVL",
+  "PWD",
+  "OLDPWD",
+  "_",
+  "COLUMNS",
+  "LINES",
+]);
 /** The launcher's own settings of the child, and the session's id: never masked. */
 const NEVER = /^(CLAUDE_CONFIG_DIR|CLAUDE_CODE_TMPDIR|IS_SANDBOX|CLAUDE_SESSION_ID|CLAUDE_SESSIONS_.*|PATH|HOME)$/;
 

@@ -50,7 +50,19 @@ export function projectFolder(configDir: string, cwd: string): string {
 
 /** The credential places every sandboxed session is kept from reading, under the user's home. */
 export function credentialPaths(home: string): string[] {
-  return [".ssh", ".aws", ".gnupg", ".config/gcloud", ".docker", ".kube", ".netrc", ".doppler", ".config/doppler", ".git-credentials", ".config/gh"].map((p) => join(home, p));
+  return [
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".doppler",
+    ".config/doppler",
+    ".git-credentials",
+    ".config/gh",
+  ].map((p) => join(home, p));
 }
 
 /**
@@ -58,7 +70,18 @@ export function credentialPaths(home: string): string[] {
  * would otherwise make them writable): hooks, trust records, commands and plugins there run outside the sandbox later.
  */
 export function protectedConfig(s: Pick<SandboxSpec, "realConfigDir" | "realConfigFile">): string[] {
-  const inDir = ["settings.json", "settings.local.json", ".credentials.json", "CLAUDE.md", "commands", "agents", "hooks", "plugins", "skills", "output-styles"];
+  const inDir = [
+    "settings.json",
+    "settings.local.json",
+    ".credentials.json",
+    "CLAUDE.md",
+    "commands",
+    "agents",
+    "hooks",
+    "plugins",
+    "skills",
+    "output-styles",
+  ];
   return [s.realConfigFile, ...inDir.map((f) => join(s.realConfigDir, f))];
 }
 
@@ -97,17 +120,42 @@ export function encodeSpec(s: SandboxSpec): string {
 export function decodeSpec(text: string): SandboxSpec {
   const s = JSON.parse(text) as Partial<SandboxSpec>;
   const strs = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
-  if (s?.v !== 1 || !strs(s.argv) || typeof s.cwd !== "string" || typeof s.sessionDir !== "string" || typeof s.realConfigDir !== "string" || typeof s.realConfigFile !== "string") {
+  if (
+    s?.v !== 1 ||
+    !strs(s.argv) ||
+    typeof s.cwd !== "string" ||
+    typeof s.sessionDir !== "string" ||
+    typeof s.realConfigDir !== "string" ||
+    typeof s.realConfigFile !== "string"
+  ) {
     throw new Error("not a sandbox spec");
   }
-  if (!strs(s.allowHosts) || !strs(s.allowWrite) || !strs(s.denyRead) || !strs(s.allowRead)) throw new Error("not a sandbox spec");
+  if (!strs(s.allowHosts) || !strs(s.allowWrite) || !strs(s.denyRead) || !strs(s.allowRead))
+    throw new Error("not a sandbox spec");
   if (s.secrets !== undefined) {
     const x = s.secrets;
-    if (!strs(x.envNames) || (x.dopplerBase !== undefined && !strs(x.dopplerBase)) || !Array.isArray(x.rules) || !x.rules.every((r) => typeof r?.pattern === "string" && strs(r.hosts))) throw new Error("not a sandbox spec");
-    if (typeof x.api?.host !== "string" || typeof x.api.port !== "number" || typeof x.api.plaintext !== "boolean" || (x.caFile !== undefined && typeof x.caFile !== "string")) throw new Error("not a sandbox spec");
+    if (
+      !strs(x.envNames) ||
+      (x.dopplerBase !== undefined && !strs(x.dopplerBase)) ||
+      !Array.isArray(x.rules) ||
+      !x.rules.every((r) => typeof r?.pattern === "string" && strs(r.hosts))
+    )
+      throw new Error("not a sandbox spec");
+    if (
+      typeof x.api?.host !== "string" ||
+      typeof x.api.port !== "number" ||
+      typeof x.api.plaintext !== "boolean" ||
+      (x.caFile !== undefined && typeof x.caFile !== "string")
+    )
+      throw new Error("not a sandbox spec");
   }
-  if (s.events !== undefined && ![s.events.path, s.events.flock, s.events.paste].every((x) => typeof x === "string" && x.startsWith("/"))) throw new Error("not a sandbox spec");
+  if (
+    s.events !== undefined &&
+    ![s.events.path, s.events.flock, s.events.paste].every((x) => typeof x === "string" && x.startsWith("/"))
+  )
+    throw new Error("not a sandbox spec");
   const t = s.tools;
-  if (!t || ![t.bwrap, t.socat, t.rg].every((x) => typeof x === "string" && x.startsWith("/"))) throw new Error("not a sandbox spec");
+  if (!t || ![t.bwrap, t.socat, t.rg].every((x) => typeof x === "string" && x.startsWith("/")))
+    throw new Error("not a sandbox spec");
   return s as SandboxSpec;
 }

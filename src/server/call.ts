@@ -35,7 +35,16 @@ export interface CallOptions {
  * leaves none, unless a team member made it: every member call is audited. The session is the one the call named
  * or made, or for a member's call the teammate it acted on (else the member itself).
  */
-export function auditCall(svc: SessionService, tool: Tool, raw: unknown, ctx: CallContext, o: CallOptions, t0: number, result: unknown, code?: string): void {
+export function auditCall(
+  svc: SessionService,
+  tool: Tool,
+  raw: unknown,
+  ctx: CallContext,
+  o: CallOptions,
+  t0: number,
+  result: unknown,
+  code?: string,
+): void {
   if (tool.annotations.readOnlyHint && !ctx.member) return;
   const session_id = ctx.member ? (ctx.member.target ?? ctx.member.session_id) : sessionOf(raw, result);
   void svc.audit.record({ tool: tool.name, session_id, actor: ctx.actor ?? "unknown", client: o.client, since: t0, code });
@@ -45,7 +54,13 @@ export function auditCall(svc: SessionService, tool: Tool, raw: unknown, ctx: Ca
  * Calls `tool` with `raw` arguments for `ctx.actor`: its authorize step first (a refusal does nothing), then the
  * arguments, the handler and the result's check; throws a SessionError (INVALID_ARGUMENT for bad arguments).
  */
-export async function callTool<R>(svc: SessionService, tool: Tool<R>, raw: unknown, ctx: CallContext, o: CallOptions = {}): Promise<R> {
+export async function callTool<R>(
+  svc: SessionService,
+  tool: Tool<R>,
+  raw: unknown,
+  ctx: CallContext,
+  o: CallOptions = {},
+): Promise<R> {
   const t0 = Date.now();
   let c = ctx;
   try {

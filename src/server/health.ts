@@ -47,13 +47,20 @@ export interface HealthInput {
 const STUCK_LOCK_MS = 30_000;
 
 /** The CLI versions live sessions run (recorded at their start or resume): warn when one is outside the tested range. */
-function sessionVersions(live: SessionRecord[], add: (name: string, status: HealthCheck["status"], detail: string) => void): void {
+function sessionVersions(
+  live: SessionRecord[],
+  add: (name: string, status: HealthCheck["status"], detail: string) => void,
+): void {
   if (!live.length) return;
   const by = new Map<string, string[]>();
   for (const r of live) by.set(r.claude_version ?? "unknown", [...(by.get(r.claude_version ?? "unknown") ?? []), r.session_id]);
   const parts = [...by].map(([v, ids]) => `${v}: ${ids.length > 5 ? `${ids.slice(0, 5).join(", ")} …` : ids.join(", ")}`);
   const outside = [...by.keys()].filter((v) => v !== "unknown" && versionWarning(v));
-  add("session_cli_versions", outside.length ? "warn" : "ok", `${parts.join("; ")}${outside.length ? ` (outside the tested range: ${outside.join(", ")})` : ""}`);
+  add(
+    "session_cli_versions",
+    outside.length ? "warn" : "ok",
+    `${parts.join("; ")}${outside.length ? ` (outside the tested range: ${outside.join(", ")})` : ""}`,
+  );
 }
 
 /** How long a connection to the member socket may take before it counts as not listening. */
@@ -78,14 +85,24 @@ function accepts(path: string): Promise<boolean> {
  * The team members' socket: listening and 0600 is ok; not listening is degraded while a live team session of the
  * state directory needs it (its member tools cannot reach this server), else a warning.
  */
-async function memberSocket(path: string, teamLive: string[] | undefined, add: (name: string, status: HealthCheck["status"], detail: string) => void): Promise<boolean> {
+async function memberSocket(
+  path: string,
+  teamLive: string[] | undefined,
+  add: (name: string, status: HealthCheck["status"], detail: string) => void,
+): Promise<boolean> {
   const listening = await accepts(path);
   const mode = listening ? ((await lstat(path).catch(() => undefined))?.mode ?? 0) & 0o777 : 0;
   if (listening && mode === 0o600) add("member_socket", "ok", `${path} is listening (0600)`);
   else if (listening) add("member_socket", "degraded", `${path} is listening with mode 0${mode.toString(8)}, not 0600`);
   else {
-    const who = teamLive?.length ? `; live team sessions ${teamLive.length > 5 ? `${teamLive.slice(0, 5).join(", ")} …` : teamLive.join(", ")} may not reach this server` : "";
-    add("member_socket", teamLive?.length ? "degraded" : "warn", `${path} is not listening: team members' tools cannot reach this server (restart it to listen again)${who}`);
+    const who = teamLive?.length
+      ? `; live team sessions ${teamLive.length > 5 ? `${teamLive.slice(0, 5).join(", ")} …` : teamLive.join(", ")} may not reach this server`
+      : "";
+    add(
+      "member_socket",
+      teamLive?.length ? "degraded" : "warn",
+      `${path} is not listening: team members' tools cannot reach this server (restart it to listen again)${who}`,
+    );
   }
   return listening;
 }
@@ -103,11 +120,22 @@ async function creatable(dir: string): Promise<boolean> {
 }
 
 /** The operator's accounts (issue 33): each one's sessions and limit; warn when every one is limited, degraded when the file does not read. */
-function accountsCheck(file: string, stateDir: string, users: AccountUser[], add: (name: string, status: HealthCheck["status"], detail: string) => void): void {
+function accountsCheck(
+  file: string,
+  stateDir: string,
+  users: AccountUser[],
+  add: (name: string, status: HealthCheck["status"], detail: string) => void,
+): void {
   try {
     const rooms = accountRooms(readAccounts(file), users, Date.now(), accountLimits(stateDir));
-    const detail = rooms.map((r) => `${r.name}: ${r.sessions.length} session(s), ${r.limited_until ? `limited until ${r.limited_until}` : "room"}`).join("; ");
-    add("accounts", rooms.length && rooms.every((r) => r.limited_until) ? "warn" : "ok", detail || "the accounts file names no account");
+    const detail = rooms
+      .map((r) => `${r.name}: ${r.sessions.length} session(s), ${r.limited_until ? `limited until ${r.limited_until}` : "room"}`)
+      .join("; ");
+    add(
+      "accounts",
+      rooms.length && rooms.every((r) => r.limited_until) ? "warn" : "ok",
+      detail || "the accounts file names no account",
+    );
   } catch (e) {
     add("accounts", "degraded", e instanceof Error ? e.message : String(e));
   }
@@ -126,7 +154,13 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   for (const r of said) {
     const others = said.filter((o) => o !== r && o.ok).map((o) => o.kind);
     const status = r.ok ? "ok" : others.length ? "degraded" : "down";
-    add(r.check, status, r.ok ? r.detail : `${r.detail}${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`);
+    add(
+      r.check,
+      status,
+      r.ok
+        ? r.detail
+        : `${r.detail}${others.length ? ` (${others.join(" and ")} sessions still work)` : " and so is every other backend"}`,
+    );
   }
 
   const claude = findClaude(cfg.claudePath);
@@ -135,7 +169,11 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   else add("claude", cv ? "ok" : "degraded", cv ? `${claude.path} (${cv})` : `${claude.path} did not report a version`);
   if (cv) {
     const w = versionWarning(cv);
-    add("claude_version", w ? "warn" : "ok", w ?? `${cv} is in the tested range (${TESTED_CLI.oldest}–${TESTED_CLI.newest}, pinned ${TESTED_CLI.pinned})`);
+    add(
+      "claude_version",
+      w ? "warn" : "ok",
+      w ?? `${cv} is in the tested range (${TESTED_CLI.oldest}–${TESTED_CLI.newest}, pinned ${TESTED_CLI.pinned})`,
+    );
   }
 
   const flock = findOnPath("flock", undefined);
@@ -143,11 +181,25 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
 
   const sb = sandboxDeps();
   const sbMode = `CLAUDE_SESSIONS_SANDBOX=${cfg.sandbox}`;
-  if (sb.ok) add("sandbox", "ok", `bubblewrap, socat and ripgrep found, namespaces work (${sbMode}; hosts: ${cfg.sandboxHosts.join(", ") || "the API's only"})`);
-  else add("sandbox", cfg.sandbox === "required" ? "down" : cfg.sandbox === "on" ? "degraded" : "warn", `${sb.missing.join("; ")} (${sbMode}: sandboxed starts fail with SANDBOX_UNAVAILABLE; Debian: apt-get install bubblewrap socat ripgrep)`);
+  if (sb.ok)
+    add(
+      "sandbox",
+      "ok",
+      `bubblewrap, socat and ripgrep found, namespaces work (${sbMode}; hosts: ${cfg.sandboxHosts.join(", ") || "the API's only"})`,
+    );
+  else
+    add(
+      "sandbox",
+      cfg.sandbox === "required" ? "down" : cfg.sandbox === "on" ? "degraded" : "warn",
+      `${sb.missing.join("; ")} (${sbMode}: sandboxed starts fail with SANDBOX_UNAVAILABLE; Debian: apt-get install bubblewrap socat ripgrep)`,
+    );
   if (cfg.dopplerPath || cfg.dopplerProject || cfg.dopplerConfig) {
     const doppler = findOnPath("doppler", cfg.dopplerPath);
-    add("doppler", doppler.path ? "ok" : "degraded", doppler.path ?? "configured but not found (sessions with doppler fail with DOPPLER_ERROR)");
+    add(
+      "doppler",
+      doppler.path ? "ok" : "degraded",
+      doppler.path ?? "configured but not found (sessions with doppler fail with DOPPLER_ERROR)",
+    );
   }
 
   const probe = join(cfg.stateDir, `.health-${randomUUID()}`);
@@ -164,29 +216,54 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   const lock = await stat(join(cfg.stateDir, "state.json.lock")).catch(() => undefined);
   const lockAge = lock ? Date.now() - lock.mtimeMs : 0;
   // The holder refreshes the lock directory's mtime while it holds it: an old one is a stale or stuck lock.
-  add("store_lock", lock && lockAge > STUCK_LOCK_MS ? "degraded" : "ok", lock ? `state.json.lock held, refreshed ${Math.round(lockAge)} ms ago` : "not held");
+  add(
+    "store_lock",
+    lock && lockAge > STUCK_LOCK_MS ? "degraded" : "ok",
+    lock ? `state.json.lock held, refreshed ${Math.round(lockAge)} ms ago` : "not held",
+  );
 
   let teamLive: string[] | undefined;
   if (h.store) {
     try {
       const st = await h.store.read();
-      teamLive = Object.values(st.sessions).filter((r) => isLive(r.status) && r.team_name).map((r) => r.session_id);
+      teamLive = Object.values(st.sessions)
+        .filter((r) => isLive(r.status) && r.team_name)
+        .map((r) => r.session_id);
       const live = Object.values(st.sessions).filter((r) => isLive(r.status)).length;
-      add("sessions", live >= cfg.maxSessions ? "degraded" : "ok", `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`);
-      sessionVersions(Object.values(st.sessions).filter((r) => isLive(r.status)), add);
+      add(
+        "sessions",
+        live >= cfg.maxSessions ? "degraded" : "ok",
+        `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`,
+      );
+      sessionVersions(
+        Object.values(st.sessions).filter((r) => isLive(r.status)),
+        add,
+      );
       if (cfg.accountsFile) accountsCheck(cfg.accountsFile, cfg.stateDir, Object.values(st.sessions), add);
       if (h.index) {
         // The conversation index answers while it builds (saying so); a build is not a fault.
         const ix = h.index();
-        add("history_index", "ok", ix.indexing ? `building (searches answer from what is indexed so far)${ix.complete_at ? `; last complete ${ix.complete_at}` : ""}` : `up to date as of ${ix.complete_at}`);
+        add(
+          "history_index",
+          "ok",
+          ix.indexing
+            ? `building (searches answer from what is indexed so far)${ix.complete_at ? `; last complete ${ix.complete_at}` : ""}`
+            : `up to date as of ${ix.complete_at}`,
+        );
       }
     } catch (e) {
       add("sessions", "degraded", `state.json could not be read: ${String(e).slice(0, 200)}`);
     }
   }
-  const socket = h.memberSocket ? { path: h.memberSocket, listening: await memberSocket(h.memberSocket, teamLive, add) } : undefined;
+  const socket = h.memberSocket
+    ? { path: h.memberSocket, listening: await memberSocket(h.memberSocket, teamLive, add) }
+    : undefined;
   if (h.armedLimits !== undefined) {
-    const on = [["idle TTL", cfg.idleTtlMs], ["busy limit", cfg.busyMaxMs], ["retention", cfg.retainDeadMs]].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
+    const on = [
+      ["idle TTL", cfg.idleTtlMs],
+      ["busy limit", cfg.busyMaxMs],
+      ["retention", cfg.retainDeadMs],
+    ].map(([n, v]) => `${n} ${v ? `${v} ms` : "off"}`);
     add("time_limits", "ok", `${on.join(", ")}; ${h.armedLimits} deadline(s) armed`);
   }
   // A coordinator's node "auto" compares free slots, then this.
@@ -195,6 +272,10 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
   if (h.startedAt !== undefined) add("uptime", "ok", `${Math.round((Date.now() - h.startedAt) / 1000)} s`);
   add("version", "ok", `claude-sessions ${h.version}, node ${process.versions.node}`);
 
-  const status = checks.some((c) => c.status === "down") ? "down" : checks.some((c) => c.status === "degraded") ? "degraded" : "ok";
+  const status = checks.some((c) => c.status === "down")
+    ? "down"
+    : checks.some((c) => c.status === "degraded")
+      ? "degraded"
+      : "ok";
   return { status, checks, ...(socket ? { member_socket: socket } : {}) };
 }

@@ -53,7 +53,13 @@ function argsHash(args: Record<string, unknown>): string {
  * Runs `run` once for the key in `raw` (when the tool takes one and the call gives it), else just runs it.
  * Arguments that do not parse go to `run` unclaimed (it reports them).
  */
-export async function runOnce<R>(svc: SessionService, tool: Tool<R>, raw: unknown, ctx: CallContext, run: (ctx: CallContext) => Promise<R>): Promise<R> {
+export async function runOnce<R>(
+  svc: SessionService,
+  tool: Tool<R>,
+  raw: unknown,
+  ctx: CallContext,
+  run: (ctx: CallContext) => Promise<R>,
+): Promise<R> {
   if (!takesKey(tool) || typeof (raw as { idempotency_key?: unknown } | null)?.idempotency_key !== "string") return run(ctx);
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) return run(ctx);
@@ -74,17 +80,24 @@ export async function runOnce<R>(svc: SessionService, tool: Tool<R>, raw: unknow
       } catch (e) {
         const err = toSessionError(e);
         if (REFUSALS.has(err.code)) await claim.release();
-        else await claim.finish({ ok: false, error: err.toBody() }).catch((w: unknown) => svc.deps.log.warn(`idempotency record of ${tool.name}: ${String(w)}`));
+        else
+          await claim
+            .finish({ ok: false, error: err.toBody() })
+            .catch((w: unknown) => svc.deps.log.warn(`idempotency record of ${tool.name}: ${String(w)}`));
         throw e;
       }
       await claim.finish(outcome).catch((w: unknown) => svc.deps.log.warn(`idempotency record of ${tool.name}: ${String(w)}`));
       return outcome.value as R;
     }
     if (claim.record.args !== args) {
-      throw new SessionError("IDEMPOTENCY_MISMATCH", `idempotency_key ${JSON.stringify(key)} was used for a ${tool.name} call with other arguments ` +
-        `(at ${new Date(claim.record.created_ms).toISOString()}); nothing was run.`, {
-        details: { tool: tool.name },
-      });
+      throw new SessionError(
+        "IDEMPOTENCY_MISMATCH",
+        `idempotency_key ${JSON.stringify(key)} was used for a ${tool.name} call with other arguments ` +
+          `(at ${new Date(claim.record.created_ms).toISOString()}); nothing was run.`,
+        {
+          details: { tool: tool.name },
+        },
+      );
     }
     const done = claim.record.done ?? (await waitOutcome(store, caller, tool.name, key, ctx));
     if (!done) continue; // the first call was refused, which frees the key: this one runs
@@ -95,14 +108,28 @@ export async function runOnce<R>(svc: SessionService, tool: Tool<R>, raw: unknow
 }
 
 /** The outcome of the call that holds the key, once it has one (undefined: it was refused and the key is free). */
-async function waitOutcome(store: IdempotencyStore, caller: string, tool: string, key: string, ctx: CallContext): Promise<IdemOutcome | undefined> {
+async function waitOutcome(
+  store: IdempotencyStore,
+  caller: string,
+  tool: string,
+  key: string,
+  ctx: CallContext,
+): Promise<IdemOutcome | undefined> {
   try {
     return (await store.wait(caller, tool, key, ctx.signal))?.done;
   } catch (e) {
     if (e instanceof OwnerGone) {
-      throw new SessionError("IDEMPOTENCY_UNKNOWN", `the ${tool} call with idempotency_key ${JSON.stringify(key)} did not finish: ${e.message}; it was not run again.`, { details: { tool } });
+      throw new SessionError(
+        "IDEMPOTENCY_UNKNOWN",
+        `the ${tool} call with idempotency_key ${JSON.stringify(key)} did not finish: ${e.message}; it was not run again.`,
+        { details: { tool } },
+      );
     }
-    if (ctx.signal?.aborted) throw new SessionError("CANCELLED", `waiting for the ${tool} call with this idempotency_key was cancelled (that call runs on).`);
+    if (ctx.signal?.aborted)
+      throw new SessionError(
+        "CANCELLED",
+        `waiting for the ${tool} call with this idempotency_key was cancelled (that call runs on).`,
+      );
     throw e;
   }
 }

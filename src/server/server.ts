@@ -56,18 +56,30 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   const sets = svc.deps.cfg.toolsets ?? ["all"];
   const offered = toolsOf(sets);
   const core = offersCore(sets);
-  const capabilities = { tools: {}, ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}), logging: {} };
+  const capabilities = {
+    tools: {},
+    ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}),
+    logging: {},
+  };
   const key = sets.join(",");
   if (!listings.has(key)) listings.set(key, builtListing<ReturnType<typeof listTools>[number]>(key) ?? listTools(offered));
   const names = new Set(offered.map((t) => t.name));
-  const instructions = instructionsFor(names, TOOLS.map((t) => t.name));
+  const instructions = instructionsFor(
+    names,
+    TOOLS.map((t) => t.name),
+  );
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
   serverInfo.version = version;
   const stops = [startNotifications(server, svc, log)];
   const resources = core ? installResources(server, svc, log, opts.router) : undefined;
   if (resources) stops.push(resources.stop);
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
-  if (opts.router) stops.push(opts.router.onNotice((level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {})));
+  if (opts.router)
+    stops.push(
+      opts.router.onNotice(
+        (level, data) => void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data }).catch(() => {}),
+      ),
+    );
   if (core) installPrompts(server, svc, names);
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(offered.map((t) => [t.name, t]));
@@ -79,15 +91,29 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) {
-      const other = TOOLS.some((t) => t.name === req.params.name) ? ` (not in this server's toolsets: ${sets.join(",")}; CLAUDE_SESSIONS_TOOLSETS)` : "";
-      return errorResult(new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}${other}.`, { suggestion: `The tools are: ${[...byName.keys()].join(", ")}.` }));
+      const other = TOOLS.some((t) => t.name === req.params.name)
+        ? ` (not in this server's toolsets: ${sets.join(",")}; CLAUDE_SESSIONS_TOOLSETS)`
+        : "";
+      return errorResult(
+        new SessionError("INVALID_ARGUMENT", `there is no tool named ${JSON.stringify(req.params.name)}${other}.`, {
+          suggestion: `The tools are: ${[...byName.keys()].join(", ")}.`,
+        }),
+      );
     }
     const token = req.params._meta?.progressToken;
     const ctx: CallContext = { signal: extra.signal, roots };
     if (token !== undefined) {
       ctx.progress = (p) => {
         void extra
-          .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) } })
+          .sendNotification({
+            method: "notifications/progress",
+            params: {
+              progressToken: token,
+              progress: p.progress,
+              ...(p.total !== undefined ? { total: p.total } : {}),
+              ...(p.message ? { message: p.message } : {}),
+            },
+          })
           .catch(() => {});
       };
     }
@@ -97,15 +123,20 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
     const client = info ? actorPart(info.name) : undefined;
     ctx.actor = `mcp:${opts.transport ?? "stdio"}:${info ? actorPart(`${info.name}/${info.version}`) : "unknown"}`;
     try {
-      const value = await callTool(svc, tool, req.params.arguments ?? {}, ctx, { ...(client ? { client } : {}), ...(opts.router ? { router: opts.router } : {}) });
+      const value = await callTool(svc, tool, req.params.arguments ?? {}, ctx, {
+        ...(client ? { client } : {}),
+        ...(opts.router ? { router: opts.router } : {}),
+      });
       const out = structured(value);
       // start_session {stream_output}: this client follows the session's transcript (the design's "stream output").
-      if (typeof out.output_resource === "string" && resources) await resources.subscribe(out.output_resource).catch((e: unknown) => log.warn(`stream_output: ${String(e)}`));
+      if (typeof out.output_resource === "string" && resources)
+        await resources.subscribe(out.output_resource).catch((e: unknown) => log.warn(`stream_output: ${String(e)}`));
       log.debug(`${tool.name} ok in ${Date.now() - t0} ms`);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (err) {
       const e = toSessionError(err);
-      if (e.code === "INTERNAL") log.error(`${tool.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      if (e.code === "INTERNAL")
+        log.error(`${tool.name} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       else log.info(`${tool.name}: ${e.code} ${e.message.split("\n")[0]}`);
       return errorResult(e);
     }

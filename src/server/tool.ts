@@ -92,7 +92,11 @@ export interface CallRouter {
   /** Session notices of the nodes (notifications/message data, with `node`), for this server's clients. */
   onNotice(l: (level: LoggingLevel, data: Record<string, unknown>) => void): () => void;
   /** A session:// resource of a session on a node; undefined when the session is this machine's. */
-  readResource?(uri: string, id: string, svc: SessionService): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined>;
+  readResource?(
+    uri: string,
+    id: string,
+    svc: SessionService,
+  ): Promise<{ uri: string; mimeType?: string; text?: string }[] | undefined>;
   /** Subscribes to a session:// resource of a session on a node (false: the session is this machine's). */
   subscribeResource?(uri: string, id: string, svc: SessionService): Promise<boolean>;
   /** notifications/resources/updated of subscribed remote resources. */
@@ -114,7 +118,9 @@ export interface RemoteSession {
   reachable: boolean;
 }
 
-export function defineTool<N extends string, I extends z.ZodType, O extends z.ZodType>(t: ToolDef<N, I, O>): DefinedTool<N, I, O> {
+export function defineTool<N extends string, I extends z.ZodType, O extends z.ZodType>(
+  t: ToolDef<N, I, O>,
+): DefinedTool<N, I, O> {
   return {
     name: t.name,
     title: t.title,

@@ -12,7 +12,9 @@ type Set_ = Exclude<ToolsetName, "all">;
 const SETS: readonly Set_[] = ["core", "context", "teams", "history", "admin", "automations"];
 
 /** Each toolset's tool names, from the tools' declarations. */
-export const TOOLSETS = Object.fromEntries(SETS.map((s) => [s, TOOLS.filter((t) => t.toolset === s).map((t) => t.name)])) as unknown as Record<Set_, readonly string[]>;
+export const TOOLSETS = Object.fromEntries(
+  SETS.map((s) => [s, TOOLS.filter((t) => t.toolset === s).map((t) => t.name)]),
+) as unknown as Record<Set_, readonly string[]>;
 
 function expand(sets: readonly ToolsetName[]): Set<string> {
   return new Set(sets.flatMap((s) => (s === "all" ? Object.values(TOOLSETS).flat() : TOOLSETS[s])));

@@ -7,10 +7,17 @@ import { toSessionError } from "../core/errors.js";
 import type { Deps } from "./deps.js";
 
 /** Why the server itself acted (`server:shutdown`, sessions that end with the process, is written by app.ts). */
-export type ServerReason = "idle_ttl" | "busy_limit" | "retention" | "max_duration" | "hibernate_after" | "max_live" | "budget" | "usage_limit";
+export type ServerReason =
+  "idle_ttl" | "busy_limit" | "retention" | "max_duration" | "hibernate_after" | "max_live" | "budget" | "usage_limit";
 
 /** Runs `act` and writes its audit line (`tool` names the action: kill_session, interrupt_session, prune_session). */
-export async function serverAction<T>(d: Deps, reason: ServerReason, tool: string, sessionId: string, act: () => Promise<T>): Promise<T> {
+export async function serverAction<T>(
+  d: Deps,
+  reason: ServerReason,
+  tool: string,
+  sessionId: string,
+  act: () => Promise<T>,
+): Promise<T> {
   const t0 = Date.now();
   const line = { tool, session_id: sessionId, actor: `server:${reason}`, since: t0 };
   try {

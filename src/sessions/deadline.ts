@@ -7,7 +7,11 @@
  */
 
 /** The start of the current process: process_started_at, then started_at, then created_at; undefined when none is a date. */
-export function processStart(r: { process_started_at?: string | undefined; started_at?: string | undefined; created_at: string }): number | undefined {
+export function processStart(r: {
+  process_started_at?: string | undefined;
+  started_at?: string | undefined;
+  created_at: string;
+}): number | undefined {
   for (const d of [r.process_started_at, r.started_at, r.created_at]) {
     const t = d === undefined ? NaN : Date.parse(d);
     if (Number.isFinite(t)) return t;

@@ -16,7 +16,17 @@ import type { WarmPool } from "./launch/warm-pool.js";
 export type { Runner };
 
 /** A turn's usage and cost with the session's totals, read after its send_message returned (`usage_pending`). */
-export type TurnUsage = { turn: number } & Pick<SendOutput, "usage" | "model_usage" | "cost_usd" | "cost_complete" | "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns">;
+export type TurnUsage = { turn: number } & Pick<
+  SendOutput,
+  | "usage"
+  | "model_usage"
+  | "cost_usd"
+  | "cost_complete"
+  | "session_usage"
+  | "session_cost_usd"
+  | "session_cost_complete"
+  | "session_turns"
+>;
 
 export interface Deps {
   cfg: Config;
@@ -55,6 +65,8 @@ export function runnerOf(d: Deps, kind: BackendKind): Runner {
   if (r) return r;
   throw (
     d.unavailable[kind] ??
-    new SessionError("INVALID_ARGUMENT", `the ${kind} backend is not available on this server.`, { suggestion: `Use one of: ${Object.keys(d.runners).join(", ") || "(none)"}.` })
+    new SessionError("INVALID_ARGUMENT", `the ${kind} backend is not available on this server.`, {
+      suggestion: `Use one of: ${Object.keys(d.runners).join(", ") || "(none)"}.`,
+    })
   );
 }

@@ -85,7 +85,14 @@ export const REFUSED_ENV: readonly string[] = [
 ];
 
 /** GIT_* variables that only name the author of a commit. */
-const GIT_IDENTITY = new Set(["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE"]);
+const GIT_IDENTITY = new Set([
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_AUTHOR_DATE",
+  "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL",
+  "GIT_COMMITTER_DATE",
+]);
 
 function matches(pattern: string, name: string): boolean {
   if (pattern.endsWith("*")) {
@@ -106,10 +113,14 @@ export function refusedEnvEntry(name: string): string | undefined {
 export function checkEnvNames(cfg: Config, env: Record<string, string>, what = "env"): void {
   for (const k of Object.keys(env)) {
     if (!refusedEnvEntry(k) || cfg.allowEnv.some((p) => matches(p, k))) continue;
-    throw new SessionError("PERMISSION_DENIED", `${what} ${k} chooses which programs run or what they load; this server does not let callers set it.`, {
-      suggestion: `Leave it out, or start the server with CLAUDE_SESSIONS_ALLOW_ENV=${k} (a comma-separated list of names; NAME_* for a prefix).`,
-      details: { variable: k },
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      `${what} ${k} chooses which programs run or what they load; this server does not let callers set it.`,
+      {
+        suggestion: `Leave it out, or start the server with CLAUDE_SESSIONS_ALLOW_ENV=${k} (a comma-separated list of names; NAME_* for a prefix).`,
+        details: { variable: k },
+      },
+    );
   }
 }
 
@@ -123,25 +134,46 @@ export interface SetupProgram {
 export function checkSetupCommand(cfg: Config, sc: string | string[]): SetupProgram {
   const shell = typeof sc === "string";
   if (shell && !cfg.allowSetupShell) {
-    throw new SessionError("PERMISSION_DENIED", "setup_command as a string is a shell command line, which this server does not run.", {
-      suggestion: 'Pass it as an argv array (e.g. ["npm", "ci"]) of a program in CLAUDE_SESSIONS_SETUP_COMMANDS, or start the server with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1 (and /bin/sh in CLAUDE_SESSIONS_SETUP_COMMANDS).',
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      "setup_command as a string is a shell command line, which this server does not run.",
+      {
+        suggestion:
+          'Pass it as an argv array (e.g. ["npm", "ci"]) of a program in CLAUDE_SESSIONS_SETUP_COMMANDS, or start the server ' +
+          "with CLAUDE_SESSIONS_ALLOW_SETUP_SHELL=1 (and /bin/sh in CLAUDE_SESSIONS_SETUP_COMMANDS).",
+      },
+    );
   }
   const argv = shell ? ["/bin/sh", "-c", sc] : sc;
-  if (!argv[0] || argv.some((a) => a.includes("\0"))) throw new SessionError("INVALID_ARGUMENT", "setup_command: the program (its first element) must be given, and no element may contain NUL.");
+  if (!argv[0] || argv.some((a) => a.includes("\0")))
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      "setup_command: the program (its first element) must be given, and no element may contain NUL.",
+    );
   const pathVar = process.env.PATH;
   const file = resolveProgram(argv[0], pathVar);
   if (!file || !isAllowedProgram(file, cfg.setupCommands, pathVar)) {
-    const why = file ? `${JSON.stringify(argv[0])} (${file})` : `${JSON.stringify(argv[0])} (not a program on the server's PATH, or a relative path)`;
+    const why = file
+      ? `${JSON.stringify(argv[0])} (${file})`
+      : `${JSON.stringify(argv[0])} (not a program on the server's PATH, or a relative path)`;
     throw new SessionError("PERMISSION_DENIED", `setup_command: ${why} is not a program this server lets setup commands run.`, {
-      suggestion: `Ask the operator to list it in CLAUDE_SESSIONS_SETUP_COMMANDS (now: ${cfg.setupCommands.join(",") || "empty"}); names are matched on the resolved path.`,
+      suggestion:
+        `Ask the operator to list it in CLAUDE_SESSIONS_SETUP_COMMANDS (now: ${cfg.setupCommands.join(",") || "empty"}); ` +
+        `names are matched on the resolved path.`,
       details: { variable: "CLAUDE_SESSIONS_SETUP_COMMANDS" },
     });
   }
   return { file, args: argv.slice(1), shown: shell ? sc : JSON.stringify(sc) };
 }
 
-type McpServer = { type?: "stdio" | "sse" | "http"; command?: string; args?: string[]; env?: Record<string, string>; url?: string; headers?: Record<string, string> };
+type McpServer = {
+  type?: "stdio" | "sse" | "http";
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+};
 
 /**
  * Headless mcp_servers: http/sse servers go as they are; a stdio server (a program) only with the operator's
@@ -159,10 +191,16 @@ export function checkMcpServers<T extends Record<string, McpServer>>(cfg: Config
     const pathVar = process.env.PATH;
     const file = resolveProgram(s.command, pathVar);
     if (!file || !isAllowedProgram(file, cfg.mcpCommands, pathVar)) {
-      throw new SessionError("PERMISSION_DENIED", `mcp_servers.${name}: a stdio MCP server is a program (${JSON.stringify(s.command)}), and this server does not let callers start it.`, {
-        suggestion: "Use an http or sse server, or ask the operator for CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1 or to list the command in CLAUDE_SESSIONS_MCP_COMMANDS (matched on the resolved path).",
-        details: { variable: "CLAUDE_SESSIONS_ALLOW_MCP_SERVERS" },
-      });
+      throw new SessionError(
+        "PERMISSION_DENIED",
+        `mcp_servers.${name}: a stdio MCP server is a program (${JSON.stringify(s.command)}), and this server does not let callers start it.`,
+        {
+          suggestion:
+            "Use an http or sse server, or ask the operator for CLAUDE_SESSIONS_ALLOW_MCP_SERVERS=1 or to list the command " +
+            "in CLAUDE_SESSIONS_MCP_COMMANDS (matched on the resolved path).",
+          details: { variable: "CLAUDE_SESSIONS_ALLOW_MCP_SERVERS" },
+        },
+      );
     }
     if (s.env) checkEnvNames(cfg, s.env, `mcp_servers.${name}.env`);
     out[name] = { ...s, command: file };
@@ -177,20 +215,48 @@ export function checkMcpServers<T extends Record<string, McpServer>>(cfg: Config
  */
 export function checkWidening(
   cfg: Config,
-  o: { permission_mode?: string | undefined; allowed_tools?: string[] | undefined; add_dirs?: string[] | undefined; trust_workspace?: boolean | undefined; agents?: Record<string, { tools?: string[] | undefined }> | undefined },
+  o: {
+    permission_mode?: string | undefined;
+    allowed_tools?: string[] | undefined;
+    add_dirs?: string[] | undefined;
+    trust_workspace?: boolean | undefined;
+    agents?: Record<string, { tools?: string[] | undefined }> | undefined;
+  },
 ): void {
   checkTrustWorkspace(cfg, o.trust_workspace);
   const deny = (what: string, variable: string, suggestion: string) => {
-    throw new SessionError("PERMISSION_DENIED", `${what} is turned off for callers on this server.`, { suggestion, details: { variable } });
+    throw new SessionError("PERMISSION_DENIED", `${what} is turned off for callers on this server.`, {
+      suggestion,
+      details: { variable },
+    });
   };
   if (o.permission_mode !== undefined && cfg.permissionModes && !cfg.permissionModes.includes(o.permission_mode)) {
-    deny(`permission_mode ${o.permission_mode}`, "CLAUDE_SESSIONS_PERMISSION_MODES", `Use one of ${cfg.permissionModes.join(", ") || "(none)"}, or ask the operator to add it to CLAUDE_SESSIONS_PERMISSION_MODES.`);
+    deny(
+      `permission_mode ${o.permission_mode}`,
+      "CLAUDE_SESSIONS_PERMISSION_MODES",
+      `Use one of ${cfg.permissionModes.join(", ") || "(none)"}, or ask the operator to add it to CLAUDE_SESSIONS_PERMISSION_MODES.`,
+    );
   }
-  if (o.allowed_tools?.length && !cfg.allowToolRules) deny("allowed_tools (tools Claude may use without asking)", "CLAUDE_SESSIONS_ALLOW_TOOL_RULES", "Leave allowed_tools out (answer permission requests with respond_permission), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.");
+  if (o.allowed_tools?.length && !cfg.allowToolRules)
+    deny(
+      "allowed_tools (tools Claude may use without asking)",
+      "CLAUDE_SESSIONS_ALLOW_TOOL_RULES",
+      "Leave allowed_tools out (answer permission requests with respond_permission), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.",
+    );
   // A sub-agent's own tool list is a tool grant like allowed_tools: the same switch turns both off.
   const tooled = Object.entries(o.agents ?? {}).find(([, a]) => a.tools?.length);
-  if (tooled && !cfg.allowToolRules) deny(`agents.${tooled[0]}.tools (a sub-agent's own tool set)`, "CLAUDE_SESSIONS_ALLOW_TOOL_RULES", "Leave the agents' tools out (they then have the session's), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.");
-  if (o.add_dirs?.length && !cfg.allowAddDirs) deny("add_dirs (more folders Claude may read and edit)", "CLAUDE_SESSIONS_ALLOW_ADD_DIRS", "Leave add_dirs out, or ask the operator to unset CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0.");
+  if (tooled && !cfg.allowToolRules)
+    deny(
+      `agents.${tooled[0]}.tools (a sub-agent's own tool set)`,
+      "CLAUDE_SESSIONS_ALLOW_TOOL_RULES",
+      "Leave the agents' tools out (they then have the session's), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0.",
+    );
+  if (o.add_dirs?.length && !cfg.allowAddDirs)
+    deny(
+      "add_dirs (more folders Claude may read and edit)",
+      "CLAUDE_SESSIONS_ALLOW_ADD_DIRS",
+      "Leave add_dirs out, or ask the operator to unset CLAUDE_SESSIONS_ALLOW_ADD_DIRS=0.",
+    );
 }
 
 /**
@@ -206,17 +272,24 @@ export function checkRunningMode(cfg: Config, mode: string, what: string): void 
       details: { permission_mode: mode, variable },
     });
   };
-  if (mode === "bypassPermissions" && !cfg.allowBypassPermissions) deny("which this server refuses", "CLAUDE_SESSIONS_ALLOW_BYPASS=1");
-  if (cfg.permissionModes && mode !== cfg.defaultPermissionMode && !cfg.permissionModes.includes(mode)) deny("which this server does not offer callers", `${mode} in CLAUDE_SESSIONS_PERMISSION_MODES`);
+  if (mode === "bypassPermissions" && !cfg.allowBypassPermissions)
+    deny("which this server refuses", "CLAUDE_SESSIONS_ALLOW_BYPASS=1");
+  if (cfg.permissionModes && mode !== cfg.defaultPermissionMode && !cfg.permissionModes.includes(mode))
+    deny("which this server does not offer callers", `${mode} in CLAUDE_SESSIONS_PERMISSION_MODES`);
 }
 
 /** trust_workspace: true, unless the operator turned it off for callers. */
 export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): void {
   if (given && !cfg.allowTrustWorkspace) {
-    throw new SessionError("PERMISSION_DENIED", "trust_workspace is turned off on this server: a session cannot accept Claude Code's folder trust for you.", {
-      suggestion: "Trust the folder yourself (run `claude` there once and accept), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0.",
-      details: { variable: "CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE" },
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      "trust_workspace is turned off on this server: a session cannot accept Claude Code's folder trust for you.",
+      {
+        suggestion:
+          "Trust the folder yourself (run `claude` there once and accept), or ask the operator to unset CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE=0.",
+        details: { variable: "CLAUDE_SESSIONS_ALLOW_TRUST_WORKSPACE" },
+      },
+    );
   }
 }
 
@@ -224,11 +297,22 @@ export function checkTrustWorkspace(cfg: Config, given: boolean | undefined): vo
  * A runner with no trust screen (headless: the CLI runs the folder's settings, hooks too, as a trusted one): a start
  * there in a folder Claude Code does not trust stops here, with the terminal's error and way out.
  */
-export async function checkHeadlessTrust(showsTrustScreen: boolean, cwd: string, env: Record<string, string | undefined>, trust: boolean, repo?: string): Promise<void> {
+export async function checkHeadlessTrust(
+  showsTrustScreen: boolean,
+  cwd: string,
+  env: Record<string, string | undefined>,
+  trust: boolean,
+  repo?: string,
+): Promise<void> {
   if (showsTrustScreen || trust) return;
   if (await isFolderTrusted(cwd, env, repo)) return;
-  throw new SessionError("STARTUP_BLOCKED", `Claude Code does not trust the folder ${cwd} (no accepted trust record for it or a folder above it), and a headless session would run its settings unasked.`, {
-    suggestion: "Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
-    details: { screen: "trust" },
-  });
+  throw new SessionError(
+    "STARTUP_BLOCKED",
+    `Claude Code does not trust the folder ${cwd} (no accepted trust record for it or a folder above it), and a headless ` +
+      `session would run its settings unasked.`,
+    {
+      suggestion: "Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
+      details: { screen: "trust" },
+    },
+  );
 }

@@ -15,11 +15,20 @@ import { metricsOf } from "./spend/metrics.js";
 import { nativeSessions } from "./native.js";
 import { isDirty } from "./launch/worktree.js";
 
-export async function list(d: Deps, reconciler: Reconciler, input: ListInput, overlapsOf: (id: string) => Array<{ session_id: string; file: string }> = () => []): Promise<ListOutput> {
+export async function list(
+  d: Deps,
+  reconciler: Reconciler,
+  input: ListInput,
+  overlapsOf: (id: string) => Array<{ session_id: string; file: string }> = () => [],
+): Promise<ListOutput> {
   if (input.include_sensitive && !d.cfg.allowSensitive) {
-    throw new SessionError("PERMISSION_DENIED", "include_sensitive needs the operator's permission (the server's CLAUDE_SESSIONS_ALLOW_SENSITIVE=1).", {
-      suggestion: "Leave include_sensitive out: argv, system prompts and environment names are omitted by default.",
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      "include_sensitive needs the operator's permission (the server's CLAUDE_SESSIONS_ALLOW_SENSITIVE=1).",
+      {
+        suggestion: "Leave include_sensitive out: argv, system prompts and environment names are omitted by default.",
+      },
+    );
   }
   // Turns whose figures are read and on their way into the store: their totals are part of this answer.
   const recording = recordings(d);
@@ -30,7 +39,11 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput, ov
   const native = input.include_native ? nativeSessions(d, records) : undefined;
   const live = await survivingLiveness(d, records);
   // Sessions in worktrees the server made: whether each has uncommitted changes (one git status each, in parallel).
-  const dirty = new Map(await Promise.all(records.filter((r) => r.worktree).map(async (r) => [r.session_id, await isDirty(r.worktree!.path)] as const)));
+  const dirty = new Map(
+    await Promise.all(
+      records.filter((r) => r.worktree).map(async (r) => [r.session_id, await isDirty(r.worktree!.path)] as const),
+    ),
+  );
   // include_metadata: each session's turn metrics, from the execution history in one read.
   const metrics = input.include_metadata ? d.history?.metrics() : undefined;
   const out: ListOutput["sessions"] = [];
@@ -55,7 +68,8 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput, ov
     // Claude said it ended (SessionEnd) but something in its terminal still runs: a zombie, for kill_session.
     // (With an exit status recorded, the program is gone: the launcher is only finishing its last line.)
     // (Nor while kill_session is ending it: the end folded is the kill's.)
-    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.session(r.session_id)?.killing) r = { ...r, status: "zombie" };
+    if (r.status === "dead" && l?.alive && r.exit_code === undefined && !d.registry.session(r.session_id)?.killing)
+      r = { ...r, status: "zombie" };
     if (input.status_filter && input.status_filter !== "all" && statusGroup(r.status) !== input.status_filter) continue;
     if (input.team_filter && r.team_name !== input.team_filter) continue;
     filtered += 1;
@@ -64,7 +78,17 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput, ov
     const survives = b?.survivesRestart ?? false;
     const overlaps = isLive(r.status) ? overlapsOf(r.session_id) : [];
     out.push({
-      ...(input.include_metadata ? { ...redactRecord(r, input.include_sensitive === true), survives_restart: survives, metrics: metricsOf(r, metrics?.get(r.session_id)) } : summary(r, { survivesRestart: survives, attachCommand: b?.attachCommand?.(r.session_id), dirty: dirty.get(r.session_id) })),
+      ...(input.include_metadata
+        ? {
+            ...redactRecord(r, input.include_sensitive === true),
+            survives_restart: survives,
+            metrics: metricsOf(r, metrics?.get(r.session_id)),
+          }
+        : summary(r, {
+            survivesRestart: survives,
+            attachCommand: b?.attachCommand?.(r.session_id),
+            dirty: dirty.get(r.session_id),
+          })),
       ...(overlaps.length ? { overlaps } : {}),
     });
   }
@@ -73,7 +97,12 @@ export async function list(d: Deps, reconciler: Reconciler, input: ListInput, ov
 }
 
 /** A stored record without argv (which holds an appended system prompt) and environment names, unless `sensitive`. */
-export function redactRecord(r: SessionRecord, sensitive: boolean): Omit<SessionRecord, "command" | "args" | "env_names" | "options"> & { options: Record<string, unknown> } & Partial<Pick<SessionRecord, "command" | "args" | "env_names">> {
+export function redactRecord(
+  r: SessionRecord,
+  sensitive: boolean,
+): Omit<SessionRecord, "command" | "args" | "env_names" | "options"> & { options: Record<string, unknown> } & Partial<
+    Pick<SessionRecord, "command" | "args" | "env_names">
+  > {
   if (sensitive) return r;
   const { command: _c, args: _a, env_names: _e, ...rest } = r;
   // The system prompts a caller gave (its sub-agents' too) are the caller's text, as sensitive as argv: only with include_sensitive.

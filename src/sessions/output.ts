@@ -20,7 +20,10 @@ export async function stream(d: Deps, input: Resolved<StreamInput>, ctx: CallCon
   const r = await d.registry.record(input.session_id);
   if (input.mode === "screen") {
     const s = await d.registry.handle(r.session_id);
-    if (!isLive(s.live.fold.status)) throw new SessionError("SESSION_DEAD", `session ${r.session_id} is ${s.live.fold.status}; there is no screen.`, { suggestion: "Use mode log or transcript to read what it did." });
+    if (!isLive(s.live.fold.status))
+      throw new SessionError("SESSION_DEAD", `session ${r.session_id} is ${s.live.fold.status}; there is no screen.`, {
+        suggestion: "Use mode log or transcript to read what it did.",
+      });
     let text = await runnerOf(d, r.backend).driver.screen(s);
     if (input.lines) text = text.split("\n").slice(-input.lines).join("\n");
     return { session_id: r.session_id, mode: "screen", text, status: s.live.fold.status };
@@ -31,7 +34,10 @@ export async function stream(d: Deps, input: Resolved<StreamInput>, ctx: CallCon
     if (input.mode === "log") {
       if (cursor === undefined) {
         const { text, end } = await readTail(file, Math.max(64 * 1024, (input.lines ?? 100) * 400));
-        const clean = cleanLog(text).split("\n").slice(-(input.lines ?? 100)).join("\n");
+        const clean = cleanLog(text)
+          .split("\n")
+          .slice(-(input.lines ?? 100))
+          .join("\n");
         return { text: clean, cursor: end, fresh: true };
       }
       let r = await readFrom(file, cursor);
@@ -57,19 +63,27 @@ export async function stream(d: Deps, input: Resolved<StreamInput>, ctx: CallCon
 /** The raw output file of a session; refused when its log_file was replaced by another file since it was made. */
 async function rawLog(d: Deps, r: SessionRecord): Promise<string> {
   if (r.log_file && r.log_file_id && !(await isSameFile(r.log_file, r.log_file_id))) {
-    throw new SessionError("INVALID_ARGUMENT", `the log_file of session ${r.session_id} was replaced by another file; it is not read.`, { suggestion: "Use mode transcript or screen." });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the log_file of session ${r.session_id} was replaced by another file; it is not read.`,
+      { suggestion: "Use mode transcript or screen." },
+    );
   }
   return d.registry.paths(r.session_id).rawLogPath;
 }
 
 function transcriptFile(d: Deps, r: SessionRecord, f: Folded | undefined): string {
-  return f?.transcript_path ?? transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, r.claude_session_id);
+  return (
+    f?.transcript_path ??
+    transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, r.claude_session_id)
+  );
 }
 
 function parseCursor(c: string | undefined): number | undefined {
   if (c === undefined || c === "") return undefined;
   const n = Number(c);
-  if (!Number.isInteger(n) || n < 0) throw new SessionError("INVALID_ARGUMENT", `cursor ${JSON.stringify(c)} is not a cursor returned by stream_output.`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new SessionError("INVALID_ARGUMENT", `cursor ${JSON.stringify(c)} is not a cursor returned by stream_output.`);
   return n;
 }
 

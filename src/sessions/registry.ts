@@ -67,14 +67,25 @@ export class Registry {
     if (x.compacting || inTurn(st) || st === "starting") return;
     x.compacting = true;
     void compactIfLarge(s, this.eventsMaxBytes)
-      .then((did) => did && this.log.info(`${s.id}: events log compacted (over ${this.eventsMaxBytes} bytes; the previous content is events.jsonl.1)`))
+      .then(
+        (did) =>
+          did &&
+          this.log.info(
+            `${s.id}: events log compacted (over ${this.eventsMaxBytes} bytes; the previous content is events.jsonl.1)`,
+          ),
+      )
       .catch((e: unknown) => this.log.warn(`${s.id}: compacting the events log failed: ${String(e)}`))
       .finally(() => (x.compacting = false));
   }
 
   paths(id: string): SessionPaths {
     const dir = join(this.stateDir, id);
-    return { dir, eventsPath: join(dir, "events.jsonl"), rawLogPath: join(dir, "output.log"), settingsPath: join(dir, "settings.json") };
+    return {
+      dir,
+      eventsPath: join(dir, "events.jsonl"),
+      rawLogPath: join(dir, "output.log"),
+      settingsPath: join(dir, "settings.json"),
+    };
   }
 
   /** The stored record, or SESSION_NOT_FOUND. */
@@ -97,7 +108,14 @@ export class Registry {
     this.cancelRelease(id);
     let x = this.sessions.get(id);
     if (x) return x;
-    x = new Session(new LiveSession(id, this.paths(id).eventsPath, (ls, evs) => this.folded(ls, evs), (e) => this.log.warn(`events of ${id}: ${String(e)}`)));
+    x = new Session(
+      new LiveSession(
+        id,
+        this.paths(id).eventsPath,
+        (ls, evs) => this.folded(ls, evs),
+        (e) => this.log.warn(`events of ${id}: ${String(e)}`),
+      ),
+    );
     this.sessions.set(id, x);
     await x.live.start();
     return x;

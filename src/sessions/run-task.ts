@@ -33,14 +33,37 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   let out: SendOutput;
   try {
     let sentAt: string | undefined;
-    if (!warm) sentAt = (await startSession(d, { ...startOptions, session_id: id, backend, prompt }, ctx, () => (running = true))).sent_at;
+    if (!warm)
+      sentAt = (await startSession(d, { ...startOptions, session_id: id, backend, prompt }, ctx, () => (running = true))).sent_at;
     running = true;
-    ctx.progress?.({ progress: Date.now() - t0, message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task` });
+    ctx.progress?.({
+      progress: Date.now() - t0,
+      message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task`,
+    });
     ctx.signal?.addEventListener("abort", stop, { once: true });
-    const sendInput = { session_id: id, message: prompt, wait_for_response: true, wait_for_usage: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false } as const;
+    const sendInput = {
+      session_id: id,
+      message: prompt,
+      wait_for_response: true,
+      wait_for_usage: true,
+      timeout_ms: timeoutMs,
+      queue: false,
+      bash_mode: false,
+      include_context: false,
+    } as const;
     out =
       sentAt !== undefined
-        ? await turnOutcome(d, id, backend, await d.registry.handle(id), 1, { session_id: id, message_sent: true, sent_at: sentAt, final_state: d.registry.followed(id)?.fold.status ?? "busy" }, timeoutMs, ctx, Date.now())
+        ? await turnOutcome(
+            d,
+            id,
+            backend,
+            await d.registry.handle(id),
+            1,
+            { session_id: id, message_sent: true, sent_at: sentAt, final_state: d.registry.followed(id)?.fold.status ?? "busy" },
+            timeoutMs,
+            ctx,
+            Date.now(),
+          )
         : await send(d, sendInput, ctx);
   } catch (e) {
     if (!keep_session && running) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
@@ -51,9 +74,23 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }
   // The reply is in hand: the session ends in the background (its record stays, resumable).
-  if (!keep_session) void kill(d, { session_id: id, force: false, save_state: true }).catch((e: unknown) => d.log.warn(`${id}: ending the run_task session: ${String(e)}`));
+  if (!keep_session)
+    void kill(d, { session_id: id, force: false, save_state: true }).catch((e: unknown) =>
+      d.log.warn(`${id}: ending the run_task session: ${String(e)}`),
+    );
   const r = await d.registry.record(id);
-  const { session_id: _s, message_sent: _m, sent_at: _a, queued: _q, bash_mode: _b, responded_at: _r, completed, timed_out, waited_ms, ...turn } = out;
+  const {
+    session_id: _s,
+    message_sent: _m,
+    sent_at: _a,
+    queued: _q,
+    bash_mode: _b,
+    responded_at: _r,
+    completed,
+    timed_out,
+    waited_ms,
+    ...turn
+  } = out;
   return {
     ...turn,
     session_id: id,

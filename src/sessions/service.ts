@@ -108,7 +108,16 @@ export class SessionService {
   private readonly radar: Radar;
 
   constructor(o: ServiceOptions) {
-    const registry = new Registry(o.cfg.stateDir, o.store, o.scripts.hook, o.log, (s, evs) => this.onEvents(s, evs), o.releaseAfterMs, o.cfg.eventsMaxBytes, o.persistGatherMs);
+    const registry = new Registry(
+      o.cfg.stateDir,
+      o.store,
+      o.scripts.hook,
+      o.log,
+      (s, evs) => this.onEvents(s, evs),
+      o.releaseAfterMs,
+      o.cfg.eventsMaxBytes,
+      o.persistGatherMs,
+    );
     const kinds = Object.keys(o.runners) as BackendKind[];
     this.d = {
       cfg: o.cfg,
@@ -133,9 +142,31 @@ export class SessionService {
     this.screens = new ScreenWatch(this.d, o.screenProbeMs, o.screenQuietMs);
     this.budgets = new BudgetWatch(this.d);
     this.radar = new Radar(this.d);
-    this.parked = new LimitPark(this.d, (id, message) =>
-      serverAction(this.d, "usage_limit", "send_message", id, () => this.send({ session_id: id, message, wait_for_response: false, wait_for_usage: false, timeout_ms: 30_000, queue: false, bash_mode: false, include_context: false }, { actor: "server:usage_limit" })),
-      (id, account, message) => serverAction(this.d, "usage_limit", "resume_session", id, () => this.resume({ session_id: id, account, ...(message !== undefined ? { message } : {}) }, { actor: "server:usage_limit" })),
+    this.parked = new LimitPark(
+      this.d,
+      (id, message) =>
+        serverAction(this.d, "usage_limit", "send_message", id, () =>
+          this.send(
+            {
+              session_id: id,
+              message,
+              wait_for_response: false,
+              wait_for_usage: false,
+              timeout_ms: 30_000,
+              queue: false,
+              bash_mode: false,
+              include_context: false,
+            },
+            { actor: "server:usage_limit" },
+          ),
+        ),
+      (id, account, message) =>
+        serverAction(this.d, "usage_limit", "resume_session", id, () =>
+          this.resume(
+            { session_id: id, account, ...(message !== undefined ? { message } : {}) },
+            { actor: "server:usage_limit" },
+          ),
+        ),
     );
     this.limits = new Limits(this.d, (id, kind, detail) => {
       for (const l of [...this.limitListeners]) l(id, kind, detail);
@@ -152,7 +183,12 @@ export class SessionService {
   }
   /** Listeners registered right now (subscribe, onLimit): health_check shows them over HTTP, so a leak is visible. */
   get listenerCounts(): { changes: number; limits: number; totals: number; forgets: number } {
-    return { changes: this.listeners.size, limits: this.limitListeners.size, totals: this.totalsListeners.size, forgets: this.forgetListeners.size };
+    return {
+      changes: this.listeners.size,
+      limits: this.limitListeners.size,
+      totals: this.totalsListeners.size,
+      forgets: this.forgetListeners.size,
+    };
   }
   /** Calls `l` with a session's totals each time a turn's usage has been recorded (the web list's cost column). */
   onTotals(l: TotalsListener): () => void {
@@ -184,7 +220,13 @@ export class SessionService {
     if (followed) x.lastStatus = s.fold.status;
     this.radar.observe(s.id, events);
     if (this.listeners.size) {
-      const change: SessionChange = { session_id: s.id, status: s.fold.status, events, fold: s.fold, ...(previous ? { previous } : {}) };
+      const change: SessionChange = {
+        session_id: s.id,
+        status: s.fold.status,
+        events,
+        fold: s.fold,
+        ...(previous ? { previous } : {}),
+      };
       for (const l of [...this.listeners]) {
         try {
           l(change);
@@ -202,22 +244,31 @@ export class SessionService {
       const turn = s.fold.turn_count;
       const fold = s.fold;
       const id = s.id;
-      const after = () => this.totalsChanged(id).catch((e: unknown) => this.d.log.warn(`${id}: reading the totals: ${String(e)}`));
+      const after = () =>
+        this.totalsChanged(id).catch((e: unknown) => this.d.log.warn(`${id}: reading the totals: ${String(e)}`));
       setTimeout(() => void settleTurn(this.d, id, turn, fold).then(after), SETTLE_AFTER_MS).unref();
     }
     // The process ended with a turn under way: that turn is recorded as died (once: the status leaves live once).
     if (previous && isLive(previous) && !isLive(s.fold.status) && s.fold.prompts_submitted > s.fold.turn_count) {
-      const why = this.d.endReasons.get(s.id) ?? s.fold.last_error ?? (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
+      const why =
+        this.d.endReasons.get(s.id) ??
+        s.fold.last_error ??
+        (typeof s.fold.exit_code === "number" ? `the process exited with code ${s.fold.exit_code}` : "the process ended");
       recordUnended(this.d, s.id, s.fold, s.fold.turn_count + 1, "died", `the process ended mid-turn: ${why}`);
     }
     if (!isLive(s.fold.status)) x?.clearDeadline();
-    if (!this.closed) this.limits.changed({ session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) }, followed ? x : undefined);
+    if (!this.closed)
+      this.limits.changed(
+        { session_id: s.id, status: s.fold.status, ...(previous ? { previous } : {}) },
+        followed ? x : undefined,
+      );
     if (!this.closed && x) this.screens.changed(x, s.fold.status);
     if (!this.closed && x) this.budgets.changed(x);
     if (!this.closed && followed) this.parked.changed(x);
     // An exit recorded without its status: the backend may still find it out (tmux 3.3).
     // (Not for a hibernated session: its process's end is expected and says nothing.)
-    if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number")) void this.settleExit(s, s.fold.generation);
+    if (s.fold.status !== "hibernated" && events.some((e) => e.hook_event_name === "cs:exit" && typeof e.exit_code !== "number"))
+      void this.settleExit(s, s.fold.generation);
   }
 
   /** The exit status of the process of `generation`, found later: never applied to a newer process (a wake, a resume). */
@@ -226,7 +277,9 @@ export class SessionService {
     const b = r ? this.d.runners[r.backend]?.host : undefined;
     const code = await b?.settleExit?.(s.id).catch(() => undefined);
     if (this.closed || code === undefined || typeof s.fold.exit_code === "number" || s.fold.generation !== generation) return;
-    await this.d.registry.emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...(generation !== undefined ? { generation } : {}) }).catch(() => {});
+    await this.d.registry
+      .emit(s.id, { hook_event_name: "cs:exit", exit_code: code, ...(generation !== undefined ? { generation } : {}) })
+      .catch(() => {});
   }
 
   /** `extra`: what only the server sets (a teammate's budget pool: member tools); such a start takes no spare. */
@@ -242,7 +295,8 @@ export class SessionService {
   }
   async send(input: api.SendInput, ctx: CallContext = {}): Promise<api.SendOutput> {
     // Claude Code's own background sessions are addressed apart from this server's (native.ts).
-    if (input.native_session_id !== undefined) return sendNative(this.d, { ...input, native_session_id: input.native_session_id }, ctx);
+    if (input.native_session_id !== undefined)
+      return sendNative(this.d, { ...input, native_session_id: input.native_session_id }, ctx);
     return sendWithContext(this.d, await resolved(this.d, input), ctx);
   }
   async wait(input: api.WaitInput, ctx: CallContext = {}): Promise<api.WaitOutput> {
@@ -263,12 +317,22 @@ export class SessionService {
   /** fan_out (issue 34): one prompt, n sessions in worktrees, checked and ranked (sessions/attempts/). */
   fanOut(input: api.FanOutInput, ctx: CallContext = {}): Promise<api.FanOutOutput> {
     const taskBackend = allRunners(this.d).find((r) => r.caps.taskDefault)?.kind ?? this.d.defaultKind;
-    return fanOut(this.d.cfg, { start: (i, c) => this.start(i, c), wait: (i, c) => this.wait(i, c), kill: (i) => this.kill(i), taskBackend }, input, ctx);
+    return fanOut(
+      this.d.cfg,
+      { start: (i, c) => this.start(i, c), wait: (i, c) => this.wait(i, c), kill: (i) => this.kill(i), taskBackend },
+      input,
+      ctx,
+    );
   }
   /** merge_worktree (issue 34): a session's worktree into a branch, through the merge queue (sessions/attempts/). */
   async mergeWorktree(input: api.MergeInput, ctx: CallContext = {}): Promise<api.MergeOutput> {
     const r = await this.d.registry.record(input.session_id);
-    return mergeWorktree(this.d.cfg, { record: r, status: this.d.registry.followed(r.session_id)?.fold.status ?? r.status }, input, ctx);
+    return mergeWorktree(
+      this.d.cfg,
+      { record: r, status: this.d.registry.followed(r.session_id)?.fold.status ?? r.status },
+      input,
+      ctx,
+    );
   }
   async reset(input: api.ResetInput, ctx: CallContext = {}): Promise<api.ResetOutput> {
     return reset(this.d, await resolved(this.d, input), ctx);
@@ -350,7 +414,9 @@ export class SessionService {
   /** The history tools' service (conversations in the transcripts, the execution history). */
   get history(): HistoryService {
     if (this.d.history) return this.d.history;
-    throw new SessionError("INTERNAL", "this server was started without the conversation history.", { suggestion: "Run the server through claude-sessions serve." });
+    throw new SessionError("INTERNAL", "this server was started without the conversation history.", {
+      suggestion: "Run the server through claude-sessions serve.",
+    });
   }
   /** Sessions this process follows right now (released once they end). */
   get followed(): number {
@@ -402,7 +468,12 @@ export class SessionService {
    * reasons of ends a limit chose (kept past the follower, for a later wait), spares starting, the runners' own.
    */
   get footprint(): Record<string, number> {
-    const drivers = Object.fromEntries(Object.values(this.d.runners).flatMap((r) => [[`driver:${r.kind}`, r.driver.kept ?? 0], [`host:${r.kind}`, r.host.kept ?? 0]]));
+    const drivers = Object.fromEntries(
+      Object.values(this.d.runners).flatMap((r) => [
+        [`driver:${r.kind}`, r.driver.kept ?? 0],
+        [`host:${r.kind}`, r.host.kept ?? 0],
+      ]),
+    );
     return {
       sessions: this.d.registry.size,
       pendingWrites: this.d.registry.pendingWrites,

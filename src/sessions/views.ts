@@ -10,7 +10,12 @@ export function publicPending(p: PendingPermission): { tool_name: string; tool_i
   return { tool_name: p.tool_name, tool_input: p.tool_input, ...(p.suggestions ? { suggestions: p.suggestions } : {}) };
 }
 
-export function publicBlocked(b: Pick<BlockedScreen, "kind" | "text" | "choices" | "since">): { kind: BlockedScreen["kind"]; text: string; choices: string[]; since?: string } {
+export function publicBlocked(b: Pick<BlockedScreen, "kind" | "text" | "choices" | "since">): {
+  kind: BlockedScreen["kind"];
+  text: string;
+  choices: string[];
+  since?: string;
+} {
   return { kind: b.kind, text: b.text, choices: [...b.choices], ...(b.since ? { since: b.since } : {}) };
 }
 
@@ -42,13 +47,23 @@ export function applyFold(r: SessionRecord, f: Folded): void {
   else delete r.shutdown_requested;
   if (f.last_event_at) r.last_active = f.last_event_at;
   if (f.sandbox_violations) r.sandbox_violations = f.sandbox_violations;
-  if (f.limit?.resets_at) r.limit = { resets_at: f.limit.resets_at, limit_kind: f.limit.kind, reset_known: f.limit.reset_known, message: f.limit.message, ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}) };
+  if (f.limit?.resets_at)
+    r.limit = {
+      resets_at: f.limit.resets_at,
+      limit_kind: f.limit.kind,
+      reset_known: f.limit.reset_known,
+      message: f.limit.message,
+      ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}),
+    };
   else delete r.limit;
   if (!isLive(f.status)) delete r.pid;
 }
 
 /** The short form list_sessions returns. */
-export function summary(r: SessionRecord, opts: { survivesRestart: boolean; attachCommand?: string | undefined; dirty?: boolean | undefined }): SessionSummary {
+export function summary(
+  r: SessionRecord,
+  opts: { survivesRestart: boolean; attachCommand?: string | undefined; dirty?: boolean | undefined },
+): SessionSummary {
   const s: SessionSummary = {
     session_id: r.session_id,
     claude_session_id: r.claude_session_id,
@@ -72,7 +87,8 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
   if (r.sandbox_violations) s.sandbox_violations = r.sandbox_violations;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;
-  if (r.pending_permission && r.status === "waiting_for_permission") s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
+  if (r.pending_permission && r.status === "waiting_for_permission")
+    s.pending_permission = publicPending({ ...r.pending_permission, seq: 0 });
   if (r.blocked && r.status === "blocked") s.blocked = publicBlocked(r.blocked);
   if (r.limit && limitedShown(r.status)) {
     s.status = "limited";
@@ -89,7 +105,12 @@ export function summary(r: SessionRecord, opts: { survivesRestart: boolean; atta
 }
 
 /** What start_session (and resume_session, with more) returns. */
-export function startView(r: SessionRecord, status: SessionRecord["status"], attachCommand: string | undefined, stateDir?: string): StartOutput {
+export function startView(
+  r: SessionRecord,
+  status: SessionRecord["status"],
+  attachCommand: string | undefined,
+  stateDir?: string,
+): StartOutput {
   const out: StartOutput = { session_id: r.session_id, claude_session_id: r.claude_session_id, status, backend: r.backend };
   if (r.pid !== undefined) out.pid = r.pid;
   if (r.host?.target) out.tmux_target = r.host.target;

@@ -42,7 +42,14 @@ export class AuditLog {
    * The one way src/ writes an audit line: what was done, by whom, since when, and its error code if it failed
    * (server/call.ts for every call of a tool, sessions/audit.ts and the queue for the server's own actions).
    */
-  record(e: { tool: string; session_id?: string | undefined; actor: string; client?: string | undefined; since: number; code?: string | undefined }): Promise<void> {
+  record(e: {
+    tool: string;
+    session_id?: string | undefined;
+    actor: string;
+    client?: string | undefined;
+    since: number;
+    code?: string | undefined;
+  }): Promise<void> {
     return this.append({
       time: new Date(e.since).toISOString(),
       tool: e.tool,
@@ -56,7 +63,9 @@ export class AuditLog {
   }
 
   append(line: AuditLine): Promise<void> {
-    this.chain = this.chain.then(() => this.write(line)).catch((e: unknown) => this.log.warn(`audit log not written: ${String(e)}`));
+    this.chain = this.chain
+      .then(() => this.write(line))
+      .catch((e: unknown) => this.log.warn(`audit log not written: ${String(e)}`));
     return this.chain;
   }
 

@@ -32,7 +32,8 @@ export interface IdemRecord {
   done?: IdemOutcome;
 }
 
-export type Claim = { mine: true; finish(o: IdemOutcome): Promise<void>; release(): Promise<void> } | { mine: false; record: IdemRecord };
+export type Claim =
+  { mine: true; finish(o: IdemOutcome): Promise<void>; release(): Promise<void> } | { mine: false; record: IdemRecord };
 
 /** Why a wait ended without an outcome: the server that claimed the key is gone. */
 export class OwnerGone extends Error {}
@@ -42,12 +43,20 @@ export class IdempotencyStore {
   private made = false;
   private lastSweep = 0;
 
-  constructor(stateDir: string, private readonly now: () => number = Date.now) {
+  constructor(
+    stateDir: string,
+    private readonly now: () => number = Date.now,
+  ) {
     this.dir = join(stateDir, "idempotency");
   }
 
   private pathOf(caller: string, tool: string, key: string): string {
-    return join(this.dir, `${createHash("sha256").update(JSON.stringify([caller, tool, key])).digest("hex")}.json`);
+    return join(
+      this.dir,
+      `${createHash("sha256")
+        .update(JSON.stringify([caller, tool, key]))
+        .digest("hex")}.json`,
+    );
   }
 
   /** The record of (caller, tool, key) if one exists and has not expired. */
@@ -65,7 +74,13 @@ export class IdempotencyStore {
     const seen = await this.read(path);
     if (seen && !this.expired(seen)) return { mine: false, record: seen };
     for (let attempt = 0; ; attempt++) {
-      const rec: IdemRecord = { v: 1, tool, args, created_ms: this.now(), owner: { pid: process.pid, start: processStart(process.pid) } };
+      const rec: IdemRecord = {
+        v: 1,
+        tool,
+        args,
+        created_ms: this.now(),
+        owner: { pid: process.pid, start: processStart(process.pid) },
+      };
       if (await this.place(path, rec)) {
         return {
           mine: true,
@@ -89,7 +104,12 @@ export class IdempotencyStore {
    * which frees the key). Throws OwnerGone when its server ended first, and the signal's reason when the waiter is
    * cancelled.
    */
-  async wait(caller: string, tool: string, key: string, signal?: AbortSignal): Promise<(IdemRecord & { done: IdemOutcome }) | undefined> {
+  async wait(
+    caller: string,
+    tool: string,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<(IdemRecord & { done: IdemOutcome }) | undefined> {
     const path = this.pathOf(caller, tool, key);
     const name = path.slice(this.dir.length + 1);
     let wake: () => void = () => {};
@@ -200,7 +220,10 @@ export class IdempotencyStore {
       return; // gone already
     }
     const moved = await this.read(aside);
-    const same = seen === undefined ? moved === undefined || this.expired(moved) : moved !== undefined && moved.created_ms === seen.created_ms && moved.owner.pid === seen.owner.pid;
+    const same =
+      seen === undefined
+        ? moved === undefined || this.expired(moved)
+        : moved !== undefined && moved.created_ms === seen.created_ms && moved.owner.pid === seen.owner.pid;
     if (!same) await link(aside, path).catch(() => {});
     await unlink(aside).catch(() => {});
   }
@@ -209,6 +232,14 @@ export class IdempotencyStore {
 /** Canonical JSON: object keys sorted, so the same arguments in another order hash the same. */
 export function canonicalJson(v: unknown): string {
   const canon = (x: unknown): unknown =>
-    Array.isArray(x) ? x.map(canon) : x && typeof x === "object" ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, canon((x as Record<string, unknown>)[k])])) : x;
+    Array.isArray(x)
+      ? x.map(canon)
+      : x && typeof x === "object"
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, canon((x as Record<string, unknown>)[k])]),
+          )
+        : x;
   return JSON.stringify(canon(v));
 }

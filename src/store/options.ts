@@ -7,7 +7,9 @@ import { z } from "zod";
 import { PERMISSION_MODES } from "../core/modes.js";
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
-const json: z.ZodType<Json> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]));
+const json: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
 
 /** Kept if it parses, else dropped. */
 const kept = <T extends z.ZodType>(t: T) => t.optional().catch(undefined);
@@ -41,7 +43,18 @@ export const StoredOptionsSchema = z.object({
   output_schema: kept(z.record(z.string(), json)),
   // Claude's own, on every backend that honours them (runners' caps.keeps).
   effort: kept(z.enum(EFFORTS)),
-  agents: kept(z.record(z.string(), z.object({ description: z.string(), prompt: z.string(), tools: z.array(z.string()).optional(), disallowed_tools: z.array(z.string()).optional(), model: z.string().optional() }))),
+  agents: kept(
+    z.record(
+      z.string(),
+      z.object({
+        description: z.string(),
+        prompt: z.string(),
+        tools: z.array(z.string()).optional(),
+        disallowed_tools: z.array(z.string()).optional(),
+        model: z.string().optional(),
+      }),
+    ),
+  ),
   agent: kept(z.string().min(1)),
   tools: kept(z.array(z.string())),
   betas: kept(z.array(z.enum(["context-1m-2025-08-07"]))),

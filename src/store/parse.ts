@@ -99,7 +99,9 @@ function repairDates(id: string, value: unknown, repairs: string[]): unknown {
     }
   }
   if (!isDate(r.created_at)) {
-    const known = OPTIONAL_DATES.map((k) => r[k]).filter(isDate).sort((a, b) => Date.parse(a) - Date.parse(b));
+    const known = OPTIONAL_DATES.map((k) => r[k])
+      .filter(isDate)
+      .sort((a, b) => Date.parse(a) - Date.parse(b));
     const now = new Date().toISOString();
     const to = known[0] ?? now;
     repairs.push(`${id}: created_at ${JSON.stringify(r.created_at)} is not a date; set to ${to}`);

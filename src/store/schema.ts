@@ -88,9 +88,20 @@ export const SessionRecordSchema = z.object({
   /** A team member's request_shutdown reason, while its process runs (a client approves with kill_session). */
   shutdown_requested: z.string().optional(),
   /** The last turn hit a usage or rate limit (issue 33); shown as status `limited` while the session is idle or hibernated. */
-  limit: z.object({ resets_at: z.string(), limit_kind: z.string(), reset_known: z.boolean(), message: z.string(), wake_at: z.string().optional(), account: z.string().optional() }).optional(),
+  limit: z
+    .object({
+      resets_at: z.string(),
+      limit_kind: z.string(),
+      reset_known: z.boolean(),
+      message: z.string(),
+      wake_at: z.string().optional(),
+      account: z.string().optional(),
+    })
+    .optional(),
   /** The screen that holds the session (status blocked). */
-  blocked: z.object({ kind: z.enum(BLOCKED_KINDS), text: z.string(), choices: z.array(z.string()), since: z.string().optional() }).optional(),
+  blocked: z
+    .object({ kind: z.enum(BLOCKED_KINDS), text: z.string(), choices: z.array(z.string()), since: z.string().optional() })
+    .optional(),
   exit_code: z.number().int().optional(),
   /** A log file the server created for this session at the caller's path (output.log links to it). */
   log_file: z.string().optional(),

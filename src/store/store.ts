@@ -156,7 +156,10 @@ export class Store {
   }
 
   /** One try: `done: false` when the lock turned out not to be ours any more before the write (nothing written). */
-  private async lockedOnce<T>(fn: (s: StateFile) => T | Promise<T>, lastTry: boolean): Promise<{ done: true; result: T } | { done: false }> {
+  private async lockedOnce<T>(
+    fn: (s: StateFile) => T | Promise<T>,
+    lastTry: boolean,
+  ): Promise<{ done: true; result: T } | { done: false }> {
     // The lock's waiters retry at random; a process that just released it would win it straight back and
     // starve the others. When others were seen waiting, step aside for a moment before taking it again.
     if (this.contended && Date.now() - this.releasedAt < HANDOFF_MS) await sleep(HANDOFF_MS);
@@ -245,7 +248,8 @@ export class Store {
       return this.recover(raw, locked, e instanceof Error ? e.message : String(e));
     }
     if (locked) for (const r of parsed.repairs) this.log.warn(`state.json: repaired ${r}`);
-    if (!parsed.bad.length) return parsed.repairs.length ? { state: parsed.state, clean: false, fix: true } : { state: parsed.state, clean: true };
+    if (!parsed.bad.length)
+      return parsed.repairs.length ? { state: parsed.state, clean: false, fix: true } : { state: parsed.state, clean: true };
     const ids = parsed.bad.map((b) => `${JSON.stringify(b.id)} (${b.why})`).join(", ");
     const kept = Object.keys(parsed.state.sessions).length;
     if (locked) {
@@ -253,7 +257,9 @@ export class Store {
       await writeFileWhole(aside, quarantineText(parsed.bad, this.file)).catch((e: unknown) => {
         this.log.error(`state.json: could not write ${aside}: ${String(e)}`);
       });
-      this.log.warn(`state.json: ${parsed.bad.length} record(s) fail the schema and were moved to ${aside}: ${ids}; kept ${kept} good record(s)`);
+      this.log.warn(
+        `state.json: ${parsed.bad.length} record(s) fail the schema and were moved to ${aside}: ${ids}; kept ${kept} good record(s)`,
+      );
     }
     return { state: parsed.state, clean: false, fix: true };
   }
@@ -270,7 +276,9 @@ export class Store {
       // Keep the broken file for a person to look at; the write that follows replaces it.
       const aside = `${this.file}.corrupt-${stamp()}`;
       await writeFileWhole(aside, raw).catch(() => {});
-      this.log.warn(`state.json was unreadable (${why}); kept it as ${aside}; ${recovered ? "recovered from state.json.bak" : "no usable backup, starting empty"}`);
+      this.log.warn(
+        `state.json was unreadable (${why}); kept it as ${aside}; ${recovered ? "recovered from state.json.bak" : "no usable backup, starting empty"}`,
+      );
     } else {
       this.log.warn(`state.json is unreadable (${why}); ${recovered ? "reading state.json.bak" : "no usable backup"}`);
     }

@@ -17,19 +17,32 @@ import { run, type RunResult } from "./proc/exec.js";
 
 export const GIT_SAFE: readonly string[] = [
   "--no-pager",
-  "-c", "core.hooksPath=/dev/null",
-  "-c", "core.fsmonitor=false",
-  "-c", "core.pager=cat",
-  "-c", "core.sshCommand=",
-  "-c", "core.askPass=",
-  "-c", "core.alternateRefsCommand=",
-  "-c", "diff.external=",
-  "-c", "submodule.recurse=false",
-  "-c", "gc.auto=0",
-  "-c", "maintenance.auto=false",
-  "-c", "protocol.allow=never",
-  "-c", "credential.helper=",
-  "-c", "commit.gpgSign=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.pager=cat",
+  "-c",
+  "core.sshCommand=",
+  "-c",
+  "core.askPass=",
+  "-c",
+  "core.alternateRefsCommand=",
+  "-c",
+  "diff.external=",
+  "-c",
+  "submodule.recurse=false",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
+  "-c",
+  "protocol.allow=never",
+  "-c",
+  "credential.helper=",
+  "-c",
+  "commit.gpgSign=false",
 ];
 
 const FILTER_KEY = /^filter\.(.+)\.(smudge|clean|process|required)$/is;
@@ -40,7 +53,11 @@ function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     // The server's own GIT_CONFIG_* / external-diff settings do not reach the calls: ours are complete.
-    if (v === undefined || /^GIT_(CONFIG_(COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)|EXTERNAL_DIFF|PAGER|SSH|SSH_COMMAND|ASKPASS)$/.test(k)) continue;
+    if (
+      v === undefined ||
+      /^GIT_(CONFIG_(COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)|EXTERNAL_DIFF|PAGER|SSH|SSH_COMMAND|ASKPASS)$/.test(k)
+    )
+      continue;
     env[k] = v;
   }
   return { ...env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C", GIT_PAGER: "cat" };
@@ -52,7 +69,11 @@ export async function filterDrivers(cwd: string, timeoutMs = 30_000): Promise<st
 }
 
 async function configuredDrivers(cwd: string, timeoutMs: number): Promise<{ filters: string[]; merges: string[] }> {
-  const r = await run("git", [...GIT_SAFE, "config", "-z", "--get-regexp", "^(filter|merge)\\."], { cwd, timeoutMs, env: baseEnv() });
+  const r = await run("git", [...GIT_SAFE, "config", "-z", "--get-regexp", "^(filter|merge)\\."], {
+    cwd,
+    timeoutMs,
+    env: baseEnv(),
+  });
   const names = new Set<string>();
   const merges = new Set<string>();
   for (const entry of r.stdout.split("\0")) {
@@ -66,10 +87,18 @@ async function configuredDrivers(cwd: string, timeoutMs: number): Promise<{ filt
 }
 
 /** git with argv only, no prompts, no optional locks, nothing of the repository's configuration run. */
-export async function git(cwd: string, args: string[], timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<RunResult> {
+export async function git(
+  cwd: string,
+  args: string[],
+  timeoutMs = 30_000,
+  extraEnv: Record<string, string> = {},
+): Promise<RunResult> {
   // extraEnv: git's own variables a caller needs (GIT_INDEX_FILE for a scratch index); never GIT_CONFIG_*.
   const env = { ...baseEnv(), ...Object.fromEntries(Object.entries(extraEnv).filter(([k]) => !k.startsWith("GIT_CONFIG"))) };
-  const { filters: drivers, merges } = await configuredDrivers(cwd, timeoutMs).catch(() => ({ filters: [] as string[], merges: [] as string[] }));
+  const { filters: drivers, merges } = await configuredDrivers(cwd, timeoutMs).catch(() => ({
+    filters: [] as string[],
+    merges: [] as string[],
+  }));
   let n = 0;
   for (const name of merges) {
     env[`GIT_CONFIG_KEY_${n}`] = `merge.${name}.driver`;
@@ -77,7 +106,12 @@ export async function git(cwd: string, args: string[], timeoutMs = 30_000, extra
     n++;
   }
   for (const name of drivers) {
-    for (const [k, v] of [["smudge", ""], ["clean", ""], ["process", ""], ["required", "false"]] as const) {
+    for (const [k, v] of [
+      ["smudge", ""],
+      ["clean", ""],
+      ["process", ""],
+      ["required", "false"],
+    ] as const) {
       env[`GIT_CONFIG_KEY_${n}`] = `filter.${name}.${k}`;
       env[`GIT_CONFIG_VALUE_${n}`] = v;
       n++;

@@ -9,7 +9,6 @@
  */
 import { stripVTControlCharacters } from "node:util";
 
-
 /** Control and invisible formatting characters (ZWJ and ZWNJ excepted). */
 const UNSAFE = /[\p{Cc}\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu;
 /** The same, but newline and tab kept (multi-line text: a reply, a report). */

@@ -21,13 +21,20 @@ describe.runIf(CHROMIUM)("the fan-out page in Chromium", () => {
   let browser: Browser;
   let page: Page;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   const worktrees = () => (existsSync(join(w.stateDir, "worktrees")) ? readdirSync(join(w.stateDir, "worktrees")) : []);
 
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
     const checks = join(w.root, "checks.json");
-    writeFileSync(checks, JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 20_000 }] }));
+    writeFileSync(
+      checks,
+      JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 20_000 }] }),
+    );
     srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: w.work, CLAUDE_SESSIONS_CHECKS: checks });
     browser = await launchChromium(CHROMIUM!, w.home);
     page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
@@ -54,7 +61,10 @@ describe.runIf(CHROMIUM)("the fan-out page in Chromium", () => {
     await page.waitForSelector("#fan-out-view:not([hidden])");
     await until(async () => (await page.locator("#fo-mode option").count()) > 1, 10_000);
     await page.fill("#fo-cwd", repo);
-    await page.fill("#fo-prompt", `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`);
+    await page.fill(
+      "#fo-prompt",
+      `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`,
+    );
     await page.fill("#fo-n", "3");
     await page.selectOption("#fo-mode", "dontAsk");
     await page.fill("#fo-deadline", "2");
@@ -63,7 +73,9 @@ describe.runIf(CHROMIUM)("the fan-out page in Chromium", () => {
 
     await page.waitForSelector("#fo-table:not([hidden]), #fo-error:not(:empty)", { timeout: 150_000 });
     await page.waitForSelector("#fo-table:not([hidden])", { timeout: 1_000 }).catch(async (e: unknown) => {
-      throw new Error(`${String(e)}\nprogress: ${(await page.locator("#fo-progress li").allTextContents()).join(" | ")}\nsummary: ${await page.textContent("#fo-summary")}\nerror: ${await page.textContent("#fo-error")}`);
+      throw new Error(
+        `${String(e)}\nprogress: ${(await page.locator("#fo-progress li").allTextContents()).join(" | ")}\nsummary: ${await page.textContent("#fo-summary")}\nerror: ${await page.textContent("#fo-error")}`,
+      );
     });
     const progress = await page.locator("#fo-progress li").allTextContents();
     expect(progress.filter((p) => /\(\d\/3\)/.test(p))).toHaveLength(3);
@@ -87,10 +99,13 @@ describe.runIf(CHROMIUM)("the fan-out page in Chromium", () => {
 
     await rows.nth(2).locator("button.merge").click();
     await until(async () => ((await rows.nth(2).locator(".merged").textContent()) ?? "").includes("Not merged"), 60_000);
-    expect((await rows.nth(2).locator(".merged").textContent())?.trim()).toBe("Not merged: conflicts in app.txt. main is unchanged.");
+    expect((await rows.nth(2).locator(".merged").textContent())?.trim()).toBe(
+      "Not merged: conflicts in app.txt. main is unchanged.",
+    );
     expect(git(repo, "rev-parse", "main").trim()).toBe(after);
     // CS_SCREENSHOTS=1: the picture docs/web.md shows.
-    if (process.env.CS_SCREENSHOTS === "1") await page.screenshot({ path: join(ROOT, "docs", "screenshots", "fan-out.png"), fullPage: true });
+    if (process.env.CS_SCREENSHOTS === "1")
+      await page.screenshot({ path: join(ROOT, "docs", "screenshots", "fan-out.png"), fullPage: true });
   }, 240_000);
 
   it("refuses a folder outside the page's roots, with nothing made", async () => {

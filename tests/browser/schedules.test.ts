@@ -126,7 +126,9 @@ describe.runIf(CHROMIUM)("the schedules page in Chromium", () => {
     for (const hash of ["#/", "#/schedules"]) {
       await page.goto(`${srv.url}/${hash}`);
       await page.waitForSelector(hash === "#/" ? "#list-view:not([hidden])" : '#schedules tr[data-name="to-session"]');
-      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(0);
+      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(
+        0,
+      );
     }
   }, 30_000);
 });

@@ -38,8 +38,10 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     // The page may start sessions in the world's work directory only (CLAUDE_SESSIONS_WEB_ROOTS).
     srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: w.work });
     mcp = await connectHttp(srv.url, srv.token);
-    one = (await mcp.callOk("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" })).session_id;
-    two = (await mcp.callOk("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" })).session_id;
+    one = (await mcp.callOk("start_session", { cwd: w.dir("api-server"), team_name: "backend", teammate_name: "alice" }))
+      .session_id;
+    two = (await mcp.callOk("start_session", { cwd: w.dir("web-client"), team_name: "frontend", teammate_name: "bob" }))
+      .session_id;
     browser = await launchChromium(CHROMIUM!, w.home);
     // Notifications allowed, as a person who clicked "Notify me" and said yes; each one the page raises is recorded.
     const context = await browser.newContext({ viewport: { width: 1100, height: 760 }, permissions: ["notifications"] });
@@ -114,7 +116,10 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     // A prompt typed into the page: the reply appears in the terminal and in the transcript.
     await page.fill("#message", "hello from the page");
     await page.click("#send button[type=submit]");
-    await until(async () => (await page.textContent("#terminal .xterm-rows"))?.includes("FAKE REPLY: hello from the page"), 10_000);
+    await until(
+      async () => (await page.textContent("#terminal .xterm-rows"))?.includes("FAKE REPLY: hello from the page"),
+      10_000,
+    );
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the page"), 10_000);
     // The box empties once the page's POST returns (on a loaded machine, possibly after the reply showed).
     await until(async () => (await page.inputValue("#message")) === "", 10_000);
@@ -160,7 +165,11 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await until(async () => (await page.textContent("#transcript"))?.includes("FAKE REPLY: hello from the form"), 15_000);
     // The same session through MCP: started by start_session with the form's options, audited with the page as actor.
     const listed = await mcp.callOk("list_sessions", {});
-    expect(listed.sessions.find((s) => s.session_id === id)).toMatchObject({ cwd, permission_mode: "acceptEdits", team_name: "frontend" });
+    expect(listed.sessions.find((s) => s.session_id === id)).toMatchObject({
+      cwd,
+      permission_mode: "acceptEdits",
+      team_name: "frontend",
+    });
     const refused = await mcp.callOk("list_sessions", { status_filter: "all" });
     expect(refused.sessions.filter((s) => s.cwd === w.home)).toEqual([]);
   }, 60_000);
@@ -266,13 +275,21 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(await costRow.locator("td.budget").textContent()).toBe(`$${(5 - cost).toFixed(4)} of $5`);
     expect(await page.textContent("#cost-teams")).toContain("backend");
     const today = new Date().toISOString().slice(0, 10);
-    await until(async () => Number(await page.locator(`#cost-chart rect[data-day="${today}"]`).getAttribute("data-cost")) > 0, 10_000);
+    await until(
+      async () => Number(await page.locator(`#cost-chart rect[data-day="${today}"]`).getAttribute("data-cost")) > 0,
+      10_000,
+    );
     await shot("cost");
   }, 60_000);
 
   it("shows a worktree session's changes: files, diff, ahead and behind its base (read-only)", async () => {
     const repo = w.dir("repo");
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+        cwd: repo,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", HOME: w.home },
+      });
     git("init", "-q", "-b", "main");
     writeFileSync(join(repo, "README.md"), "first line\n");
     git("add", "README.md");
@@ -281,8 +298,14 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     const wt = s.worktree!.path;
     // What Claude would do in it: a commit, an edit not committed yet, a new file.
     writeFileSync(join(wt, "lib.txt"), "library\n");
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "lib.txt"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "lib"], { cwd: wt, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "add", "lib.txt"], {
+      cwd: wt,
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "lib"], {
+      cwd: wt,
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
     appendFileSync(join(wt, "README.md"), "a <script>changed</script> line\n");
     writeFileSync(join(wt, "new.txt"), "untracked\n");
     // And main moves on.
@@ -293,7 +316,11 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.waitForSelector("#review:not([hidden]) #r-files li");
     expect(await page.textContent("#r-branch")).toBeTruthy();
     expect(await page.textContent("#r-ahead")).toBe("1 ahead, 1 behind main");
-    expect(await page.$$eval("#r-files li", (ls) => ls.map((l) => l.textContent))).toEqual(["M README.md", "A lib.txt", "? new.txt"]);
+    expect(await page.$$eval("#r-files li", (ls) => ls.map((l) => l.textContent))).toEqual([
+      "M README.md",
+      "A lib.txt",
+      "? new.txt",
+    ]);
     expect(await page.textContent("#r-diff")).toContain("+a <script>changed</script> line");
     expect(await page.locator("#r-diff .add").count()).toBe(2);
     await shot("review", true);
@@ -303,7 +330,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
   it("merges a worktree session from its review page; a conflicting one says so and leaves main unchanged (issue 34)", async () => {
     const repo = w.dir("merge-repo");
     const env = { PATH: process.env.PATH ?? "", HOME: w.home };
-    const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env });
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env });
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "README.md"), "first line\n");
     git(repo, "add", "README.md");
@@ -337,7 +365,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
   it("marks two sessions of one repository that edited the same file, live (the conflict radar, issue 34)", async () => {
     const repo = w.dir("radar-repo");
     const env = { PATH: process.env.PATH ?? "", HOME: w.home };
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env });
     git("init", "-q", "-b", "main");
     writeFileSync(join(repo, "a.txt"), "x\n");
     git("add", ".");
@@ -347,13 +376,25 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await row(b!.session_id).waitFor();
     // An Edit's PostToolUse line, through the session's own hook command (as Claude Code runs it).
     const edited = (s: { session_id: string; claude_session_id: string; cwd?: string | undefined }, file: string) => {
-      const settings = JSON.parse(readFileSync(join(w.stateDir, s.session_id, "settings.json"), "utf8")) as { hooks: { Stop: Array<{ hooks: Array<{ command: string }> }> } };
-      const payload = { session_id: s.claude_session_id, cwd: s.cwd, hook_event_name: "PostToolUse", tool_name: "Edit", tool_input: { file_path: join(s.cwd!, file), old_string: "x", new_string: "y" }, tool_response: {} };
+      const settings = JSON.parse(readFileSync(join(w.stateDir, s.session_id, "settings.json"), "utf8")) as {
+        hooks: { Stop: Array<{ hooks: Array<{ command: string }> }> };
+      };
+      const payload = {
+        session_id: s.claude_session_id,
+        cwd: s.cwd,
+        hook_event_name: "PostToolUse",
+        tool_name: "Edit",
+        tool_input: { file_path: join(s.cwd!, file), old_string: "x", new_string: "y" },
+        tool_response: {},
+      };
       execFileSync("/bin/sh", ["-c", settings.hooks.Stop[0]!.hooks[0]!.command], { input: JSON.stringify(payload) + "\n", env });
     };
     edited(a!, "a.txt");
     edited(b!, "a.txt");
-    for (const [s, other] of [[a!, b!], [b!, a!]] as const) {
+    for (const [s, other] of [
+      [a!, b!],
+      [b!, a!],
+    ] as const) {
       const mark = row(s.session_id).locator(".badge.overlap");
       await mark.waitFor({ timeout: 10_000 });
       expect(await mark.textContent()).toBe("overlap: a.txt");
@@ -366,7 +407,9 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await page.goto(`${srv.url}/#/teams`);
     const frontend = page.locator('#teams section[data-team="frontend"]');
     await frontend.waitFor();
-    expect(await page.locator(`#teams section[data-team="backend"] tr[data-member="${one}"]`).textContent()).toMatch(/^alicelocal(idle|ready)/);
+    expect(await page.locator(`#teams section[data-team="backend"] tr[data-member="${one}"]`).textContent()).toMatch(
+      /^alicelocal(idle|ready)/,
+    );
     expect(await frontend.locator(`tr[data-member="${two}"]`).textContent()).toMatch(/^boblocal(dead|zombie)/);
     expect(await frontend.locator(`tr[data-member="${formId}"]`).count()).toBe(1);
     await frontend.locator("input").fill("hello team");
@@ -379,7 +422,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
 
   it("marks a team's lead and a member's pending shutdown request (its reason as text), live, until it ends", async () => {
     const cwd = w.dir("ops");
-    const lead = (await mcp.callOk("start_session", { cwd, team_name: "ops", teammate_name: "boss", team_lead: true })).session_id;
+    const lead = (await mcp.callOk("start_session", { cwd, team_name: "ops", teammate_name: "boss", team_lead: true }))
+      .session_id;
     const quitter = (await mcp.callOk("start_session", { cwd, team_name: "ops", teammate_name: "quitter" })).session_id;
     await page.goto(`${srv.url}/#/`);
     await page.waitForSelector(`tr[data-id="${lead}"] td.team .badge.lead`);
@@ -406,7 +450,9 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await ops.waitFor();
     expect(await ops.locator(`tr[data-member="${lead}"] .badge.lead`).textContent()).toBe("lead");
     expect(await ops.locator(`tr[data-member="${quitter}"] .badge.lead`).count()).toBe(0);
-    expect(await ops.locator(`tr[data-member="${quitter}"] .badge.shutdown`).textContent()).toBe("shutdown requested: done <b>here</b> & gone");
+    expect(await ops.locator(`tr[data-member="${quitter}"] .badge.shutdown`).textContent()).toBe(
+      "shutdown requested: done <b>here</b> & gone",
+    );
     expect(await ops.locator("b").count()).toBe(0);
     await shot("teams-lead-shutdown");
     // Approved (kill_session): the mark goes when the session ends, the lead's badge stays.
@@ -421,7 +467,8 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
 
   it("shows the lead badge and a member's shutdown request on their own pages, live, and ends it from there", async () => {
     const cwd = w.dir("crew");
-    const lead = (await mcp.callOk("start_session", { cwd, team_name: "crew", teammate_name: "chief", team_lead: true })).session_id;
+    const lead = (await mcp.callOk("start_session", { cwd, team_name: "crew", teammate_name: "chief", team_lead: true }))
+      .session_id;
     const member = (await mcp.callOk("start_session", { cwd, team_name: "crew", teammate_name: "leaver" })).session_id;
     const marks = page.locator("#s-marks");
     // The member's page, open before it asks: no mark, no End it.
@@ -431,7 +478,10 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     expect(await page.locator("#end-it").count()).toBe(0);
     const m = await connectMember(w.stateDir, member);
     try {
-      expect((await m.call("request_shutdown", { reason: "all <i>done</i> & dusted" })).data).toMatchObject({ requested: true, notified_lead: "chief" });
+      expect((await m.call("request_shutdown", { reason: "all <i>done</i> & dusted" })).data).toMatchObject({
+        requested: true,
+        notified_lead: "chief",
+      });
     } finally {
       await m.close();
     }
@@ -445,7 +495,10 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
     await shot("session-shutdown");
     // The lead's page: its badge, no mark, no End it.
     await page.goto(`${srv.url}/#/s/${lead}`);
-    await until(async () => (await page.textContent("#s-id")) === lead && (await marks.locator(".badge.lead").count()) === 1, 10_000);
+    await until(
+      async () => (await page.textContent("#s-id")) === lead && (await marks.locator(".badge.lead").count()) === 1,
+      10_000,
+    );
     expect(await marks.locator(".badge.lead").textContent()).toBe("lead");
     expect(await marks.locator(".badge.shutdown").count()).toBe(0);
     expect(await page.locator("#end-it").count()).toBe(0);
@@ -491,7 +544,9 @@ describe.runIf(CHROMIUM)("the web view in Chromium", () => {
       await page.goto(`${srv.url}/${hash}`);
       await page.waitForSelector("main:not([hidden]):not(#list-view)");
       await page.waitForTimeout(300);
-      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(0);
+      expect(Number(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")), hash).toBeLessThanOrEqual(
+        0,
+      );
     }
     await shot("cost-phone");
   }, 60_000);

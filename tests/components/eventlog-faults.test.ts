@@ -30,7 +30,12 @@ function sh(command: string, input: string): Promise<number | null> {
 const reported: string[] = [];
 async function readAll(path: string, maxLineBytes?: number): Promise<LogEvent[]> {
   const got: LogEvent[] = [];
-  const t = new EventTail(path, (evs) => got.push(...evs), (e) => void reported.push(String(e)), maxLineBytes ? { maxLineBytes } : {});
+  const t = new EventTail(
+    path,
+    (evs) => got.push(...evs),
+    (e) => void reported.push(String(e)),
+    maxLineBytes ? { maxLineBytes } : {},
+  );
   await t.start();
   t.close();
   return got;
@@ -72,8 +77,15 @@ describe("events log faults", () => {
   it("an event longer than the line cap still ends the turn: a minimal event of the same name is read", async () => {
     const events = fresh();
     const big = JSON.stringify({ session_id: "c1", hook_event_name: "Stop", last_assistant_message: "x".repeat(200_000) });
-    const bigLater = JSON.stringify({ session_id: "c1", last_assistant_message: "y".repeat(200_000), hook_event_name: "PostToolUse" });
-    writeFileSync(events, [JSON.stringify({ hook_event_name: "UserPromptSubmit", prompt: "p" }), big, bigLater, stop].join("\n") + "\n");
+    const bigLater = JSON.stringify({
+      session_id: "c1",
+      last_assistant_message: "y".repeat(200_000),
+      hook_event_name: "PostToolUse",
+    });
+    writeFileSync(
+      events,
+      [JSON.stringify({ hook_event_name: "UserPromptSubmit", prompt: "p" }), big, bigLater, stop].join("\n") + "\n",
+    );
     const got = await readAll(events, 64 * 1024);
     expect(got.map((e) => e.hook_event_name)).toEqual(["UserPromptSubmit", "Stop", "PostToolUse", "Stop"]);
     expect(got[1]).toMatchObject({ hook_event_name: "Stop", oversized: true, session_id: "c1" });
@@ -83,9 +95,17 @@ describe("events log faults", () => {
 
   it("an oversized line still being written is not reported until it ends", async () => {
     const events = fresh();
-    writeFileSync(events, JSON.stringify({ hook_event_name: "Stop", last_assistant_message: "x".repeat(100_000) }).slice(0, 90_000));
+    writeFileSync(
+      events,
+      JSON.stringify({ hook_event_name: "Stop", last_assistant_message: "x".repeat(100_000) }).slice(0, 90_000),
+    );
     const got: LogEvent[] = [];
-    const t = new EventTail(events, (evs) => got.push(...evs), () => {}, { maxLineBytes: 16 * 1024 });
+    const t = new EventTail(
+      events,
+      (evs) => got.push(...evs),
+      () => {},
+      { maxLineBytes: 16 * 1024 },
+    );
     await t.start();
     expect(got).toEqual([]);
     appendFileSync(events, '"}\n' + stop + "\n");

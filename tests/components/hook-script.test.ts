@@ -35,24 +35,32 @@ describe("the hook command and hook.sh", () => {
   it.each([
     ["the settings' hook command", (events: string, _hook: string) => hookCommand(events)],
     ["hook.sh", (events: string, hook: string) => `'${hook}' '${events}'`],
-  ])("%s: 32 concurrent hooks with 64 KB pretty-printed payloads append 32 whole lines", async (_name, command) => {
-    const { hook } = await installScripts(join(root, "state"));
-    const events = join(root, `events-${_name.length}.jsonl`);
-    writeFileSync(events, "");
-    const payloads = Array.from({ length: 32 }, (_, i) =>
-      JSON.stringify({ hook_event_name: "Stop", n: i, last_assistant_message: `${i}:` + "x".repeat(64 * 1024) + "\nline two" }, null, 2),
-    );
-    const res = await Promise.all(payloads.map((p) => runHook(command(events, hook), p)));
-    for (const r of res) {
-      expect(r.code).toBe(0);
-      expect(r.stdout).toBe(""); // a hook's stdout would become context for Claude
-    }
-    const lines = readFileSync(events, "utf8").split("\n").filter(Boolean); // blank lines separate records
-    expect(lines).toHaveLength(32);
-    const seen = lines.map((l) => JSON.parse(l) as { n: number; last_assistant_message: string });
-    expect(seen.map((s) => s.n).sort((a, b) => a - b)).toEqual([...Array(32).keys()]);
-    for (const s of seen) expect(s.last_assistant_message).toBe(`${s.n}:` + "x".repeat(64 * 1024) + "\nline two");
-  }, 30_000);
+  ])(
+    "%s: 32 concurrent hooks with 64 KB pretty-printed payloads append 32 whole lines",
+    async (_name, command) => {
+      const { hook } = await installScripts(join(root, "state"));
+      const events = join(root, `events-${_name.length}.jsonl`);
+      writeFileSync(events, "");
+      const payloads = Array.from({ length: 32 }, (_, i) =>
+        JSON.stringify(
+          { hook_event_name: "Stop", n: i, last_assistant_message: `${i}:` + "x".repeat(64 * 1024) + "\nline two" },
+          null,
+          2,
+        ),
+      );
+      const res = await Promise.all(payloads.map((p) => runHook(command(events, hook), p)));
+      for (const r of res) {
+        expect(r.code).toBe(0);
+        expect(r.stdout).toBe(""); // a hook's stdout would become context for Claude
+      }
+      const lines = readFileSync(events, "utf8").split("\n").filter(Boolean); // blank lines separate records
+      expect(lines).toHaveLength(32);
+      const seen = lines.map((l) => JSON.parse(l) as { n: number; last_assistant_message: string });
+      expect(seen.map((s) => s.n).sort((a, b) => a - b)).toEqual([...Array(32).keys()]);
+      for (const s of seen) expect(s.last_assistant_message).toBe(`${s.n}:` + "x".repeat(64 * 1024) + "\nline two");
+    },
+    30_000,
+  );
 
   it("records a process exit with its status, and a non-numeric status as null", async () => {
     const { hook } = await installScripts(join(root, "state2"));
@@ -61,6 +69,8 @@ describe("the hook command and hook.sh", () => {
     await new Promise((r) => spawn(hook, [events, "exit", "7"]).on("close", r));
     await new Promise((r) => spawn(hook, [events, "exit", "$(id)"]).on("close", r));
     // Each record starts on a fresh line (a torn line left by a killed writer cannot swallow it).
-    expect(readFileSync(events, "utf8")).toBe('\n{"hook_event_name":"cs:exit","exit_code":7}\n\n{"hook_event_name":"cs:exit","exit_code":null}\n');
+    expect(readFileSync(events, "utf8")).toBe(
+      '\n{"hook_event_name":"cs:exit","exit_code":7}\n\n{"hook_event_name":"cs:exit","exit_code":null}\n',
+    );
   });
 });

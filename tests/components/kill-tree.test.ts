@@ -45,16 +45,22 @@ function sleepers(arg: string): number[] {
 }
 
 const backends: Array<[string, () => Promise<TerminalHost | undefined>]> = [
-  ["tmux", async () => {
-    if (!hasTmux()) return undefined;
-    const scripts = await installScripts(join(root, "st"));
-    return new TmuxHost({ socketName: socket, hookScript: scripts.hook, launchScript: scripts.launch });
-  }],
-  ["pty", async () => {
-    if (!(await hasPty())) return undefined;
-    const { PtyHost } = await import("../../src/runners/terminal/pty/pty.js");
-    return new PtyHost({ hookScript: (await installScripts(join(root, "sp"))).hook });
-  }],
+  [
+    "tmux",
+    async () => {
+      if (!hasTmux()) return undefined;
+      const scripts = await installScripts(join(root, "st"));
+      return new TmuxHost({ socketName: socket, hookScript: scripts.hook, launchScript: scripts.launch });
+    },
+  ],
+  [
+    "pty",
+    async () => {
+      if (!(await hasPty())) return undefined;
+      const { PtyHost } = await import("../../src/runners/terminal/pty/pty.js");
+      return new PtyHost({ hookScript: (await installScripts(join(root, "sp"))).hook });
+    },
+  ],
 ];
 
 describe.each(backends)("kill on %s", (kind, make) => {
@@ -71,7 +77,17 @@ describe.each(backends)("kill on %s", (kind, make) => {
     // The session's environment carries its tag, as the orchestrator's session environment does.
     const script = `export CLAUDE_SESSIONS_ID=${id}; setsid sleep ${a} & (setsid sh -c 'sleep ${d} & exit' &); exec sleep ${m}`;
     const events = join(root, `${kind}.jsonl`);
-    await b.spawn({ id, dir: root, argv: ["/bin/sh", "-c", script], cwd: root, env: { PATH: process.env.PATH ?? "" }, cols: 80, rows: 24, rawLogPath: join(root, `${kind}.log`), eventsPath: events });
+    await b.spawn({
+      id,
+      dir: root,
+      argv: ["/bin/sh", "-c", script],
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "" },
+      cols: 80,
+      rows: 24,
+      rawLogPath: join(root, `${kind}.log`),
+      eventsPath: events,
+    });
     await until(() => sleepers(a).length === 1 && sleepers(d).length === 1 && sleepers(m).length === 1, 10_000);
     started.push(...sleepers(a), ...sleepers(d), ...sleepers(m));
     const res = await b.kill(id, { graceMs: 500 });

@@ -25,8 +25,16 @@ describe.skipIf(!tmuxOrSkip())("history across nodes", () => {
     for (let i = 0; i < 6; i++) {
       const onFar = i % 2 === 1;
       const w = onFar ? far : here;
-      const t = new Transcript(join(w.home, ".claude"), `/w/p${i}`, undefined, new Date(Date.parse("2026-03-01T10:00:00Z") + i * 3_600_000).toISOString());
-      t.turn(`alpha question ${onFar ? "far" : "here"} ${i}`, `answer ${i}`, { model: "claude-opus-4-6", usage: { input_tokens: 10, output_tokens: 5 } });
+      const t = new Transcript(
+        join(w.home, ".claude"),
+        `/w/p${i}`,
+        undefined,
+        new Date(Date.parse("2026-03-01T10:00:00Z") + i * 3_600_000).toISOString(),
+      );
+      t.turn(`alpha question ${onFar ? "far" : "here"} ${i}`, `answer ${i}`, {
+        model: "claude-opus-4-6",
+        usage: { input_tokens: 10, output_tokens: 5 },
+      });
       made.push({ key: `${onFar ? "far" : "local"}/${t.sessionId}`, at: i });
     }
     order.push(...made.sort((a, b) => b.at - a.at).map((x) => x.key));
@@ -43,18 +51,27 @@ describe.skipIf(!tmuxOrSkip())("history across nodes", () => {
     far?.cleanup();
   });
 
-  const keys = (rows: Array<{ node?: string; claude_session_id: string }>) => rows.map((r) => `${r.node ?? "local"}/${r.claude_session_id}`);
+  const keys = (rows: Array<{ node?: string; claude_session_id: string }>) =>
+    rows.map((r) => `${r.node ?? "local"}/${r.claude_session_id}`);
 
   it("list_conversations: both machines' in one newest-first order, the failing node named", async () => {
-    const l = await until(async () => {
-      const r = await m.callOk("list_conversations", {});
-      return r.conversations.length === 6 && !r.indexing ? r : undefined;
-    }, 20_000, 200);
+    const l = await until(
+      async () => {
+        const r = await m.callOk("list_conversations", {});
+        return r.conversations.length === 6 && !r.indexing ? r : undefined;
+      },
+      20_000,
+      200,
+    );
     expect(keys(l.conversations)).toEqual(order);
     expect(l.total).toBe(6);
     expect(l.next_cursor).toBeNull();
     expect(l.nodes![0]).toEqual({ name: "far", status: "reachable" });
-    expect(l.nodes![1]).toMatchObject({ name: "gone", status: expect.stringMatching(/^(unreachable|connecting)$/), error: expect.stringContaining("No route to host") });
+    expect(l.nodes![1]).toMatchObject({
+      name: "gone",
+      status: expect.stringMatching(/^(unreachable|connecting)$/),
+      error: expect.stringContaining("No route to host"),
+    });
   });
 
   it("paging with the merged cursor gives the same rows in the same order, whatever the page size", async () => {
@@ -80,7 +97,12 @@ describe.skipIf(!tmuxOrSkip())("history across nodes", () => {
   it("search_conversations: hits from both machines, the node's marked; limit cuts the merged hits", async () => {
     const s = await m.callOk("search_conversations", { query: "alpha question" });
     expect(s.results).toHaveLength(6);
-    expect(s.results.filter((r) => r.node === "far").map((r) => r.snippet).sort()).toEqual([1, 3, 5].map((i) => `**alpha** **question** far ${i}`));
+    expect(
+      s.results
+        .filter((r) => r.node === "far")
+        .map((r) => r.snippet)
+        .sort(),
+    ).toEqual([1, 3, 5].map((i) => `**alpha** **question** far ${i}`));
     expect(s.nodes!.map((n) => n.name)).toEqual(["far", "gone"]);
     const two = await m.callOk("search_conversations", { query: "alpha", limit: 2 });
     expect(two.results).toHaveLength(2);

@@ -21,7 +21,17 @@ const ARGV_FILE = "<argv file>";
 
 /** A session row as a node's list_sessions gives it (valid unless changed). */
 function row(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { session_id: id, claude_session_id: `c-${id}`, status: "idle", backend: "tmux", survives_restart: true, cwd: "/srv", created_at: "2026-01-01T00:00:00.000Z", turn_count: 0, ...extra };
+  return {
+    session_id: id,
+    claude_session_id: `c-${id}`,
+    status: "idle",
+    backend: "tmux",
+    survives_restart: true,
+    cwd: "/srv",
+    created_at: "2026-01-01T00:00:00.000Z",
+    turn_count: 0,
+    ...extra,
+  };
 }
 
 interface Setup {
@@ -34,12 +44,18 @@ interface Setup {
 const made: Setup[] = [];
 
 /** A coordinator world whose node "bad" is the hostile fake with `cfg`, plus `nodes` given as they are. */
-function world(cfg: Record<string, unknown>, opts: { attach?: string[]; env?: Record<string, string>; nodes?: Record<string, { exec: string[]; attach?: string[] }> } = {}): Setup {
+function world(
+  cfg: Record<string, unknown>,
+  opts: { attach?: string[]; env?: Record<string, string>; nodes?: Record<string, { exec: string[]; attach?: string[] }> } = {},
+): Setup {
   const w = makeWorld(opts.env ?? {});
   const path = join(w.root, "hostile.json");
   writeFileSync(path, JSON.stringify(cfg));
   if (opts.attach) opts.attach = opts.attach.map((a) => (a === ARGV_FILE ? join(w.root, "argv.txt") : a));
-  w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, { bad: { exec: [process.execPath, HOSTILE, path], ...(opts.attach ? { attach: opts.attach } : {}) }, ...opts.nodes });
+  w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, {
+    bad: { exec: [process.execPath, HOSTILE, path], ...(opts.attach ? { attach: opts.attach } : {}) },
+    ...opts.nodes,
+  });
   const s: Setup = { w, cfg: path };
   made.push(s);
   return s;
@@ -52,7 +68,8 @@ afterEach(async () => {
   }
 });
 
-const cli = (w: World, args: string[], timeout = 60_000) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout });
+const cli = (w: World, args: string[], timeout = 60_000) =>
+  spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout });
 
 describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
   afterAll(() => {});
@@ -73,12 +90,18 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     );
     const out = join(s.w.root, "argv.txt");
     s.m = await connect(s.w);
-    const listed = await until(async () => {
-      const l = await s.m!.callOk("list_sessions", { status_filter: "all" });
-      return l.sessions.length === 4 ? l : undefined;
-    }, 20_000, 200);
+    const listed = await until(
+      async () => {
+        const l = await s.m!.callOk("list_sessions", { status_filter: "all" });
+        return l.sessions.length === 4 ? l : undefined;
+      },
+      20_000,
+      200,
+    );
     const byId = new Map(listed.sessions.map((r) => [r.session_id, r as { attach_command?: string }]));
-    expect(byId.get("hn-ok")!.attach_command).toBe(`sh -c 'printf "%s\\n" "$@" > "$0"' ${out} tmux -L cs-node attach -t =cs-hn-ok`);
+    expect(byId.get("hn-ok")!.attach_command).toBe(
+      `sh -c 'printf "%s\\n" "$@" > "$0"' ${out} tmux -L cs-node attach -t =cs-hn-ok`,
+    );
     for (const id of ["hn-opt", "hn-word", "hn-other"]) expect(byId.get(id)!.attach_command, id).toBeUndefined();
 
     // `claude-sessions attach`: the honest one runs the prefix with this server's own tmux attach …
@@ -98,7 +121,11 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
 
   it("one that answers pings but never a tool hangs nothing: list_sessions, ls, the page, broadcast_message and auto answer in bounded time", async () => {
     // It answers the listing made when its link comes up, then no tool call ever again.
-    const s = world({ rows: [row("hn-far", { team_name: "t", teammate_name: "far" })], answer: { list_sessions: 1 }, silent: "*" });
+    const s = world({
+      rows: [row("hn-far", { team_name: "t", teammate_name: "far" })],
+      answer: { list_sessions: 1 },
+      silent: "*",
+    });
     s.m = await connect(s.w);
     const m = s.m;
     const near = await m.callOk("start_session", { cwd: s.w.work, team_name: "t", teammate_name: "near" });
@@ -111,12 +138,28 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     // list_sessions: this machine's sessions and the node's last known ones, the node named as not answering.
     const l = await timed(m.callOk("list_sessions", { status_filter: "all" }, { timeout: 60_000 }));
     expect(l.ms).toBeLessThan(15_000);
-    expect(l.v.sessions.find((r) => r.session_id === "hn-far")).toMatchObject({ node: "bad", node_status: "unreachable", status: "idle" });
+    expect(l.v.sessions.find((r) => r.session_id === "hn-far")).toMatchObject({
+      node: "bad",
+      node_status: "unreachable",
+      status: "idle",
+    });
     expect(l.v.sessions.some((r) => r.session_id === near.session_id)).toBe(true);
-    expect(l.v.nodes).toEqual([expect.objectContaining({ name: "bad", status: "unreachable", error: expect.stringContaining("did not answer list_sessions within 5000 ms") })]);
+    expect(l.v.nodes).toEqual([
+      expect.objectContaining({
+        name: "bad",
+        status: "unreachable",
+        error: expect.stringContaining("did not answer list_sessions within 5000 ms"),
+      }),
+    ]);
 
     // broadcast_message to a team on both machines: this machine's member gets it, the silent node's is failed.
-    const b = await timed(m.callOk("broadcast_message", { team_name: "t", message: "hello", wait_for_response: false, timeout_ms: 1000 }, { timeout: 90_000 }));
+    const b = await timed(
+      m.callOk(
+        "broadcast_message",
+        { team_name: "t", message: "hello", wait_for_response: false, timeout_ms: 1000 },
+        { timeout: 90_000 },
+      ),
+    );
     expect(b.ms).toBeLessThan(40_000);
     const byId = new Map(b.v.results.map((r) => [r.session_id, r]));
     expect(byId.get(near.session_id)).toMatchObject({ message_sent: true });
@@ -125,7 +168,10 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     // health_check: a degraded check for the node, in bounded time.
     const h = await timed(m.callOk("health_check", {}, { timeout: 60_000 }));
     expect(h.ms).toBeLessThan(15_000);
-    expect(h.v.checks.find((c) => c.name === "node bad")).toMatchObject({ status: "degraded", detail: expect.stringContaining("did not answer health_check within 5000 ms") });
+    expect(h.v.checks.find((c) => c.name === "node bad")).toMatchObject({
+      status: "degraded",
+      detail: expect.stringContaining("did not answer health_check within 5000 ms"),
+    });
 
     // node "auto": the silent node is left out, the session starts here.
     const a = await timed(m.callOk("start_session", { cwd: s.w.work, node: "auto" }, { timeout: 60_000 }));
@@ -170,9 +216,18 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     // its own (not through the coordinator), so the coordinator learns the id only by asking every node.
     const gw = makeWorld();
     try {
-      const s = world({ rows: [], answer: { list_sessions: 1 }, silent: "*" }, { nodes: { good: { exec: loopbackExec(gw.env) } } });
+      const s = world(
+        { rows: [], answer: { list_sessions: 1 }, silent: "*" },
+        { nodes: { good: { exec: loopbackExec(gw.env) } } },
+      );
       s.m = await connect(s.w);
-      await until(async () => (await s.m!.callOk("list_sessions", {}, { timeout: 60_000 })).nodes!.find((n) => n.name === "good")?.status === "reachable", 30_000, 200);
+      await until(
+        async () =>
+          (await s.m!.callOk("list_sessions", {}, { timeout: 60_000 })).nodes!.find((n) => n.name === "good")?.status ===
+          "reachable",
+        30_000,
+        200,
+      );
       const direct = await connect(gw);
       const id = (await direct.callOk("start_session", { cwd: gw.work })).session_id;
       await direct.close();
@@ -191,21 +246,41 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
 
   it("its bad rows are left out and said, the others listed; a bad result fails only that call; nothing bad becomes a route or a resource", async () => {
     const s = world({
-      rows: [row("hn-good"), row("../.."), row("hn-status", { status: "sleeping" }), row("hn-extra", { evil: true }), { session_id: "hn-half" }, row("__proto__")],
+      rows: [
+        row("hn-good"),
+        row("../.."),
+        row("hn-status", { status: "sleeping" }),
+        row("hn-extra", { evil: true }),
+        { session_id: "hn-half" },
+        row("__proto__"),
+      ],
       results: { stream_output: { nonsense: true }, start_session: { ...row("../.."), status: "starting" } },
     });
     s.m = await connect(s.w);
     const m = s.m;
-    const l = await until(async () => {
-      const r = await m.callOk("list_sessions", { status_filter: "all" });
-      return r.sessions.length ? r : undefined;
-    }, 20_000, 200);
+    const l = await until(
+      async () => {
+        const r = await m.callOk("list_sessions", { status_filter: "all" });
+        return r.sessions.length ? r : undefined;
+      },
+      20_000,
+      200,
+    );
     // "__proto__" is a session id like any other here (every map of sessions has no prototype).
     expect(l.sessions.map((r) => r.session_id).sort()).toEqual(["__proto__", "hn-extra", "hn-good"]);
     // A field this server does not know is not passed on.
     expect(l.sessions.find((r) => r.session_id === "hn-extra")).not.toHaveProperty("evil");
     expect(l.total_count).toBe(3);
-    expect(l.nodes).toEqual([expect.objectContaining({ name: "bad", status: "reachable", sessions: 3, error: expect.stringMatching(/^3 of its rows were not valid and are left out \(session_id "\.\.\/\.\." is not a session id\)$/) })]);
+    expect(l.nodes).toEqual([
+      expect.objectContaining({
+        name: "bad",
+        status: "reachable",
+        sessions: 3,
+        error: expect.stringMatching(
+          /^3 of its rows were not valid and are left out \(session_id "\.\.\/\.\." is not a session id\)$/,
+        ),
+      }),
+    ]);
     const uris = (await m.client.listResources()).resources.map((r) => r.uri);
     expect(uris).toContain("session://hn-good");
     expect(uris.filter((u) => u.includes(".."))).toEqual([]);
@@ -216,7 +291,11 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     const started = await m.call("start_session", { cwd: "/srv", node: "bad" });
     expect(started.error?.message).toContain('session_id "../.." is not a session id');
     expect((await m.client.listResources()).resources.map((r) => r.uri).filter((u) => u.includes(".."))).toEqual([]);
-    expect((await m.callOk("list_sessions", {})).sessions.map((r) => r.session_id).sort()).toEqual(["__proto__", "hn-extra", "hn-good"]);
+    expect((await m.callOk("list_sessions", {})).sessions.map((r) => r.session_id).sort()).toEqual([
+      "__proto__",
+      "hn-extra",
+      "hn-good",
+    ]);
   }, 120_000);
 
   it("a flood of notices reaches the client rate-limited; a notice not in this server's shape never does", async () => {
@@ -229,7 +308,13 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
         bad: [
           { event: "turn_ended", session_id: "../..", status: "idle" },
           { event: "turn_ended", session_id: "hn-f", status: "sleeping" },
-          { event: "permission", session_id: "hn-f", status: "waiting_for_permission", tool_name: "Bash", tool_input: { command: "x".repeat(70_000) } },
+          {
+            event: "permission",
+            session_id: "hn-f",
+            status: "waiting_for_permission",
+            tool_name: "Bash",
+            tool_input: { command: "x".repeat(70_000) },
+          },
           "a string",
           { event: "turn_ended", session_id: "hn-f", status: "idle", evil: "\u001b]52;c;cGF5bG9hZA==\u0007" },
         ],
@@ -237,19 +322,30 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
     });
     s.m = await connect(s.w);
     const got: Array<Record<string, unknown>> = [];
-    s.m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void got.push(n.params.data as Record<string, unknown>));
+    s.m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void got.push(n.params.data as Record<string, unknown>),
+    );
     await until(async () => (await s.m!.callOk("list_sessions", {})).sessions.length === 1, 20_000, 200);
     const t0 = Date.now();
-    const r = await s.m.call("send_message", { session_id: "hn-f", message: "go", wait_for_response: false }, { timeout: 120_000 });
+    const r = await s.m.call(
+      "send_message",
+      { session_id: "hn-f", message: "go", wait_for_response: false },
+      { timeout: 120_000 },
+    );
     expect(r.error?.code).toBe("SESSION_NOT_FOUND");
     // Quiet for 2 s (time passing is the point: nothing more arrives), then counted.
     let seen = -1;
-    await until(async () => {
-      const n = got.length;
-      const quiet = n === seen;
-      seen = n;
-      return quiet;
-    }, 120_000, 2000);
+    await until(
+      async () => {
+        const n = got.length;
+        const quiet = n === seen;
+        seen = n;
+        return quiet;
+      },
+      120_000,
+      2000,
+    );
     const secs = (Date.now() - t0) / 1000;
     const fromNode = got.filter((d) => d.node === "bad");
     // The burst (100) and 20 a second after it, of 20 005 sent.
@@ -264,13 +360,19 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
 
   it("auto does not take a node's capacity on its word: its live sessions as seen here, its slots capped", async () => {
     // It says 5 free slots, but lists 5 live sessions: none free. This machine has 2.
-    const full = world({ health: { live: 0, max: 5, mem: 999_999_999 }, rows: [1, 2, 3, 4, 5].map((i) => row(`hn-l${i}`)) }, { env: { MAX_CONCURRENT_SESSIONS: "2" } });
+    const full = world(
+      { health: { live: 0, max: 5, mem: 999_999_999 }, rows: [1, 2, 3, 4, 5].map((i) => row(`hn-l${i}`)) },
+      { env: { MAX_CONCURRENT_SESSIONS: "2" } },
+    );
     full.m = await connect(full.w);
     await until(async () => (await full.m!.callOk("list_sessions", {})).sessions.length === 5, 20_000, 200);
     const a = await full.m.callOk("start_session", { cwd: full.w.work, node: "auto" });
     expect(a.node).toBeUndefined();
     // It says a million free slots and a petabyte: it counts as 100 slots; this machine has 150.
-    const big = world({ health: { live: 0, max: 1_000_000, mem: 999_999_999_999 }, rows: [] }, { env: { MAX_CONCURRENT_SESSIONS: "150" } });
+    const big = world(
+      { health: { live: 0, max: 1_000_000, mem: 999_999_999_999 }, rows: [] },
+      { env: { MAX_CONCURRENT_SESSIONS: "150" } },
+    );
     big.m = await connect(big.w);
     await until(async () => (await big.m!.callOk("list_sessions", {})).nodes?.[0]?.status === "reachable", 20_000, 200);
     const b = await big.m.callOk("start_session", { cwd: big.w.work, node: "auto" });
@@ -280,14 +382,32 @@ describe.skipIf(!tmuxOrSkip())("a hostile node", () => {
   it("its command runs with what ssh needs of the environment, never this server's secrets", async () => {
     const s = world(
       {},
-      { env: { DOPPLER_TOKEN: "dp.st.secret-x", ANTHROPIC_API_KEY: "sk-ant-secret-x", CLAUDE_SESSIONS_TOKEN: "http-token-secret-x", AWS_SECRET_ACCESS_KEY: "aws-x", SSH_AUTH_SOCK: "/tmp/agent.sock", KUBECONFIG: "/tmp/kube", LC_ALL: "C.UTF-8" } },
+      {
+        env: {
+          DOPPLER_TOKEN: "dp.st.secret-x",
+          ANTHROPIC_API_KEY: "sk-ant-secret-x",
+          CLAUDE_SESSIONS_TOKEN: "http-token-secret-x",
+          AWS_SECRET_ACCESS_KEY: "aws-x",
+          SSH_AUTH_SOCK: "/tmp/agent.sock",
+          KUBECONFIG: "/tmp/kube",
+          LC_ALL: "C.UTF-8",
+        },
+      },
     );
     const out = join(s.w.root, "node-env.json");
     writeFileSync(s.cfg, JSON.stringify({ envOut: out }));
     s.m = await connect(s.w);
     const names = await until(() => (existsSync(out) ? (JSON.parse(readFileSync(out, "utf8")) as string[]) : undefined), 20_000);
     expect(names).toEqual(expect.arrayContaining(["PATH", "HOME", "LANG", "LC_ALL", "SSH_AUTH_SOCK", "KUBECONFIG"]));
-    for (const secret of ["DOPPLER_TOKEN", "ANTHROPIC_API_KEY", "CLAUDE_SESSIONS_TOKEN", "AWS_SECRET_ACCESS_KEY", "CLAUDE_SESSIONS_DIR", "CLAUDE_SESSIONS_NODES"]) expect(names, secret).not.toContain(secret);
+    for (const secret of [
+      "DOPPLER_TOKEN",
+      "ANTHROPIC_API_KEY",
+      "CLAUDE_SESSIONS_TOKEN",
+      "AWS_SECRET_ACCESS_KEY",
+      "CLAUDE_SESSIONS_DIR",
+      "CLAUDE_SESSIONS_NODES",
+    ])
+      expect(names, secret).not.toContain(secret);
   }, 60_000);
 
   it('an ssh attach prefix without "--" is refused when nodes.json is read', () => {

@@ -45,19 +45,30 @@ describe.skipIf(!tmuxOrSkip())("a node over HTTP", () => {
     servers.push(node);
     const { m } = await coordinator(node.url, node.token);
     const notices: Array<Record<string, unknown>> = [];
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notices.push(n.params.data as Record<string, unknown>),
+    );
     const l = await m.callOk("list_sessions", {});
-    expect(l.nodes).toEqual([expect.objectContaining({ name: "web", status: "reachable", version: expect.stringMatching(/^\d+\.\d+\.\d+/) })]);
+    expect(l.nodes).toEqual([
+      expect.objectContaining({ name: "web", status: "reachable", version: expect.stringMatching(/^\d+\.\d+\.\d+/) }),
+    ]);
     const s = await m.callOk("start_session", { cwd: nw.work, node: "web" });
     expect(s.node).toBe("web");
-    expect((await m.callOk("send_message", { session_id: s.session_id, message: "over http" })).response).toBe("FAKE REPLY: over http");
+    expect((await m.callOk("send_message", { session_id: s.session_id, message: "over http" })).response).toBe(
+      "FAKE REPLY: over http",
+    );
     // The node's notices come over the server-to-client stream.
     await until(() => notices.some((d) => d.session_id === s.session_id && d.node === "web"), 15_000);
     expect((await m.callOk("list_sessions", { node_filter: "web" })).sessions.map((r) => r.session_id)).toEqual([s.session_id]);
 
     const port = new URL(node.url).port;
     await node.stop();
-    await until(async () => (await m.callOk("list_sessions", { node_filter: "web" })).nodes![0]!.status === "unreachable", 15_000, 100);
+    await until(
+      async () => (await m.callOk("list_sessions", { node_filter: "web" })).nodes![0]!.status === "unreachable",
+      15_000,
+      100,
+    );
     const down = await m.call("send_message", { session_id: s.session_id, message: "anyone?" });
     expect(down.error?.code, JSON.stringify(down.error)).toBe("NODE_UNREACHABLE");
     node = await startHttpServer(nw, {}, `127.0.0.1:${port}`);
@@ -76,7 +87,11 @@ describe.skipIf(!tmuxOrSkip())("a node over HTTP", () => {
     servers.push(node);
     const { m } = await coordinator(node.url, node.token, 0o644);
     const l = await m.callOk("list_sessions", {});
-    expect(l.nodes![0]).toMatchObject({ name: "web", status: "unreachable", error: expect.stringContaining("cannot be trusted") });
+    expect(l.nodes![0]).toMatchObject({
+      name: "web",
+      status: "unreachable",
+      error: expect.stringContaining("cannot be trusted"),
+    });
     expect(l.nodes![0]!.error).not.toContain(node.token);
     expect(m.stderr()).not.toContain(node.token);
     // A wrong token: refused by the node, said as such.

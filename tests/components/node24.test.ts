@@ -6,7 +6,17 @@
  * dependency on an old node stops, saying what to do.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,7 +53,9 @@ function oldNode(): string {
     const v = existsSync(c) ? versionOf(c) : null;
     if (v && tooOld(v)) return c;
   }
-  execFileSync(whichNpm, ["install", "--no-save", "--loglevel=error", "--prefix", join(dir, "node20"), "node@20"], { env: cleanEnv(process.env.PATH ?? "") });
+  execFileSync(whichNpm, ["install", "--no-save", "--loglevel=error", "--prefix", join(dir, "node20"), "node@20"], {
+    env: cleanEnv(process.env.PATH ?? ""),
+  });
   return join(dir, "node20", "node_modules", ".bin", "node");
 }
 
@@ -51,7 +63,9 @@ function oldNode(): string {
 function project(name: string, at = join(dir, name)): string {
   mkdirSync(join(at, "scripts"), { recursive: true });
   copyFileSync(SCRIPT, join(at, "scripts", "node24.cjs"));
-  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { version: string }> };
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { version: string }>;
+  };
   const pty = lock.packages["node_modules/node-pty"]!.version;
   const pkg = {
     name,
@@ -97,7 +111,11 @@ describe("npm install on an old node", () => {
     const headers = headersDir(join(app, ".node24"));
     expect(headers).toContain(join(app, ".node24"));
     expect(gypi).toContain(`"nodedir": "${headers}"`);
-    const pty = spawnSync(node24, ["-e", 'const t = require("node-pty").spawn("/bin/echo", ["pty-ok"], {}); t.onData((d) => process.stdout.write(d));'], { cwd: app, encoding: "utf8", timeout: 30_000 });
+    const pty = spawnSync(
+      node24,
+      ["-e", 'const t = require("node-pty").spawn("/bin/echo", ["pty-ok"], {}); t.onData((d) => process.stdout.write(d));'],
+      { cwd: app, encoding: "utf8", timeout: 30_000 },
+    );
     expect(pty.stdout).toContain("pty-ok");
 
     // A second install finds Node 24 in place: no download, the link stays.
@@ -120,7 +138,11 @@ describe("npm install on an old node", () => {
 describe("npm install on a new enough node", () => {
   it("changes nothing: no Node download, no link", () => {
     const app = project("cs-new");
-    const r = spawnSync(process.execPath, [join(app, "scripts", "node24.cjs")], { cwd: app, env: cleanEnv(process.env.PATH ?? ""), encoding: "utf8" });
+    const r = spawnSync(process.execPath, [join(app, "scripts", "node24.cjs")], {
+      cwd: app,
+      env: cleanEnv(process.env.PATH ?? ""),
+      encoding: "utf8",
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toBe("");
     expect(existsSync(join(app, ".node24"))).toBe(false);

@@ -16,7 +16,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retry
 
 describe("npm pack", () => {
   it("packs dist and the Node 24 set-up, installs into an empty project, and its bin runs and serves MCP", async () => {
-    const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, encoding: "utf8", env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" }, stdio: ["ignore", "pipe", "pipe"] });
+    const npm = (args: string[], cwd: string) =>
+      execFileSync("npm", args, {
+        cwd,
+        encoding: "utf8",
+        env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
     // --ignore-scripts: npm pack would run `prepare` (tsc), rewriting dist/ under the suites running beside this one.
     npm(["pack", "--ignore-scripts", "--pack-destination", dir, "--silent"], ROOT);
     const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
@@ -39,7 +45,12 @@ describe("npm pack", () => {
     const transport = new StdioClientTransport({
       command: bin,
       args: [],
-      env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_SESSIONS_DIR: join(dir, "state"), CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-pack-${process.pid}` },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        CLAUDE_SESSIONS_DIR: join(dir, "state"),
+        CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-pack-${process.pid}`,
+      },
       stderr: "pipe",
     });
     const client = new Client({ name: "pack-test", version: "1.0.0" });

@@ -15,7 +15,11 @@ import { until } from "../helpers/wait.js";
 const root = mkdtempSync(join(tmpdir(), "cs-perm-"));
 afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
 
-function runHook(command: string, payload: string, cwd: string): { done: Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> } {
+function runHook(
+  command: string,
+  payload: string,
+  cwd: string,
+): { done: Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> } {
   const t0 = Date.now();
   const c = spawn("/bin/sh", ["-c", command], { stdio: ["pipe", "pipe", "pipe"], cwd });
   let out = "";
@@ -23,7 +27,9 @@ function runHook(command: string, payload: string, cwd: string): { done: Promise
   c.stdout.on("data", (b) => (out += b));
   c.stderr.on("data", (b) => (err += b));
   c.stdin.end(payload);
-  return { done: new Promise((resolve) => c.on("close", (code) => resolve({ code, stdout: out, stderr: err, ms: Date.now() - t0 }))) };
+  return {
+    done: new Promise((resolve) => c.on("close", (code) => resolve({ code, stdout: out, stderr: err, ms: Date.now() - t0 }))),
+  };
 }
 
 const lines = (f: string) =>
@@ -41,13 +47,27 @@ describe("permission.sh", () => {
     const events = join(dir, "events.jsonl");
     writeFileSync(events, "");
     // A hostile payload: shell syntax in strings never runs; pretty-printed, as some writers send it.
-    const payload = JSON.stringify({ hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command: "echo $(touch pwned) `touch pwned2` '\"" } }, null, 2);
+    const payload = JSON.stringify(
+      {
+        hook_event_name: "PermissionRequest",
+        tool_name: "Bash",
+        tool_input: { command: "echo $(touch pwned) `touch pwned2` '\"" },
+      },
+      null,
+      2,
+    );
     const { command } = permissionHookEntry(events, { script: permission, decisionsDir: decisions, timeoutMs: 10_000 });
     const run = runHook(command, payload, dir);
     const key = await until(() => lines(events)[0]?.cs_request as string | undefined);
     expect(key).toMatch(/^r[0-9]+x[0-9]+$/);
-    expect(lines(events)[0]).toMatchObject({ hook_event_name: "PermissionRequest", tool_input: { command: "echo $(touch pwned) `touch pwned2` '\"" } });
-    const decision = JSON.stringify({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "no" } } }) + "\n";
+    expect(lines(events)[0]).toMatchObject({
+      hook_event_name: "PermissionRequest",
+      tool_input: { command: "echo $(touch pwned) `touch pwned2` '\"" },
+    });
+    const decision =
+      JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: "no" } },
+      }) + "\n";
     writeFileSync(join(decisions, `${key}.json`), decision, { mode: 0o600 });
     const r = await run.done;
     expect(r).toMatchObject({ code: 0, stdout: decision, stderr: "" });
@@ -62,9 +82,17 @@ describe("permission.sh", () => {
     mkdirSync(dir, { recursive: true });
     const events = join(dir, "events.jsonl");
     writeFileSync(events, "");
-    const { command, timeout } = permissionHookEntry(events, { script: permission, decisionsDir: join(dir, "decisions"), timeoutMs: 300 });
+    const { command, timeout } = permissionHookEntry(events, {
+      script: permission,
+      decisionsDir: join(dir, "decisions"),
+      timeoutMs: 300,
+    });
     expect(timeout).toBeGreaterThan(1);
-    const r = await runHook(command, JSON.stringify({ hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: {} }), dir).done;
+    const r = await runHook(
+      command,
+      JSON.stringify({ hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: {} }),
+      dir,
+    ).done;
     expect(r).toMatchObject({ code: 0, stdout: "", stderr: "" });
     const ev = lines(events);
     expect(ev.map((e) => e.hook_event_name)).toEqual(["PermissionRequest", "cs:permission_fallback"]);

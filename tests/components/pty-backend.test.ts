@@ -5,7 +5,18 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -150,7 +161,10 @@ describe("PtyHost with the fake claude", () => {
     await inInputBox(backend, spec.id, "after the interrupt");
     await backend.keys(spec.id, ["Enter"]);
     await until(() => named(spec.eventsPath, "Stop").length === 2, 10_000);
-    expect(named(spec.eventsPath, "Stop").map((e) => e.last_assistant_message)).toEqual(["FAKE REPLY: first line\nsecond line, ünïcødé ✓\n  third line indented", "FAKE REPLY: after the interrupt"]);
+    expect(named(spec.eventsPath, "Stop").map((e) => e.last_assistant_message)).toEqual([
+      "FAKE REPLY: first line\nsecond line, ünïcødé ✓\n  third line indented",
+      "FAKE REPLY: after the interrupt",
+    ]);
   });
 
   it("kill ends it gracefully: SessionEnd and cs:exit in the events log, pid gone, screen still readable", async () => {
@@ -195,7 +209,10 @@ describe("PtyHost environment and processes", () => {
     const b = probe({ TERM: "screen" });
     await backend.spawn(a);
     await backend.spawn(b);
-    await until(async () => (await backend.list()).get(a.id)?.alive === false && (await backend.list()).get(b.id)?.alive === false, 5000);
+    await until(
+      async () => (await backend.list()).get(a.id)?.alive === false && (await backend.list()).get(b.id)?.alive === false,
+      5000,
+    );
     expect(await backend.screen(a.id)).toContain("term=xterm-256color");
     expect(await backend.screen(b.id)).toContain("term=screen");
     await backend.remove(a.id);

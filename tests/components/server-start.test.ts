@@ -22,20 +22,29 @@ describe("server start", () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ["--import", join(FIXTURES, "count-modules.mjs"), CLI],
-      env: { PATH: process.env.PATH ?? "", HOME: join(dir, "home"), CLAUDE_SESSIONS_DIR: join(dir, "state"), CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-start-${process.pid}`, CS_COUNT_MODULES_OUT: out },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: join(dir, "home"),
+        CLAUDE_SESSIONS_DIR: join(dir, "state"),
+        CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-start-${process.pid}`,
+        CS_COUNT_MODULES_OUT: out,
+      },
       stderr: "ignore",
     });
     const client = new Client({ name: "start-test", version: "1.0.0" });
     await client.connect(transport);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain("start_session");
     await client.close();
-    const files = await waitFor(() => {
-      try {
-        return readFileSync(out, "utf8").split("\n").filter(Boolean);
-      } catch {
-        return undefined;
-      }
-    }, { timeoutMs: 30_000 });
+    const files = await waitFor(
+      () => {
+        try {
+          return readFileSync(out, "utf8").split("\n").filter(Boolean);
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 30_000 },
+    );
     const ours = files.filter((u) => !u.endsWith("/count-modules.mjs"));
     // Before the bundle: 450-odd files (195 of this package, 116 of zod, 63 of Ajv, ...).
     expect(ours.filter((u) => u.includes("/node_modules/"))).toEqual([]);

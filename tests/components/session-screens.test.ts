@@ -18,8 +18,15 @@ import { until } from "../helpers/wait.js";
 
 const f = fakeService({ CLAUDE_SESSIONS_UNKNOWN_SCREEN_MS: "1000" });
 const sample = (name: string) => readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", name), "utf8");
-const errorOf = async (p: Promise<unknown>) => (await p.then(() => undefined, (e: unknown) => e)) as SessionError;
-const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });
+const errorOf = async (p: Promise<unknown>) =>
+  (await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as SessionError;
+const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({
+  hook_event_name,
+  ...extra,
+});
 
 /** The auto-mode screen of 2.1.331: Enter stays in auto mode and asks (a permission request), Esc cancels the turn. */
 const autoMode = (): ScriptedScreen => ({
@@ -38,14 +45,24 @@ describe("blocking screens on a scripted backend", () => {
   it("the auto-mode screen comes back as blocked with its choices, in lists too; a send is refused, not typed into it", async () => {
     const { s, r } = await blockedTurn(autoMode());
     expect(r).toMatchObject({ final_state: "blocked", completed: false, timed_out: false });
-    expect(r.blocked).toMatchObject({ kind: "auto_mode_unavailable", choices: ["stay in auto mode", "leave for accept edits mode and stop", "cancel"] });
+    expect(r.blocked).toMatchObject({
+      kind: "auto_mode_unavailable",
+      choices: ["stay in auto mode", "leave for accept edits mode and stop", "cancel"],
+    });
     expect(r.blocked!.text).toMatch(/Auto mode can't check actions in this session/);
     expect(api.sendOutput.safeParse(r).success).toBe(true);
     const w = await f.svc.wait(api.waitInput.parse({ session_id: s.session_id, timeout_ms: 1000 }));
     expect(w).toMatchObject({ final_state: "blocked", timed_out: false, blocked: { kind: "auto_mode_unavailable" } });
     const l = await f.svc.list(api.listInput.parse({}));
     // The fold reaches state.json in a batched write.
-    const row = await until(async () => (await f.svc.list(api.listInput.parse({ status_filter: "active" }))).sessions.find((x) => x.session_id === s.session_id && x.status === "blocked"), 5000, 10);
+    const row = await until(
+      async () =>
+        (await f.svc.list(api.listInput.parse({ status_filter: "active" }))).sessions.find(
+          (x) => x.session_id === s.session_id && x.status === "blocked",
+        ),
+      5000,
+      10,
+    );
     expect(l.sessions.length).toBe(1);
     expect(row).toMatchObject({ status: "blocked", blocked: { kind: "auto_mode_unavailable" } });
     const pastes = f.fake.sessions.get(s.session_id)!.pastes.length;
@@ -58,7 +75,12 @@ describe("blocking screens on a scripted backend", () => {
   it("answer_prompt presses the chosen row's key; staying in auto mode turns into a permission request", async () => {
     const { s } = await blockedTurn(autoMode());
     const a = await f.svc.answerPrompt(api.answerPromptInput.parse({ session_id: s.session_id, choice: "Stay in auto mode" }));
-    expect(a).toMatchObject({ answered: true, kind: "auto_mode_unavailable", choice: "stay in auto mode", status: "waiting_for_permission" });
+    expect(a).toMatchObject({
+      answered: true,
+      kind: "auto_mode_unavailable",
+      choice: "stay in auto mode",
+      status: "waiting_for_permission",
+    });
     expect(api.answerPromptOutput.safeParse(a).success).toBe(true);
     expect(f.fake.sessions.get(s.session_id)!.keys.slice(-1)).toEqual(["Enter"]);
     const w = await f.svc.wait(api.waitInput.parse({ session_id: s.session_id, timeout_ms: 1000 }));
@@ -101,8 +123,18 @@ describe("blocking screens on a scripted backend", () => {
   });
 
   it("a menu screen is answered by moving its cursor: MCP approval's first row is two Ups and Enter", async () => {
-    const { s, r } = await blockedTurn({ text: sample("mcp-server.2.1.331.txt"), onKey: (k) => (k === "Enter" ? "end" : undefined) });
-    expect(r.blocked).toMatchObject({ kind: "mcp_server", choices: ["Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"] });
+    const { s, r } = await blockedTurn({
+      text: sample("mcp-server.2.1.331.txt"),
+      onKey: (k) => (k === "Enter" ? "end" : undefined),
+    });
+    expect(r.blocked).toMatchObject({
+      kind: "mcp_server",
+      choices: [
+        "Use this MCP server",
+        "Use this and all future MCP servers in this project",
+        "Continue without using this MCP server",
+      ],
+    });
     const a = await f.svc.answerPrompt(api.answerPromptInput.parse({ session_id: s.session_id, choice: "use this mcp server" }));
     expect(a.choice).toBe("Use this MCP server");
     expect(f.fake.sessions.get(s.session_id)!.keys.slice(-3)).toEqual(["Up", "Up", "Enter"]);
@@ -111,7 +143,11 @@ describe("blocking screens on a scripted backend", () => {
   });
 
   it("an answered screen still drawn after the answer's hook (a loaded CLI redraws late) is not reported as blocked again", async () => {
-    const { s, r } = await blockedTurn({ text: sample("plan-exit.2.1.331.txt"), onKey: (k) => (k === "Enter" ? "slow-redraw" : undefined), redrawMs: 2500 });
+    const { s, r } = await blockedTurn({
+      text: sample("plan-exit.2.1.331.txt"),
+      onKey: (k) => (k === "Enter" ? "slow-redraw" : undefined),
+      redrawMs: 2500,
+    });
     expect(r.blocked).toMatchObject({ kind: "plan_approval" });
     const a = await f.svc.answerPrompt(api.answerPromptInput.parse({ session_id: s.session_id, choice: 1 }));
     expect(a).toMatchObject({ answered: true, kind: "plan_approval" });
@@ -140,7 +176,11 @@ describe("blocking screens on a scripted backend", () => {
   it("a screen the server does not know becomes blocked: unknown after the quiet time, never a silent busy", async () => {
     const t0 = Date.now();
     const { r } = await blockedTurn({ text: sample("unknown-screen.invented.txt") });
-    expect(r).toMatchObject({ final_state: "blocked", timed_out: false, blocked: { kind: "unknown", choices: ["Go ahead", "Stop here"] } });
+    expect(r).toMatchObject({
+      final_state: "blocked",
+      timed_out: false,
+      blocked: { kind: "unknown", choices: ["Go ahead", "Stop here"] },
+    });
     expect(r.blocked!.text).toMatch(/A brand-new question/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
   });
@@ -155,7 +195,9 @@ describe("blocking screens on a scripted backend", () => {
 });
 
 describe("blocked in the fold and the notifications", () => {
-  const blockedEv = ev("cs:blocked", { blocked: { kind: "auto_mode_unavailable", text: "Auto mode can't check", choices: ["a", "b"] } });
+  const blockedEv = ev("cs:blocked", {
+    blocked: { kind: "auto_mode_unavailable", text: "Auto mode can't check", choices: ["a", "b"] },
+  });
   it("cs:blocked holds a running turn; a hook of the turn or cs:unblocked moves it on; a malformed one is ignored", () => {
     const busy = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit")]);
     const b = foldAll([blockedEv], busy);
@@ -165,7 +207,9 @@ describe("blocked in the fold and the notifications", () => {
     expect(foldAll([ev("Stop")], b)).toMatchObject({ status: "idle", turn_count: 1 });
     expect(foldAll([ev("cs:unblocked")], b).status).toBe("busy");
     expect(foldAll([ev("cs:interrupted")], b)).toMatchObject({ status: "idle", last_turn: "interrupted" });
-    expect(foldAll([ev("cs:blocked", { blocked: { kind: "nonsense", text: 1, choices: "x" } as never })], busy).status).toBe("busy");
+    expect(foldAll([ev("cs:blocked", { blocked: { kind: "nonsense", text: 1, choices: "x" } as never })], busy).status).toBe(
+      "busy",
+    );
     // Not a turn's screen: a dead session stays dead.
     expect(foldAll([ev("SessionEnd"), blockedEv], busy).status).toBe("dead");
   });
@@ -174,6 +218,17 @@ describe("blocked in the fold and the notifications", () => {
     const busy = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit")]);
     const fold = foldAll([blockedEv], busy);
     const c: SessionChange = { session_id: "s1", previous: "busy", status: "blocked", events: [blockedEv], fold };
-    expect(noticeOf(c)).toEqual({ level: "warning", notice: { event: "blocked", session_id: "s1", status: "blocked", previous: "busy", kind: "auto_mode_unavailable", text: "Auto mode can't check", choices: ["a", "b"] } });
+    expect(noticeOf(c)).toEqual({
+      level: "warning",
+      notice: {
+        event: "blocked",
+        session_id: "s1",
+        status: "blocked",
+        previous: "busy",
+        kind: "auto_mode_unavailable",
+        text: "Auto mode can't check",
+        choices: ["a", "b"],
+      },
+    });
   });
 });

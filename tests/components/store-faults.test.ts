@@ -30,19 +30,44 @@ afterEach(() => {
 
 function record(id: string, over: Partial<SessionRecord> = {}): SessionRecord {
   return {
-    session_id: id, claude_session_id: "00000000-0000-0000-0000-000000000000", backend: "tmux", status: "idle",
-    created_at: new Date().toISOString(), cwd: "/tmp", command: "claude", args: [], env_names: [], turn_count: 0,
-    error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {}, ...over,
+    session_id: id,
+    claude_session_id: "00000000-0000-0000-0000-000000000000",
+    backend: "tmux",
+    status: "idle",
+    created_at: new Date().toISOString(),
+    cwd: "/tmp",
+    command: "claude",
+    args: [],
+    env_names: [],
+    turn_count: 0,
+    error_log: [],
+    messages_sent: 0,
+    responses_received: 0,
+    total_chars_sent: 0,
+    total_chars_received: 0,
+    options: {},
+    ...over,
   };
 }
 
 function writeState(dir: string, sessions: Record<string, unknown>): void {
-  writeFileSync(join(dir, "state.json"), JSON.stringify({ version: "1.0.0", updated_at: new Date().toISOString(), sessions }, null, 2));
+  writeFileSync(
+    join(dir, "state.json"),
+    JSON.stringify({ version: "1.0.0", updated_at: new Date().toISOString(), sessions }, null, 2),
+  );
 }
 
 /** Starts the lock holder; resolves once it printed "locked" (its update function runs, lock held). */
-function holdLock(dir: string, staleMs: number, holdMs: number): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [join(ROOT, "tests", "helpers", "lock-holder.mjs"), dir, String(staleMs), String(holdMs)], { stdio: ["ignore", "pipe", "pipe"] });
+function holdLock(
+  dir: string,
+  staleMs: number,
+  holdMs: number,
+): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "tests", "helpers", "lock-holder.mjs"), dir, String(staleMs), String(holdMs)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   children.push(child);
   let out = "";
   let err = "";
@@ -75,7 +100,9 @@ describe("state store faults", () => {
     expect(Object.keys(read.sessions)).toEqual(["good"]);
     const q = readdirSync(dir).filter((f) => f.startsWith("state.json.quarantine-"));
     expect(q).toHaveLength(1);
-    const quarantined = JSON.parse(readFileSync(join(dir, q[0]!), "utf8")) as { records: Record<string, { why: string; record: { status: string } }> };
+    const quarantined = JSON.parse(readFileSync(join(dir, q[0]!), "utf8")) as {
+      records: Record<string, { why: string; record: { status: string } }>;
+    };
     expect(quarantined.records.bad?.record.status).toBe("bogus");
     expect(quarantined.records.bad?.why).toMatch(/status/);
     const line = warnings.find((w) => w.includes("quarantine"));
@@ -91,7 +118,10 @@ describe("state store faults", () => {
     const dir = tmp();
     await new Store(dir, log).read();
     const started = "2026-11-20T10:00:00.000Z";
-    writeState(dir, { a: record("a", { created_at: "yesterday", started_at: started, last_active: "soon" }), b: record("b", { created_at: "" }) });
+    writeState(dir, {
+      a: record("a", { created_at: "yesterday", started_at: started, last_active: "soon" }),
+      b: record("b", { created_at: "" }),
+    });
     const st = await new Store(dir, log).read();
     expect(st.sessions.a?.created_at).toBe(started);
     expect(st.sessions.a?.last_active).toBeUndefined();

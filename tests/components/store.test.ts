@@ -24,9 +24,22 @@ afterEach(() => {
 
 function record(id: string): SessionRecord {
   return {
-    session_id: id, claude_session_id: "00000000-0000-0000-0000-000000000000", backend: "tmux", status: "idle",
-    created_at: new Date().toISOString(), cwd: "/tmp", command: "claude", args: [], env_names: [], turn_count: 0,
-    error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {},
+    session_id: id,
+    claude_session_id: "00000000-0000-0000-0000-000000000000",
+    backend: "tmux",
+    status: "idle",
+    created_at: new Date().toISOString(),
+    cwd: "/tmp",
+    command: "claude",
+    args: [],
+    env_names: [],
+    turn_count: 0,
+    error_log: [],
+    messages_sent: 0,
+    responses_received: 0,
+    total_chars_sent: 0,
+    total_chars_received: 0,
+    options: {},
   };
 }
 
@@ -61,7 +74,10 @@ describe("state store", () => {
     const dir = tmp();
     const s = new Store(dir, log);
     await s.read();
-    writeFileSync(join(dir, "state.json"), JSON.stringify({ version: "1.0.0", updated_at: "x", sessions: { a: { session_id: 5 } } }));
+    writeFileSync(
+      join(dir, "state.json"),
+      JSON.stringify({ version: "1.0.0", updated_at: "x", sessions: { a: { session_id: 5 } } }),
+    );
     expect(Object.keys((await s.read()).sessions)).toEqual([]);
     expect(warnings.join("\n")).toMatch(/fail the schema.*quarantine/);
     expect(readdirSync(dir).some((f) => f.startsWith("state.json.quarantine-"))).toBe(true);

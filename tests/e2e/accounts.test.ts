@@ -16,14 +16,18 @@ describe.runIf(run)("real claude: a session limited on one account continues on 
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["acct"], serverEnv: { CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "120000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0" } });
+    e = await e2eWorld({
+      dirs: ["acct"],
+      serverEnv: { CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "120000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0" },
+    });
     const dirs: Record<string, string> = {};
     for (const name of ["A", "B"]) {
       const d = join(e.world.root, `config-${name}`);
       mkdirSync(d, { recursive: true, mode: 0o700 });
       // Each folder is a "login" of its own: the CLI reads its .claude.json (onboarding, trust, the approved key) there.
       copyFileSync(join(e.world.home, ".claude.json"), join(d, ".claude.json"));
-      if (existsSync(join(e.world.home, ".claude", "settings.json"))) copyFileSync(join(e.world.home, ".claude", "settings.json"), join(d, "settings.json"));
+      if (existsSync(join(e.world.home, ".claude", "settings.json")))
+        copyFileSync(join(e.world.home, ".claude", "settings.json"), join(d, "settings.json"));
       dirs[name] = d;
     }
     const file = join(e.world.root, "accounts.json");

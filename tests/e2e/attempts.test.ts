@@ -21,14 +21,24 @@ describe.runIf(run)("real claude: fan_out, merge_worktree, the conflict radar", 
   let repo: string;
   const notes: Array<Record<string, unknown>> = [];
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: e.world.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: e.world.home },
+    });
 
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["repo"] });
     const checks = join(e.world.root, "checks.json");
-    writeFileSync(checks, JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 10_000 }] }));
+    writeFileSync(
+      checks,
+      JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 10_000 }] }),
+    );
     m = await e.connect({ CLAUDE_SESSIONS_CHECKS: checks });
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push(n.params.data as Record<string, unknown>),
+    );
     repo = e.dir("repo");
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "app.txt"), "todo\n");
@@ -51,9 +61,17 @@ describe.runIf(run)("real claude: fan_out, merge_worktree, the conflict radar", 
       if (!id) return { text: "MOCK: no worktree in the request" };
       const content = first ? "bad\n" : "good\n";
       first = false;
-      return { blocks: [{ type: "tool_use", name: "Write", input: { file_path: join(e.world.stateDir, "worktrees", id, "app.txt"), content } }] };
+      return {
+        blocks: [
+          { type: "tool_use", name: "Write", input: { file_path: join(e.world.stateDir, "worktrees", id, "app.txt"), content } },
+        ],
+      };
     });
-    const r = await m.callOk("fan_out", { cwd: repo, prompt: "ATTEMPT: fix app.txt", n: 3, permission_mode: "acceptEdits", timeout_ms: 120_000 }, { timeout: 240_000 });
+    const r = await m.callOk(
+      "fan_out",
+      { cwd: repo, prompt: "ATTEMPT: fix app.txt", n: 3, permission_mode: "acceptEdits", timeout_ms: 120_000 },
+      { timeout: 240_000 },
+    );
     e.mock.setHandler(undefined);
     expect(r.attempts.map((a) => a.outcome)).toEqual(["completed", "completed", "completed"]);
     expect(r.attempts.map((a) => a.checks_passed)).toEqual([1, 1, 0]);
@@ -71,10 +89,15 @@ describe.runIf(run)("real claude: fan_out, merge_worktree, the conflict radar", 
   }, 300_000);
 
   it("the radar fires when two sessions Write the same file, not for a different file", async () => {
-    const start = async () => m.callOk("start_session", { cwd: repo, worktree: true, backend: "headless", permission_mode: "acceptEdits" });
+    const start = async () =>
+      m.callOk("start_session", { cwd: repo, worktree: true, backend: "headless", permission_mode: "acceptEdits" });
     const [a, b, c] = await Promise.all([start(), start(), start()]);
     const write = async (s: { session_id: string; cwd?: string | undefined }, file: string) => {
-      const r = await m.callOk("send_message", { session_id: s.session_id, message: `MOCK_WRITE:${join(s.cwd!, file)}:from ${s.session_id}`, timeout_ms: 60_000 });
+      const r = await m.callOk("send_message", {
+        session_id: s.session_id,
+        message: `MOCK_WRITE:${join(s.cwd!, file)}:from ${s.session_id}`,
+        timeout_ms: 60_000,
+      });
       expect(r.completed).toBe(true);
     };
     await write(a, "shared.txt");
@@ -84,7 +107,9 @@ describe.runIf(run)("real claude: fan_out, merge_worktree, the conflict radar", 
     await until(() => overlap(a.session_id) && overlap(b.session_id), 10_000);
     expect(overlap(a.session_id)).toMatchObject({ other_session_id: b.session_id, file: "shared.txt" });
     const listed = (await m.callOk("list_sessions", {})).sessions;
-    expect(listed.find((s) => s.session_id === b.session_id)?.overlaps).toEqual([{ session_id: a.session_id, file: "shared.txt" }]);
+    expect(listed.find((s) => s.session_id === b.session_id)?.overlaps).toEqual([
+      { session_id: a.session_id, file: "shared.txt" },
+    ]);
     expect(listed.find((s) => s.session_id === c.session_id)?.overlaps).toBeUndefined();
     expect(notes.filter((n) => n.event === "overlap" && n.session_id === c.session_id)).toEqual([]);
   }, 300_000);

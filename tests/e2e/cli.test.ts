@@ -14,12 +14,25 @@ describe.runIf(run)("real claude: the CLI starts, sends to and kills a session",
   // Not spawnSync: the mock API answers from this process's event loop.
   const cli = (...args: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((ok) => {
-      const p = spawn(process.execPath, [CLI, ...args], { env: e.world.env, cwd: e.world.root, stdio: ["ignore", "pipe", "pipe"] });
+      const p = spawn(process.execPath, [CLI, ...args], {
+        env: e.world.env,
+        cwd: e.world.root,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
       p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      p.on("close", (status) => ok({ status, stdout, stderr: stderr.split("\n").filter((l) => !l.startsWith("[claude-sessions]")).join("\n") }));
+      p.on("close", (status) =>
+        ok({
+          status,
+          stdout,
+          stderr: stderr
+            .split("\n")
+            .filter((l) => !l.startsWith("[claude-sessions]"))
+            .join("\n"),
+        }),
+      );
     });
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["cli", "run"] });
@@ -41,7 +54,9 @@ describe.runIf(run)("real claude: the CLI starts, sends to and kills a session",
     expect(send.status, send.stderr).toBe(0);
     expect(send.stdout.trim()).toBe("MOCK REPLY: and again");
     // The conversation carried over: the API saw the first turn with the second.
-    expect(e.userTexts(e.requestsWith("and again")[0]!)).toEqual(expect.arrayContaining(["hello from the command line", "and again"]));
+    expect(e.userTexts(e.requestsWith("and again")[0]!)).toEqual(
+      expect.arrayContaining(["hello from the command line", "and again"]),
+    );
     const ls = await cli("ls");
     expect(ls.stdout).toMatch(new RegExp(`^local\\t${id}\\t(ready|idle)\\ttmux\\t\\$\\d+\\.\\d+\\t`, "m"));
     const kill = await cli("kill", id);

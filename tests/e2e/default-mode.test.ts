@@ -26,24 +26,34 @@ describe.runIf(run)("real claude without permission_mode: the server's default, 
     await e?.cleanup();
   });
 
-  it.each(BACKENDS)("%s: a Bash command outside the cwd surfaces pending_permission; the session says its mode and CLI version", async (backend) => {
-    const outside = join(e.world.root, `outside-${backend}`);
-    mkdirSync(outside, { recursive: true });
-    const target = join(outside, "made.txt");
-    const s = await m.call("start_session", { cwd: e.dir(`dflt-${backend}`), backend });
-    expect(s.ok, s.text).toBe(true);
-    expect(s.data).toMatchObject({ permission_mode: "default", claude_version: realClaudeVersion() });
-    const id = s.data.session_id as string;
-    const listed = await m.call("list_sessions", {});
-    expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ permission_mode: "default", claude_version: realClaudeVersion() });
+  it.each(BACKENDS)(
+    "%s: a Bash command outside the cwd surfaces pending_permission; the session says its mode and CLI version",
+    async (backend) => {
+      const outside = join(e.world.root, `outside-${backend}`);
+      mkdirSync(outside, { recursive: true });
+      const target = join(outside, "made.txt");
+      const s = await m.call("start_session", { cwd: e.dir(`dflt-${backend}`), backend });
+      expect(s.ok, s.text).toBe(true);
+      expect(s.data).toMatchObject({ permission_mode: "default", claude_version: realClaudeVersion() });
+      const id = s.data.session_id as string;
+      const listed = await m.call("list_sessions", {});
+      expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({
+        permission_mode: "default",
+        claude_version: realClaudeVersion(),
+      });
 
-    const r = await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 30_000 });
-    expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command: `touch ${target}` } } });
-    const d = await m.call("respond_permission", { session_id: id, decision: "deny" });
-    expect(d.data, d.text).toMatchObject({ answered: true, decision: "deny" });
-    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 30_000 });
-    expect(done.data, done.text).toMatchObject({ completed: true });
-    expect(existsSync(target)).toBe(false);
-    await m.call("kill_session", { session_id: id });
-  });
+      const r = await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 30_000 });
+      expect(r.data, r.text).toMatchObject({
+        completed: false,
+        final_state: "waiting_for_permission",
+        pending_permission: { tool_name: "Bash", tool_input: { command: `touch ${target}` } },
+      });
+      const d = await m.call("respond_permission", { session_id: id, decision: "deny" });
+      expect(d.data, d.text).toMatchObject({ answered: true, decision: "deny" });
+      const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 30_000 });
+      expect(done.data, done.text).toMatchObject({ completed: true });
+      expect(existsSync(target)).toBe(false);
+      await m.call("kill_session", { session_id: id });
+    },
+  );
 });

@@ -30,7 +30,13 @@ describe.runIf(run)("real claude, headless prompts", () => {
     const cwd = e.dir("exact");
     const s = await m.callOk("start_session", { cwd, backend: "headless", permission_mode: "default" });
     const id = s.session_id as string;
-    const prompts = ["!touch bang-ran", "nul \x00 esc \x1b[201~ bell \x07 ctrl-c \x03 del \x7f c1 \x85", "zw\u200bsp bidi\u202e bom\ufeff ls\u2028ps\u2029 soft\u00ad", "ends with a backslash\\", "crlf\r\nline\r\n\n"];
+    const prompts = [
+      "!touch bang-ran",
+      "nul \x00 esc \x1b[201~ bell \x07 ctrl-c \x03 del \x7f c1 \x85",
+      "zw\u200bsp bidi\u202e bom\ufeff ls\u2028ps\u2029 soft\u00ad",
+      "ends with a backslash\\",
+      "crlf\r\nline\r\n\n",
+    ];
     for (const p of prompts) {
       const r = await m.call("send_message", { session_id: id, message: p, timeout_ms: 30_000 });
       // The API got the text byte for byte (the reply's own trailing line ends are trimmed, as every reply's are).

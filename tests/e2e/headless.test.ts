@@ -16,7 +16,31 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["par-0", "par-1", "par-2", "bytes", "perm", "esc", "fail", "limits", "budget", "schema", "resume", "takeover", "task", "task2", "refuse", "crash", "queue", "restart", "pool", "mcp"], untrusted: ["hooked"] });
+    e = await e2eWorld({
+      dirs: [
+        "par-0",
+        "par-1",
+        "par-2",
+        "bytes",
+        "perm",
+        "esc",
+        "fail",
+        "limits",
+        "budget",
+        "schema",
+        "resume",
+        "takeover",
+        "task",
+        "task2",
+        "refuse",
+        "crash",
+        "queue",
+        "restart",
+        "pool",
+        "mcp",
+      ],
+      untrusted: ["hooked"],
+    });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -37,7 +61,10 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const cwd = e.dir("hooked");
     const ran = join(cwd, "hook-ran");
     mkdirSync(join(cwd, ".claude"), { recursive: true });
-    writeFileSync(join(cwd, ".claude", "settings.json"), JSON.stringify({ hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${ran}` }] }] } }));
+    writeFileSync(
+      join(cwd, ".claude", "settings.json"),
+      JSON.stringify({ hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${ran}` }] }] } }),
+    );
     for (const [tool, extra] of [
       ["start_session", H],
       ["run_task", { prompt: "hi" }],
@@ -70,7 +97,9 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
         // 2.1.197 takes no mcp_servers over stdin at all (the SDK's initialize delivery): refused before anything
         // starts, naming the terminals that honour it on that version.
         expect(s.error?.code, s.text).toBe("UNSUPPORTED_OPTION");
-        expect(s.error?.message).toMatch(/mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/);
+        expect(s.error?.message).toMatch(
+          /mcp_servers needs Claude Code 2\.1\.330 or later on headless \(this CLI is 2\.1\.197\)/,
+        );
         expect(s.error?.suggestion).toMatch(/backend: "tmux" or "pty"/);
         expect(existsSync(started)).toBe(false);
         return;
@@ -86,9 +115,18 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   it("parallel starts and turns: each its own session, reply, usage and cost from the SDK; list and log work, screen is refused", async () => {
     const ids = await Promise.all([0, 1, 2].map((i) => start(`par-${i}`)));
     expect(new Set(ids).size).toBe(3);
-    const rs = await Promise.all(ids.map((id, i) => m.call("send_message", { session_id: id, message: `parallel ${i}`, timeout_ms: 30_000 })));
+    const rs = await Promise.all(
+      ids.map((id, i) => m.call("send_message", { session_id: id, message: `parallel ${i}`, timeout_ms: 30_000 })),
+    );
     rs.forEach((r, i) => {
-      expect(r.data, r.text).toMatchObject({ completed: true, final_state: "idle", turn_outcome: "completed", response: `MOCK REPLY: parallel ${i}`, num_turns: 1, stop_reason: "end_turn" });
+      expect(r.data, r.text).toMatchObject({
+        completed: true,
+        final_state: "idle",
+        turn_outcome: "completed",
+        response: `MOCK REPLY: parallel ${i}`,
+        num_turns: 1,
+        stop_reason: "end_turn",
+      });
       expect(r.data.usage).toEqual(e.requestsWith(`parallel ${i}`)[0]?.reply?.usage ?? expect.anything());
       expect(r.data.cost_usd).toBeGreaterThan(0);
       expect(r.data.duration_ms).toBeGreaterThan(0);
@@ -97,7 +135,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const w = await m.call("wait_for_completion", { session_id: ids[0], timeout_ms: 1000 });
     expect(w.data).toMatchObject({ completed: true, last_response: "MOCK REPLY: parallel 0", num_turns: 1 });
     const listed = await m.call("list_sessions", {});
-    for (const id of ids) expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ backend: "headless", status: "idle", survives_restart: false });
+    for (const id of ids)
+      expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({
+        backend: "headless",
+        status: "idle",
+        survives_restart: false,
+      });
     const log = await m.call("stream_output", { session_id: ids[0], mode: "log" });
     expect(log.data.text).toContain("MOCK REPLY: parallel 0");
     const tr = await m.call("stream_output", { session_id: ids[0], mode: "transcript" });
@@ -113,7 +156,14 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
   it("prompts arrive byte-exact at the API (quotes, $(), backticks, unicode, tabs, newlines, 20,000 characters)", async () => {
     const id = await start("bytes");
-    const prompts = [`it's "quoted" $(rm -rf /) \`whoami\` ; | & > <`, "tab\there\nline two\n\nline four", "ünïcödé 🚀 \\ back\\slash", "x".repeat(20_000), " #not memory", " !not bash"];
+    const prompts = [
+      `it's "quoted" $(rm -rf /) \`whoami\` ; | & > <`,
+      "tab\there\nline two\n\nline four",
+      "ünïcödé 🚀 \\ back\\slash",
+      "x".repeat(20_000),
+      " #not memory",
+      " !not bash",
+    ];
     for (const p of prompts) {
       const r = await m.call("send_message", { session_id: id, message: p, timeout_ms: 30_000 });
       expect(r.data, r.text).toMatchObject({ completed: true });
@@ -128,18 +178,30 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const id = await start("perm");
     const ask = async (file: string, body: string) => {
       const r = await m.call("send_message", { session_id: id, message: `MOCK_WRITE:${file}:${body}`, timeout_ms: 20_000 });
-      expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Write" } });
+      expect(r.data, r.text).toMatchObject({
+        completed: false,
+        final_state: "waiting_for_permission",
+        pending_permission: { tool_name: "Write" },
+      });
     };
     const a = join(cwd, "allowed.txt");
     await ask(a, "hello");
-    expect((await m.call("respond_permission", { session_id: id, decision: "allow" })).data).toMatchObject({ answered: true, tool_name: "Write" });
-    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({ completed: true, final_state: "idle" });
+    expect((await m.call("respond_permission", { session_id: id, decision: "allow" })).data).toMatchObject({
+      answered: true,
+      tool_name: "Write",
+    });
+    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({
+      completed: true,
+      final_state: "idle",
+    });
     expect(readFileSync(a, "utf8")).toBe("hello");
 
     const d = join(cwd, "denied.txt");
     await ask(d, "nope");
     const from = e.mock.mainRequests().length;
-    expect((await m.call("respond_permission", { session_id: id, decision: "deny", message: "not in this folder, please" })).data).toMatchObject({ answered: true });
+    expect(
+      (await m.call("respond_permission", { session_id: id, decision: "deny", message: "not in this folder, please" })).data,
+    ).toMatchObject({ answered: true });
     const dw = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     expect(dw.data).toMatchObject({ completed: true });
     expect(existsSync(d)).toBe(false);
@@ -148,7 +210,11 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
 
     const ed = join(cwd, "edited.txt");
     await ask(ed, "original");
-    const resp = await m.call("respond_permission", { session_id: id, decision: "allow", updated_input: { file_path: ed, content: "edited by the caller" } });
+    const resp = await m.call("respond_permission", {
+      session_id: id,
+      decision: "allow",
+      updated_input: { file_path: ed, content: "edited by the caller" },
+    });
     expect(resp.ok, resp.text).toBe(true);
     expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({ completed: true });
     expect(readFileSync(ed, "utf8")).toBe("edited by the caller");
@@ -166,7 +232,9 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     const w = await m.call("wait_for_completion", { session_id: id, timeout_ms: 5000 });
     expect(w.data).toMatchObject({ completed: true, turn_outcome: "interrupted", error_subtype: "error_during_execution" });
-    expect((await m.call("send_message", { session_id: id, message: "after" })).data).toMatchObject({ response: "MOCK REPLY: after" });
+    expect((await m.call("send_message", { session_id: id, message: "after" })).data).toMatchObject({
+      response: "MOCK REPLY: after",
+    });
     await m.call("kill_session", { session_id: id });
   });
 
@@ -183,7 +251,9 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const r = failedTurn(await m.call("send_message", { session_id: id, message: "MOCK_BASH:echo one", timeout_ms: 30_000 }));
     expect(r).toMatchObject({ final_state: "error", turn_outcome: "failed", error_subtype: "error_max_turns" });
     // Not the server's prompt count: a second prompt is taken.
-    expect((await m.call("send_message", { session_id: id, message: "plain" })).data).toMatchObject({ response: "MOCK REPLY: plain" });
+    expect((await m.call("send_message", { session_id: id, message: "plain" })).data).toMatchObject({
+      response: "MOCK REPLY: plain",
+    });
     await m.call("kill_session", { session_id: id });
 
     const b = await start("budget", { max_budget_usd: 0.001 });
@@ -207,7 +277,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
   });
 
   it("headless-only options are refused on tmux, and doppler on headless, naming the backend that can", async () => {
-    const t = await m.call("start_session", { cwd: e.dir("refuse"), backend: "tmux", output_schema: { type: "object" }, betas: ["context-1m-2025-08-07"] });
+    const t = await m.call("start_session", {
+      cwd: e.dir("refuse"),
+      backend: "tmux",
+      output_schema: { type: "object" },
+      betas: ["context-1m-2025-08-07"],
+    });
     expect(t.ok).toBe(false);
     expect(t.error?.code).toBe("UNSUPPORTED_OPTION");
     expect(t.text).toMatch(/output_schema, betas are honoured by the headless backend only/);
@@ -223,7 +298,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await m.callOk("send_message", { session_id: id, message: "remember the word apricot" });
     await m.callOk("kill_session", { session_id: id });
     const r = await m.call("resume_session", { session_id: id, backend: "headless" });
-    expect(r.data, r.text).toMatchObject({ backend: "headless", status: "ready", forked: false, claude_session_id: s0.claude_session_id });
+    expect(r.data, r.text).toMatchObject({
+      backend: "headless",
+      status: "ready",
+      forked: false,
+      claude_session_id: s0.claude_session_id,
+    });
     await m.callOk("send_message", { session_id: id, message: "what was the word?" });
     const req = e.requestsWith("what was the word?")[0]!;
     expect(e.userTexts(req)).toContain("remember the word apricot");
@@ -256,14 +336,27 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     expect(back.data, back.text).toMatchObject({ backend: "headless", status: "ready", claude_session_id: cs });
     const r2 = await m.callOk("send_message", { session_id: id, message: "headless again" });
     expect(r2).toMatchObject({ response: "MOCK REPLY: headless again", num_turns: 1 });
-    expect(e.userTexts(e.requestsWith("headless again")[0]!)).toEqual(expect.arrayContaining(["headless says pear", "tmux asks the fruit"]));
+    expect(e.userTexts(e.requestsWith("headless again")[0]!)).toEqual(
+      expect.arrayContaining(["headless says pear", "tmux asks the fruit"]),
+    );
     await m.callOk("kill_session", { session_id: id });
   });
 
   it("run_task: the first turn's result and the ids to go on with; keep_session false ends it (resumable); progress is reported", async () => {
     const progress: unknown[] = [];
-    const r = await m.call("run_task", { cwd: e.dir("task"), prompt: "do the task", permission_mode: "default" }, { onprogress: (p) => progress.push(p) });
-    expect(r.data, r.text).toMatchObject({ backend: "headless", kept: true, completed: true, final_state: "idle", response: "MOCK REPLY: do the task", num_turns: 1 });
+    const r = await m.call(
+      "run_task",
+      { cwd: e.dir("task"), prompt: "do the task", permission_mode: "default" },
+      { onprogress: (p) => progress.push(p) },
+    );
+    expect(r.data, r.text).toMatchObject({
+      backend: "headless",
+      kept: true,
+      completed: true,
+      final_state: "idle",
+      response: "MOCK REPLY: do the task",
+      num_turns: 1,
+    });
     expect(r.data.cost_usd).toBeGreaterThan(0);
     expect(progress.length).toBeGreaterThan(0);
     const id = r.data.session_id as string;
@@ -273,7 +366,12 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const once = await m.call("run_task", { cwd: e.dir("task2"), prompt: "one shot", keep_session: false });
     expect(once.data, once.text).toMatchObject({ kept: false, response: "MOCK REPLY: one shot" });
     // Ended in the background once the reply is in hand.
-    await until(async () => (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status === "dead", 15_000, 100);
+    await until(
+      async () =>
+        (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === once.data.session_id)?.status === "dead",
+      15_000,
+      100,
+    );
     const back = await m.call("resume_session", { session_id: once.data.session_id, message: "more" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", claude_session_id: once.data.claude_session_id });
     await m.callOk("kill_session", { session_id: once.data.session_id as string });
@@ -331,10 +429,16 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const m3 = await e.connect();
     try {
       const listed = await m3.callOk("list_sessions", {});
-      expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "hibernated", backend: "headless" });
+      expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({
+        status: "hibernated",
+        backend: "headless",
+      });
       const r = await m3.call("resume_session", { session_id: s.session_id, message: "after the restart" });
       expect(r.data, r.text).toMatchObject({ backend: "headless", claude_session_id: s.claude_session_id });
-      expect(await m3.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 })).toMatchObject({ completed: true, last_response: "MOCK REPLY: after the restart" });
+      expect(await m3.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 })).toMatchObject({
+        completed: true,
+        last_response: "MOCK REPLY: after the restart",
+      });
       expect(e.userTexts(e.requestsWith("after the restart")[0]!)).toContain("before the restart");
       await m3.callOk("kill_session", { session_id: s.session_id });
     } finally {
@@ -350,7 +454,14 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
       expect(first).toMatchObject({ response: "MOCK REPLY: pool one", kept: false });
       // Not the first task's own session: it is ready too for the moment before its background kill ends it.
       const spare = await until(
-        async () => (await mp.callOk("list_sessions", {})).sessions.find((x) => x.session_id !== first.session_id && x.backend === "headless" && x.status === "ready" && String(x.cwd).endsWith(String(args.cwd).split("/").pop()!)),
+        async () =>
+          (await mp.callOk("list_sessions", {})).sessions.find(
+            (x) =>
+              x.session_id !== first.session_id &&
+              x.backend === "headless" &&
+              x.status === "ready" &&
+              String(x.cwd).endsWith(String(args.cwd).split("/").pop()!),
+          ),
         30_000,
         200,
       );

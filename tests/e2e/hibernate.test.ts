@@ -46,9 +46,16 @@ describe.runIf(run)("real claude: hibernate and wake", () => {
   it("tmux: a hibernated session is woken with send_message's prompt on the resumed CLI's command line, taken once, history kept", async () => {
     const m = await e.connect();
     try {
-      const s = await m.callOk("start_session", { cwd: e.dir("tmux"), backend: "tmux", permission_mode: "default", prompt: "the word is heron" });
+      const s = await m.callOk("start_session", {
+        cwd: e.dir("tmux"),
+        backend: "tmux",
+        permission_mode: "default",
+        prompt: "the word is heron",
+      });
       await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 30_000 });
-      expect(await m.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
+      expect(await m.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({
+        status: "hibernated",
+      });
       const prompt = "which word? --help $(touch pwned) #{pane_id}";
       const r = await m.callOk("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 30_000 });
       expect(r).toMatchObject({ completed: true, woke: true, response: `MOCK REPLY: ${prompt}` });
@@ -67,9 +74,16 @@ describe.runIf(run)("real claude: hibernate and wake", () => {
   it("a run_task-kept session hibernated by kill_session {hibernate} is woken by send_message", async () => {
     const m = await e.connect();
     try {
-      const t = await m.callOk("run_task", { cwd: e.dir("task"), prompt: "the task", keep_session: true, permission_mode: "default" });
+      const t = await m.callOk("run_task", {
+        cwd: e.dir("task"),
+        prompt: "the task",
+        keep_session: true,
+        permission_mode: "default",
+      });
       expect(t.kept).toBe(true);
-      expect(await m.callOk("kill_session", { session_id: t.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
+      expect(await m.callOk("kill_session", { session_id: t.session_id, hibernate: true })).toMatchObject({
+        status: "hibernated",
+      });
       const r = await m.callOk("send_message", { session_id: t.session_id, message: "the follow-up", timeout_ms: 30_000 });
       expect(r).toMatchObject({ completed: true, woke: true, response: "MOCK REPLY: the follow-up" });
       expect(e.userTexts(e.requestsWith("the follow-up")[0]!)).toContain("the task");

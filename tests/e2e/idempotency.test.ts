@@ -12,7 +12,9 @@ const run = realClaudeOrSkip();
 /** A call aborted by its client after `ms` (the request dropped mid-turn); resolves once it is aborted. */
 async function aborted(c: HttpMcp, name: "send_message" | "run_task", args: Record<string, unknown>, ms: number): Promise<void> {
   const ac = new AbortController();
-  const p = (c.call as (n: string, a: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<unknown>)(name, args, { signal: ac.signal }).catch(() => undefined);
+  const p = (c.call as (n: string, a: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<unknown>)(name, args, {
+    signal: ac.signal,
+  }).catch(() => undefined);
   setTimeout(() => ac.abort(), ms);
   await p;
 }
@@ -41,12 +43,25 @@ describe.runIf(run)("real claude: a retried call with an idempotency_key reaches
     const a = await client();
     const s = await a.callOk("start_session", { cwd: e.dir("send"), backend: "headless", permission_mode: "default" });
     const text = "MOCK_SLOW:2 count this prompt once";
-    await aborted(a, "send_message", { session_id: s.session_id, message: text, idempotency_key: "e2e-send-1", timeout_ms: 60_000 }, 700);
+    await aborted(
+      a,
+      "send_message",
+      { session_id: s.session_id, message: text, idempotency_key: "e2e-send-1", timeout_ms: 60_000 },
+      700,
+    );
     const b = await client();
-    const r = await b.callOk("send_message", { session_id: s.session_id, message: text, idempotency_key: "e2e-send-1", timeout_ms: 60_000 }, { timeout: 90_000 });
+    const r = await b.callOk(
+      "send_message",
+      { session_id: s.session_id, message: text, idempotency_key: "e2e-send-1", timeout_ms: 60_000 },
+      { timeout: 90_000 },
+    );
     expect(r.response).toContain("MOCK REPLY");
     expect(e.requestsWith(text)).toHaveLength(1);
-    await b.callOk("send_message", { session_id: s.session_id, message: text, idempotency_key: "e2e-send-2", timeout_ms: 60_000 }, { timeout: 90_000 });
+    await b.callOk(
+      "send_message",
+      { session_id: s.session_id, message: text, idempotency_key: "e2e-send-2", timeout_ms: 60_000 },
+      { timeout: 90_000 },
+    );
     expect(e.requestsWith(text)).toHaveLength(2);
     await b.callOk("kill_session", { session_id: s.session_id });
   });
@@ -54,7 +69,13 @@ describe.runIf(run)("real claude: a retried call with an idempotency_key reaches
   it("run_task: aborted mid-turn, retried with the key: one session, one request", async () => {
     const a = await client();
     const text = "MOCK_SLOW:2 one task";
-    const args = { cwd: e.dir("task"), prompt: text, permission_mode: "default", idempotency_key: "e2e-task-1", timeout_ms: 60_000 } as const;
+    const args = {
+      cwd: e.dir("task"),
+      prompt: text,
+      permission_mode: "default",
+      idempotency_key: "e2e-task-1",
+      timeout_ms: 60_000,
+    } as const;
     await aborted(a, "run_task", args, 1500);
     const b = await client();
     const r = await b.callOk("run_task", args, { timeout: 90_000 });

@@ -41,7 +41,12 @@ describe.runIf(run)("real claude: kill, resume, fork, server restart", () => {
     // The API saw the earlier turn again: the conversation carried over.
     const [resumed] = e.requestsWith("what was the word?");
     expect(e.userTexts(resumed!)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?"]));
-    expect(e.events(id).filter((x) => x.hook_event_name === "SessionStart").map((x) => x.source)).toEqual(["startup", "resume"]);
+    expect(
+      e
+        .events(id)
+        .filter((x) => x.hook_event_name === "SessionStart")
+        .map((x) => x.source),
+    ).toEqual(["startup", "resume"]);
 
     await m.call("kill_session", { session_id: id });
     const oldFile = e.transcriptFile(cwd, claudeId);
@@ -59,12 +64,17 @@ describe.runIf(run)("real claude: kill, resume, fork, server restart", () => {
     const fd = await m.call("wait_for_completion", { session_id: forkSession, timeout_ms: 20_000 });
     expect(fd.data).toMatchObject({ completed: true, last_response: "MOCK REPLY: forked turn" });
     const [forked] = e.requestsWith("forked turn");
-    expect(e.userTexts(forked!)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?", "forked turn"]));
+    expect(e.userTexts(forked!)).toEqual(
+      expect.arrayContaining(["remember the word pelican", "what was the word?", "forked turn"]),
+    );
     const listed = await m.call("list_sessions", {});
     expect(listed.data.sessions.find((x) => x.session_id === forkSession)?.claude_session_id).toBe(forkId);
     expect(listed.data.sessions.find((x) => x.session_id === id)?.claude_session_id).toBe(claudeId);
     // The fork writes its own transcript; the old one is left as it was.
-    await until(() => existsSync(e.transcriptFile(cwd, forkId)) && readFileSync(e.transcriptFile(cwd, forkId), "utf8").includes("forked turn"));
+    await until(
+      () =>
+        existsSync(e.transcriptFile(cwd, forkId)) && readFileSync(e.transcriptFile(cwd, forkId), "utf8").includes("forked turn"),
+    );
     expect(readFileSync(oldFile, "utf8")).toBe(oldTranscript);
     await m.call("kill_session", { session_id: forkSession });
     await m.call("kill_session", { session_id: id });

@@ -19,9 +19,21 @@ const run = realClaudeOrSkip() && tmuxOrSkip();
 const SERVER = "claude-sessions-team";
 const tool = (name: string) => `mcp__${SERVER}__${name}`;
 
-type Block = { type: string; text?: string; name?: string; id?: string; tool_use_id?: string; content?: unknown; is_error?: boolean };
-const blocksOf = (c: unknown): Block[] => (typeof c === "string" ? [{ type: "text", text: c }] : Array.isArray(c) ? (c as Block[]) : []);
-const textOf = (c: unknown): string => blocksOf(c).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+type Block = {
+  type: string;
+  text?: string;
+  name?: string;
+  id?: string;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: boolean;
+};
+const blocksOf = (c: unknown): Block[] =>
+  typeof c === "string" ? [{ type: "text", text: c }] : Array.isArray(c) ? (c as Block[]) : [];
+const textOf = (c: unknown): string =>
+  blocksOf(c)
+    .map((b) => (b.type === "text" ? (b.text ?? "") : ""))
+    .join("");
 
 /** The conversation since its last typed prompt: that prompt, the member tools called since, and the last tool result. */
 function turnOf(req: RecordedRequest): { prompt: string; called: string[]; lastResult?: { text: string; isError: boolean } } {
@@ -30,15 +42,25 @@ function turnOf(req: RecordedRequest): { prompt: string; called: string[]; lastR
   let prompt = "";
   messages.forEach((msg, i) => {
     if (msg.role !== "user") return;
-    const typed = blocksOf(msg.content).filter((b) => b.type === "text" && !/^\s*</.test(b.text ?? "")).map((b) => b.text ?? "");
+    const typed = blocksOf(msg.content)
+      .filter((b) => b.type === "text" && !/^\s*</.test(b.text ?? ""))
+      .map((b) => b.text ?? "");
     if (typed.length && !blocksOf(msg.content).some((b) => b.type === "tool_result")) {
       start = i;
       prompt = typed.join("").trim();
     }
   });
   const after = messages.slice(start + 1);
-  const called = after.flatMap((msg) => (msg.role === "assistant" ? blocksOf(msg.content).filter((b) => b.type === "tool_use" && b.name?.startsWith(`mcp__${SERVER}__`)).map((b) => b.name!) : []));
-  const results = after.flatMap((msg) => (msg.role === "user" ? blocksOf(msg.content).filter((b) => b.type === "tool_result") : []));
+  const called = after.flatMap((msg) =>
+    msg.role === "assistant"
+      ? blocksOf(msg.content)
+          .filter((b) => b.type === "tool_use" && b.name?.startsWith(`mcp__${SERVER}__`))
+          .map((b) => b.name!)
+      : [],
+  );
+  const results = after.flatMap((msg) =>
+    msg.role === "user" ? blocksOf(msg.content).filter((b) => b.type === "tool_result") : [],
+  );
   const last = results.at(-1);
   return { prompt, called, ...(last ? { lastResult: { text: textOf(last.content), isError: last.is_error === true } } : {}) };
 }
@@ -60,14 +82,25 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["team", "other"] });
     m = await e.connect({ CLAUDE_SESSIONS_BACKEND: "tmux" });
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notices.push(n.params.data as Record<string, unknown>),
+    );
     // The models of the three members, told apart by the prompt of their turn.
     e.mock.setHandler((req) => {
       const t = turnOf(req);
-      if (t.lastResult && t.called.length) results.push({ from: t.prompt, tool: t.called.at(-1)!, text: t.lastResult.text, isError: t.lastResult.isError });
+      if (t.lastResult && t.called.length)
+        results.push({ from: t.prompt, tool: t.called.at(-1)!, text: t.lastResult.text, isError: t.lastResult.isError });
       if (t.prompt === "GO_A") {
-        if (t.called.length === 0) return callTool(req, "message_teammate", { teammate_name: ids.x, message: "hello other team" });
-        if (t.called.length === 1) return callTool(req, "message_teammate", { teammate_name: "b", message: "what is the answer?", wait_for_response: true, timeout_ms: 90_000 });
+        if (t.called.length === 0)
+          return callTool(req, "message_teammate", { teammate_name: ids.x, message: "hello other team" });
+        if (t.called.length === 1)
+          return callTool(req, "message_teammate", {
+            teammate_name: "b",
+            message: "what is the answer?",
+            wait_for_response: true,
+            timeout_ms: 90_000,
+          });
         return { text: `A got: ${t.lastResult?.text ?? ""}` };
       }
       if (t.prompt === "From a: what is the answer?") return { text: "B says 42" };
@@ -110,16 +143,27 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
     expect(r.response).toContain("B says 42");
     // B got the message as a prompt from a, and the other team's session got nothing.
     expect(e.requestsWith("From a: what is the answer?").length).toBeGreaterThan(0);
-    expect(e.mock.mainRequests().some((q) => JSON.stringify(q.body?.messages ?? []).includes("hello other team") && turnOf(q).prompt !== "GO_A")).toBe(false);
+    expect(
+      e.mock
+        .mainRequests()
+        .some((q) => JSON.stringify(q.body?.messages ?? []).includes("hello other team") && turnOf(q).prompt !== "GO_A"),
+    ).toBe(false);
   }, 180_000);
 
   it("B hands off to C; C requests shutdown and the client receives it", async () => {
     const r = await m.callOk("send_message", { session_id: ids.b!, message: "GO_B", timeout_ms: 90_000 }, { timeout: 120_000 });
     expect(r).toMatchObject({ completed: true, response: "handed off" });
     const res = await m.client.readResource({ uri: "team://crew/handoffs" });
-    expect(JSON.parse((res.contents[0] as { text: string }).text)).toMatchObject([{ from: "b", to: "c", summary: "the answer is 42; write it down" }]);
+    expect(JSON.parse((res.contents[0] as { text: string }).text)).toMatchObject([
+      { from: "b", to: "c", summary: "the answer is 42; write it down" },
+    ]);
     const notice = await until(() => notices.find((n) => n.event === "shutdown_requested"), 90_000, 200);
-    expect(notice).toMatchObject({ session_id: ids.c, team_name: "crew", teammate_name: "c", reason: "written down; nothing left" });
+    expect(notice).toMatchObject({
+      session_id: ids.c,
+      team_name: "crew",
+      teammate_name: "c",
+      reason: "written down; nothing left",
+    });
     const done = await m.callOk("wait_for_completion", { session_id: ids.c!, timeout_ms: 60_000 });
     expect(done).toMatchObject({ completed: true, last_response: "asked to be ended" });
     // The client approves with kill_session.
@@ -151,7 +195,11 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
   it("a headless member gets the same server through the SDK: --mcp-config names a file, the secret stays in the environment", async () => {
     const h = await m.callOk("start_session", { cwd: e.dir("team"), team_name: "crew", teammate_name: "h", backend: "headless" });
     ids.h = h.session_id;
-    const r = await m.callOk("send_message", { session_id: h.session_id, message: "GO_H", timeout_ms: 90_000 }, { timeout: 120_000 });
+    const r = await m.callOk(
+      "send_message",
+      { session_id: h.session_id, message: "GO_H", timeout_ms: 90_000 },
+      { timeout: 120_000 },
+    );
     expect(r.response).toContain("H saw:");
     expect(r.response).toContain('"you":"h"');
     const secret = sessionProcessEnv(h.session_id).CLAUDE_SESSIONS_MEMBER_SECRET!;
@@ -169,7 +217,10 @@ describe.runIf(run)("real claude: teammates talk to each other (tmux)", () => {
     expect(claude?.argv.split("\0")).toContain(`${e.world.stateDir}/${h.session_id}/member-mcp.json`);
     for (const x of cli) expect(x.argv).not.toContain(secret);
     // Nor in the state directory (the SDK's raw output log included) or the server's log.
-    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.isFile() ? [join(dir, d.name)] : []));
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? files(join(dir, d.name)) : d.isFile() ? [join(dir, d.name)] : [],
+      );
     expect(files(e.world.stateDir).filter((f) => readFileSync(f, "latin1").includes(secret))).toEqual([]);
     expect(m.stderr()).not.toContain(secret);
   }, 120_000);

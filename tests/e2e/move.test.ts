@@ -22,10 +22,18 @@ describe.runIf(run)("real claude: a session moved to another node continues its 
   beforeAll(async () => {
     e = await e2eWorld({ dirs: ["proj"] });
     far = makeWorld({ CLAUDE_PATH: REAL_CLAUDE, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" });
-    const prepared = await prepareClaudeHome({ home: far.home, apiKey: API_KEY, trustedDirs: [e.dir("proj")], mockUrl: e.mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
+    const prepared = await prepareClaudeHome({
+      home: far.home,
+      apiKey: API_KEY,
+      trustedDirs: [e.dir("proj")],
+      mockUrl: e.mock.url,
+      cliVersion: realClaudeVersion() ?? "2.1.330",
+    });
     const envFile = join(far.root, "node-env.json");
     writeFileSync(envFile, JSON.stringify({ ...far.env, ...prepared.env, CLAUDE_PATH: REAL_CLAUDE }), { mode: 0o600 });
-    e.world.env.CLAUDE_SESSIONS_NODES = writeNodesFile(e.world.root, { far: { exec: [process.execPath, join(import.meta.dirname, "..", "helpers", "env-file-node.mjs"), envFile] } });
+    e.world.env.CLAUDE_SESSIONS_NODES = writeNodesFile(e.world.root, {
+      far: { exec: [process.execPath, join(import.meta.dirname, "..", "helpers", "env-file-node.mjs"), envFile] },
+    });
     m = await e.connect();
   });
 
@@ -37,18 +45,33 @@ describe.runIf(run)("real claude: a session moved to another node continues its 
   });
 
   it("the mock sees the earlier messages in the first turn on the new node", async () => {
-    const s = await m.callOk("start_session", { cwd: e.dir("proj"), backend: "tmux", permission_mode: "default", prompt: "the word is osprey" });
+    const s = await m.callOk("start_session", {
+      cwd: e.dir("proj"),
+      backend: "tmux",
+      permission_mode: "default",
+      prompt: "the word is osprey",
+    });
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 });
     const before = e.transcriptFile(e.dir("proj"), s.claude_session_id);
     expect(existsSync(before)).toBe(true);
     const moved = await m.callOk("move_session", { session_id: s.session_id, node: "far" }, { timeout: 120_000 });
     expect(moved).toMatchObject({ from: "local", node: "far", status: "hibernated" });
     expect(existsSync(before)).toBe(false);
-    expect(existsSync(join(far.home, ".claude", "projects", e.dir("proj").replace(/[^A-Za-z0-9]/g, "-"), `${s.claude_session_id}.jsonl`))).toBe(true);
-    const r = await m.callOk("send_message", { session_id: s.session_id, message: "which word?", timeout_ms: 60_000 }, { timeout: 120_000 });
+    expect(
+      existsSync(
+        join(far.home, ".claude", "projects", e.dir("proj").replace(/[^A-Za-z0-9]/g, "-"), `${s.claude_session_id}.jsonl`),
+      ),
+    ).toBe(true);
+    const r = await m.callOk(
+      "send_message",
+      { session_id: s.session_id, message: "which word?", timeout_ms: 60_000 },
+      { timeout: 120_000 },
+    );
     expect(r).toMatchObject({ completed: true, woke: true, response: "MOCK REPLY: which word?", node: "far" });
     expect(e.userTexts(e.requestsWith("which word?")[0]!)).toContain("the word is osprey");
-    const rows = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.filter((x) => x.session_id === s.session_id);
+    const rows = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.filter(
+      (x) => x.session_id === s.session_id,
+    );
     expect(rows.map((x) => x.node ?? "local")).toEqual(["far"]);
     await m.callOk("kill_session", { session_id: s.session_id });
   });

@@ -67,7 +67,13 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
 
   /** Runs the CLI the way a person would in a terminal of that HOME (argv, no shell). */
   function cli(args: string[], cwd: string): { status: number | null; out: string } {
-    const r = spawnSync(REAL_CLAUDE, args, { cwd, env: { ...e.world.env, PATH: process.env.PATH ?? "" }, encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] });
+    const r = spawnSync(REAL_CLAUDE, args, {
+      cwd,
+      env: { ...e.world.env, PATH: process.env.PATH ?? "" },
+      encoding: "utf8",
+      timeout: 60_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     return { status: r.status, out: `${r.stdout}${r.stderr}` };
   }
 
@@ -227,8 +233,13 @@ describe.runIf(run)("real claude: Claude Code's own background sessions", () => 
     const st = await m.call("start_session", { cwd: e.dir("managed"), permission_mode: "default" });
     expect(st.ok, st.text).toBe(true);
     try {
-      const n = (await natives()).find((x) => x.claude_session_id === st.data.claude_session_id) as (Native & { managed_session_id?: string }) | undefined;
-      expect(n, JSON.stringify(await natives())).toMatchObject({ kind: "interactive", managed_session_id: st.data.session_id, cwd: e.dir("managed") });
+      const n = (await natives()).find((x) => x.claude_session_id === st.data.claude_session_id) as
+        (Native & { managed_session_id?: string }) | undefined;
+      expect(n, JSON.stringify(await natives())).toMatchObject({
+        kind: "interactive",
+        managed_session_id: st.data.session_id,
+        cwd: e.dir("managed"),
+      });
       expect(n!.id).toBeUndefined();
     } finally {
       await m.call("kill_session", { session_id: st.data.session_id });

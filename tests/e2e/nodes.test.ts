@@ -4,7 +4,17 @@
  * on the host's gateway address). The API key and the offline block reach the node through its ~/.ssh/environment,
  * never an argv. Driven through a coordinator by id alone.
  */
-import { chmodSync, copyFileSync, linkSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  linkSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,10 +58,18 @@ describe.runIf(run)("real claude on a far node", () => {
   beforeAll(async () => {
     cli = reachableCli();
     // The node reaches the mock API over plain HTTP on the test link: its operator accepts that for sandboxed sessions.
-    hosts = makeTestHosts(1, { env: { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000", CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API: "1" } });
+    hosts = makeTestHosts(1, {
+      env: { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000", CLAUDE_SESSIONS_SANDBOX_PLAINTEXT_API: "1" },
+    });
     h = hosts.hosts[0]!;
     mock = await startMockApi({ host: h.gateway });
-    const prepared = await prepareClaudeHome({ home: h.home, apiKey: API_KEY, trustedDirs: [h.work], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
+    const prepared = await prepareClaudeHome({
+      home: h.home,
+      apiKey: API_KEY,
+      trustedDirs: [h.work],
+      mockUrl: mock.url,
+      cliVersion: realClaudeVersion() ?? "2.1.330",
+    });
     h.chownHome();
     h.setUserEnv(prepared.env);
     w = makeWorld();
@@ -71,7 +89,11 @@ describe.runIf(run)("real claude on a far node", () => {
   it("starts on the node, answers through the mock over the link, and is killed by id", async () => {
     const s = await m.callOk("start_session", { cwd: h.work, node: "far" }, { timeout: 90_000 });
     expect(s.node).toBe("far");
-    const r = await m.callOk("send_message", { session_id: s.session_id, message: "hello over the wire", timeout_ms: 60_000 }, { timeout: 90_000 });
+    const r = await m.callOk(
+      "send_message",
+      { session_id: s.session_id, message: "hello over the wire", timeout_ms: 60_000 },
+      { timeout: 90_000 },
+    );
     expect(r).toMatchObject({ response: "MOCK REPLY: hello over the wire", node: "far" });
     expect(mock.mainRequests().some((x) => x.lastUserText === "hello over the wire")).toBe(true);
     // The key is the node's environment, not anyone's command line.
@@ -81,7 +103,11 @@ describe.runIf(run)("real claude on a far node", () => {
   });
 
   it("sandbox: true on the node: its Claude Code runs under the node's bubblewrap, sandboxed in the coordinator's list, and ~/.ssh reads as empty there", async () => {
-    const s = await m.callOk("start_session", { cwd: h.work, node: "far", sandbox: true, allowed_tools: ["Bash"] }, { timeout: 90_000 });
+    const s = await m.callOk(
+      "start_session",
+      { cwd: h.work, node: "far", sandbox: true, allowed_tools: ["Bash"] },
+      { timeout: 90_000 },
+    );
     expect(s).toMatchObject({ node: "far", sandboxed: true });
     const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === s.session_id);
     expect(row).toMatchObject({ node: "far", sandboxed: true });
@@ -100,7 +126,15 @@ describe.runIf(run)("real claude on a far node", () => {
     expect(bwraps.length).toBeGreaterThan(0);
     // The node user's ~/.ssh holds its authorized_keys (the test host's sshd logs it in with them): unreadable inside.
     const before = mock.requests.length;
-    const r = await m.callOk("send_message", { session_id: s.session_id, message: `MOCK_BASH:cat ${h.home}/.ssh/authorized_keys 2>/dev/null || echo SSH-UNREADABLE; ls -A ${h.home}/.ssh | wc -l | sed 's/^/SSH-ENTRIES=/'`, timeout_ms: 60_000 }, { timeout: 90_000 });
+    const r = await m.callOk(
+      "send_message",
+      {
+        session_id: s.session_id,
+        message: `MOCK_BASH:cat ${h.home}/.ssh/authorized_keys 2>/dev/null || echo SSH-UNREADABLE; ls -A ${h.home}/.ssh | wc -l | sed 's/^/SSH-ENTRIES=/'`,
+        timeout_ms: 60_000,
+      },
+      { timeout: 90_000 },
+    );
     expect(r.node).toBe("far");
     const out = mock.requests.slice(before).find((q) => q.toolResult)?.toolResult?.text ?? "";
     expect(out).toContain("SSH-UNREADABLE");

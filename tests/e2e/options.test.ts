@@ -28,13 +28,20 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["tmux", "pty", "headless", "headless-agent", "agent"], serverEnv: { CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" } });
+    e = await e2eWorld({
+      dirs: ["tmux", "pty", "headless", "headless-agent", "agent"],
+      serverEnv: { CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" },
+    });
     for (const d of ["tmux", "pty", "headless", "headless-agent", "agent"]) {
       mkdirSync(join(e.dir(d), ".claude"), { recursive: true });
       writeFileSync(join(e.dir(d), ".claude", "settings.json"), JSON.stringify({ model: PROJECT_MODEL }));
     }
     // The main model is overloaded: the CLI turns to fallback_model (2.1.330 after one 529, 2.1.197 after three).
-    e.mock.setHandler((req) => (String(req.body?.model).startsWith("claude-primary-") ? { error: { status: 529, type: "overloaded_error", message: "Overloaded" } } : undefined));
+    e.mock.setHandler((req) =>
+      String(req.body?.model).startsWith("claude-primary-")
+        ? { error: { status: 529, type: "overloaded_error", message: "Overloaded" } }
+        : undefined,
+    );
     m = await e.connect();
   });
   afterAll(async () => {
@@ -45,7 +52,15 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
 
   /** The last request of a turn (after any overloaded attempts) whose prompt was `text`. */
   async function turnOf(text: string): Promise<RecordedRequest> {
-    return until(() => e.requestsWith(text).filter((r) => !String(r.body?.model).startsWith("claude-primary-")).at(-1), 60_000, 100);
+    return until(
+      () =>
+        e
+          .requestsWith(text)
+          .filter((r) => !String(r.body?.model).startsWith("claude-primary-"))
+          .at(-1),
+      60_000,
+      100,
+    );
   }
 
   const CASES = [
@@ -60,7 +75,9 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
         effort: "low",
         tools: ["Bash", "Read", "Agent"],
         agents: { reviewer: { description: "AGENT-MARKER-tmux reviews", prompt: "You review." } },
-        mcp_servers: { cs: { command: process.execPath, args: [CLI], env: { CLAUDE_SESSIONS_TOOLSETS: "core", CS_PROBE: SECRET } } },
+        mcp_servers: {
+          cs: { command: process.execPath, args: [CLI], env: { CLAUDE_SESSIONS_TOOLSETS: "core", CS_PROBE: SECRET } },
+        },
         strict_mcp_config: true,
         debug: true,
       },
@@ -68,12 +85,26 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
     {
       name: "pty",
       backend: "pty",
-      options: { append_system_prompt: "APPEND-MARKER-pty", setting_sources: ["user", "local"], effort: "max", tools: ["Read"], agents: { guide: { description: "AGENT-MARKER-pty", prompt: "MAIN-AGENT-MARKER-pty" } }, agent: "guide" },
+      options: {
+        append_system_prompt: "APPEND-MARKER-pty",
+        setting_sources: ["user", "local"],
+        effort: "max",
+        tools: ["Read"],
+        agents: { guide: { description: "AGENT-MARKER-pty", prompt: "MAIN-AGENT-MARKER-pty" } },
+        agent: "guide",
+      },
     },
     {
       name: "headless-agent",
       backend: "headless",
-      options: { append_system_prompt: "APPEND-MARKER-headless-agent", setting_sources: ["user"], effort: "max", tools: ["Read", "Agent"], agents: { guide: { description: "AGENT-MARKER-headless-agent", prompt: "MAIN-AGENT-MARKER-headless-agent" } }, agent: "guide" },
+      options: {
+        append_system_prompt: "APPEND-MARKER-headless-agent",
+        setting_sources: ["user"],
+        effort: "max",
+        tools: ["Read", "Agent"],
+        agents: { guide: { description: "AGENT-MARKER-headless-agent", prompt: "MAIN-AGENT-MARKER-headless-agent" } },
+        agent: "guide",
+      },
     },
     {
       name: "headless",
@@ -116,27 +147,44 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       expect(JSON.stringify(req.body)).toContain(`AGENT-MARKER-${c.name}`);
       if (o.betas) expect(String(req.headers["anthropic-beta"])).toContain("context-1m-2025-08-07");
       const dir = join(e.world.stateDir, id);
-      if (o.debug) await until(() => existsSync(join(dir, "claude-debug.log")) && statSync(join(dir, "claude-debug.log")).size > 0, 20_000, 100);
+      if (o.debug)
+        await until(
+          () => existsSync(join(dir, "claude-debug.log")) && statSync(join(dir, "claude-debug.log")).size > 0,
+          20_000,
+          100,
+        );
 
       if (o.mcp_servers) {
         // The server's tools arrive once it is connected: a later prompt's request lists the core ones only, so its
         // CLAUDE_SESSIONS_TOOLSETS (a variable the file names) was expanded from the CLI's environment.
         let n = 0;
-        const listed = await until(async () => {
-          const text = `mcp-${c.name}-${n++}`;
-          await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
-          const body = JSON.stringify((await turnOf(text)).body);
-          return body.includes("mcp__cs__list_sessions") ? body : undefined;
-        }, 60_000, 500);
+        const listed = await until(
+          async () => {
+            const text = `mcp-${c.name}-${n++}`;
+            await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
+            const body = JSON.stringify((await turnOf(text)).body);
+            return body.includes("mcp__cs__list_sessions") ? body : undefined;
+          },
+          60_000,
+          500,
+        );
         expect(listed).not.toContain("mcp__cs__reset_session");
-        const written = [join(e.world.stateDir, "state.json"), ...readdirSync(dir).map((f) => join(dir, f))].filter((f) => statSync(f).isFile());
+        const written = [join(e.world.stateDir, "state.json"), ...readdirSync(dir).map((f) => join(dir, f))].filter((f) =>
+          statSync(f).isFile(),
+        );
         for (const f of written) expect(readFileSync(f, "utf8"), f).not.toContain(SECRET);
       }
 
       // include_metadata shows the options (the caller's prompts and the MCP servers left out).
       const listed = await m.callOk("list_sessions", { include_metadata: true });
       const rec = listed.sessions.find((x) => x.session_id === id) as { options: Record<string, unknown> };
-      expect(rec.options).toMatchObject({ effort: o.effort, tools: o.tools, setting_sources: o.setting_sources, ...(o.agent ? { agent: o.agent } : {}), ...(o.debug ? { debug: true } : {}) });
+      expect(rec.options).toMatchObject({
+        effort: o.effort,
+        tools: o.tools,
+        setting_sources: o.setting_sources,
+        ...(o.agent ? { agent: o.agent } : {}),
+        ...(o.debug ? { debug: true } : {}),
+      });
       expect(rec.options).not.toHaveProperty("system_prompt");
       expect(rec.options).not.toHaveProperty("mcp_servers");
       expect(JSON.stringify(rec.options.agents)).toContain(`AGENT-MARKER-${c.name}`);
@@ -145,7 +193,10 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
       // Hibernate and wake: the woken process runs with the same options.
       expect(await m.callOk("kill_session", { session_id: id, hibernate: true })).toMatchObject({ status: "hibernated" });
       const woke = `woke-${c.name}`;
-      expect(await m.callOk("send_message", { session_id: id, message: woke, timeout_ms: 90_000 })).toMatchObject({ completed: true, woke: true });
+      expect(await m.callOk("send_message", { session_id: id, message: woke, timeout_ms: 90_000 })).toMatchObject({
+        completed: true,
+        woke: true,
+      });
       const after = await turnOf(woke);
       expect(effortOf(after)).toBe(o.effort);
       expect(toolNames(after)).not.toContain("Edit");
@@ -166,12 +217,19 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
   it("resume_at: a fork from an earlier message (get_conversation's uuid) sends the conversation up to it only; a uuid not of it is refused; a terminal names headless", async () => {
     const s = await m.callOk("start_session", { cwd: e.dir("agent"), backend: "headless", permission_mode: "default" });
     const id = s.session_id;
-    for (const text of ["at-one", "at-two"]) expect(await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 })).toMatchObject({ completed: true });
-    const items = await until(async () => {
-      const c = await m.call("get_conversation", { claude_session_id: s.claude_session_id, limit: 50 });
-      const list = (c.data?.items ?? []) as Array<{ role: string; text: string; uuid?: string }>;
-      return list.some((i) => i.text.includes("MOCK REPLY: at-two")) ? list : undefined;
-    }, 30_000, 200);
+    for (const text of ["at-one", "at-two"])
+      expect(await m.callOk("send_message", { session_id: id, message: text, timeout_ms: 60_000 })).toMatchObject({
+        completed: true,
+      });
+    const items = await until(
+      async () => {
+        const c = await m.call("get_conversation", { claude_session_id: s.claude_session_id, limit: 50 });
+        const list = (c.data?.items ?? []) as Array<{ role: string; text: string; uuid?: string }>;
+        return list.some((i) => i.text.includes("MOCK REPLY: at-two")) ? list : undefined;
+      },
+      30_000,
+      200,
+    );
     const first = items.find((i) => i.role === "assistant" && i.text.includes("MOCK REPLY: at-one"));
     expect(first?.uuid).toMatch(/^[0-9a-f-]{36}$/);
 
@@ -179,7 +237,13 @@ describe.runIf(run)("real claude: Claude's options on every backend", () => {
     const bad = await m.call("resume_session", { session_id: id, fork: true, resume_at: other, message: "never" });
     expect(bad.error?.code, bad.text).toBe("INVALID_ARGUMENT");
     expect(bad.error?.suggestion).toContain("get_conversation");
-    const term = await m.call("resume_session", { session_id: id, fork: true, backend: "tmux", resume_at: first!.uuid, message: "never" });
+    const term = await m.call("resume_session", {
+      session_id: id,
+      fork: true,
+      backend: "tmux",
+      resume_at: first!.uuid,
+      message: "never",
+    });
     expect(term.error?.code, term.text).toBe("UNSUPPORTED_OPTION");
     expect(term.error?.message).toMatch(/resume_at is honoured by the headless backend only/);
     expect(e.requestsWith("never")).toEqual([]);

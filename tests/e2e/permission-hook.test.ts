@@ -15,7 +15,10 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
-    e = await e2eWorld({ dirs: ["allow", "deny", "edit", "fallback", "always", "esc"], serverEnv: { CLAUDE_SESSIONS_BACKEND: "tmux" } });
+    e = await e2eWorld({
+      dirs: ["allow", "deny", "edit", "fallback", "always", "esc"],
+      serverEnv: { CLAUDE_SESSIONS_BACKEND: "tmux" },
+    });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -31,7 +34,11 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
   }
   async function asks(id: string, command: string, mcp = m) {
     const r = await mcp.call("send_message", { session_id: id, message: `MOCK_BASH:${command}` });
-    expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command } } });
+    expect(r.data, r.text).toMatchObject({
+      completed: false,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash", tool_input: { command } },
+    });
     return r;
   }
   const hookKey = (id: string) => e.events(id).find((x) => x.hook_event_name === "PermissionRequest")?.cs_request;
@@ -59,7 +66,9 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     expect(done.data).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool failed" });
     expect(existsSync(join(e.dir("deny"), "denied.txt"))).toBe(false);
-    const sent = e.mock.mainRequests().find((q) => q.toolResult?.isError && q.toolResult.text.includes("not in this repository, please"));
+    const sent = e.mock
+      .mainRequests()
+      .find((q) => q.toolResult?.isError && q.toolResult.text.includes("not in this repository, please"));
     expect(sent, "the denial's message reached the model").toBeDefined();
     await m.call("kill_session", { session_id: id });
   });
@@ -67,7 +76,11 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
   it("updated_input: the edited command runs instead of the requested one", async () => {
     const id = await started("edit");
     await asks(id, "touch asked.txt");
-    const a = await m.call("respond_permission", { session_id: id, decision: "allow", updated_input: { command: "touch edited.txt", description: "edited by the test" } });
+    const a = await m.call("respond_permission", {
+      session_id: id,
+      decision: "allow",
+      updated_input: { command: "touch edited.txt", description: "edited by the test" },
+    });
     expect(a.data, a.text).toMatchObject({ answered: true });
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     expect(done.data).toMatchObject({ completed: true, last_response: "MOCK: tool done" });
@@ -81,9 +94,16 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
     const r = await asks(id, "touch one.txt");
     const a = await m.call("respond_permission", { session_id: id, decision: "allow_always" });
     expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow_always" });
-    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({ completed: true, last_response: "MOCK: tool done" });
+    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 })).data).toMatchObject({
+      completed: true,
+      last_response: "MOCK: tool done",
+    });
     const next = await m.call("send_message", { session_id: id, message: "MOCK_BASH:touch two.txt", timeout_ms: 20_000 });
-    expect(next.data, `suggestions were ${JSON.stringify(r.data.pending_permission)}`).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool done" });
+    expect(next.data, `suggestions were ${JSON.stringify(r.data.pending_permission)}`).toMatchObject({
+      completed: true,
+      final_state: "idle",
+      response: "MOCK: tool done",
+    });
     expect(existsSync(join(e.dir("always"), "two.txt"))).toBe(true);
     await m.call("kill_session", { session_id: id });
   });
@@ -107,7 +127,11 @@ describe.runIf(run)("real claude: permissions through the PermissionRequest hook
       const id = await started("fallback", short);
       await asks(id, "touch late.txt", short);
       await until(() => e.events(id).some((x) => x.hook_event_name === "cs:permission_fallback"), 15_000, 100);
-      const bad = await short.call("respond_permission", { session_id: id, decision: "allow", updated_input: { command: "true" } });
+      const bad = await short.call("respond_permission", {
+        session_id: id,
+        decision: "allow",
+        updated_input: { command: "true" },
+      });
       expect(bad.error?.code, "the dialog's keys carry only the decision").toBe("INVALID_ARGUMENT");
       const a = await short.call("respond_permission", { session_id: id, decision: "allow" });
       expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });

@@ -23,19 +23,24 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
   });
 
   it("a. two sessions started in parallel reach ready and each answers with the mock's text", async () => {
-    const [a, b] = await Promise.all(["par-a", "par-b"].map((d) => m.call("start_session", { cwd: e.dir(d), permission_mode: "default", backend })));
+    const [a, b] = await Promise.all(
+      ["par-a", "par-b"].map((d) => m.call("start_session", { cwd: e.dir(d), permission_mode: "default", backend })),
+    );
     for (const s of [a, b]) {
       expect(s!.ok, s!.text).toBe(true);
       expect(s!.data.status).toBe("ready");
     }
     const ids = [a!.data.session_id as string, b!.data.session_id as string];
-    const replies = await Promise.all(ids.map((id, i) => m.call("send_message", { session_id: id, message: `hello from session ${i}` })));
+    const replies = await Promise.all(
+      ids.map((id, i) => m.call("send_message", { session_id: id, message: `hello from session ${i}` })),
+    );
     replies.forEach((r, i) => {
       expect(r.ok, r.text).toBe(true);
       expect(r.data).toMatchObject({ completed: true, final_state: "idle", response: `MOCK REPLY: hello from session ${i}` });
     });
     const listed = await m.call("list_sessions", {});
-    for (const id of ids) expect(listed.data.sessions.find((s) => s.session_id === id)).toMatchObject({ status: "idle", turn_count: 1 });
+    for (const id of ids)
+      expect(listed.data.sessions.find((s) => s.session_id === id)).toMatchObject({ status: "idle", turn_count: 1 });
     await Promise.all(ids.map((id) => m.call("kill_session", { session_id: id })));
   });
 
@@ -43,7 +48,10 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
     const s = await m.call("start_session", { cwd: e.dir("bytes"), permission_mode: "default", backend });
     expect(s.ok, s.text).toBe(true);
     const id = s.data.session_id as string;
-    const long = Array.from({ length: 120 }, (_, i) => `word${i} ${"abcdefghij".repeat(4)}`).join(" ").slice(0, 4999) + ".";
+    const long =
+      Array.from({ length: 120 }, (_, i) => `word${i} ${"abcdefghij".repeat(4)}`)
+        .join(" ")
+        .slice(0, 4999) + ".";
     const prompts: Array<[string, string]> = [
       ["3 lines", "one\ntwo\nthree"],
       ["20 lines", Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join("\n")],
@@ -62,7 +70,10 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
       expect(r.ok, `${what}: ${r.text}`).toBe(true);
       expect(r.data.final_state, what).toBe("idle");
       const seen = e.requestsWith(text);
-      expect(seen.length, `${what}: the mock did not receive the exact text; it got ${JSON.stringify(e.mock.mainRequests().at(-1)?.lastUserText?.slice(0, 200))}`).toBe(1);
+      expect(
+        seen.length,
+        `${what}: the mock did not receive the exact text; it got ${JSON.stringify(e.mock.mainRequests().at(-1)?.lastUserText?.slice(0, 200))}`,
+      ).toBe(1);
       expect(r.data.response, what).toBe(`MOCK REPLY: ${text}`);
     }
     // A leading "/" is a command to Claude Code (the menu's first match runs: "/cl" is /clear), never a prompt:
@@ -95,7 +106,10 @@ describe.each(BACKENDS)("real claude: start-up, replies, prompts byte-exact (%s)
         for (let run = 0; run < 2; run++) {
           const before = e.mock.mainRequests().length;
           const r = await m.call("send_message", { session_id: id, message: text, timeout_ms: 60_000 });
-          const got = e.mock.mainRequests().slice(before).map((q) => q.lastUserText);
+          const got = e.mock
+            .mainRequests()
+            .slice(before)
+            .map((q) => q.lastUserText);
           expect(r.ok, `${what} #${run}: ${r.text}`).toBe(true);
           expect(got.length, `${what} #${run}: one request`).toBe(1);
           expect(got[0]?.length, `${what} #${run}: length at the API`).toBe(text.length);

@@ -26,17 +26,66 @@ const DOPPLER_VALUE = "doppler-secret-Vb6tYu2Qe";
 /** A test CA and a certificate for `ip` signed by it (openssl, EC keys). */
 function makeCerts(dir: string, ips: string[]): { ca: string; certs: Array<{ key: string; cert: string }> } {
   const o = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  o(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=claude-sessions test CA"]);
+  o([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=claude-sessions test CA",
+  ]);
   const certs = ips.map((ip, i) => {
     writeFileSync(join(dir, `ext${i}`), `subjectAltName=IP:${ip}\n`);
-    o(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `h${i}.key`, "-out", `h${i}.csr`, "-subj", `/CN=${ip}`]);
-    o(["x509", "-req", "-in", `h${i}.csr`, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", `h${i}.pem`, "-days", "2", "-extfile", `ext${i}`]);
+    o([
+      "req",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      `h${i}.key`,
+      "-out",
+      `h${i}.csr`,
+      "-subj",
+      `/CN=${ip}`,
+    ]);
+    o([
+      "x509",
+      "-req",
+      "-in",
+      `h${i}.csr`,
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `h${i}.pem`,
+      "-days",
+      "2",
+      "-extfile",
+      `ext${i}`,
+    ]);
     return { key: readFileSync(join(dir, `h${i}.key`), "utf8"), cert: readFileSync(join(dir, `h${i}.pem`), "utf8") };
   });
   return { ca: join(dir, "ca.pem"), certs };
 }
 
-async function httpsHost(ip: string, tls: { key: string; cert: string }, seen: string[]): Promise<{ server: Server; port: number }> {
+async function httpsHost(
+  ip: string,
+  tls: { key: string; cert: string },
+  seen: string[],
+): Promise<{ server: Server; port: number }> {
   const server = createServer(tls, (req, res) => {
     seen.push(String(req.headers.authorization ?? ""));
     res.end("HOST-ANSWERED\n");
@@ -80,10 +129,16 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
     a = await httpsHost("127.0.0.1", certs[0]!, atA);
     b = await httpsHost("127.0.0.2", certs[1]!, atB);
     const hostsFile = join(certDir, "secret-hosts.json");
-    writeFileSync(hostsFile, JSON.stringify({ DEPLOY_TOKEN: [`127.0.0.1:${a.port}`], "UNUSED_*": [`127.0.0.2:${b.port}`] }), { mode: 0o600 });
+    writeFileSync(hostsFile, JSON.stringify({ DEPLOY_TOKEN: [`127.0.0.1:${a.port}`], "UNUSED_*": [`127.0.0.2:${b.port}`] }), {
+      mode: 0o600,
+    });
     const copy = ca;
     const dopplerData = join(certDir, "doppler.json");
-    writeFileSync(dopplerData, JSON.stringify({ tokens: { "dp.st.server-own-token": {} }, projects: { api: { dev: { VAULT_SECRET: DOPPLER_VALUE } } } }), { mode: 0o600 });
+    writeFileSync(
+      dopplerData,
+      JSON.stringify({ tokens: { "dp.st.server-own-token": {} }, projects: { api: { dev: { VAULT_SECRET: DOPPLER_VALUE } } } }),
+      { mode: 0o600 },
+    );
     e = await e2eWorld({
       dirs: ["boxed", "dopp"],
       serverEnv: {
@@ -96,11 +151,28 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
       },
     });
     m = await e.connect();
-    const s = await m.call("start_session", { cwd: e.dir("boxed"), permission_mode: "default", allowed_tools: ["Bash"], backend, sandbox: true, env: { DEPLOY_TOKEN: SECRET, OTHER_SECRET: "other-secret-Hn4pW1" } });
+    const s = await m.call("start_session", {
+      cwd: e.dir("boxed"),
+      permission_mode: "default",
+      allowed_tools: ["Bash"],
+      backend,
+      sandbox: true,
+      env: { DEPLOY_TOKEN: SECRET, OTHER_SECRET: "other-secret-Hn4pW1" },
+    });
     expect(s.ok, s.text).toBe(true);
     expect(s.data.sandboxed, s.text).toBe(true);
     id = s.data.session_id as string;
-    if (process.env.CS_DEBUG_SB) console.log(execFileSync("sh", ["-c", `ls -la ${e.world.stateDir}/${id}; cat ${e.world.stateDir}/${id}/output.log | head -c 3000; ps -ef | grep -v grep | grep -E 'launcher|bwrap' | head`], { encoding: "utf8" }));
+    if (process.env.CS_DEBUG_SB)
+      console.log(
+        execFileSync(
+          "sh",
+          [
+            "-c",
+            `ls -la ${e.world.stateDir}/${id}; cat ${e.world.stateDir}/${id}/output.log | head -c 3000; ps -ef | grep -v grep | grep -E 'launcher|bwrap' | head`,
+          ],
+          { encoding: "utf8" },
+        ),
+      );
   });
   afterAll(async () => {
     await m?.call("kill_session", { session_id: id });
@@ -131,7 +203,9 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
   });
 
   it("the host listed for the secret receives its real value over verified TLS; the tool result shows none of it", async () => {
-    const out = await tool(`MOCK_BASH:curl -sS -m 20 -H "Authorization: Bearer $DEPLOY_TOKEN" https://127.0.0.1:${a.port}/a; echo CURL-DONE`);
+    const out = await tool(
+      `MOCK_BASH:curl -sS -m 20 -H "Authorization: Bearer $DEPLOY_TOKEN" https://127.0.0.1:${a.port}/a; echo CURL-DONE`,
+    );
     expect(out).toContain("HOST-ANSWERED");
     expect(atA).toEqual([`Bearer ${SECRET}`]);
     expect(out).not.toContain(SECRET);
@@ -139,7 +213,9 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
 
   it("another allowed host receives the sentinel, not the secret, and the leak is counted", async () => {
     const before = await violations();
-    const out = await tool(`MOCK_BASH:curl -sS -m 20 -H "Authorization: Bearer $DEPLOY_TOKEN" https://127.0.0.2:${b.port}/b; echo CURL-DONE`);
+    const out = await tool(
+      `MOCK_BASH:curl -sS -m 20 -H "Authorization: Bearer $DEPLOY_TOKEN" https://127.0.0.2:${b.port}/b; echo CURL-DONE`,
+    );
     expect(out).toContain("HOST-ANSWERED");
     expect(atB).toHaveLength(1);
     expect(atB[0]).toMatch(/^Bearer fake_value_/);
@@ -202,7 +278,14 @@ describe.each(BACKENDS)("real claude, secrets masked in the sandbox (%s)", (back
 
   it("under doppler run: what Doppler adds is a sentinel inside; the terminal's and the server's plain variables are not", async () => {
     if (backend === "headless") return; // headless sessions do not run under doppler (docs/configuration.md)
-    const s = await m.call("start_session", { cwd: e.dir("dopp"), permission_mode: "default", allowed_tools: ["Bash"], backend, sandbox: true, doppler: { project: "api", config: "dev" } });
+    const s = await m.call("start_session", {
+      cwd: e.dir("dopp"),
+      permission_mode: "default",
+      allowed_tools: ["Bash"],
+      backend,
+      sandbox: true,
+      doppler: { project: "api", config: "dev" },
+    });
     expect(s.ok, s.text).toBe(true);
     const sid = s.data.session_id as string;
     try {

@@ -18,8 +18,12 @@ const SERVER = "claude-sessions-team";
 const tool = (name: string) => `mcp__${SERVER}__${name}`;
 
 type Block = { type: string; text?: string; name?: string; content?: unknown; is_error?: boolean };
-const blocksOf = (c: unknown): Block[] => (typeof c === "string" ? [{ type: "text", text: c }] : Array.isArray(c) ? (c as Block[]) : []);
-const textOf = (c: unknown): string => blocksOf(c).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+const blocksOf = (c: unknown): Block[] =>
+  typeof c === "string" ? [{ type: "text", text: c }] : Array.isArray(c) ? (c as Block[]) : [];
+const textOf = (c: unknown): string =>
+  blocksOf(c)
+    .map((b) => (b.type === "text" ? (b.text ?? "") : ""))
+    .join("");
 
 /** The conversation since its last typed prompt: that prompt, the tools called since, and the last tool result. */
 function turnOf(req: RecordedRequest): { prompt: string; called: string[]; lastResult?: string } {
@@ -28,15 +32,25 @@ function turnOf(req: RecordedRequest): { prompt: string; called: string[]; lastR
   let prompt = "";
   messages.forEach((msg, i) => {
     if (msg.role !== "user") return;
-    const typed = blocksOf(msg.content).filter((b) => b.type === "text" && !/^\s*</.test(b.text ?? "")).map((b) => b.text ?? "");
+    const typed = blocksOf(msg.content)
+      .filter((b) => b.type === "text" && !/^\s*</.test(b.text ?? ""))
+      .map((b) => b.text ?? "");
     if (typed.length && !blocksOf(msg.content).some((b) => b.type === "tool_result")) {
       start = i;
       prompt = typed.join("").trim();
     }
   });
   const after = messages.slice(start + 1);
-  const called = after.flatMap((msg) => (msg.role === "assistant" ? blocksOf(msg.content).filter((b) => b.type === "tool_use").map((b) => b.name!) : []));
-  const last = after.flatMap((msg) => (msg.role === "user" ? blocksOf(msg.content).filter((b) => b.type === "tool_result") : [])).at(-1);
+  const called = after.flatMap((msg) =>
+    msg.role === "assistant"
+      ? blocksOf(msg.content)
+          .filter((b) => b.type === "tool_use")
+          .map((b) => b.name!)
+      : [],
+  );
+  const last = after
+    .flatMap((msg) => (msg.role === "user" ? blocksOf(msg.content).filter((b) => b.type === "tool_result") : []))
+    .at(-1);
   return { prompt, called: called.filter((n) => n !== "ToolSearch"), ...(last ? { lastResult: textOf(last.content) } : {}) };
 }
 
@@ -62,7 +76,8 @@ function underBwrap(id: string): boolean {
       const comm = readFileSync(`/proc/${p}/comm`, "utf8").trim();
       const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
       if (readlinkSync(`/proc/${p}/ns/pid`) !== ours) inside.push(comm);
-      else if (!["sh", "bwrap", "socat", "launch.sh", "doppler"].includes(comm) && !cmd.includes("sandbox/launcher.js")) outside.push(`${p} ${comm}`);
+      else if (!["sh", "bwrap", "socat", "launch.sh", "doppler"].includes(comm) && !cmd.includes("sandbox/launcher.js"))
+        outside.push(`${p} ${comm}`);
     } catch {
       // Gone meanwhile.
     }
@@ -93,7 +108,13 @@ describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team i
     e.mock.setHandler((req) => {
       const t = turnOf(req);
       if (t.prompt === "GO_LEAD") {
-        if (t.called.length === 0) return callTool(req, "message_teammate", { teammate_name: "b", message: "what is the answer?", wait_for_response: true, timeout_ms: 90_000 });
+        if (t.called.length === 0)
+          return callTool(req, "message_teammate", {
+            teammate_name: "b",
+            message: "what is the answer?",
+            wait_for_response: true,
+            timeout_ms: 90_000,
+          });
         return { text: `LEAD got: ${t.lastResult ?? ""}` };
       }
       if (t.prompt === "From lead: what is the answer?") return { text: "B says 42" };
@@ -107,13 +128,31 @@ describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team i
         return { text: `hired: ${t.lastResult ?? ""}` };
       }
       if (t.prompt === "GO_UNIX") {
-        if (t.called.length === 0) return { blocks: [{ type: "tool_use", name: "Bash", input: { command: `node -e 'const s=require("net").connect(process.argv[1]);s.on("connect",()=>{console.log("UNIX-CONNECTED");process.exit(0)});s.on("error",e=>{console.log("UNIX-REFUSED "+e.code);process.exit(0)})' ${JSON.stringify(otherSocket)}` } }] };
+        if (t.called.length === 0)
+          return {
+            blocks: [
+              {
+                type: "tool_use",
+                name: "Bash",
+                input: {
+                  command: `node -e 'const s=require("net").connect(process.argv[1]);s.on("connect",()=>{console.log("UNIX-CONNECTED");process.exit(0)});s.on("error",e=>{console.log("UNIX-REFUSED "+e.code);process.exit(0)})' ${JSON.stringify(otherSocket)}`,
+                },
+              },
+            ],
+          };
         return { text: `unix: ${t.lastResult ?? ""}` };
       }
       return undefined;
     });
     const started = await Promise.all([
-      m.callOk("start_session", { cwd: e.dir("team"), team_name: "crew", teammate_name: "lead", team_lead: true, sandbox: true, allowed_tools: ["Bash"] }),
+      m.callOk("start_session", {
+        cwd: e.dir("team"),
+        team_name: "crew",
+        teammate_name: "lead",
+        team_lead: true,
+        sandbox: true,
+        allowed_tools: ["Bash"],
+      }),
       m.callOk("start_session", { cwd: e.dir("team"), team_name: "crew", teammate_name: "b", sandbox: true }),
     ]);
     for (const s of started) {
@@ -133,7 +172,11 @@ describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team i
   });
 
   it("the sandboxed lead messages the sandboxed member and gets its answer", async () => {
-    const r = await m.callOk("send_message", { session_id: ids.lead!, message: "GO_LEAD", timeout_ms: 120_000 }, { timeout: 150_000 });
+    const r = await m.callOk(
+      "send_message",
+      { session_id: ids.lead!, message: "GO_LEAD", timeout_ms: 120_000 },
+      { timeout: 150_000 },
+    );
     expect(r).toMatchObject({ completed: true });
     expect(r.response).toContain("LEAD got:");
     expect(r.response).toContain("B says 42");
@@ -150,7 +193,11 @@ describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team i
   }, 240_000);
 
   it("the sandboxed lead's start_teammate starts a sandboxed teammate", async () => {
-    const r = await m.callOk("send_message", { session_id: ids.lead!, message: "GO_HIRE", timeout_ms: 120_000 }, { timeout: 150_000 });
+    const r = await m.callOk(
+      "send_message",
+      { session_id: ids.lead!, message: "GO_HIRE", timeout_ms: 120_000 },
+      { timeout: 150_000 },
+    );
     expect(r.response).toContain("hired:");
     const got = /"session_id":"([^"]+)"/.exec(r.response as string)?.[1];
     expect(got, r.response as string).toBeDefined();
@@ -158,12 +205,20 @@ describe.each(run ? (["tmux", "headless"] as const) : [])("real claude: a team i
     const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === got);
     expect(row).toMatchObject({ teammate_name: "helper", team_name: "crew", sandboxed: true });
     await until(() => underBwrap(got!) || undefined, 60_000, 200);
-    const rec = (JSON.parse(readFileSync(join(e.world.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { sandbox?: unknown }> }).sessions[got!];
+    const rec = (
+      JSON.parse(readFileSync(join(e.world.stateDir, "state.json"), "utf8")) as {
+        sessions: Record<string, { sandbox?: unknown }>;
+      }
+    ).sessions[got!];
     expect(rec?.sandbox).toBeDefined();
   }, 180_000);
 
   it("no other Unix socket is reachable from inside: the seccomp filter still refuses them", async () => {
-    const r = await m.callOk("send_message", { session_id: ids.lead!, message: "GO_UNIX", timeout_ms: 90_000 }, { timeout: 120_000 });
+    const r = await m.callOk(
+      "send_message",
+      { session_id: ids.lead!, message: "GO_UNIX", timeout_ms: 90_000 },
+      { timeout: 120_000 },
+    );
     expect(r.response).toContain("UNIX-REFUSED");
     expect(r.response).not.toContain("UNIX-CONNECTED");
     expect(probeHits).toBe(0);

@@ -31,11 +31,20 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     });
     await new Promise<void>((r) => host.listen(0, "127.0.0.1", r));
     hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/leak`;
-    e = await e2eWorld({ dirs: ["boxed", "asks"], serverEnv: { DOPPLER_TOKEN: "dp.st.server-own-token", CLAUDE_SESSIONS_SECRET_MARK: "server-own-variable" } });
+    e = await e2eWorld({
+      dirs: ["boxed", "asks"],
+      serverEnv: { DOPPLER_TOKEN: "dp.st.server-own-token", CLAUDE_SESSIONS_SECRET_MARK: "server-own-variable" },
+    });
     mkdirSync(join(e.world.home, ".ssh"), { recursive: true });
     writeFileSync(join(e.world.home, ".ssh", "id_ed25519"), "PRIVATE-KEY-MATERIAL\n");
     m = await e.connect();
-    const s = await m.call("start_session", { cwd: e.dir("boxed"), permission_mode: "default", allowed_tools: ["Bash", "Write"], backend, sandbox: true });
+    const s = await m.call("start_session", {
+      cwd: e.dir("boxed"),
+      permission_mode: "default",
+      allowed_tools: ["Bash", "Write"],
+      backend,
+      sandbox: true,
+    });
     expect(s.ok, s.text).toBe(true);
     expect(s.data.sandboxed).toBe(true);
     id = s.data.session_id as string;
@@ -87,7 +96,10 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     const main = join(e.world.home, ".claude.json");
     const before = [settings, main].map((f) => (existsSync(f) ? readFileSync(f, "utf8") : undefined));
     const hook = `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ${join(e.world.root, "planted-hook")}"}]}]}}`;
-    const out = await script("writes", `echo x > ${outside} || echo OUTSIDE-REFUSED; echo y > ${state} || echo STATE-REFUSED; echo z > ${inside} && echo INSIDE-OK; echo '${hook}' > ${settings} || echo SETTINGS-REFUSED; echo '{}' > ${main} || echo MAIN-REFUSED`);
+    const out = await script(
+      "writes",
+      `echo x > ${outside} || echo OUTSIDE-REFUSED; echo y > ${state} || echo STATE-REFUSED; echo z > ${inside} && echo INSIDE-OK; echo '${hook}' > ${settings} || echo SETTINGS-REFUSED; echo '{}' > ${main} || echo MAIN-REFUSED`,
+    );
     expect(out).toContain("OUTSIDE-REFUSED");
     // The user's own Claude settings and main config: a hook or trust record planted there would run unsandboxed later.
     expect(out).toContain("SETTINGS-REFUSED");
@@ -105,7 +117,10 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     mkdirSync(join(e.world.stateDir, "othersess1"), { recursive: true });
     writeFileSync(join(e.world.stateDir, "othersess1", "events.jsonl"), "OTHER-SESSION-SECRET\n");
     writeFileSync(join(e.world.stateDir, "token"), "HTTP-TOKEN-SECRET\n");
-    const out = await script("reads", `ls -A ${e.world.stateDir} | tr '\\n' ' ' | sed 's/^/STATE-ENTRIES=/'; echo; cat ${join(e.world.stateDir, "othersess1", "events.jsonl")} ${join(e.world.stateDir, "token")} ${join(e.world.stateDir, "state.json")} 2>/dev/null; echo READ-DONE`);
+    const out = await script(
+      "reads",
+      `ls -A ${e.world.stateDir} | tr '\\n' ' ' | sed 's/^/STATE-ENTRIES=/'; echo; cat ${join(e.world.stateDir, "othersess1", "events.jsonl")} ${join(e.world.stateDir, "token")} ${join(e.world.stateDir, "state.json")} 2>/dev/null; echo READ-DONE`,
+    );
     expect(out).toContain("READ-DONE");
     expect(out).not.toContain("OTHER-SESSION-SECRET");
     expect(out).not.toContain("HTTP-TOKEN-SECRET");
@@ -117,7 +132,10 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
   });
 
   it("~/.ssh reads as empty even from a script", async () => {
-    const out = await script("ssh", `cat ${join(e.world.home, ".ssh", "id_ed25519")} 2>/dev/null || echo SSH-UNREADABLE; ls -A ${join(e.world.home, ".ssh")} | wc -l | sed 's/^/SSH-ENTRIES=/'`);
+    const out = await script(
+      "ssh",
+      `cat ${join(e.world.home, ".ssh", "id_ed25519")} 2>/dev/null || echo SSH-UNREADABLE; ls -A ${join(e.world.home, ".ssh")} | wc -l | sed 's/^/SSH-ENTRIES=/'`,
+    );
     expect(out).not.toContain("PRIVATE-KEY-MATERIAL");
     expect(out).toContain("SSH-UNREADABLE");
     expect(out).toContain("SSH-ENTRIES=0");
@@ -148,12 +166,20 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     const other = s.data.session_id as string;
     try {
       const r = await m.call("send_message", { session_id: other, message: "MOCK_BASH:touch asked.txt" });
-      expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+      expect(r.data, r.text).toMatchObject({
+        completed: false,
+        final_state: "waiting_for_permission",
+        pending_permission: { tool_name: "Bash" },
+      });
       const a = await m.call("respond_permission", { session_id: other, decision: "allow" });
       expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
       const done = await m.call("wait_for_completion", { session_id: other, timeout_ms: 30_000 });
       const shown = await m.call("stream_output", { session_id: other, mode: backend === "headless" ? "log" : "screen" });
-      expect(done.data, `${done.text}\n${shown.text}`).toMatchObject({ completed: true, final_state: "idle", last_response: "MOCK: tool done" });
+      expect(done.data, `${done.text}\n${shown.text}`).toMatchObject({
+        completed: true,
+        final_state: "idle",
+        last_response: "MOCK: tool done",
+      });
       expect(existsSync(join(e.dir("asks"), "asked.txt"))).toBe(true);
     } finally {
       await m.call("kill_session", { session_id: other });
@@ -161,7 +187,13 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
   });
 
   it("resume: a killed sandboxed session comes back sandboxed, with its conversation (transcripts through its config's link)", async () => {
-    const s = await m.call("start_session", { cwd: e.dir("asks"), permission_mode: "default", backend, sandbox: true, prompt: "remember the word teapot" });
+    const s = await m.call("start_session", {
+      cwd: e.dir("asks"),
+      permission_mode: "default",
+      backend,
+      sandbox: true,
+      prompt: "remember the word teapot",
+    });
     expect(s.ok, s.text).toBe(true);
     const sid = s.data.session_id as string;
     try {

@@ -40,7 +40,11 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     expect(e.userTexts(req!).join("\n")).not.toContain("heron");
     expect(existsSync(e.transcriptFile(cwd, r.data.claude_session_id))).toBe(true);
     const listed = await m.callOk("list_sessions", {});
-    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle", turn_count: 2 });
+    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({
+      claude_session_id: r.data.claude_session_id,
+      status: "idle",
+      turn_count: 2,
+    });
 
     // Refused while a turn runs.
     await m.callOk("send_message", { session_id: s.session_id, message: "a slow one MOCK_SLOW:1.5", wait_for_response: false });
@@ -95,7 +99,10 @@ describe.runIf(run)("real claude: reset, compact, resume with changes, live fork
     const [req] = e.requestsWith("headless fresh");
     expect(e.userTexts(req!).join("\n")).not.toContain("stork");
     const listed = await m.callOk("list_sessions", {});
-    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ claude_session_id: r.data.claude_session_id, status: "idle" });
+    expect(listed.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({
+      claude_session_id: r.data.claude_session_id,
+      status: "idle",
+    });
 
     // A fork of the running headless session (the SDK's forkSession): a new session with the conversation so far.
     const f = await m.call("resume_session", { session_id: s.session_id, fork: true });

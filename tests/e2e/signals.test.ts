@@ -37,10 +37,29 @@ describe.runIf(run)("real claude: background tasks, needs-input notices, auto mo
     e.mock.setNextReply((req) => {
       const tools = ((req.body?.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
       const name = tools.includes("Agent") ? "Agent" : "Task";
-      return { blocks: [{ type: "text", text: "starting a background agent" }, { type: "tool_use", name, input: { description: "bg job", prompt: "MOCK_SLOW:4 background work", subagent_type: "general-purpose", run_in_background: true } }] };
+      return {
+        blocks: [
+          { type: "text", text: "starting a background agent" },
+          {
+            type: "tool_use",
+            name,
+            input: {
+              description: "bg job",
+              prompt: "MOCK_SLOW:4 background work",
+              subagent_type: "general-purpose",
+              run_in_background: true,
+            },
+          },
+        ],
+      };
     });
     const r = await m.call("send_message", { session_id: id, message: "start a background agent", timeout_ms: 30_000 });
-    expect(r.data, r.text).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool done", background_tasks: 1 });
+    expect(r.data, r.text).toMatchObject({
+      completed: true,
+      final_state: "idle",
+      response: "MOCK: tool done",
+      background_tasks: 1,
+    });
     // While the agent works the wait does not end: a short one times out (without check_idle it ends at once).
     const plain = await m.call("wait_for_completion", { session_id: id, timeout_ms: 1000 });
     expect(plain.data, plain.text).toMatchObject({ completed: true, timed_out: false });
@@ -52,7 +71,10 @@ describe.runIf(run)("real claude: background tasks, needs-input notices, auto mo
     // The last turn is the CLI's own, started by the agent's end.
     expect(String(w.data.last_response)).toMatch(/^MOCK REPLY:/);
     const ev = e.events(id);
-    expect(ev.filter((x) => x.hook_event_name === "UserPromptSubmit").map((x) => String(x.prompt).slice(0, 19))).toEqual(["start a background ", "<task-notification>"]);
+    expect(ev.filter((x) => x.hook_event_name === "UserPromptSubmit").map((x) => String(x.prompt).slice(0, 19))).toEqual([
+      "start a background ",
+      "<task-notification>",
+    ]);
     await m.call("kill_session", { session_id: id });
   });
 
@@ -68,19 +90,32 @@ describe.runIf(run)("real claude: background tasks, needs-input notices, auto mo
       // The "can't check" screen: no hook at first; Claude Code's own notice ~6.5 s later.
       await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 2000 });
       let row: Record<string, unknown> | undefined;
-      await until(async () => {
-        const l = await m.call("list_sessions", {});
-        row = l.data.sessions.find((x) => x.session_id === id);
-        return row?.needs_input !== undefined;
-      }, 25_000, 250);
+      await until(
+        async () => {
+          const l = await m.call("list_sessions", {});
+          row = l.data.sessions.find((x) => x.session_id === id);
+          return row?.needs_input !== undefined;
+        },
+        25_000,
+        250,
+      );
       expect(row?.needs_input).toBe("Auto mode can't check actions in this session and needs your choice");
       const w = await m.call("wait_for_completion", { session_id: id, timeout_ms: 500 });
       expect(w.data.needs_input).toBe("Auto mode can't check actions in this session and needs your choice");
-      expect(e.events(id).some((x) => x.hook_event_name === "Notification" && x.notification_type === "agent_needs_input")).toBe(true);
+      expect(e.events(id).some((x) => x.hook_event_name === "Notification" && x.notification_type === "agent_needs_input")).toBe(
+        true,
+      );
     } else {
       const r = await m.call("send_message", { session_id: id, message: `MOCK_BASH:touch ${target}`, timeout_ms: 30_000 });
       expect(r.data, r.text).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool failed" });
-      expect(r.data.permission_denials).toEqual([{ tool_name: "Bash", tool_use_id: expect.any(String), tool_input: { command: `touch ${target}`, description: "mock command" }, reason: expect.stringMatching(/^Auto mode could not evaluate this action/) }]);
+      expect(r.data.permission_denials).toEqual([
+        {
+          tool_name: "Bash",
+          tool_use_id: expect.any(String),
+          tool_input: { command: `touch ${target}`, description: "mock command" },
+          reason: expect.stringMatching(/^Auto mode could not evaluate this action/),
+        },
+      ]);
     }
     expect(existsSync(target)).toBe(false);
     await m.call("kill_session", { session_id: id, force: true });

@@ -39,7 +39,12 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
     const script = join(state, "bin", "permission.sh");
     const before = readFileSync(script, "utf8");
     // Existing files (the CLI's Write also wants them read first) and new ones: a decision, a script, a top-level file.
-    const created = [join(state, other.session_id, "decisions", "r1x1.json"), join(state, "bin", "extra.sh"), join(state, "new.json"), join(state, other.session_id, "settings.local.json")];
+    const created = [
+      join(state, other.session_id, "decisions", "r1x1.json"),
+      join(state, "bin", "extra.sh"),
+      join(state, "new.json"),
+      join(state, other.session_id, "settings.local.json"),
+    ];
     for (const target of [script, join(state, "state.json"), ...created]) {
       const r = await writes(s.session_id, target, "pwned");
       expect(r, target).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool failed" });
@@ -66,12 +71,18 @@ describe.runIf(run)("real claude: the server's files are denied to a session's f
 
   it("a session in its worktree (under <state>/worktrees) still edits its own checkout", async () => {
     const repo = e.dir("repo");
-    const git = (...a: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...a], { cwd: repo, encoding: "utf8" });
+    const git = (...a: string[]) =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...a], { cwd: repo, encoding: "utf8" });
     git("init", "-q", "-b", "main");
     writeFileSync(join(repo, "a.txt"), "base\n");
     git("add", ".");
     git("commit", "-qm", "first");
-    const s = await m.callOk("start_session", { cwd: repo, worktree: true, permission_mode: "acceptEdits", trust_workspace: true });
+    const s = await m.callOk("start_session", {
+      cwd: repo,
+      worktree: true,
+      permission_mode: "acceptEdits",
+      trust_workspace: true,
+    });
     expect(s.cwd!.startsWith(join(e.world.stateDir, "worktrees"))).toBe(true);
     // A new file at the top of the checkout and one deeper (the CLI's Write wants an existing file read first).
     for (const f of ["new.txt", join("src", "deep", "new.txt")]) {

@@ -38,17 +38,40 @@ describe.runIf(run)("real claude: a team of three (tmux)", () => {
   });
 
   it("wait_for_sessions: any at the first done, all with a slow member and one at a permission dialog", async () => {
-    await m.callOk("send_message", { team_name: "crew", teammate_name: "member-1", message: "MOCK_SLOW:4 slow member", wait_for_response: false });
-    await m.callOk("send_message", { team_name: "crew", teammate_name: "member-2", message: "MOCK_BASH:touch made-by-member-2.txt", wait_for_response: false });
-    await m.callOk("send_message", { team_name: "crew", teammate_name: "member-3", message: "quick one", wait_for_response: false });
+    await m.callOk("send_message", {
+      team_name: "crew",
+      teammate_name: "member-1",
+      message: "MOCK_SLOW:4 slow member",
+      wait_for_response: false,
+    });
+    await m.callOk("send_message", {
+      team_name: "crew",
+      teammate_name: "member-2",
+      message: "MOCK_BASH:touch made-by-member-2.txt",
+      wait_for_response: false,
+    });
+    await m.callOk("send_message", {
+      team_name: "crew",
+      teammate_name: "member-3",
+      message: "quick one",
+      wait_for_response: false,
+    });
     const any = await m.callOk("wait_for_sessions", { team_name: "crew", mode: "any", timeout_ms: 30_000 }, { timeout: 60_000 });
     expect(any.done).toBe(true);
     expect(any.sessions.find((s) => s.teammate_name === "member-1")?.done).toBe(false);
     const all = await m.callOk("wait_for_sessions", { team_name: "crew", mode: "all", timeout_ms: 60_000 }, { timeout: 90_000 });
     expect(all.done).toBe(true);
     const by = Object.fromEntries(all.sessions.map((s) => [s.teammate_name, s]));
-    expect(by["member-1"]).toMatchObject({ done: true, final_state: "idle", last_response: "MOCK REPLY: MOCK_SLOW:4 slow member" });
-    expect(by["member-2"]).toMatchObject({ done: true, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+    expect(by["member-1"]).toMatchObject({
+      done: true,
+      final_state: "idle",
+      last_response: "MOCK REPLY: MOCK_SLOW:4 slow member",
+    });
+    expect(by["member-2"]).toMatchObject({
+      done: true,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash" },
+    });
     expect(by["member-3"]).toMatchObject({ done: true, final_state: "idle", last_response: "MOCK REPLY: quick one" });
     await m.callOk("respond_permission", { team_name: "crew", teammate_name: "member-2", decision: "deny" });
   });

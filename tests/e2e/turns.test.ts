@@ -16,7 +16,10 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
   let m: Mcp;
   beforeAll(async () => {
     // The permission hook off: "c." answers the CLI's own dialog by keys (the hook path: permission-hook.test.ts).
-    e = await e2eWorld({ dirs: ["perm", "edits", ...BACKENDS.map((b) => `esc-${b}`), "fail"], serverEnv: { CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "0" } });
+    e = await e2eWorld({
+      dirs: ["perm", "edits", ...BACKENDS.map((b) => `esc-${b}`), "fail"],
+      serverEnv: { CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS: "0" },
+    });
     m = await e.connect();
   });
   afterAll(async () => {
@@ -37,7 +40,10 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     const w1 = await m.call("wait_for_completion", { session_id: id, timeout_ms: 1000 });
     expect(w1.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: pending });
     const listed = await m.call("list_sessions", {});
-    expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: pending });
+    expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({
+      status: "waiting_for_permission",
+      pending_permission: pending,
+    });
 
     const a = await m.call("respond_permission", { session_id: id, decision: "allow" });
     // No hook fires between the answer and the end of the tool: the server marks the session busy itself.
@@ -51,7 +57,10 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     expect(e.mock.mainRequests().some((q) => q.toolResult && !q.toolResult.isError)).toBe(true);
 
     const r2 = await m.call("send_message", { session_id: id, message: "MOCK_BASH:touch denied.txt" });
-    expect(r2.data).toMatchObject({ final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command: "touch denied.txt" } } });
+    expect(r2.data).toMatchObject({
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash", tool_input: { command: "touch denied.txt" } },
+    });
     const d = await m.call("respond_permission", { session_id: id, decision: "deny" });
     expect(d.data, d.text).toMatchObject({ answered: true, decision: "deny" });
     // The real CLI ends the turn on "No" as if interrupted: no tool runs, no Stop hook.
@@ -69,7 +78,11 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     expect(s.ok, s.text).toBe(true);
     const id = s.data.session_id as string;
     const file = join(cwd, "written.txt");
-    const r = await m.call("send_message", { session_id: id, message: `MOCK_WRITE:${file}:written by the mock`, timeout_ms: 20_000 });
+    const r = await m.call("send_message", {
+      session_id: id,
+      message: `MOCK_WRITE:${file}:written by the mock`,
+      timeout_ms: 20_000,
+    });
     expect(r.data).toMatchObject({ completed: true, final_state: "idle", response: "MOCK: tool done" });
     expect(r.data.pending_permission).toBeUndefined();
     expect(readFileSync(file, "utf8")).toBe("written by the mock");

@@ -18,7 +18,11 @@ describe.runIf(run)("real claude: a usage limit parks the session and it is answ
   beforeAll(async () => {
     e = await e2eWorld({
       dirs: ["tmux", "headless"],
-      serverEnv: { CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "5000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "500", CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "60" },
+      serverEnv: {
+        CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "5000",
+        CLAUDE_SESSIONS_LIMIT_JITTER_MS: "500",
+        CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "60",
+      },
     });
   });
   afterAll(async () => {

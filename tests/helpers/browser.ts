@@ -7,7 +7,12 @@ import { spawnSync } from "node:child_process";
 import { chromium, type Browser } from "playwright-core";
 
 export function chromiumPath(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].filter((p): p is string => Boolean(p));
+  const candidates = [
+    process.env.CHROMIUM_PATH,
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+  ].filter((p): p is string => Boolean(p));
   const found = candidates.find((p) => spawnSync(p, ["--version"], { encoding: "utf8", timeout: 20_000 }).status === 0);
   if (found) return found;
   if (process.env.CI) throw new Error("chromium is not installed, and CI must run the browser suite (.ci/run installs it)");
@@ -19,5 +24,9 @@ export function chromiumPath(): string | undefined {
 export function launchChromium(executablePath: string, home: string): Promise<Browser> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  return chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-dev-shm-usage"], env: { ...env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` } });
+  return chromium.launch({
+    executablePath,
+    args: ["--no-sandbox", "--disable-dev-shm-usage"],
+    env: { ...env, HOME: home, XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache` },
+  });
 }

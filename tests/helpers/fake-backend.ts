@@ -4,7 +4,15 @@
  * waiters, store, terminal driver) runs in milliseconds without tmux or a real process.
  */
 import { appendFileSync } from "node:fs";
-import { ownedInProcess, type HostRef, type TerminalHost, type Key, type Liveness, type TerminalPlan, type Spawned } from "../../src/runners/host.js";
+import {
+  ownedInProcess,
+  type HostRef,
+  type TerminalHost,
+  type Key,
+  type Liveness,
+  type TerminalPlan,
+  type Spawned,
+} from "../../src/runners/host.js";
 import type { BackendKind } from "../../src/core/events.js";
 
 /**
@@ -136,15 +144,24 @@ export class FakeBackend implements TerminalHost {
     }
     s.shown = undefined;
     const prompt = s.prompts.at(-1) ?? "";
-    if (next === "end") setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
+    if (next === "end")
+      setTimeout(() => this.event(s, { hook_event_name: "Stop", last_assistant_message: this.reply(prompt) }), 2);
     if (next === "interrupted") s.interrupted = true;
-    if (next === "permission") this.event(s, { hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command: "touch /tmp/outside.txt" } });
+    if (next === "permission")
+      this.event(s, {
+        hook_event_name: "PermissionRequest",
+        tool_name: "Bash",
+        tool_input: { command: "touch /tmp/outside.txt" },
+      });
   }
 
   async screen(id: string): Promise<string> {
     const s = this.get(id);
     if (s.shown) return s.shown.text;
-    if (s.interrupted) return ["  ⎿  Interrupted · What should Claude do instead?", "", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join("\n");
+    if (s.interrupted)
+      return ["  ⎿  Interrupted · What should Claude do instead?", "", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join(
+        "\n",
+      );
     return ["", RULE, `❯ ${s.input}`, RULE, "  ? for shortcuts"].join("\n");
   }
 

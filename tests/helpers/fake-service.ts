@@ -33,14 +33,31 @@ export function fakeService(env: Record<string, string> = {}): FakeServiceFixtur
   const f = {
     root: "",
     async service(b: FakeBackend): Promise<SessionService> {
-      const cfg = loadConfig({ CLAUDE_SESSIONS_DIR: join(f.root, "state"), CLAUDE_PATH: FAKE_CLAUDE, HOME: join(f.root, "home"), CLAUDE_SESSIONS_START_TIMEOUT_MS: "3000", ...env });
+      const cfg = loadConfig({
+        CLAUDE_SESSIONS_DIR: join(f.root, "state"),
+        CLAUDE_PATH: FAKE_CLAUDE,
+        HOME: join(f.root, "home"),
+        CLAUDE_SESSIONS_START_TIMEOUT_MS: "3000",
+        ...env,
+      });
       const log = createLogger({ level: "error" });
       f.store = new Store(cfg.stateDir, log);
       await f.store.read();
       const scripts = await installScripts(cfg.stateDir);
       // A scripted screen needs no patience: an Enter that was not taken is looked at again after 100 ms.
       const driver = new TerminalDriver(b, log, undefined, { promptRetryAfterMs: 100, inputHandlerMs: 0, pasteLandMs: 0 });
-      return new SessionService({ cfg, store: f.store, log, scripts, runners: { [b.kind]: terminalRunner(b, driver) }, releaseAfterMs: 30, persistGatherMs: 1, settleQuietMs: 5, screenProbeMs: 50, screenQuietMs: 100 });
+      return new SessionService({
+        cfg,
+        store: f.store,
+        log,
+        scripts,
+        runners: { [b.kind]: terminalRunner(b, driver) },
+        releaseAfterMs: 30,
+        persistGatherMs: 1,
+        settleQuietMs: 5,
+        screenProbeMs: 50,
+        screenQuietMs: 100,
+      });
     },
     // A folder next to the state directory: a cwd that contains it is refused.
     startIn: (extra: Record<string, unknown> = {}) => api.startInput.parse({ cwd: join(f.root, "work"), ...extra }),

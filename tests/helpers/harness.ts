@@ -50,7 +50,9 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
   // Headless sessions have no trust screen: the server reads Claude's trust record, as a person who ran `claude`
   // once in the work folder would have left it (the record covers the folders below it).
   if (extraEnv.CLAUDE_SESSIONS_BACKEND === "headless") {
-    writeFileSync(join(home, ".claude.json"), JSON.stringify({ projects: { [work]: { hasTrustDialogAccepted: true } } }), { mode: 0o600 });
+    writeFileSync(join(home, ".claude.json"), JSON.stringify({ projects: { [work]: { hasTrustDialogAccepted: true } } }), {
+      mode: 0o600,
+    });
   }
   const socket = `cs-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const env: Record<string, string> = {
@@ -80,7 +82,10 @@ export function makeWorld(extraEnv: Record<string, string> = {}): World {
       return d;
     },
     tmux(args) {
-      return execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home } });
+      return execFileSync("tmux", ["-L", socket, ...args], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", HOME: home },
+      });
     },
     cleanup() {
       spawnSync("tmux", ["-L", socket, "kill-server"], { env: { PATH: process.env.PATH ?? "", HOME: home } });
@@ -210,9 +215,33 @@ export type BackendKind = "tmux" | "pty" | "headless";
  * from the SDK's result at once while the session's totals (from the transcript) catch up a moment later.
  */
 export const CAPABILITIES = {
-  tmux: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
-  pty: { screen: true, keys: true, prompt_limit: true, doppler: true, startup_screens: true, raw_log_rotated: true, totals_at_turn_end: true },
-  headless: { screen: false, keys: false, prompt_limit: false, doppler: false, startup_screens: false, raw_log_rotated: false, totals_at_turn_end: false },
+  tmux: {
+    screen: true,
+    keys: true,
+    prompt_limit: true,
+    doppler: true,
+    startup_screens: true,
+    raw_log_rotated: true,
+    totals_at_turn_end: true,
+  },
+  pty: {
+    screen: true,
+    keys: true,
+    prompt_limit: true,
+    doppler: true,
+    startup_screens: true,
+    raw_log_rotated: true,
+    totals_at_turn_end: true,
+  },
+  headless: {
+    screen: false,
+    keys: false,
+    prompt_limit: false,
+    doppler: false,
+    startup_screens: false,
+    raw_log_rotated: false,
+    totals_at_turn_end: false,
+  },
 } as const satisfies Record<BackendKind, Record<string, boolean>>;
 
 export type Capability = keyof (typeof CAPABILITIES)["tmux"];
@@ -225,7 +254,10 @@ export function can(backend: BackendKind, what: Capability): boolean {
  * `it` for a case a backend can run; for one it cannot, nothing is defined (the case does not apply to it, which the
  * CAPABILITIES table says once), so the report shows no skipped test.
  */
-export function itWhere(backend: BackendKind, what: Capability): (name: string, fn: () => Promise<void>, timeout?: number) => void {
+export function itWhere(
+  backend: BackendKind,
+  what: Capability,
+): (name: string, fn: () => Promise<void>, timeout?: number) => void {
   return can(backend, what) ? (name, fn, timeout) => it(name, fn, timeout) : () => {};
 }
 

@@ -56,7 +56,13 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
     dirs.set(n, d);
   }
   const mock = await startMockApi({ verbose: Boolean(process.env.CS_E2E_VERBOSE) });
-  const prepared = await prepareClaudeHome({ home, apiKey: API_KEY, trustedDirs: [...dirs.values()], mockUrl: mock.url, cliVersion: realClaudeVersion() ?? "2.1.330" });
+  const prepared = await prepareClaudeHome({
+    home,
+    apiKey: API_KEY,
+    trustedDirs: [...dirs.values()],
+    mockUrl: mock.url,
+    cliVersion: realClaudeVersion() ?? "2.1.330",
+  });
   const scripts = await installScripts(stateDir);
   const sessions: HeadlessSession[] = [];
   const lives: LiveSession[] = [];
@@ -79,7 +85,12 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
       mkdirSync(join(stateDir, id), { recursive: true, mode: 0o700 });
       // The engine runs on a fold it is given (the session layer's, in the server): here, one of the test's own.
       writeFileSync(eventsPath(id), "", { flag: "a", mode: 0o600 });
-      const live = new LiveSession(id, eventsPath(id), () => {}, () => {});
+      const live = new LiveSession(
+        id,
+        eventsPath(id),
+        () => {},
+        () => {},
+      );
       lives.push(live);
       await live.start();
       const s = await HeadlessSession.start({

@@ -18,11 +18,24 @@ export interface HttpServerProc {
   stop(): Promise<void>;
 }
 
-export async function startHttpServer(world: World, extraEnv: Record<string, string> = {}, listen = "127.0.0.1:0"): Promise<HttpServerProc> {
-  const proc = spawn(process.execPath, [CLI, "serve", "--http", listen], { env: { ...world.env, ...extraEnv }, cwd: world.root, stdio: ["ignore", "ignore", "pipe"] });
+export async function startHttpServer(
+  world: World,
+  extraEnv: Record<string, string> = {},
+  listen = "127.0.0.1:0",
+): Promise<HttpServerProc> {
+  const proc = spawn(process.execPath, [CLI, "serve", "--http", listen], {
+    env: { ...world.env, ...extraEnv },
+    cwd: world.root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   proc.stderr!.on("data", (b: Buffer) => (err += b.toString()));
-  const url = await until(() => /serving MCP at (http:\/\/\S+)\/mcp/.exec(err)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(`the server exited: ${err}`)) : undefined), 20_000);
+  const url = await until(
+    () =>
+      /serving MCP at (http:\/\/\S+)\/mcp/.exec(err)?.[1] ??
+      (proc.exitCode !== null ? Promise.reject(new Error(`the server exited: ${err}`)) : undefined),
+    20_000,
+  );
   const token = extraEnv.CLAUDE_SESSIONS_TOKEN ?? readFileSync(join(world.stateDir, "token"), "utf8").trim();
   return {
     url,
@@ -49,7 +62,9 @@ export interface HttpMcp {
 }
 
 export async function connectHttp(url: string, token: string, name = "cs-http-test"): Promise<HttpMcp> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   const call = async <T>(name: string, args: Record<string, unknown> = {}, opts: CallOpts = {}): Promise<ToolResult<T>> => {
@@ -59,7 +74,8 @@ export async function connectHttp(url: string, token: string, name = "cs-http-te
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     const text = (res.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
-    if (res.isError) return { ok: false, error: (JSON.parse(text) as { error: ToolResult["error"] }).error!, text, data: {} as T };
+    if (res.isError)
+      return { ok: false, error: (JSON.parse(text) as { error: ToolResult["error"] }).error!, text, data: {} as T };
     return { ok: true, data: res.structuredContent as T, text };
   };
   return {

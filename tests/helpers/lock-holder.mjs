@@ -4,7 +4,12 @@
 // has been written; the update adds 1 to the counter record's turn_count.
 import { Store } from "../../dist/store/store.js";
 const [dir, staleMs, holdMs] = process.argv.slice(2);
-const log = { debug() {}, info: (m) => process.stderr.write(m + "\n"), warn: (m) => process.stderr.write(m + "\n"), error: (m) => process.stderr.write(m + "\n") };
+const log = {
+  debug() {},
+  info: (m) => process.stderr.write(m + "\n"),
+  warn: (m) => process.stderr.write(m + "\n"),
+  error: (m) => process.stderr.write(m + "\n"),
+};
 const store = new Store(dir, log, { staleMs: Number(staleMs) });
 await store.update(async (s) => {
   process.stdout.write("locked\n");

@@ -17,7 +17,12 @@ export function sessionProcessEnv(id: string): Record<string, string> {
     } catch {
       continue;
     }
-    const env = Object.fromEntries(raw.split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+    const env = Object.fromEntries(
+      raw
+        .split("\0")
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
     if (env.CLAUDE_SESSIONS_ID === id && env.CLAUDE_SESSIONS_MEMBER_SECRET) return env;
   }
   throw new Error(`no process of session ${id} with a member secret`);
@@ -30,7 +35,9 @@ export interface MemberConfig {
 }
 
 export function memberConfig(stateDir: string, id: string): MemberConfig {
-  const c = JSON.parse(readFileSync(join(stateDir, id, "member-mcp.json"), "utf8")) as { mcpServers: Record<string, MemberConfig> };
+  const c = JSON.parse(readFileSync(join(stateDir, id, "member-mcp.json"), "utf8")) as {
+    mcpServers: Record<string, MemberConfig>;
+  };
   return c.mcpServers["claude-sessions-team"]!;
 }
 
@@ -51,10 +58,19 @@ export interface Member {
  * Starts session `id`'s member server. `change` edits the environment after expansion (a forged or missing secret,
  * a lead flag the session does not have).
  */
-export async function connectMember(stateDir: string, id: string, change: (env: Record<string, string>) => void = () => {}): Promise<Member> {
+export async function connectMember(
+  stateDir: string,
+  id: string,
+  change: (env: Record<string, string>) => void = () => {},
+): Promise<Member> {
   const cfg = memberConfig(stateDir, id);
   const session = sessionProcessEnv(id);
-  const expanded = Object.fromEntries(Object.entries(cfg.env).map(([k, v]) => [k, v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => session[n] ?? "")]));
+  const expanded = Object.fromEntries(
+    Object.entries(cfg.env).map(([k, v]) => [
+      k,
+      v.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => session[n] ?? ""),
+    ]),
+  );
   const env = { ...session, ...expanded };
   change(env);
   const transport = new StdioClientTransport({ command: cfg.command, args: cfg.args, env, stderr: "pipe" });

@@ -28,7 +28,11 @@ export function realClaudeVersion(): string | undefined {
   if (versionCache !== null) return versionCache;
   versionCache = undefined;
   if (existsSync(REAL_CLAUDE)) {
-    const r = spawnSync(REAL_CLAUDE, ["--version"], { encoding: "utf8", timeout: 20_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" } });
+    const r = spawnSync(REAL_CLAUDE, ["--version"], {
+      encoding: "utf8",
+      timeout: 20_000,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" },
+    });
     const m = /^(\d+\.\d+\.\d+)/.exec(r.stdout ?? "");
     if (r.status === 0 && m) versionCache = m[1];
   }
@@ -113,7 +117,8 @@ export async function e2eWorld(opts: { dirs: string[]; untrusted?: string[]; ser
       for (const m of (r.body?.messages ?? []) as Array<{ role: string; content: unknown }>) {
         if (m.role !== "user") continue;
         if (typeof m.content === "string") out.push(m.content);
-        else if (Array.isArray(m.content)) for (const b of m.content as Array<{ type: string; text?: string }>) if (b.type === "text" && b.text) out.push(b.text);
+        else if (Array.isArray(m.content))
+          for (const b of m.content as Array<{ type: string; text?: string }>) if (b.type === "text" && b.text) out.push(b.text);
       }
       return out;
     },

@@ -34,5 +34,8 @@ export interface TestHosts {
 export function testHostsMissing(): string | undefined;
 export function testHostsOrSkip(): boolean;
 export function makeTestHosts(count: number, opts?: { tag?: string; env?: Record<string, string>; root?: string }): TestHosts;
-export function writeNodesFile(dir: string, nodes: Record<string, { exec: string[]; attach?: string[] } | { url: string; token_file: string; attach?: string[] }>): string;
+export function writeNodesFile(
+  dir: string,
+  nodes: Record<string, { exec: string[]; attach?: string[] } | { url: string; token_file: string; attach?: string[] }>,
+): string;
 export function loopbackExec(env: Record<string, string>): string[];

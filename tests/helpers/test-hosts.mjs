@@ -7,7 +7,17 @@
  * users, by pid — and nothing talks to any address but the hosts' own and loopback.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -18,7 +28,12 @@ const SSHD = "/usr/sbin/sshd";
 /** Why test hosts cannot be made on this machine (undefined: they can). */
 export function testHostsMissing() {
   if (process.getuid?.() !== 0) return "test hosts need root (network namespaces, users, sshd)";
-  for (const [bin, pkg] of [[SSHD, "openssh-server"], ["/usr/bin/ssh", "openssh-client"], ["/usr/sbin/ip", "iproute2"], ["/usr/sbin/useradd", "passwd"]]) {
+  for (const [bin, pkg] of [
+    [SSHD, "openssh-server"],
+    ["/usr/bin/ssh", "openssh-client"],
+    ["/usr/sbin/ip", "iproute2"],
+    ["/usr/sbin/useradd", "passwd"],
+  ]) {
     try {
       statSync(bin);
     } catch {
@@ -32,7 +47,8 @@ export function testHostsMissing() {
 export function testHostsOrSkip() {
   const why = testHostsMissing();
   if (!why) return true;
-  if (process.env.CI) throw new Error(`${why}, and CI must run the nodes suites (.ci/run installs openssh-server and runs as root)`);
+  if (process.env.CI)
+    throw new Error(`${why}, and CI must run the nodes suites (.ci/run installs openssh-server and runs as root)`);
   console.warn(`\n*** ${why}: SKIPPING the nodes suites over test hosts. ***\n`);
   return false;
 }
@@ -44,7 +60,10 @@ const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "
 /** @param {string} path */
 function assertReadableByOthers(path) {
   for (let p = path; ; p = dirname(p)) {
-    if ((statSync(p).mode & 0o001) === 0) throw new Error(`${p} is not searchable by other users (mode ${(statSync(p).mode & 0o777).toString(8)}); the test hosts' users need to read ${path}`);
+    if ((statSync(p).mode & 0o001) === 0)
+      throw new Error(
+        `${p} is not searchable by other users (mode ${(statSync(p).mode & 0o777).toString(8)}); the test hosts' users need to read ${path}`,
+      );
     if (p === dirname(p)) return;
   }
 }
@@ -144,7 +163,23 @@ export function makeTestHosts(count, opts = {}) {
       made.sshd.push(sshd);
       let sshdErr = "";
       sshd.stderr?.on("data", (b) => (sshdErr = (sshdErr + b.toString()).slice(-4000)));
-      const sshBase = ["ssh", "-F", "/dev/null", "-i", key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=5"];
+      const sshBase = [
+        "ssh",
+        "-F",
+        "/dev/null",
+        "-i",
+        key,
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "LogLevel=ERROR",
+        "-o",
+        "ConnectTimeout=5",
+      ];
       const target = `${user}@${address}`;
       const env = {
         PATH: [dirname(node), join(FIXTURES, "bin"), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
@@ -176,7 +211,13 @@ export function makeTestHosts(count, opts = {}) {
         cut: () => run("ip", ["link", "set", veth, "down"]),
         setUserEnv: (vars) => {
           const p = join(ssh, "environment");
-          writeFileSync(p, Object.entries(vars).map(([k, v]) => `${k}=${v}\n`).join(""), { mode: 0o600 });
+          writeFileSync(
+            p,
+            Object.entries(vars)
+              .map(([k, v]) => `${k}=${v}\n`)
+              .join(""),
+            { mode: 0o600 },
+          );
           chownSync(p, uid, gid);
         },
         chownHome: () => run("chown", ["-R", `${uid}:${gid}`, home]),

@@ -17,7 +17,12 @@ export function tempDirs(): Dirs {
   const stateDir = join(root, "state");
   mkdirSync(join(configDir, "projects"), { recursive: true });
   mkdirSync(stateDir, { recursive: true });
-  return { root, configDir, stateDir, cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
+  return {
+    root,
+    configDir,
+    stateDir,
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
+  };
 }
 
 export interface UsageIn {
@@ -65,7 +70,16 @@ export class Transcript {
   /** `chain` sets the line's uuid or its parent (the line before it in the conversation), for lines written out of order. */
   private base(sidechain: boolean, chain: Chain = {}) {
     const uuid = chain.uuid ?? randomUUID();
-    const b = { parentUuid: chain.parent !== undefined ? chain.parent : this.parent, isSidechain: sidechain, userType: "external", cwd: this.cwd, sessionId: this.sessionId, version: "2.1.330", uuid, timestamp: this.ts() };
+    const b = {
+      parentUuid: chain.parent !== undefined ? chain.parent : this.parent,
+      isSidechain: sidechain,
+      userType: "external",
+      cwd: this.cwd,
+      sessionId: this.sessionId,
+      version: "2.1.330",
+      uuid,
+      timestamp: this.ts(),
+    };
     this.parent = uuid;
     this.lastUuid = uuid;
     return b;
@@ -73,11 +87,20 @@ export class Transcript {
 
   /** A prompt; `promptId` as newer versions write it (the UserPromptSubmit hook's prompt_id). */
   user(text: string, opts: { sidechain?: boolean; promptId?: string } & Chain = {}): this {
-    return this.raw({ ...this.base(opts.sidechain ?? false, opts), ...(opts.promptId ? { promptId: opts.promptId } : {}), type: "user", message: { role: "user", content: text } });
+    return this.raw({
+      ...this.base(opts.sidechain ?? false, opts),
+      ...(opts.promptId ? { promptId: opts.promptId } : {}),
+      type: "user",
+      message: { role: "user", content: text },
+    });
   }
 
   toolResult(content: string): this {
-    return this.raw({ ...this.base(false), type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] } });
+    return this.raw({
+      ...this.base(false),
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content }] },
+    });
   }
 
   /** One API message; `blocks` of several entries are written as several lines sharing the id (streaming). */
@@ -87,12 +110,25 @@ export class Transcript {
   ): this {
     const id = opts.id ?? `msg_${randomUUID().replace(/-/g, "")}`;
     const list = typeof blocks === "string" ? [{ type: "text" as const, text: blocks }] : blocks;
-    const usage = opts.usage ?? { input_tokens: 10, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const usage = opts.usage ?? {
+      input_tokens: 10,
+      output_tokens: 20,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    };
     for (const [i, b] of list.entries()) {
       this.raw({
         ...this.base(opts.sidechain ?? false, i === 0 ? opts : {}),
         type: "assistant",
-        message: { id, type: "message", role: "assistant", model: opts.model ?? "claude-sonnet-4-5-20250929", content: [b], stop_reason: null, usage },
+        message: {
+          id,
+          type: "message",
+          role: "assistant",
+          model: opts.model ?? "claude-sonnet-4-5-20250929",
+          content: [b],
+          stop_reason: null,
+          usage,
+        },
         requestId: "req_1",
       });
     }

@@ -4,7 +4,11 @@
  * test is about time passing (a guard, a stale lock, a quiet period, "nothing happens"), and say so where they do.
  * No dependencies: the unit tier imports it too.
  */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, stepMs = 50): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10_000,
+  stepMs = 50,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -20,7 +24,10 @@ export async function until<T>(fn: () => Promise<T | undefined | false> | T | un
 }
 
 /** The same, with options: `waitFor(() => …, { timeoutMs: 5000 })`. */
-export function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, opts: { timeoutMs?: number; stepMs?: number } = {}): Promise<T> {
+export function waitFor<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  opts: { timeoutMs?: number; stepMs?: number } = {},
+): Promise<T> {
   return until(fn, opts.timeoutMs, opts.stepMs);
 }
 

@@ -15,7 +15,11 @@ describe.each(BACKENDS)("bounded logs (%s)", (backend) => {
   let w: World;
   let m: Mcp;
   beforeAll(async () => {
-    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend, CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES: String(CAP), CLAUDE_SESSIONS_EVENTS_MAX_BYTES: "8192" });
+    w = makeWorld({
+      CLAUDE_SESSIONS_BACKEND: backend,
+      CLAUDE_SESSIONS_OUTPUT_LOG_MAX_BYTES: String(CAP),
+      CLAUDE_SESSIONS_EVENTS_MAX_BYTES: "8192",
+    });
     m = await connect(w);
   });
   afterAll(async () => {
@@ -28,7 +32,11 @@ describe.each(BACKENDS)("bounded logs (%s)", (backend) => {
     const dir = join(w.stateDir, s.session_id);
     let cursor: string | undefined;
     for (let i = 0; i < 6; i++) {
-      const r = await m.callOk("send_message", { session_id: s.session_id, message: `FAKE_FLOOD:150 round ${i} ${"y".repeat(1500)}`, timeout_ms: 20_000 });
+      const r = await m.callOk("send_message", {
+        session_id: s.session_id,
+        message: `FAKE_FLOOD:150 round ${i} ${"y".repeat(1500)}`,
+        timeout_ms: 20_000,
+      });
       expect(r.completed).toBe(true);
       expect(r.response).toContain(`round ${i}`);
       const log = await m.callOk("stream_output", { session_id: s.session_id, mode: "log", ...(cursor ? { cursor } : {}) });
@@ -42,7 +50,9 @@ describe.each(BACKENDS)("bounded logs (%s)", (backend) => {
     }
     // Events: compacted at a quiet moment; the log now starts with the snapshot.
     expect(existsSync(join(dir, "events.jsonl.1"))).toBe(true);
-    const first = readFileSync(join(dir, "events.jsonl"), "utf8").split("\n").find((l) => l.trim());
+    const first = readFileSync(join(dir, "events.jsonl"), "utf8")
+      .split("\n")
+      .find((l) => l.trim());
     expect(first).toContain('"cs:snapshot"');
     const list = await m.callOk("list_sessions", {});
     expect(list.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ turn_count: 6, status: "idle" });

@@ -15,7 +15,8 @@ const pty = await hasPty();
 describe.runIf(run)("claude-sessions CLI (tmux)", () => {
   let w: World;
   let m: Mcp;
-  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 30_000, cwd: w.root });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 30_000, cwd: w.root });
   beforeAll(async () => {
     w = makeWorld();
     m = await connect(w);
@@ -85,7 +86,9 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     expect(send.stdout.trim()).toBe("FAKE REPLY: and more");
     // The session outlives the commands: an MCP client sees it with both turns.
     const listed = await m.call("list_sessions", { status_filter: "active" });
-    expect((listed.data.sessions as { session_id: string; turn_count: number }[]).find((s) => s.session_id === id)?.turn_count).toBe(2);
+    expect(
+      (listed.data.sessions as { session_id: string; turn_count: number }[]).find((s) => s.session_id === id)?.turn_count,
+    ).toBe(2);
     const ls = cli("ls");
     expect(ls.stdout).toMatch(new RegExp(`^local\t${id}\t(ready|idle)\ttmux\t\\$\\d+\\.\\d+\t${cwd}\t`, "m"));
     const kill = cli("kill", id!);
@@ -114,7 +117,11 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     const led = cli("start", w.dir("cli-lead"), "--team", "cli-team", "--lead", "--json");
     expect(led.status, led.stderr).toBe(0);
     const ledId = (JSON.parse(led.stdout) as { session_id: string }).session_id;
-    const rec = (JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { options: { team_lead?: boolean } }> }).sessions[ledId]!;
+    const rec = (
+      JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+        sessions: Record<string, { options: { team_lead?: boolean } }>;
+      }
+    ).sessions[ledId]!;
     expect(rec.options.team_lead).toBe(true);
     await m.call("kill_session", { session_id: ledId });
     const unknown = cli("start", w.dir("cli-bad"), "--frobnicate");
@@ -155,7 +162,10 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
     expect(first!.split("\t")[0]).toBe(id);
     expect(reply).toBe("FAKE REPLY: welcome back");
     // reset: a fresh conversation in the same session (reset_session), the old one kept.
-    const before = (await m.call("list_sessions", { status_filter: "all" })).data.sessions as { session_id: string; claude_session_id: string }[];
+    const before = (await m.call("list_sessions", { status_filter: "all" })).data.sessions as {
+      session_id: string;
+      claude_session_id: string;
+    }[];
     const old = before.find((s) => s.session_id === id)!.claude_session_id;
     const reset = cli("reset", id);
     expect(reset.status, reset.stderr).toBe(0);
@@ -173,7 +183,12 @@ describe.runIf(run)("claude-sessions CLI (tmux)", () => {
   it.runIf(pty)("on a terminal a progress line shows the status, the time and the tokens while the turn runs", async () => {
     const { spawn } = await import("node-pty");
     const cwd = w.dir("cli-progress");
-    const term = spawn(process.execPath, [CLI, "run", cwd, "--backend", "tmux", "FAKE_SLOW:2500 slowly"], { cwd: w.root, env: w.env, cols: 160, rows: 20 });
+    const term = spawn(process.execPath, [CLI, "run", cwd, "--backend", "tmux", "FAKE_SLOW:2500 slowly"], {
+      cwd: w.root,
+      env: w.env,
+      cols: 160,
+      rows: 20,
+    });
     let screen = "";
     term.onData((d) => (screen += d));
     const code = await new Promise<number>((ok) => term.onExit((e) => ok(e.exitCode)));

@@ -19,7 +19,10 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
     report = join(w.root, "report.jsonl");
     const secrets = join(w.root, "secrets");
     mkdirSync(secrets, { recursive: true });
-    writeFileSync(join(secrets, "doppler.json"), JSON.stringify({ tokens: { "dp.st.dev.token": {} }, projects: { api: { dev: { API_KEY: "dev-value" } } } }));
+    writeFileSync(
+      join(secrets, "doppler.json"),
+      JSON.stringify({ tokens: { "dp.st.dev.token": {} }, projects: { api: { dev: { API_KEY: "dev-value" } } } }),
+    );
     m = await connect(w, {
       FAKE_CLAUDE_REPORT: report,
       PATH: [join(FIXTURES, "doppler-bin"), w.env.PATH].join(delimiter),
@@ -76,7 +79,12 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
 
   it("wait_for_completion takes poll_interval_ms (ignored) and check_idle (background tasks), and says completed_at", async () => {
     await m.callOk("send_message", { session_id: "design-1", message: "FAKE_SLOW:500 x", wait_for_response: false });
-    const r = await m.callOk("wait_for_completion", { session_id: "design-1", timeout_ms: 10_000, poll_interval_ms: 1000, check_idle: true });
+    const r = await m.callOk("wait_for_completion", {
+      session_id: "design-1",
+      timeout_ms: 10_000,
+      poll_interval_ms: 1000,
+      check_idle: true,
+    });
     expect(r.completed).toBe(true);
     expect(Date.parse(r.completed_at!)).toBeGreaterThan(Date.now() - 10_000);
     // A turn that left a background task running: without check_idle it is done, with it the wait goes on.
@@ -93,7 +101,10 @@ describe.runIf(TMUX)("the design's argument names (tmux, fake claude)", () => {
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_ENV:API_KEY" });
     expect(await reported("API_KEY")).toBe("dev-value");
     const meta = await m.callOk("list_sessions", { include_metadata: true });
-    expect(meta.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({ doppler_project: "api", doppler_config: "dev" });
+    expect(meta.sessions.find((x) => x.session_id === s.session_id)).toMatchObject({
+      doppler_project: "api",
+      doppler_config: "dev",
+    });
     const clash = await m.call("start_session", { cwd: w.dir("dop2"), doppler_project: "api", doppler: { project: "other" } });
     expect(clash.error?.code).toBe("INVALID_ARGUMENT");
     await m.callOk("kill_session", { session_id: s.session_id });

@@ -4,7 +4,17 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, itWhere, contractKinds, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import {
+  connect,
+  itWhere,
+  contractKinds,
+  groupLeaders,
+  makeWorld,
+  processesIn,
+  until,
+  type Mcp,
+  type World,
+} from "../helpers/harness.js";
 
 const BACKENDS = await contractKinds();
 
@@ -129,29 +139,40 @@ describe.each(BACKENDS)("errors (%s)", (backend) => {
     expect(r.error!.message).not.toContain("─────");
     const list = await m.call("list_sessions", { status_filter: "error" });
     expect(list.data.sessions).toHaveLength(1);
-    const stored = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")).sessions[list.data.sessions[0]!.session_id] as { error_log: string[] };
+    const stored = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")).sessions[
+      list.data.sessions[0]!.session_id
+    ] as { error_log: string[] };
     expect(stored.error_log.at(-1)!.length).toBeLessThanOrEqual(700);
     await until(() => liveSessions().length === 0, 5000);
   });
 
-  itWhere(backend, "startup_screens")("first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen", async () => {
-    for (const [screen, what] of [
-      ["trust", /trust/i],
-      ["api-key", /API key/i],
-      ["login", /log in/i],
-    ] as const) {
-      const t0 = Date.now();
-      const r = await m.call("start_session", { cwd: w.dir(`first-${screen}`), env: { FAKE_CLAUDE_SCREEN: screen } });
-      expect(r.error?.code, screen).toBe("STARTUP_BLOCKED");
-      expect(r.error?.suggestion, screen).toMatch(what);
-      expect(Date.now() - t0, screen).toBeLessThan(6000); // recognised, not a bare timeout
-    }
-    const ok = await m.call("start_session", { cwd: w.dir("first-trusted"), env: { FAKE_CLAUDE_SCREEN: "trust" }, trust_workspace: true });
-    expect(ok.ok, ok.text).toBe(true);
-    expect((await m.call("send_message", { session_id: ok.data.session_id, message: "hi" })).data.response).toBe("FAKE REPLY: hi");
-    await m.call("kill_session", { session_id: ok.data.session_id, save_state: false });
-    await until(() => liveSessions().length === 0, 5000);
-  });
+  itWhere(backend, "startup_screens")(
+    "first-run screens give STARTUP_BLOCKED with the way out; trust_workspace accepts the trust screen",
+    async () => {
+      for (const [screen, what] of [
+        ["trust", /trust/i],
+        ["api-key", /API key/i],
+        ["login", /log in/i],
+      ] as const) {
+        const t0 = Date.now();
+        const r = await m.call("start_session", { cwd: w.dir(`first-${screen}`), env: { FAKE_CLAUDE_SCREEN: screen } });
+        expect(r.error?.code, screen).toBe("STARTUP_BLOCKED");
+        expect(r.error?.suggestion, screen).toMatch(what);
+        expect(Date.now() - t0, screen).toBeLessThan(6000); // recognised, not a bare timeout
+      }
+      const ok = await m.call("start_session", {
+        cwd: w.dir("first-trusted"),
+        env: { FAKE_CLAUDE_SCREEN: "trust" },
+        trust_workspace: true,
+      });
+      expect(ok.ok, ok.text).toBe(true);
+      expect((await m.call("send_message", { session_id: ok.data.session_id, message: "hi" })).data.response).toBe(
+        "FAKE REPLY: hi",
+      );
+      await m.call("kill_session", { session_id: ok.data.session_id, save_state: false });
+      await until(() => liveSessions().length === 0, 5000);
+    },
+  );
 
   it("bypassPermissions is refused unless the server allows it", async () => {
     const r = await m.call("start_session", { cwd: w.work, permission_mode: "bypassPermissions" });

@@ -19,7 +19,11 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
   let server: Server;
   let hits = 0;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   const newRepo = (name: string) => {
     const repo = w.dir(name);
     git(repo, "init", "-q", "-b", "main");
@@ -35,10 +39,22 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
       file,
       JSON.stringify({
         checks: [
-          { name: "inside", argv: ["sh", "-c", "echo checked > inside.txt && grep -qx good app.txt && git status --porcelain >/dev/null"], timeout_ms: 20_000 },
+          {
+            name: "inside",
+            argv: ["sh", "-c", "echo checked > inside.txt && grep -qx good app.txt && git status --porcelain >/dev/null"],
+            timeout_ms: 20_000,
+          },
           { name: "outside", argv: ["sh", "-c", `echo pwned > ${join(repo, "pwned.txt")}`], timeout_ms: 20_000 },
           { name: "ssh", argv: ["cat", join(w.home, ".ssh", "id_test")], timeout_ms: 20_000 },
-          { name: "network", argv: [node, "-e", `require("net").connect(${port}, "127.0.0.1").on("connect", () => process.exit(0)).on("error", () => process.exit(3))`], timeout_ms: 20_000 },
+          {
+            name: "network",
+            argv: [
+              node,
+              "-e",
+              `require("net").connect(${port}, "127.0.0.1").on("connect", () => process.exit(0)).on("error", () => process.exit(3))`,
+            ],
+            timeout_ms: 20_000,
+          },
         ],
       }),
     );
@@ -65,16 +81,36 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
     const repo = newRepo(name);
     const m: Mcp = await connect(w, { CLAUDE_SESSIONS_SANDBOX: sandbox, CLAUDE_SESSIONS_CHECKS: checksFor(repo) });
     try {
-      const r = await m.callOk("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000 });
+      const r = await m.callOk(
+        "fan_out",
+        {
+          cwd: repo,
+          prompt: "FAKE_BASH:echo good > app.txt",
+          n: 1,
+          permission_mode: "dontAsk",
+          trust_workspace: true,
+          timeout_ms: 60_000,
+        },
+        { timeout: 120_000 },
+      );
       const a = r.attempts[0]!;
-      const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === a.session_id);
+      const row = (await m.callOk("list_sessions", {})).sessions.find(
+        (x: { session_id: string }) => x.session_id === a.session_id,
+      );
       // What the "outside" check left in the repository (its checkout must be clean for the merge that follows).
       const pwned = existsSync(join(repo, "pwned.txt"));
       rmSync(join(repo, "pwned.txt"), { force: true });
       // merge_worktree runs the same checks on the merged result, in a scratch worktree: boxed too for a sandboxed session.
       const merged = merge ? await m.callOk("merge_worktree", { session_id: a.session_id }, { timeout: 120_000 }) : undefined;
       await m.callOk("kill_session", { session_id: a.session_id, force: true });
-      return { repo, pwned, a, merged, sandboxed: row?.sandboxed === true, byName: Object.fromEntries(a.checks.map((c) => [c.name, c])) };
+      return {
+        repo,
+        pwned,
+        a,
+        merged,
+        sandboxed: row?.sandboxed === true,
+        byName: Object.fromEntries(a.checks.map((c) => [c.name, c])),
+      };
     } finally {
       await m.close();
     }

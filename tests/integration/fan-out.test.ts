@@ -14,7 +14,11 @@ describe("fan_out (headless, fake claude, real git)", () => {
   let m: Mcp;
   let checksFile: string;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   const newRepo = (name: string) => {
     const repo = w.dir(name);
     git(repo, "init", "-q", "-b", "main");
@@ -29,7 +33,10 @@ describe("fan_out (headless, fake claude, real git)", () => {
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless", CLAUDE_SESSIONS_MAX_FAN_OUT: "3" });
     checksFile = join(w.root, "checks.json");
-    writeFileSync(checksFile, JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 10_000 }] }));
+    writeFileSync(
+      checksFile,
+      JSON.stringify({ checks: [{ name: "answer", argv: ["grep", "-qx", "good", "app.txt"], timeout_ms: 10_000 }] }),
+    );
     m = await connect(w, { CLAUDE_SESSIONS_CHECKS: checksFile });
   });
   afterAll(async () => {
@@ -42,8 +49,19 @@ describe("fan_out (headless, fake claude, real git)", () => {
     const marker = join(w.root, "first-claim");
     const prompt = `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`;
     const progress: string[] = [];
-    const args = { cwd: repo, prompt, n: 3, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000, idempotency_key: "fan-1" } as const;
-    const r = await m.callOk("fan_out", args, { timeout: 120_000, onprogress: (p) => progress.push((p as { message?: string }).message ?? "") });
+    const args = {
+      cwd: repo,
+      prompt,
+      n: 3,
+      permission_mode: "dontAsk",
+      trust_workspace: true,
+      timeout_ms: 60_000,
+      idempotency_key: "fan-1",
+    } as const;
+    const r = await m.callOk("fan_out", args, {
+      timeout: 120_000,
+      onprogress: (p) => progress.push((p as { message?: string }).message ?? ""),
+    });
     // A retry with the same idempotency_key is the same fan-out, not three more sessions.
     const again = await m.callOk("fan_out", args, { timeout: 120_000 });
     expect(again.attempts.map((a) => a.session_id)).toEqual(r.attempts.map((a) => a.session_id));
@@ -72,7 +90,11 @@ describe("fan_out (headless, fake claude, real git)", () => {
     const repo = newRepo("slow");
     const marker = join(w.root, "slow-claim");
     const prompt = `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then sleep 30; fi; echo good > app.txt`;
-    const r = await m.callOk("fan_out", { cwd: repo, prompt, n: 2, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 8_000 }, { timeout: 120_000 });
+    const r = await m.callOk(
+      "fan_out",
+      { cwd: repo, prompt, n: 2, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 8_000 },
+      { timeout: 120_000 },
+    );
     expect(r.attempts.map((a) => a.outcome)).toEqual(["completed", "timed_out"]);
     expect(r.attempts[1]!.reason).toBe("no answer within 8000 ms");
     expect(r.attempts[1]!.checks_passed).toBe(0);
@@ -117,7 +139,13 @@ describe("fan_out (headless, fake claude, real git)", () => {
   it("a fan-out whose sessions do not all start removes every worktree and branch it made", async () => {
     const repo = newRepo("undo");
     const before = worktrees();
-    const r = await m.call("fan_out", { cwd: repo, prompt: "hello", trust_workspace: true, variants: [{ permission_mode: "dontAsk" }, { permission_mode: "bypassPermissions" }], timeout_ms: 30_000 });
+    const r = await m.call("fan_out", {
+      cwd: repo,
+      prompt: "hello",
+      trust_workspace: true,
+      variants: [{ permission_mode: "dontAsk" }, { permission_mode: "bypassPermissions" }],
+      timeout_ms: 30_000,
+    });
     expect(r.error?.code).toBe("PERMISSION_DENIED");
     expect(r.error?.message).toContain("worktrees and branches removed");
     expect(worktrees()).toEqual(before);
@@ -130,8 +158,13 @@ describe("claude-sessions checks approve / fan-out (CLI)", () => {
   let w: World;
   let m: Mcp;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
-  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 120_000, cwd: w.root });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 120_000, cwd: w.root });
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
     m = await connect(w);
@@ -145,12 +178,19 @@ describe("claude-sessions checks approve / fan-out (CLI)", () => {
     const repo = w.dir("approved");
     git(repo, "init", "-q", "-b", "main");
     mkdirSync(join(repo, ".claude-sessions"));
-    const checks = (argv: string[]) => writeFileSync(join(repo, ".claude-sessions", "checks.json"), JSON.stringify({ checks: [{ name: "answer", argv }] }));
+    const checks = (argv: string[]) =>
+      writeFileSync(join(repo, ".claude-sessions", "checks.json"), JSON.stringify({ checks: [{ name: "answer", argv }] }));
     checks(["grep", "-qx", "good", "app.txt"]);
     writeFileSync(join(repo, "app.txt"), "todo\n");
     git(repo, "add", ".");
     git(repo, "commit", "-qm", "first");
-    const refused = await m.call("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true });
+    const refused = await m.call("fan_out", {
+      cwd: repo,
+      prompt: "FAKE_BASH:echo good > app.txt",
+      n: 1,
+      permission_mode: "dontAsk",
+      trust_workspace: true,
+    });
     expect(refused.error?.code).toBe("PERMISSION_DENIED");
 
     const show = cli("checks", "show", repo);
@@ -162,7 +202,18 @@ describe("claude-sessions checks approve / fan-out (CLI)", () => {
     expect(ok.status, ok.stderr).toBe(0);
     expect(cli("checks", "show", repo).stdout).toContain("(approved)");
 
-    const r = await m.callOk("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 1, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000 });
+    const r = await m.callOk(
+      "fan_out",
+      {
+        cwd: repo,
+        prompt: "FAKE_BASH:echo good > app.txt",
+        n: 1,
+        permission_mode: "dontAsk",
+        trust_workspace: true,
+        timeout_ms: 60_000,
+      },
+      { timeout: 120_000 },
+    );
     expect(r.checks_source).toBe("repo");
     expect(r.attempts[0]).toMatchObject({ outcome: "completed", checks_passed: 1, checks_total: 1 });
 
@@ -180,7 +231,21 @@ describe("claude-sessions checks approve / fan-out (CLI)", () => {
     writeFileSync(join(repo, "app.txt"), "todo\n");
     git(repo, "add", ".");
     git(repo, "commit", "-qm", "first");
-    const r = cli("fan-out", repo, "FAKE_BASH:echo", "good", ">", "app.txt", "--n", "2", "--permission-mode", "dontAsk", "--trust-workspace", "--timeout", "60000");
+    const r = cli(
+      "fan-out",
+      repo,
+      "FAKE_BASH:echo",
+      "good",
+      ">",
+      "app.txt",
+      "--n",
+      "2",
+      "--permission-mode",
+      "dontAsk",
+      "--trust-workspace",
+      "--timeout",
+      "60000",
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain("| rank | session |");
     expect(r.stdout.match(/^\| [12] \| /gm)).toHaveLength(2);

@@ -26,7 +26,9 @@ function world(): World {
 
 /** Every file under a directory, recursively. */
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name));
 }
 
 describe("a server that starts at once", () => {
@@ -59,7 +61,9 @@ describe("a server that starts at once", () => {
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
     const client = new Client({ name: "cs-test", version: "1" });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(copy, "dist", "bin.js")], env: w.env, stderr: "pipe" }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [join(copy, "dist", "bin.js")], env: w.env, stderr: "pipe" }),
+    );
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).not.toContain("stale_tool");
@@ -67,7 +71,9 @@ describe("a server that starts at once", () => {
       // The same copy with its fingerprint intact lists what the file says: the file is what was used.
       writeFileSync(file, JSON.stringify({ ...data, fingerprint: JSON.parse(readFileSync(LISTING, "utf8")).fingerprint }));
       const again = new Client({ name: "cs-test", version: "1" });
-      await again.connect(new StdioClientTransport({ command: process.execPath, args: [join(copy, "dist", "bin.js")], env: w.env, stderr: "pipe" }));
+      await again.connect(
+        new StdioClientTransport({ command: process.execPath, args: [join(copy, "dist", "bin.js")], env: w.env, stderr: "pipe" }),
+      );
       try {
         expect((await again.listTools()).tools[0]!.name).toBe("stale_tool");
       } finally {

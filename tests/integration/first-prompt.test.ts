@@ -47,8 +47,19 @@ describe("the first prompt travels with the launch (headless)", () => {
 
   it("run_task: the CLI has the prompt before it reports SessionStart; the result and the log are a turn's as before", async () => {
     const r = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "first  \tprompt\nline two", keep_session: true });
-    expect(r).toMatchObject({ completed: true, timed_out: false, final_state: "idle", response: "FAKE REPLY: first  \tprompt\nline two", kept: true, backend: "headless", session_turns: 1 });
-    expect(reported(r.claude_session_id)).toMatchObject({ first_prompt: "first  \tprompt\nline two", before_session_start: true });
+    expect(r).toMatchObject({
+      completed: true,
+      timed_out: false,
+      final_state: "idle",
+      response: "FAKE REPLY: first  \tprompt\nline two",
+      kept: true,
+      backend: "headless",
+      session_turns: 1,
+    });
+    expect(reported(r.claude_session_id)).toMatchObject({
+      first_prompt: "first  \tprompt\nline two",
+      before_session_start: true,
+    });
     expect(names(r.session_id)).toEqual(["cs:spawn", "SessionStart", "UserPromptSubmit", "Stop"]);
     const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === r.session_id);
     expect(row).toMatchObject({ status: "idle", turn_count: 1 });
@@ -64,7 +75,9 @@ describe("the first prompt travels with the launch (headless)", () => {
     expect(reported(s.claude_session_id)).toMatchObject({ first_prompt: "FAKE_SLOW:300 carried", before_session_start: true });
     const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:300 carried" });
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { messages_sent: number; last_message: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { messages_sent: number; last_message: string }>;
+    };
     expect(state.sessions[s.session_id]).toMatchObject({ messages_sent: 1, last_message: "FAKE_SLOW:300 carried" });
     expect(names(s.session_id)).toEqual(["cs:spawn", "SessionStart", "UserPromptSubmit", "Stop"]);
     await m.callOk("kill_session", { session_id: s.session_id });
@@ -75,7 +88,11 @@ describe("the first prompt travels with the launch (headless)", () => {
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     await m.callOk("kill_session", { session_id: s.session_id });
     const r = await m.callOk("resume_session", { session_id: s.session_id, message: "after resume" });
-    const got = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Reported).filter((x) => x.session_id === s.claude_session_id && x.first_prompt === "after resume");
+    const got = readFileSync(report, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Reported)
+      .filter((x) => x.session_id === s.claude_session_id && x.first_prompt === "after resume");
     expect(got).toEqual([{ session_id: s.claude_session_id, first_prompt: "after resume", before_session_start: true }]);
     const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: after resume" });
@@ -130,7 +147,9 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     expect(evs.find((e) => e.hook_event_name === "UserPromptSubmit")?.prompt).toBe(prompt);
     const done = await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     expect(done).toMatchObject({ completed: true, last_response: `FAKE REPLY: ${prompt}` });
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { command: string; args: string[]; messages_sent: number }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { command: string; args: string[]; messages_sent: number }>;
+    };
     const rec = state.sessions[s.session_id]!;
     expect(rec.messages_sent).toBe(1);
     expect([rec.command, ...rec.args].join(" ")).not.toContain("pwned");
@@ -152,7 +171,12 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     await m.callOk("kill_session", { session_id: s.session_id });
     const r = await m.callOk("resume_session", { session_id: s.session_id, message: "which word?" });
-    const argv = readFileSync(argvLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { argv: string[] }).map((x) => x.argv).filter((a) => a.includes(`--resume=${s.claude_session_id}`));
+    const argv = readFileSync(argvLog, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { argv: string[] })
+      .map((x) => x.argv)
+      .filter((a) => a.includes(`--resume=${s.claude_session_id}`));
     expect(argv.at(-1)?.slice(-2)).toEqual(["--", "which word?"]);
     const done = await m.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: which word?" });
@@ -168,8 +192,14 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     const slow = await connect(w, { FAKE_CLAUDE_ARGV_LOG: argvLog, FAKE_CLAUDE_STARTUP_MS: "800" });
     const s = await slow.callOk("start_session", { cwd: w.dir("wake"), prompt: "the word is heron" });
     await slow.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
-    expect(await slow.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({ status: "hibernated" });
-    const first = slow.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:300 wake with this", timeout_ms: 20_000 });
+    expect(await slow.callOk("kill_session", { session_id: s.session_id, hibernate: true })).toMatchObject({
+      status: "hibernated",
+    });
+    const first = slow.callOk("send_message", {
+      session_id: s.session_id,
+      message: "FAKE_SLOW:300 wake with this",
+      timeout_ms: 20_000,
+    });
     // The second prompt once the wake is under way (the record says starting: the first call is the waking one).
     for (let i = 0; i < 200; i++) {
       const row = (await slow.callOk("list_sessions", {})).sessions.find((x) => x.session_id === s.session_id);
@@ -180,12 +210,21 @@ describe.each(TERMINALS)("the first prompt travels with the launch (%s)", (backe
     const [a, b] = await Promise.all([first, second]);
     expect(a).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: FAKE_SLOW:300 wake with this" });
     expect(b).toMatchObject({ completed: true, response: "FAKE REPLY: and then this" });
-    const resumed = readFileSync(argvLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { argv: string[] }).map((x) => x.argv).filter((x) => x.includes(`--resume=${s.claude_session_id}`));
+    const resumed = readFileSync(argvLog, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { argv: string[] })
+      .map((x) => x.argv)
+      .filter((x) => x.includes(`--resume=${s.claude_session_id}`));
     expect(resumed).toHaveLength(1);
     expect(resumed[0]!.slice(-2)).toEqual(["--", "FAKE_SLOW:300 wake with this"]);
-    const prompts = events(s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit").map((e) => e.prompt);
+    const prompts = events(s.session_id)
+      .filter((e) => e.hook_event_name === "UserPromptSubmit")
+      .map((e) => e.prompt);
     expect(prompts).toEqual(["the word is heron", "FAKE_SLOW:300 wake with this", "and then this"]);
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { messages_sent: number; last_message: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { messages_sent: number; last_message: string }>;
+    };
     expect(state.sessions[s.session_id]).toMatchObject({ messages_sent: 3, last_message: "and then this" });
     await slow.callOk("kill_session", { session_id: s.session_id, force: true });
     await slow.close();

@@ -14,7 +14,16 @@ const enabled = tmuxOrSkip() && testHostsOrSkip();
 
 describe.skipIf(!enabled)("the fleet, small", () => {
   it("3 nodes × 20 sessions behind one coordinator: listed, broadcast to, one node cut and restored", async () => {
-    const cfg = { fleetHosts: 3, fleetSessions: 20, fleetLocal: 3, fleetStartParallel: 3, fleetRestSeconds: 3, fleetListCalls: 10, fleetStopRounds: 5, fleetBroadcastRounds: 1 };
+    const cfg = {
+      fleetHosts: 3,
+      fleetSessions: 20,
+      fleetLocal: 3,
+      fleetStartParallel: 3,
+      fleetRestSeconds: 3,
+      fleetListCalls: 10,
+      fleetStopRounds: 5,
+      fleetBroadcastRounds: 1,
+    };
     const rows = await fleet(cfg, (s: string) => console.log(s));
     for (const r of rows) console.log(`${r.key}: p50 ${r.p50 ?? "-"} ms; ${r.notes ?? ""}`);
     const by = new Map(rows.map((r) => [r.key, r]));

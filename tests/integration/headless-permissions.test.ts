@@ -64,7 +64,9 @@ describe.runIf(run)("headless engine: permissions on the real CLI", () => {
     s.respondPermission({ decision: "deny", message: "Not in this directory, please." }, req.id);
     const r = await turn;
     expect(r.result).toBe("MOCK: tool failed");
-    expect(r.permission_denials).toEqual([{ tool_name: "Write", tool_use_id: req.id, tool_input: { file_path: file, content: "nope" } }]);
+    expect(r.permission_denials).toEqual([
+      { tool_name: "Write", tool_use_id: req.id, tool_input: { file_path: file, content: "nope" } },
+    ]);
     expect(existsSync(file)).toBe(false);
     const toolResult = w.mainSince(from).find((q) => q.toolResult)?.toolResult;
     expect(toolResult).toMatchObject({ isError: true, text: "Not in this directory, please." });
@@ -94,7 +96,13 @@ describe.runIf(run)("headless engine: permissions on the real CLI", () => {
     const { req, turn } = await ask("MOCK_BASH:mkdir always-a");
     expect(req.tool_name).toBe("Bash");
     // 2.1.330 suggests a Bash rule for this command (in the project's local settings) and acceptEdits for the session.
-    expect(req.suggestions).toContainEqual(expect.objectContaining({ type: "addRules", behavior: "allow", rules: [{ toolName: "Bash", ruleContent: "mkdir always-a *" }] }));
+    expect(req.suggestions).toContainEqual(
+      expect.objectContaining({
+        type: "addRules",
+        behavior: "allow",
+        rules: [{ toolName: "Bash", ruleContent: "mkdir always-a *" }],
+      }),
+    );
     s.respondPermission({ decision: "allow_always" });
     expect((await turn).result).toBe("MOCK: tool done");
     expect(existsSync(join(cwd, "always-a"))).toBe(true);
@@ -121,5 +129,4 @@ describe.runIf(run)("headless engine: permissions on the real CLI", () => {
     expect(t.pendingPermissions()).toEqual([]);
     expect(t.fold).toMatchObject({ status: "idle", last_turn: "completed" });
   });
-
 });

@@ -61,9 +61,17 @@ describe.runIf(run)("headless engine: resume, fork, secrets", () => {
       // Unlike the interactive CLI, SessionStart of a fork under the SDK already reports the new id.
       ["fork", c.claudeSessionId],
     ]);
-    expect(hookNames(evs).filter((n) => n === "cs:spawn" || n === "SessionEnd" || n === "cs:exit")).toEqual(
-      ["cs:spawn", "SessionEnd", "cs:exit", "cs:spawn", "SessionEnd", "cs:exit", "cs:spawn", "SessionEnd", "cs:exit"],
-    );
+    expect(hookNames(evs).filter((n) => n === "cs:spawn" || n === "SessionEnd" || n === "cs:exit")).toEqual([
+      "cs:spawn",
+      "SessionEnd",
+      "cs:exit",
+      "cs:spawn",
+      "SessionEnd",
+      "cs:exit",
+      "cs:spawn",
+      "SessionEnd",
+      "cs:exit",
+    ]);
   });
 
   it("env and MCP server env reach the child's environment only, never its argv", async () => {

@@ -30,7 +30,15 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
   it("a turn's usage and cost are the figures the mock reported", async () => {
     const from = w.mock.requests.length;
     const r = await s.send("hello there");
-    expect(r).toMatchObject({ subtype: "success", is_error: false, interrupted: false, result: "MOCK REPLY: hello there", num_turns: 1, stop_reason: "end_turn", claude_session_id: s.claudeSessionId });
+    expect(r).toMatchObject({
+      subtype: "success",
+      is_error: false,
+      interrupted: false,
+      result: "MOCK REPLY: hello there",
+      num_turns: 1,
+      stop_reason: "end_turn",
+      claude_session_id: s.claudeSessionId,
+    });
     const reqs = w.mainSince(from);
     expect(reqs).toHaveLength(1);
     const reported = reqs[0]!.reply!.usage!;
@@ -50,15 +58,33 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
     const reqs2 = w.mainSince(from2);
     expect(reqs2).toHaveLength(2);
     const sum = (k: "input_tokens" | "output_tokens") => reqs2.reduce((n, q) => n + q.reply!.usage![k], 0);
-    expect(r2.usage).toEqual({ input_tokens: sum("input_tokens"), output_tokens: sum("output_tokens"), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(r2.usage).toEqual({
+      input_tokens: sum("input_tokens"),
+      output_tokens: sum("output_tokens"),
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
     expect(r2.model_usage[models[0]!]).toMatchObject({ inputTokens: sum("input_tokens"), outputTokens: sum("output_tokens") });
     expect(r2.total_cost_usd).toBeCloseTo(r.total_cost_usd + r2.cost_usd, 9);
     expect(r2.cost_usd).toBeGreaterThan(r.cost_usd);
     expect(r2.duration_api_ms).toBeLessThanOrEqual(r2.duration_ms);
 
     const f = s.fold;
-    expect(f).toMatchObject({ status: "idle", turn_count: 2, prompts_submitted: 2, last_response: "MOCK: tool done", last_turn: "completed" });
-    expect(hookNames(w.events("main")).slice(2)).toEqual(["UserPromptSubmit", "Stop", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]);
+    expect(f).toMatchObject({
+      status: "idle",
+      turn_count: 2,
+      prompts_submitted: 2,
+      last_response: "MOCK: tool done",
+      last_turn: "completed",
+    });
+    expect(hookNames(w.events("main")).slice(2)).toEqual([
+      "UserPromptSubmit",
+      "Stop",
+      "UserPromptSubmit",
+      "PreToolUse",
+      "PostToolUse",
+      "Stop",
+    ]);
   });
 
   it("prompts arrive byte-exact at the API and in the UserPromptSubmit hook (no terminal in between)", async () => {
@@ -78,7 +104,10 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
       const from = w.mock.requests.length;
       const r = await s.send(p, { verbatim: p.startsWith("/") });
       const reqs = w.mainSince(from);
-      expect(reqs.map((q) => q.lastUserText), JSON.stringify(p.slice(0, 40))).toEqual([p]);
+      expect(
+        reqs.map((q) => q.lastUserText),
+        JSON.stringify(p.slice(0, 40)),
+      ).toEqual([p]);
       expect(r.result).toBe(`MOCK REPLY: ${p}`);
       expect(s.fold.last_prompt).toBe(p);
     }
@@ -137,7 +166,11 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
   });
 
   it("output_schema gives structured_output", async () => {
-    const schema = { type: "object", properties: { answer: { type: "string" }, n: { type: "number" } }, required: ["answer", "n"] };
+    const schema = {
+      type: "object",
+      properties: { answer: { type: "string" }, n: { type: "number" } },
+      required: ["answer", "n"],
+    };
     const t = await w.start("schema", "schema", { output_schema: schema });
     let toolName = "";
     w.mock.setNextReply((req) => {
@@ -160,8 +193,18 @@ describe.runIf(run)("headless engine: turns on the real CLI", () => {
     expect(rb.result).toBe("MOCK REPLY: MOCK_SLOW:0.5 from b");
     expect(ra.claude_session_id).toBe(a.claudeSessionId);
     expect(rb.claude_session_id).toBe(b.claudeSessionId);
-    expect(w.events("p1").filter((e) => e.hook_event_name === "UserPromptSubmit").map((e) => e.prompt)).toEqual(["MOCK_SLOW:0.5 from a"]);
-    expect(w.events("p2").filter((e) => e.hook_event_name === "UserPromptSubmit").map((e) => e.prompt)).toEqual(["MOCK_SLOW:0.5 from b"]);
+    expect(
+      w
+        .events("p1")
+        .filter((e) => e.hook_event_name === "UserPromptSubmit")
+        .map((e) => e.prompt),
+    ).toEqual(["MOCK_SLOW:0.5 from a"]);
+    expect(
+      w
+        .events("p2")
+        .filter((e) => e.hook_event_name === "UserPromptSubmit")
+        .map((e) => e.prompt),
+    ).toEqual(["MOCK_SLOW:0.5 from b"]);
     // Sends queue inside one session: each prompt is its own turn with its own result.
     const [q1, q2] = await Promise.all([a.send("first queued"), a.send("second queued")]);
     expect([q1.result, q2.result]).toEqual(["MOCK REPLY: first queued", "MOCK REPLY: second queued"]);

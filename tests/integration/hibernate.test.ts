@@ -60,7 +60,10 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       expect(r).toMatchObject({ completed: true, woke: true });
       expect(r.wake_ms).toBeGreaterThan(0);
       const rows = (await m.callOk("list_sessions", {})).sessions;
-      expect(rows.find((x) => x.session_id === s.session_id)).toMatchObject({ status: "idle", claude_session_id: s.claude_session_id });
+      expect(rows.find((x) => x.session_id === s.session_id)).toMatchObject({
+        status: "idle",
+        claude_session_id: s.claude_session_id,
+      });
       // A second prompt does not wake anything.
       const r2 = await m.callOk("send_message", { session_id: s.session_id, message: "third" });
       expect(r2.woke).toBeUndefined();
@@ -84,7 +87,11 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       const s = await started(m, cwd);
       await until(async () => (await statusOf(m, s.session_id)) === "hibernated", 10_000);
       await until(() => processesIn(cwd).length === 0, 5000);
-      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === s.session_id && l.actor === "server:hibernate_after"), 5000);
+      const line = await until(
+        async () =>
+          (await readAudit(w.stateDir)).find((l) => l.session_id === s.session_id && l.actor === "server:hibernate_after"),
+        5000,
+      );
       expect(line).toMatchObject({ tool: "kill_session", outcome: "ok" });
       const r = await m.callOk("send_message", { session_id: s.session_id, message: "wake up" });
       expect(r).toMatchObject({ completed: true, woke: true, response: expect.stringContaining("wake up") });
@@ -109,7 +116,10 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       expect(await statusOf(m, c.session_id)).toBe("hibernated");
       expect(await statusOf(m, a.session_id)).toBe("busy");
       expect(await statusOf(m, b.session_id)).toBe("waiting_for_permission");
-      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === c.session_id && l.actor === "server:max_live"), 5000);
+      const line = await until(
+        async () => (await readAudit(w.stateDir)).find((l) => l.session_id === c.session_id && l.actor === "server:max_live"),
+        5000,
+      );
       expect(line).toMatchObject({ outcome: "ok" });
       await busy;
       await m.callOk("respond_permission", { session_id: b.session_id, decision: "allow" });
@@ -131,12 +141,19 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
     try {
       const a = await started(m, w.dir("spare-a"));
       // a's first turn ended: the pool starts a spare like a (2 live: a and the spare).
-      const spare = await until(async () => (await m.callOk("list_sessions", {})).sessions.find((s) => s.spare && s.status === "ready"), 20_000, 100);
+      const spare = await until(
+        async () => (await m.callOk("list_sessions", {})).sessions.find((s) => s.spare && s.status === "ready"),
+        20_000,
+        100,
+      );
       // Another cwd (another pool key): the room comes from the spare, not from a's conversation.
       const b = await started(m, w.dir("spare-b"));
       expect(await statusOf(m, a.session_id)).toBe("idle");
       expect(await statusOf(m, spare.session_id)).toBeUndefined();
-      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === spare.session_id && l.actor === "server:max_live"), 5000);
+      const line = await until(
+        async () => (await readAudit(w.stateDir)).find((l) => l.session_id === spare.session_id && l.actor === "server:max_live"),
+        5000,
+      );
       expect(line).toMatchObject({ tool: "kill_session", outcome: "ok" });
       // b's refill finds no free room (a and b are the 2 live): it says so and starts nothing, so nothing hibernates.
       await until(async () => /warm pool: no spare started: CLAUDE_SESSIONS_MAX_LIVE \(2\)/.test(m.stderr()), 20_000, 100);
@@ -175,7 +192,8 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       await m.callOk("kill_session", { session_id: t.session_id, hibernate: true });
       const r = await m.callOk("send_message", { session_id: t.session_id, message: "follow-up" });
       expect(r).toMatchObject({ completed: true, woke: true });
-      for (const id of [one.session_id, two.session_id, s.session_id, t.session_id]) await m.callOk("kill_session", { session_id: id });
+      for (const id of [one.session_id, two.session_id, s.session_id, t.session_id])
+        await m.callOk("kill_session", { session_id: id });
     } finally {
       await m.close();
     }
@@ -194,7 +212,10 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
         m2.callOk("send_message", { session_id: s.session_id, message: "from two", queue: true, timeout_ms: 20_000 }),
       ]);
       expect([r1.woke, r2.woke].filter(Boolean).length).toBe(1);
-      const panes = w.tmux(["list-panes", "-a", "-F", "#{session_name}"]).split("\n").filter((l) => l.includes(s.session_id));
+      const panes = w
+        .tmux(["list-panes", "-a", "-F", "#{session_name}"])
+        .split("\n")
+        .filter((l) => l.includes(s.session_id));
       expect(panes.length).toBe(1);
       await m1.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000, check_idle: true });
       const events = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8");
@@ -279,7 +300,10 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       expect(await statusOf(m, a.session_id)).toBe("hibernated");
       const live = (await m.callOk("list_sessions", { status_filter: "active" })).sessions.map((x) => x.session_id);
       expect(live.sort()).toEqual([b.session_id, c.session_id].sort());
-      const line = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === a.session_id && l.actor === "server:max_live"), 5000);
+      const line = await until(
+        async () => (await readAudit(w.stateDir)).find((l) => l.session_id === a.session_id && l.actor === "server:max_live"),
+        5000,
+      );
       expect(line).toMatchObject({ outcome: "ok" });
       for (const x of [a, b, c]) await m.callOk("kill_session", { session_id: x.session_id });
     } finally {

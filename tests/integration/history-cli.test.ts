@@ -11,12 +11,19 @@ import { Transcript } from "../helpers/transcripts.js";
 describe("claude-sessions history, search, show, cost", () => {
   let w: World;
   let t: Transcript;
-  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 30_000, cwd: w.root });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 30_000, cwd: w.root });
   beforeAll(() => {
     w = makeWorld();
     const config = join(w.home, ".claude");
-    t = new Transcript(config, "/w/api").turn("Explain the retry policy of the uploader", "Retries back off exponentially.", { model: "claude-opus-4-6", usage: { input_tokens: 1_000_000, output_tokens: 0 } });
-    new Transcript(config, "/w/docs").turn("翻訳の設定ファイルはどこですか", "config/i18n.yaml です。", { model: "claude-haiku-4-5-20251001", usage: { input_tokens: 1000, output_tokens: 100 } });
+    t = new Transcript(config, "/w/api").turn("Explain the retry policy of the uploader", "Retries back off exponentially.", {
+      model: "claude-opus-4-6",
+      usage: { input_tokens: 1_000_000, output_tokens: 0 },
+    });
+    new Transcript(config, "/w/docs").turn("翻訳の設定ファイルはどこですか", "config/i18n.yaml です。", {
+      model: "claude-haiku-4-5-20251001",
+      usage: { input_tokens: 1000, output_tokens: 100 },
+    });
   });
   afterAll(() => w?.cleanup());
 

@@ -19,7 +19,10 @@ describe("history index in a worker thread", () => {
     const { History } = (await import(built)) as typeof import("../../src/history/history.js");
     dirs = tempDirs();
     const ids = new Set<string>();
-    for (let i = 0; i < 40; i++) ids.add(new Transcript(dirs.configDir, `/w/p${i % 4}`).turn(`学習データの確認 ${i}`, "long answer ".repeat(5000)).sessionId);
+    for (let i = 0; i < 40; i++)
+      ids.add(
+        new Transcript(dirs.configDir, `/w/p${i % 4}`).turn(`学習データの確認 ${i}`, "long answer ".repeat(5000)).sessionId,
+      );
     const h = new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "worker" });
     try {
       const early = h.searchConversations({ query: "学習データ", limit: 100 });
@@ -37,10 +40,18 @@ describe("history index in a worker thread", () => {
   });
 
   it("the thread exists only while there is work: ended when idle, started again for the next update", async () => {
-    const { OnDemandWorkerRunner, workerScript } = (await import(join(import.meta.dirname, "../../dist/history/runner.js"))) as typeof import("../../src/history/runner.js");
+    const { OnDemandWorkerRunner, workerScript } = (await import(
+      join(import.meta.dirname, "../../dist/history/runner.js")
+    )) as typeof import("../../src/history/runner.js");
     dirs = tempDirs();
     const t = new Transcript(dirs.configDir, "/w/idle").turn("first words", "ok");
-    const r = new OnDemandWorkerRunner(workerScript()!, join(dirs.stateDir, "history.sqlite"), dirs.configDir, { onReset() {}, onProgress() {} }, 100);
+    const r = new OnDemandWorkerRunner(
+      workerScript()!,
+      join(dirs.stateDir, "history.sqlite"),
+      dirs.configDir,
+      { onReset() {}, onProgress() {} },
+      100,
+    );
     try {
       expect(r.running).toBe(false);
       expect((await r.sync()).files_read).toBe(1);

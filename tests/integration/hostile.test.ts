@@ -4,11 +4,35 @@
  * newlines, a leading `-`); each must reach Claude exactly (its argv and cwd read from /proc, its environment
  * from /proc/<pid>/environ, the prompt from its transcript) or be refused, and no sentinel file may appear.
  */
-import { type Dirent, chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  type Dirent,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { can, CLI, connect, contractKinds, FAKE_CLAUDE, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import {
+  can,
+  CLI,
+  connect,
+  contractKinds,
+  FAKE_CLAUDE,
+  makeWorld,
+  processesIn,
+  until,
+  type Mcp,
+  type World,
+} from "../helpers/harness.js";
 
 const BACKENDS = await contractKinds();
 
@@ -110,7 +134,10 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         return { v, i, cwd, logFile, args, r };
       }),
     );
-    const lines = readFileSync(argvLog, "utf8").trim().split("\n").map((l) => JSON.parse(l) as ArgvLine);
+    const lines = readFileSync(argvLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ArgvLine);
     for (const { v, cwd, logFile, args, r } of started) {
       expect(r.ok, `${JSON.stringify(v)}: ${r.text}`).toBe(true);
       const claudeId = r.data.claude_session_id as string;
@@ -137,21 +164,22 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
           ...(args.team_name !== undefined ? ["--mcp-config", memberConfig] : []),
           ...["--settings", settings],
         ]);
-      } else expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
-        `--session-id=${claudeId}`,
-        `--settings=${settings}`,
-        ...(args.model !== undefined ? [`--model=${v}`] : []),
-        // Never left to the CLI's own default (2.1.331's is auto mode).
-        "--permission-mode=default",
-        `--append-system-prompt=${v}`,
-        `--add-dir=${cwd}`,
-        `--allowedTools=${v}`,
-        `--disallowedTools=${v}`,
-        ...(args.team_name !== undefined ? [`--mcp-config=${memberConfig}`] : []),
-        // The first prompt is the CLI's positional argument (issue #23): after `--`, so no value is an option.
-        "--",
-        v,
-      ]);
+      } else
+        expect(argv.slice(at + 1), JSON.stringify(v)).toEqual([
+          `--session-id=${claudeId}`,
+          `--settings=${settings}`,
+          ...(args.model !== undefined ? [`--model=${v}`] : []),
+          // Never left to the CLI's own default (2.1.331's is auto mode).
+          "--permission-mode=default",
+          `--append-system-prompt=${v}`,
+          `--add-dir=${cwd}`,
+          `--allowedTools=${v}`,
+          `--disallowedTools=${v}`,
+          ...(args.team_name !== undefined ? [`--mcp-config=${memberConfig}`] : []),
+          // The first prompt is the CLI's positional argument (issue #23): after `--`, so no value is an option.
+          "--",
+          v,
+        ]);
       expect(readlinkSync(`/proc/${pid}/cwd`), JSON.stringify(v)).toBe(realpathSync(cwd));
       const env = environ(pid);
       expect(env.get("HOSTILE_VALUE")).toBe(v);
@@ -161,7 +189,12 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       // The log file is new, ours alone, at exactly that path.
       expect(statSync(logFile).mode & 0o777).toBe(0o600);
       // The first prompt arrived as a prompt, exactly.
-      const t = await m.call("stream_output", { session_id: r.data.session_id, mode: "transcript", follow: true, timeout_ms: 5000 });
+      const t = await m.call("stream_output", {
+        session_id: r.data.session_id,
+        mode: "transcript",
+        follow: true,
+        timeout_ms: 5000,
+      });
       expect(t.data.items?.find((x) => x.role === "user")?.text, JSON.stringify(v)).toBe(v);
     }
     expect(sentinels(w.root)).toEqual([]);
@@ -191,7 +224,14 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
         expect(r.data.response, JSON.stringify(msg)).toBe(`FAKE REPLY: ${msg}`);
       } else expect(r.error?.code, JSON.stringify(msg)).toBe("INVALID_ARGUMENT");
     }
-    const delivered = [` !touch ${w.root}/pwned-spaced`, `#123 is not a mode (it was memory mode in Claude Code 1.x)`, `\t#not memory`, "semi; #{pane_id} #(true) $(true) `true` '\"\\ end", "line one\r\nline two\rline three", "-p --help"];
+    const delivered = [
+      ` !touch ${w.root}/pwned-spaced`,
+      `#123 is not a mode (it was memory mode in Claude Code 1.x)`,
+      `\t#not memory`,
+      "semi; #{pane_id} #(true) $(true) `true` '\"\\ end",
+      "line one\r\nline two\rline three",
+      "-p --help",
+    ];
     for (const msg of delivered) {
       const r = await m.call("send_message", { session_id: id, message: msg });
       expect(r.ok, r.text).toBe(true);
@@ -296,7 +336,19 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
     }
     const path = `${planted}:${process.env.PATH ?? ""}`;
     const cwd = w.dir(`env-gate-${backend}`);
-    for (const env of [{ PATH: path }, { LD_PRELOAD: "/tmp/x.so" }, { NODE_OPTIONS: "--require /tmp/x.js" }, { BASH_ENV: "/tmp/x" }, { HOME: w.root }, { CLAUDE_CONFIG_DIR: w.root }, { SHELL: "/tmp/x" }, { GIT_CONFIG_GLOBAL: "/tmp/x" }, { npm_config_script_shell: "/tmp/x" }, { PYTHONSTARTUP: "/tmp/x" }, { DYLD_INSERT_LIBRARIES: "/tmp/x" }]) {
+    for (const env of [
+      { PATH: path },
+      { LD_PRELOAD: "/tmp/x.so" },
+      { NODE_OPTIONS: "--require /tmp/x.js" },
+      { BASH_ENV: "/tmp/x" },
+      { HOME: w.root },
+      { CLAUDE_CONFIG_DIR: w.root },
+      { SHELL: "/tmp/x" },
+      { GIT_CONFIG_GLOBAL: "/tmp/x" },
+      { npm_config_script_shell: "/tmp/x" },
+      { PYTHONSTARTUP: "/tmp/x" },
+      { DYLD_INSERT_LIBRARIES: "/tmp/x" },
+    ]) {
       const name = Object.keys(env)[0]!;
       for (const [tool, args] of [
         ["start_session", { cwd, env }],
@@ -322,7 +374,9 @@ describe.each(BACKENDS)("hostile arguments (%s)", (backend) => {
       const asked = await m2.callOk("send_message", { session_id: s.session_id, message: "FAKE_BASH:true" });
       expect(asked).toMatchObject({ final_state: "waiting_for_permission" });
       await m2.callOk("respond_permission", { session_id: s.session_id, decision: "allow" });
-      expect(await m2.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 })).toMatchObject({ completed: true });
+      expect(await m2.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 })).toMatchObject({
+        completed: true,
+      });
       const claudePid = processesIn(cwd).find((pid) => cmdline(pid).includes(FAKE_CLAUDE))!;
       expect(environ(claudePid).get("PATH")).toBe(path);
       await m2.callOk("kill_session", { session_id: s.session_id });
@@ -367,7 +421,9 @@ describe("what only the operator can allow: stdio MCP servers, untrusted folders
   function hookedFolder(name: string): string {
     const dir = w.dir(name);
     mkdirSync(join(dir, ".claude"), { recursive: true });
-    const hooks = { hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${w.root}/pwned-hook` }] }] } };
+    const hooks = {
+      hooks: { SessionStart: [{ matcher: "*", hooks: [{ type: "command", command: `touch ${w.root}/pwned-hook` }] }] },
+    };
     writeFileSync(join(dir, ".claude", "settings.json"), JSON.stringify(hooks));
     return dir;
   }
@@ -385,14 +441,22 @@ describe("what only the operator can allow: stdio MCP servers, untrusted folders
       expect(r.error?.suggestion, tool).toContain("CLAUDE_SESSIONS_MCP_COMMANDS");
     }
     // http/sse pass this gate (this folder is untrusted, so the start stops at the next one).
-    const http = await m.call("start_session", { cwd, backend: "headless", mcp_servers: { web: { type: "http", url: "http://127.0.0.1:9/mcp" } } });
+    const http = await m.call("start_session", {
+      cwd,
+      backend: "headless",
+      mcp_servers: { web: { type: "http", url: "http://127.0.0.1:9/mcp" } },
+    });
     expect(http.error?.code, http.text).toBe("STARTUP_BLOCKED");
     // A listed command runs by its resolved path; anything else, or its env choosing what it loads, is refused.
     const listed = await connect(w, { CLAUDE_SESSIONS_MCP_COMMANDS: "true" });
     try {
       const other = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: stdio });
       expect(other.error?.code).toBe("PERMISSION_DENIED");
-      const env = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: { t: { command: "true", env: { LD_PRELOAD: `${w.root}/x.so` } } } });
+      const env = await listed.call("start_session", {
+        cwd,
+        backend: "headless",
+        mcp_servers: { t: { command: "true", env: { LD_PRELOAD: `${w.root}/x.so` } } },
+      });
       expect(env.error?.code).toBe("PERMISSION_DENIED");
       expect(env.error?.message).toContain("mcp_servers.t.env LD_PRELOAD");
       const ok = await listed.call("start_session", { cwd, backend: "headless", mcp_servers: { t: { command: "true" } } });
@@ -455,7 +519,15 @@ describe("what only the operator can allow: stdio MCP servers, untrusted folders
 
 describe("the state directory is ours or refused", () => {
   const runLs = (stateDir: string, home: string) =>
-    spawnSync(process.execPath, [CLI, "ls"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_SESSIONS_DIR: stateDir, CLAUDE_SESSIONS_TMUX_SOCKET: "cs-test-none" } });
+    spawnSync(process.execPath, [CLI, "ls"], {
+      encoding: "utf8",
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        CLAUDE_SESSIONS_DIR: stateDir,
+        CLAUDE_SESSIONS_TMUX_SOCKET: "cs-test-none",
+      },
+    });
 
   it("a group- or world-writable state directory stops the server with the fix named", () => {
     const w = makeWorld();

@@ -28,12 +28,19 @@ function raw(url: string, method: string, headers: Record<string, string>, body 
 }
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 const PING = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
 
 /** An SDK client that connects and closes the way `client.close()` does: the connection ends, no DELETE is sent. */
 async function connectAndClose(srv: HttpServerProc, name: string): Promise<string> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${srv.token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${srv.token}` } },
+  });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   const id = transport.sessionId!;
@@ -45,14 +52,22 @@ async function connectAndClose(srv: HttpServerProc, name: string): Promise<strin
 async function held(c: HttpMcp): Promise<{ sessions: number; active: number; changes: number; limits: number }> {
   const h = await c.callOk("health_check", {});
   const d = h.checks.find((x) => x.name === "http_clients")?.detail ?? "";
-  const m = /^(\d+) MCP sessions over HTTP \((\d+) with an open stream.*; (\d+) session-change and (\d+) time-limit listeners$/.exec(d);
+  const m =
+    /^(\d+) MCP sessions over HTTP \((\d+) with an open stream.*; (\d+) session-change and (\d+) time-limit listeners$/.exec(d);
   if (!m) throw new Error(`no http_clients line in health_check: ${JSON.stringify(h.checks)}`);
   return { sessions: Number(m[1]), active: Number(m[2]), changes: Number(m[3]), limits: Number(m[4]) };
 }
 
 /** A request on an existing MCP session (a ping): 200 while the server holds it, 404 once it ended. */
 async function pingStatus(srv: HttpServerProc, sessionId: string): Promise<number> {
-  return (await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${srv.token}`, "mcp-session-id": sessionId }, PING)).status;
+  return (
+    await raw(
+      `${srv.url}/mcp`,
+      "POST",
+      { ...MCP_HEADERS, authorization: `Bearer ${srv.token}`, "mcp-session-id": sessionId },
+      PING,
+    )
+  ).status;
 }
 
 describe("MCP sessions over HTTP end without a DELETE", () => {
@@ -99,7 +114,12 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     for (let i = 0; i < 20; i++) ids.push(await connectAndClose(srv, `idle-${i}`));
     // Back to the observer alone (its stream open), with its own two listeners of each kind only. The wait is for
     // the server's idle time (1 s), not an assertion on it.
-    expect(await until(async () => ((await held(observer)).sessions === 1 ? held(observer) : undefined), 30_000)).toEqual({ sessions: 1, active: 1, changes: 2, limits: 2 });
+    expect(await until(async () => ((await held(observer)).sessions === 1 ? held(observer) : undefined), 30_000)).toEqual({
+      sessions: 1,
+      active: 1,
+      changes: 2,
+      limits: 2,
+    });
     for (const id of ids) expect(await pingStatus(srv, id)).toBe(404);
     // The observer, whose stream stayed open far longer than the idle time, still works.
     expect((await observer.callOk("list_sessions", {})).sessions).toEqual([]);
@@ -121,7 +141,12 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
     expect(await pingStatus(srv, y)).toBe(404);
     // Now all three hold an open stream (an SDK client opens it just after connect() returns): nobody is evicted, a
     // fourth client is refused.
-    expect(await until(async () => ((await held(observer)).active === 3 ? held(observer) : undefined))).toMatchObject({ sessions: 3, active: 3, changes: 6, limits: 6 });
+    expect(await until(async () => ((await held(observer)).active === 3 ? held(observer) : undefined))).toMatchObject({
+      sessions: 3,
+      active: 3,
+      changes: 6,
+      limits: 6,
+    });
     await expect(connectAndClose(srv, "fourth")).rejects.toThrow(/503|too many MCP sessions/);
     for (const c of [observer, z, w]) expect((await c.callOk("list_sessions", {})).sessions).toEqual([]);
     expect((await held(observer)).sessions).toBe(3);
@@ -130,8 +155,15 @@ describe("MCP sessions over HTTP end without a DELETE", () => {
   it("refuses bad CLAUDE_SESSIONS_HTTP_MAX_CLIENTS / _IDLE_MS with a typed error", () => {
     const w = makeWorld();
     worlds.push(w);
-    for (const [key, value] of [["CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", "0"], ["CLAUDE_SESSIONS_HTTP_IDLE_MS", "soon"]] as const) {
-      const r = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], { env: { ...w.env, [key]: value }, encoding: "utf8", timeout: 20_000 });
+    for (const [key, value] of [
+      ["CLAUDE_SESSIONS_HTTP_MAX_CLIENTS", "0"],
+      ["CLAUDE_SESSIONS_HTTP_IDLE_MS", "soon"],
+    ] as const) {
+      const r = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], {
+        env: { ...w.env, [key]: value },
+        encoding: "utf8",
+        timeout: 20_000,
+      });
       expect(r.status).toBe(1);
       expect(r.stderr).toContain("INVALID_ARGUMENT");
       expect(r.stderr).toContain(key);
@@ -168,7 +200,11 @@ describe("the back-off delays only failing requests", () => {
       ["/mcp", () => raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, ...wrong }, INIT), 100],
       ["/api/me", () => raw(`${srv.url}/api/me`, "GET", wrong), 200],
       ["/login", () => raw(`${srv.url}/login`, "POST", form, "token=wrong"), 400],
-      ["/api/sessions/abc/kill", () => raw(`${srv.url}/api/sessions/abc/kill`, "POST", { ...wrong, "content-type": "application/json" }, "{}"), 800],
+      [
+        "/api/sessions/abc/kill",
+        () => raw(`${srv.url}/api/sessions/abc/kill`, "POST", { ...wrong, "content-type": "application/json" }, "{}"),
+        800,
+      ],
       ["/api/events", () => raw(`${srv.url}/api/events`, "GET", wrong), 1600],
       ["/mcp", () => raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, ...wrong }, INIT), 2000],
     ];

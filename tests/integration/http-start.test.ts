@@ -12,7 +12,12 @@ import { readAudit } from "../../src/store/audit.js";
 import { CLI, makeWorld, tmuxOrSkip, type World } from "../helpers/harness.js";
 import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from "../helpers/http.js";
 
-function raw(url: string, method: string, headers: Record<string, string>, body = ""): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function raw(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body = "",
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       let text = "";
@@ -25,7 +30,12 @@ function raw(url: string, method: string, headers: Record<string, string>, body 
 }
 
 async function signIn(url: string, token: string): Promise<Record<string, string>> {
-  const ok = await raw(`${url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(token)}`);
+  const ok = await raw(
+    `${url}/login`,
+    "POST",
+    { "content-type": "application/x-www-form-urlencoded" },
+    `token=${encodeURIComponent(token)}`,
+  );
   const jar = String(ok.headers["set-cookie"]).split(";")[0]!;
   const me = JSON.parse((await raw(`${url}/api/me`, "GET", { cookie: jar })).body) as { csrf: string };
   return { cookie: jar, "x-csrf-token": me.csrf, "content-type": "application/json" };
@@ -64,7 +74,11 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     expect(out).toMatchObject({ cwd: join(root, "project"), team_name: "web" });
     const audit = (await readAudit(w.stateDir)).find((l) => l.session_id === out.session_id && l.tool === "start_session");
     expect(audit?.actor).toMatch(/^web:/);
-    const o = JSON.parse((await raw(`${srv.url}/api/start-options`, "GET", { cookie: headers.cookie! })).body) as { roots: string[]; recent: string[]; backends: string[] };
+    const o = JSON.parse((await raw(`${srv.url}/api/start-options`, "GET", { cookie: headers.cookie! })).body) as {
+      roots: string[];
+      recent: string[];
+      backends: string[];
+    };
     expect(o.roots).toEqual([root]);
     expect(o.recent).toEqual([join(root, "project")]);
     expect(o.backends).toContain("tmux");
@@ -115,7 +129,12 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     const r = JSON.parse((await start({ cwd: join(root, "project"), prompt: "before" })).body) as { session_id: string };
     await mcp.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
     await mcp.callOk("kill_session", { session_id: r.session_id });
-    const back = await raw(`${srv.url}/api/sessions/${r.session_id}/resume`, "POST", headers, JSON.stringify({ message: "after" }));
+    const back = await raw(
+      `${srv.url}/api/sessions/${r.session_id}/resume`,
+      "POST",
+      headers,
+      JSON.stringify({ message: "after" }),
+    );
     expect(back.status, back.body).toBe(200);
     expect(JSON.parse(back.body)).toMatchObject({ session_id: r.session_id, forked: false });
     const done = await mcp.callOk("wait_for_completion", { session_id: r.session_id, timeout_ms: 10_000 });
@@ -162,14 +181,23 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     const w2 = makeWorld();
     const srv2 = await startHttpServer(w2);
     try {
-      const r = await raw(`${srv2.url}/api/start`, "POST", await signIn(srv2.url, srv2.token), JSON.stringify({ cwd: w2.dir("x") }));
+      const r = await raw(
+        `${srv2.url}/api/start`,
+        "POST",
+        await signIn(srv2.url, srv2.token),
+        JSON.stringify({ cwd: w2.dir("x") }),
+      );
       expect(r.status).toBe(403);
       expect(JSON.parse(r.body).error).toMatchObject({ code: "PERMISSION_DENIED" });
       expect(JSON.parse(r.body).error.suggestion).toContain("CLAUDE_SESSIONS_WEB_ROOTS");
     } finally {
       await srv2.stop();
     }
-    const bad = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], { env: { ...w2.env, CLAUDE_SESSIONS_WEB_ROOTS: "relative/dir" }, encoding: "utf8", timeout: 20_000 });
+    const bad = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], {
+      env: { ...w2.env, CLAUDE_SESSIONS_WEB_ROOTS: "relative/dir" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain("CLAUDE_SESSIONS_WEB_ROOTS");
     w2.cleanup();

@@ -14,7 +14,13 @@ import { connectHttp, startHttpServer, type HttpMcp, type HttpServerProc } from 
 const HAS_TMUX = tmuxOrSkip();
 
 /** A raw request with headers fetch will not let a test forge (Host). */
-function raw(url: string, method: string, headers: Record<string, string>, body = "", localAddress?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function raw(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body = "",
+  localAddress?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, ...(localAddress ? { localAddress } : {}) }, (res) => {
       let text = "";
@@ -50,13 +56,23 @@ function sse(url: string, headers: Record<string, string>): { events: Array<{ ev
 
 /** Signs the page in: its cookie and CSRF token. */
 async function signIn(url: string, token: string): Promise<{ jar: string; csrf: string }> {
-  const ok = await raw(`${url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(token)}`);
+  const ok = await raw(
+    `${url}/login`,
+    "POST",
+    { "content-type": "application/x-www-form-urlencoded" },
+    `token=${encodeURIComponent(token)}`,
+  );
   const jar = String(ok.headers["set-cookie"]).split(";")[0]!;
   const me = JSON.parse((await raw(`${url}/api/me`, "GET", { cookie: jar })).body) as { csrf: string };
   return { jar, csrf: me.csrf };
 }
 
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INIT = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
 describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
@@ -86,9 +102,17 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const progressA: unknown[] = [];
     const progressB: unknown[] = [];
     // A waits on the session while B drives it; each gets the progress of its own call only.
-    const waitA = a.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressA.push(p) });
+    const waitA = a.callOk(
+      "wait_for_completion",
+      { session_id: id, timeout_ms: 20_000 },
+      { onprogress: (p) => progressA.push(p) },
+    );
     await b.callOk("send_message", { session_id: id, message: "FAKE_SLOW:2500 from b", wait_for_response: false });
-    const doneB = await b.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progressB.push(p) });
+    const doneB = await b.callOk(
+      "wait_for_completion",
+      { session_id: id, timeout_ms: 20_000 },
+      { onprogress: (p) => progressB.push(p) },
+    );
     expect(doneB).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:2500 from b" });
     expect(progressB.length).toBeGreaterThanOrEqual(1);
     expect((progressB[0] as { message?: string }).message).toContain(id);
@@ -110,11 +134,19 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const none = await raw(`${srv.url}/mcp`, "POST", MCP_HEADERS, INIT);
     expect(none.status).toBe(401);
     expect(none.headers["www-authenticate"]).toMatch(/^Bearer/);
-    const wrong = await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${srv.token.slice(0, -2)}xx` }, INIT);
+    const wrong = await raw(
+      `${srv.url}/mcp`,
+      "POST",
+      { ...MCP_HEADERS, authorization: `Bearer ${srv.token.slice(0, -2)}xx` },
+      INIT,
+    );
     expect(wrong.status).toBe(401);
     // From an address of its own (127.0.0.3), so the back-off does not reach the other tests' failures.
     const t0 = Date.now();
-    for (let i = 0; i < 8; i++) expect((await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: "Bearer nope" }, INIT, "127.0.0.3")).status).toBe(401);
+    for (let i = 0; i < 8; i++)
+      expect(
+        (await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: "Bearer nope" }, INIT, "127.0.0.3")).status,
+      ).toBe(401);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(100 + 200 + 400);
     const right = await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${srv.token}` }, INIT);
     expect(right.status).toBe(200);
@@ -126,7 +158,8 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
   it("guesses sent in parallel are not all checked: past the back-off, 4 wait and the rest get 429 unchecked, even the right token", async () => {
     // An address of its own (127.0.0.4): 6 wrong tokens one after another put it past the free failures.
     const from = "127.0.0.4";
-    const guess = (token: string) => raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${token}` }, INIT, from);
+    const guess = (token: string) =>
+      raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, authorization: `Bearer ${token}` }, INIT, from);
     for (let i = 0; i < 6; i++) expect((await guess("nope")).status).toBe(401);
     // 24 guesses at once, the right token among the last: before, all were compared (each answered late, the right one at once).
     const t0 = Date.now();
@@ -137,7 +170,11 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     expect(statuses.at(-1)).toBe(429);
     expect(answers.find((a) => a.status === 429)!.headers["retry-after"]).toBe("2");
     // The sign-in page is the same door.
-    const logins = await Promise.all(Array.from({ length: 12 }, (_, i) => raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=guess-${i}`, from)));
+    const logins = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=guess-${i}`, from),
+      ),
+    );
     expect(logins.filter((l) => l.status === 303).length).toBeLessThanOrEqual(4);
     expect(logins.filter((l) => l.status === 429).length).toBeGreaterThanOrEqual(8);
     // Once the waiting ones are answered, the right token is let in again.
@@ -150,8 +187,19 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const port = new URL(srv.url).port;
     expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, host: `evil.example:${port}` }, INIT)).status).toBe(403);
     expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: "http://evil.example" }, INIT)).status).toBe(403);
-    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: `http://127.0.0.1:${Number(port) + 1}` }, INIT)).status).toBe(403);
-    expect((await raw(`${srv.url}/login`, "POST", { host: "attacker.example", "content-type": "application/x-www-form-urlencoded" }, `token=${srv.token}`)).status).toBe(403);
+    expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: `http://127.0.0.1:${Number(port) + 1}` }, INIT)).status).toBe(
+      403,
+    );
+    expect(
+      (
+        await raw(
+          `${srv.url}/login`,
+          "POST",
+          { host: "attacker.example", "content-type": "application/x-www-form-urlencoded" },
+          `token=${srv.token}`,
+        )
+      ).status,
+    ).toBe(403);
     expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, origin: srv.url }, INIT)).status).toBe(200);
     expect((await raw(`${srv.url}/mcp`, "POST", { ...auth, host: `localhost:${port}` }, INIT)).status).toBe(200);
   });
@@ -161,7 +209,12 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     expect(bad.status).toBe(303);
     expect(bad.headers.location).toBe("/login?failed=1");
     expect(bad.headers["set-cookie"]).toBeUndefined();
-    const ok = await raw(`${srv.url}/login`, "POST", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(srv.token)}`);
+    const ok = await raw(
+      `${srv.url}/login`,
+      "POST",
+      { "content-type": "application/x-www-form-urlencoded" },
+      `token=${encodeURIComponent(srv.token)}`,
+    );
     const cookie = String(ok.headers["set-cookie"]);
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
@@ -169,14 +222,29 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const jar = cookie.split(";")[0]!;
     const me = JSON.parse((await raw(`${srv.url}/api/me`, "GET", { cookie: jar })).body) as { csrf: string };
     expect(me.csrf).toBeTruthy();
-    const noCsrf = await raw(`${srv.url}/api/sessions/abc/kill`, "POST", { cookie: jar, "content-type": "application/json" }, "{}");
+    const noCsrf = await raw(
+      `${srv.url}/api/sessions/abc/kill`,
+      "POST",
+      { cookie: jar, "content-type": "application/json" },
+      "{}",
+    );
     expect(noCsrf.status).toBe(403);
-    const typed = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf, "content-type": "application/json" }, JSON.stringify({ message: "hi" }));
+    const typed = await raw(
+      `${srv.url}/api/sessions/nosuchsession/send`,
+      "POST",
+      { cookie: jar, "x-csrf-token": me.csrf, "content-type": "application/json" },
+      JSON.stringify({ message: "hi" }),
+    );
     expect(typed.status).toBe(404);
     expect(JSON.parse(typed.body).error.code).toBe("SESSION_NOT_FOUND");
     const badId = await raw(`${srv.url}/api/sessions/${encodeURIComponent("../x;$(id)")}/events`, "GET", { cookie: jar });
     expect(badId.status).toBe(400);
-    const junk = await raw(`${srv.url}/api/sessions/nosuchsession/send`, "POST", { cookie: jar, "x-csrf-token": me.csrf }, "{not json");
+    const junk = await raw(
+      `${srv.url}/api/sessions/nosuchsession/send`,
+      "POST",
+      { cookie: jar, "x-csrf-token": me.csrf },
+      "{not json",
+    );
     expect(junk.status).toBe(400);
     // MCP takes the bearer token only, never the page's cookie.
     expect((await raw(`${srv.url}/mcp`, "POST", { ...MCP_HEADERS, cookie: jar }, INIT)).status).toBe(401);
@@ -186,7 +254,12 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     const { session_id: id } = await a.callOk("start_session", { cwd: w.dir("audited") });
     const { jar, csrf } = await signIn(srv.url, srv.token);
     const headers = { cookie: jar, "x-csrf-token": csrf, "content-type": "application/json" };
-    const sent = await raw(`${srv.url}/api/sessions/${id}/send`, "POST", headers, JSON.stringify({ message: "a secret-free hello from the page" }));
+    const sent = await raw(
+      `${srv.url}/api/sessions/${id}/send`,
+      "POST",
+      headers,
+      JSON.stringify({ message: "a secret-free hello from the page" }),
+    );
     expect(sent.status).toBe(200);
     await a.callOk("wait_for_completion", { session_id: id, timeout_ms: 20_000 });
     const killed = await raw(`${srv.url}/api/sessions/${id}/kill`, "POST", headers, "{}");
@@ -202,7 +275,11 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     ]);
     expect(web[0]!.actor).toMatch(/^web:[0-9a-f]{8}$/);
     expect(web[1]!.actor).toBe(web[0]!.actor);
-    expect(lines.find((l) => l.tool === "start_session")).toMatchObject({ actor: expect.stringMatching(/^mcp:http:client-a\//), client: "client-a", outcome: "ok" });
+    expect(lines.find((l) => l.tool === "start_session")).toMatchObject({
+      actor: expect.stringMatching(/^mcp:http:client-a\//),
+      client: "client-a",
+      outcome: "ok",
+    });
     const text = readFileSync(join(w.stateDir, "audit.jsonl"), "utf8");
     expect(text).not.toContain(jar.split("=")[1]!);
     expect(text).not.toContain(csrf);
@@ -216,7 +293,16 @@ describe.runIf(HAS_TMUX)("MCP over Streamable HTTP", () => {
     try {
       await until(() => feed.events.some((e) => e.event === "snapshot"), 5000);
       await a.callOk("send_message", { session_id: id, message: "hello" });
-      const row = await until(() => feed.events.find((e) => e.event === "change" && (e.data as { session_id?: string; total_cost_usd?: number }).session_id === id && typeof (e.data as { total_cost_usd?: number }).total_cost_usd === "number"), 10_000);
+      const row = await until(
+        () =>
+          feed.events.find(
+            (e) =>
+              e.event === "change" &&
+              (e.data as { session_id?: string; total_cost_usd?: number }).session_id === id &&
+              typeof (e.data as { total_cost_usd?: number }).total_cost_usd === "number",
+          ),
+        10_000,
+      );
       const listed = await a.callOk("list_sessions", {});
       const mine = listed.sessions.find((x) => x.session_id === id)!;
       expect(mine.total_cost_usd).toBeGreaterThan(0);
@@ -243,14 +329,26 @@ describe("serve --http arguments", () => {
   it("refuses a non-loopback address without --allow-remote, and bad [HOST:]PORT, with a typed error", () => {
     const w = makeWorld();
     try {
-      const remote = spawnSync(process.execPath, [CLI, "serve", "--http", "0.0.0.0:0"], { env: w.env, encoding: "utf8", timeout: 20_000 });
+      const remote = spawnSync(process.execPath, [CLI, "serve", "--http", "0.0.0.0:0"], {
+        env: w.env,
+        encoding: "utf8",
+        timeout: 20_000,
+      });
       expect(remote.status).toBe(1);
       expect(remote.stderr).toContain("--allow-remote");
       expect(remote.stderr).toContain("TLS");
-      const bad = spawnSync(process.execPath, [CLI, "serve", "--http", "localhost:99999"], { env: w.env, encoding: "utf8", timeout: 20_000 });
+      const bad = spawnSync(process.execPath, [CLI, "serve", "--http", "localhost:99999"], {
+        env: w.env,
+        encoding: "utf8",
+        timeout: 20_000,
+      });
       expect(bad.status).toBe(1);
       expect(bad.stderr).toContain("INVALID_ARGUMENT");
-      const short = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], { env: { ...w.env, CLAUDE_SESSIONS_TOKEN: "short" }, encoding: "utf8", timeout: 20_000 });
+      const short = spawnSync(process.execPath, [CLI, "serve", "--http", "127.0.0.1:0"], {
+        env: { ...w.env, CLAUDE_SESSIONS_TOKEN: "short" },
+        encoding: "utf8",
+        timeout: 20_000,
+      });
       expect(short.status).toBe(1);
       expect(short.stderr).toContain("CLAUDE_SESSIONS_TOKEN");
     } finally {

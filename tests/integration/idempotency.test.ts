@@ -23,9 +23,16 @@ async function prompted(c: HttpMcp, id: string, text: string): Promise<number> {
 }
 
 /** A call aborted by its client after `ms` (the request dropped mid-call); resolves once the abort happened. */
-async function abortedCall(c: HttpMcp, name: "send_message" | "run_task", args: Record<string, unknown>, ms: number): Promise<void> {
+async function abortedCall(
+  c: HttpMcp,
+  name: "send_message" | "run_task",
+  args: Record<string, unknown>,
+  ms: number,
+): Promise<void> {
   const ac = new AbortController();
-  const p = (c.call as (n: string, a: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<unknown>)(name, args, { signal: ac.signal }).catch(() => undefined);
+  const p = (c.call as (n: string, a: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<unknown>)(name, args, {
+    signal: ac.signal,
+  }).catch(() => undefined);
   setTimeout(() => ac.abort(), ms);
   await p;
 }
@@ -107,11 +114,18 @@ describe.runIf(run)("idempotency_key and ALREADY_EXISTS (HTTP, tmux)", () => {
       console.log("connected");
       await c.callTool({ name: "send_message", arguments: JSON.parse(process.env.ARGS) });`;
     const args = { session_id: id, message: text, idempotency_key: "k-killed-client" };
-    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", URL: srv.url, TOKEN: srv.token, ARGS: JSON.stringify(args) }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", URL: srv.url, TOKEN: srv.token, ARGS: JSON.stringify(args) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
     await until(() => out.includes("connected"), 20_000);
-    await until(async () => (await a.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "busy", 20_000);
+    await until(
+      async () => (await a.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "busy",
+      20_000,
+    );
     const gone = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
     await gone;
@@ -171,7 +185,9 @@ describe.runIf(run)("idempotency_key and ALREADY_EXISTS (HTTP, tmux)", () => {
     const a = await connectHttp(srv.url, srv.token, "retrying-client");
     const { session_id: id } = await a.callOk("start_session", { cwd: w.dir("killed") });
     const text = "FAKE_SLOW:1500 the server dies";
-    void a.call("send_message", { session_id: id, message: text, idempotency_key: "k-killed" }, { timeout: 5000 }).catch(() => undefined);
+    void a
+      .call("send_message", { session_id: id, message: text, idempotency_key: "k-killed" }, { timeout: 5000 })
+      .catch(() => undefined);
     await until(async () => (await a.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "busy");
     const gone = new Promise((r) => srv.proc.once("exit", r));
     srv.proc.kill("SIGKILL");
@@ -182,7 +198,10 @@ describe.runIf(run)("idempotency_key and ALREADY_EXISTS (HTTP, tmux)", () => {
     const b = await client(next);
     const r = await b.call("send_message", { session_id: id, message: text, idempotency_key: "k-killed" });
     expect(r.error?.code).toBe("IDEMPOTENCY_UNKNOWN");
-    await until(async () => (await b.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "idle", 20_000);
+    await until(
+      async () => (await b.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.status === "idle",
+      20_000,
+    );
     expect(await prompted(b, id, text)).toBe(1);
   });
 

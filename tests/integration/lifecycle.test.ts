@@ -24,7 +24,15 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
   it("lists its tools with input and output schemas and honest annotations", async () => {
     const { tools } = await m.client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    for (const name of ["start_session", "resume_session", "kill_session", "list_sessions", "send_message", "wait_for_completion", "stream_output"]) {
+    for (const name of [
+      "start_session",
+      "resume_session",
+      "kill_session",
+      "list_sessions",
+      "send_message",
+      "wait_for_completion",
+      "stream_output",
+    ]) {
       expect(byName[name], name).toBeDefined();
       expect(byName[name]!.inputSchema.type).toBe("object");
       expect(byName[name]!.outputSchema?.type).toBe("object");
@@ -57,7 +65,9 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
       expect(names).toEqual(ids.map((id) => `cs-${id}`).sort());
     }
 
-    const replies = await Promise.all(ids.map((id, i) => m.call("send_message", { session_id: id, message: `task ${i}: say hi` })));
+    const replies = await Promise.all(
+      ids.map((id, i) => m.call("send_message", { session_id: id, message: `task ${i}: say hi` })),
+    );
     replies.forEach((r, i) => {
       expect(r.ok, r.text).toBe(true);
       expect(r.data.message_sent).toBe(true);
@@ -127,7 +137,11 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
     const all = got.data.text! + rest.data.text!;
     expect(all).toContain("flood line");
     // Nothing new: same cursor, empty text.
-    const none = await m.call("stream_output", { session_id: id, mode: "log", cursor: (await m.call("stream_output", { session_id: id, mode: "log", cursor: rest.data.cursor })).data.cursor });
+    const none = await m.call("stream_output", {
+      session_id: id,
+      mode: "log",
+      cursor: (await m.call("stream_output", { session_id: id, mode: "log", cursor: rest.data.cursor })).data.cursor,
+    });
     expect(none.data.text).toBe("");
     // Transcript cursors too.
     // Claude writes a turn's assistant line just after its Stop hook: wait for it before taking the cursor.
@@ -155,8 +169,17 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
     expect(busy.ok).toBe(false);
     expect(busy.error?.code).toBe("SESSION_BUSY");
     const progress: unknown[] = [];
-    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 20_000 }, { onprogress: (p) => progress.push(p) });
-    expect(done.data).toMatchObject({ completed: true, timed_out: false, final_state: "idle", last_response: "FAKE REPLY: FAKE_SLOW:2500 think" });
+    const done = await m.call(
+      "wait_for_completion",
+      { session_id: id, timeout_ms: 20_000 },
+      { onprogress: (p) => progress.push(p) },
+    );
+    expect(done.data).toMatchObject({
+      completed: true,
+      timed_out: false,
+      final_state: "idle",
+      last_response: "FAKE REPLY: FAKE_SLOW:2500 think",
+    });
     expect(progress.length).toBeGreaterThanOrEqual(1);
     const short = await m.call("send_message", { session_id: id, message: "FAKE_SLOW:3000 again", timeout_ms: 300 });
     expect(short.data).toMatchObject({ message_sent: true, completed: false, timed_out: true, final_state: "busy" });
@@ -190,7 +213,22 @@ describe.each(BACKENDS)("session lifecycle over MCP (%s)", (backend) => {
     expect(state.version).toBe("1.0.0");
     expect(typeof state.updated_at).toBe("string");
     const rec = Object.values(state.sessions)[0] as Record<string, unknown>;
-    for (const k of ["session_id", "claude_session_id", "backend", "status", "created_at", "cwd", "command", "args", "turn_count", "error_log", "messages_sent", "responses_received", "total_chars_sent", "total_chars_received"]) {
+    for (const k of [
+      "session_id",
+      "claude_session_id",
+      "backend",
+      "status",
+      "created_at",
+      "cwd",
+      "command",
+      "args",
+      "turn_count",
+      "error_log",
+      "messages_sent",
+      "responses_received",
+      "total_chars_sent",
+      "total_chars_received",
+    ]) {
       expect(rec, k).toHaveProperty(k);
     }
     expect(existsSync(`${file}.bak`)).toBe(true);

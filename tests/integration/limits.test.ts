@@ -23,18 +23,30 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
   it("CLAUDE_SESSIONS_IDLE_TTL_MS ends an idle session gracefully; waiters get SESSION_DEAD with the reason; it resumes", async () => {
     const m = await connect(w, { CLAUDE_SESSIONS_IDLE_TTL_MS: "1500" });
     const notes: Array<Record<string, unknown>> = [];
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push(n.params.data as Record<string, unknown>),
+    );
     try {
       const cwd = w.dir("idle");
       const { session_id: id } = await m.callOk("start_session", { cwd });
       await m.callOk("send_message", { session_id: id, message: "hello" });
       const t0 = Date.now();
-      const r = await until(async () => (await m.callOk("list_sessions", { include_metadata: true })).sessions.find((x) => x.session_id === id && x.status === "dead" && x.error_log?.length), 10_000);
+      const r = await until(
+        async () =>
+          (await m.callOk("list_sessions", { include_metadata: true })).sessions.find(
+            (x) => x.session_id === id && x.status === "dead" && x.error_log?.length,
+          ),
+        10_000,
+      );
       expect(Date.now() - t0).toBeGreaterThan(800);
       expect(r.error_log?.join("\n")).toContain("CLAUDE_SESSIONS_IDLE_TTL_MS");
       expect(notes.find((n) => n.event === "limit" && n.session_id === id)?.reason).toMatch(/^idle_ttl/);
       // The server's own end is in the audit log, with the reason as its actor.
-      const ended = await until(async () => (await readAudit(w.stateDir)).find((l) => l.session_id === id && l.actor === "server:idle_ttl"), 5000);
+      const ended = await until(
+        async () => (await readAudit(w.stateDir)).find((l) => l.session_id === id && l.actor === "server:idle_ttl"),
+        5000,
+      );
       expect(ended).toMatchObject({ tool: "kill_session", outcome: "ok" });
       const waited = await m.call("wait_for_completion", { session_id: id, timeout_ms: 2000 });
       expect(waited.error?.code).toBe("SESSION_DEAD");
@@ -59,7 +71,10 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
       expect(r).toMatchObject({ turn_outcome: "interrupted", final_state: "idle" });
       const l = await m.callOk("list_sessions", { include_metadata: true });
       expect(l.sessions.find((x) => x.session_id === id)?.error_log?.join("\n")).toContain("CLAUDE_SESSIONS_BUSY_MAX_MS");
-      const interrupted = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:busy_limit"), 5000);
+      const interrupted = await until(
+        async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:busy_limit"),
+        5000,
+      );
       expect(interrupted).toMatchObject({ tool: "interrupt_session", outcome: "ok" });
       const again = await m.callOk("send_message", { session_id: id, message: "quick" });
       expect(again).toMatchObject({ completed: true, turn_outcome: "completed" });
@@ -79,7 +94,10 @@ describe.runIf(HAS_TMUX)("time limits (issue #14)", () => {
       expect(existsSync(join(w.stateDir, s.session_id))).toBe(true);
       await until(async () => !(await m.callOk("list_sessions", {})).sessions.some((x) => x.session_id === s.session_id), 10_000);
       await until(() => !existsSync(join(w.stateDir, s.session_id)), 5000);
-      const pruned = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === s.session_id && x.actor === "server:retention"), 5000);
+      const pruned = await until(
+        async () => (await readAudit(w.stateDir)).find((x) => x.session_id === s.session_id && x.actor === "server:retention"),
+        5000,
+      );
       expect(pruned).toMatchObject({ tool: "prune_session", outcome: "ok" });
       const projects = join(w.home, ".claude", "projects");
       const transcripts = readdirSync(projects, { recursive: true }).map(String);

@@ -34,7 +34,10 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     m = await connect(w);
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notices.push(n.params.data as Record<string, unknown>),
+    );
     const cwd = w.dir("team");
     const started = await Promise.all([
       m.callOk("start_session", { cwd, team_name: "alpha", teammate_name: "a", team_lead: true }),
@@ -53,52 +56,111 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
   it("gives every team session a member server whose tools its settings allow; only the lead's has start/end_teammate", async () => {
     const a = await member("a");
     const b = await member("b");
-    expect(await a.tools()).toEqual(["end_teammate", "handoff", "list_teammates", "message_teammate", "read_handoffs", "request_shutdown", "start_teammate"]);
+    expect(await a.tools()).toEqual([
+      "end_teammate",
+      "handoff",
+      "list_teammates",
+      "message_teammate",
+      "read_handoffs",
+      "request_shutdown",
+      "start_teammate",
+    ]);
     expect(await b.tools()).toEqual(["handoff", "list_teammates", "message_teammate", "read_handoffs", "request_shutdown"]);
     const listed = (await a.client.listTools()).tools.find((t) => t.name === "message_teammate")!;
-    expect(listed).toMatchObject({ title: "Message a teammate", annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false } });
+    expect(listed).toMatchObject({
+      title: "Message a teammate",
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    });
     expect(listed.outputSchema).toBeDefined();
-    const settings = JSON.parse(readFileSync(join(w.stateDir, ids.a!, "settings.json"), "utf8")) as { permissions: { allow?: string[] } };
+    const settings = JSON.parse(readFileSync(join(w.stateDir, ids.a!, "settings.json"), "utf8")) as {
+      permissions: { allow?: string[] };
+    };
     expect(settings.permissions.allow).toEqual(["mcp__claude-sessions-team"]);
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { args: string[] }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { args: string[] }>;
+    };
     expect(state.sessions[ids.a!]!.args).toContain(`--mcp-config=${join(w.stateDir, ids.a!, "member-mcp.json")}`);
     const team = await a.call("list_teammates");
     expect(team.data).toMatchObject({ team_name: "alpha", you: "a" });
     expect(team.data.teammates.map((t: { teammate_name: string }) => t.teammate_name).sort()).toEqual(["a", "b", "c"]);
-    expect(team.data.teammates.find((t: { teammate_name: string }) => t.teammate_name === "a")).toMatchObject({ you: true, lead: true, status: "ready" });
+    expect(team.data.teammates.find((t: { teammate_name: string }) => t.teammate_name === "a")).toMatchObject({
+      you: true,
+      lead: true,
+      status: "ready",
+    });
   });
 
   it("A messages B and gets B's answer: a prompt starting 'From a:'", async () => {
     const a = await member("a");
     const r = await a.call("message_teammate", { teammate_name: "b", message: "what is the plan?", wait_for_response: true });
-    expect(r.data).toMatchObject({ teammate_name: "b", session_id: ids.b, delivered: true, completed: true, response: "FAKE REPLY: From a: what is the plan?" });
+    expect(r.data).toMatchObject({
+      teammate_name: "b",
+      session_id: ids.b,
+      delivered: true,
+      completed: true,
+      response: "FAKE REPLY: From a: what is the plan?",
+    });
     expect(promptsOf(w.stateDir, ids.b!)).toContain("From a: what is the plan?");
   });
 
   it("B hands off to C: stored for the team (a resource of the main server) and delivered to C", async () => {
     const b = await member("b");
     const r = await b.call("handoff", { to: "c", summary: "parser done; tests left in tests/p.test.ts" });
-    expect(r.data).toMatchObject({ delivered_to: "c", handoff: { from: "b", to: "c", team_name: "alpha" }, resource: "team://alpha/handoffs" });
-    await until(() => promptsOf(w.stateDir, ids.c!).includes("From b: hand-off: parser done; tests left in tests/p.test.ts"), 10_000);
+    expect(r.data).toMatchObject({
+      delivered_to: "c",
+      handoff: { from: "b", to: "c", team_name: "alpha" },
+      resource: "team://alpha/handoffs",
+    });
+    await until(
+      () => promptsOf(w.stateDir, ids.c!).includes("From b: hand-off: parser done; tests left in tests/p.test.ts"),
+      10_000,
+    );
     const c = await member("c");
-    expect((await c.call("read_handoffs")).data.handoffs.map((h: { summary: string }) => h.summary)).toEqual(["parser done; tests left in tests/p.test.ts"]);
+    expect((await c.call("read_handoffs")).data.handoffs.map((h: { summary: string }) => h.summary)).toEqual([
+      "parser done; tests left in tests/p.test.ts",
+    ]);
     const res = await m.client.readResource({ uri: "team://alpha/handoffs" });
-    expect(JSON.parse((res.contents[0] as { text: string }).text)).toMatchObject([{ from: "b", to: "c", summary: "parser done; tests left in tests/p.test.ts" }]);
-    expect((await m.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toContain("team://{team_name}/handoffs");
+    expect(JSON.parse((res.contents[0] as { text: string }).text)).toMatchObject([
+      { from: "b", to: "c", summary: "parser done; tests left in tests/p.test.ts" },
+    ]);
+    expect((await m.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toContain(
+      "team://{team_name}/handoffs",
+    );
   });
 
   it("C requests shutdown: the client gets a notification, the lead a prompt; the lead's end_teammate approves", async () => {
-    await until(async () => (await m.callOk("list_sessions", { team_filter: "alpha" })).sessions.find((s) => s.session_id === ids.c)?.status === "idle", 10_000);
+    await until(
+      async () =>
+        (await m.callOk("list_sessions", { team_filter: "alpha" })).sessions.find((s) => s.session_id === ids.c)?.status ===
+        "idle",
+      10_000,
+    );
     const c = await member("c");
     const r = await c.call("request_shutdown", { reason: "my part is merged" });
     expect(r.data).toMatchObject({ requested: true, notified_lead: "a" });
     const notice = await until(() => notices.find((n) => n.event === "shutdown_requested"), 10_000);
-    expect(notice).toMatchObject({ event: "shutdown_requested", session_id: ids.c, team_name: "alpha", teammate_name: "c", reason: "my part is merged" });
-    await until(() => promptsOf(w.stateDir, ids.a!).some((p) => p.startsWith("From c: request_shutdown: my part is merged")), 10_000);
+    expect(notice).toMatchObject({
+      event: "shutdown_requested",
+      session_id: ids.c,
+      team_name: "alpha",
+      teammate_name: "c",
+      reason: "my part is merged",
+    });
+    await until(
+      () => promptsOf(w.stateDir, ids.a!).some((p) => p.startsWith("From c: request_shutdown: my part is merged")),
+      10_000,
+    );
     // A client that missed the notification finds the request in list_sessions.
-    await until(async () => (await m.callOk("list_sessions", { team_filter: "alpha" })).sessions.find((s) => s.session_id === ids.c)?.shutdown_requested === "my part is merged", 5000);
+    await until(
+      async () =>
+        (await m.callOk("list_sessions", { team_filter: "alpha" })).sessions.find((s) => s.session_id === ids.c)
+          ?.shutdown_requested === "my part is merged",
+      5000,
+    );
     const a = await member("a");
-    expect((await a.call("list_teammates")).data.teammates.find((t: { teammate_name: string }) => t.teammate_name === "c")).toMatchObject({ shutdown_requested: "my part is merged" });
+    expect(
+      (await a.call("list_teammates")).data.teammates.find((t: { teammate_name: string }) => t.teammate_name === "c"),
+    ).toMatchObject({ shutdown_requested: "my part is merged" });
     const ended = await a.call("end_teammate", { teammate_name: "c" });
     expect(ended.data).toMatchObject({ teammate_name: "c", session_id: ids.c, ended: true, status: "killed" });
   });
@@ -112,13 +174,17 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
     expect((await a.call("message_teammate", { teammate_name: "a", message: "hi" })).error?.code).toBe("INVALID_ARGUMENT");
     // Untrusted text, send_message's checks: a control character is refused and nothing is typed.
     const before = promptsOf(w.stateDir, ids.b!).length;
-    expect((await a.call("message_teammate", { teammate_name: "b", message: "hi\u001b[2J" })).error?.code).toBe("INVALID_ARGUMENT");
+    expect((await a.call("message_teammate", { teammate_name: "b", message: "hi\u001b[2J" })).error?.code).toBe(
+      "INVALID_ARGUMENT",
+    );
     expect(promptsOf(w.stateDir, ids.b!).length).toBe(before);
     const forged = await member("b", (env) => (env.CLAUDE_SESSIONS_MEMBER_SECRET = "A".repeat(43)));
     expect((await forged.call("list_teammates")).error).toMatchObject({ code: "PERMISSION_DENIED" });
     // B's own secret with A's id: the secret is per session.
     const borrowed = await member("b", (env) => (env.CLAUDE_SESSIONS_ID = ids.a!));
-    expect((await borrowed.call("message_teammate", { teammate_name: "b", message: "as a" })).error?.code).toBe("PERMISSION_DENIED");
+    expect((await borrowed.call("message_teammate", { teammate_name: "b", message: "as a" })).error?.code).toBe(
+      "PERMISSION_DENIED",
+    );
     const missing = await member("b", (env) => delete env.CLAUDE_SESSIONS_MEMBER_SECRET);
     expect((await missing.call("list_teammates")).error?.code).toBe("PERMISSION_DENIED");
     const posing = await member("b", (env) => (env.CLAUDE_SESSIONS_TEAM_LEAD = "1"));
@@ -155,19 +221,38 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       const l = (await readAudit(w.stateDir)).filter((x) => x.actor.startsWith("member:"));
       return l.some((x) => x.tool === "end_teammate") && l;
     }, 5000);
-    expect(lines).toEqual(expect.arrayContaining([
-      expect.objectContaining({ tool: "message_teammate", actor: `member:${ids.a}`, session_id: ids.b, outcome: "ok" }),
-      expect.objectContaining({ tool: "handoff", actor: `member:${ids.b}`, session_id: ids.c, outcome: "ok" }),
-      expect.objectContaining({ tool: "request_shutdown", actor: `member:${ids.c}`, outcome: "ok" }),
-      expect.objectContaining({ tool: "list_teammates", actor: `member:${ids.b}`, outcome: "error", error_code: "PERMISSION_DENIED" }),
-      expect.objectContaining({ tool: "start_teammate", actor: `member:${ids.b}`, outcome: "error", error_code: "PERMISSION_DENIED" }),
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ tool: "message_teammate", actor: `member:${ids.a}`, session_id: ids.b, outcome: "ok" }),
+        expect.objectContaining({ tool: "handoff", actor: `member:${ids.b}`, session_id: ids.c, outcome: "ok" }),
+        expect.objectContaining({ tool: "request_shutdown", actor: `member:${ids.c}`, outcome: "ok" }),
+        expect.objectContaining({
+          tool: "list_teammates",
+          actor: `member:${ids.b}`,
+          outcome: "error",
+          error_code: "PERMISSION_DENIED",
+        }),
+        expect.objectContaining({
+          tool: "start_teammate",
+          actor: `member:${ids.b}`,
+          outcome: "error",
+          error_code: "PERMISSION_DENIED",
+        }),
+      ]),
+    );
   });
 
   it("a headless session of the team gets its member server too (the SDK's environment keeps the secret)", async () => {
     // Headless sessions have no trust screen: the server reads Claude's trust record, as after a first `claude` there.
-    writeFileSync(join(w.home, ".claude.json"), JSON.stringify({ projects: { [w.work]: { hasTrustDialogAccepted: true } } }), { mode: 0o600 });
-    const h = await m.callOk("start_session", { cwd: w.dir("team"), team_name: "alpha", teammate_name: "h", backend: "headless" });
+    writeFileSync(join(w.home, ".claude.json"), JSON.stringify({ projects: { [w.work]: { hasTrustDialogAccepted: true } } }), {
+      mode: 0o600,
+    });
+    const h = await m.callOk("start_session", {
+      cwd: w.dir("team"),
+      team_name: "alpha",
+      teammate_name: "h",
+      backend: "headless",
+    });
     ids.h = h.session_id;
     const mh = await member("h");
     const r = await mh.call("message_teammate", { teammate_name: "b", message: "from headless", wait_for_response: true });
@@ -220,7 +305,10 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       });
     expect(argvs.some((a) => a.includes("member"))).toBe(true);
     const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" });
-    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.isSocket() ? [] : [join(dir, e.name)]));
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(join(dir, e.name)) : e.isSocket() ? [] : [join(dir, e.name)],
+      );
     const texts = files(w.stateDir).map((f) => [f, readFileSync(f, "latin1")] as const);
     expect(texts.some(([f]) => f.endsWith("member-mcp.json"))).toBe(true);
     for (const s of secrets) {
@@ -235,7 +323,11 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
     const path = join(w.stateDir, "sockets", `${m.pid}.sock`);
     const h = await m.callOk("health_check", {});
     expect(h.member_socket).toEqual({ path, listening: true });
-    expect(h.checks.find((c) => c.name === "member_socket")).toEqual({ name: "member_socket", status: "ok", detail: `${path} is listening (0600)` });
+    expect(h.checks.find((c) => c.name === "member_socket")).toEqual({
+      name: "member_socket",
+      status: "ok",
+      detail: `${path} is listening (0600)`,
+    });
     expect(h.status).toBe("ok");
     // The socket file removed (the server still holds it open, but no member can connect to it any more).
     rmSync(path);

@@ -15,12 +15,23 @@ describe("merge_worktree (headless, fake claude, real git)", () => {
   let m: Mcp;
   let repo: string;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   const head = () => git(repo, "rev-parse", "main").trim();
   const scratchLeft = () => readdirSync(join(w.stateDir, "worktrees")).filter((f) => f.startsWith("merge-"));
   /** A session in its own worktree of the repo that ran one shell command and is idle. */
   const session = async (command: string) => {
-    const s = await m.callOk("start_session", { cwd: repo, worktree: true, prompt: `FAKE_BASH:${command}`, permission_mode: "dontAsk", trust_workspace: true, backend: "headless" });
+    const s = await m.callOk("start_session", {
+      cwd: repo,
+      worktree: true,
+      prompt: `FAKE_BASH:${command}`,
+      permission_mode: "dontAsk",
+      trust_workspace: true,
+      backend: "headless",
+    });
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 30_000 });
     return s.session_id;
   };
@@ -29,7 +40,12 @@ describe("merge_worktree (headless, fake claude, real git)", () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
     const checks = join(w.root, "checks.json");
     // No file of the tree may hold the line "bad".
-    writeFileSync(checks, JSON.stringify({ checks: [{ name: "no-bad", argv: ["sh", "-c", "! grep -rqx --exclude-dir=.git bad ."], timeout_ms: 10_000 }] }));
+    writeFileSync(
+      checks,
+      JSON.stringify({
+        checks: [{ name: "no-bad", argv: ["sh", "-c", "! grep -rqx --exclude-dir=.git bad ."], timeout_ms: 10_000 }],
+      }),
+    );
     m = await connect(w, { CLAUDE_SESSIONS_CHECKS: checks });
     repo = w.dir("repo");
     git(repo, "init", "-q", "-b", "main");
@@ -44,7 +60,18 @@ describe("merge_worktree (headless, fake claude, real git)", () => {
 
   it("the fan-out's winner is merged; a conflicting attempt is a result listing the files, the target unchanged", async () => {
     const marker = join(w.root, "claim");
-    const fan = await m.callOk("fan_out", { cwd: repo, prompt: `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`, n: 3, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 60_000 }, { timeout: 120_000 });
+    const fan = await m.callOk(
+      "fan_out",
+      {
+        cwd: repo,
+        prompt: `FAKE_BASH:if mkdir ${marker} 2>/dev/null; then echo bad > app.txt; else echo good > app.txt; fi`,
+        n: 3,
+        permission_mode: "dontAsk",
+        trust_workspace: true,
+        timeout_ms: 60_000,
+      },
+      { timeout: 120_000 },
+    );
     const [first, , last] = fan.attempts;
     expect(last!.checks_passed).toBe(0);
     const base = head();

@@ -22,7 +22,9 @@ function transcripts(w: World): Map<string, string> {
   const out = new Map<string, string>();
   const root = join(w.home, ".claude", "projects");
   if (!existsSync(root)) return out;
-  for (const d of readdirSync(root)) for (const f of readdirSync(join(root, d))) if (f.endsWith(".jsonl")) out.set(join(root, d, f), readFileSync(join(root, d, f), "utf8"));
+  for (const d of readdirSync(root))
+    for (const f of readdirSync(join(root, d)))
+      if (f.endsWith(".jsonl")) out.set(join(root, d, f), readFileSync(join(root, d, f), "utf8"));
   return out;
 }
 const mentions = (w: World, word: string) => [...transcripts(w).values()].filter((t) => t.includes(word)).length;
@@ -33,7 +35,11 @@ function nodeServerOf(coordinator: number, w: World): number {
     if (!/^\d+$/.test(p)) continue;
     try {
       const ppid = Number(readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-      if (ppid === coordinator && readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`CLAUDE_SESSIONS_DIR=${w.stateDir}`)) return Number(p);
+      if (
+        ppid === coordinator &&
+        readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`CLAUDE_SESSIONS_DIR=${w.stateDir}`)
+      )
+        return Number(p);
     } catch {
       /* gone */
     }
@@ -54,7 +60,10 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     b = makeWorld();
     // One directory every machine has (the session's cwd is the same path on the node it moves to).
     proj = here.dir("proj");
-    here.env.CLAUDE_SESSIONS_NODES = writeNodesFile(here.root, { a: { exec: loopbackExec(a.env) }, b: { exec: loopbackExec(b.env) } });
+    here.env.CLAUDE_SESSIONS_NODES = writeNodesFile(here.root, {
+      a: { exec: loopbackExec(a.env) },
+      b: { exec: loopbackExec(b.env) },
+    });
     m = await connect(here);
   });
 
@@ -63,12 +72,17 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     for (const w of [here, a, b]) w?.cleanup();
   });
 
-  const where = async (id: string) => (await m.callOk("list_sessions", { status_filter: "all" })).sessions.filter((s) => s.session_id === id).map((s) => `${s.node ?? "local"}:${s.status}`);
+  const where = async (id: string) =>
+    (await m.callOk("list_sessions", { status_filter: "all" })).sessions
+      .filter((s) => s.session_id === id)
+      .map((s) => `${s.node ?? "local"}:${s.status}`);
   const journals = () => (existsSync(join(here.stateDir, "moves")) ? readdirSync(join(here.stateDir, "moves")) : []);
   /** A session on node a that took one turn mentioning `word`. */
   const talked = async (word: string) => {
     const s = await m.callOk("start_session", { cwd: proj, node: "a" });
-    expect((await m.callOk("send_message", { session_id: s.session_id, message: `remember ${word}` })).response).toBe(`FAKE REPLY: remember ${word}`);
+    expect((await m.callOk("send_message", { session_id: s.session_id, message: `remember ${word}` })).response).toBe(
+      `FAKE REPLY: remember ${word}`,
+    );
     return s.session_id;
   };
 
@@ -82,7 +96,9 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     expect(mentions(b, "PELICAN")).toBe(1);
     expect(mentions(a, "PELICAN")).toBe(0);
     expect(await where(id)).toEqual(["b:hibernated"]);
-    expect((await m.callOk("list_sessions", { status_filter: "all", node_filter: "a" })).sessions.map((s) => s.session_id)).not.toContain(id);
+    expect(
+      (await m.callOk("list_sessions", { status_filter: "all", node_filter: "a" })).sessions.map((s) => s.session_id),
+    ).not.toContain(id);
     expect(journals()).toEqual([]);
     // The next prompt wakes it on b, resuming the same conversation (the fake refuses an id it has no transcript of).
     const sent = await m.callOk("send_message", { session_id: id, message: "what was the word?" }, { timeout: 90_000 });
@@ -92,7 +108,9 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     expect(text).toContain("what was the word?");
     expect(await where(id)).toEqual(["b:idle"]);
     // And back to the coordinator's own machine (with the CLI, beside the running server), then on to a again.
-    const cli = JSON.parse(execFileSync(process.execPath, [CLI, "move", id, "local"], { env: here.env, encoding: "utf8", cwd: here.root })) as { from: string; node: string };
+    const cli = JSON.parse(
+      execFileSync(process.execPath, [CLI, "move", id, "local"], { env: here.env, encoding: "utf8", cwd: here.root }),
+    ) as { from: string; node: string };
     expect(cli).toMatchObject({ from: "b", node: "local" });
     expect(await where(id)).toEqual(["local:hibernated"]);
     expect(mentions(here, "PELICAN")).toBe(1);
@@ -166,8 +184,14 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     expect(mentions(a, "OSPREY")).toBe(1);
     // b's old server (the killed coordinator's child) may still be reading the import sent to it: refused once it
     // gets to it, its copy goes (whichever came first, no copy stays on b).
-    await until(() => mentions(b, "OSPREY") === 0 && !readFileSync(join(b.stateDir, "state.json"), "utf8").includes(id), 20_000, 100);
-    expect((await m.callOk("send_message", { session_id: id, message: "after the restart" }, { timeout: 90_000 })).node).toBe("a");
+    await until(
+      () => mentions(b, "OSPREY") === 0 && !readFileSync(join(b.stateDir, "state.json"), "utf8").includes(id),
+      20_000,
+      100,
+    );
+    expect((await m.callOk("send_message", { session_id: id, message: "after the restart" }, { timeout: 90_000 })).node).toBe(
+      "a",
+    );
     await m.callOk("kill_session", { session_id: id });
   });
 
@@ -188,9 +212,14 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
       const move_id = `mv-test${steps.length}kill`;
       const ex = await na.callOk("transfer_session", { op: "export", session_id: id, move_id });
       mkdirSync(join(here.stateDir, "moves"), { recursive: true, mode: 0o700 });
-      writeFileSync(join(here.stateDir, "moves", `${move_id}.json`), JSON.stringify({ move_id, session_id: id, from: "a", to: "b", started_at: new Date().toISOString() }), { mode: 0o600 });
+      writeFileSync(
+        join(here.stateDir, "moves", `${move_id}.json`),
+        JSON.stringify({ move_id, session_id: id, from: "a", to: "b", started_at: new Date().toISOString() }),
+        { mode: 0o600 },
+      );
       await nb.callOk("transfer_session", { op: "import", session_id: id, move_id, bundle: ex.bundle! });
-      if ((steps as readonly string[]).includes("release")) await na.callOk("transfer_session", { op: "release", session_id: id, move_id, seq: ex.bundle!.seq });
+      if ((steps as readonly string[]).includes("release"))
+        await na.callOk("transfer_session", { op: "release", session_id: id, move_id, seq: ex.bundle!.seq });
       // The incoming copy is not listed by its node.
       expect((await nb.callOk("list_sessions", { status_filter: "all" })).sessions.map((s) => s.session_id)).not.toContain(id);
     } finally {
@@ -202,7 +231,9 @@ describe.skipIf(!enabled)("move_session between two nodes (loopback nodes, tmux,
     const word = `KITE${steps.length}`;
     expect(mentions(holder === "a" ? a : b, word)).toBe(1);
     expect(mentions(holder === "a" ? b : a, word)).toBe(0);
-    expect((await m.callOk("send_message", { session_id: id, message: "after the restart" }, { timeout: 90_000 })).node).toBe(holder);
+    expect((await m.callOk("send_message", { session_id: id, message: "after the restart" }, { timeout: 90_000 })).node).toBe(
+      holder,
+    );
     await m.callOk("kill_session", { session_id: id });
   });
 });

@@ -51,10 +51,15 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
   let dirA: string;
   let dirB: string;
   let report: string;
-  const good = () => JSON.stringify({ accounts: { A: { config_dir: dirA }, B: { config_dir: dirB }, K: { api_key_env: "CS_TEST_KEY_K" } } });
+  const good = () =>
+    JSON.stringify({ accounts: { A: { config_dir: dirA }, B: { config_dir: dirB }, K: { api_key_env: "CS_TEST_KEY_K" } } });
 
   beforeAll(async () => {
-    w = makeWorld({ CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0" });
+    w = makeWorld({
+      CLAUDE_SESSIONS_IDLE_TTL_MS: "0",
+      CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000",
+      CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0",
+    });
     dirA = join(w.root, "acct-a");
     dirB = join(w.root, "acct-b");
     for (const d of [dirA, dirB]) mkdirSync(d, { recursive: true });
@@ -75,7 +80,9 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     expect(prompts(dirB, cwd)).toContain("hello from B");
     expect(prompts(dirA, cwd)).toEqual([]);
     expect(prompts(join(w.home, ".claude"), cwd)).toEqual([]);
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { account?: string }>;
+    };
     expect(state.sessions[s.session_id]?.account).toBe("B");
     // The server reads it back from B's folder too.
     const conv = await m.callOk("stream_output", { session_id: s.session_id, mode: "transcript" });
@@ -86,7 +93,10 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     const cwd = w.dir("under-k");
     const s = await m.callOk("start_session", { cwd, account: "K" });
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_ENV:ANTHROPIC_API_KEY", timeout_ms: 20_000 });
-    const seen = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { name: string; value: string | null });
+    const seen = readFileSync(report, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { name: string; value: string | null });
     expect(seen.find((r) => r.name === "ANTHROPIC_API_KEY")?.value).toBe(KEY);
     const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" });
     expect(ps).not.toContain(KEY);
@@ -100,7 +110,9 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
 
   it("auto: the account with room (not limited, fewest sessions)", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("auto"), account: "auto" });
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { account?: string }>;
+    };
     // B and K have a session each, A none.
     expect(state.sessions[s.session_id]?.account).toBe("A");
     await m.callOk("kill_session", { session_id: s.session_id, save_state: false });
@@ -137,12 +149,20 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     await m.callOk("send_message", { session_id: s.session_id, message: "first on A", timeout_ms: 20_000 });
     const gate = join(w.root, "limit-a");
     writeFileSync(gate, "");
-    const r = await m.call("send_message", { session_id: s.session_id, message: `second FAKE_LIMIT:${gate}`, timeout_ms: 20_000 });
+    const r = await m.call("send_message", {
+      session_id: s.session_id,
+      message: `second FAKE_LIMIT:${gate}`,
+      timeout_ms: 20_000,
+    });
     expect(r.error?.code, r.text).toBe("LIMITED");
     await until(async () => (await rowOf(m, s.session_id))?.limit?.wake_at !== undefined, 10_000);
     await until(() => processesIn(cwd).length === 0, 10_000);
     // A is shown limited: by the CLI's `accounts`, by health_check, and auto now passes it by.
-    const cli = spawnSync(process.execPath, [CLI, "accounts"], { env: { ...w.env, CLAUDE_SESSIONS_ACCOUNTS: file }, encoding: "utf8", timeout: 30_000 });
+    const cli = spawnSync(process.execPath, [CLI, "accounts"], {
+      env: { ...w.env, CLAUDE_SESSIONS_ACCOUNTS: file },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     expect(cli.status, cli.stderr).toBe(0);
     const lineA = cli.stdout.split("\n").find((l) => l.startsWith("A\t"));
     expect(lineA).toContain(s.session_id);
@@ -153,7 +173,9 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     const check = health.checks.find((c) => c.name === "accounts");
     expect(check?.detail).toMatch(/A: 1 session\(s\), limited until/);
     const auto = await m.callOk("start_session", { cwd: w.dir("auto-2"), account: "auto" });
-    const picked = (JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> }).sessions[auto.session_id]?.account;
+    const picked = (
+      JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> }
+    ).sessions[auto.session_id]?.account;
     expect(picked).not.toBe("A");
     await m.callOk("kill_session", { session_id: auto.session_id, save_state: false });
     await m.callOk("resume_session", { session_id: s.session_id, account: "B" });
@@ -163,7 +185,9 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     expect(onB).toEqual(expect.arrayContaining(["first on A", "third on B"]));
     expect(onB.indexOf("first on A")).toBeLessThan(onB.indexOf("third on B"));
     expect(prompts(dirA, cwd)).not.toContain("third on B");
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { account?: string }>;
+    };
     expect(state.sessions[s.session_id]?.account).toBe("B");
   }, 90_000);
 });
@@ -175,7 +199,12 @@ describe.runIf(HAS_TMUX)("CLAUDE_SESSIONS_ON_LIMIT=switch_account (issue 33)", (
   let dirB: string;
   beforeAll(async () => {
     // The limit's own wait is a minute: an answer within the test's time came from the switch, not the reset.
-    w = makeWorld({ CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CLAUDE_SESSIONS_ON_LIMIT: "switch_account" });
+    w = makeWorld({
+      CLAUDE_SESSIONS_IDLE_TTL_MS: "0",
+      CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000",
+      CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0",
+      CLAUDE_SESSIONS_ON_LIMIT: "switch_account",
+    });
     dirA = join(w.root, "acct-a");
     dirB = join(w.root, "acct-b");
     for (const d of [dirA, dirB]) mkdirSync(d, { recursive: true });
@@ -202,10 +231,19 @@ describe.runIf(HAS_TMUX)("CLAUDE_SESSIONS_ON_LIMIT=switch_account (issue 33)", (
     // came from the switch.
     rmSync(gate);
     await until(() => answers(w, s.session_id, prompt) === 1, 40_000).catch((e: unknown) => {
-      throw new Error(`${String(e)}; the server said: ${m.stderr().split("\n").filter((l) => /limit|account|switch|warn|error/i.test(l)).slice(-15).join("\n")}`);
+      throw new Error(
+        `${String(e)}; the server said: ${m
+          .stderr()
+          .split("\n")
+          .filter((l) => /limit|account|switch|warn|error/i.test(l))
+          .slice(-15)
+          .join("\n")}`,
+      );
     });
     expect(Date.now() - t0).toBeLessThan(50_000);
-    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { account?: string }> };
+    const state = JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as {
+      sessions: Record<string, { account?: string }>;
+    };
     expect(state.sessions[s.session_id]?.account).toBe("B");
     // B's copy of the conversation holds A's turns, then the prompt answered there; A's never got the answer.
     const onB = prompts(dirB, cwd);

@@ -57,7 +57,9 @@ describe.skipIf(!enabled)("links that scale", () => {
   it("one ssh per node however many calls are in flight", async () => {
     const s = await m.callOk("start_session", { cwd: h1.work, node: "h1" });
     await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_SLOW:3000 slow", wait_for_response: false });
-    const waits = Array.from({ length: 20 }, () => m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 30_000 }, { timeout: 60_000 }));
+    const waits = Array.from({ length: 20 }, () =>
+      m.call("wait_for_completion", { session_id: s.session_id, timeout_ms: 30_000 }, { timeout: 60_000 }),
+    );
     const lists = Array.from({ length: 20 }, () => m.callOk("list_sessions", {}));
     await Promise.all(lists);
     expect(sshTo(m.pid!, h1.address)).toHaveLength(1);
@@ -70,7 +72,11 @@ describe.skipIf(!enabled)("links that scale", () => {
     const s1 = (await m.callOk("start_session", { cwd: h1.work, node: "h1" })).session_id;
     const s2 = (await m.callOk("start_session", { cwd: h2.work, node: "h2" })).session_id;
     h1.cut();
-    await until(async () => (await m.callOk("list_sessions", { node_filter: "h1" })).nodes![0]!.status === "unreachable", 20_000, 100);
+    await until(
+      async () => (await m.callOk("list_sessions", { node_filter: "h1" })).nodes![0]!.status === "unreachable",
+      20_000,
+      100,
+    );
     // Long enough for connection attempts to be made into the cut network (and hang there).
     const during: number[] = [];
     const t = Date.now();
@@ -95,8 +101,12 @@ describe.skipIf(!enabled)("links that scale", () => {
       await new Promise((ok) => setTimeout(ok, 100));
     }
     // The link logs how long its winning attempt took: the node's server starting over ssh (seconds under load).
-    const took = Number(/node h1: reachable \(claude-sessions [^;]*; connected in (\d+) ms/.exec(m.stderr().slice(logBefore))?.[1]);
-    console.log(`h1 answered ${back} ms after its link came back (its connection took ${took} ms); h2 answered in ${Math.max(...during)} ms at most during the cut`);
+    const took = Number(
+      /node h1: reachable \(claude-sessions [^;]*; connected in (\d+) ms/.exec(m.stderr().slice(logBefore))?.[1],
+    );
+    console.log(
+      `h1 answered ${back} ms after its link came back (its connection took ${took} ms); h2 answered in ${Math.max(...during)} ms at most during the cut`,
+    );
     // Before: the attempt made into the cut network was waited for until the 15 s connect time-out (then back-off).
     // Now: a new attempt starts within the hedge interval (2 s) of the link's return, and the first to answer wins.
     expect(back - (took || 0)).toBeLessThan(3500);

@@ -7,7 +7,12 @@
  * every remote session with its exact status.
  */
 import { spawnSync } from "node:child_process";
-import { LoggingMessageNotificationSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type Resource } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LoggingMessageNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type Resource,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { startHttpServer } from "../helpers/http.js";
@@ -35,7 +40,10 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
 
   const open = async () => {
     const c = await connect(w);
-    c.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push({ level: n.params.level, data: n.params.data as Record<string, unknown> }));
+    c.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notices.push({ level: n.params.level, data: n.params.data as Record<string, unknown> }),
+    );
     c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
     c.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanges++);
     return c;
@@ -46,7 +54,13 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     hosts = makeTestHosts(2, { env: { MAX_CONCURRENT_SESSIONS: "30" } });
     [h1, h2] = hosts.hosts as [TestHost, TestHost];
     w = makeWorld({ MAX_CONCURRENT_SESSIONS: "5" });
-    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, { h1: { exec: h1.exec, attach: h1.attach }, h2: { exec: h2.exec.map((a) => (a === "MAX_CONCURRENT_SESSIONS=30" ? "MAX_CONCURRENT_SESSIONS=40" : a)), attach: h2.attach } });
+    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, {
+      h1: { exec: h1.exec, attach: h1.attach },
+      h2: {
+        exec: h2.exec.map((a) => (a === "MAX_CONCURRENT_SESSIONS=30" ? "MAX_CONCURRENT_SESSIONS=40" : a)),
+        attach: h2.attach,
+      },
+    });
     m = await open();
   });
 
@@ -58,8 +72,14 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
 
   const list = async (args: Record<string, unknown> = {}) => m.callOk("list_sessions", args);
   /** resources/list's URIs and titles, by URI. */
-  const resourceList = async (opts: { timeout?: number } = {}): Promise<Map<string, Resource>> => new Map((await m.client.listResources({}, opts)).resources.map((r) => [r.uri, r]));
-  const kinds = (id: string) => [`session://${id}`, `session://${id}/screen`, `session://${id}/transcript`, `session://${id}/events`];
+  const resourceList = async (opts: { timeout?: number } = {}): Promise<Map<string, Resource>> =>
+    new Map((await m.client.listResources({}, opts)).resources.map((r) => [r.uri, r]));
+  const kinds = (id: string) => [
+    `session://${id}`,
+    `session://${id}/screen`,
+    `session://${id}/transcript`,
+    `session://${id}/events`,
+  ];
 
   it("lists every node with its link and version; an unknown node is refused", async () => {
     const l = await list();
@@ -95,7 +115,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(r).toMatchObject({ response: "FAKE REPLY: hello far away", node: "h1" });
     await m.callOk("send_message", { session_id: s1, message: "FAKE_SLOW:400 slowly", wait_for_response: false });
     const progress: unknown[] = [];
-    const done = await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
+    const done = await m.callOk(
+      "wait_for_completion",
+      { session_id: s1, timeout_ms: 15_000 },
+      { onprogress: (p) => progress.push(p) },
+    );
     expect(done).toMatchObject({ completed: true, last_response: "FAKE REPLY: FAKE_SLOW:400 slowly", node: "h1" });
     const t = await m.callOk("stream_output", { session_id: s1, mode: "transcript" });
     expect(t.node).toBe("h1");
@@ -132,7 +156,9 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const s2 = (await m.callOk("start_session", { cwd: h2.work, node: "h2" })).session_id;
     await until(() => listChanges > 0, 10_000);
     const withS2 = await resourceList();
-    expect(kinds(s2).map((u) => withS2.get(u)?.name)).toEqual(["session", "session-screen", "session-transcript", "session-events"].map((n) => `${n} ${s2} on h2`));
+    expect(kinds(s2).map((u) => withS2.get(u)?.name)).toEqual(
+      ["session", "session-screen", "session-transcript", "session-events"].map((n) => `${n} ${s2} on h2`),
+    );
     listChanges = 0;
     await m.callOk("kill_session", { session_id: s2, save_state: true });
     await until(() => listChanges > 0, 10_000);
@@ -160,7 +186,10 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const done = await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 });
     expect(done.last_response).toBe("FAKE: ran touch far.txt");
     expect(h1.ssh(["ls", `${h1.work}/far.txt`]).trim()).toBe(`${h1.work}/far.txt`);
-    await until(() => notices.find((x) => x.data.event === "turn_ended" && x.data.session_id === s1 && x.data.node === "h1"), 10_000);
+    await until(
+      () => notices.find((x) => x.data.event === "turn_ended" && x.data.session_id === s1 && x.data.node === "h1"),
+      10_000,
+    );
   });
 
   it("kill and resume a remote session by id: the same conversation comes back on its node", async () => {
@@ -194,7 +223,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(waited.done).toBe(true);
     expect(waited.sessions.map((x) => x.session_id).sort()).toEqual(members.map((x) => x.session_id).sort());
     expect(waited.sessions.every((x) => x.done && x.last_response === "FAKE REPLY: FAKE_SLOW:300 work")).toBe(true);
-    const byIds = await m.callOk("wait_for_sessions", { session_ids: members.map((x) => x.session_id), mode: "any", timeout_ms: 5000 });
+    const byIds = await m.callOk("wait_for_sessions", {
+      session_ids: members.map((x) => x.session_id),
+      mode: "any",
+      timeout_ms: 5000,
+    });
     expect(byIds).toMatchObject({ done: true });
     expect(byIds.sessions).toHaveLength(3);
     // sync_context of the team: one result per member, from every machine.
@@ -207,7 +240,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
   let h1Conversation = "";
   it("history across machines: h1's conversation is searched, listed and read from the coordinator, never indexed here", async () => {
     // s1 ran on h1 only: its words are found there, by the coordinator's search.
-    const hit = await until(async () => (await m.callOk("search_conversations", { query: "far away" })).results.find((r) => r.node === "h1"), 15_000, 250);
+    const hit = await until(
+      async () => (await m.callOk("search_conversations", { query: "far away" })).results.find((r) => r.node === "h1"),
+      15_000,
+      250,
+    );
     expect(hit.snippet).toContain("**far**");
     const cid = hit.claude_session_id;
     h1Conversation = cid;
@@ -218,7 +255,12 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
       ["h2", "reachable"],
     ]);
     // Every machine's conversations (the team "tri" ran one here, one on h1, one on h2), newest first.
-    await until(async () => new Set((await m.callOk("list_conversations", { limit: 200 })).conversations.map((x) => x.node ?? "local")).size === 3, 15_000, 250);
+    await until(
+      async () =>
+        new Set((await m.callOk("list_conversations", { limit: 200 })).conversations.map((x) => x.node ?? "local")).size === 3,
+      15_000,
+      250,
+    );
     const all = await m.callOk("list_conversations", { limit: 200 });
     expect(all.conversations.length).toBeGreaterThan(2);
     expect(all.total).toBe(all.conversations.length);
@@ -254,7 +296,11 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const s = await m.callOk("start_session", { cwd: h1.work, node: "h1", prompt: "adopt me from afar" });
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 20_000 });
     await m.callOk("kill_session", { session_id: s.session_id });
-    const hit = await until(async () => (await m.callOk("search_conversations", { query: "adopt afar" })).results.find((r) => r.node === "h1"), 15_000, 250);
+    const hit = await until(
+      async () => (await m.callOk("search_conversations", { query: "adopt afar" })).results.find((r) => r.node === "h1"),
+      15_000,
+      250,
+    );
     expect(hit.resume.cwd).toBe(h1.work);
     const r = await m.callOk("resume_session", { claude_session_id: hit.resume.claude_session_id, cwd: hit.resume.cwd! });
     expect(r).toMatchObject({ node: "h1", session_id: s.session_id });
@@ -262,7 +308,9 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const again = await m.callOk("send_message", { session_id: s.session_id, message: "still there?" });
     expect(again).toMatchObject({ response: "FAKE REPLY: still there?", node: "h1" });
     // Nothing was adopted here.
-    expect((await list({ node_filter: "local" })).sessions.some((x) => x.claude_session_id === hit.claude_session_id)).toBe(false);
+    expect((await list({ node_filter: "local" })).sessions.some((x) => x.claude_session_id === hit.claude_session_id)).toBe(
+      false,
+    );
     await m.callOk("kill_session", { session_id: s.session_id, force: true });
   });
 
@@ -293,17 +341,24 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
       expect(rows.find((r) => r.session_id === s1)).toMatchObject({ node: "h1", status: "idle" });
       const page = (await firstEvent(`/api/sessions/${s1}/events`, "session")) as Row;
       expect(page).toMatchObject({ session_id: s1, node: "h1" });
-      const sent = await fetch(`${srv.url}/api/sessions/${s1}/send`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ message: "from the page" }) });
+      const sent = await fetch(`${srv.url}/api/sessions/${s1}/send`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ message: "from the page" }),
+      });
       expect(sent.status).toBe(200);
       expect(await sent.json()).toMatchObject({ session_id: s1, node: "h1", message_sent: true });
-      expect(await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 })).toMatchObject({ last_response: "FAKE REPLY: from the page" });
+      expect(await m.callOk("wait_for_completion", { session_id: s1, timeout_ms: 15_000 })).toMatchObject({
+        last_response: "FAKE REPLY: from the page",
+      });
     } finally {
       await srv.stop();
     }
   });
 
   it("the CLI: `nodes` reaches every node; `ls` shows every machine's sessions with their node", () => {
-    const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
     const n = cli(["nodes"]);
     expect(n.status, n.stderr).toBe(0);
     expect(n.stdout).toMatch(/^h1\treachable\tclaude-sessions \d+\.\d+\.\d+\thealth ok\t\d+ live of 30$/m);
@@ -312,7 +367,15 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     expect(ls.status, ls.stderr).toBe(0);
     // node, session, status, backend, cost ($…, "-" before any usage, "?" without a price), cwd, attach command.
     const row = ls.stdout.split("\n").find((l) => l.startsWith(`h1\t${s1}\t`));
-    expect(row?.split("\t")).toEqual(["h1", s1, "idle", "tmux", expect.stringMatching(/^(\$\d+\.\d+|-|\?)$/), h1.work, `${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`]);
+    expect(row?.split("\t")).toEqual([
+      "h1",
+      s1,
+      "idle",
+      "tmux",
+      expect.stringMatching(/^(\$\d+\.\d+|-|\?)$/),
+      h1.work,
+      `${h1.attach.join(" ")} tmux -L ${h1.socket} attach -t =cs-${s1}`,
+    ]);
     expect(ls.stdout).toMatch(/^local\t\w+\tidle\ttmux\t/m);
     // attach runs the node's prefix and its tmux attach: here without a terminal, so the node's tmux says so.
     const at = cli(["attach", s1]);
@@ -355,9 +418,14 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     console.log(`outage detected after ${detected} ms`);
     const s = await m.call("send_message", { session_id: s1, message: "anyone?" });
     expect(s.error?.code).toBe("NODE_UNREACHABLE");
-    expect((await m.callOk("send_message", { session_id: on2.session_id, message: "still here" })).response).toBe("FAKE REPLY: still here");
+    expect((await m.callOk("send_message", { session_id: on2.session_id, message: "still here" })).response).toBe(
+      "FAKE REPLY: still here",
+    );
     const l = await list();
-    expect(l.nodes!.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
+    expect(l.nodes!.find((n) => n.name === "h1")).toMatchObject({
+      status: "unreachable",
+      error: expect.stringContaining("node h1"),
+    });
     expect(l.sessions.find((x) => x.session_id === s1)).toMatchObject({ node: "h1", node_status: "unreachable", status: "busy" });
     // Noticed: h1's sessions stay listed as last known, saying so; reading one names the node that does not answer.
     const down = await resourceList({ timeout: 4000 });
@@ -367,7 +435,10 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     await expect(m.client.readResource({ uri: `session://${s1}` })).rejects.toThrow(/NODE_UNREACHABLE/);
     // The history tools answer with this machine's and h2's, naming h1 as not answering.
     const convs = await m.callOk("list_conversations", { limit: 200 });
-    expect(convs.nodes!.find((n) => n.name === "h1")).toMatchObject({ status: "unreachable", error: expect.stringContaining("node h1") });
+    expect(convs.nodes!.find((n) => n.name === "h1")).toMatchObject({
+      status: "unreachable",
+      error: expect.stringContaining("node h1"),
+    });
     expect(new Set(convs.conversations.map((x) => x.node ?? "local"))).toEqual(new Set(["local", "h2"]));
     const found = await m.callOk("search_conversations", { query: "all hands" });
     expect(new Set(found.results.map((x) => x.node ?? "local"))).toEqual(new Set(["local", "h2"]));
@@ -379,17 +450,28 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     const gone = await m.call("get_conversation", { claude_session_id: h1Conversation });
     expect(gone.error?.code).toBe("NODE_UNREACHABLE");
     const h = await m.callOk("health_check");
-    expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({ status: "degraded", detail: expect.stringMatching(/^unreachable: /) });
+    expect(h.checks.find((c) => c.name === "node h1")).toMatchObject({
+      status: "degraded",
+      detail: expect.stringMatching(/^unreachable: /),
+    });
     h1.restore();
     await until(async () => (await list()).nodes!.find((n) => n.name === "h1")?.status === "reachable", 30_000, 250);
     // The session kept running on h1 through the outage: interrupt the long turn, then it answers again.
     await m.callOk("interrupt_session", { session_id: s1 });
-    expect((await m.callOk("send_message", { session_id: s1, message: "after the outage" })).response).toBe("FAKE REPLY: after the outage");
+    expect((await m.callOk("send_message", { session_id: s1, message: "after the outage" })).response).toBe(
+      "FAKE REPLY: after the outage",
+    );
   });
 
   it("the coordinator killed with -9 and restarted lists every remote session with its exact status", async () => {
-    await m.callOk("send_message", { session_id: s1, message: "FAKE_SLOW:60000 busy through the restart", wait_for_response: false });
-    const before = (await list()).sessions.filter((x) => x.node).map((x) => ({ session_id: x.session_id, status: x.status, node: x.node }));
+    await m.callOk("send_message", {
+      session_id: s1,
+      message: "FAKE_SLOW:60000 busy through the restart",
+      wait_for_response: false,
+    });
+    const before = (await list()).sessions
+      .filter((x) => x.node)
+      .map((x) => ({ session_id: x.session_id, status: x.status, node: x.node }));
     expect(before.length).toBeGreaterThanOrEqual(4);
     expect(before.find((x) => x.session_id === s1)?.status).toBe("busy");
     process.kill(m.pid!, "SIGKILL");
@@ -397,8 +479,12 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     m = await open();
     // Its links up, the new coordinator lists every node's sessions as resources before any list_sessions.
     await until(async () => (await resourceList()).has(`session://${s1}/screen`), 15_000, 250);
-    const after = (await list()).sessions.filter((x) => x.node).map((x) => ({ session_id: x.session_id, status: x.status, node: x.node }));
-    expect(after.sort((a, b) => a.session_id.localeCompare(b.session_id))).toEqual(before.sort((a, b) => a.session_id.localeCompare(b.session_id)));
+    const after = (await list()).sessions
+      .filter((x) => x.node)
+      .map((x) => ({ session_id: x.session_id, status: x.status, node: x.node }));
+    expect(after.sort((a, b) => a.session_id.localeCompare(b.session_id))).toEqual(
+      before.sort((a, b) => a.session_id.localeCompare(b.session_id)),
+    );
     await m.callOk("interrupt_session", { session_id: s1 });
   });
 });

@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, tmuxOrSkip, until, type World } from "../helpers/harness.js";
 
 const run = tmuxOrSkip();
-const OLD = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/state/host-fields-1.0.0.json"), "utf8")) as { sessions: Record<string, Record<string, unknown>> };
+const OLD = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/state/host-fields-1.0.0.json"), "utf8")) as {
+  sessions: Record<string, Record<string, unknown>>;
+};
 
 describe.runIf(run)("a state.json of the previous server (tmux)", () => {
   let w: World;
@@ -22,7 +24,9 @@ describe.runIf(run)("a state.json of the previous server (tmux)", () => {
     const m1 = await connect(w);
     const s = await m1.call("start_session", { cwd: w.dir("old") });
     const id = s.data.session_id as string;
-    expect((await m1.call("send_message", { session_id: id, message: "before the upgrade", wait_for_usage: true })).data.response).toBe("FAKE REPLY: before the upgrade");
+    expect(
+      (await m1.call("send_message", { session_id: id, message: "before the upgrade", wait_for_usage: true })).data.response,
+    ).toBe("FAKE REPLY: before the upgrade");
     await m1.close(); // tmux keeps the session
 
     // The record as the previous server wrote it: the same session, its host fields where that server kept them.
@@ -30,7 +34,12 @@ describe.runIf(run)("a state.json of the previous server (tmux)", () => {
     const st = JSON.parse(readFileSync(path, "utf8")) as { sessions: Record<string, Record<string, unknown>> };
     const { host, ...rec } = st.sessions[id]! as { host: { target: string; pane: string; socket?: string } };
     expect(host.target).toBe(`cs-${id}`);
-    const old = { ...rec, tmux_pane_id: host.pane, tmux_session: host.target, ...(host.socket ? { tmux_socket: host.socket } : {}) };
+    const old = {
+      ...rec,
+      tmux_pane_id: host.pane,
+      tmux_session: host.target,
+      ...(host.socket ? { tmux_socket: host.socket } : {}),
+    };
     const fixture = Object.values(OLD.sessions).find((r) => r.backend === "tmux")!;
     // The same fields as the previous server's real record (what a turn and the tmux host add), nothing of today's.
     expect(Object.keys(old).sort()).toEqual(Object.keys(fixture).sort());
@@ -41,7 +50,9 @@ describe.runIf(run)("a state.json of the previous server (tmux)", () => {
     try {
       const listed = await m2.call("list_sessions", {});
       expect(listed.data.sessions.find((x) => x.session_id === id)?.status).toBe("idle");
-      expect((await m2.call("send_message", { session_id: id, message: "after the upgrade" })).data.response).toBe("FAKE REPLY: after the upgrade");
+      expect((await m2.call("send_message", { session_id: id, message: "after the upgrade" })).data.response).toBe(
+        "FAKE REPLY: after the upgrade",
+      );
       const saved = await until(() => {
         const r = (JSON.parse(readFileSync(path, "utf8")) as { sessions: Record<string, Record<string, unknown>> }).sessions[id]!;
         return r.last_message === "after the upgrade" ? r : undefined;

@@ -39,7 +39,11 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
       : [];
   async function waitingOn(id: string, command: string) {
     const r = await m.call("send_message", { session_id: id, message: `FAKE_BASH:${command}` });
-    expect(r.data, r.text).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command } } });
+    expect(r.data, r.text).toMatchObject({
+      completed: false,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash", tool_input: { command } },
+    });
     return r;
   }
 
@@ -47,10 +51,17 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const cwd = w.dir("allow");
     const id = (await m.callOk("start_session", { cwd })).session_id;
     const r = await waitingOn(id, "touch allowed.txt");
-    const suggestion = { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "touch:*" }], behavior: "allow", destination: "localSettings" };
+    const suggestion = {
+      type: "addRules",
+      rules: [{ toolName: "Bash", ruleContent: "touch:*" }],
+      behavior: "allow",
+      destination: "localSettings",
+    };
     expect(r.data.pending_permission).toMatchObject({ suggestions: [suggestion] });
     const listed = await m.call("list_sessions", {});
-    expect(listed.data.sessions.find((x) => x.session_id === id)?.pending_permission).toMatchObject({ suggestions: [suggestion] });
+    expect(listed.data.sessions.find((x) => x.session_id === id)?.pending_permission).toMatchObject({
+      suggestions: [suggestion],
+    });
 
     const a = await m.call("respond_permission", { session_id: id, decision: "allow" });
     expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow", tool_name: "Bash" });
@@ -74,7 +85,11 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const d = await m.call("respond_permission", { session_id: id, decision: "deny", message: "not in this repository" });
     expect(d.data, d.text).toMatchObject({ answered: true, decision: "deny" });
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
-    expect(done.data).toMatchObject({ completed: true, turn_outcome: "completed", last_response: "FAKE: permission denied: not in this repository" });
+    expect(done.data).toMatchObject({
+      completed: true,
+      turn_outcome: "completed",
+      last_response: "FAKE: permission denied: not in this repository",
+    });
     expect(existsSync(join(cwd, "denied.txt"))).toBe(false);
     expect(decisions().at(-1)?.permission_decision).toEqual({ behavior: "deny", message: "not in this repository" });
     await m.call("kill_session", { session_id: id });
@@ -87,7 +102,11 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const bad = await m.call("respond_permission", { session_id: id, decision: "allow", message: "a note" });
     expect(bad.error?.code).toBe("INVALID_ARGUMENT");
     expect(bad.error?.suggestion).toBeTruthy();
-    const a = await m.call("respond_permission", { session_id: id, decision: "allow", updated_input: { command: "touch edited.txt", description: "edited" } });
+    const a = await m.call("respond_permission", {
+      session_id: id,
+      decision: "allow",
+      updated_input: { command: "touch edited.txt", description: "edited" },
+    });
     expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
     const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
     expect(done.data).toMatchObject({ completed: true, last_response: "FAKE: ran touch edited.txt" });
@@ -103,7 +122,10 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const a = await m.call("respond_permission", { session_id: id, decision: "allow_always" });
     expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow_always" });
     expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 })).data).toMatchObject({ completed: true });
-    expect(decisions().at(-1)?.permission_decision).toMatchObject({ behavior: "allow", updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "touch:*" }] }] });
+    expect(decisions().at(-1)?.permission_decision).toMatchObject({
+      behavior: "allow",
+      updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Bash", ruleContent: "touch:*" }] }],
+    });
     const next = await m.call("send_message", { session_id: id, message: "FAKE_BASH:touch two.txt" });
     expect(next.data, next.text).toMatchObject({ completed: true, final_state: "idle", response: "FAKE: ran touch two.txt" });
     expect(next.data.pending_permission).toBeUndefined();
@@ -122,13 +144,19 @@ describe.each(BACKENDS)("permission hook (%s)", (backend) => {
     const other = await connect(w);
     try {
       const listed = await other.call("list_sessions", {});
-      expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+      expect(listed.data.sessions.find((x) => x.session_id === id)).toMatchObject({
+        status: "waiting_for_permission",
+        pending_permission: { tool_name: "Bash" },
+      });
       const a = await other.call("respond_permission", { session_id: id, decision: "allow" });
       expect(a.data, a.text).toMatchObject({ answered: true, decision: "allow" });
     } finally {
       await other.close();
     }
-    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 })).data).toMatchObject({ completed: true, last_response: "FAKE: ran touch other.txt" });
+    expect((await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 })).data).toMatchObject({
+      completed: true,
+      last_response: "FAKE: ran touch other.txt",
+    });
     expect(existsSync(join(cwd, "other.txt"))).toBe(true);
     await m.call("kill_session", { session_id: id });
   });

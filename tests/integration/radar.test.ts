@@ -17,14 +17,23 @@ describe("conflict radar (headless, fake claude, real git)", () => {
   let repo: string;
   const notes: Array<{ data: Record<string, unknown>; at: number }> = [];
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
-  const start = async () => (await m.callOk("start_session", { cwd: repo, worktree: true, trust_workspace: true, backend: "headless" })).session_id;
-  const overlapsOf = async (id: string) => (await m.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.overlaps;
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
+  const start = async () =>
+    (await m.callOk("start_session", { cwd: repo, worktree: true, trust_workspace: true, backend: "headless" })).session_id;
+  const overlapsOf = async (id: string) =>
+    (await m.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id)?.overlaps;
 
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless" });
     m = await connect(w);
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push({ data: n.params.data as Record<string, unknown>, at: Date.now() }));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push({ data: n.params.data as Record<string, unknown>, at: Date.now() }),
+    );
     repo = w.dir("repo");
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "shared.txt"), "base\n");
@@ -54,7 +63,9 @@ describe("conflict radar (headless, fake claude, real git)", () => {
     expect(await overlapsOf(a)).toEqual([{ session_id: b, file: "shared.txt" }]);
     expect(await overlapsOf(b)).toEqual([{ session_id: a, file: "shared.txt" }]);
     expect(await overlapsOf(c)).toBeUndefined();
-    expect(notes.filter((n) => n.data.event === "overlap" && (n.data.session_id === c || n.data.other_session_id === c))).toEqual([]);
+    expect(notes.filter((n) => n.data.event === "overlap" && (n.data.session_id === c || n.data.other_session_id === c))).toEqual(
+      [],
+    );
 
     await m.callOk("kill_session", { session_id: b });
     await until(async () => (await overlapsOf(a)) === undefined, 10_000);

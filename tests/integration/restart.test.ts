@@ -77,7 +77,9 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
       const t = await m.call("stream_output", { session_id: id, mode: "transcript" });
       return t.data.items!.length >= 4 ? t : undefined;
     });
-    expect(tr.data.items!.map((i) => i.text)).toEqual(expect.arrayContaining(["remember the word pelican", "what was the word?"]));
+    expect(tr.data.items!.map((i) => i.text)).toEqual(
+      expect.arrayContaining(["remember the word pelican", "what was the word?"]),
+    );
     const ev = events(w, id);
     expect(ev.filter((e) => e.hook_event_name === "SessionStart").map((e) => e.source)).toEqual(["startup", "resume"]);
 
@@ -95,7 +97,10 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     expect(list.data.sessions.find((x) => x.session_id === id)).toMatchObject({ claude_session_id: claudeId, status: "dead" });
     await m.call("kill_session", { session_id: f.data.session_id });
     // The old conversation is untouched: its transcript has no forked turn.
-    const oldTranscript = readFileSync(join(w.home, ".claude", "projects", w.dir("resume").replace(/[^A-Za-z0-9]/g, "-"), `${claudeId}.jsonl`), "utf8");
+    const oldTranscript = readFileSync(
+      join(w.home, ".claude", "projects", w.dir("resume").replace(/[^A-Za-z0-9]/g, "-"), `${claudeId}.jsonl`),
+      "utf8",
+    );
     expect(oldTranscript).not.toContain("forked turn");
     await m.call("kill_session", { session_id: id });
 
@@ -112,7 +117,10 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     const s = await m.callOk("start_session", { cwd: w.dir("twice"), prompt: "first" });
     await m.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 10_000 });
     await m.callOk("kill_session", { session_id: s.session_id });
-    const spawns = () => readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter((l) => l.includes('"cs:spawn"')).length;
+    const spawns = () =>
+      readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"cs:spawn"')).length;
     const before = spawns();
     const [a, b] = await Promise.all([1, 2].map(() => m.call("resume_session", { session_id: s.session_id })));
     expect(a!.ok, a!.text).toBe(true);
@@ -130,7 +138,9 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
     const s = await m.call("start_session", { cwd: w.dir("zombie") });
     const id = s.data.session_id as string;
     // As if Claude had reported its end but the process (or a wrapper such as doppler) hangs on.
-    execFileSync(join(w.stateDir, "bin", "hook.sh"), [join(w.stateDir, id, "events.jsonl")], { input: JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }) + "\n" });
+    execFileSync(join(w.stateDir, "bin", "hook.sh"), [join(w.stateDir, id, "events.jsonl")], {
+      input: JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }) + "\n",
+    });
     const z = await until(async () => {
       const l = await m.call("list_sessions", {});
       return l.data.sessions.find((x) => x.session_id === id && x.status === "zombie");
@@ -146,7 +156,12 @@ describe.runIf(run)("restart, adoption, resume and two servers (tmux)", () => {
 
   it("two servers at once see and change the same sessions without losing an update", async () => {
     const [m1, m2] = await Promise.all([connect(w), connect(w)]);
-    const starts = await Promise.all([0, 1, 2].flatMap((i) => [m1.call("start_session", { cwd: w.dir(`two-${i}`) }), m2.call("start_session", { cwd: w.dir(`two-${i}`) })]));
+    const starts = await Promise.all(
+      [0, 1, 2].flatMap((i) => [
+        m1.call("start_session", { cwd: w.dir(`two-${i}`) }),
+        m2.call("start_session", { cwd: w.dir(`two-${i}`) }),
+      ]),
+    );
     for (const s of starts) expect(s.ok, s.text).toBe(true);
     const ids = starts.map((s) => s.data.session_id as string);
     for (const m of [m1, m2]) {
@@ -192,7 +207,10 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
     const ev = readFileSync(join(w.stateDir, id, "events.jsonl"), "utf8");
     expect(ev).toContain('"hook_event_name":"SessionEnd"');
     // An end the server itself made: in the audit log with actor server:shutdown.
-    const ended = await until(async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:shutdown"), 5000);
+    const ended = await until(
+      async () => (await readAudit(w.stateDir)).find((x) => x.session_id === id && x.actor === "server:shutdown"),
+      5000,
+    );
     expect(ended).toMatchObject({ tool: "kill_session", outcome: "ok" });
 
     const m2 = await connect(w);
@@ -208,35 +226,44 @@ describe.runIf(pty || process.env.CI)("pty sessions end with their server (pty)"
 });
 
 /** Issue 31 item 4: the server of pty and headless sessions is killed (-9), so no clean shutdown hibernated them. */
-describe.each(["pty", "headless"] as const)("a killed server's %s sessions come back hibernated when they had a conversation", (backend) => {
-  let w: World;
-  beforeAll(() => {
-    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
-  });
-  afterAll(() => w?.cleanup());
+describe.each(["pty", "headless"] as const)(
+  "a killed server's %s sessions come back hibernated when they had a conversation",
+  (backend) => {
+    let w: World;
+    beforeAll(() => {
+      w = makeWorld({ CLAUDE_SESSIONS_BACKEND: backend });
+    });
+    afterAll(() => w?.cleanup());
 
-  it.runIf(backend === "headless" || pty || process.env.CI)("kill -9 of the server: the session with a conversation is hibernated and the next prompt resumes it; a fresh one is dead", async () => {
-    const m1 = await connect(w);
-    const talked = await m1.callOk("start_session", { cwd: w.dir(`${backend}-talked`) });
-    const fresh = await m1.callOk("start_session", { cwd: w.dir(`${backend}-fresh`) });
-    await m1.callOk("send_message", { session_id: talked.session_id, message: "remember herons" });
-    process.kill(m1.pid!, "SIGKILL");
-    await until(() => processesIn(w.dir(`${backend}-talked`)).length === 0 && processesIn(w.dir(`${backend}-fresh`)).length === 0, 15_000);
-    const m2 = await connect(w);
-    try {
-      const rows = (await m2.callOk("list_sessions", { status_filter: "all" })).sessions;
-      expect(rows.find((x) => x.session_id === talked.session_id)?.status).toBe("hibernated");
-      expect(rows.find((x) => x.session_id === fresh.session_id)?.status).toBe("dead");
-      const r = await m2.callOk("send_message", { session_id: talked.session_id, message: "which bird?" });
-      expect(r).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: which bird?" });
-      // The same conversation: its transcript holds the prompt from before the kill.
-      const t = await m2.callOk("stream_output", { session_id: talked.session_id, mode: "transcript" });
-      expect(t.items?.filter((i) => i.role === "user").map((i) => i.text)).toEqual(["remember herons", "which bird?"]);
-      const row = (await m2.callOk("list_sessions", {})).sessions.find((x) => x.session_id === talked.session_id);
-      expect(row?.claude_session_id).toBe(talked.claude_session_id);
-      await m2.callOk("kill_session", { session_id: talked.session_id });
-    } finally {
-      await m2.close();
-    }
-  });
-});
+    it.runIf(backend === "headless" || pty || process.env.CI)(
+      "kill -9 of the server: the session with a conversation is hibernated and the next prompt resumes it; a fresh one is dead",
+      async () => {
+        const m1 = await connect(w);
+        const talked = await m1.callOk("start_session", { cwd: w.dir(`${backend}-talked`) });
+        const fresh = await m1.callOk("start_session", { cwd: w.dir(`${backend}-fresh`) });
+        await m1.callOk("send_message", { session_id: talked.session_id, message: "remember herons" });
+        process.kill(m1.pid!, "SIGKILL");
+        await until(
+          () => processesIn(w.dir(`${backend}-talked`)).length === 0 && processesIn(w.dir(`${backend}-fresh`)).length === 0,
+          15_000,
+        );
+        const m2 = await connect(w);
+        try {
+          const rows = (await m2.callOk("list_sessions", { status_filter: "all" })).sessions;
+          expect(rows.find((x) => x.session_id === talked.session_id)?.status).toBe("hibernated");
+          expect(rows.find((x) => x.session_id === fresh.session_id)?.status).toBe("dead");
+          const r = await m2.callOk("send_message", { session_id: talked.session_id, message: "which bird?" });
+          expect(r).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: which bird?" });
+          // The same conversation: its transcript holds the prompt from before the kill.
+          const t = await m2.callOk("stream_output", { session_id: talked.session_id, mode: "transcript" });
+          expect(t.items?.filter((i) => i.role === "user").map((i) => i.text)).toEqual(["remember herons", "which bird?"]);
+          const row = (await m2.callOk("list_sessions", {})).sessions.find((x) => x.session_id === talked.session_id);
+          expect(row?.claude_session_id).toBe(talked.claude_session_id);
+          await m2.callOk("kill_session", { session_id: talked.session_id });
+        } finally {
+          await m2.close();
+        }
+      },
+    );
+  },
+);

@@ -46,7 +46,12 @@ describe.runIf(TMUX)("CLAUDE_SESSIONS_ROOTS and client roots (tmux, fake claude)
     const ok = await m.callOk("start_session", { cwd: join(allowed, "a") });
     expect(ok.cwd).toBe(join(allowed, "a"));
     const before = sessionIds(w);
-    for (const args of [{ cwd: outside }, { cwd: "/" }, { cwd: join(allowed, "escape") }, { cwd: join(allowed, "a"), add_dirs: [outside] }]) {
+    for (const args of [
+      { cwd: outside },
+      { cwd: "/" },
+      { cwd: join(allowed, "escape") },
+      { cwd: join(allowed, "a"), add_dirs: [outside] },
+    ]) {
       const r = await m.call("start_session", args);
       expect(r.error?.code, JSON.stringify(args)).toBe("PERMISSION_DENIED");
       expect(r.error?.suggestion).toContain("CLAUDE_SESSIONS_ROOTS");
@@ -66,14 +71,25 @@ describe.runIf(TMUX)("CLAUDE_SESSIONS_ROOTS and client roots (tmux, fake claude)
   });
 
   it("the CLI's start obeys the same roots", () => {
-    const r = spawnSync(process.execPath, [CLI, "start", outside], { env: w.env, encoding: "utf8", timeout: 30_000, cwd: w.root });
+    const r = spawnSync(process.execPath, [CLI, "start", outside], {
+      env: w.env,
+      encoding: "utf8",
+      timeout: 30_000,
+      cwd: w.root,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("PERMISSION_DENIED");
   });
 
   it("a client that declares roots is confined to the intersection, and its roots/list_changed is honoured", async () => {
     let declared = [join(allowed, "a"), outside];
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI], env: w.env, stderr: "pipe", cwd: w.root });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI],
+      env: w.env,
+      stderr: "pipe",
+      cwd: w.root,
+    });
     const client = new Client({ name: "roots-client", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });
     let asked = 0;
     client.setRequestHandler(ListRootsRequestSchema, () => {
@@ -85,7 +101,9 @@ describe.runIf(TMUX)("CLAUDE_SESSIONS_ROOTS and client roots (tmux, fake claude)
       const call = async (args: Record<string, unknown>) => {
         const res = await client.callTool({ name: "start_session", arguments: args });
         const text = (res.content as Array<{ text: string }>)[0]!.text;
-        return res.isError ? { error: (JSON.parse(text) as { error: { code: string; message: string } }).error } : { data: res.structuredContent as { session_id: string } };
+        return res.isError
+          ? { error: (JSON.parse(text) as { error: { code: string; message: string } }).error }
+          : { data: res.structuredContent as { session_id: string } };
       };
       expect((await call({ cwd: join(allowed, "a") })).data?.session_id).toBeTruthy();
       // Inside the operator's roots but not the client's.
@@ -106,7 +124,12 @@ describe.runIf(TMUX)("CLAUDE_SESSIONS_ROOTS and client roots (tmux, fake claude)
 
   it("a root that is not an absolute existing directory stops the server at start", () => {
     for (const bad of ["relative/dir", join(w.root, "missing")]) {
-      const r = spawnSync(process.execPath, [CLI], { env: { ...w.env, CLAUDE_SESSIONS_ROOTS: bad }, encoding: "utf8", timeout: 30_000, input: "" });
+      const r = spawnSync(process.execPath, [CLI], {
+        env: { ...w.env, CLAUDE_SESSIONS_ROOTS: bad },
+        encoding: "utf8",
+        timeout: 30_000,
+        input: "",
+      });
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain("CLAUDE_SESSIONS_ROOTS");
     }

@@ -3,7 +3,17 @@
  * what a start says and list_sessions shows, a resume that keeps it, and every way a sandbox cannot be made —
  * refused with SANDBOX_UNAVAILABLE or INVALID_ARGUMENT, nothing started, never an unsandboxed session in its place.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,11 +58,20 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
 
   it("health_check says the sandbox can be made here", async () => {
     const h = await m.callOk("health_check", {});
-    expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({ status: "ok", detail: expect.stringContaining("CLAUDE_SESSIONS_SANDBOX=off") });
+    expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({
+      status: "ok",
+      detail: expect.stringContaining("CLAUDE_SESSIONS_SANDBOX=off"),
+    });
   });
 
   it("run_task {sandbox: true} runs its session in the sandbox", async () => {
-    const r = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "boxed task", sandbox: true, backend: "tmux", keep_session: true });
+    const r = await m.callOk("run_task", {
+      cwd: w.dir("task"),
+      prompt: "boxed task",
+      sandbox: true,
+      backend: "tmux",
+      keep_session: true,
+    });
     const row = (await m.callOk("list_sessions", {})).sessions.find((x: { session_id: string }) => x.session_id === r.session_id);
     expect(row?.sandboxed).toBe(true);
     await m.callOk("kill_session", { session_id: r.session_id as string });
@@ -110,7 +129,7 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
   it("a secret host file that does not parse, names a host not allowed, or a CA file without a certificate: SANDBOX_UNAVAILABLE, nothing started", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-secret-hosts-"));
     const bad = join(dir, "bad.json");
-    writeFileSync(bad, "{\"GH_TOKEN\": [\"api.github.com\"", { mode: 0o600 });
+    writeFileSync(bad, '{"GH_TOKEN": ["api.github.com"', { mode: 0o600 });
     const wide = join(dir, "wide.json");
     writeFileSync(wide, JSON.stringify({ GH_TOKEN: ["evil.example"] }), { mode: 0o600 });
     const ca = join(dir, "ca.pem");
@@ -118,7 +137,10 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ CLAUDE_SESSIONS_SECRET_HOSTS: bad }, /secret host list cannot be used.*not JSON/],
       [{ CLAUDE_SESSIONS_SECRET_HOSTS: join(dir, "missing.json") }, /secret host list cannot be used.*ENOENT/],
-      [{ CLAUDE_SESSIONS_SECRET_HOSTS: wide, CLAUDE_SESSIONS_SANDBOX_HOSTS: "api.github.com" }, /may not reach: GH_TOKEN: evil.example/],
+      [
+        { CLAUDE_SESSIONS_SECRET_HOSTS: wide, CLAUDE_SESSIONS_SANDBOX_HOSTS: "api.github.com" },
+        /may not reach: GH_TOKEN: evil.example/,
+      ],
       [{ CLAUDE_SESSIONS_SANDBOX_CA_FILE: ca }, /holds no PEM certificate/],
     ];
     for (const [env, why] of cases) {
@@ -153,14 +175,18 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
       expect((await bare.callOk("list_sessions", {})).sessions.length).toBe(before);
       // health_check (and doctor) say the same: a warning while the operator's default is off.
       const h = await bare.callOk("health_check", {});
-      expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({ status: "warn", detail: expect.stringContaining("bubblewrap") });
+      expect(h.checks.find((c) => c.name === "sandbox")).toMatchObject({
+        status: "warn",
+        detail: expect.stringContaining("bubblewrap"),
+      });
     } finally {
       await bare.close();
     }
   });
 
   it("the CLI: start --sandbox runs one, --no-sandbox none, both at once is a usage error", async () => {
-    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000, cwd: w.root });
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000, cwd: w.root });
     const on = cli("start", w.dir("cli-on"), "--sandbox", "--json");
     expect(on.status, on.stderr).toBe(0);
     const started = JSON.parse(on.stdout) as { session_id: string; sandboxed?: boolean };
@@ -171,7 +197,8 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     const both = cli("start", w.dir("cli-both"), "--sandbox", "--no-sandbox");
     expect(both.status).not.toBe(0);
     expect(both.stderr).toContain("INVALID_ARGUMENT");
-    for (const o of [started, JSON.parse(off.stdout) as { session_id: string }]) await m.callOk("kill_session", { session_id: o.session_id });
+    for (const o of [started, JSON.parse(off.stdout) as { session_id: string }])
+      await m.callOk("kill_session", { session_id: o.session_id });
   });
 
   it("CLAUDE_SESSIONS_ALLOW_BYPASS=sandboxed: bypassPermissions only in the sandbox", async () => {
@@ -191,7 +218,10 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
   it("a caller's NODE_OPTIONS or LD_PRELOAD never reaches the launcher, even where the operator allows them", async () => {
     const allowing = await connect(w, { CLAUDE_SESSIONS_ALLOW_ENV: "NODE_OPTIONS,LD_*" });
     try {
-      const envs: Array<Record<string, string>> = [{ NODE_OPTIONS: `--require ${join(w.root, "evil.js")}` }, { LD_PRELOAD: join(w.root, "evil.so") }];
+      const envs: Array<Record<string, string>> = [
+        { NODE_OPTIONS: `--require ${join(w.root, "evil.js")}` },
+        { LD_PRELOAD: join(w.root, "evil.so") },
+      ];
       for (const env of envs) {
         const r = await allowing.call("start_session", { cwd: w.dir("envs"), sandbox: true, env });
         expect(r.error?.code, r.text).toBe("INVALID_ARGUMENT");
@@ -206,12 +236,33 @@ describe.runIf(RUN)("the sandbox on tmux (fake claude)", () => {
     const dir = join(w.stateDir, "relay-probe");
     const cwd = w.dir("relay-probe");
     mkdirSync(dir, { recursive: true });
-    const spec = { v: 1, argv: ["/bin/true"], cwd, sessionDir: dir, realConfigDir: join(w.root, "cfg"), realConfigFile: join(w.root, ".claude.json"), copyCredentials: false, allowHosts: ["127.0.0.1:9"], allowWrite: [], denyRead: [], allowRead: [], tools: sandboxDeps().tools };
+    const spec = {
+      v: 1,
+      argv: ["/bin/true"],
+      cwd,
+      sessionDir: dir,
+      realConfigDir: join(w.root, "cfg"),
+      realConfigFile: join(w.root, ".claude.json"),
+      copyCredentials: false,
+      allowHosts: ["127.0.0.1:9"],
+      allowWrite: [],
+      denyRead: [],
+      allowRead: [],
+      tools: sandboxDeps().tools,
+    };
     const run = (socket: string) => {
       writeFileSync(join(dir, "sandbox.json"), JSON.stringify(spec), { mode: 0o600 });
-      return spawnSync(process.execPath, [join(CLI, "..", "sandbox", "launcher.js"), join(dir, "sandbox.json")], { env: { PATH: process.env.PATH, HOME: w.home, CLAUDE_SESSIONS_MEMBER_SOCKET: socket }, encoding: "utf8", timeout: 60_000 });
+      return spawnSync(process.execPath, [join(CLI, "..", "sandbox", "launcher.js"), join(dir, "sandbox.json")], {
+        env: { PATH: process.env.PATH, HOME: w.home, CLAUDE_SESSIONS_MEMBER_SOCKET: socket },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
     };
-    for (const socket of [join(w.root, "docker.sock"), join(w.stateDir, "sockets", "..", "x.sock"), join(w.stateDir, "sockets", "a.sock")]) {
+    for (const socket of [
+      join(w.root, "docker.sock"),
+      join(w.stateDir, "sockets", "..", "x.sock"),
+      join(w.stateDir, "sockets", "a.sock"),
+    ]) {
       const r = run(socket);
       expect(r.status, r.stderr).toBe(125);
       expect(r.stderr).toContain("is not a server socket");

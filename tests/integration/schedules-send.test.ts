@@ -47,7 +47,12 @@ describe("schedules that send to a session (send_to)", () => {
 
   it("each run is send_message to that session as schedule:<name>, recorded with outcome, cost and duration", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("a"), backend: "headless" });
-    const made = await m.callOk("schedule_task", { name: "nudge", every: "2s", send_to: { session_id: s.session_id }, prompt: "scheduled nudge" });
+    const made = await m.callOk("schedule_task", {
+      name: "nudge",
+      every: "2s",
+      send_to: { session_id: s.session_id },
+      prompt: "scheduled nudge",
+    });
     expect(made.schedule).toMatchObject({ name: "nudge", send_to: { session_id: s.session_id }, runs: [] });
     expect(made.schedule.cwd).toBeUndefined();
     await until(async () => (await schedule(m, "nudge")).runs.some((r) => r.outcome === "completed"), 30_000);
@@ -65,13 +70,40 @@ describe("schedules that send to a session (send_to)", () => {
   }, 60_000);
 
   it("a team address works; the session busy → skipped (overlap skip) or queued after its turn (overlap queue)", async () => {
-    const skipS = await m.callOk("start_session", { cwd: w.dir("b"), backend: "headless", team_name: "crew", teammate_name: "skipper" });
-    const queueS = await m.callOk("start_session", { cwd: w.dir("c"), backend: "headless", team_name: "crew", teammate_name: "queuer" });
+    const skipS = await m.callOk("start_session", {
+      cwd: w.dir("b"),
+      backend: "headless",
+      team_name: "crew",
+      teammate_name: "skipper",
+    });
+    const queueS = await m.callOk("start_session", {
+      cwd: w.dir("c"),
+      backend: "headless",
+      team_name: "crew",
+      teammate_name: "queuer",
+    });
     // Busy with a long turn of another client's.
-    for (const id of [skipS.session_id, queueS.session_id]) await m.callOk("send_message", { session_id: id, message: "FAKE_SLOW:4000 long", wait_for_response: false });
-    await m.callOk("schedule_task", { name: "busy-skip", at: new Date(Date.now() + 800).toISOString(), send_to: { team_name: "crew", teammate_name: "skipper" }, prompt: "while busy" });
-    await m.callOk("schedule_task", { name: "busy-queue", at: new Date(Date.now() + 800).toISOString(), overlap: "queue", send_to: { team_name: "crew", teammate_name: "queuer" }, prompt: "after your turn" });
-    await until(async () => (await schedule(m, "busy-skip")).runs.some((r) => r.outcome !== "running") && (await schedule(m, "busy-queue")).runs.some((r) => r.outcome !== "running"), 40_000);
+    for (const id of [skipS.session_id, queueS.session_id])
+      await m.callOk("send_message", { session_id: id, message: "FAKE_SLOW:4000 long", wait_for_response: false });
+    await m.callOk("schedule_task", {
+      name: "busy-skip",
+      at: new Date(Date.now() + 800).toISOString(),
+      send_to: { team_name: "crew", teammate_name: "skipper" },
+      prompt: "while busy",
+    });
+    await m.callOk("schedule_task", {
+      name: "busy-queue",
+      at: new Date(Date.now() + 800).toISOString(),
+      overlap: "queue",
+      send_to: { team_name: "crew", teammate_name: "queuer" },
+      prompt: "after your turn",
+    });
+    await until(
+      async () =>
+        (await schedule(m, "busy-skip")).runs.some((r) => r.outcome !== "running") &&
+        (await schedule(m, "busy-queue")).runs.some((r) => r.outcome !== "running"),
+      40_000,
+    );
     const skip = (await schedule(m, "busy-skip")).runs[0]!;
     expect(skip).toMatchObject({ outcome: "skipped", error_code: "SESSION_BUSY", reason: expect.stringMatching(/busy/) });
     const queued = (await schedule(m, "busy-queue")).runs[0]!;
@@ -83,16 +115,26 @@ describe("schedules that send to a session (send_to)", () => {
   it("obeys the session's budget: once spent, a run is refused (LIMIT_REACHED) and nothing is sent", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("d"), backend: "headless", max_budget_usd: 0.000001 });
     await m.callOk("send_message", { session_id: s.session_id, message: "spend it", wait_for_usage: true });
-    const turns = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.find((x) => x.session_id === s.session_id)!.turn_count;
-    await m.callOk("schedule_task", { name: "broke", at: new Date(Date.now() + 500).toISOString(), send_to: { session_id: s.session_id }, prompt: "more" });
+    const turns = (await m.callOk("list_sessions", { status_filter: "all" })).sessions.find(
+      (x) => x.session_id === s.session_id,
+    )!.turn_count;
+    await m.callOk("schedule_task", {
+      name: "broke",
+      at: new Date(Date.now() + 500).toISOString(),
+      send_to: { session_id: s.session_id },
+      prompt: "more",
+    });
     await until(async () => (await schedule(m, "broke")).runs.some((r) => r.outcome !== "running"), 30_000);
     expect((await schedule(m, "broke")).runs[0]).toMatchObject({ outcome: "error", error_code: "LIMIT_REACHED" });
-    expect((await m.callOk("list_sessions", { status_filter: "all" })).sessions.find((x) => x.session_id === s.session_id)!.turn_count).toBe(turns);
+    expect(
+      (await m.callOk("list_sessions", { status_filter: "all" })).sessions.find((x) => x.session_id === s.session_id)!.turn_count,
+    ).toBe(turns);
   }, 60_000);
 
   it("claude-sessions schedule add --send-to makes one; list shows the session it sends to", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("f"), backend: "headless" });
-    const cli = (args: string[]) => spawnSync(process.execPath, [CLI, "schedule", ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, [CLI, "schedule", ...args], { env: w.env, encoding: "utf8", timeout: 60_000 });
     const add = cli(["add", "from-shell", "--every", "1h", "--send-to", s.session_id, "--prompt", "hi"]);
     expect(add.status, add.stderr).toBe(0);
     expect((await schedule(m, "from-shell")).send_to).toEqual({ session_id: s.session_id });

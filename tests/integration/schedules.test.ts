@@ -56,7 +56,9 @@ describe("schedules", () => {
     hook = await startReceiver();
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless", ...TICK });
     const f = join(w.root, "webhooks.json");
-    writeFileSync(f, JSON.stringify({ endpoints: [{ url: hook.url, events: ["schedule.finished"], secret: SECRET }] }), { mode: 0o600 });
+    writeFileSync(f, JSON.stringify({ endpoints: [{ url: hook.url, events: ["schedule.finished"], secret: SECRET }] }), {
+      mode: 0o600,
+    });
     w.env.CLAUDE_SESSIONS_WEBHOOKS = f;
     m = await connect(w);
   });
@@ -78,7 +80,13 @@ describe("schedules", () => {
     expect(auditActors(w, "run_task")).toContain("schedule:every-2s");
     await until(() => hook.got.some((r) => r.json.schedule === "every-2s" && r.json.session_id === run.session_id), 15_000);
     const finished = hook.got.find((r) => r.json.schedule === "every-2s" && r.json.session_id === run.session_id)!;
-    expect(finished.json).toMatchObject({ event: "schedule.finished", schedule: "every-2s", session_id: run.session_id, outcome: "completed", due_at: run.due_at });
+    expect(finished.json).toMatchObject({
+      event: "schedule.finished",
+      schedule: "every-2s",
+      session_id: run.session_id,
+      outcome: "completed",
+      due_at: run.due_at,
+    });
     expect(verified(SECRET, finished)).toBe(true);
     expect(finished.body).not.toContain("scheduled hello");
 
@@ -97,8 +105,19 @@ describe("schedules", () => {
 
   it("a run still going when the next is due is skipped (overlap skip), or queued once (overlap queue)", async () => {
     await m.callOk("schedule_task", { name: "slow-skip", every: "1s", cwd: w.dir("s2"), prompt: "FAKE_SLOW:3500 slow" });
-    await m.callOk("schedule_task", { name: "slow-queue", every: "1s", overlap: "queue", cwd: w.dir("s3"), prompt: "FAKE_SLOW:3500 slow" });
-    await until(async () => (await schedule(m, "slow-skip")).runs.some((r) => r.outcome === "completed") && (await schedule(m, "slow-queue")).runs.filter((r) => r.outcome === "completed").length >= 2, 60_000);
+    await m.callOk("schedule_task", {
+      name: "slow-queue",
+      every: "1s",
+      overlap: "queue",
+      cwd: w.dir("s3"),
+      prompt: "FAKE_SLOW:3500 slow",
+    });
+    await until(
+      async () =>
+        (await schedule(m, "slow-skip")).runs.some((r) => r.outcome === "completed") &&
+        (await schedule(m, "slow-queue")).runs.filter((r) => r.outcome === "completed").length >= 2,
+      60_000,
+    );
     for (const n of ["slow-skip", "slow-queue"]) await m.callOk("change_schedule", { name: n, action: "pause" });
     const skip = await schedule(m, "slow-skip");
     const skipped = skip.runs.filter((r) => r.outcome === "skipped");
@@ -108,7 +127,8 @@ describe("schedules", () => {
     const ran = (x: ScheduleView) => x.runs.filter((r) => r.started_at && r.ended_at);
     for (const x of [skip, await schedule(m, "slow-queue")]) {
       const r = ran(x);
-      for (let i = 1; i < r.length; i++) expect(Date.parse(r[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(r[i - 1]!.ended_at!));
+      for (let i = 1; i < r.length; i++)
+        expect(Date.parse(r[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(r[i - 1]!.ended_at!));
     }
     const queue = await schedule(m, "slow-queue");
     expect(queue.runs.filter((r) => r.outcome === "skipped")).toHaveLength(0);
@@ -117,9 +137,28 @@ describe("schedules", () => {
   it("catches up once after downtime (several missed times are one run), or skips, per catch_up; doctor says they would not fire", async () => {
     await m.close();
     const v = w.dir("s4");
-    expect((await cli(w, ["schedule", "add", "missed-once", "--every", "2s", "--cwd", v, "--prompt", "catch up"])).status).toBe(0);
-    expect((await cli(w, ["schedule", "add", "missed-skip", "--every", "2s", "--cwd", v, "--prompt", "catch up", "--catch-up", "skip"])).status).toBe(0);
-    const file = () => JSON.parse(readFileSync(join(w.stateDir, "schedules.json"), "utf8")) as { schedules: Record<string, { next_at: number }> };
+    expect((await cli(w, ["schedule", "add", "missed-once", "--every", "2s", "--cwd", v, "--prompt", "catch up"])).status).toBe(
+      0,
+    );
+    expect(
+      (
+        await cli(w, [
+          "schedule",
+          "add",
+          "missed-skip",
+          "--every",
+          "2s",
+          "--cwd",
+          v,
+          "--prompt",
+          "catch up",
+          "--catch-up",
+          "skip",
+        ])
+      ).status,
+    ).toBe(0);
+    const file = () =>
+      JSON.parse(readFileSync(join(w.stateDir, "schedules.json"), "utf8")) as { schedules: Record<string, { next_at: number }> };
     const firstDue = file().schedules["missed-once"]!.next_at;
     // About time passing: no server runs while three due times go by.
     await new Promise((r) => setTimeout(r, Math.max(0, firstDue + 4_500 - Date.now())));
@@ -127,7 +166,12 @@ describe("schedules", () => {
     expect(doc.stdout).toMatch(/schedules: \d+ active schedule\(s\) would not fire: no server runs them/);
     const started = Date.now();
     m = await connect(w);
-    await until(async () => (await schedule(m, "missed-once")).runs.some((r) => r.outcome === "completed") && (await schedule(m, "missed-skip")).runs.length > 0, 30_000);
+    await until(
+      async () =>
+        (await schedule(m, "missed-once")).runs.some((r) => r.outcome === "completed") &&
+        (await schedule(m, "missed-skip")).runs.length > 0,
+      30_000,
+    );
     for (const n of ["missed-once", "missed-skip"]) await m.callOk("change_schedule", { name: n, action: "pause" });
     const once = await schedule(m, "missed-once");
     const beforeStart = once.runs.filter((r) => Date.parse(r.due_at) < started);
@@ -178,7 +222,13 @@ describe("schedules", () => {
       expect(r.error!.message, JSON.stringify(args)).toMatch(why);
     }
     // A gate is met when the run starts, like a direct run_task's: without CLAUDE_SESSIONS_ALLOW_BYPASS, refused.
-    await m.callOk("schedule_task", { name: "gated", at: new Date(Date.now() + 1_000).toISOString(), cwd, prompt: "x", permission_mode: "bypassPermissions" });
+    await m.callOk("schedule_task", {
+      name: "gated",
+      at: new Date(Date.now() + 1_000).toISOString(),
+      cwd,
+      prompt: "x",
+      permission_mode: "bypassPermissions",
+    });
     await until(async () => (await schedule(m, "gated")).runs.some((x) => x.outcome !== "running"), 30_000);
     expect((await schedule(m, "gated")).runs[0]).toMatchObject({ outcome: "error", error_code: "PERMISSION_DENIED" });
     expect(auditActors(w, "run_task")).toContain("schedule:gated");

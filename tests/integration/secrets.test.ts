@@ -6,7 +6,18 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, itWhere, contractKinds, FIXTURES, groupLeaders, makeWorld, processesIn, until, type Mcp, type World } from "../helpers/harness.js";
+import {
+  connect,
+  itWhere,
+  contractKinds,
+  FIXTURES,
+  groupLeaders,
+  makeWorld,
+  processesIn,
+  until,
+  type Mcp,
+  type World,
+} from "../helpers/harness.js";
 import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();
@@ -95,48 +106,59 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { session_id: string; name: string; value: string | null });
 
-  itWhere(backend, "doppler")("each session gets its own config's secrets through doppler run; only project and config are stored", async () => {
-    const [a, b] = await Promise.all([
-      call("start_session", { cwd: w.dir("dev"), doppler: { config: "dev" }, env: { SESSION_ONLY: ENV_SECRET } }),
-      call("start_session", { cwd: w.dir("prd"), doppler: { project: "api", config: "prd" } }),
-    ]);
-    expect(a.ok, a.text).toBe(true);
-    expect(b.ok, b.text).toBe(true);
-    ps("sessions running");
-    await call("send_message", { session_id: a.data.session_id, message: "FAKE_ENV:API_KEY" });
-    await call("send_message", { session_id: a.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
-    await call("send_message", { session_id: b.data.session_id, message: "FAKE_ENV:API_KEY" });
-    await call("send_message", { session_id: b.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
-    const r = reported();
-    const byClaude = (id: unknown, name: string) => r.find((x) => x.session_id === id && x.name === name)?.value;
-    expect(byClaude(a.data.claude_session_id, "API_KEY")).toBe(SECRET_A);
-    expect(byClaude(a.data.claude_session_id, "SESSION_ONLY")).toBe(ENV_SECRET);
-    expect(byClaude(b.data.claude_session_id, "API_KEY")).toBe(SECRET_B);
-    expect(byClaude(b.data.claude_session_id, "SESSION_ONLY")).toBeNull(); // per-session env stays in its session
+  itWhere(backend, "doppler")(
+    "each session gets its own config's secrets through doppler run; only project and config are stored",
+    async () => {
+      const [a, b] = await Promise.all([
+        call("start_session", { cwd: w.dir("dev"), doppler: { config: "dev" }, env: { SESSION_ONLY: ENV_SECRET } }),
+        call("start_session", { cwd: w.dir("prd"), doppler: { project: "api", config: "prd" } }),
+      ]);
+      expect(a.ok, a.text).toBe(true);
+      expect(b.ok, b.text).toBe(true);
+      ps("sessions running");
+      await call("send_message", { session_id: a.data.session_id, message: "FAKE_ENV:API_KEY" });
+      await call("send_message", { session_id: a.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
+      await call("send_message", { session_id: b.data.session_id, message: "FAKE_ENV:API_KEY" });
+      await call("send_message", { session_id: b.data.session_id, message: "FAKE_ENV:SESSION_ONLY" });
+      const r = reported();
+      const byClaude = (id: unknown, name: string) => r.find((x) => x.session_id === id && x.name === name)?.value;
+      expect(byClaude(a.data.claude_session_id, "API_KEY")).toBe(SECRET_A);
+      expect(byClaude(a.data.claude_session_id, "SESSION_ONLY")).toBe(ENV_SECRET);
+      expect(byClaude(b.data.claude_session_id, "API_KEY")).toBe(SECRET_B);
+      expect(byClaude(b.data.claude_session_id, "SESSION_ONLY")).toBeNull(); // per-session env stays in its session
 
-    const meta = await call("list_sessions", { include_metadata: true, include_sensitive: true });
-    const recs = (meta.data.sessions as Array<Record<string, unknown>>).sort((x, y) => String(x.cwd).localeCompare(String(y.cwd)));
-    expect(recs[0]).toMatchObject({ doppler_project: "api", doppler_config: "dev", env_names: ["SESSION_ONLY"] });
-    expect(recs[1]).toMatchObject({ doppler_project: "api", doppler_config: "prd" });
-    expect(recs[0]!.args).toEqual(expect.arrayContaining(["run", "--forward-signals", "--project", "api", "--config", "dev", "--"]));
-    ps("after the turns");
+      const meta = await call("list_sessions", { include_metadata: true, include_sensitive: true });
+      const recs = (meta.data.sessions as Array<Record<string, unknown>>).sort((x, y) =>
+        String(x.cwd).localeCompare(String(y.cwd)),
+      );
+      expect(recs[0]).toMatchObject({ doppler_project: "api", doppler_config: "dev", env_names: ["SESSION_ONLY"] });
+      expect(recs[1]).toMatchObject({ doppler_project: "api", doppler_config: "prd" });
+      expect(recs[0]!.args).toEqual(
+        expect.arrayContaining(["run", "--forward-signals", "--project", "api", "--config", "dev", "--"]),
+      );
+      ps("after the turns");
 
-    // Kill works through doppler: claude (and doppler) are gone.
-    for (const s of [a, b]) {
-      const k = await call("kill_session", { session_id: s.data.session_id });
-      expect(k.data.status).toBe("killed");
-    }
-    await until(() => processesIn(w.dir("dev")).length === 0 && processesIn(w.dir("prd")).length === 0, 10_000);
+      // Kill works through doppler: claude (and doppler) are gone.
+      for (const s of [a, b]) {
+        const k = await call("kill_session", { session_id: s.data.session_id });
+        expect(k.data.status).toBe("killed");
+      }
+      await until(() => processesIn(w.dir("dev")).length === 0 && processesIn(w.dir("prd")).length === 0, 10_000);
 
-    // resume_session wraps again with the same project and config.
-    const res = await call("resume_session", { session_id: a.data.session_id, message: "FAKE_ENV:API_KEY" });
-    expect(res.ok, res.text).toBe(true);
-    await call("wait_for_completion", { session_id: a.data.session_id, timeout_ms: 10_000 });
-    expect(reported().filter((x) => x.session_id === a.data.claude_session_id && x.name === "API_KEY").map((x) => x.value)).toEqual([SECRET_A, SECRET_A]);
-    ps("after resume");
-    await call("kill_session", { session_id: a.data.session_id });
-    await until(() => groupLeaders(processesIn(w.work)).length === 0, 10_000);
-  });
+      // resume_session wraps again with the same project and config.
+      const res = await call("resume_session", { session_id: a.data.session_id, message: "FAKE_ENV:API_KEY" });
+      expect(res.ok, res.text).toBe(true);
+      await call("wait_for_completion", { session_id: a.data.session_id, timeout_ms: 10_000 });
+      expect(
+        reported()
+          .filter((x) => x.session_id === a.data.claude_session_id && x.name === "API_KEY")
+          .map((x) => x.value),
+      ).toEqual([SECRET_A, SECRET_A]);
+      ps("after resume");
+      await call("kill_session", { session_id: a.data.session_id });
+      await until(() => groupLeaders(processesIn(w.work)).length === 0, 10_000);
+    },
+  );
 
   it("a session's env reaches its own process only: not argv, not ps, not another session", async () => {
     const [a, b] = await Promise.all([
@@ -174,7 +196,11 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     expect(bad.error?.code).toBe("DOPPLER_ERROR");
     expect(bad.error?.message).toContain("Could not find requested project 'nope'");
     expect(Date.now() - t0).toBeLessThan(5000);
-    const m2 = await connect(w, { PATH: [join(FIXTURES, "doppler-bin"), w.env.PATH].join(delimiter), FAKE_DOPPLER_DATA: join(w.root, "secrets", "doppler.json"), DOPPLER_TOKEN: "dp.st.wrong" });
+    const m2 = await connect(w, {
+      PATH: [join(FIXTURES, "doppler-bin"), w.env.PATH].join(delimiter),
+      FAKE_DOPPLER_DATA: join(w.root, "secrets", "doppler.json"),
+      DOPPLER_TOKEN: "dp.st.wrong",
+    });
     const wrong = await m2.call("start_session", { cwd: w.dir("bad"), doppler: { project: "api", config: "dev" } });
     results.push(["start_session result (bad token)", wrong.text]);
     expect(wrong.error?.code).toBe("DOPPLER_ERROR");
@@ -183,14 +209,17 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
     await until(() => processesIn(w.dir("bad")).length === 0, 5000);
   });
 
-  itWhere(backend, "doppler")("a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned", async () => {
-    const m3 = await connect(w, { DOPPLER_PATH: join(w.root, "no-doppler") });
-    const r = await m3.call("start_session", { cwd: w.dir("nodoppler"), doppler: { project: "api", config: "dev" } });
-    expect(r.error?.code).toBe("DOPPLER_ERROR");
-    expect(r.error?.suggestion).toMatch(/install/i);
-    expect(processesIn(w.dir("nodoppler"))).toEqual([]);
-    await m3.close();
-  });
+  itWhere(backend, "doppler")(
+    "a missing doppler binary gives DOPPLER_ERROR with an install hint before anything is spawned",
+    async () => {
+      const m3 = await connect(w, { DOPPLER_PATH: join(w.root, "no-doppler") });
+      const r = await m3.call("start_session", { cwd: w.dir("nodoppler"), doppler: { project: "api", config: "dev" } });
+      expect(r.error?.code).toBe("DOPPLER_ERROR");
+      expect(r.error?.suggestion).toMatch(/install/i);
+      expect(processesIn(w.dir("nodoppler"))).toEqual([]);
+      await m3.close();
+    },
+  );
 
   it("no secret value or token appears in the state directory, event logs, raw logs, server logs, tool results or ps", async () => {
     const haystacks: Array<[string, string]> = [

@@ -14,7 +14,11 @@ import { connectHttp, startHttpServer } from "../helpers/http.js";
 
 const HAS_ANALYZE = spawnSync("systemd-analyze", ["--version"]).status === 0;
 
-async function cli(w: World, args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+async function cli(
+  w: World,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const p = spawn(process.execPath, [CLI, ...args], { env: { ...w.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -32,7 +36,9 @@ describe("service install", () => {
   afterAll(() => w?.cleanup());
 
   it("writes a systemd user unit for serve --http with no secret in it, which systemd-analyze verify accepts", async () => {
-    const r = await cli(w, ["service", "install", "--no-start", "--listen", "127.0.0.1:18914"], { CLAUDE_SESSIONS_TOKEN: "a-token-that-must-not-be-written-0123456789" });
+    const r = await cli(w, ["service", "install", "--no-start", "--listen", "127.0.0.1:18914"], {
+      CLAUDE_SESSIONS_TOKEN: "a-token-that-must-not-be-written-0123456789",
+    });
     expect(r.status, r.stderr).toBe(0);
     const unit = join(w.home, ".config", "systemd", "user", "claude-sessions.service");
     const text = readFileSync(unit, "utf8");

@@ -14,7 +14,12 @@ const BACKENDS = await contractBackends();
 // The fake claude writes every assistant line with input 12, output ceil(reply/4), model claude-opus-4-8 ($5/$25 per M).
 const outOf = (reply: string) => Math.max(1, Math.ceil(reply.length / 4));
 const costOf = (...replies: string[]) => replies.reduce((a, r) => a + (12 * 5 + outOf(r) * 25) / 1e6, 0);
-const usageOf = (...replies: string[]) => ({ input_tokens: 12 * replies.length, output_tokens: replies.reduce((a, r) => a + outOf(r), 0), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const usageOf = (...replies: string[]) => ({
+  input_tokens: 12 * replies.length,
+  output_tokens: replies.reduce((a, r) => a + outOf(r), 0),
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
 
 describe.each(BACKENDS)("a session's life (%s)", (backend) => {
   let w: World;
@@ -59,8 +64,15 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
       return x?.turn_count === 3 && (x.total_usage as { input_tokens: number } | undefined)?.input_tokens === 36 ? x : undefined;
     });
     // Same session, team and cwd; the record follows the new conversation; totals add up across the reset.
-    expect(me).toMatchObject({ status: "idle", claude_session_id: r.claude_session_id, team_name: "resetters", cwd: w.dir("reset"), total_usage: usageOf("FAKE REPLY: before", "FAKE REPLY: FAKE_SLOW:1500 slow", "FAKE REPLY: after") });
-    const transcript = (id: string) => readFileSync(join(w.home, ".claude", "projects", w.dir("reset").replace(/[^A-Za-z0-9]/g, "-"), `${id}.jsonl`), "utf8");
+    expect(me).toMatchObject({
+      status: "idle",
+      claude_session_id: r.claude_session_id,
+      team_name: "resetters",
+      cwd: w.dir("reset"),
+      total_usage: usageOf("FAKE REPLY: before", "FAKE REPLY: FAKE_SLOW:1500 slow", "FAKE REPLY: after"),
+    });
+    const transcript = (id: string) =>
+      readFileSync(join(w.home, ".claude", "projects", w.dir("reset").replace(/[^A-Za-z0-9]/g, "-"), `${id}.jsonl`), "utf8");
     expect(transcript(r.claude_session_id)).toContain("FAKE REPLY: after");
     expect(transcript(r.claude_session_id)).not.toContain("before");
     expect(transcript(s.claude_session_id)).not.toContain("FAKE REPLY: after");
@@ -94,8 +106,13 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     }
     const c = await m.callOk("compact_session", { session_id: s.session_id, instructions: "keep the names; drop the rest" });
     expect(c).toMatchObject({ claude_session_id: s.claude_session_id, status: "idle" });
-    const facts = readFileSync(report, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(facts.filter((f) => f.session_id === s.claude_session_id && "compact_instructions" in f).map((f) => f.compact_instructions)).toEqual(["keep the names; drop the rest"]);
+    const facts = readFileSync(report, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(
+      facts.filter((f) => f.session_id === s.claude_session_id && "compact_instructions" in f).map((f) => f.compact_instructions),
+    ).toEqual(["keep the names; drop the rest"]);
     await m.callOk("compact_session", { session_id: s.session_id });
     const next = await m.callOk("send_message", { session_id: s.session_id, message: "more", wait_for_usage: true });
     expect(next).toMatchObject({ completed: true, response: "FAKE REPLY: more" });
@@ -107,7 +124,10 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     const s = await m.callOk("start_session", { cwd: w.dir("force") });
     const k = await m.callOk("kill_session", { session_id: s.session_id, force: true });
     expect(k.status).toBe("killed");
-    const names = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
+    const names = readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
     expect(names).not.toContain("SessionEnd");
     // pty reads the signal's status (128 + 9); tmux's launcher may not live to report one.
     if (k.exit_code !== undefined) expect(k.exit_code).toBe(137);
@@ -128,10 +148,14 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     await m.callOk("send_message", { session_id: s.session_id, message: "streamed" });
     await until(() => (updates.includes(s.output_resource!) ? true : undefined), 5000);
     // The reply's transcript line lands after the turn's end (send_message returns at Stop): a later update has it.
-    const read = await until(async () => {
-      const r = await m.client.readResource({ uri: s.output_resource! });
-      return JSON.stringify(r.contents[0]).includes("FAKE REPLY: streamed") ? r : undefined;
-    }, 5000, 50);
+    const read = await until(
+      async () => {
+        const r = await m.client.readResource({ uri: s.output_resource! });
+        return JSON.stringify(r.contents[0]).includes("FAKE REPLY: streamed") ? r : undefined;
+      },
+      5000,
+      50,
+    );
     expect(JSON.stringify(read.contents[0])).toContain("FAKE REPLY: streamed");
     // Only the caller: another client that did not ask gets nothing.
     expect(others).toEqual([]);
@@ -155,12 +179,18 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
       session_id: p.session_id,
       fork: true,
     });
-    expect(f).toMatchObject({ forked: true, forked_from: p.session_id, previous_state: { claude_session_id: p.claude_session_id } });
+    expect(f).toMatchObject({
+      forked: true,
+      forked_from: p.session_id,
+      previous_state: { claude_session_id: p.claude_session_id },
+    });
     expect(f.session_id).not.toBe(p.session_id);
     expect(f.claude_session_id).not.toBe(p.claude_session_id);
     // Same team, a name of its own (a teammate name means one conversation).
     expect(f.teammate_name).not.toBe("parent");
-    expect(argvOf(f.claude_session_id!)).toEqual(expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]));
+    expect(argvOf(f.claude_session_id!)).toEqual(
+      expect.arrayContaining([`--resume=${p.claude_session_id}`, "--fork-session", `--session-id=${f.claude_session_id}`]),
+    );
 
     // Both run: a turn in each.
     const fr = await m.callOk("send_message", { session_id: f.session_id, message: "fork turn", wait_for_usage: true });
@@ -169,7 +199,10 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     expect(pr).toMatchObject({ completed: true, response: "FAKE REPLY: parent turn" });
 
     // The fork's transcript holds the copied history, but its totals are its own turn only; the parent's are its three.
-    const transcript = readFileSync(join(w.home, ".claude", "projects", w.dir("fork").replace(/[^A-Za-z0-9]/g, "-"), `${f.claude_session_id}.jsonl`), "utf8");
+    const transcript = readFileSync(
+      join(w.home, ".claude", "projects", w.dir("fork").replace(/[^A-Za-z0-9]/g, "-"), `${f.claude_session_id}.jsonl`),
+      "utf8",
+    );
     expect(transcript).toContain("FAKE REPLY: one");
     const fRow = await until(async () => {
       const r = await row(f.session_id);
@@ -181,7 +214,11 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
       const r = await row(p.session_id);
       return r?.turn_count === 3 && (r.total_usage as { input_tokens: number }).input_tokens === 36 ? r : undefined;
     });
-    expect(pRow).toMatchObject({ status: "idle", claude_session_id: p.claude_session_id, total_usage: usageOf("FAKE REPLY: one", "FAKE REPLY: two", "FAKE REPLY: parent turn") });
+    expect(pRow).toMatchObject({
+      status: "idle",
+      claude_session_id: p.claude_session_id,
+      total_usage: usageOf("FAKE REPLY: one", "FAKE REPLY: two", "FAKE REPLY: parent turn"),
+    });
     expect(pRow.total_cost_usd).toBeCloseTo(costOf("FAKE REPLY: one", "FAKE REPLY: two", "FAKE REPLY: parent turn"), 9);
     expect(fRow.turn_count).toBe(1);
 
@@ -205,14 +242,25 @@ describe.each(BACKENDS)("a session's life (%s)", (backend) => {
     });
     expect(r).toMatchObject({ session_id: s.session_id, permission_mode: "acceptEdits" });
     const argv = argvOf(s.claude_session_id)!;
-    expect(argv).toEqual(expect.arrayContaining(["--model=opus", "--permission-mode=acceptEdits", "--allowedTools=Bash(git:*)", "--disallowedTools=WebFetch", `--add-dir=${extra}`, "--append-system-prompt=be brief"]));
+    expect(argv).toEqual(
+      expect.arrayContaining([
+        "--model=opus",
+        "--permission-mode=acceptEdits",
+        "--allowedTools=Bash(git:*)",
+        "--disallowedTools=WebFetch",
+        `--add-dir=${extra}`,
+        "--append-system-prompt=be brief",
+      ]),
+    );
     expect(argv).not.toContain("--model=sonnet");
     expect((await row(s.session_id))?.model).toBe("opus");
     // Kept for the next resume; an empty list clears one.
     await m.callOk("kill_session", { session_id: s.session_id });
     await m.callOk("resume_session", { session_id: s.session_id, allowed_tools: [] });
     const again = argvOf(s.claude_session_id)!;
-    expect(again).toEqual(expect.arrayContaining(["--model=opus", "--permission-mode=acceptEdits", "--disallowedTools=WebFetch"]));
+    expect(again).toEqual(
+      expect.arrayContaining(["--model=opus", "--permission-mode=acceptEdits", "--disallowedTools=WebFetch"]),
+    );
     expect(again.some((a) => a.startsWith("--allowedTools"))).toBe(false);
     await m.callOk("kill_session", { session_id: s.session_id });
 

@@ -4,7 +4,17 @@
  * is not sticky) or that belongs to another user stops the server with the fix named.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
@@ -13,7 +23,10 @@ const TMUX = tmuxOrSkip();
 const ROOT = process.getuid?.() === 0;
 
 const runLs = (stateDir: string, home: string) =>
-  spawnSync(process.execPath, [CLI, "ls"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_SESSIONS_DIR: stateDir, CLAUDE_SESSIONS_TMUX_SOCKET: "cs-test-none" } });
+  spawnSync(process.execPath, [CLI, "ls"], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: home, CLAUDE_SESSIONS_DIR: stateDir, CLAUDE_SESSIONS_TMUX_SOCKET: "cs-test-none" },
+  });
 
 describe("the way to the state directory is safe or the server stops", () => {
   it("a parent that others may write and that is not sticky is refused; a sticky one (like /tmp) is fine", () => {

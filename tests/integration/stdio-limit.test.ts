@@ -24,14 +24,21 @@ describe.runIf(pty)("a stdio message over the limit", () => {
   it("gets a JSON-RPC error with its id; the server, its pty session and the client's later calls go on", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("a"), backend: "pty" });
     const huge = "x".repeat(STDIO_MAX_MESSAGE_BYTES + 1024);
-    const err = await m.client.callTool({ name: "send_message", arguments: { session_id: s.session_id, message: huge } }, undefined, { timeout: 60_000 }).then(
-      () => undefined,
-      (e: unknown) => e as { code?: number; message?: string },
-    );
+    const err = await m.client
+      .callTool({ name: "send_message", arguments: { session_id: s.session_id, message: huge } }, undefined, { timeout: 60_000 })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; message?: string },
+      );
     expect(err?.code).toBe(-32600);
     expect(err?.message).toContain(`more than ${STDIO_MAX_MESSAGE_BYTES} bytes`);
     // Twice in a row, then an ordinary call on the same connection.
-    const again = await m.client.callTool({ name: "list_sessions", arguments: { pad: huge } }, undefined, { timeout: 60_000 }).then(() => undefined, (e: unknown) => e as { code?: number });
+    const again = await m.client
+      .callTool({ name: "list_sessions", arguments: { pad: huge } }, undefined, { timeout: 60_000 })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: number },
+      );
     expect(again?.code).toBe(-32600);
     const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === s.session_id)?.status).toBe("ready");

@@ -16,7 +16,12 @@ describe.runIf(TMUX)("sync_context (tmux, fake claude, real git)", () => {
   let m: Mcp;
   let repo: string;
   let id: string;
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd: repo,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   const lastPrompt = () => promptsOf(w.stateDir, id).at(-1) ?? "";
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
@@ -63,7 +68,11 @@ describe.runIf(TMUX)("sync_context (tmux, fake claude, real git)", () => {
     const b = await m.callOk("sync_context", { team_name: "sync", teammate_name: "member-1", context_type: "git" });
     expect(b).toMatchObject({ sent: true, git_status_synced: true });
     expect(lastPrompt()).toContain("Git: branch feature-x");
-    const out = await m.callOk("sync_context", { session_id: id, context_type: "files", paths: ["../../etc/passwd", "no-such-file", "has space.txt"] });
+    const out = await m.callOk("sync_context", {
+      session_id: id,
+      context_type: "files",
+      paths: ["../../etc/passwd", "no-such-file", "has space.txt"],
+    });
     expect(out.sent).toBe(false);
     expect(out.warnings).toHaveLength(3);
   });

@@ -62,7 +62,13 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     const wr = await m.callOk("wait_for_completion", { team_name: "rev", teammate_name: "carol", timeout_ms: 2000 });
     expect(wr).toMatchObject({ session_id: ids.carol, completed: true });
     // The screen is drawn a moment after the Stop hook: read it until it shows the reply.
-    await until(async () => (await m.callOk("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" })).text!.includes("FAKE REPLY: who are you"), 5000);
+    await until(
+      async () =>
+        (await m.callOk("stream_output", { team_name: "rev", teammate_name: "carol", mode: "screen" })).text!.includes(
+          "FAKE REPLY: who are you",
+        ),
+      5000,
+    );
     const both = await m.call("send_message", { session_id: ids.carol, team_name: "rev", teammate_name: "carol", message: "x" });
     expect(both.error?.code).toBe("INVALID_ARGUMENT");
     const none = await m.call("send_message", { team_name: "rev", teammate_name: "nobody", message: "x" });
@@ -78,7 +84,8 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(r.sent_count).toBe(3);
     expect(r.failed_count).toBe(0);
     expect(r.results.map((x) => x.teammate_name).sort()).toEqual(["carol", "member-1", "member-2"]);
-    for (const x of r.results) expect(x).toMatchObject({ message_sent: true, completed: true, final_state: "idle", response: `FAKE REPLY: ${msg}` });
+    for (const x of r.results)
+      expect(x).toMatchObject({ message_sent: true, completed: true, final_state: "idle", response: `FAKE REPLY: ${msg}` });
     for (const id of Object.values(ids)) expect(promptsOf(w, id).filter((p) => p === msg)).toHaveLength(1);
     expect(progress.length).toBeGreaterThan(0);
     const values = progress.map((p) => (p as { progress: number }).progress);
@@ -92,7 +99,11 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
 
   it("wait_for_sessions: any returns at the first member done (a permission dialog counts), all when every one is", async () => {
     await m.callOk("send_message", { session_id: ids["member-1"], message: "FAKE_SLOW:1200 slow one", wait_for_response: false });
-    await m.callOk("send_message", { session_id: ids["member-2"], message: "FAKE_SLOW:4000 slower one", wait_for_response: false });
+    await m.callOk("send_message", {
+      session_id: ids["member-2"],
+      message: "FAKE_SLOW:4000 slower one",
+      wait_for_response: false,
+    });
     await m.callOk("send_message", { session_id: ids.carol, message: "FAKE_BASH:true", wait_for_response: false });
     const t0 = Date.now();
     const any = await m.callOk("wait_for_sessions", { team_name: "rev", mode: "any", timeout_ms: 10_000 });
@@ -103,12 +114,28 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     expect(any.sessions.some((s) => s.done)).toBe(true);
 
     const progress: unknown[] = [];
-    const all = await m.callOk("wait_for_sessions", { session_ids: Object.values(ids), mode: "all", timeout_ms: 15_000 }, { onprogress: (p) => progress.push(p) });
+    const all = await m.callOk(
+      "wait_for_sessions",
+      { session_ids: Object.values(ids), mode: "all", timeout_ms: 15_000 },
+      { onprogress: (p) => progress.push(p) },
+    );
     expect(all).toMatchObject({ done: true, timed_out: false });
     const after = Object.fromEntries(all.sessions.map((s) => [s.teammate_name, s]));
-    expect(after["member-1"]).toMatchObject({ done: true, final_state: "idle", last_response: "FAKE REPLY: FAKE_SLOW:1200 slow one" });
-    expect(after["member-2"]).toMatchObject({ done: true, final_state: "idle", last_response: "FAKE REPLY: FAKE_SLOW:4000 slower one" });
-    expect(after.carol).toMatchObject({ done: true, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+    expect(after["member-1"]).toMatchObject({
+      done: true,
+      final_state: "idle",
+      last_response: "FAKE REPLY: FAKE_SLOW:1200 slow one",
+    });
+    expect(after["member-2"]).toMatchObject({
+      done: true,
+      final_state: "idle",
+      last_response: "FAKE REPLY: FAKE_SLOW:4000 slower one",
+    });
+    expect(after.carol).toMatchObject({
+      done: true,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash" },
+    });
     expect(progress.length).toBeGreaterThan(0);
     await m.callOk("respond_permission", { team_name: "rev", teammate_name: "carol", decision: "allow" });
     await m.callOk("wait_for_completion", { team_name: "rev", teammate_name: "carol", timeout_ms: 10_000 });
@@ -129,12 +156,17 @@ describe.runIf(TMUX)("teams (tmux, fake claude)", () => {
     const msg = "FAKE_SLOW:1500 everyone";
     const b = m.callOk("broadcast_message", { team_name: "rev", message: msg, timeout_ms: 15_000 });
     // Mid-broadcast: every member has taken the prompt and is busy with it.
-    await until(async () => (await m.callOk("list_sessions", {})).sessions.filter((x) => x.team_name === "rev" && x.status === "busy").length === 3, 10_000);
+    await until(
+      async () =>
+        (await m.callOk("list_sessions", {})).sessions.filter((x) => x.team_name === "rev" && x.status === "busy").length === 3,
+      10_000,
+    );
     await m.callOk("kill_session", { team_name: "rev", teammate_name: "member-2", force: true });
     const r = await b;
     const by = Object.fromEntries(r.results.map((x) => [x.teammate_name, x]));
     expect(by["member-2"]!.error?.code).toBe("SESSION_DEAD");
-    for (const n of ["member-1", "carol"]) expect(by[n]).toMatchObject({ message_sent: true, completed: true, response: `FAKE REPLY: ${msg}` });
+    for (const n of ["member-1", "carol"])
+      expect(by[n]).toMatchObject({ message_sent: true, completed: true, response: `FAKE REPLY: ${msg}` });
     expect(r.failed_count).toBe(1);
     for (const id of [ids["member-1"]!, ids.carol!]) expect(promptsOf(w, id).filter((p) => p === msg)).toHaveLength(1);
     // The dead member's name is free for a new live session again (ended members keep theirs for resume).

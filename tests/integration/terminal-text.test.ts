@@ -19,14 +19,17 @@ const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/u;
 
 function rawIn(s: string): string | undefined {
   const m = RAW.exec(s);
-  return m ? `U+${m[0].codePointAt(0)!.toString(16).padStart(4, "0")} at ${m.index}: ${JSON.stringify(s.slice(Math.max(0, m.index - 30), m.index + 30))}` : undefined;
+  return m
+    ? `U+${m[0].codePointAt(0)!.toString(16).padStart(4, "0")} at ${m.index}: ${JSON.stringify(s.slice(Math.max(0, m.index - 30), m.index + 30))}`
+    : undefined;
 }
 
 describe.runIf(run)("untrusted text on the operator's terminal", () => {
   let w: World;
   let m: Mcp;
   let cwd: string;
-  const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000, cwd: w.root });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], { env: w.env, encoding: "utf8", timeout: 60_000, cwd: w.root });
   beforeAll(async () => {
     w = makeWorld();
     cwd = join(w.work, `repo-${HOSTILE}`);
@@ -49,11 +52,24 @@ describe.runIf(run)("untrusted text on the operator's terminal", () => {
 
     // The reply a hostile model (or a file it read aloud) gives: appended to the conversation as the CLI writes it.
     const projects = join(w.home, ".claude", "projects");
-    const dir = readdirSync(projects).map((d) => join(projects, d)).find((d) => readdirSync(d).some((f) => f.endsWith(".jsonl")))!;
-    const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".jsonl"))!);
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const dir = readdirSync(projects)
+      .map((d) => join(projects, d))
+      .find((d) => readdirSync(d).some((f) => f.endsWith(".jsonl")))!;
+    const file = join(
+      dir,
+      readdirSync(dir).find((f) => f.endsWith(".jsonl"))!,
+    );
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const last = [...lines].reverse().find((l) => l.type === "assistant")!;
-    const evil = { ...last, uuid: "00000000-0000-4000-8000-000000000001", parentUuid: last.uuid, message: { ...(last.message as object), content: [{ type: "text", text: `reply ${HOSTILE} end` }] } };
+    const evil = {
+      ...last,
+      uuid: "00000000-0000-4000-8000-000000000001",
+      parentUuid: last.uuid,
+      message: { ...(last.message as object), content: [{ type: "text", text: `reply ${HOSTILE} end` }] },
+    };
     appendFileSync(file, JSON.stringify(evil) + "\n");
 
     const outputs: Array<[string, ReturnType<typeof cli>]> = [
@@ -69,13 +85,20 @@ describe.runIf(run)("untrusted text on the operator's terminal", () => {
       ["unknown command", cli(HOSTILE)],
     ];
     const tail = outputs.find(([n]) => n === "tail")![1];
-    expect(tail.stdout).toContain("reply x\\u001b]0;pwned\\u0007\\u001b]52;c;cHduZWQ=\\u0007\\u001b[31m\\u009b2J\\u202eevil\\u2066 end");
+    expect(tail.stdout).toContain(
+      "reply x\\u001b]0;pwned\\u0007\\u001b]52;c;cHduZWQ=\\u0007\\u001b[31m\\u009b2J\\u202eevil\\u2066 end",
+    );
     const ls = outputs.find(([n]) => n === "ls")![1];
     expect(ls.stdout).toContain(id);
     expect(ls.stdout).toContain("\\u202eevil");
     // The audit's lines stay JSON.
     const audit = outputs.find(([n]) => n === "audit")![1];
-    expect(audit.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { tool: string }).tool)).toContain("start_session");
+    expect(
+      audit.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { tool: string }).tool),
+    ).toContain("start_session");
     expect(outputs.find(([n]) => n === "start in a missing folder")![1].status).toBe(1);
     outputs.push(["kill", cli("kill", id)]);
     for (const [name, r] of outputs) {

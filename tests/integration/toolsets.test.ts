@@ -21,7 +21,17 @@ describe("toolsets (issue 25)", () => {
 
   it("lists only the chosen toolsets, without resources and prompts when core is not among them", async () => {
     const { tools } = await m.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["clear_execution_history", "configure", "get_conversation", "get_execution_history", "health_check", "list_conversations", "move_session", "search_conversations", "transfer_session"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "clear_execution_history",
+      "configure",
+      "get_conversation",
+      "get_execution_history",
+      "health_check",
+      "list_conversations",
+      "move_session",
+      "search_conversations",
+      "transfer_session",
+    ]);
     const caps = m.client.getServerCapabilities();
     expect(caps?.tools).toBeDefined();
     expect(caps?.resources).toBeUndefined();
@@ -42,7 +52,12 @@ describe("toolsets (issue 25)", () => {
   });
 
   it("an unknown toolset stops the server at start with a clear message", () => {
-    const r = spawnSync(process.execPath, [CLI], { env: { ...w.env, CLAUDE_SESSIONS_TOOLSETS: "core,teamz" }, input: "", encoding: "utf8", timeout: 20_000 });
+    const r = spawnSync(process.execPath, [CLI], {
+      env: { ...w.env, CLAUDE_SESSIONS_TOOLSETS: "core,teamz" },
+      input: "",
+      encoding: "utf8",
+      timeout: 20_000,
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/unknown toolset "teamz"/);
   });

@@ -26,11 +26,22 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const s = await m.call("start_session", { cwd });
     const id = s.data.session_id as string;
     const r = await m.call("send_message", { session_id: id, message: "FAKE_BASH:touch allowed.txt" });
-    expect(r.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash", tool_input: { command: "touch allowed.txt" } } });
+    expect(r.data).toMatchObject({
+      completed: false,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash", tool_input: { command: "touch allowed.txt" } },
+    });
     const listed = await m.call("list_sessions", {});
-    expect(listed.data.sessions.find((y) => y.session_id === id)).toMatchObject({ status: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+    expect(listed.data.sessions.find((y) => y.session_id === id)).toMatchObject({
+      status: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash" },
+    });
     const w1 = await m.call("wait_for_completion", { session_id: id, timeout_ms: 2000 });
-    expect(w1.data).toMatchObject({ completed: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } });
+    expect(w1.data).toMatchObject({
+      completed: false,
+      final_state: "waiting_for_permission",
+      pending_permission: { tool_name: "Bash" },
+    });
     const busy = await m.call("send_message", { session_id: id, message: "hello" });
     expect(busy.error?.code).toBe("SESSION_BUSY");
     expect(busy.error?.suggestion).toContain("respond_permission");
@@ -48,7 +59,12 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     // Like the real CLI, "No" in the dialog ends the turn as an interrupt (no Stop hook; the server confirms it on
     // screen); a headless deny is the tool's error and the turn goes on to its end.
     if (can(backend, "keys")) expect(done2.data).toMatchObject({ completed: true, turn_outcome: "interrupted" });
-    else expect(done2.data).toMatchObject({ completed: true, final_state: "idle", last_response: expect.stringContaining("FAKE: permission denied") });
+    else
+      expect(done2.data).toMatchObject({
+        completed: true,
+        final_state: "idle",
+        last_response: expect.stringContaining("FAKE: permission denied"),
+      });
     expect(existsSync(join(cwd, "denied.txt"))).toBe(false);
     const none = await m.call("respond_permission", { session_id: id, decision: "allow" });
     expect(none.error?.code).toBe("SESSION_NOT_READY");
@@ -84,7 +100,10 @@ describe.each(BACKENDS)("turn outcomes (%s)", (backend) => {
     const s = await m.call("start_session", { cwd: w.dir("crash") });
     const id = s.data.session_id as string;
     const t0 = Date.now();
-    const r = failedTurn(await m.call("send_message", { session_id: id, message: "FAKE_CRASH now", timeout_ms: 20_000 }), "SESSION_DEAD");
+    const r = failedTurn(
+      await m.call("send_message", { session_id: id, message: "FAKE_CRASH now", timeout_ms: 20_000 }),
+      "SESSION_DEAD",
+    );
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(r).toMatchObject({ completed: false, timed_out: false, final_state: "dead" });
     // The exit status can reach tmux a moment after the pane died.

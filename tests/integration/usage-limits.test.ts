@@ -15,7 +15,11 @@ import { connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type Worl
 
 const HAS_TMUX = tmuxOrSkip();
 
-type Row = { session_id: string; status: string; limit?: { resets_at: string; limit_kind: string; reset_known: boolean; wake_at?: string } };
+type Row = {
+  session_id: string;
+  status: string;
+  limit?: { resets_at: string; limit_kind: string; reset_known: boolean; wake_at?: string };
+};
 
 async function rowOf(m: Mcp, id: string): Promise<Row | undefined> {
   return (await m.callOk("list_sessions", {})).sessions.find((s) => s.session_id === id) as Row | undefined;
@@ -50,14 +54,23 @@ function resentAt(w: World, cwd: string, prompt: string): number | undefined {
 describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)", () => {
   let w: World;
   beforeAll(() => {
-    w = makeWorld({ CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "4000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "600", MAX_CONCURRENT_SESSIONS: "30" });
+    w = makeWorld({
+      CLAUDE_SESSIONS_IDLE_TTL_MS: "0",
+      CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "4000",
+      CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0",
+      CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "600",
+      MAX_CONCURRENT_SESSIONS: "30",
+    });
   });
   afterAll(() => w?.cleanup());
 
   it("a limit within one turn: LIMITED with resets_at, shown limited, parked, refused until the reset, then answered exactly once", async () => {
     const m = await connect(w);
     const notes: Array<Record<string, unknown>> = [];
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push(n.params.data as Record<string, unknown>),
+    );
     try {
       const cwd = w.dir("one");
       const s = await m.callOk("start_session", { cwd });
@@ -79,7 +92,12 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       expect(row.limit).toMatchObject({ limit_kind: "rate", reset_known: false });
       // Every client hears it: a "limited" notice with the reset and the wake.
       await until(() => notes.some((n) => n.event === "limited" && n.session_id === s.session_id), 10_000);
-      expect(notes.find((n) => n.event === "limited")).toMatchObject({ status: "limited", limit_kind: "rate", resets_at: row.limit!.resets_at, wake_at: row.limit!.wake_at });
+      expect(notes.find((n) => n.event === "limited")).toMatchObject({
+        status: "limited",
+        limit_kind: "rate",
+        resets_at: row.limit!.resets_at,
+        wake_at: row.limit!.wake_at,
+      });
       await until(() => processesIn(cwd).length === 0, 10_000);
       // A prompt before the reset is refused and changes nothing.
       const early = await m.call("send_message", { session_id: s.session_id, message: "too early" });
@@ -94,13 +112,19 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       await until(() => answers(w, s.session_id, prompt) === 1, 40_000);
       await until(async () => (await rowOf(m, s.session_id))?.status === "idle", 10_000);
       expect((await rowOf(m, s.session_id))?.limit).toBeUndefined();
-      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === "too early")).toEqual([]);
+      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === "too early")).toEqual(
+        [],
+      );
       // Nothing more is sent later.
       await new Promise((res) => setTimeout(res, 3000));
       expect(answers(w, s.session_id, prompt)).toBe(1);
-      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt).length).toBeGreaterThanOrEqual(2);
+      expect(
+        events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt).length,
+      ).toBeGreaterThanOrEqual(2);
       // The server's own acts are audited: the parking and the resend.
-      const audit = (await readAudit(w.stateDir)).filter((a) => a.session_id === s.session_id && a.actor === "server:usage_limit");
+      const audit = (await readAudit(w.stateDir)).filter(
+        (a) => a.session_id === s.session_id && a.actor === "server:usage_limit",
+      );
       expect(audit.map((a) => a.tool)).toEqual(expect.arrayContaining(["kill_session", "send_message"]));
       await m.callOk("kill_session", { session_id: s.session_id });
     } finally {
@@ -116,14 +140,18 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       const gate = join(w.root, "limit-killed");
       writeFileSync(gate, "");
       const prompt = `job killed FAKE_LIMIT:${gate}`;
-      expect((await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 })).error?.code).toBe("LIMITED");
+      expect((await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 })).error?.code).toBe(
+        "LIMITED",
+      );
       await until(async () => (await rowOf(m, s.session_id))?.limit?.wake_at !== undefined, 10_000);
       const wakeAt = Date.parse((await rowOf(m, s.session_id))!.limit!.wake_at!);
       await until(() => processesIn(cwd).length === 0, 10_000);
       await m.callOk("kill_session", { session_id: s.session_id });
       rmSync(gate);
       await new Promise((res) => setTimeout(res, Math.max(0, wakeAt - Date.now()) + 3000));
-      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt)).toHaveLength(1);
+      expect(events(w, s.session_id).filter((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === prompt)).toHaveLength(
+        1,
+      );
       expect((await rowOf(m, s.session_id))?.status).toBe("dead");
       expect(processesIn(cwd)).toEqual([]);
     } finally {
@@ -171,7 +199,9 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
     const ids: string[] = [];
     const prompts = new Map<string, string>();
     try {
-      const started = await Promise.all(Array.from({ length: 20 }, (_, i) => m1.callOk("start_session", { cwd: w.dir(`fleet-${i}`) })));
+      const started = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => m1.callOk("start_session", { cwd: w.dir(`fleet-${i}`) })),
+      );
       await Promise.all(
         started.map(async (s, i) => {
           const prompt = `fleet ${i} FAKE_LIMIT:${gate}`;
@@ -184,7 +214,10 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       // Every one parked, then the server dies hard before any reset.
       await until(async () => {
         const rows = (await m1.callOk("list_sessions", {})).sessions as Row[];
-        return ids.every((id) => rows.find((x) => x.session_id === id)?.status === "limited" && rows.find((x) => x.session_id === id)?.limit?.wake_at);
+        return ids.every(
+          (id) =>
+            rows.find((x) => x.session_id === id)?.status === "limited" && rows.find((x) => x.session_id === id)?.limit?.wake_at,
+        );
       }, 60_000);
       await until(() => ids.every((_, i) => processesIn(w.dir(`fleet-${i}`)).length === 0), 30_000);
       process.kill(m1.pid!, "SIGKILL");

@@ -11,7 +11,12 @@ import { connect, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../
 const HAS_TMUX = tmuxOrSkip();
 
 // The fake claude writes every assistant line with input 12, output ceil(reply/4), model claude-opus-4-8 ($5/$25 per M).
-const tokensOf = (reply: string) => ({ input_tokens: 12, output_tokens: Math.max(1, Math.ceil(reply.length / 4)), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const tokensOf = (reply: string) => ({
+  input_tokens: 12,
+  output_tokens: Math.max(1, Math.ceil(reply.length / 4)),
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
 const costOf = (reply: string) => Math.round(12 * 5 + Math.max(1, Math.ceil(reply.length / 4)) * 25) / 1e6;
 
 describe.runIf(HAS_TMUX)("the answer when the turn ends (issue 38)", () => {
@@ -21,7 +26,10 @@ describe.runIf(HAS_TMUX)("the answer when the turn ends (issue 38)", () => {
   beforeAll(async () => {
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux" });
     m = await connect(w);
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params.data as Record<string, unknown>));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push(n.params.data as Record<string, unknown>),
+    );
   });
   afterAll(async () => {
     await m?.close();
@@ -35,7 +43,14 @@ describe.runIf(HAS_TMUX)("the answer when the turn ends (issue 38)", () => {
     expect(r.usage).toBeUndefined();
     expect(r.cost_usd).toBeUndefined();
     const n = await until(() => notes.find((x) => x.event === "usage" && x.session_id === s.session_id), 10_000);
-    expect(n).toMatchObject({ turn: 1, usage: tokensOf("FAKE REPLY: hello"), cost_usd: costOf("FAKE REPLY: hello"), cost_complete: true, session_turns: 1, session_usage: tokensOf("FAKE REPLY: hello") });
+    expect(n).toMatchObject({
+      turn: 1,
+      usage: tokensOf("FAKE REPLY: hello"),
+      cost_usd: costOf("FAKE REPLY: hello"),
+      cost_complete: true,
+      session_turns: 1,
+      session_usage: tokensOf("FAKE REPLY: hello"),
+    });
     expect(n.session_cost_usd).toBeCloseTo(costOf("FAKE REPLY: hello"), 9);
 
     // A second turn: its own notification, the totals of both.
@@ -49,7 +64,13 @@ describe.runIf(HAS_TMUX)("the answer when the turn ends (issue 38)", () => {
   it("wait_for_usage: true returns the turn's usage, cost and totals in the result, with no usage_pending", async () => {
     const s = await m.callOk("start_session", { cwd: w.dir("waited") });
     const r = await m.callOk("send_message", { session_id: s.session_id, message: "hello", wait_for_usage: true });
-    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: hello", usage: tokensOf("FAKE REPLY: hello"), cost_usd: costOf("FAKE REPLY: hello"), session_turns: 1 });
+    expect(r).toMatchObject({
+      completed: true,
+      response: "FAKE REPLY: hello",
+      usage: tokensOf("FAKE REPLY: hello"),
+      cost_usd: costOf("FAKE REPLY: hello"),
+      session_turns: 1,
+    });
     expect(r.usage_pending).toBeUndefined();
   });
 

@@ -21,10 +21,14 @@ type Row = Awaited<ReturnType<typeof rows>>[number];
 
 /** The ready spares of this cwd, once there are `n`. */
 async function sparesIn(m: Mcp, cwd: string, n = 1): Promise<Row[]> {
-  return until(async () => {
-    const s = (await rows(m)).filter((r) => r.spare && r.cwd === cwd && r.status === "ready");
-    return s.length >= n ? s : undefined;
-  }, 20_000, 100);
+  return until(
+    async () => {
+      const s = (await rows(m)).filter((r) => r.spare && r.cwd === cwd && r.status === "ready");
+      return s.length >= n ? s : undefined;
+    },
+    20_000,
+    100,
+  );
 }
 
 async function replyOf(m: Mcp, id: string): Promise<string | undefined> {
@@ -65,7 +69,8 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
         // Other options: not this spare.
         const other = await m.callOk("start_session", { ...args, model: "claude-sonnet-4-5" });
         expect(other.session_id).not.toBe(next!.session_id);
-        for (const r of await rows(m)) if (r.cwd === cwd) await m.callOk("kill_session", { session_id: r.session_id, force: true });
+        for (const r of await rows(m))
+          if (r.cwd === cwd) await m.callOk("kill_session", { session_id: r.session_id, force: true });
       } finally {
         await m.close();
       }
@@ -76,7 +81,11 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
     const m = await connect(w, { CLAUDE_SESSIONS_SETUP_COMMANDS: "touch" });
     try {
       const cwd = w.dir("never");
-      const git = (...a: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...a], { cwd, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+      const git = (...a: string[]) =>
+        execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...a], {
+          cwd,
+          env: { PATH: process.env.PATH ?? "", HOME: w.home },
+        });
       git("init", "-q", "-b", "main");
       writeFileSync(join(cwd, "a.txt"), "a\n");
       git("add", ".");
@@ -95,7 +104,8 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
       const b = await m.callOk("broadcast_message", { team_name: "crew", message: "all" });
       expect(JSON.stringify(b)).not.toContain(spare!.session_id);
       await m.callOk("kill_session", { session_id: wt.session_id, force: true, remove_worktree: true });
-      for (const r of await rows(m)) if (r.cwd === cwd && r.status !== "dead") await m.callOk("kill_session", { session_id: r.session_id, force: true });
+      for (const r of await rows(m))
+        if (r.cwd === cwd && r.status !== "dead") await m.callOk("kill_session", { session_id: r.session_id, force: true });
     } finally {
       await m.close();
     }
@@ -120,12 +130,17 @@ describe.runIf(HAS_TMUX)("warm pool for start_session (issue #23)", () => {
     if (ptySpare) await until(() => processesIn(ptyCwd).length === 0, 10_000);
     const m2 = await connect(w);
     try {
-      const adopted = await until(async () => (await rows(m2)).find((r) => r.session_id === spareId && r.status === "ready"), 10_000);
+      const adopted = await until(
+        async () => (await rows(m2)).find((r) => r.session_id === spareId && r.status === "ready"),
+        10_000,
+      );
       expect(adopted.spare).toBe(true);
       const s = await m2.callOk("start_session", { cwd, backend: "tmux", permission_mode: "default", prompt: "after" });
       expect(s.session_id).toBe(spareId);
       expect(await replyOf(m2, s.session_id)).toBe("FAKE REPLY: after");
-      for (const r of await rows(m2)) if (r.backend === "tmux" && r.status !== "dead") await m2.callOk("kill_session", { session_id: r.session_id, force: true });
+      for (const r of await rows(m2))
+        if (r.backend === "tmux" && r.status !== "dead")
+          await m2.callOk("kill_session", { session_id: r.session_id, force: true });
     } finally {
       await m2.close();
     }

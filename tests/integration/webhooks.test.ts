@@ -53,8 +53,20 @@ describe("webhooks out", () => {
     hung = await startReceiver(() => "hang");
     file = writeHooks(w, [
       { url: good.url, events: ["turn.ended", "session.died"], secret: SECRET },
-      { url: flaky.url, events: ["turn.ended"], secret: { env: "FLAKY_SECRET" }, include_text: true, retry: { attempts: 5, base_ms: 50, max_ms: 200 } },
-      { url: hung.url, events: ["turn.ended"], secret: SECRET, timeout_ms: 1500, retry: { attempts: 2, base_ms: 50, max_ms: 100 } },
+      {
+        url: flaky.url,
+        events: ["turn.ended"],
+        secret: { env: "FLAKY_SECRET" },
+        include_text: true,
+        retry: { attempts: 5, base_ms: 50, max_ms: 200 },
+      },
+      {
+        url: hung.url,
+        events: ["turn.ended"],
+        secret: SECRET,
+        timeout_ms: 1500,
+        retry: { attempts: 2, base_ms: 50, max_ms: 100 },
+      },
     ]);
   });
   afterAll(async () => {
@@ -97,7 +109,10 @@ describe("webhooks out", () => {
         }
       }, 30_000);
       expect(statSync(dead).mode & 0o777).toBe(0o600);
-      const entries = readFileSync(dead, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      const entries = readFileSync(dead, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(entries).toHaveLength(1);
       expect(entries[0]).toMatchObject({ event: "turn.ended", attempts: 2, origin: new URL(hung.url).origin });
       expect(hung.got).toHaveLength(2);
@@ -148,8 +163,13 @@ describe("webhooks out", () => {
       await until(() => !alive(), 15_000);
       // Well inside the 60 s the try would have waited (and the server's own 10 s forced exit).
       expect(Date.now() - t0).toBeLessThan(8_000);
-      const dead = readFileSync(join(w2.stateDir, "webhooks", "dead-letter.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(dead).toEqual([expect.objectContaining({ event: "turn.ended", attempts: 1, error: "the server stopped during the try" })]);
+      const dead = readFileSync(join(w2.stateDir, "webhooks", "dead-letter.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(dead).toEqual([
+        expect.objectContaining({ event: "turn.ended", attempts: 1, error: "the server stopped during the try" }),
+      ]);
     } finally {
       await stuck.close();
       w2.cleanup();
@@ -158,10 +178,34 @@ describe("webhooks out", () => {
 
   it("a bad webhooks file stops the server with the reason", async () => {
     const cases: Array<[string, Record<string, string>, RegExp]> = [
-      ["readable by others", { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: good.url, events: ["turn.ended"], secret: SECRET }], 0o644) }, /readable or writable by others/],
-      ["plain http off loopback", { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: "http://example.com/hook", events: ["turn.ended"], secret: SECRET }]) }, /must be https/],
-      ["an unset secret variable", { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: "https://example.com/hook", events: ["turn.ended"], secret: { env: "NOT_SET_ANYWHERE" } }]) }, /NOT_SET_ANYWHERE is not set/],
-      ["an unknown event", { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: "https://example.com/hook", events: ["turn.started"], secret: SECRET }]) }, /events\.0/],
+      [
+        "readable by others",
+        { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: good.url, events: ["turn.ended"], secret: SECRET }], 0o644) },
+        /readable or writable by others/,
+      ],
+      [
+        "plain http off loopback",
+        { CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [{ url: "http://example.com/hook", events: ["turn.ended"], secret: SECRET }]) },
+        /must be https/,
+      ],
+      [
+        "an unset secret variable",
+        {
+          CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [
+            { url: "https://example.com/hook", events: ["turn.ended"], secret: { env: "NOT_SET_ANYWHERE" } },
+          ]),
+        },
+        /NOT_SET_ANYWHERE is not set/,
+      ],
+      [
+        "an unknown event",
+        {
+          CLAUDE_SESSIONS_WEBHOOKS: writeHooks(w, [
+            { url: "https://example.com/hook", events: ["turn.started"], secret: SECRET },
+          ]),
+        },
+        /events\.0/,
+      ],
     ];
     for (const [what, env, why] of cases) {
       const r = await serveFails(w, env);

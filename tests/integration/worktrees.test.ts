@@ -16,7 +16,11 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
   let m: Mcp;
   let repo: string;
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+      cwd,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   beforeAll(async () => {
     // The programs setup commands may run on this server (the operator's list; none by default).
     w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "tmux", CLAUDE_SESSIONS_SETUP_COMMANDS: "touch,sh" });
@@ -36,7 +40,13 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
 
   it("two sessions in two worktrees of one repo edit the same file without seeing each other's change", async () => {
     const [a, b] = await Promise.all([
-      m.callOk("start_session", { cwd: repo, worktree: true, permission_mode: "dontAsk", copy_files: [".env"], setup_command: ["touch", "setup-ran"] }),
+      m.callOk("start_session", {
+        cwd: repo,
+        worktree: true,
+        permission_mode: "dontAsk",
+        copy_files: [".env"],
+        setup_command: ["touch", "setup-ran"],
+      }),
       m.callOk("start_session", { cwd: repo, worktree: { branch: "feature/b", base: "main" }, permission_mode: "dontAsk" }),
     ]);
     expect(a.worktree).toMatchObject({ branch: `cs/${a.session_id}`, base: "main" });
@@ -89,7 +99,12 @@ describe.runIf(TMUX)("worktrees (tmux, fake claude, real git)", () => {
   it("a failing setup_command gives PROCESS_ERROR with its output and leaves nothing behind", async () => {
     const before = await m.callOk("list_sessions", {});
     const branchesBefore = git(repo, "branch", "--list").trim();
-    const r = await m.call("start_session", { session_id: "setup-fails", cwd: repo, worktree: true, setup_command: ["sh", "-c", "echo broken-setup-output; exit 3"] });
+    const r = await m.call("start_session", {
+      session_id: "setup-fails",
+      cwd: repo,
+      worktree: true,
+      setup_command: ["sh", "-c", "echo broken-setup-output; exit 3"],
+    });
     expect(r.error?.code).toBe("PROCESS_ERROR");
     expect(r.error?.message).toContain("broken-setup-output");
     expect(r.error?.message).toContain("exit 3");

@@ -27,7 +27,13 @@ const file = (name: string, body: unknown) => {
 
 describe("CLAUDE_SESSIONS_PRICES", () => {
   it("reads ids and prefixes (the longest prefix wins); cache_write_1h defaults to cache_write", () => {
-    const p = readPriceFile(file("ok.json", { "my-model": { input: 1, output: 2, cache_write: 3, cache_read: 0.5 }, "my-*": { input: 9, output: 9, cache_write: 9, cache_read: 9, cache_write_1h: 10 }, "my-model-x*": { input: 4, output: 4, cache_write: 4, cache_read: 4 } }));
+    const p = readPriceFile(
+      file("ok.json", {
+        "my-model": { input: 1, output: 2, cache_write: 3, cache_read: 0.5 },
+        "my-*": { input: 9, output: 9, cache_write: 9, cache_read: 9, cache_write_1h: 10 },
+        "my-model-x*": { input: 4, output: 4, cache_write: 4, cache_read: 4 },
+      }),
+    );
     expect(p.exact.get("my-model")).toEqual({ input: 1, output: 2, cache_write_5m: 3, cache_write_1h: 3, cache_read: 0.5 });
     expect(p.prefixes.map(([k]) => k)).toEqual(["my-model-x", "my-"]);
   });
@@ -76,16 +82,39 @@ describe("CLAUDE_SESSIONS_PRICES", () => {
 
 describe("execution history retention and metrics", () => {
   const at = (s: number) => new Date(Date.UTC(2026, 10, 1, 0, 0, s));
-  const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_creation_input_tokens: 0,
+    cache_creation_5m_input_tokens: 0,
+    cache_creation_1h_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
 
   it("keeps the newest `keep` records and none older than the age limit", () => {
     const log = new ExecutionLog(mkdtempSync(join(dir, "keep-")), { keep: 3, maxAgeMs: 0 });
-    for (let i = 0; i < 5; i++) log.record({ session_id: "s", prompt: `p${i}`, started_at: at(i), ended_at: at(i + 1), outcome: "completed" });
-    expect(log.list({ limit: 10 })).toMatchObject({ total_count: 3, executions: [{ prompt: "p4" }, { prompt: "p3" }, { prompt: "p2" }] });
+    for (let i = 0; i < 5; i++)
+      log.record({ session_id: "s", prompt: `p${i}`, started_at: at(i), ended_at: at(i + 1), outcome: "completed" });
+    expect(log.list({ limit: 10 })).toMatchObject({
+      total_count: 3,
+      executions: [{ prompt: "p4" }, { prompt: "p3" }, { prompt: "p2" }],
+    });
     log.close();
     const aged = new ExecutionLog(mkdtempSync(join(dir, "age-")), { keep: 100, maxAgeMs: 86_400_000 });
-    aged.record({ session_id: "s", prompt: "old", started_at: new Date(Date.now() - 3 * 86_400_000), ended_at: new Date(Date.now() - 2 * 86_400_000), outcome: "completed" });
-    aged.record({ session_id: "s", prompt: "new", started_at: new Date(Date.now() - 1000), ended_at: new Date(), outcome: "completed" });
+    aged.record({
+      session_id: "s",
+      prompt: "old",
+      started_at: new Date(Date.now() - 3 * 86_400_000),
+      ended_at: new Date(Date.now() - 2 * 86_400_000),
+      outcome: "completed",
+    });
+    aged.record({
+      session_id: "s",
+      prompt: "new",
+      started_at: new Date(Date.now() - 1000),
+      ended_at: new Date(),
+      outcome: "completed",
+    });
     expect(aged.list().executions.map((e) => e.prompt)).toEqual(["new"]);
     aged.close();
   });
@@ -93,13 +122,38 @@ describe("execution history retention and metrics", () => {
   it("metrics: turns (waits are not turns), average and p95 turn time, error rate, tokens, cost and whether it is complete", () => {
     const log = new ExecutionLog(mkdtempSync(join(dir, "metrics-")));
     // 20 completed turns of 1..20 s, one died, one failed start, one timed-out wait; one turn on an unpriced model.
-    for (let i = 1; i <= 20; i++) log.record({ session_id: "a", prompt: "x", started_at: at(0), ended_at: at(i), outcome: "completed", usage, cost_usd: 0.001, cost_complete: i !== 7 });
+    for (let i = 1; i <= 20; i++)
+      log.record({
+        session_id: "a",
+        prompt: "x",
+        started_at: at(0),
+        ended_at: at(i),
+        outcome: "completed",
+        usage,
+        cost_usd: 0.001,
+        cost_complete: i !== 7,
+      });
     log.record({ session_id: "a", prompt: "x", started_at: at(0), ended_at: at(30), outcome: "died", error: "gone" });
     log.record({ session_id: "a", prompt: "", started_at: at(0), ended_at: at(1), outcome: "start_failed", error: "no" });
     log.record({ session_id: "a", prompt: "x", started_at: at(0), ended_at: at(1), outcome: "timed_out" });
-    log.record({ session_id: "b", prompt: "y", started_at: at(0), ended_at: at(2), outcome: "completed", usage, cost_usd: 0.002, cost_complete: true });
+    log.record({
+      session_id: "b",
+      prompt: "y",
+      started_at: at(0),
+      ended_at: at(2),
+      outcome: "completed",
+      usage,
+      cost_usd: 0.002,
+      cost_complete: true,
+    });
     const m = log.metrics();
-    expect(m.get("a")).toMatchObject({ turns: 22, error_rate: 2 / 22, cost_usd: 0.02, cost_complete: false, usage: { input_tokens: 200, output_tokens: 100 } });
+    expect(m.get("a")).toMatchObject({
+      turns: 22,
+      error_rate: 2 / 22,
+      cost_usd: 0.02,
+      cost_complete: false,
+      usage: { input_tokens: 200, output_tokens: 100 },
+    });
     // Durations 1..20 s, 30 s and 1 s: 22 values, nearest-rank p95 is the 21st smallest.
     expect(m.get("a")!.p95_turn_ms).toBe(20_000);
     expect(m.get("a")!.avg_turn_ms).toBe(Math.round(((210 + 30 + 1) * 1000) / 22));
@@ -119,7 +173,15 @@ describe("failed turns are tool errors", () => {
 
   it.each([
     [{ completed: true, timed_out: false, final_state: "idle", turn_outcome: "completed" }],
-    [{ completed: true, timed_out: false, final_state: "idle", turn_outcome: "interrupted", error_subtype: "error_during_execution" }],
+    [
+      {
+        completed: true,
+        timed_out: false,
+        final_state: "idle",
+        turn_outcome: "interrupted",
+        error_subtype: "error_during_execution",
+      },
+    ],
     [{ completed: false, timed_out: true, final_state: "busy" }],
     [{ completed: false, timed_out: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } }],
     [{ final_state: "busy" }],
@@ -128,13 +190,30 @@ describe("failed turns are tool errors", () => {
 
 describe("health_check and the backends", () => {
   it("no tmux and no node-pty is not down when headless can start; the Agent SDK is checked", async () => {
-    const cfg = loadConfig({ CLAUDE_SESSIONS_DIR: join(dir, "state"), CLAUDE_SESSIONS_TMUX: join(dir, "no-tmux"), CLAUDE_PATH: FAKE_CLAUDE, HOME: dir });
+    const cfg = loadConfig({
+      CLAUDE_SESSIONS_DIR: join(dir, "state"),
+      CLAUDE_SESSIONS_TMUX: join(dir, "no-tmux"),
+      CLAUDE_PATH: FAKE_CLAUDE,
+      HOME: dir,
+    });
     // This machine's node-pty (and, below, the Agent SDK) as missing: the runner answers health as it would then.
-    const runners = makeRunners({ cfg, log: createLogger({ level: "error" }), scripts: { hook: "", launch: "", capture: "", permission: "" } });
-    const missing = (kind: string): Runner[] => runners.map((r) => (r.kind === kind || (kind === "all" && r.kind !== "tmux") ? { ...r, health: async () => ({ ...(await r.health()), ok: false, detail: `${r.kind} is missing here` }) } : r));
+    const runners = makeRunners({
+      cfg,
+      log: createLogger({ level: "error" }),
+      scripts: { hook: "", launch: "", capture: "", permission: "" },
+    });
+    const missing = (kind: string): Runner[] =>
+      runners.map((r) =>
+        r.kind === kind || (kind === "all" && r.kind !== "tmux")
+          ? { ...r, health: async () => ({ ...(await r.health()), ok: false, detail: `${r.kind} is missing here` }) }
+          : r,
+      );
     const h = await healthChecks({ cfg, version: "test", runners: missing("pty") });
     expect(h.checks.find((c) => c.name === "agent_sdk")).toMatchObject({ status: "ok" });
-    expect(h.checks.find((c) => c.name === "tmux")).toMatchObject({ status: "degraded", detail: expect.stringContaining("headless sessions still work") });
+    expect(h.checks.find((c) => c.name === "tmux")).toMatchObject({
+      status: "degraded",
+      detail: expect.stringContaining("headless sessions still work"),
+    });
     expect(h.checks.find((c) => c.name === "pty")?.status).toBe("degraded");
     expect(h.status).not.toBe("down");
     const none = await healthChecks({ cfg, version: "test", runners: missing("all") });

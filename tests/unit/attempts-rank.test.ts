@@ -37,7 +37,12 @@ describe("rank", () => {
   });
 
   it("a table with one row per attempt; cells cannot break its columns", () => {
-    const t = table(rank([attempt("a", { summary: "line one\nline | two", cost_usd: 0.0123 }), attempt("b", { outcome: "failed", reason: "bad\nthing" })]));
+    const t = table(
+      rank([
+        attempt("a", { summary: "line one\nline | two", cost_usd: 0.0123 }),
+        attempt("b", { outcome: "failed", reason: "bad\nthing" }),
+      ]),
+    );
     const rows = t.split("\n");
     expect(rows).toHaveLength(4);
     expect(rows[2]).toBe("| 1 | a |  | completed | 2/2 | 1 files +5 -5 | $0.0123 | 1.0 s | line one line two |");

@@ -32,7 +32,9 @@ describe("webhook signature and back-off", () => {
   it("signs t.<body> with HMAC-SHA256 and the receiver's check holds only for that body, secret and a recent time", () => {
     const body = '{"event":"turn.ended"}';
     const sig = signatureOf("s3cret-0123456789abcdef", body, 1_700_000_000);
-    expect(sig).toBe(`t=1700000000,v1=${createHmac("sha256", "s3cret-0123456789abcdef").update(`1700000000.${body}`).digest("hex")}`);
+    expect(sig).toBe(
+      `t=1700000000,v1=${createHmac("sha256", "s3cret-0123456789abcdef").update(`1700000000.${body}`).digest("hex")}`,
+    );
     expect(verifySignature("s3cret-0123456789abcdef", body, sig, 1_700_000_100)).toBe(true);
     expect(verifySignature("s3cret-0123456789abcdef", body + " ", sig, 1_700_000_100)).toBe(false);
     expect(verifySignature("another-0123456789abcdef", body, sig, 1_700_000_100)).toBe(false);
@@ -50,10 +52,17 @@ describe("webhook signature and back-off", () => {
 });
 
 describe("webhook events of session changes", () => {
-  const change = (c: Omit<Partial<SessionChange>, "fold"> & { fold?: Partial<SessionChange["fold"]> }): SessionChange => ({ session_id: "s1", status: "idle", events: [], ...c, fold: { ...initialFold(), ...c.fold } }) as SessionChange;
+  const change = (c: Omit<Partial<SessionChange>, "fold"> & { fold?: Partial<SessionChange["fold"]> }): SessionChange =>
+    ({ session_id: "s1", status: "idle", events: [], ...c, fold: { ...initialFold(), ...c.fold } }) as SessionChange;
 
   it("turn.ended carries the outcome; the reply only as text (include_text)", () => {
-    const n = webhookOf(change({ previous: "busy", status: "idle", fold: { last_turn: "completed", turn_count: 1, last_response: "the answer", last_prompt: "the prompt" } }))!;
+    const n = webhookOf(
+      change({
+        previous: "busy",
+        status: "idle",
+        fold: { last_turn: "completed", turn_count: 1, last_response: "the answer", last_prompt: "the prompt" },
+      }),
+    )!;
     expect(n.event).toBe("turn.ended");
     expect(n.fields).toMatchObject({ session_id: "s1", turn_outcome: "completed" });
     expect(JSON.stringify(n.fields)).not.toMatch(/the answer|the prompt/);
@@ -61,14 +70,30 @@ describe("webhook events of session changes", () => {
   });
 
   it("a permission and a blocking screen need you; a usage-limit screen and a limited status are session.limited; an end is session.died", () => {
-    const perm = webhookOf(change({ previous: "busy", status: "waiting_for_permission", fold: { pending_permission: { tool_name: "Bash", tool_input: { command: "rm -rf x" } } as never } }))!;
+    const perm = webhookOf(
+      change({
+        previous: "busy",
+        status: "waiting_for_permission",
+        fold: { pending_permission: { tool_name: "Bash", tool_input: { command: "rm -rf x" } } as never },
+      }),
+    )!;
     expect(perm).toMatchObject({ event: "session.needs_you", fields: { kind: "permission", tool_name: "Bash" } });
     expect(JSON.stringify(perm.fields)).not.toContain("rm -rf");
-    const screen = (kind: string) => webhookOf(change({ previous: "busy", status: "blocked", fold: { blocked: { kind, text: "What do you want to do?", choices: ["Wait"], seq: 1 } as never } }))!;
+    const screen = (kind: string) =>
+      webhookOf(
+        change({
+          previous: "busy",
+          status: "blocked",
+          fold: { blocked: { kind, text: "What do you want to do?", choices: ["Wait"], seq: 1 } as never },
+        }),
+      )!;
     expect(screen("question").event).toBe("session.needs_you");
     expect(screen("usage_limit").event).toBe("session.limited");
     expect(webhookOf(change({ previous: "busy", status: "limited" as never }))!.event).toBe("session.limited");
-    expect(webhookOf(change({ previous: "idle", status: "dead", fold: { exit_code: 1 } }))).toMatchObject({ event: "session.died", fields: { exit_code: 1 } });
+    expect(webhookOf(change({ previous: "idle", status: "dead", fold: { exit_code: 1 } }))).toMatchObject({
+      event: "session.died",
+      fields: { exit_code: 1 },
+    });
     expect(webhookOf(change({ previous: "idle", status: "idle" }))).toBeUndefined();
   });
 });
@@ -113,7 +138,8 @@ describe("the scheduler with a clock the test moves", () => {
       });
     return { store, calls, pending, make, advance: (ms: number) => (now += ms), now: () => now };
   }
-  const add = (w: ReturnType<typeof world>, args: Record<string, unknown>) => createSchedule(w.store, scheduleTaskInput.parse({ cwd: "/tmp", prompt: "p", ...args }), w.now());
+  const add = (w: ReturnType<typeof world>, args: Record<string, unknown>) =>
+    createSchedule(w.store, scheduleTaskInput.parse({ cwd: "/tmp", prompt: "p", ...args }), w.now());
 
   it("fires when due, records the run, skips a time due while it runs (overlap skip), queues one (overlap queue)", async () => {
     const w = world();

@@ -59,10 +59,12 @@ describe("versions: one tested range", () => {
 });
 
 describe("config: the server's default permission mode and the auto-updater", () => {
-  it("defaults to \"default\", takes any mode of the list, refuses others; autoupdate off unless allowed", () => {
+  it('defaults to "default", takes any mode of the list, refuses others; autoupdate off unless allowed', () => {
     expect(loadConfig({}).defaultPermissionMode).toBe("default");
     expect(loadConfig({ CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: "acceptEdits" }).defaultPermissionMode).toBe("acceptEdits");
-    expect(() => loadConfig({ CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: "yolo" })).toThrow(/CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of default, acceptEdits/);
+    expect(() => loadConfig({ CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE: "yolo" })).toThrow(
+      /CLAUDE_SESSIONS_DEFAULT_PERMISSION_MODE must be one of default, acceptEdits/,
+    );
     expect(loadConfig({}).allowAutoupdate).toBe(false);
     expect(loadConfig({ CLAUDE_SESSIONS_ALLOW_AUTOUPDATE: "1" }).allowAutoupdate).toBe(true);
   });
@@ -81,7 +83,16 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     // The record's options (what a headless plan hands the engine) carry the same mode to the SDK's permissionMode.
     const options = (await f.store.get(s.session_id))!.options;
     expect(options.permission_mode).toBe("default");
-    expect(buildSdkOptions({ ...headlessOptionsOf(options), cwd: f.root, claude_path: "/x/claude", events_path: "/x/e", settings_path: "/x/s", hook_script: "/x/h" }).options.permissionMode).toBe("default");
+    expect(
+      buildSdkOptions({
+        ...headlessOptionsOf(options),
+        cwd: f.root,
+        claude_path: "/x/claude",
+        events_path: "/x/e",
+        settings_path: "/x/s",
+        hook_script: "/x/h",
+      }).options.permissionMode,
+    ).toBe("default");
   });
 
   it("the operator's default is used when none is asked for; an asked mode wins; resume keeps the recorded mode", async () => {
@@ -139,11 +150,19 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
     expect(s.claude_version).toBe("2.1.999");
     expect(s.warnings).toEqual([expect.stringMatching(/claude 2\.1\.999 is newer than the newest version checked/)]);
     const h = await healthChecks({ cfg: f.svc.deps.cfg, version: "test", store: f.store });
-    expect(h.checks.find((c) => c.name === "claude_version")).toMatchObject({ status: "warn", detail: expect.stringMatching(/2\.1\.999 is newer/) });
-    expect(h.checks.find((c) => c.name === "session_cli_versions")).toMatchObject({ status: "warn", detail: expect.stringContaining(`2.1.999: ${s.session_id}`) });
+    expect(h.checks.find((c) => c.name === "claude_version")).toMatchObject({
+      status: "warn",
+      detail: expect.stringMatching(/2\.1\.999 is newer/),
+    });
+    expect(h.checks.find((c) => c.name === "session_cli_versions")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining(`2.1.999: ${s.session_id}`),
+    });
     expect(h.checks.find((c) => c.name === "claude")?.detail).toContain("(2.1.999)");
     // warn is not degraded: the overall status comes from the other checks only.
     const others = h.checks.filter((c) => c.status !== "warn");
-    expect(h.status).toBe(others.some((c) => c.status === "down") ? "down" : others.some((c) => c.status === "degraded") ? "degraded" : "ok");
+    expect(h.status).toBe(
+      others.some((c) => c.status === "down") ? "down" : others.some((c) => c.status === "degraded") ? "degraded" : "ok",
+    );
   });
 });

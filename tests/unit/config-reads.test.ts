@@ -37,8 +37,20 @@ describe("operator settings", () => {
   });
 
   it("the HTTP, web, nodes and price settings are Config fields, checked at start", () => {
-    const cfg = loadConfig({ CLAUDE_SESSIONS_DIR: "/tmp/x", CLAUDE_SESSIONS_HTTP_MAX_CLIENTS: "3", CLAUDE_SESSIONS_HTTP_IDLE_MS: "0", CLAUDE_SESSIONS_NODES: "/tmp/n.json", CLAUDE_SESSIONS_PRICES: "/tmp/p.json" });
-    expect(cfg).toMatchObject({ httpMaxClients: 3, httpIdleMs: 0, webRoots: [], nodesFile: "/tmp/n.json", pricesFile: "/tmp/p.json" });
+    const cfg = loadConfig({
+      CLAUDE_SESSIONS_DIR: "/tmp/x",
+      CLAUDE_SESSIONS_HTTP_MAX_CLIENTS: "3",
+      CLAUDE_SESSIONS_HTTP_IDLE_MS: "0",
+      CLAUDE_SESSIONS_NODES: "/tmp/n.json",
+      CLAUDE_SESSIONS_PRICES: "/tmp/p.json",
+    });
+    expect(cfg).toMatchObject({
+      httpMaxClients: 3,
+      httpIdleMs: 0,
+      webRoots: [],
+      nodesFile: "/tmp/n.json",
+      pricesFile: "/tmp/p.json",
+    });
     expect(() => loadConfig({ CLAUDE_SESSIONS_HTTP_MAX_CLIENTS: "0" })).toThrow(/CLAUDE_SESSIONS_HTTP_MAX_CLIENTS/);
     expect(() => loadConfig({ CLAUDE_SESSIONS_WEB_ROOTS: "relative/dir" })).toThrow(/CLAUDE_SESSIONS_WEB_ROOTS/);
   });

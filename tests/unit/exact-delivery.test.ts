@@ -9,7 +9,17 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { boxSignature, countable, endIsUnique, evenChars, inputBox, showsDrawn, showsEnd, showsExactly, visibleChars } from "../../src/runners/terminal/screen/drawn.js";
+import {
+  boxSignature,
+  countable,
+  endIsUnique,
+  evenChars,
+  inputBox,
+  showsDrawn,
+  showsEnd,
+  showsExactly,
+  visibleChars,
+} from "../../src/runners/terminal/screen/drawn.js";
 import { provableWhole, showsPasted } from "../../src/runners/terminal/delivery.js";
 import { deliveryMismatch, excerpt, expectedPrompt, firstDifference } from "../../src/runners/terminal/screen/exact.js";
 import { pastePieces, preparePrompt } from "../../src/runners/terminal/screen/prompt.js";
@@ -59,7 +69,10 @@ describe("invisible characters the CLI does not deliver are refused before anyth
     ["\u202e", "U+202E (a bidirectional formatting character)"],
   ] as const) {
     it(`${name} at the start or in the middle`, () => {
-      for (const [text, at] of [[`${ch}hello`, 0], [`he${ch}llo`, 2]] as const) {
+      for (const [text, at] of [
+        [`${ch}hello`, 0],
+        [`he${ch}llo`, 2],
+      ] as const) {
         const e = (() => {
           try {
             preparePrompt(text, rules);
@@ -126,7 +139,12 @@ describe("what the screen proves about a paste sent whole (real screens)", () =>
   });
 
   it("repeated text cannot be proven whole by its end; text with a unique end, or a single paste, can", () => {
-    for (const t of ["x".repeat(5000), "ab".repeat(3000), "2026-11-25 ERROR same line\n".repeat(200).trimEnd(), "word ".repeat(4000).trimEnd()]) {
+    for (const t of [
+      "x".repeat(5000),
+      "ab".repeat(3000),
+      "2026-11-25 ERROR same line\n".repeat(200).trimEnd(),
+      "word ".repeat(4000).trimEnd(),
+    ]) {
       expect(endIsUnique(t)).toBe(false);
       expect(provableWhole(t)).toBe(false);
     }

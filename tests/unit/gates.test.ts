@@ -37,7 +37,10 @@ describe("Claude Code's folder trust, read as the CLI reads it", () => {
   const write = (file: string, projects: Record<string, unknown>) => writeFileSync(file, JSON.stringify({ projects }));
 
   it("a folder is trusted when it or a folder above it has the accepted flag, on its real path", async () => {
-    write(join(home, ".claude.json"), { [join(work, "trusted")]: { hasTrustDialogAccepted: true }, [join(work, "other")]: { hasTrustDialogAccepted: false } });
+    write(join(home, ".claude.json"), {
+      [join(work, "trusted")]: { hasTrustDialogAccepted: true },
+      [join(work, "other")]: { hasTrustDialogAccepted: false },
+    });
     const env = { HOME: home };
     expect(await isFolderTrusted(join(work, "trusted"), env)).toBe(true);
     expect(await isFolderTrusted(join(work, "trusted", "deep", "er"), env)).toBe(true);
@@ -59,7 +62,10 @@ describe("Claude Code's folder trust, read as the CLI reads it", () => {
   it("CLAUDE_CONFIG_DIR moves the record; a missing or unreadable file trusts nothing; the legacy file counts when the main one is missing", async () => {
     const cfgDir = join(root, "cfg");
     mkdirSync(cfgDir, { recursive: true });
-    expect(trustRecordFiles({ HOME: home, CLAUDE_CONFIG_DIR: cfgDir })).toEqual([join(cfgDir, ".claude.json"), join(cfgDir, ".config.json")]);
+    expect(trustRecordFiles({ HOME: home, CLAUDE_CONFIG_DIR: cfgDir })).toEqual([
+      join(cfgDir, ".claude.json"),
+      join(cfgDir, ".config.json"),
+    ]);
     expect(trustRecordFiles({ HOME: home })).toEqual([join(home, ".claude.json"), join(home, ".claude", ".config.json")]);
     expect(await isFolderTrusted(join(work, "trusted"), { HOME: home, CLAUDE_CONFIG_DIR: cfgDir })).toBe(false);
     write(join(cfgDir, ".config.json"), { [join(work, "other")]: { hasTrustDialogAccepted: true } });
@@ -102,27 +108,63 @@ describe("programs by their resolved path", () => {
     expect(checkSetupCommand(shell, "touch x")).toMatchObject({ args: ["-c", "touch x"], shown: "touch x" });
     const noSh = loadConfig({ CLAUDE_SESSIONS_SETUP_COMMANDS: "touch", CLAUDE_SESSIONS_ALLOW_SETUP_SHELL: "1" });
     expect(caught(() => checkSetupCommand(noSh, "touch x"))?.code).toBe("PERMISSION_DENIED");
-    expect(caught(() => checkSetupCommand(loadConfig({}), ["touch", "x"]))?.details).toEqual({ variable: "CLAUDE_SESSIONS_SETUP_COMMANDS" });
+    expect(caught(() => checkSetupCommand(loadConfig({}), ["touch", "x"]))?.details).toEqual({
+      variable: "CLAUDE_SESSIONS_SETUP_COMMANDS",
+    });
   });
 
   it("mcp_servers: http/sse as given, a stdio server only with the switch or the list (then by its resolved path)", () => {
-    const http = { a: { type: "http" as const, url: "http://127.0.0.1/mcp" }, b: { type: "sse" as const, url: "http://127.0.0.1/sse" } };
+    const http = {
+      a: { type: "http" as const, url: "http://127.0.0.1/mcp" },
+      b: { type: "sse" as const, url: "http://127.0.0.1/sse" },
+    };
     expect(checkMcpServers(loadConfig({}), http)).toEqual(http);
     expect(caught(() => checkMcpServers(loadConfig({}), { x: { command: "touch" } }))?.code).toBe("PERMISSION_DENIED");
-    expect(checkMcpServers(loadConfig({ CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" }), { x: { command: "anything" } })).toEqual({ x: { command: "anything" } });
-    expect(checkMcpServers(loadConfig({ CLAUDE_SESSIONS_MCP_COMMANDS: "touch" }), { x: { command: "touch", args: ["y"] } })).toEqual({ x: { command: touch, args: ["y"] } });
+    expect(checkMcpServers(loadConfig({ CLAUDE_SESSIONS_ALLOW_MCP_SERVERS: "1" }), { x: { command: "anything" } })).toEqual({
+      x: { command: "anything" },
+    });
+    expect(
+      checkMcpServers(loadConfig({ CLAUDE_SESSIONS_MCP_COMMANDS: "touch" }), { x: { command: "touch", args: ["y"] } }),
+    ).toEqual({ x: { command: touch, args: ["y"] } });
   });
 });
 
 describe("env variables that choose what runs", () => {
   it("are refused unless the operator names them (exactly, or NAME_* for a prefix); identity-only GIT_ variables pass", () => {
-    for (const k of ["PATH", "HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "BASH_ENV", "ENV", "SHELL", "IFS", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_SHELL_PREFIX", "PYTHONPATH", "PYTHONSTARTUP", "GIT_CONFIG_GLOBAL", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "npm_config_script_shell", "NPM_CONFIG_SCRIPT_SHELL", "EDITOR", "XDG_CONFIG_HOME", "ANTHROPIC_BASE_URL", "HTTPS_PROXY", "https_proxy", "NODE_EXTRA_CA_CERTS"]) {
+    for (const k of [
+      "PATH",
+      "HOME",
+      "LD_PRELOAD",
+      "LD_LIBRARY_PATH",
+      "DYLD_INSERT_LIBRARIES",
+      "NODE_OPTIONS",
+      "BASH_ENV",
+      "ENV",
+      "SHELL",
+      "IFS",
+      "CLAUDE_CONFIG_DIR",
+      "CLAUDE_CODE_SHELL_PREFIX",
+      "PYTHONPATH",
+      "PYTHONSTARTUP",
+      "GIT_CONFIG_GLOBAL",
+      "GIT_SSH_COMMAND",
+      "GIT_EXEC_PATH",
+      "npm_config_script_shell",
+      "NPM_CONFIG_SCRIPT_SHELL",
+      "EDITOR",
+      "XDG_CONFIG_HOME",
+      "ANTHROPIC_BASE_URL",
+      "HTTPS_PROXY",
+      "https_proxy",
+      "NODE_EXTRA_CA_CERTS",
+    ]) {
       expect(refusedEnvEntry(k), k).toBeDefined();
       const e = caught(() => checkEnvNames(loadConfig({}), { [k]: "x" }));
       expect(e?.code, k).toBe("PERMISSION_DENIED");
       expect(e?.suggestion, k).toContain(`CLAUDE_SESSIONS_ALLOW_ENV=${k}`);
     }
-    for (const k of ["GIT_AUTHOR_NAME", "GIT_COMMITTER_EMAIL", "MY_TOKEN", "TERM", "ANTHROPIC_MODEL", "LANG", "Path"]) expect(refusedEnvEntry(k), k).toBeUndefined();
+    for (const k of ["GIT_AUTHOR_NAME", "GIT_COMMITTER_EMAIL", "MY_TOKEN", "TERM", "ANTHROPIC_MODEL", "LANG", "Path"])
+      expect(refusedEnvEntry(k), k).toBeUndefined();
     const cfg = loadConfig({ CLAUDE_SESSIONS_ALLOW_ENV: "PATH, LD_*" });
     expect(() => checkEnvNames(cfg, { PATH: "/x", LD_PRELOAD: "/y", LD_LIBRARY_PATH: "/z" })).not.toThrow();
     expect(caught(() => checkEnvNames(cfg, { NODE_OPTIONS: "x" }))?.code).toBe("PERMISSION_DENIED");

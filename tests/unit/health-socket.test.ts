@@ -38,7 +38,10 @@ describe("health_check's member socket", () => {
     await listen(wide, 0o666);
     const w = await healthChecks({ cfg, version: "test", memberSocket: wide });
     expect(w.member_socket).toEqual({ path: wide, listening: true });
-    expect(w.checks.find((c) => c.name === "member_socket")).toMatchObject({ status: "degraded", detail: expect.stringContaining("0666, not 0600") });
+    expect(w.checks.find((c) => c.name === "member_socket")).toMatchObject({
+      status: "degraded",
+      detail: expect.stringContaining("0666, not 0600"),
+    });
     expect(w.status).toBe("degraded");
   });
 
@@ -46,7 +49,10 @@ describe("health_check's member socket", () => {
     const none = join(dir, "none.sock");
     const h = await healthChecks({ cfg, version: "test", memberSocket: none });
     expect(h.member_socket).toEqual({ path: none, listening: false });
-    expect(h.checks.find((c) => c.name === "member_socket")).toMatchObject({ status: "warn", detail: expect.stringContaining(`${none} is not listening`) });
+    expect(h.checks.find((c) => c.name === "member_socket")).toMatchObject({
+      status: "warn",
+      detail: expect.stringContaining(`${none} is not listening`),
+    });
   });
 
   it("without a socket of its own (doctor) there is no member_socket", async () => {

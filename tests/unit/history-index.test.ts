@@ -6,7 +6,8 @@ import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
 
 let dirs: Dirs;
 let history: History | undefined;
-const open = (syncOnOpen = false) => (history = new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen }));
+const open = (syncOnOpen = false) =>
+  (history = new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen }));
 
 afterEach(async () => {
   await history?.close();
@@ -17,14 +18,26 @@ afterEach(async () => {
 describe("transcript index", () => {
   it("lists conversations newest first with cwd, title, turns and models", async () => {
     dirs = tempDirs();
-    const old = new Transcript(dirs.configDir, "/w/old", undefined, "2026-01-01T00:00:00Z").turn("Fix the flaky login test", "Fixed.");
-    const mid = new Transcript(dirs.configDir, "/w/mid", undefined, "2026-02-01T00:00:00Z").turn("Add pagination", "Added.").summary("Pagination for the API");
-    const named = new Transcript(dirs.configDir, "/w/new", undefined, "2026-03-01T00:00:00Z").turn("hello", "hi").raw({ type: "custom-title", customTitle: "My named chat" });
+    const old = new Transcript(dirs.configDir, "/w/old", undefined, "2026-01-01T00:00:00Z").turn(
+      "Fix the flaky login test",
+      "Fixed.",
+    );
+    const mid = new Transcript(dirs.configDir, "/w/mid", undefined, "2026-02-01T00:00:00Z")
+      .turn("Add pagination", "Added.")
+      .summary("Pagination for the API");
+    const named = new Transcript(dirs.configDir, "/w/new", undefined, "2026-03-01T00:00:00Z")
+      .turn("hello", "hi")
+      .raw({ type: "custom-title", customTitle: "My named chat" });
     await open().sync();
     const r = history!.listConversations();
     expect(r.conversations.map((c) => c.claude_session_id)).toEqual([named.sessionId, mid.sessionId, old.sessionId]);
     expect(r.conversations.map((c) => c.title)).toEqual(["My named chat", "Pagination for the API", "Fix the flaky login test"]);
-    expect(r.conversations[2]).toMatchObject({ cwd: "/w/old", turns: 1, models: ["claude-sonnet-4-5-20250929"], first_activity: "2026-01-01T00:01:00.000Z" });
+    expect(r.conversations[2]).toMatchObject({
+      cwd: "/w/old",
+      turns: 1,
+      models: ["claude-sonnet-4-5-20250929"],
+      first_activity: "2026-01-01T00:01:00.000Z",
+    });
     expect(r.total).toBe(3);
     expect(r.indexing).toBe(false);
     const onlyMid = history!.listConversations({ since: "2026-01-15", until: "2026-02-15" });
@@ -34,7 +47,11 @@ describe("transcript index", () => {
 
   it("pages the list with a cursor", async () => {
     dirs = tempDirs();
-    const ids = Array.from({ length: 5 }, (_, i) => new Transcript(dirs.configDir, "/w/p", undefined, `2026-01-0${i + 1}T00:00:00Z`).turn(`task ${i}`, "ok").sessionId).reverse();
+    const ids = Array.from(
+      { length: 5 },
+      (_, i) =>
+        new Transcript(dirs.configDir, "/w/p", undefined, `2026-01-0${i + 1}T00:00:00Z`).turn(`task ${i}`, "ok").sessionId,
+    ).reverse();
     await open().sync();
     const a = history!.listConversations({ limit: 2 });
     const b = history!.listConversations({ limit: 2, cursor: a.next_cursor ?? "" });
@@ -64,7 +81,12 @@ describe("transcript index", () => {
     dirs = tempDirs();
     const t = new Transcript(dirs.configDir, "/w/partial").turn("start", "ok");
     await open().sync();
-    const line = JSON.stringify({ type: "user", uuid: "u-late", timestamp: "2026-03-01T12:00:00Z", message: { role: "user", content: "a late walrus question" } });
+    const line = JSON.stringify({
+      type: "user",
+      uuid: "u-late",
+      timestamp: "2026-03-01T12:00:00Z",
+      message: { role: "user", content: "a late walrus question" },
+    });
     appendFileSync(t.path, line.slice(0, 40));
     await history!.update([t.path]);
     expect(history!.searchConversations({ query: "walrus" }).results).toHaveLength(0);
@@ -75,7 +97,9 @@ describe("transcript index", () => {
 
   it("reads a transcript again when it was replaced or truncated, and forgets a deleted one", async () => {
     dirs = tempDirs();
-    const t = new Transcript(dirs.configDir, "/w/r").turn("about penguins", "penguins swim", { usage: { input_tokens: 50, output_tokens: 50 } });
+    const t = new Transcript(dirs.configDir, "/w/r").turn("about penguins", "penguins swim", {
+      usage: { input_tokens: 50, output_tokens: 50 },
+    });
     const gone = new Transcript(dirs.configDir, "/w/gone").turn("about ostriches", "they run");
     await open().sync();
     writeFileSync(t.path, readFileSync(t.path, "utf8").split("\n")[0] + "\n"); // the prompt only: shorter than what was read
@@ -85,7 +109,9 @@ describe("transcript index", () => {
     expect(history!.searchConversations({ query: "penguins swim" }).results).toHaveLength(0);
     expect(history!.searchConversations({ query: "about penguins" }).results).toHaveLength(1);
     expect(history!.searchConversations({ query: "ostriches" }).results).toHaveLength(0);
-    expect(history!.listConversations().conversations.map((c) => [c.claude_session_id, c.usage.output_tokens])).toEqual([[t.sessionId, 0]]);
+    expect(history!.listConversations().conversations.map((c) => [c.claude_session_id, c.usage.output_tokens])).toEqual([
+      [t.sessionId, 0],
+    ]);
   });
 
   it("rebuilds an index file that is corrupt", async () => {
@@ -106,7 +132,8 @@ describe("transcript index", () => {
 
   it("builds a missing index from scratch, answering at once with indexing: true while it builds", async () => {
     dirs = tempDirs();
-    for (let i = 0; i < 30; i++) new Transcript(dirs.configDir, `/w/m${i}`).turn(`question number ${i} about llamas`, "answer ".repeat(20000));
+    for (let i = 0; i < 30; i++)
+      new Transcript(dirs.configDir, `/w/m${i}`).turn(`question number ${i} about llamas`, "answer ".repeat(20000));
     open(true);
     const early = history!.listConversations();
     expect(early.indexing).toBe(true);

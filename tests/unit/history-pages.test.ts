@@ -11,7 +11,13 @@ beforeAll(async () => {
   dirs = tempDirs();
   t = new Transcript(dirs.configDir, "/w/pages");
   for (let i = 1; i <= 5; i++) t.turn(`question ${i}`, `answer ${i}`);
-  t.user("run it").assistant([{ type: "text", text: "Running." }, { type: "tool_use", name: "Bash", input: { command: "npm test" } }]).toolResult("ok").assistant("All green.");
+  t.user("run it")
+    .assistant([
+      { type: "text", text: "Running." },
+      { type: "tool_use", name: "Bash", input: { command: "npm test" } },
+    ])
+    .toolResult("ok")
+    .assistant("All green.");
   history = new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false });
   await history.sync();
 });
@@ -54,15 +60,31 @@ describe("get_conversation", () => {
   it("cuts long messages and reports unknown ids as SESSION_NOT_FOUND", () => {
     const p = history.getConversation({ claude_session_id: t.sessionId, limit: 1, max_chars: 100 });
     expect(p.items[0]?.truncated).toBeUndefined();
-    expect(() => history.getConversation({ claude_session_id: "no-such-id" })).toThrow(expect.objectContaining({ code: "SESSION_NOT_FOUND" }));
+    expect(() => history.getConversation({ claude_session_id: "no-such-id" })).toThrow(
+      expect.objectContaining({ code: "SESSION_NOT_FOUND" }),
+    );
   });
 });
 
 describe("times in answers", () => {
   it("isoOfMs writes what toISOString writes, for leap days, ends of years and random times", () => {
-    const fixed = [0, 1, 999, 951_782_400_000, 951_868_799_999, 1_709_164_800_000, 1_709_251_199_999, 4_102_444_800_000, 253_402_300_799_999, Date.parse("2026-11-23T12:34:56.789Z")];
+    const fixed = [
+      0,
+      1,
+      999,
+      951_782_400_000,
+      951_868_799_999,
+      1_709_164_800_000,
+      1_709_251_199_999,
+      4_102_444_800_000,
+      253_402_300_799_999,
+      Date.parse("2026-11-23T12:34:56.789Z"),
+    ];
     let seed = 12_345;
-    const random = Array.from({ length: 20_000 }, () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), Math.floor((seed / 2 ** 31) * 253_402_300_799_999)));
+    const random = Array.from(
+      { length: 20_000 },
+      () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), Math.floor((seed / 2 ** 31) * 253_402_300_799_999)),
+    );
     const wrong = [...fixed, ...random].filter((ms) => isoOfMs(ms) !== new Date(ms).toISOString());
     expect(wrong.map((ms) => [ms, isoOfMs(ms), new Date(ms).toISOString()])).toEqual([]);
     // Outside 1970–9999 (and fractions) it takes the Date path.

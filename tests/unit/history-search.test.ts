@@ -12,7 +12,13 @@ beforeAll(async () => {
   const add = (key: string, cwd: string, start: string, prompt: string, reply: string) => {
     ids[key] = new Transcript(dirs.configDir, cwd, undefined, start).turn(prompt, reply).sessionId;
   };
-  add("auth", "/w/api", "2026-01-10T00:00:00Z", "The authentication middleware rejects valid tokens", "I fixed the token expiry check in the middleware.");
+  add(
+    "auth",
+    "/w/api",
+    "2026-01-10T00:00:00Z",
+    "The authentication middleware rejects valid tokens",
+    "I fixed the token expiry check in the middleware.",
+  );
   add("authz", "/w/api", "2026-01-11T00:00:00Z", "Review the authorization rules", "The rules look right.");
   add("pool", "/w/db", "2026-01-12T00:00:00Z", "We have a connection pool leak", "Close the pool in the shutdown hook.");
   add("poolish", "/w/db", "2026-01-13T00:00:00Z", "The pool of connection objects grows", "Cap it at ten.");
@@ -31,7 +37,9 @@ afterAll(async () => {
 });
 
 const find = (query: string, extra: { cwd?: string; since?: string; until?: string } = {}) =>
-  history.searchConversations({ query, ...extra }).results.map((r) => Object.entries(ids).find(([, v]) => v === r.claude_session_id)?.[0]);
+  history
+    .searchConversations({ query, ...extra })
+    .results.map((r) => Object.entries(ids).find(([, v]) => v === r.claude_session_id)?.[0]);
 
 describe("search_conversations", () => {
   it("finds English words in any case, and every word must match", () => {

@@ -28,7 +28,13 @@ function setup(): HistoryDeps {
   deps = {
     history: new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false }),
     executions: new ExecutionLog(dirs.stateDir),
-    svc: new HistoryService({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false, managed: async () => new Map([["nope", "s-x"]]) }),
+    svc: new HistoryService({
+      stateDir: dirs.stateDir,
+      configDir: dirs.configDir,
+      mode: "inline",
+      syncOnOpen: false,
+      managed: async () => new Map([["nope", "s-x"]]),
+    }),
   };
   return deps;
 }
@@ -38,8 +44,21 @@ describe("execution history", () => {
     const d = setup();
     const t = new Transcript(dirs.configDir, "/w/x").turn("keep me", "kept");
     const before = readFileSync(t.path, "utf8");
-    d.executions.record({ session_id: "s1", prompt: "first", response: "one", started_at: "2026-03-01T10:00:00Z", ended_at: "2026-03-01T10:00:02.500Z", outcome: "completed" });
-    d.executions.record({ session_id: "s2", prompt: "other", started_at: new Date("2026-03-01T10:01:00Z"), ended_at: new Date("2026-03-01T10:01:01Z"), outcome: "interrupted" });
+    d.executions.record({
+      session_id: "s1",
+      prompt: "first",
+      response: "one",
+      started_at: "2026-03-01T10:00:00Z",
+      ended_at: "2026-03-01T10:00:02.500Z",
+      outcome: "completed",
+    });
+    d.executions.record({
+      session_id: "s2",
+      prompt: "other",
+      started_at: new Date("2026-03-01T10:01:00Z"),
+      ended_at: new Date("2026-03-01T10:01:01Z"),
+      outcome: "interrupted",
+    });
     const e3 = d.executions.record({
       session_id: "s1",
       claude_session_id: "c-1",
@@ -49,10 +68,22 @@ describe("execution history", () => {
       ended_at: "2026-03-01T10:02:10Z",
       outcome: "failed",
       error: "API Error: 500",
-      usage: { input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 0, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0, cache_read_input_tokens: 3 },
+      usage: {
+        input_tokens: 1,
+        output_tokens: 2,
+        cache_creation_input_tokens: 0,
+        cache_creation_5m_input_tokens: 0,
+        cache_creation_1h_input_tokens: 0,
+        cache_read_input_tokens: 3,
+      },
       cost_usd: 0.0001,
     });
-    expect(e3).toMatchObject({ duration_ms: 10_000, outcome: "failed", error: "API Error: 500", usage: { cache_read_input_tokens: 3 } });
+    expect(e3).toMatchObject({
+      duration_ms: 10_000,
+      outcome: "failed",
+      error: "API Error: 500",
+      usage: { cache_read_input_tokens: 3 },
+    });
 
     const all = d.svc.getExecutions(api.getExecutionsInput.parse({}));
     expect(all.executions.map((e) => e.prompt)).toEqual(["second", "other", "first"]);
@@ -70,7 +101,13 @@ describe("execution history", () => {
 
   it("keeps records across a reopen (the store is a file under the state dir)", () => {
     const d = setup();
-    d.executions.record({ session_id: "s1", prompt: "p", started_at: "2026-03-01T10:00:00Z", ended_at: "2026-03-01T10:00:01Z", outcome: "completed" });
+    d.executions.record({
+      session_id: "s1",
+      prompt: "p",
+      started_at: "2026-03-01T10:00:00Z",
+      ended_at: "2026-03-01T10:00:01Z",
+      outcome: "completed",
+    });
     d.executions.close();
     d.executions = new ExecutionLog(dirs.stateDir);
     expect(d.executions.list().executions.map((e) => e.prompt)).toEqual(["p"]);
@@ -80,9 +117,17 @@ describe("execution history", () => {
 describe("tool definitions", () => {
   it("validate input strictly and produce output their schemas accept", async () => {
     const d = setup();
-    new Transcript(dirs.configDir, "/w/t").turn("deploy the 配置文件 change", "deployed", { usage: { input_tokens: 10, output_tokens: 10 } });
+    new Transcript(dirs.configDir, "/w/t").turn("deploy the 配置文件 change", "deployed", {
+      usage: { input_tokens: 10, output_tokens: 10 },
+    });
     await d.svc.index.sync();
-    expect(HISTORY_TOOLS.map((t) => t.name)).toEqual(["list_conversations", "get_conversation", "search_conversations", "get_execution_history", "clear_execution_history"]);
+    expect(HISTORY_TOOLS.map((t) => t.name)).toEqual([
+      "list_conversations",
+      "get_conversation",
+      "search_conversations",
+      "get_execution_history",
+      "clear_execution_history",
+    ]);
     expect(api.listConversationsInput.safeParse({ limit: 0 }).success).toBe(false);
     expect(api.listConversationsInput.safeParse({ bogus: 1 }).success).toBe(false);
     const list = await d.svc.listConversations(api.listConversationsInput.parse({}));
@@ -90,7 +135,9 @@ describe("tool definitions", () => {
     const found = await d.svc.searchConversations(api.searchConversationsInput.parse({ query: "配置文件" }));
     expect(api.searchConversationsOutput.safeParse(found).success).toBe(true);
     expect(found.results).toHaveLength(1);
-    const page = await d.svc.getConversation(api.getConversationInput.parse({ claude_session_id: found.results[0]!.claude_session_id }));
+    const page = await d.svc.getConversation(
+      api.getConversationInput.parse({ claude_session_id: found.results[0]!.claude_session_id }),
+    );
     expect(api.getConversationOutput.safeParse(page).success).toBe(true);
   });
 });
@@ -98,8 +145,14 @@ describe("tool definitions", () => {
 describe("CLI commands", () => {
   it("print history, search hits, a conversation and costs", async () => {
     const d = setup();
-    const t = new Transcript(dirs.configDir, "/w/cli").turn("Explain the retry policy", "Retries back off exponentially.", { model: "claude-opus-4-6", usage: { input_tokens: 1_000_000, output_tokens: 0 } });
-    new Transcript(dirs.configDir, "/w/cli2").turn("hello", "hi", { model: "claude-experimental-9", usage: { input_tokens: 5, output_tokens: 5 } });
+    const t = new Transcript(dirs.configDir, "/w/cli").turn("Explain the retry policy", "Retries back off exponentially.", {
+      model: "claude-opus-4-6",
+      usage: { input_tokens: 1_000_000, output_tokens: 0 },
+    });
+    new Transcript(dirs.configDir, "/w/cli2").turn("hello", "hi", {
+      model: "claude-experimental-9",
+      usage: { input_tokens: 5, output_tokens: 5 },
+    });
     await d.history.sync();
     expect(historyCommand(d.history, [])).toContain("Explain the retry policy");
     expect(historyCommand(d.history, ["--cwd", "/w/none"])).toBe("no conversations");

@@ -40,7 +40,11 @@ describe("usage of transcript lines", () => {
   });
 
   it("keeps the largest value when a later line of the same message reports more output", () => {
-    const line = (out: number) => JSON.stringify({ type: "assistant", message: { id: "m1", model: "claude-opus-4-6", usage: { input_tokens: 5, output_tokens: out } } });
+    const line = (out: number) =>
+      JSON.stringify({
+        type: "assistant",
+        message: { id: "m1", model: "claude-opus-4-6", usage: { input_tokens: 5, output_tokens: out } },
+      });
     const r = usageOfLines([line(1), line(1), line(240)]);
     expect(r.messages).toBe(1);
     expect(r.usage.output_tokens).toBe(240);
@@ -48,9 +52,19 @@ describe("usage of transcript lines", () => {
 
   it("includes sub-agent (sidechain) messages and skips synthetic ones", () => {
     const lines = [
-      JSON.stringify({ type: "assistant", message: { id: "a", model: "claude-opus-4-6", usage: { input_tokens: 1, output_tokens: 2 } } }),
-      JSON.stringify({ type: "assistant", isSidechain: true, message: { id: "b", model: "claude-haiku-4-5", usage: { input_tokens: 3, output_tokens: 4 } } }),
-      JSON.stringify({ type: "assistant", message: { id: "c", model: "<synthetic>", usage: { input_tokens: 0, output_tokens: 0 } } }),
+      JSON.stringify({
+        type: "assistant",
+        message: { id: "a", model: "claude-opus-4-6", usage: { input_tokens: 1, output_tokens: 2 } },
+      }),
+      JSON.stringify({
+        type: "assistant",
+        isSidechain: true,
+        message: { id: "b", model: "claude-haiku-4-5", usage: { input_tokens: 3, output_tokens: 4 } },
+      }),
+      JSON.stringify({
+        type: "assistant",
+        message: { id: "c", model: "<synthetic>", usage: { input_tokens: 0, output_tokens: 0 } },
+      }),
       "not json",
     ];
     const r = usageOfLines(lines);
@@ -60,8 +74,16 @@ describe("usage of transcript lines", () => {
   });
 
   it("splits cache writes into 5-minute and 1-hour, treating an unsplit total as 5-minute", () => {
-    expect(parseUsage({ cache_creation_input_tokens: 700 })).toMatchObject({ cache_creation_5m_input_tokens: 700, cache_creation_1h_input_tokens: 0 });
-    expect(parseUsage({ cache_creation_input_tokens: 700, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 500 } })).toMatchObject({
+    expect(parseUsage({ cache_creation_input_tokens: 700 })).toMatchObject({
+      cache_creation_5m_input_tokens: 700,
+      cache_creation_1h_input_tokens: 0,
+    });
+    expect(
+      parseUsage({
+        cache_creation_input_tokens: 700,
+        cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 500 },
+      }),
+    ).toMatchObject({
       cache_creation_input_tokens: 700,
       cache_creation_5m_input_tokens: 200,
       cache_creation_1h_input_tokens: 500,
@@ -73,7 +95,13 @@ describe("usage of transcript lines", () => {
     const t = new Transcript(dirs.configDir, "/w/a");
     t.turn("first", "one", { usage: { input_tokens: 1000, output_tokens: 1000 } });
     const offset = statSync(t.path).size;
-    t.user("second").assistant([{ type: "text", text: "a" }, { type: "text", text: "b" }], { usage: { input_tokens: 7, output_tokens: 9 } });
+    t.user("second").assistant(
+      [
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+      ],
+      { usage: { input_tokens: 7, output_tokens: 9 } },
+    );
     const r = await readTurnUsage(t.path, offset);
     expect(r).toMatchObject({ messages: 1, usage: { input_tokens: 7, output_tokens: 9 }, end: statSync(t.path).size });
   });
@@ -83,12 +111,31 @@ describe("the index's usage", () => {
   it("counts streamed messages once and sidechain messages too, in list, get and cost", async () => {
     dirs = tempDirs();
     const t = new Transcript(dirs.configDir, "/w/a");
-    t.user("build it").assistant([{ type: "text", text: "ok" }, { type: "tool_use", name: "Bash", input: { command: "make" } }], { id: "m1", usage: U });
-    t.user("sub task", { sidechain: true }).assistant("sub done", { id: "m2", model: "claude-haiku-4-5-20251001", usage: { input_tokens: 3, output_tokens: 4 }, sidechain: true });
+    t.user("build it").assistant(
+      [
+        { type: "text", text: "ok" },
+        { type: "tool_use", name: "Bash", input: { command: "make" } },
+      ],
+      { id: "m1", usage: U },
+    );
+    t.user("sub task", { sidechain: true }).assistant("sub done", {
+      id: "m2",
+      model: "claude-haiku-4-5-20251001",
+      usage: { input_tokens: 3, output_tokens: 4 },
+      sidechain: true,
+    });
     // A newer Claude Code keeps sub-agents in <session>/subagents/*.jsonl.
     const sub = join(dirs.configDir, "projects", "-w-a", t.sessionId, "subagents");
     mkdirSync(sub, { recursive: true });
-    writeFileSync(join(sub, "agent-1.jsonl"), JSON.stringify({ type: "assistant", isSidechain: true, sessionId: t.sessionId, message: { id: "m3", model: "claude-haiku-4-5-20251001", usage: { input_tokens: 5, output_tokens: 6 } } }) + "\n");
+    writeFileSync(
+      join(sub, "agent-1.jsonl"),
+      JSON.stringify({
+        type: "assistant",
+        isSidechain: true,
+        sessionId: t.sessionId,
+        message: { id: "m3", model: "claude-haiku-4-5-20251001", usage: { input_tokens: 5, output_tokens: 6 } },
+      }) + "\n",
+    );
     history = new History({ stateDir: dirs.stateDir, configDir: dirs.configDir, mode: "inline", syncOnOpen: false });
     await history.sync();
     const c = history.listConversations().conversations[0];
@@ -105,7 +152,13 @@ describe("the index's usage", () => {
 describe("prices", () => {
   it("prices a known model from the dated table", () => {
     expect(PRICES_AS_OF).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-    const u = parseUsage({ input_tokens: 1_000_000, output_tokens: 1_000_000, cache_creation_input_tokens: 2_000_000, cache_creation: { ephemeral_5m_input_tokens: 1_000_000, ephemeral_1h_input_tokens: 1_000_000 }, cache_read_input_tokens: 1_000_000 });
+    const u = parseUsage({
+      input_tokens: 1_000_000,
+      output_tokens: 1_000_000,
+      cache_creation_input_tokens: 2_000_000,
+      cache_creation: { ephemeral_5m_input_tokens: 1_000_000, ephemeral_1h_input_tokens: 1_000_000 },
+      cache_read_input_tokens: 1_000_000,
+    });
     // Sonnet 4.5: $3 in, $15 out, $3.75 5m write, $6 1h write, $0.30 read.
     expect(costUsd(u, "claude-sonnet-4-5-20250929")).toBeCloseTo(3 + 15 + 3.75 + 6 + 0.3, 6);
     // Opus 5.5: $4 in, $20 out, $5 / $8 cache writes, $0.20 cache reads (0.05× input).

@@ -25,7 +25,8 @@ describe("host reference", () => {
       const was = raw.sessions[id]!;
       const r = state.sessions[id]!;
       for (const k of OLD_KEYS) expect(k in r, `${id}.${k}`).toBe(false);
-      if (was.backend === "tmux") expect(r.host).toEqual({ target: was.tmux_session, pane: was.tmux_pane_id, socket: was.tmux_socket });
+      if (was.backend === "tmux")
+        expect(r.host).toEqual({ target: was.tmux_session, pane: was.tmux_pane_id, socket: was.tmux_socket });
       else expect(r.host).toEqual({ owner_pid: was.owner_pid });
       // Everything else is as it was written.
       const rest = Object.fromEntries(Object.entries(was).filter(([k]) => !OLD_KEYS.includes(k)));

@@ -25,14 +25,19 @@ describe("idempotency records", () => {
     const claims = await Promise.all(Array.from({ length: 20 }, () => s.claim("mcp:http:c/1", "send_message", "k1", "args")));
     const mine = claims.filter((c) => c.mine);
     expect(mine).toHaveLength(1);
-    for (const c of claims) if (!c.mine) expect(c.record).toMatchObject({ tool: "send_message", args: "args", owner: { pid: process.pid } });
+    for (const c of claims)
+      if (!c.mine) expect(c.record).toMatchObject({ tool: "send_message", args: "args", owner: { pid: process.pid } });
     const waiting = s.wait("mcp:http:c/1", "send_message", "k1");
     if (mine[0]?.mine) await mine[0].finish({ ok: true, value: { sent_at: "then" } });
     expect((await waiting)?.done).toEqual({ ok: true, value: { sent_at: "then" } });
     const again = await s.claim("mcp:http:c/1", "send_message", "k1", "args");
     expect(again.mine ? undefined : again.record.done).toEqual({ ok: true, value: { sent_at: "then" } });
     // Another caller, another tool, another key: each its own record.
-    for (const [caller, tool, key] of [["mcp:http:other/1", "send_message", "k1"], ["mcp:http:c/1", "run_task", "k1"], ["mcp:http:c/1", "send_message", "k2"]] as const) {
+    for (const [caller, tool, key] of [
+      ["mcp:http:other/1", "send_message", "k1"],
+      ["mcp:http:c/1", "run_task", "k1"],
+      ["mcp:http:c/1", "send_message", "k2"],
+    ] as const) {
       expect((await s.claim(caller, tool, key, "args")).mine).toBe(true);
     }
     // Files: 0600, named by a hash; neither caller nor key inside.

@@ -23,6 +23,10 @@ describe("server instructions", () => {
 describe("prompts follow the toolsets", () => {
   it("review_team needs the teams tools; start_task and handoff come with core", () => {
     expect(promptsFor(new Set(TOOLSETS.core)).map((p) => p.name)).toEqual(["start_task", "handoff"]);
-    expect(promptsFor(new Set([...TOOLSETS.core, ...TOOLSETS.teams])).map((p) => p.name)).toEqual(["start_task", "handoff", "review_team"]);
+    expect(promptsFor(new Set([...TOOLSETS.core, ...TOOLSETS.teams])).map((p) => p.name)).toEqual([
+      "start_task",
+      "handoff",
+      "review_team",
+    ]);
   });
 });

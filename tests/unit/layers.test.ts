@@ -53,11 +53,15 @@ export function violation(from: string, to: string): string | undefined {
   if (la === undefined) return `${a} has no layer (add it to LAYERS)`;
   if (lb === undefined) return `${b} has no layer (add it to LAYERS)`;
   if (lb < la) return undefined;
-  return lb === la ? `${a} and ${b} are one layer (${la}) and must not import each other` : `${a} (layer ${la}) imports ${b} (layer ${lb}), which is above it`;
+  return lb === la
+    ? `${a} and ${b} are one layer (${la}) and must not import each other`
+    : `${a} (layer ${la}) imports ${b} (layer ${lb}), which is above it`;
 }
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }
 
 /**
@@ -117,7 +121,8 @@ const SESSIONS = join(SRC, "sessions");
 function sessionLayer(file: string): number | undefined {
   const rel = relative(SESSIONS, file);
   let best: string | undefined;
-  for (const k of Object.keys(SESSION_LAYERS)) if ((rel === k || (k.endsWith("/") && rel.startsWith(k))) && (best === undefined || k.length > best.length)) best = k;
+  for (const k of Object.keys(SESSION_LAYERS))
+    if ((rel === k || (k.endsWith("/") && rel.startsWith(k))) && (best === undefined || k.length > best.length)) best = k;
   return best === undefined ? undefined : SESSION_LAYERS[best];
 }
 
@@ -141,7 +146,15 @@ function valueImports(file: string): string[] {
     const clause = m[1]!;
     if (/^type\b/.test(clause)) continue;
     const names = /^\{([\s\S]*)\}$/.exec(clause)?.[1];
-    if (names !== undefined && names.split(",").map((n) => n.trim()).filter(Boolean).every((n) => n.startsWith("type "))) continue;
+    if (
+      names !== undefined &&
+      names
+        .split(",")
+        .map((n) => n.trim())
+        .filter(Boolean)
+        .every((n) => n.startsWith("type "))
+    )
+      continue;
     out.push(resolve(dirname(file), m[2]!.replace(/\.js$/, ".ts")));
   }
   for (const m of text.matchAll(/import\(\s*"(\.[^"]+)"\s*\)/g)) out.push(resolve(dirname(file), m[1]!.replace(/\.js$/, ".ts")));
@@ -205,10 +218,11 @@ describe("import direction", () => {
     const bad: string[] = [];
     const all = files(SRC);
     expect(all.length).toBeGreaterThan(30);
-    for (const f of all) for (const to of imports(f)) {
-      const why = violation(f, to);
-      if (why) bad.push(`${relative(SRC, f)} → ${relative(SRC, to)}: ${why}`);
-    }
+    for (const f of all)
+      for (const to of imports(f)) {
+        const why = violation(f, to);
+        if (why) bad.push(`${relative(SRC, f)} → ${relative(SRC, to)}: ${why}`);
+      }
     expect(bad).toEqual([]);
   });
 });
@@ -250,9 +264,21 @@ describe("sessions/ in rooms", () => {
 
 describe("no circle of value imports", () => {
   it("the search finds a circle and only a circle", () => {
-    const g = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]);
+    const g = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a"]],
+      ["d", ["a"]],
+    ]);
     expect(circles(g)).toEqual([["a", "b", "c"]]);
-    expect(circles(new Map([["a", ["b"]], ["b", []]]))).toEqual([]);
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it("no module of src/ is on a circle of value imports (type-only imports aside)", () => {

@@ -18,18 +18,28 @@ const SECRET = "s".repeat(43);
 /** A team session whose member secret is SECRET (its hash where the launch put the real one's). */
 async function teammate(name: string, lead = false): Promise<string> {
   const s = await f.svc.start(f.startIn({ team_name: "alpha", teammate_name: name, ...(lead ? { team_lead: true } : {}) }));
-  writeFileSync(join(f.svc.deps.cfg.stateDir, s.session_id, "member.sha256"), createHash("sha256").update(SECRET).digest("hex") + "\n");
+  writeFileSync(
+    join(f.svc.deps.cfg.stateDir, s.session_id, "member.sha256"),
+    createHash("sha256").update(SECRET).digest("hex") + "\n",
+  );
   return s.session_id;
 }
 
 describe("member calls through server/call.ts (issue 35)", () => {
   it("authorizes before reading the arguments: a non-lead's lead tool is refused, bad arguments or not", async () => {
     const b = await teammate("b");
-    const bad = await handleMember(f.svc, { session_id: b, secret: SECRET, tool: "start_teammate", arguments: { cwd: 42, surely_not: 1 } });
+    const bad = await handleMember(f.svc, {
+      session_id: b,
+      secret: SECRET,
+      tool: "start_teammate",
+      arguments: { cwd: 42, surely_not: 1 },
+    });
     expect(bad).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
     expect((bad as { error: { message: string } }).error.message).toContain("is the team lead's");
     // A forged secret is refused before anything else too.
-    expect(await handleMember(f.svc, { session_id: b, secret: "x".repeat(43), tool: "list_teammates", arguments: {} })).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
+    expect(
+      await handleMember(f.svc, { session_id: b, secret: "x".repeat(43), tool: "list_teammates", arguments: {} }),
+    ).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
     // The member's own tool with bad arguments: INVALID_ARGUMENT from the same validation as every tool.
     const invalid = await handleMember(f.svc, { session_id: b, secret: SECRET, tool: "read_handoffs", arguments: { limit: 0 } });
     expect(invalid).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });

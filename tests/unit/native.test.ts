@@ -64,7 +64,16 @@ describe("claude agents --json", () => {
         { kind: "background", state: "working" }, // no id: dropped
         { kind: "robot", id: "abc" }, // an unknown kind: dropped
         { kind: "interactive", pid: 42, cwd: "/w", startedAt: 1 }, // interactive ones have no id: kept, read-only
-        { kind: "background", id: "ok1", pid: -3, sessionId: "../../etc/passwd", startedAt: "yesterday", state: 7, cwd: "a\0b", name: "n" },
+        {
+          kind: "background",
+          id: "ok1",
+          pid: -3,
+          sessionId: "../../etc/passwd",
+          startedAt: "yesterday",
+          state: 7,
+          cwd: "a\0b",
+          name: "n",
+        },
       ]),
     );
     expect(out).toEqual([
@@ -124,9 +133,14 @@ describe("native background sessions pass the same permission-mode gates", () =>
       return undefined;
     };
     expect(denied({}, "bypassPermissions")?.code).toBe("PERMISSION_DENIED");
-    expect(denied({}, "bypassPermissions")?.details).toMatchObject({ permission_mode: "bypassPermissions", variable: "CLAUDE_SESSIONS_ALLOW_BYPASS=1" });
+    expect(denied({}, "bypassPermissions")?.details).toMatchObject({
+      permission_mode: "bypassPermissions",
+      variable: "CLAUDE_SESSIONS_ALLOW_BYPASS=1",
+    });
     expect(denied({ CLAUDE_SESSIONS_ALLOW_BYPASS: "1" }, "bypassPermissions")).toBeUndefined();
-    expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" }, "acceptEdits")?.message).toMatch(/acceptEdits.*nothing was typed/);
+    expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" }, "acceptEdits")?.message).toMatch(
+      /acceptEdits.*nothing was typed/,
+    );
     expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "default,plan" }, "plan")).toBeUndefined();
     expect(denied({ CLAUDE_SESSIONS_PERMISSION_MODES: "plan" }, "default")).toBeUndefined(); // the server's default
     expect(denied({}, "acceptEdits")).toBeUndefined();
@@ -134,7 +148,15 @@ describe("native background sessions pass the same permission-mode gates", () =>
 
   it("a stopped one is continued in the mode the server chose, given explicitly before --resume (never a saved one)", () => {
     const conv = "1f1b096b-9164-451c-837a-55448a06e4bf";
-    expect(resumeArgs(conv, "-a prompt", "default")).toEqual(["--bg", "--permission-mode", "default", "--resume", conv, "--", "-a prompt"]);
+    expect(resumeArgs(conv, "-a prompt", "default")).toEqual([
+      "--bg",
+      "--permission-mode",
+      "default",
+      "--resume",
+      conv,
+      "--",
+      "-a prompt",
+    ]);
     expect(() => resumeArgs(conv, "x", "--dangerously-skip-permissions")).toThrow(/not a permission mode/);
     expect(() => resumeArgs("--help", "x", "default")).toThrow(/not a conversation id/);
   });

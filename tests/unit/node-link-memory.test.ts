@@ -12,7 +12,16 @@ import type { NodeTransport } from "../../src/nodes/transport.js";
 import { createLogger } from "../../src/util/log.js";
 
 const log = createLogger({ level: "error" });
-const fast = { heartbeatMs: 50, pingTimeoutMs: 200, connectTimeoutMs: 2000, backoffMinMs: 10, backoffMaxMs: 40, hedgeMs: 50, maxAttempts: 3, stuckMs: 150 };
+const fast = {
+  heartbeatMs: 50,
+  pingTimeoutMs: 200,
+  connectTimeoutMs: 2000,
+  backoffMinMs: 10,
+  backoffMaxMs: 40,
+  hedgeMs: 50,
+  maxAttempts: 3,
+  stuckMs: 150,
+};
 
 /** A node: each connection a new McpServer on one end of an in-memory pair; `hang` makes new connections never answer. */
 function memoryNode() {
@@ -22,10 +31,18 @@ function memoryNode() {
     const [client, server] = InMemoryTransport.createLinkedPair();
     if (node.hang) return client; // nobody on the other end: initialize is never answered
     const s = new McpServer({ name: "claude-sessions", version: "1.2.3" });
-    s.registerTool("list_sessions", { inputSchema: {} }, async () => ({ content: [{ type: "text", text: "{}" }], structuredContent: { sessions: [], total_count: 0 } }));
+    s.registerTool("list_sessions", { inputSchema: {} }, async () => ({
+      content: [{ type: "text", text: "{}" }],
+      structuredContent: { sessions: [], total_count: 0 },
+    }));
     s.registerTool("send_message", { inputSchema: {} }, async () => ({
       isError: true,
-      content: [{ type: "text", text: JSON.stringify({ error: { code: "SESSION_NOT_FOUND", message: "no session nope", suggestion: "list_sessions" } }) }],
+      content: [
+        {
+          type: "text",
+          text: JSON.stringify({ error: { code: "SESSION_NOT_FOUND", message: "no session nope", suggestion: "list_sessions" } }),
+        },
+      ],
     }));
     await s.connect(server);
     node.servers.push(s);

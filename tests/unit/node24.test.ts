@@ -23,7 +23,10 @@ describe("preinstall Node 24 set-up", () => {
   });
 
   it("is the first script of npm install, and ships in the package", () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string>; files: string[] };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+      files: string[];
+    };
     expect(pkg.scripts.preinstall).toBe("node scripts/node24.cjs");
     expect(pkg.files).toContain("scripts/node24.cjs");
   });

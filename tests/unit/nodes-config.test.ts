@@ -16,9 +16,24 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("nodes.json", () => {
   it("reads names, exec and attach", () => {
-    const n = parseNodes(JSON.stringify({ nodes: { build1: { exec: ["ssh", "-o", "BatchMode=yes", "me@build1", "--", "claude-sessions"], attach: ["ssh", "-t", "me@build1", "--"] }, "pod-a": { exec: ["kubectl", "exec", "-i", "agents-0", "--", "claude-sessions"] } } }), "f");
+    const n = parseNodes(
+      JSON.stringify({
+        nodes: {
+          build1: {
+            exec: ["ssh", "-o", "BatchMode=yes", "me@build1", "--", "claude-sessions"],
+            attach: ["ssh", "-t", "me@build1", "--"],
+          },
+          "pod-a": { exec: ["kubectl", "exec", "-i", "agents-0", "--", "claude-sessions"] },
+        },
+      }),
+      "f",
+    );
     expect(n).toEqual([
-      { name: "build1", exec: ["ssh", "-o", "BatchMode=yes", "me@build1", "--", "claude-sessions"], attach: ["ssh", "-t", "me@build1", "--"] },
+      {
+        name: "build1",
+        exec: ["ssh", "-o", "BatchMode=yes", "me@build1", "--", "claude-sessions"],
+        attach: ["ssh", "-t", "me@build1", "--"],
+      },
       { name: "pod-a", exec: ["kubectl", "exec", "-i", "agents-0", "--", "claude-sessions"] },
     ]);
   });
@@ -40,16 +55,31 @@ describe("nodes.json", () => {
     ["both exec and url", JSON.stringify({ nodes: { a: { exec: ["x"], url: "http://h:1/mcp", token_file: "/t" } } }), /not both/],
     ["a url without a token file", JSON.stringify({ nodes: { a: { url: "http://h:1/mcp" } } }), /needs one/],
     ["a token file without a url", JSON.stringify({ nodes: { a: { exec: ["x"], token_file: "/t" } } }), /goes with "url"/],
-    ["a url with a password in it", JSON.stringify({ nodes: { a: { url: "http://u:p@h:1/mcp", token_file: "/t" } } }), /nodes\.a\.url/],
-    ["a url that is not http", JSON.stringify({ nodes: { a: { url: "file:///etc/passwd", token_file: "/t" } } }), /nodes\.a\.url/],
-    ["a relative token file", JSON.stringify({ nodes: { a: { url: "https://h/mcp", token_file: "token" } } }), /nodes\.a\.token_file/],
+    [
+      "a url with a password in it",
+      JSON.stringify({ nodes: { a: { url: "http://u:p@h:1/mcp", token_file: "/t" } } }),
+      /nodes\.a\.url/,
+    ],
+    [
+      "a url that is not http",
+      JSON.stringify({ nodes: { a: { url: "file:///etc/passwd", token_file: "/t" } } }),
+      /nodes\.a\.url/,
+    ],
+    [
+      "a relative token file",
+      JSON.stringify({ nodes: { a: { url: "https://h/mcp", token_file: "token" } } }),
+      /nodes\.a\.token_file/,
+    ],
   ])("refuses %s", (_what, text, why) => {
     expect(() => parseNodes(text, "/etc/nodes.json")).toThrow(why);
     expect(() => parseNodes(text, "/etc/nodes.json")).toThrow(/\/etc\/nodes\.json/);
   });
 
   it("reads a node reached at its serve --http URL with a token file", () => {
-    const n = parseNodes(JSON.stringify({ nodes: { web: { url: "https://build1:7777/mcp", token_file: "/etc/cs/build1.token" } } }), "f");
+    const n = parseNodes(
+      JSON.stringify({ nodes: { web: { url: "https://build1:7777/mcp", token_file: "/etc/cs/build1.token" } } }),
+      "f",
+    );
     expect(n).toEqual([{ name: "web", url: "https://build1:7777/mcp", token_file: "/etc/cs/build1.token" }]);
   });
 
@@ -68,10 +98,21 @@ describe("nodes.json", () => {
 describe("attach_command through a node", () => {
   it("splits the node's tmux attach back into words and puts the node's prefix before it", () => {
     expect(splitQuoted("tmux -L 'cs-node' attach -t =cs-abc")).toEqual(["tmux", "-L", "cs-node", "attach", "-t", "=cs-abc"]);
-    expect(splitQuoted("tmux -S '/tmp/a b/it'\\''s' attach -t =cs-x")).toEqual(["tmux", "-S", "/tmp/a b/it's", "attach", "-t", "=cs-x"]);
+    expect(splitQuoted("tmux -S '/tmp/a b/it'\\''s' attach -t =cs-x")).toEqual([
+      "tmux",
+      "-S",
+      "/tmp/a b/it's",
+      "attach",
+      "-t",
+      "=cs-x",
+    ]);
     expect(splitQuoted("tmux attach; rm -rf /")).toBeUndefined();
-    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc");
-    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux attach -t =cs-abc", "abc")).toBe("ssh -t me@build1 -- tmux attach -t =cs-abc");
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux -L 'cs-node' attach -t =cs-abc", "abc")).toBe(
+      "ssh -t me@build1 -- tmux -L cs-node attach -t =cs-abc",
+    );
+    expect(remoteAttach(["ssh", "-t", "me@build1", "--"], "tmux attach -t =cs-abc", "abc")).toBe(
+      "ssh -t me@build1 -- tmux attach -t =cs-abc",
+    );
     expect(remoteAttach(undefined, "tmux attach -t =cs-abc", "abc")).toBeUndefined();
     expect(displayWord("a b")).toBe("'a b'");
     expect(displayWord("it's")).toBe("'it'\\''s'");
@@ -94,7 +135,18 @@ describe("a node's attach line is rebuilt, never spliced", () => {
   });
 
   it("keeps the node's socket and rebuilds the rest", () => {
-    expect(remoteAttachArgv(["docker", "exec", "-it", "box"], "tmux -S '/run/cs/tmux.sock' attach -t =cs-abc", "abc")).toEqual(["docker", "exec", "-it", "box", "tmux", "-S", "/run/cs/tmux.sock", "attach", "-t", "=cs-abc"]);
+    expect(remoteAttachArgv(["docker", "exec", "-it", "box"], "tmux -S '/run/cs/tmux.sock' attach -t =cs-abc", "abc")).toEqual([
+      "docker",
+      "exec",
+      "-it",
+      "box",
+      "tmux",
+      "-S",
+      "/run/cs/tmux.sock",
+      "attach",
+      "-t",
+      "=cs-abc",
+    ]);
     expect(tmuxAttachOf("tmux attach -t =cs-abc", "../x")).toBeUndefined();
   });
 
@@ -109,14 +161,24 @@ describe("a node's attach line is rebuilt, never spliced", () => {
 
 describe("node auto", () => {
   it("reads free slots and memory from a node's health_check", () => {
-    const h = { checks: [{ name: "sessions", detail: "3 live of 10 (MAX_CONCURRENT_SESSIONS)" }, { name: "memory", detail: "2048 MiB available of 8000 MiB" }] };
+    const h = {
+      checks: [
+        { name: "sessions", detail: "3 live of 10 (MAX_CONCURRENT_SESSIONS)" },
+        { name: "memory", detail: "2048 MiB available of 8000 MiB" },
+      ],
+    };
     expect(capacityOf(h)).toEqual({ free: 7, mem: 2048, live: 3, max: 10 });
     expect(capacityOf({ checks: [] })).toBeUndefined();
     expect(capacityOf({ checks: "not a list" })).toBeUndefined();
   });
 
   it("checks a node's claim against the live sessions seen on it, and caps its slots and memory", () => {
-    const say = (live: number, max: number, mem: number) => ({ checks: [{ name: "sessions", detail: `${live} live of ${max}` }, { name: "memory", detail: `${mem} MiB available` }] });
+    const say = (live: number, max: number, mem: number) => ({
+      checks: [
+        { name: "sessions", detail: `${live} live of ${max}` },
+        { name: "memory", detail: `${mem} MiB available` },
+      ],
+    });
     expect(verifiedCapacity(say(3, 10, 2048), 1)).toEqual({ free: 7, mem: 2048 });
     expect(verifiedCapacity(say(0, 5, 2048), 5)).toEqual({ free: 0, mem: 2048 });
     expect(verifiedCapacity(say(0, 1_000_000, 999_999_999_999), 0)).toEqual({ free: NODE_SLOTS_MAX, mem: NODE_MEM_MAX_MIB });
@@ -125,19 +187,52 @@ describe("node auto", () => {
 
 describe("what a node sends", () => {
   it("notices: only this server's shape passes, unknown fields left out, at most 64 KiB", () => {
-    expect(checkNotice({ event: "turn_ended", session_id: "a1", status: "idle", evil: 1 })).toEqual({ event: "turn_ended", session_id: "a1", status: "idle" });
-    for (const bad of [{ event: "turn_ended", session_id: "../..", status: "idle" }, { event: "x", session_id: "a1", status: "idle" }, { event: "turn_ended", session_id: "a1", status: "sleeping" }, "text", null, [1]]) expect(checkNotice(bad), JSON.stringify(bad)).toBeUndefined();
-    expect(checkNotice({ event: "permission", session_id: "a1", status: "waiting_for_permission", tool_input: { c: "x".repeat(70_000) } })).toBeUndefined();
+    expect(checkNotice({ event: "turn_ended", session_id: "a1", status: "idle", evil: 1 })).toEqual({
+      event: "turn_ended",
+      session_id: "a1",
+      status: "idle",
+    });
+    for (const bad of [
+      { event: "turn_ended", session_id: "../..", status: "idle" },
+      { event: "x", session_id: "a1", status: "idle" },
+      { event: "turn_ended", session_id: "a1", status: "sleeping" },
+      "text",
+      null,
+      [1],
+    ])
+      expect(checkNotice(bad), JSON.stringify(bad)).toBeUndefined();
+    expect(
+      checkNotice({
+        event: "permission",
+        session_id: "a1",
+        status: "waiting_for_permission",
+        tool_input: { c: "x".repeat(70_000) },
+      }),
+    ).toBeUndefined();
   });
 
   it("results: bad rows dropped and counted, a bad whole or a bad session_id refused, naming the node", () => {
-    const tool = { name: "t", output: z.strictObject({ rows: z.array(z.strictObject({ session_id: z.string(), n: z.number() })), total: z.number() }) };
-    const c = checkResult("n1", tool, { rows: [{ session_id: "a", n: 1 }, { session_id: "../..", n: 2 }, { session_id: "b", n: "x" }], total: 3 });
+    const tool = {
+      name: "t",
+      output: z.strictObject({ rows: z.array(z.strictObject({ session_id: z.string(), n: z.number() })), total: z.number() }),
+    };
+    const c = checkResult("n1", tool, {
+      rows: [
+        { session_id: "a", n: 1 },
+        { session_id: "../..", n: 2 },
+        { session_id: "b", n: "x" },
+      ],
+      total: 3,
+    });
     expect(c.value.rows).toEqual([{ session_id: "a", n: 1 }]);
     expect(c.dropped).toBe(2);
     expect(c.why).toContain('session_id "../.." is not a session id');
-    expect(() => checkResult("n1", tool, { rows: [], total: "3" })).toThrow(/node n1 answered t with a result that is not one \(total:/);
-    expect(() => checkResult("n1", { name: "s", output: z.object({ session_id: z.string() }) }, { session_id: "__x/y" })).toThrow(/not a session id/);
+    expect(() => checkResult("n1", tool, { rows: [], total: "3" })).toThrow(
+      /node n1 answered t with a result that is not one \(total:/,
+    );
+    expect(() => checkResult("n1", { name: "s", output: z.object({ session_id: z.string() }) }, { session_id: "__x/y" })).toThrow(
+      /not a session id/,
+    );
     expect(() => checkResult("n1", tool, [1])).toThrow(/not an object/);
   });
 
@@ -155,7 +250,27 @@ describe("what a node sends", () => {
   });
 
   it("the exec command's environment: what ssh, kubectl and docker need, nothing else", () => {
-    const env = { PATH: "/bin", HOME: "/h", USER: "u", SSH_AUTH_SOCK: "/s", LANG: "C", LC_ALL: "C", KUBECONFIG: "/k", DOPPLER_TOKEN: "d", ANTHROPIC_API_KEY: "k", CLAUDE_SESSIONS_TOKEN: "t", LC_EVIL_1: "x" };
-    expect(nodeExecEnv(env)).toEqual({ PATH: "/bin", HOME: "/h", USER: "u", SSH_AUTH_SOCK: "/s", LANG: "C", LC_ALL: "C", KUBECONFIG: "/k" });
+    const env = {
+      PATH: "/bin",
+      HOME: "/h",
+      USER: "u",
+      SSH_AUTH_SOCK: "/s",
+      LANG: "C",
+      LC_ALL: "C",
+      KUBECONFIG: "/k",
+      DOPPLER_TOKEN: "d",
+      ANTHROPIC_API_KEY: "k",
+      CLAUDE_SESSIONS_TOKEN: "t",
+      LC_EVIL_1: "x",
+    };
+    expect(nodeExecEnv(env)).toEqual({
+      PATH: "/bin",
+      HOME: "/h",
+      USER: "u",
+      SSH_AUTH_SOCK: "/s",
+      LANG: "C",
+      LC_ALL: "C",
+      KUBECONFIG: "/k",
+    });
   });
 });

@@ -12,7 +12,9 @@ import { MCP_VALUE_ENV, terminalOptionArgs } from "../../src/runners/terminal/op
 import { checkWidening } from "../../src/sessions/gates.js";
 import { loadConfig } from "../../src/config.js";
 
-const agents = { rev: { description: "Reviews code", prompt: "You review.", tools: ["Read"], disallowed_tools: ["Bash"], model: "haiku" } };
+const agents = {
+  rev: { description: "Reviews code", prompt: "You review.", tools: ["Read"], disallowed_tools: ["Bash"], model: "haiku" },
+};
 
 describe("terminal option argv", () => {
   it("every option is one --flag=value (JSON inline only for --agents); the system prompt and MCP servers are files", () => {
@@ -21,7 +23,10 @@ describe("terminal option argv", () => {
       fallback_model: "claude-haiku-4-5",
       setting_sources: ["user", "local"],
       strict_mcp_config: true,
-      mcp_servers: { probe: { command: "/bin/srv", args: ["-x"], env: { TOKEN: "s3cret" } }, web: { type: "http", url: "https://h.example/mcp", headers: { Authorization: "Bearer t0k" } } },
+      mcp_servers: {
+        probe: { command: "/bin/srv", args: ["-x"], env: { TOKEN: "s3cret" } },
+        web: { type: "http", url: "https://h.example/mcp", headers: { Authorization: "Bearer t0k" } },
+      },
       effort: "low",
       agents,
       agent: "rev",
@@ -62,13 +67,34 @@ describe("terminal option argv", () => {
 });
 
 describe("headless SDK options", () => {
-  const base: Omit<HeadlessOptions, "live"> = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin" } };
+  const base: Omit<HeadlessOptions, "live"> = {
+    cwd: "/w",
+    claude_path: "/bin/claude",
+    events_path: "/s/e.jsonl",
+    settings_path: "/s/settings.json",
+    hook_script: "/s/hook.sh",
+    base_env: { PATH: "/bin" },
+  };
   it("effort, agents (the SDK's field names), agent, tools, betas and the debug file", () => {
-    const launch = headlessOptionsOf({ effort: "max", agents, agent: "rev", tools: [], betas: ["context-1m-2025-08-07"], debug: true });
-    const { options } = buildSdkOptions({ ...base, ...launch, debug_file: "/s/claude-debug.log", claude_session_id: "11111111-2222-3333-4444-555555555555" });
+    const launch = headlessOptionsOf({
+      effort: "max",
+      agents,
+      agent: "rev",
+      tools: [],
+      betas: ["context-1m-2025-08-07"],
+      debug: true,
+    });
+    const { options } = buildSdkOptions({
+      ...base,
+      ...launch,
+      debug_file: "/s/claude-debug.log",
+      claude_session_id: "11111111-2222-3333-4444-555555555555",
+    });
     expect(options).toMatchObject({
       effort: "max",
-      agents: { rev: { description: "Reviews code", prompt: "You review.", tools: ["Read"], disallowedTools: ["Bash"], model: "haiku" } },
+      agents: {
+        rev: { description: "Reviews code", prompt: "You review.", tools: ["Read"], disallowedTools: ["Bash"], model: "haiku" },
+      },
       agent: "rev",
       tools: [],
       betas: ["context-1m-2025-08-07"],
@@ -78,7 +104,14 @@ describe("headless SDK options", () => {
 });
 
 describe("resume_at", () => {
-  const base: Omit<HeadlessOptions, "live"> = { cwd: "/w", claude_path: "/bin/claude", events_path: "/s/e.jsonl", settings_path: "/s/settings.json", hook_script: "/s/hook.sh", base_env: { PATH: "/bin" } };
+  const base: Omit<HeadlessOptions, "live"> = {
+    cwd: "/w",
+    claude_path: "/bin/claude",
+    events_path: "/s/e.jsonl",
+    settings_path: "/s/settings.json",
+    hook_script: "/s/hook.sh",
+    base_env: { PATH: "/bin" },
+  };
   it("a fork from a message is the SDK's resumeSessionAt", () => {
     const at = "0b7cf3a2-5a52-4a40-9a4e-3f3c1b7c8d11";
     const { options } = buildSdkOptions({ ...base, resume: "p", fork_session: true, claude_session_id: "n", resume_at: at });
@@ -89,18 +122,35 @@ describe("resume_at", () => {
 
 describe("start_session's new options", () => {
   it("the schema takes them and refuses bad ones", () => {
-    expect(startInput.safeParse({ cwd: "/x", effort: "xhigh", agents, agent: "rev", tools: ["Bash"], betas: ["context-1m-2025-08-07"], debug: true }).success).toBe(true);
+    expect(
+      startInput.safeParse({
+        cwd: "/x",
+        effort: "xhigh",
+        agents,
+        agent: "rev",
+        tools: ["Bash"],
+        betas: ["context-1m-2025-08-07"],
+        debug: true,
+      }).success,
+    ).toBe(true);
     expect(startInput.safeParse({ cwd: "/x", effort: "huge" }).success).toBe(false);
     expect(startInput.safeParse({ cwd: "/x", betas: ["anything-else"] }).success).toBe(false);
     expect(startInput.safeParse({ cwd: "/x", agent: "../x" }).success).toBe(false);
     expect(startInput.safeParse({ cwd: "/x", tools: ["Bash,Read"] }).success).toBe(false);
     expect(startInput.safeParse({ cwd: "/x", agents: { a: { description: "d", prompt: "p", hooks: {} } } }).success).toBe(false);
-    expect(startInput.safeParse({ cwd: "/x", agents: { a: { description: "d", prompt: "p".repeat(50_000) }, b: { description: "d", prompt: "p".repeat(50_000) } } }).success).toBe(false);
+    expect(
+      startInput.safeParse({
+        cwd: "/x",
+        agents: { a: { description: "d", prompt: "p".repeat(50_000) }, b: { description: "d", prompt: "p".repeat(50_000) } },
+      }).success,
+    ).toBe(false);
   });
 
   it("a sub-agent with its own tools passes the allowed_tools gate (CLAUDE_SESSIONS_ALLOW_TOOL_RULES=0 refuses it)", () => {
     const off = loadConfig({ CLAUDE_SESSIONS_ALLOW_TOOL_RULES: "0" });
-    expect(() => checkWidening(off, { agents })).toThrow(expect.objectContaining({ code: "PERMISSION_DENIED", message: expect.stringMatching(/agents\.rev\.tools/) }));
+    expect(() => checkWidening(off, { agents })).toThrow(
+      expect.objectContaining({ code: "PERMISSION_DENIED", message: expect.stringMatching(/agents\.rev\.tools/) }),
+    );
     expect(() => checkWidening(off, { agents: { rev: { description: "d", prompt: "p" } } as never })).not.toThrow();
     expect(() => checkWidening(loadConfig({}), { agents })).not.toThrow();
   });

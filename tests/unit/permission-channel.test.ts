@@ -9,16 +9,39 @@ import { foldAll, type LogEvent } from "../../src/events/reducer.js";
 import { SessionError } from "../../src/core/errors.js";
 
 const ev = (name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name: name, ...extra });
-const suggestion = { type: "addRules", rules: [{ toolName: "Bash", ruleContent: "touch:*" }], behavior: "allow", destination: "localSettings" };
-const asked = [ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "p" }), ev("PreToolUse", { tool_name: "Bash" })];
-const request = ev("PermissionRequest", { tool_name: "Bash", tool_input: { command: "touch a" }, permission_suggestions: [suggestion], cs_request: "r12x34" });
+const suggestion = {
+  type: "addRules",
+  rules: [{ toolName: "Bash", ruleContent: "touch:*" }],
+  behavior: "allow",
+  destination: "localSettings",
+};
+const asked = [
+  ev("cs:spawn"),
+  ev("SessionStart"),
+  ev("UserPromptSubmit", { prompt: "p" }),
+  ev("PreToolUse", { tool_name: "Bash" }),
+];
+const request = ev("PermissionRequest", {
+  tool_name: "Bash",
+  tool_input: { command: "touch a" },
+  permission_suggestions: [suggestion],
+  cs_request: "r12x34",
+});
 
 describe("the permission channel", () => {
   it("settings: PermissionRequest runs the blocking hook with server-made arguments and a longer CLI time-out; the rest append", () => {
-    const s = hooksSettings("/st/id/events.jsonl", { script: "/st/bin/permission.sh", decisionsDir: "/st/id/decisions", timeoutMs: 120_000 }) as {
+    const s = hooksSettings("/st/id/events.jsonl", {
+      script: "/st/bin/permission.sh",
+      decisionsDir: "/st/id/decisions",
+      timeoutMs: 120_000,
+    }) as {
       hooks: Record<string, Array<{ hooks: Array<{ command: string; timeout?: number }> }>>;
     };
-    expect(s.hooks.PermissionRequest![0]!.hooks[0]).toEqual({ type: "command", command: "exec '/st/bin/permission.sh' '/st/id/events.jsonl' '/st/id/decisions' 120000", timeout: 150 });
+    expect(s.hooks.PermissionRequest![0]!.hooks[0]).toEqual({
+      type: "command",
+      command: "exec '/st/bin/permission.sh' '/st/id/events.jsonl' '/st/id/decisions' 120000",
+      timeout: 150,
+    });
     expect(s.hooks.Stop![0]!.hooks[0]!.command).toMatch(/paste' -s/);
     expect(s.hooks.Stop![0]!.hooks[0]!.timeout).toBeUndefined();
     const off = hooksSettings("/st/id/events.jsonl") as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
@@ -39,17 +62,23 @@ describe("the permission channel", () => {
     // A request without a key (the hook off, or an older session) is answered by keys.
     expect(hookWaits(foldAll([...asked, ev("PermissionRequest", { tool_name: "Bash" })]).pending_permission)).toBe(false);
     // A key that is not one the hook makes is never used as a file name.
-    expect(hookWaits(foldAll([...asked, ev("PermissionRequest", { tool_name: "Bash", cs_request: "../../x" })]).pending_permission)).toBe(false);
+    expect(
+      hookWaits(foldAll([...asked, ev("PermissionRequest", { tool_name: "Bash", cs_request: "../../x" })]).pending_permission),
+    ).toBe(false);
   });
 
   it("the decision printed for each answer follows the CLI's schema (2.1.330)", () => {
     const p = foldAll([...asked, request]).pending_permission!;
     const out = (d: object) => ({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: d } });
     expect(hookDecision(p, { decision: "allow" })).toEqual(out({ behavior: "allow" }));
-    expect(hookDecision(p, { decision: "allow", updated_input: { command: "touch b" } })).toEqual(out({ behavior: "allow", updatedInput: { command: "touch b" } }));
+    expect(hookDecision(p, { decision: "allow", updated_input: { command: "touch b" } })).toEqual(
+      out({ behavior: "allow", updatedInput: { command: "touch b" } }),
+    );
     expect(hookDecision(p, { decision: "allow_always" })).toEqual(out({ behavior: "allow", updatedPermissions: [suggestion] }));
     expect(hookDecision(p, { decision: "deny" })).toEqual(out({ behavior: "deny" }));
-    expect(hookDecision(p, { decision: "deny", message: "no \"quotes\" $(x)\n" })).toEqual(out({ behavior: "deny", message: "no \"quotes\" $(x)\n" }));
+    expect(hookDecision(p, { decision: "deny", message: 'no "quotes" $(x)\n' })).toEqual(
+      out({ behavior: "deny", message: 'no "quotes" $(x)\n' }),
+    );
     const refused = (f: () => unknown) => {
       try {
         f();
@@ -58,7 +87,10 @@ describe("the permission channel", () => {
       }
       return undefined;
     };
-    expect(refused(() => hookDecision(p, { decision: "allow", message: "note" }))).toMatchObject({ code: "INVALID_ARGUMENT", suggestion: expect.any(String) });
+    expect(refused(() => hookDecision(p, { decision: "allow", message: "note" }))).toMatchObject({
+      code: "INVALID_ARGUMENT",
+      suggestion: expect.any(String),
+    });
     const bare = foldAll([...asked, ev("PermissionRequest", { tool_name: "Bash", cs_request: "r1x2" })]).pending_permission!;
     expect(refused(() => hookDecision(bare, { decision: "allow_always" }))).toMatchObject({ code: "INVALID_ARGUMENT" });
   });

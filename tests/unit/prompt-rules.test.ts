@@ -25,7 +25,13 @@ function refusal(fn: () => unknown): SessionError {
 }
 
 /** Text the input box must refuse (each for its reason in terminal/screen/prompt.ts) and a message carries exactly. */
-const INPUT_BOX_ONLY = ["!echo hi", "nul \x00 esc \x1b[201~ bell \x07 ctrl-c \x03 del \x7f c1 \x85", "zw\u200bsp bidi\u202e bom\ufeff ls\u2028ps\u2029 soft\u00ad", "ends with a backslash\\", "crlf\r\nline\r\n\n"];
+const INPUT_BOX_ONLY = [
+  "!echo hi",
+  "nul \x00 esc \x1b[201~ bell \x07 ctrl-c \x03 del \x7f c1 \x85",
+  "zw\u200bsp bidi\u202e bom\ufeff ls\u2028ps\u2029 soft\u00ad",
+  "ends with a backslash\\",
+  "crlf\r\nline\r\n\n",
+];
 
 describe("prompt rules by runner", () => {
   it("the input box refuses what a headless message delivers as given", () => {
@@ -62,6 +68,8 @@ describe("prompt rules by runner", () => {
   it("bash_mode keeps the input box's rules on every runner (the operator's switch first)", () => {
     expect(refusal(() => preparePromptFor("message", "ls", { ...rules, bashMode: true })).code).toBe("PERMISSION_DENIED");
     expect(preparePromptFor("message", "ls", { ...rules, bashMode: true, allowBashMode: true })).toBe("!ls");
-    expect(refusal(() => preparePromptFor("message", "ls \x1b", { ...rules, bashMode: true, allowBashMode: true })).code).toBe("INVALID_ARGUMENT");
+    expect(refusal(() => preparePromptFor("message", "ls \x1b", { ...rules, bashMode: true, allowBashMode: true })).code).toBe(
+      "INVALID_ARGUMENT",
+    );
   });
 });

@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { SessionError } from "../../src/core/errors.js";
-import { INPUT_MODE_PREFIXES, inputModeOf, PASTE_PIECE_CHARS, PASTE_PIECE_NEWLINES, pastePieces, preparePrompt } from "../../src/runners/terminal/screen/prompt.js";
+import {
+  INPUT_MODE_PREFIXES,
+  inputModeOf,
+  PASTE_PIECE_CHARS,
+  PASTE_PIECE_NEWLINES,
+  pastePieces,
+  preparePrompt,
+} from "../../src/runners/terminal/screen/prompt.js";
 
 const rules = { maxChars: 100_000, allowBashMode: false };
 
@@ -36,11 +43,17 @@ describe("prompt validation", () => {
       expect(e.message).toContain(`U+${c.toString(16).toUpperCase().padStart(4, "0")}`);
       expect(e.message).toContain("position 2");
     }
-    for (const c of [0x7f, 0x80, 0x9b, 0x9f]) expect(refusal(() => preparePrompt(`x${String.fromCharCode(c)}`, rules)).message).toContain("position 1");
+    for (const c of [0x7f, 0x80, 0x9b, 0x9f])
+      expect(refusal(() => preparePrompt(`x${String.fromCharCode(c)}`, rules)).message).toContain("position 1");
   });
 
   it("refuses the paste terminator wherever it stands (ESC is a control character)", () => {
-    for (const msg of ["\x1b[201~!touch pwned", "hello\x1b[201~\r/exit", "please read this\x1b[201~\rmore", `${"a".repeat(699)}\x1b[201~b`]) {
+    for (const msg of [
+      "\x1b[201~!touch pwned",
+      "hello\x1b[201~\r/exit",
+      "please read this\x1b[201~\rmore",
+      `${"a".repeat(699)}\x1b[201~b`,
+    ]) {
       const e = refusal(() => preparePrompt(msg, rules));
       expect(e.code).toBe("INVALID_ARGUMENT");
       expect(e.message).toContain("U+001B (ESC");
@@ -66,14 +79,18 @@ describe("prompt validation", () => {
     // Measured on 2.1.197 and 2.1.330: only "!" switches the input box; these stay text.
     for (const text of ["#123 is broken", "& then", "@file.ts please", "? what"]) expect(preparePrompt(text, rules)).toBe(text);
     // A "/" whose first word names a command (known or not) runs it instead of sending a prompt; a path is text.
-    for (const text of ["/clear", "/cl", "/exit now", "/compact keep the notes", "/", "/notacommand please"]) expect(refusal(() => preparePrompt(text, rules)).message).toContain('starts with "/"');
-    for (const text of ["/usr/bin/env is a path", "/home/me/app.ts has a bug", "/tmp/x"]) expect(preparePrompt(text, rules)).toBe(text);
+    for (const text of ["/clear", "/cl", "/exit now", "/compact keep the notes", "/", "/notacommand please"])
+      expect(refusal(() => preparePrompt(text, rules)).message).toContain('starts with "/"');
+    for (const text of ["/usr/bin/env is a path", "/home/me/app.ts has a bug", "/tmp/x"])
+      expect(preparePrompt(text, rules)).toBe(text);
   });
 
   it("bash mode only when the operator allows it; the message then goes without the '!' the server adds", () => {
     expect(refusal(() => preparePrompt("ls", { ...rules, bashMode: true })).code).toBe("PERMISSION_DENIED");
     expect(preparePrompt("ls -la", { ...rules, bashMode: true, allowBashMode: true })).toBe("!ls -la");
-    expect(refusal(() => preparePrompt("ls\x1b", { ...rules, bashMode: true, allowBashMode: true })).code).toBe("INVALID_ARGUMENT");
+    expect(refusal(() => preparePrompt("ls\x1b", { ...rules, bashMode: true, allowBashMode: true })).code).toBe(
+      "INVALID_ARGUMENT",
+    );
   });
 
   it("a final backslash is refused (Enter after it would add a line instead of sending)", () => {
@@ -84,7 +101,9 @@ describe("prompt validation", () => {
 
   it("empty and over-long messages are refused", () => {
     expect(refusal(() => preparePrompt(" \n ", rules)).message).toMatch(/empty/);
-    expect(refusal(() => preparePrompt("x".repeat(11), { ...rules, maxChars: 10 })).message).toMatch(/11 characters; the limit is 10/);
+    expect(refusal(() => preparePrompt("x".repeat(11), { ...rules, maxChars: 10 })).message).toMatch(
+      /11 characters; the limit is 10/,
+    );
   });
 });
 
@@ -103,7 +122,37 @@ function rng(seed: number): () => number {
 describe("fuzz: 10,000 random messages through validation and paste splitting", () => {
   it("never crashes; only newline and tab among controls reach the terminal; pieces rejoin to the accepted text", () => {
     const rand = rng(20261123);
-    const alphabet = ["a", "Z", " ", "\n", "\r", "\t", "!", "#", "&", "/", "@", "\x1b", "[", "2", "0", "1", "~", "\x03", "\x15", "\x00", "\x7f", "\x9b", "日", "🙂", ";", "$", "'", '"', "\\"];
+    const alphabet = [
+      "a",
+      "Z",
+      " ",
+      "\n",
+      "\r",
+      "\t",
+      "!",
+      "#",
+      "&",
+      "/",
+      "@",
+      "\x1b",
+      "[",
+      "2",
+      "0",
+      "1",
+      "~",
+      "\x03",
+      "\x15",
+      "\x00",
+      "\x7f",
+      "\x9b",
+      "日",
+      "🙂",
+      ";",
+      "$",
+      "'",
+      '"',
+      "\\",
+    ];
     let accepted = 0;
     let refused = 0;
     const broken: string[] = [];

@@ -8,28 +8,42 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { foldAll, reduce, type LogEvent } from "../../src/events/reducer.js";
 
-const SIGNALS = JSON.parse(readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", "hook-signals.json"), "utf8")) as Record<string, LogEvent>;
+const SIGNALS = JSON.parse(
+  readFileSync(join(import.meta.dirname, "..", "fixtures", "screens", "hook-signals.json"), "utf8"),
+) as Record<string, LogEvent>;
 const real = (prefix: string): LogEvent => {
   const k = Object.keys(SIGNALS).find((x) => x.startsWith(prefix));
   if (!k) throw new Error(`no fixture ${prefix}`);
   return SIGNALS[k]!;
 };
-const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });
-const busy = () => foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "x" }), ev("PreToolUse", { tool_name: "Bash" })]);
+const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({
+  hook_event_name,
+  ...extra,
+});
+const busy = () =>
+  foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "x" }), ev("PreToolUse", { tool_name: "Bash" })]);
 
 describe("reducer: the CLI's newer signals", () => {
   it("agent_needs_input (2.1.330/2.1.331, auto mode's 'can't check' screen) is kept while it stands, and the next progress clears it", () => {
     for (const k of ["Notification@2.1.331", "Notification@2.1.330"]) {
       let f = reduce(busy(), { ...real(k), ts: "2026-11-25T00:00:07.000Z" });
       expect(f.status).toBe("busy");
-      expect(f.needs_input).toEqual({ message: "Auto mode can't check actions in this session and needs your choice", since: "2026-11-25T00:00:07.000Z" });
+      expect(f.needs_input).toEqual({
+        message: "Auto mode can't check actions in this session and needs your choice",
+        since: "2026-11-25T00:00:07.000Z",
+      });
       f = reduce(f, ev("cs:interrupted"));
       expect(f.needs_input).toBeUndefined();
       expect(reduce(reduce(busy(), real(k)), ev("PostToolUse")).needs_input).toBeUndefined();
     }
     // Other notifications (permission_prompt, idle_prompt) are not "needs input" notices; nor is one after the end.
-    expect(reduce(busy(), ev("Notification", { notification_type: "permission_prompt", message: "Claude needs your permission" })).needs_input).toBeUndefined();
-    expect(reduce(foldAll([ev("cs:spawn"), ev("cs:exit", { exit_code: 0 })]), real("Notification@2.1.331")).needs_input).toBeUndefined();
+    expect(
+      reduce(busy(), ev("Notification", { notification_type: "permission_prompt", message: "Claude needs your permission" }))
+        .needs_input,
+    ).toBeUndefined();
+    expect(
+      reduce(foldAll([ev("cs:spawn"), ev("cs:exit", { exit_code: 0 })]), real("Notification@2.1.331")).needs_input,
+    ).toBeUndefined();
   });
 
   it("PermissionDenied (2.1.197, auto mode) is listed for the turn, which goes on; the next prompt starts a new list", () => {

@@ -6,7 +6,10 @@ import { EventTail } from "../../src/events/eventlog.js";
 import { foldAll, initialFold, parseEventLine, reduce, type LogEvent } from "../../src/events/reducer.js";
 import { canMove, STATUSES } from "../../src/core/status.js";
 
-const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });
+const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({
+  hook_event_name,
+  ...extra,
+});
 
 describe("status reducer", () => {
   it("follows a whole turn: starting → ready → busy → idle", () => {
@@ -16,12 +19,25 @@ describe("status reducer", () => {
       ev("UserPromptSubmit", { prompt: "hi", session_id: "c1" }),
       ev("Stop", { last_assistant_message: "hello" }),
     ]);
-    expect(f).toMatchObject({ status: "idle", turn_count: 1, prompts_submitted: 1, last_prompt: "hi", last_response: "hello", last_turn: "completed", claude_session_id: "c1" });
+    expect(f).toMatchObject({
+      status: "idle",
+      turn_count: 1,
+      prompts_submitted: 1,
+      last_prompt: "hi",
+      last_response: "hello",
+      last_turn: "completed",
+      claude_session_id: "c1",
+    });
   });
 
   it("keeps the ended turn's prompt id from Stop, not from UserPromptSubmit (a queued prompt's fires with the running turn's id)", () => {
     // The real CLI 2.1.330, a prompt queued during a turn: both UserPromptSubmits carry the first prompt's id.
-    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "long", prompt_id: "p1" }), ev("UserPromptSubmit", { prompt: "queued", prompt_id: "p1" })]);
+    let f = foldAll([
+      ev("cs:spawn"),
+      ev("SessionStart"),
+      ev("UserPromptSubmit", { prompt: "long", prompt_id: "p1" }),
+      ev("UserPromptSubmit", { prompt: "queued", prompt_id: "p1" }),
+    ]);
     f = reduce(f, ev("Stop", { prompt_id: "p1" }));
     expect(f.turn_prompt_id).toBe("p1");
     f = reduce(f, ev("Stop", { prompt_id: "p2" }));
@@ -34,7 +50,12 @@ describe("status reducer", () => {
   });
 
   it("a permission request waits, and the tool running again clears it", () => {
-    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "x" }), ev("PreToolUse", { tool_name: "Bash" })]);
+    let f = foldAll([
+      ev("cs:spawn"),
+      ev("SessionStart"),
+      ev("UserPromptSubmit", { prompt: "x" }),
+      ev("PreToolUse", { tool_name: "Bash" }),
+    ]);
     f = reduce(f, ev("PermissionRequest", { tool_name: "Bash", tool_input: { command: "ls" } }));
     expect(f.status).toBe("waiting_for_permission");
     expect(f.pending_permission).toMatchObject({ tool_name: "Bash", tool_input: { command: "ls" } });
@@ -44,14 +65,30 @@ describe("status reducer", () => {
   });
 
   it("cs:turn_failed (headless: an error result with no hook) ends an open turn as failed, and only an open one", () => {
-    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("cs:turn_failed", { message: "Reached maximum number of turns (1)" })]);
-    expect(f).toMatchObject({ status: "idle", last_turn: "failed", last_error: "Reached maximum number of turns (1)", turn_count: 1, prompts_submitted: 1 });
+    let f = foldAll([
+      ev("cs:spawn"),
+      ev("SessionStart"),
+      ev("UserPromptSubmit"),
+      ev("cs:turn_failed", { message: "Reached maximum number of turns (1)" }),
+    ]);
+    expect(f).toMatchObject({
+      status: "idle",
+      last_turn: "failed",
+      last_error: "Reached maximum number of turns (1)",
+      turn_count: 1,
+      prompts_submitted: 1,
+    });
     f = reduce(f, ev("cs:turn_failed", { message: "late" }));
     expect(f).toMatchObject({ turn_count: 1, last_error: "Reached maximum number of turns (1)" });
   });
 
   it("StopFailure ends the turn as failed with the API's message; the next prompt works", () => {
-    let f = foldAll([ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit"), ev("StopFailure", { error: "unknown", last_assistant_message: "API Error: 500 boom" })]);
+    let f = foldAll([
+      ev("cs:spawn"),
+      ev("SessionStart"),
+      ev("UserPromptSubmit"),
+      ev("StopFailure", { error: "unknown", last_assistant_message: "API Error: 500 boom" }),
+    ]);
     expect(f).toMatchObject({ status: "idle", last_turn: "failed", last_error: "API Error: 500 boom", turn_count: 1 });
     f = foldAll([ev("UserPromptSubmit"), ev("Stop", { last_assistant_message: "ok" })], f);
     expect(f).toMatchObject({ status: "idle", last_turn: "completed", turn_count: 2 });
@@ -82,7 +119,11 @@ describe("status reducer", () => {
   });
 
   it("a fork's SessionStart reports the parent id; the new id comes from cs:spawn and UserPromptSubmit", () => {
-    const f = foldAll([ev("cs:spawn", { claude_session_id: "new" }), ev("SessionStart", { session_id: "old", source: "resume" }), ev("UserPromptSubmit", { session_id: "new" })]);
+    const f = foldAll([
+      ev("cs:spawn", { claude_session_id: "new" }),
+      ev("SessionStart", { session_id: "old", source: "resume" }),
+      ev("UserPromptSubmit", { session_id: "new" }),
+    ]);
     expect(f.claude_session_id).toBe("new");
   });
 
@@ -95,7 +136,12 @@ describe("status reducer", () => {
       ev("SessionEnd", { reason: "clear", session_id: "c1" }),
       ev("SessionStart", { source: "clear", session_id: "c2" }),
     ]);
-    expect(f).toMatchObject({ status: "ready", claude_session_id: "c2", turn_count: 1, session_start: { source: "clear", seq: 5 } });
+    expect(f).toMatchObject({
+      status: "ready",
+      claude_session_id: "c2",
+      turn_count: 1,
+      session_start: { source: "clear", seq: 5 },
+    });
     // /compact: the same id, no turn; any other SessionEnd still ends the session.
     const g = reduce(f, ev("SessionStart", { source: "compact", session_id: "c2" }));
     expect(g).toMatchObject({ claude_session_id: "c2", turn_count: 1, session_start: { source: "compact", seq: 6 } });
@@ -111,12 +157,29 @@ describe("status reducer", () => {
 
   it("replaying the same log gives the same state: folded in random chunks through a tail, or in one replay", async () => {
     const log = [
-      ev("cs:spawn"), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "a" }), ev("PermissionRequest", { tool_name: "Write" }), ev("PostToolUse"),
-      ev("Stop", { last_assistant_message: "done", background_tasks: [{}] }), ev("UserPromptSubmit", { prompt: "b" }), ev("Stop", { last_assistant_message: "done" }),
-      ev("cs:exit", { exit_code: 0 }), ev("cs:spawn", { claude_session_id: "c2" }), ev("SessionStart"), ev("UserPromptSubmit", { prompt: "c" }), ev("StopFailure", { error: "boom" }),
+      ev("cs:spawn"),
+      ev("SessionStart"),
+      ev("UserPromptSubmit", { prompt: "a" }),
+      ev("PermissionRequest", { tool_name: "Write" }),
+      ev("PostToolUse"),
+      ev("Stop", { last_assistant_message: "done", background_tasks: [{}] }),
+      ev("UserPromptSubmit", { prompt: "b" }),
+      ev("Stop", { last_assistant_message: "done" }),
+      ev("cs:exit", { exit_code: 0 }),
+      ev("cs:spawn", { claude_session_id: "c2" }),
+      ev("SessionStart"),
+      ev("UserPromptSubmit", { prompt: "c" }),
+      ev("StopFailure", { error: "boom" }),
     ];
     const once = foldAll(log);
-    expect(once).toMatchObject({ status: "idle", turn_count: 3, prompts_submitted: 3, responses: 2, last_turn: "failed", claude_session_id: "c2" });
+    expect(once).toMatchObject({
+      status: "idle",
+      turn_count: 3,
+      prompts_submitted: 3,
+      responses: 2,
+      last_turn: "failed",
+      claude_session_id: "c2",
+    });
     const dir = mkdtempSync(join(tmpdir(), "cs-fold-"));
     try {
       for (let trial = 0; trial < 5; trial++) {
@@ -129,7 +192,7 @@ describe("status reducer", () => {
         await tail.start();
         // Bytes appended in random chunks, cutting lines anywhere (a hook mid-write).
         const bytes = Buffer.from(log.map((e) => JSON.stringify(e) + "\n").join(""));
-        for (let at = 0; at < bytes.length; ) {
+        for (let at = 0; at < bytes.length;) {
           const n = 1 + Math.floor(Math.random() * 90);
           appendFileSync(file, bytes.subarray(at, at + n));
           at += n;

@@ -9,7 +9,13 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
-import { installResources, RESOURCE_KINDS, resourceUri, SCREEN_EVERY_MS, type InstalledResources } from "../../src/server/mcp/resources.js";
+import {
+  installResources,
+  RESOURCE_KINDS,
+  resourceUri,
+  SCREEN_EVERY_MS,
+  type InstalledResources,
+} from "../../src/server/mcp/resources.js";
 import { createLogger } from "../../src/util/log.js";
 import { fakeService } from "../helpers/fake-service.js";
 import { until } from "../helpers/wait.js";
@@ -25,7 +31,10 @@ afterEach(async () => {
 });
 
 async function connected(): Promise<{ updates: string[] }> {
-  const server = new Server({ name: "resources-test", version: "0" }, { capabilities: { resources: { subscribe: true, listChanged: true } } });
+  const server = new Server(
+    { name: "resources-test", version: "0" },
+    { capabilities: { resources: { subscribe: true, listChanged: true } } },
+  );
   res = installResources(server, f.svc, createLogger({ level: "error" }));
   client = new Client({ name: "resources-test-client", version: "0" });
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -62,7 +71,8 @@ describe("resource subscriptions", () => {
     await connected();
     const kept = await f.svc.start(f.startIn());
     const gone = await f.svc.start(f.startIn());
-    for (const s of [kept, gone]) for (const kind of RESOURCE_KINDS) await client!.subscribeResource({ uri: resourceUri(s.session_id, kind) });
+    for (const s of [kept, gone])
+      for (const kind of RESOURCE_KINDS) await client!.subscribeResource({ uri: resourceUri(s.session_id, kind) });
     await poke(gone.session_id);
     // The poke arms one screen update (it may already have gone out on a loaded machine: the window is short).
     expect(res!.kept.subscriptions).toBe(8);

@@ -16,7 +16,9 @@ const scanned = [...files(join(SRC, "sessions")), ...files(join(SRC, "server")),
 
 describe("the runner seam", () => {
   it("sessions/ and server/ import nothing from runners/terminal", () => {
-    const hits = scanned.filter((f) => /from\s+["'][^"']*runners\/terminal\//.test(readFileSync(f, "utf8"))).map((f) => relative(SRC, f));
+    const hits = scanned
+      .filter((f) => /from\s+["'][^"']*runners\/terminal\//.test(readFileSync(f, "utf8")))
+      .map((f) => relative(SRC, f));
     expect(hits).toEqual([]);
   });
 

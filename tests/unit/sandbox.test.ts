@@ -28,19 +28,47 @@ const spec: SandboxSpec = {
 
 describe("host patterns", () => {
   it("accepts host, host:port, *.domain, IP literals; refuses the rest with the entry named", () => {
-    for (const ok of ["api.example.com", "api.example.com:443", "*.example.org", "*.example.org:8443", "127.0.0.1:8080", "[::1]:443", "localhost"]) {
+    for (const ok of [
+      "api.example.com",
+      "api.example.com:443",
+      "*.example.org",
+      "*.example.org:8443",
+      "127.0.0.1:8080",
+      "[::1]:443",
+      "localhost",
+    ]) {
       expect(typeof parseHost(ok), ok).toBe("object");
     }
-    for (const bad of ["", "http://x.com", "x.com/path", "*.com", "a b.com", "x.com:0", "x.com:70000", "300.1.1.1", "-x.com", "*", "x.com:"]) {
+    for (const bad of [
+      "",
+      "http://x.com",
+      "x.com/path",
+      "*.com",
+      "a b.com",
+      "x.com:0",
+      "x.com:70000",
+      "300.1.1.1",
+      "-x.com",
+      "*",
+      "x.com:",
+    ]) {
       expect(typeof parseHost(bad), JSON.stringify(bad)).toBe("string");
     }
-    expect(() => parseHosts(["ok.com", "bad/one"], "CLAUDE_SESSIONS_SANDBOX_HOSTS")).toThrow(/CLAUDE_SESSIONS_SANDBOX_HOSTS: "bad\/one"/);
+    expect(() => parseHosts(["ok.com", "bad/one"], "CLAUDE_SESSIONS_SANDBOX_HOSTS")).toThrow(
+      /CLAUDE_SESSIONS_SANDBOX_HOSTS: "bad\/one"/,
+    );
   });
 
   it("a caller may narrow the operator's list, never widen it", () => {
     const op = parseHosts(["*.example.org", "api.github.com:443", "10.0.0.5"], "op");
-    expect(widening(op, parseHosts(["a.example.org", "*.b.example.org:443", "api.github.com:443", "10.0.0.5:22"], "c"))).toEqual([]);
-    expect(widening(op, parseHosts(["example.org", "api.github.com", "api.github.com:80", "evil.com", "*.x.example.com"], "c")).map(formatHost)).toEqual(["example.org", "api.github.com", "api.github.com:80", "evil.com", "*.x.example.com"]);
+    expect(widening(op, parseHosts(["a.example.org", "*.b.example.org:443", "api.github.com:443", "10.0.0.5:22"], "c"))).toEqual(
+      [],
+    );
+    expect(
+      widening(op, parseHosts(["example.org", "api.github.com", "api.github.com:80", "evil.com", "*.x.example.com"], "c")).map(
+        formatHost,
+      ),
+    ).toEqual(["example.org", "api.github.com", "api.github.com:80", "evil.com", "*.x.example.com"]);
   });
 
   it("the API's host comes from ANTHROPIC_BASE_URL (the mock's IP literal and port), else api.anthropic.com:443", () => {
@@ -60,25 +88,65 @@ describe("the launcher's spec", () => {
     expect(() => decodeSpec("{")).toThrow();
     // The programs that run outside the sandbox are absolute paths: never looked up on a session's PATH.
     expect(() => decodeSpec(JSON.stringify({ ...spec, tools: { ...spec.tools, bwrap: "bwrap" } }))).toThrow(/not a sandbox spec/);
-    expect(runtimeConfig(spec, () => false)).toMatchObject({ bwrapPath: "/usr/bin/bwrap", socatPath: "/usr/bin/socat", ripgrep: { command: "/usr/bin/rg" } });
+    expect(runtimeConfig(spec, () => false)).toMatchObject({
+      bwrapPath: "/usr/bin/bwrap",
+      socatPath: "/usr/bin/socat",
+      ripgrep: { command: "/usr/bin/rg" },
+    });
   });
 
   it("writes: cwd, the session's config and temp folders, its transcript folder and what the spec adds; the allowlist as given", () => {
     const c = runtimeConfig(spec, () => false);
-    expect(c.filesystem.allowWrite).toEqual(["/work/p", "/state/s1/claude-config", "/state/s1/tmp", "/home/u/.claude/projects/-work-p", "/state/s1/events.jsonl"]);
+    expect(c.filesystem.allowWrite).toEqual([
+      "/work/p",
+      "/state/s1/claude-config",
+      "/state/s1/tmp",
+      "/home/u/.claude/projects/-work-p",
+      "/state/s1/events.jsonl",
+    ]);
     expect(c.filesystem.denyRead).toEqual(["/home/u/.ssh", "/state"]);
     // Never writable, even for a session whose cwd is the home folder: the user's config and main file, denied where
     // they exist; where they do not, only when a write root covers them (else a host-side mount point would appear).
     const there = new Set(["/home/u/.claude.json", "/home/u/.claude/settings.json"]);
-    expect(runtimeConfig(spec, (p) => there.has(p)).filesystem.denyWrite).toEqual(["/home/u/.claude.json", "/home/u/.claude/settings.json"]);
+    expect(runtimeConfig(spec, (p) => there.has(p)).filesystem.denyWrite).toEqual([
+      "/home/u/.claude.json",
+      "/home/u/.claude/settings.json",
+    ]);
     const home = runtimeConfig({ ...spec, cwd: "/home/u" }, (p) => there.has(p)).filesystem.denyWrite;
-    expect(home).toEqual(expect.arrayContaining(["/home/u/.claude.json", "/home/u/.claude/settings.json", "/home/u/.claude/hooks", "/home/u/.claude/plugins", "/home/u/.claude/settings.local.json"]));
+    expect(home).toEqual(
+      expect.arrayContaining([
+        "/home/u/.claude.json",
+        "/home/u/.claude/settings.json",
+        "/home/u/.claude/hooks",
+        "/home/u/.claude/plugins",
+        "/home/u/.claude/settings.local.json",
+      ]),
+    );
     expect(c.network.allowedDomains).toEqual(["127.0.0.1:8080", "*.example.org"]);
   });
 
   it("the child's environment keeps the session's variables, drops DOPPLER_* and the server's own, points at its folders", () => {
-    const env = sandboxEnv({ PATH: "/bin", API_TOKEN: "v", DOPPLER_TOKEN: "dp", DOPPLER_PROJECT: "p", CLAUDE_SESSIONS_DIR: "/state", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_MEMBER_SECRET: "m" }, spec);
-    expect(env).toEqual({ PATH: "/bin", API_TOKEN: "v", CLAUDE_SESSIONS_ID: "s1", CLAUDE_SESSIONS_MEMBER_SECRET: "m", CLAUDE_CONFIG_DIR: "/state/s1/claude-config", CLAUDE_CODE_TMPDIR: "/state/s1/tmp", IS_SANDBOX: "1" });
+    const env = sandboxEnv(
+      {
+        PATH: "/bin",
+        API_TOKEN: "v",
+        DOPPLER_TOKEN: "dp",
+        DOPPLER_PROJECT: "p",
+        CLAUDE_SESSIONS_DIR: "/state",
+        CLAUDE_SESSIONS_ID: "s1",
+        CLAUDE_SESSIONS_MEMBER_SECRET: "m",
+      },
+      spec,
+    );
+    expect(env).toEqual({
+      PATH: "/bin",
+      API_TOKEN: "v",
+      CLAUDE_SESSIONS_ID: "s1",
+      CLAUDE_SESSIONS_MEMBER_SECRET: "m",
+      CLAUDE_CONFIG_DIR: "/state/s1/claude-config",
+      CLAUDE_CODE_TMPDIR: "/state/s1/tmp",
+      IS_SANDBOX: "1",
+    });
   });
 });
 
@@ -99,15 +167,31 @@ describe("the operator's switch", () => {
   });
 
   it("a bad operator list or a widening caller is refused before anything else is looked at", () => {
-    expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "ok.com,http://bad" }), true)).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
-    expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "*.example.org" }), { allow_hosts: ["evil.com"] })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
-    expect(() => sandboxFor(cfg({}), true, "a headless session")).toThrow(expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }));
+    expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "ok.com,http://bad" }), true)).toThrow(
+      expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }),
+    );
+    expect(() => sandboxFor(cfg({ CLAUDE_SESSIONS_SANDBOX_HOSTS: "*.example.org" }), { allow_hosts: ["evil.com"] })).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGUMENT" }),
+    );
+    expect(() => sandboxFor(cfg({}), true, "a headless session")).toThrow(
+      expect.objectContaining({ code: "SANDBOX_UNAVAILABLE" }),
+    );
     expect(sandboxBlocker({ kind: "remote", caps: { sandbox: false } })).toBe("a remote session");
     expect(sandboxBlocker({ kind: "tmux", caps: { sandbox: true } })).toBeUndefined();
   });
 
   it("a caller's env may not reach the launcher outside the sandbox: NODE_OPTIONS, LD_* and the like are refused", () => {
-    for (const k of ["PATH", "HOME", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_EXTRA_CA_CERTS", "CLAUDE_SESSIONS_MEMBER_SOCKET"]) {
+    for (const k of [
+      "PATH",
+      "HOME",
+      "NODE_OPTIONS",
+      "NODE_PATH",
+      "LD_PRELOAD",
+      "LD_LIBRARY_PATH",
+      "DYLD_INSERT_LIBRARIES",
+      "NODE_EXTRA_CA_CERTS",
+      "CLAUDE_SESSIONS_MEMBER_SOCKET",
+    ]) {
       expect(() => checkSandboxEnv({ [k]: "x" }), k).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => checkSandboxEnv({ API_TOKEN: "x", MY_NODE_OPTIONS: "y" })).not.toThrow();
@@ -115,7 +199,8 @@ describe("the operator's switch", () => {
 
   it("the warm pool's key has the sandbox with the operator's default applied: a sandboxed start never takes an unsandboxed spare", () => {
     const base = { cwd: "/w/a", backend: "tmux" as const };
-    const key = (env: Record<string, string>, sandbox?: boolean) => WarmPool.keyOf({ ...base, sandbox: sandboxKey(cfg(env), sandbox) })!.key;
+    const key = (env: Record<string, string>, sandbox?: boolean) =>
+      WarmPool.keyOf({ ...base, sandbox: sandboxKey(cfg(env), sandbox) })!.key;
     expect(key({}, true)).not.toBe(key({}));
     expect(key({}, false)).toBe(key({}));
     // The same call under "on" is a sandboxed one: the key says so, whichever server started the spare.

@@ -8,11 +8,22 @@ import { describe, expect, it } from "vitest";
 import { pastePieces } from "../../src/runners/terminal/screen/prompt.js";
 import { foldAll, type LogEvent } from "../../src/events/reducer.js";
 import { classifyScreen, pickChoice, unknownScreen } from "../../src/runners/terminal/screen/blocking.js";
-import { detectBlockingScreen, inputText, menuMoves, permissionDigit, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "../../src/runners/terminal/screen/screens.js";
+import {
+  detectBlockingScreen,
+  inputText,
+  menuMoves,
+  permissionDigit,
+  showsInterrupted,
+  showsInterruptedTurn,
+  showsStoppedTurn,
+} from "../../src/runners/terminal/screen/screens.js";
 
 const SAMPLES = join(import.meta.dirname, "..", "fixtures", "screens");
 const sample = (name: string) => readFileSync(join(SAMPLES, name), "utf8");
-const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({ hook_event_name, ...extra });
+const ev = (hook_event_name: LogEvent["hook_event_name"], extra: Partial<LogEvent> = {}): LogEvent => ({
+  hook_event_name,
+  ...extra,
+});
 
 describe("screens of the real CLI (2.1.197 samples)", () => {
   it("busy, idle, interrupted and the permission dialog are told apart", () => {
@@ -35,7 +46,14 @@ describe("screens of the real CLI (2.1.197 samples)", () => {
 
 describe("screen helpers", () => {
   it("2.1.330's dialog puts No at 4", () => {
-    const s = ["Do you want to proceed?", "❯ 1. Yes", "  2. Yes, and always allow access to work/ from this project", "  3. Yes, and switch to auto mode", "  4. No", ""].join("\n");
+    const s = [
+      "Do you want to proceed?",
+      "❯ 1. Yes",
+      "  2. Yes, and always allow access to work/ from this project",
+      "  3. Yes, and switch to auto mode",
+      "  4. No",
+      "",
+    ].join("\n");
     expect(permissionDigit(s, "deny")).toBe("4");
     expect(permissionDigit(s, "allow")).toBe("1");
     expect(permissionDigit("no dialog here", "deny")).toBeUndefined();
@@ -81,13 +99,34 @@ describe("screen helpers", () => {
 
 describe("blocking screens (issue 20): each sample is recognised with its choices", () => {
   const cases: Array<[string, string, string[]]> = [
-    ["auto-mode-cant-check.2.1.331.txt", "auto_mode_unavailable", ["stay in auto mode", "leave for accept edits mode and stop", "cancel"]],
+    [
+      "auto-mode-cant-check.2.1.331.txt",
+      "auto_mode_unavailable",
+      ["stay in auto mode", "leave for accept edits mode and stop", "cancel"],
+    ],
     ["trust.2.1.331.txt", "trust", ["No, exit", "Yes, I trust this folder"]],
-    ["mcp-server.2.1.331.txt", "mcp_server", ["Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"]],
+    [
+      "mcp-server.2.1.331.txt",
+      "mcp_server",
+      ["Use this MCP server", "Use this and all future MCP servers in this project", "Continue without using this MCP server"],
+    ],
     ["plan-exit.2.1.331.txt", "plan_approval", ["Yes, and switch to default (ask each time) for this session", "No"]],
-    ["plan-proceed.from-strings.2.1.331.txt", "plan_approval", ["Yes, and use auto mode", "Yes, and switch to default (ask each time)", "No, keep planning"]],
+    [
+      "plan-proceed.from-strings.2.1.331.txt",
+      "plan_approval",
+      ["Yes, and use auto mode", "Yes, and switch to default (ask each time)", "No, keep planning"],
+    ],
     ["question.2.1.330.txt", "question", ["Red", "Blue", "Type something.", "Chat about this"]],
-    ["usage-limit.from-strings.2.1.331.txt", "usage_limit", ["Stop and wait for limit to reset", "Wait here, then continue automatically at 3pm", "Switch to Sonnet and continue", "Upgrade your plan"]],
+    [
+      "usage-limit.from-strings.2.1.331.txt",
+      "usage_limit",
+      [
+        "Stop and wait for limit to reset",
+        "Wait here, then continue automatically at 3pm",
+        "Switch to Sonnet and continue",
+        "Upgrade your plan",
+      ],
+    ],
   ];
   for (const [file, kind, labels] of cases) {
     it(`${file} → ${kind}`, () => {
@@ -112,7 +151,17 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
 
   it("the end of an interrupted turn is seen however far above the input box it is (2.1.330's tall pane)", () => {
     const rule = "─".repeat(60);
-    const far = ["❯ MOCK_BASH:touch x", "● MOCK: running a command.", "  ⎿  Interrupted · What should Claude do instead?", "● Auto mode lets Claude …", ...Array(35).fill(""), rule, "❯ ", rule, "  ⏵⏵ auto mode on"].join("\n");
+    const far = [
+      "❯ MOCK_BASH:touch x",
+      "● MOCK: running a command.",
+      "  ⎿  Interrupted · What should Claude do instead?",
+      "● Auto mode lets Claude …",
+      ...Array(35).fill(""),
+      rule,
+      "❯ ",
+      rule,
+      "  ⏵⏵ auto mode on",
+    ].join("\n");
     expect(showsInterrupted(far)).toBe(false);
     expect(showsInterruptedTurn(far)).toBe(true);
     const next = far.replace("● Auto mode lets Claude …", "❯ the next prompt\n✶ Waddling… (1s)");
@@ -140,12 +189,24 @@ describe("blocking screens (issue 20): each sample is recognised with its choice
   });
 
   it("screens that do not hold a turn are not blocking: idle, busy, a 429 (its turn failed, or retried with a countdown), the input box", () => {
-    for (const f of ["idle-start.txt", "idle-after-reply.txt", "busy.txt", "after-esc.txt", "rate-limit-429.2.1.331.txt", "rate-limit-retrying.2.1.330.txt"]) {
+    for (const f of [
+      "idle-start.txt",
+      "idle-after-reply.txt",
+      "busy.txt",
+      "after-esc.txt",
+      "rate-limit-429.2.1.331.txt",
+      "rate-limit-retrying.2.1.330.txt",
+    ]) {
       expect(classifyScreen(sample(f)), f).toBeUndefined();
       expect(classifyScreen(sample(f), { quietMs: 0 }), f).toBeUndefined();
     }
     expect(unknownScreen(sample("busy.txt"), false)).toBeUndefined();
-    expect(unknownScreen(sample("rate-limit-retrying.2.1.330.txt"), inputText(sample("rate-limit-retrying.2.1.330.txt")) !== undefined)).toBeUndefined();
+    expect(
+      unknownScreen(
+        sample("rate-limit-retrying.2.1.330.txt"),
+        inputText(sample("rate-limit-retrying.2.1.330.txt")) !== undefined,
+      ),
+    ).toBeUndefined();
     expect(unknownScreen(sample("idle-start.txt"), true)).toBeUndefined();
   });
 

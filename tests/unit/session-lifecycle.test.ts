@@ -43,7 +43,8 @@ describe("session layer on a fake backend: lifecycle", () => {
   it("kill_session of a session whose exit status is recorded while its terminal still shows alive: already_dead, the status kept", async () => {
     const s = await f.svc.start(f.startIn());
     const fs = f.fake.sessions.get(s.session_id)!;
-    const status = async () => (await f.svc.list(api.listInput.parse({}))).sessions.find((x) => x.session_id === s.session_id)?.status;
+    const status = async () =>
+      (await f.svc.list(api.listInput.parse({}))).sessions.find((x) => x.session_id === s.session_id)?.status;
     await until(async () => (await status()) === "ready", 5000, 20);
     // The launcher appends the program's exit before it exits itself (and tmux reaps it a moment later).
     appendFileSync(fs.spec.eventsPath, JSON.stringify({ hook_event_name: "cs:exit", exit_code: 3 }) + "\n");
@@ -79,7 +80,12 @@ describe("session layer on a fake backend: lifecycle", () => {
     // As if another server process owned the terminal: a live owner, and the session's own process group.
     const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     // The owner records the exit when its process ends, as a pty backend does.
-    child.on("exit", () => appendFileSync(join(f.root, "state", s.session_id, "events.jsonl"), JSON.stringify({ hook_event_name: "cs:exit", exit_code: 143 }) + "\n"));
+    child.on("exit", () =>
+      appendFileSync(
+        join(f.root, "state", s.session_id, "events.jsonl"),
+        JSON.stringify({ hook_event_name: "cs:exit", exit_code: 143 }) + "\n",
+      ),
+    );
     await f.store.patch(s.session_id, (r) => {
       r.host = { owner_pid: process.ppid };
       r.pid = child.pid!;
@@ -93,7 +99,24 @@ describe("session layer on a fake backend: lifecycle", () => {
 
   it("a record whose session directory was never made (its server killed right after reserving it) is adopted as dead; start-up goes on", async () => {
     await f.store.update((st) => {
-      const reserved: SessionRecord = { session_id: "reserved", claude_session_id: "00000000-0000-4000-8000-000000000001", backend: "tmux", status: "starting", created_at: new Date().toISOString(), cwd: f.root, command: "claude", args: [], env_names: [], turn_count: 0, error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {} };
+      const reserved: SessionRecord = {
+        session_id: "reserved",
+        claude_session_id: "00000000-0000-4000-8000-000000000001",
+        backend: "tmux",
+        status: "starting",
+        created_at: new Date().toISOString(),
+        cwd: f.root,
+        command: "claude",
+        args: [],
+        env_names: [],
+        turn_count: 0,
+        error_log: [],
+        messages_sent: 0,
+        responses_received: 0,
+        total_chars_sent: 0,
+        total_chars_received: 0,
+        options: {},
+      };
       st.sessions.reserved = reserved;
     });
     const r = await f.svc.adopt();

@@ -18,7 +18,13 @@ describe("session layer on a fake backend: turns", () => {
     const s = await f.svc.start(f.startIn({ model: "sonnet;" }));
     expect(s).toMatchObject({ status: "ready", backend: "tmux", tmux_target: `cs-${s.session_id}` });
     const spec = f.fake.sessions.get(s.session_id)!.spec;
-    expect(spec.argv).toEqual([FAKE_CLAUDE, `--session-id=${s.claude_session_id}`, `--settings=${join(f.root, "state", s.session_id, "settings.json")}`, "--model=sonnet;", "--permission-mode=default"]);
+    expect(spec.argv).toEqual([
+      FAKE_CLAUDE,
+      `--session-id=${s.claude_session_id}`,
+      `--settings=${join(f.root, "state", s.session_id, "settings.json")}`,
+      "--model=sonnet;",
+      "--permission-mode=default",
+    ]);
     expect(spec.cwd).toBe(join(f.root, "work"));
     const r = await f.svc.send(f.sendIn(s.session_id, "hello\r\nworld"));
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: hello\nworld", final_state: "idle" });
@@ -63,10 +69,14 @@ describe("session layer on a fake backend: turns", () => {
     const s = await f.svc.start(f.startIn());
     for (const m of ["a", "b", "c"]) await f.svc.send(f.sendIn(s.session_id, m));
     // The fold reaches the file in a batched write: wait for it (bounded), then check it.
-    const rec = await until(async () => {
-      const r = (await f.store.read()).sessions[s.session_id]!;
-      return r.turn_count >= 3 ? r : undefined;
-    }, 5000, 20);
+    const rec = await until(
+      async () => {
+        const r = (await f.store.read()).sessions[s.session_id]!;
+        return r.turn_count >= 3 ? r : undefined;
+      },
+      5000,
+      20,
+    );
     expect(rec).toMatchObject({ responses_received: 3, total_chars_received: 12, messages_sent: 3, turn_count: 3 });
   });
 

@@ -19,7 +19,11 @@ const DAY = 86_400_000;
 describe("session deadline", () => {
   it("counts from the current process's start, not the record's creation (a resumed old session is not ended at once)", () => {
     const now = Date.parse("2026-11-23T12:00:00Z");
-    const old = { created_at: "2026-11-01T00:00:00Z", started_at: "2026-11-01T00:00:05Z", process_started_at: "2026-11-23T11:00:00Z" };
+    const old = {
+      created_at: "2026-11-01T00:00:00Z",
+      started_at: "2026-11-01T00:00:05Z",
+      process_started_at: "2026-11-23T11:00:00Z",
+    };
     expect(timeLeftMs(old, DAY, now)).toBe(DAY - 3_600_000);
     expect(timeLeftMs({ created_at: "2026-11-01T00:00:00Z" }, DAY, now)).toBe(0); // no later start known: it is old
   });
@@ -70,7 +74,16 @@ describe("session deadline", () => {
 
 describe("brief error text", () => {
   it("keeps the last meaningful lines within 500 characters, without control sequences or box drawing", () => {
-    const screen = ["\x1b[1mWelcome\x1b[0m", "╭──────╮", ...Array.from({ length: 60 }, (_, i) => `line ${i} ${"x".repeat(60)}`), "────────", "Error: the API key is invalid", "❯ ", "", "   "].join("\n");
+    const screen = [
+      "\x1b[1mWelcome\x1b[0m",
+      "╭──────╮",
+      ...Array.from({ length: 60 }, (_, i) => `line ${i} ${"x".repeat(60)}`),
+      "────────",
+      "Error: the API key is invalid",
+      "❯ ",
+      "",
+      "   ",
+    ].join("\n");
     const b = briefText(screen);
     expect(b.length).toBeLessThanOrEqual(500);
     expect(b.split("\n").at(-1)).toBe("Error: the API key is invalid");
@@ -102,7 +115,13 @@ describe("environment hand-off leftovers", () => {
   it("a server starting up removes them (nothing of the secret is left on disk)", async () => {
     const state = join(root, "s2");
     session(state, "gone1", { "env.x": 60_000, "handoff.y": 0 });
-    const app = await createApp({ PATH: process.env.PATH ?? "", HOME: join(root, "home"), CLAUDE_SESSIONS_DIR: state, CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-small-${process.pid}`, CLAUDE_SESSIONS_LOG_LEVEL: "error" });
+    const app = await createApp({
+      PATH: process.env.PATH ?? "",
+      HOME: join(root, "home"),
+      CLAUDE_SESSIONS_DIR: state,
+      CLAUDE_SESSIONS_TMUX_SOCKET: `cs-test-small-${process.pid}`,
+      CLAUDE_SESSIONS_LOG_LEVEL: "error",
+    });
     await app.close();
     expect(existsSync(join(state, "gone1", "env.x"))).toBe(false);
     expect(existsSync(join(state, "gone1", "handoff.y"))).toBe(false);

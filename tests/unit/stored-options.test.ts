@@ -15,8 +15,20 @@ describe("stored launch options", () => {
     expect(bad).toEqual([]);
     expect(Object.keys(state.sessions).sort()).toEqual(["b0a1b2c3d4", "h0a1b2c3d4", "t0a1b2c3d4"]);
     const t = state.sessions.t0a1b2c3d4!.options;
-    expect(t).toEqual({ model: "sonnet", permission_mode: "acceptEdits", add_dirs: ["/work/lib"], allowed_tools: ["Read", "Bash(git:*)"], trust_workspace: true, start_fingerprint: "3f1a9c" });
-    expect(pickClaudeOptions(t)).toEqual({ model: "sonnet", permission_mode: "acceptEdits", add_dirs: ["/work/lib"], allowed_tools: ["Read", "Bash(git:*)"] });
+    expect(t).toEqual({
+      model: "sonnet",
+      permission_mode: "acceptEdits",
+      add_dirs: ["/work/lib"],
+      allowed_tools: ["Read", "Bash(git:*)"],
+      trust_workspace: true,
+      start_fingerprint: "3f1a9c",
+    });
+    expect(pickClaudeOptions(t)).toEqual({
+      model: "sonnet",
+      permission_mode: "acceptEdits",
+      add_dirs: ["/work/lib"],
+      allowed_tools: ["Read", "Bash(git:*)"],
+    });
     const h = state.sessions.h0a1b2c3d4!.options;
     expect(h).not.toHaveProperty("an_option_of_a_later_version");
     // effort was an option of a later version once; this version knows it (issue 31) and keeps it typed.
@@ -40,6 +52,8 @@ describe("stored launch options", () => {
     expect(bad).toEqual([]);
     const o = state.sessions.b0a1b2c3d4!.options;
     expect(JSON.parse(JSON.stringify(o))).toEqual({ model: "opus" });
-    expect(headlessOptionsOf(StoredOptionsSchema.parse({ permission_mode: "root", max_turns: "3", strict_mcp_config: "yes" }))).toEqual({});
+    expect(
+      headlessOptionsOf(StoredOptionsSchema.parse({ permission_mode: "root", max_turns: "3", strict_mcp_config: "yes" })),
+    ).toEqual({});
   });
 });

@@ -6,7 +6,8 @@ import { newRecord, sessionMap, type SessionRecord } from "../../src/store/schem
 import { checkChosenId, dopplerChoice, startFingerprint } from "../../src/sessions/launch/options.js";
 import { claimTeammate } from "../../src/sessions/teams/team.js";
 
-const rec = (id: string, p: Partial<SessionRecord>) => newRecord({ session_id: id, claude_session_id: id, backend: "tmux", status: "idle", cwd: "/", ...p });
+const rec = (id: string, p: Partial<SessionRecord>) =>
+  newRecord({ session_id: id, claude_session_id: id, backend: "tmux", status: "idle", cwd: "/", ...p });
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -57,7 +58,15 @@ describe("the design's names", () => {
     const ok = (worktree: unknown) => startInput.safeParse({ cwd: "/w", worktree }).success;
     expect(ok(true)).toBe(true);
     expect(ok({ branch: "feature/x", base: "main" })).toBe(true);
-    for (const bad of [{ branch: "-x" }, { base: "--upload-pack=x" }, { branch: "a..b" }, { branch: "a b" }, { branch: "x.lock" }, { branch: "end/" }, { base: "HEAD@{1}" }]) {
+    for (const bad of [
+      { branch: "-x" },
+      { base: "--upload-pack=x" },
+      { branch: "a..b" },
+      { branch: "a b" },
+      { branch: "x.lock" },
+      { branch: "end/" },
+      { base: "HEAD@{1}" },
+    ]) {
       expect(ok(bad), JSON.stringify(bad)).toBe(false);
     }
   });

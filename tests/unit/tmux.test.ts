@@ -68,17 +68,54 @@ describe("tmux argv", () => {
     const handoff = c.args[c.args.indexOf("--") + 2]!;
     expect(handoff).toMatch(new RegExp(`^${dir}/handoff\\.[0-9a-f-]{36}$`));
     expect(c.args).toEqual([
-      "-L", "cs-test-sock",
-      "new-session", "-d", "-s", "cs-abc", "-x", "120", "-y", "40", "-c", dir,
-      "-P", "-F", "#{pane_id} #{pane_pid}", "--", scripts.launch, handoff,
-      ";", "set-option", "-w", "-t", "=cs-abc:", "remain-on-exit", "on",
-      ";", "set-hook", "-t", "=cs-abc:", "pane-died", `run-shell -b "'${scripts.hook}' '${dir}/events.jsonl' exit #{pane_dead_status} 3"`,
-      ";", "pipe-pane", "-o", "-t", "=cs-abc:", `cat >> '${dir}/output.log'`,
+      "-L",
+      "cs-test-sock",
+      "new-session",
+      "-d",
+      "-s",
+      "cs-abc",
+      "-x",
+      "120",
+      "-y",
+      "40",
+      "-c",
+      dir,
+      "-P",
+      "-F",
+      "#{pane_id} #{pane_pid}",
+      "--",
+      scripts.launch,
+      handoff,
+      ";",
+      "set-option",
+      "-w",
+      "-t",
+      "=cs-abc:",
+      "remain-on-exit",
+      "on",
+      ";",
+      "set-hook",
+      "-t",
+      "=cs-abc:",
+      "pane-died",
+      `run-shell -b "'${scripts.hook}' '${dir}/events.jsonl' exit #{pane_dead_status} 3"`,
+      ";",
+      "pipe-pane",
+      "-o",
+      "-t",
+      "=cs-abc:",
+      `cat >> '${dir}/output.log'`,
     ]);
     // Nothing the caller gave is on tmux's command line.
-    for (const s of [hostileCwd, "--model=a;", "#{pane_id}", "s3cr3t"]) expect(c.args.some((a) => a.includes(s) && a !== "#{pane_id} #{pane_pid}"), s).toBe(false);
+    for (const s of [hostileCwd, "--model=a;", "#{pane_id}", "s3cr3t"])
+      expect(
+        c.args.some((a) => a.includes(s) && a !== "#{pane_id} #{pane_pid}"),
+        s,
+      ).toBe(false);
     // It is all in the hand-off file, exactly, TERM left to tmux; the file is gone.
-    expect(c.handoff).toBe(`C:${hostileCwd}\0E:${dir}/events.jsonl\0G:3\0A:/bin/claude\0A:--model=a;\0A:-p\0A:#{pane_id}\0V:SECRET=s3cr3t $(x)\0`);
+    expect(c.handoff).toBe(
+      `C:${hostileCwd}\0E:${dir}/events.jsonl\0G:3\0A:/bin/claude\0A:--model=a;\0A:-p\0A:#{pane_id}\0V:SECRET=s3cr3t $(x)\0`,
+    );
     expect(existsSync(handoff)).toBe(false);
   });
 
@@ -87,7 +124,22 @@ describe("tmux argv", () => {
     await backend.keys("abc", ["Enter", "C-c"]);
     await backend.screen("abc");
     expect(calls.map((c) => c.args)).toEqual([
-      ["-L", "cs-test-sock", "load-buffer", "-b", `cs-abc-${process.pid}-1`, "-", ";", "paste-buffer", "-p", "-d", "-b", `cs-abc-${process.pid}-1`, "-t", "=cs-abc:"],
+      [
+        "-L",
+        "cs-test-sock",
+        "load-buffer",
+        "-b",
+        `cs-abc-${process.pid}-1`,
+        "-",
+        ";",
+        "paste-buffer",
+        "-p",
+        "-d",
+        "-b",
+        `cs-abc-${process.pid}-1`,
+        "-t",
+        "=cs-abc:",
+      ],
       ["-L", "cs-test-sock", "send-keys", "-t", "=cs-abc:", "Enter", "C-c"],
       ["-L", "cs-test-sock", "capture-pane", "-p", "-t", "=cs-abc:"],
     ]);
@@ -97,7 +149,22 @@ describe("tmux argv", () => {
   it("pasteEach: every piece its own bracketed paste, all in one tmux call through stdin", async () => {
     await backend.pasteEach("abc", ["one; #{x}\nline", "two\u001b[201~ still text", "three"]);
     expect(calls.map((c) => c.args)).toEqual([
-      ["-L", "cs-test-sock", "load-buffer", "-b", `cs-abc-${process.pid}-1`, "-", ";", "paste-buffer", "-p", "-d", "-b", `cs-abc-${process.pid}-1`, "-t", "=cs-abc:"],
+      [
+        "-L",
+        "cs-test-sock",
+        "load-buffer",
+        "-b",
+        `cs-abc-${process.pid}-1`,
+        "-",
+        ";",
+        "paste-buffer",
+        "-p",
+        "-d",
+        "-b",
+        `cs-abc-${process.pid}-1`,
+        "-t",
+        "=cs-abc:",
+      ],
     ]);
     // paste-buffer -p brackets the whole buffer; the ends and starts between the pieces make each its own paste. A
     // marker inside a piece would end its paste early: dropped.

@@ -32,9 +32,16 @@ const teamNote = defineTool({
 
 describe("a tool is one declaration (issue 35)", () => {
   it("the toolsets' lists are the declarations' toolsets, in the listing's order", () => {
-    for (const [set, names] of Object.entries(TOOLSETS)) expect(names, set).toEqual(TOOLS.filter((t) => t.toolset === set).map((t) => t.name));
+    for (const [set, names] of Object.entries(TOOLSETS))
+      expect(names, set).toEqual(TOOLS.filter((t) => t.toolset === set).map((t) => t.name));
     expect(TOOLSETS.core).toContain("start_session");
-    expect(toolsOf(["teams"]).map((t) => t.name)).toEqual(["broadcast_message", "wait_for_sessions", "sync_context", "fan_out", "merge_worktree"]);
+    expect(toolsOf(["teams"]).map((t) => t.name)).toEqual([
+      "broadcast_message",
+      "wait_for_sessions",
+      "sync_context",
+      "fan_out",
+      "merge_worktree",
+    ]);
   });
 
   it("the nodes route a call by the route its tool declares, not by its name", () => {
@@ -75,8 +82,13 @@ describe("a tool is one declaration (issue 35)", () => {
 
   it("one function writes an audit line: nothing in src/ but AuditLog.record appends to the audit log", () => {
     const SRC = resolve(import.meta.dirname, "../../src");
-    const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : []));
-    const writers = files(SRC).filter((f) => /audit\.append\(/.test(readFileSync(f, "utf8"))).map((f) => relative(SRC, f));
+    const files = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : [],
+      );
+    const writers = files(SRC)
+      .filter((f) => /audit\.append\(/.test(readFileSync(f, "utf8")))
+      .map((f) => relative(SRC, f));
     expect(writers).toEqual([]);
   });
 });

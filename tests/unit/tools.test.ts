@@ -41,7 +41,9 @@ describe("tools/list", () => {
   it("a result lists its required fields and key ones, stays open, and the tool says where the rest is", () => {
     const send = listTools(TOOLS.filter((t) => t.name === "send_message"))[0]!;
     const fields = Object.keys(send.outputSchema.properties as object);
-    expect(fields).toEqual(expect.arrayContaining(["session_id", "message_sent", "final_state", "response", "pending_permission", "blocked"]));
+    expect(fields).toEqual(
+      expect.arrayContaining(["session_id", "message_sent", "final_state", "response", "pending_permission", "blocked"]),
+    );
     expect(fields).not.toContain("session_cost_usd");
     expect(send.outputSchema.additionalProperties).toBeUndefined();
     // That the text copy has them all is said once, in the instructions (not in every tool's description).
@@ -56,7 +58,8 @@ describe("tools/list", () => {
   it("the test client's table (tests/helpers/tools.ts) types exactly the tools the server lists, with their own schemas", () => {
     const listed = new Map(listTools().map((t) => [t.name, t]));
     expect(Object.keys(CLIENT_TOOLS).sort()).toEqual([...listed.keys()].sort());
-    for (const [name, [input]] of Object.entries(CLIENT_TOOLS)) expect(input.safeParse({ surely_not_an_argument: 1 }).success, name).toBe(false);
+    for (const [name, [input]] of Object.entries(CLIENT_TOOLS))
+      expect(input.safeParse({ surely_not_an_argument: 1 }).success, name).toBe(false);
   });
 
   it("the whole surface fits in 32 KB of tools/list JSON", () => {
@@ -95,7 +98,9 @@ describe("tools/list", () => {
       if (typeof o.additionalProperties === "object") walk(o.additionalProperties, `${path}{}`);
       if (Array.isArray(o.anyOf)) o.anyOf.forEach((x, i) => walk(x, `${path}|${i}`));
     };
-    for (const set of TOOLSET_NAMES) for (const t of listTools(toolsOf([set]))) (walk(t.inputSchema, `${set}:${t.name}<`), walk(t.outputSchema, `${set}:${t.name}>`));
+    for (const set of TOOLSET_NAMES)
+      for (const t of listTools(toolsOf([set])))
+        (walk(t.inputSchema, `${set}:${t.name}<`), walk(t.outputSchema, `${set}:${t.name}>`));
     expect(untyped).toEqual([]);
   });
 
@@ -121,7 +126,12 @@ describe("toolsets", () => {
   it("CLAUDE_SESSIONS_TOOLSETS picks the sets; unset means all; an unknown name stops the server", () => {
     expect(parseToolsets(undefined)).toEqual(["all"]);
     expect(parseToolsets(" core, history ")).toEqual(["core", "history"]);
-    expect(toolsOf(parseToolsets("admin")).map((t) => t.name)).toEqual(["health_check", "configure", "move_session", "transfer_session"]);
+    expect(toolsOf(parseToolsets("admin")).map((t) => t.name)).toEqual([
+      "health_check",
+      "configure",
+      "move_session",
+      "transfer_session",
+    ]);
     expect(() => parseToolsets("core,kitchen")).toThrow(/unknown toolset "kitchen".*core, context, teams, history, admin/);
   });
 });

@@ -6,7 +6,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hasTextBlock, isPrompt, messageUsageOf, parseTranscriptLine, type TranscriptLine } from "../../src/claude/transcript-line.js";
+import {
+  hasTextBlock,
+  isPrompt,
+  messageUsageOf,
+  parseTranscriptLine,
+  type TranscriptLine,
+} from "../../src/claude/transcript-line.js";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/transcripts");
 
@@ -22,7 +28,21 @@ describe("a transcript line, parsed", () => {
     const ls = lines("tool-allow-2.1.197.jsonl");
     expect(ls.every((l) => l !== undefined)).toBe(true);
     expect(ls.map((l) => l.kind)).toEqual([
-      "other", "other", "other", "other", "user", "other", "other", "assistant", "assistant", "other", "user", "assistant", "system", "system", "other",
+      "other",
+      "other",
+      "other",
+      "other",
+      "user",
+      "other",
+      "other",
+      "assistant",
+      "assistant",
+      "other",
+      "user",
+      "assistant",
+      "system",
+      "system",
+      "other",
     ]);
     const prompt = ls[4]!;
     expect(prompt).toMatchObject({
@@ -38,8 +58,17 @@ describe("a transcript line, parsed", () => {
     expect(isPrompt(prompt)).toBe(true);
 
     const [text, call] = [ls[7]!, ls[8]!];
-    expect(text).toMatchObject({ kind: "assistant", messageId: "msg_mock_3b239c4259dfd15be43cb4b2", model: "claude-opus-4-8", content: [{ type: "text", text: "MOCK: running a command." }] });
-    expect(call).toMatchObject({ kind: "assistant", messageId: "msg_mock_3b239c4259dfd15be43cb4b2", content: [{ type: "tool_use", name: "Bash" }] });
+    expect(text).toMatchObject({
+      kind: "assistant",
+      messageId: "msg_mock_3b239c4259dfd15be43cb4b2",
+      model: "claude-opus-4-8",
+      content: [{ type: "text", text: "MOCK: running a command." }],
+    });
+    expect(call).toMatchObject({
+      kind: "assistant",
+      messageId: "msg_mock_3b239c4259dfd15be43cb4b2",
+      content: [{ type: "tool_use", name: "Bash" }],
+    });
     expect(hasTextBlock(text)).toBe(true);
     expect(hasTextBlock(call)).toBe(false);
     expect(messageUsageOf(text)).toEqual({
@@ -47,7 +76,14 @@ describe("a transcript line, parsed", () => {
       model: "claude-opus-4-8",
       sidechain: false,
       timestamp: "2026-11-25T01:02:10.981Z",
-      usage: { input_tokens: 22151, output_tokens: 21, cache_creation_input_tokens: 0, cache_creation_5m_input_tokens: 0, cache_creation_1h_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: {
+        input_tokens: 22151,
+        output_tokens: 21,
+        cache_creation_input_tokens: 0,
+        cache_creation_5m_input_tokens: 0,
+        cache_creation_1h_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     });
 
     const result = ls[10]!;
@@ -74,11 +110,30 @@ describe("a transcript line, parsed", () => {
   });
 
   it("reads sidechain flags, summaries, titles and compact summaries", () => {
-    const side = parseTranscriptLine(JSON.stringify({ type: "assistant", isSidechain: true, message: { id: "m", model: "claude-haiku-4-5", usage: { input_tokens: 3 } } }))!;
+    const side = parseTranscriptLine(
+      JSON.stringify({
+        type: "assistant",
+        isSidechain: true,
+        message: { id: "m", model: "claude-haiku-4-5", usage: { input_tokens: 3 } },
+      }),
+    )!;
     expect(messageUsageOf(side)).toMatchObject({ sidechain: true, model: "claude-haiku-4-5", usage: { input_tokens: 3 } });
-    expect(parseTranscriptLine(JSON.stringify({ type: "summary", summary: "Fixing the build", leafUuid: "u1" }))).toMatchObject({ kind: "summary", summary: "Fixing the build", leafUuid: "u1" });
-    expect(parseTranscriptLine(JSON.stringify({ type: "custom-title", customTitle: "mine" }))).toMatchObject({ kind: "custom-title", title: "mine" });
-    const compact = parseTranscriptLine(JSON.stringify({ type: "user", isCompactSummary: true, message: { role: "user", content: "This session is being continued…" } }))!;
+    expect(parseTranscriptLine(JSON.stringify({ type: "summary", summary: "Fixing the build", leafUuid: "u1" }))).toMatchObject({
+      kind: "summary",
+      summary: "Fixing the build",
+      leafUuid: "u1",
+    });
+    expect(parseTranscriptLine(JSON.stringify({ type: "custom-title", customTitle: "mine" }))).toMatchObject({
+      kind: "custom-title",
+      title: "mine",
+    });
+    const compact = parseTranscriptLine(
+      JSON.stringify({
+        type: "user",
+        isCompactSummary: true,
+        message: { role: "user", content: "This session is being continued…" },
+      }),
+    )!;
     expect(compact).toMatchObject({ kind: "user", compactSummary: true });
     expect(isPrompt(compact)).toBe(false);
   });
@@ -89,9 +144,30 @@ describe("a transcript line, parsed", () => {
     expect(parseTranscriptLine("null")).toBeUndefined();
     expect(parseTranscriptLine("[1,2]")).toBeUndefined();
     expect(parseTranscriptLine(JSON.stringify({ type: "user", message: "hi" }))).toMatchObject({ kind: "other", type: "user" });
-    const odd = parseTranscriptLine(JSON.stringify({ type: "assistant", isSidechain: "yes", timestamp: 5, message: { id: 7, model: null, usage: { input_tokens: -4, output_tokens: "9" }, content: [null, 3, { type: "text", text: 1 }, { type: "tool_use", name: 2 }] } }))!;
-    expect(odd).toEqual({ kind: "assistant", sidechain: false, meta: false, compactSummary: false, content: [{ type: "other" }, { type: "tool_use" }], usage: expect.objectContaining({ input_tokens: 0, output_tokens: 0 }) });
+    const odd = parseTranscriptLine(
+      JSON.stringify({
+        type: "assistant",
+        isSidechain: "yes",
+        timestamp: 5,
+        message: {
+          id: 7,
+          model: null,
+          usage: { input_tokens: -4, output_tokens: "9" },
+          content: [null, 3, { type: "text", text: 1 }, { type: "tool_use", name: 2 }],
+        },
+      }),
+    )!;
+    expect(odd).toEqual({
+      kind: "assistant",
+      sidechain: false,
+      meta: false,
+      compactSummary: false,
+      content: [{ type: "other" }, { type: "tool_use" }],
+      usage: expect.objectContaining({ input_tokens: 0, output_tokens: 0 }),
+    });
     expect(messageUsageOf(odd)).toBeUndefined();
-    expect(parseTranscriptLine(JSON.stringify({ type: "assistant", message: { id: "m", usage: {} } }))!).toSatisfy((l: TranscriptLine) => messageUsageOf(l)?.model === "unknown");
+    expect(parseTranscriptLine(JSON.stringify({ type: "assistant", message: { id: "m", usage: {} } }))!).toSatisfy(
+      (l: TranscriptLine) => messageUsageOf(l)?.model === "unknown",
+    );
   });
 });

@@ -13,7 +13,12 @@ import { tempDirs, Transcript, type Dirs } from "../helpers/transcripts.js";
 let dirs: Dirs;
 afterEach(() => dirs?.cleanup());
 
-const U = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const U = (input: number, output: number) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
 
 describe("a turn's usage from the transcripts", () => {
   it("counts a streamed reply written as several lines once, with sidechain and sub-agent usage", async () => {
@@ -21,11 +26,30 @@ describe("a turn's usage from the transcripts", () => {
     const t = new Transcript(dirs.configDir, "/w/turn");
     t.turn("earlier", "before", { usage: U(1000, 1000) });
     const start = sizes(transcriptFiles(t.path));
-    t.user("build it").assistant([{ type: "text", text: "on it" }, { type: "tool_use", name: "Task", input: { prompt: "x" } }, { type: "text", text: "done" }], { id: "m1", usage: U(100, 50) });
-    t.user("sub task", { sidechain: true }).assistant("sub done", { id: "m2", model: "claude-haiku-4-5-20251001", usage: U(3, 4), sidechain: true });
+    t.user("build it").assistant(
+      [
+        { type: "text", text: "on it" },
+        { type: "tool_use", name: "Task", input: { prompt: "x" } },
+        { type: "text", text: "done" },
+      ],
+      { id: "m1", usage: U(100, 50) },
+    );
+    t.user("sub task", { sidechain: true }).assistant("sub done", {
+      id: "m2",
+      model: "claude-haiku-4-5-20251001",
+      usage: U(3, 4),
+      sidechain: true,
+    });
     const sub = join(dirs.configDir, "projects", "-w-turn", t.sessionId, "subagents");
     mkdirSync(sub, { recursive: true });
-    writeFileSync(join(sub, "agent-1.jsonl"), JSON.stringify({ type: "assistant", isSidechain: true, message: { id: "m3", model: "claude-haiku-4-5-20251001", usage: U(5, 6) } }) + "\n");
+    writeFileSync(
+      join(sub, "agent-1.jsonl"),
+      JSON.stringify({
+        type: "assistant",
+        isSidechain: true,
+        message: { id: "m3", model: "claude-haiku-4-5-20251001", usage: U(5, 6) },
+      }) + "\n",
+    );
     const files = transcriptFiles(t.path);
     expect(files).toHaveLength(2);
     const r = await readTurn(t.path, files, start, start);
@@ -105,7 +129,10 @@ describe("a turn's usage from the transcripts", () => {
     expect(r.turn.usage).toMatchObject({ input_tokens: 30, output_tokens: 3 });
     expect(r.reply).toBe(true);
     expect(r.total.usage).toMatchObject({ input_tokens: 50, output_tokens: 5 });
-    expect((await readTurn(t.path, [t.path], queuedAt, queuedAt, "p1")).turn.usage).toMatchObject({ input_tokens: 20, output_tokens: 2 });
+    expect((await readTurn(t.path, [t.path], queuedAt, queuedAt, "p1")).turn.usage).toMatchObject({
+      input_tokens: 20,
+      output_tokens: 2,
+    });
   });
 });
 
@@ -114,9 +141,15 @@ describe("a fork's copied history", () => {
     const { copiedHistoryEnd } = await import("../../src/claude/turn-usage.js");
     const dir = (await import("node:fs")).mkdtempSync(join((await import("node:os")).tmpdir(), "cs-fork-"));
     const f = join(dir, "fork.jsonl");
-    const line = (ts: string | undefined, n: number) => JSON.stringify({ type: "user", n, ...(ts ? { timestamp: ts } : {}) }) + "\n";
+    const line = (ts: string | undefined, n: number) =>
+      JSON.stringify({ type: "user", n, ...(ts ? { timestamp: ts } : {}) }) + "\n";
     // A headless fork writes bookkeeping lines of its own (stamped later, or not at all) above the copy.
-    const copied = line(undefined, 0) + line("2026-01-01T00:00:05.500Z", 0) + line("2026-01-01T00:00:00.000Z", 1) + line(undefined, 2) + line("2026-01-01T00:00:01.000Z", 3);
+    const copied =
+      line(undefined, 0) +
+      line("2026-01-01T00:00:05.500Z", 0) +
+      line("2026-01-01T00:00:00.000Z", 1) +
+      line(undefined, 2) +
+      line("2026-01-01T00:00:01.000Z", 3);
     writeFileSync(f, copied + line("2026-01-01T00:00:05.000Z", 4) + line("2026-01-01T00:00:06.000Z", 5));
     expect(await copiedHistoryEnd(f, "2026-01-01T00:00:05.000Z")).toBe(Buffer.byteLength(copied));
     expect(await copiedHistoryEnd(f, "2025-12-31T00:00:00.000Z")).toBe(0);
@@ -124,7 +157,17 @@ describe("a fork's copied history", () => {
     // The parent's last reply written (and stamped) after the fork was asked for, and copied all the same: its API
     // message is the parent's, so it is history too; the fork's own reply (another message id) is not.
     const reply = (ts: string, id: string) =>
-      JSON.stringify({ type: "assistant", timestamp: ts, message: { id, model: "claude-opus-4-8", role: "assistant", content: [{ type: "text", text: "x" }], usage: { input_tokens: 1, output_tokens: 10 } } }) + "\n";
+      JSON.stringify({
+        type: "assistant",
+        timestamp: ts,
+        message: {
+          id,
+          model: "claude-opus-4-8",
+          role: "assistant",
+          content: [{ type: "text", text: "x" }],
+          usage: { input_tokens: 1, output_tokens: 10 },
+        },
+      }) + "\n";
     const parent = join(dir, "parent.jsonl");
     writeFileSync(parent, line("2026-01-01T00:00:00.000Z", 1) + reply("2026-01-01T00:00:05.200Z", "msg_parent"));
     const fork = join(dir, "fork2.jsonl");

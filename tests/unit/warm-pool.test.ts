@@ -13,7 +13,12 @@ describe("WarmPool.keyOf", () => {
     expect(WarmPool.keyOf({ ...base, prompt: "hi", timeout_ms: 5000, keep_session: false })!.key).toBe(k);
     expect(WarmPool.keyOf({ ...base, node: "local" })!.key).toBe(k);
     expect(WarmPool.keyOf({ permission_mode: "default", backend: "tmux", cwd: "/w/a" })!.key).toBe(k);
-    for (const other of [{ cwd: "/w/b" }, { backend: "pty" as const }, { model: "sonnet" }, { permission_mode: "acceptEdits" as const }]) {
+    for (const other of [
+      { cwd: "/w/b" },
+      { backend: "pty" as const },
+      { model: "sonnet" },
+      { permission_mode: "acceptEdits" as const },
+    ]) {
       expect(WarmPool.keyOf({ ...base, ...other })!.key).not.toBe(k);
     }
     expect(WarmPool.keyOf({ ...base, prompt: "x" })!.options).not.toHaveProperty("prompt");

@@ -20,7 +20,11 @@ import { makeWorld } from "../world.mjs";
 
 function repoIn(w) {
   const repo = w.dir("repo");
-  const git = (...a) => execFileSync("git", ["-c", "user.email=b@example.com", "-c", "user.name=b", ...a], { cwd: repo, env: { PATH: process.env.PATH ?? "", HOME: w.home } });
+  const git = (...a) =>
+    execFileSync("git", ["-c", "user.email=b@example.com", "-c", "user.name=b", ...a], {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? "", HOME: w.home },
+    });
   git("init", "-q", "-b", "main");
   writeFileSync(join(repo, "app.txt"), "todo\n");
   git("add", ".");
@@ -39,9 +43,21 @@ async function fanOut(cfg, log) {
     for (let i = 0; i < (cfg.mode === "quick" ? 1 : 3); i++) {
       const repo = repoIn(w);
       const t0 = performance.now();
-      const r = await m.must("fan_out", { cwd: repo, prompt: "FAKE_BASH:echo good > app.txt", n: 4, permission_mode: "dontAsk", trust_workspace: true, timeout_ms: 120_000 }, { timeout: 300_000 });
+      const r = await m.must(
+        "fan_out",
+        {
+          cwd: repo,
+          prompt: "FAKE_BASH:echo good > app.txt",
+          n: 4,
+          permission_mode: "dontAsk",
+          trust_workspace: true,
+          timeout_ms: 120_000,
+        },
+        { timeout: 300_000 },
+      );
       times.push(performance.now() - t0);
-      if (r.attempts.length !== 4 || r.attempts.some((a) => a.checks_passed !== 1)) throw new Error(`fan_out: unexpected ranking ${r.table}`);
+      if (r.attempts.length !== 4 || r.attempts.some((a) => a.checks_passed !== 1))
+        throw new Error(`fan_out: unexpected ranking ${r.table}`);
       for (const a of r.attempts) await m.call("kill_session", { session_id: a.session_id, force: true });
     }
     if (log) log(`attempts/fan-out: ${times.length} runs`);
@@ -58,13 +74,24 @@ async function radar(cfg, log) {
   try {
     m = await w.connect();
     const repo = repoIn(w);
-    const [a, b] = await Promise.all([0, 1].map(() => m.must("start_session", { cwd: repo, worktree: true, trust_workspace: true })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => m.must("start_session", { cwd: repo, worktree: true, trust_workspace: true })),
+    );
     const waiting = new Map();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const d = n.params.data;
       if (d?.event === "overlap" && d.session_id === b.session_id) waiting.get(d.file)?.(performance.now());
     });
-    const payload = (s, file) => ({ session_id: s.claude_session_id, transcript_path: `${w.home}/x.jsonl`, cwd: s.cwd, permission_mode: "default", hook_event_name: "PostToolUse", tool_name: "Write", tool_input: { file_path: join(s.cwd, file), content: "x\n" }, tool_response: {} });
+    const payload = (s, file) => ({
+      session_id: s.claude_session_id,
+      transcript_path: `${w.home}/x.jsonl`,
+      cwd: s.cwd,
+      permission_mode: "default",
+      hook_event_name: "PostToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: join(s.cwd, file), content: "x\n" },
+      tool_response: {},
+    });
     const lat = [];
     for (let i = 0; i < cfg.notifyRuns; i++) {
       const file = `f-${i}.txt`;
@@ -106,7 +133,8 @@ export async function attempts(cfg, log) {
       figure: "attempts: radar, the second session's edit hook line → overlap notification",
       runs: r.length,
       ...sr,
-      notes: "two live headless sessions in worktrees of one repo; from the payload handed to the primed hook to the client's handler",
+      notes:
+        "two live headless sessions in worktrees of one repo; from the payload handed to the primed hook to the client's handler",
       target: "p95 ≤ 1000 ms",
       result: sr.p95 !== undefined && sr.p95 <= 1000 ? "PASS" : "MISS",
     },

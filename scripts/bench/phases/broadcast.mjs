@@ -17,7 +17,8 @@ export async function broadcast(cfg) {
   try {
     m = await w.connect();
     const ids = [];
-    for (let i = 0; i < n; i++) ids.push((await m.must("start_session", { cwd: w.dir("member"), team_name: "bench" })).session_id);
+    for (let i = 0; i < n; i++)
+      ids.push((await m.must("start_session", { cwd: w.dir("member"), team_name: "bench" })).session_id);
     for (const id of ids) {
       const ew = new EventWatcher(w.eventsPath(id));
       await ew.start();
@@ -30,7 +31,9 @@ export async function broadcast(cfg) {
       const msg = `broadcast round ${r}: review the change`;
       const marks = watchers.map((ew) => ew.count);
       const t0 = performance.now();
-      const ups = watchers.map((ew, i) => ew.waitFor((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === msg, { from: marks[i], timeoutMs: 20_000 }));
+      const ups = watchers.map((ew, i) =>
+        ew.waitFor((e) => e.hook_event_name === "UserPromptSubmit" && e.prompt === msg, { from: marks[i], timeoutMs: 20_000 }),
+      );
       const res = await m.call("broadcast_message", { team_name: "bench", message: msg, wait_for_response: false });
       if (!res.ok) throw new Error(`broadcast_message failed: ${res.error?.code}: ${res.error?.message}`);
       const got = await Promise.all(ups);

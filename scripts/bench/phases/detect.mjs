@@ -35,7 +35,11 @@ async function ours(w, m, turns, log) {
   const s = await m.must("start_session", { cwd });
   const id = s.session_id;
   const events = w.eventsPath(id);
-  const common = { session_id: s.claude_session_id, transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`, cwd };
+  const common = {
+    session_id: s.claude_session_id,
+    transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`,
+    cwd,
+  };
   await m.must("send_message", { session_id: id, message: "FAKE_SLOW:600000 keep this session busy", wait_for_response: false });
   if ((await statusOf(m, id)) !== "busy") throw new Error("the detect session did not become busy");
   const r = rng(6001);
@@ -52,7 +56,13 @@ async function ours(w, m, turns, log) {
     if (i > turns * 2) throw new Error(`too many discarded detect samples (${discarded})`);
     if (i > 1) {
       // Make the session busy again with a synthetic prompt, and wait until the server folded it.
-      await appendViaHook(w.hookScript, events, { ...common, prompt_id: randomUUID(), permission_mode: "default", hook_event_name: "UserPromptSubmit", prompt: `synthetic prompt ${i}` });
+      await appendViaHook(w.hookScript, events, {
+        ...common,
+        prompt_id: randomUUID(),
+        permission_mode: "default",
+        hook_event_name: "UserPromptSubmit",
+        prompt: `synthetic prompt ${i}`,
+      });
       const end = Date.now() + 5000;
       while ((await statusOf(m, id)) !== "busy") {
         if (Date.now() > end) throw new Error("the server did not fold a synthetic UserPromptSubmit within 5 s");
@@ -63,7 +73,9 @@ async function ours(w, m, turns, log) {
     const mark = ew.count;
     let tR = 0;
     const tCall = performance.now();
-    const pending = m.call("wait_for_completion", { session_id: id, timeout_ms: 30_000 }).then((x) => ((tR = performance.now()), x));
+    const pending = m
+      .call("wait_for_completion", { session_id: id, timeout_ms: 30_000 })
+      .then((x) => ((tR = performance.now()), x));
     // The hook process starts meanwhile and stops at its `tr`, waiting for the payload.
     const hookProc = await primedHook(w.hookScript, events);
     await sleep(Math.max(0, r.int(25, 45) - (performance.now() - tCall)));
@@ -83,7 +95,15 @@ async function ours(w, m, turns, log) {
     const seen = await ew.waitFor((e) => e.hook_event_name === "Stop", { from: mark, timeoutMs: 5000 });
     if (!res.ok) throw new Error(`wait_for_completion failed: ${res.error?.code} ${res.error?.message}`);
     // Counted only if the call was really pending when the Stop landed, and returned that turn.
-    const why = !res.data.completed ? "not completed" : res.data.last_response !== reply ? "another turn's reply" : res.data.waited_ms < 15 ? `not pending (waited_ms ${res.data.waited_ms})` : !hookProc.ready ? "hook not primed in 2 s" : undefined;
+    const why = !res.data.completed
+      ? "not completed"
+      : res.data.last_response !== reply
+        ? "another turn's reply"
+        : res.data.waited_ms < 15
+          ? `not pending (waited_ms ${res.data.waited_ms})`
+          : !hookProc.ready
+            ? "hook not primed in 2 s"
+            : undefined;
     if (why) {
       discarded += 1;
       reasons.push(why);
@@ -112,16 +132,29 @@ async function pollers(w, m, sessions, turnsEach) {
         for (let i = 0; i < turnsEach; i++) {
           const slow = r.int(150, 350);
           const mark = ew.count;
-          const sent = await m.call("send_message", { session_id: id, message: `FAKE_SLOW:${slow} detect turn ${k}.${i}`, wait_for_response: false });
+          const sent = await m.call("send_message", {
+            session_id: id,
+            message: `FAKE_SLOW:${slow} detect turn ${k}.${i}`,
+            wait_for_response: false,
+          });
           if (!sent.ok) throw new Error(`send_message failed: ${sent.error?.code} ${sent.error?.message}`);
-          const waitP = m.call("wait_for_completion", { session_id: id, timeout_ms: 30_000 }).then((x) => ({ x, t: performance.now() }));
+          const waitP = m
+            .call("wait_for_completion", { session_id: id, timeout_ms: 30_000 })
+            .then((x) => ({ x, t: performance.now() }));
           const common = { socket: w.socket, home: w.home, sessionId: id, timeoutMs: 30_000 };
           const p1000 = pollUntilIdle({ ...common, periodMs: 1000, phaseMs: r.next() * 1000 });
           const p100 = pollUntilIdle({ ...common, periodMs: 100, phaseMs: r.next() * 100 });
           const stopP = ew.waitFor((e) => e.hook_event_name === "Stop", { from: mark, timeoutMs: 30_000 });
           const [wr, a, b, st] = await Promise.all([waitP, p1000, p100, stopP]);
           if (!st || !wr.x.ok || !wr.x.data.completed || a.t === undefined || b.t === undefined) {
-            out.failures.push({ session: k, turn: i, stop: Boolean(st), wait: wr.x.ok ? wr.x.data : wr.x.error, poll1000: a.t !== undefined, poll100: b.t !== undefined });
+            out.failures.push({
+              session: k,
+              turn: i,
+              stop: Boolean(st),
+              wait: wr.x.ok ? wr.x.data : wr.x.error,
+              poll1000: a.t !== undefined,
+              poll100: b.t !== undefined,
+            });
             continue;
           }
           out.ours.push(wr.t - st.t);
@@ -163,7 +196,14 @@ export async function detect(cfg, log) {
         notes: `+ the hook process's own run (spawn → exit, less the hold) p50 ${summary(a.hook).p50} ms; from the line seen by a watcher p50 ${summary(a.fromLine).p50} ms, p99 ${summary(a.fromLine).p99} ms${a.discarded ? `; ${a.discarded} discarded (wait not pending)` : ""}`,
         target: "p50 ≤ 20 ms, p99 ≤ 100 ms",
         result: pass ? "PASS" : "MISS",
-        data: { latency_ms: summary(a.lat), hook_sh_ms: summary(a.hook), from_line_seen_ms: summary(a.fromLine), discarded: a.discarded, discard_reasons: a.reasons, samples_ms: a.lat.map((x) => round(x)) },
+        data: {
+          latency_ms: summary(a.lat),
+          hook_sh_ms: summary(a.hook),
+          from_line_seen_ms: summary(a.fromLine),
+          discarded: a.discarded,
+          discard_reasons: a.reasons,
+          samples_ms: a.lat.map((x) => round(x)),
+        },
       },
       {
         key: "detect_poll_1000",

@@ -45,7 +45,9 @@ function claudeP(cli, cwd, env, prompt) {
       if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
     });
     c.stderr.on("data", (b) => (se += b));
-    c.on("exit", (code) => (at !== undefined ? resolve(at) : reject(new Error(`claude -p exited ${code} without the answer: ${(so + se).slice(-300)}`))));
+    c.on("exit", (code) =>
+      at !== undefined ? resolve(at) : reject(new Error(`claude -p exited ${code} without the answer: ${(so + se).slice(-300)}`)),
+    );
   });
 }
 
@@ -59,14 +61,24 @@ async function okCall(m, name, args, check) {
 /** start_session (tmux) + send_message waiting for the reply; resolves to the session id. */
 async function tmuxFirst(m, cwd, prompt) {
   const s = await okCall(m, "start_session", { cwd, backend: "tmux", permission_mode: "default" });
-  await okCall(m, "send_message", { session_id: s.session_id, message: prompt, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: ${prompt}`);
+  await okCall(
+    m,
+    "send_message",
+    { session_id: s.session_id, message: prompt, timeout_ms: 60_000 },
+    (d) => d.response === `MOCK REPLY: ${prompt}`,
+  );
   return s.session_id;
 }
 
 /** start_session (tmux) with the prompt, then wait_for_completion until its reply; resolves to the session id. */
 async function tmuxWithPrompt(m, cwd, prompt) {
   const s = await okCall(m, "start_session", { cwd, backend: "tmux", permission_mode: "default", prompt });
-  await okCall(m, "wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 }, (d) => d.last_response === `MOCK REPLY: ${prompt}`);
+  await okCall(
+    m,
+    "wait_for_completion",
+    { session_id: s.session_id, timeout_ms: 60_000 },
+    (d) => d.last_response === `MOCK REPLY: ${prompt}`,
+  );
   return s.session_id;
 }
 
@@ -74,7 +86,12 @@ async function tmuxWithPrompt(m, cwd, prompt) {
  * waiting for the transcript's reply line that the turn's usage is read from (it follows in the history). */
 async function sendThenWait(m, id, prompt) {
   await okCall(m, "send_message", { session_id: id, message: prompt, wait_for_response: false });
-  await okCall(m, "wait_for_completion", { session_id: id, timeout_ms: 60_000 }, (d) => d.last_response === `MOCK REPLY: ${prompt}`);
+  await okCall(
+    m,
+    "wait_for_completion",
+    { session_id: id, timeout_ms: 60_000 },
+    (d) => d.last_response === `MOCK REPLY: ${prompt}`,
+  );
 }
 
 async function spareReady(m, cwd) {
@@ -97,7 +114,11 @@ function cpuMs(pid) {
 
 /** Spawn → initialize → tools/list of the one-tool SDK peer; returns its CPU time. */
 async function peerList() {
-  const tr = new StdioClientTransport({ command: process.execPath, args: [resolve(import.meta.dirname, "../peer-server.mjs")], stderr: "ignore" });
+  const tr = new StdioClientTransport({
+    command: process.execPath,
+    args: [resolve(import.meta.dirname, "../peer-server.mjs")],
+    stderr: "ignore",
+  });
   const c = new Client({ name: "bench", version: "1.0.0" });
   await c.connect(tr);
   await c.listTools();
@@ -107,10 +128,30 @@ async function peerList() {
 }
 
 export async function firstAnswer(cfg, log) {
-  if (!cfg.real) return [{ key: "first_answer", figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)", notes: "skipped: needs --real", target: "reported", result: "SKIP" }];
+  if (!cfg.real)
+    return [
+      {
+        key: "first_answer",
+        figure: "first answer: claude-sessions vs bare `claude -p` (real CLI)",
+        notes: "skipped: needs --real",
+        target: "reported",
+        result: "SKIP",
+      },
+    ];
   const runs = cfg.realRuns;
   const w = makeWorld("first-answer", { MAX_CONCURRENT_SESSIONS: "30" });
-  const names = ["bare", "floor", "task", ...Array.from({ length: PAR }, (_, i) => `parf${i}`), ...Array.from({ length: PAR }, (_, i) => `parq${i}`), "tmux", "tmuxp", "pool", ...Array.from({ length: PAR }, (_, i) => `par${i}`), ...Array.from({ length: PAR }, (_, i) => `parp${i}`)];
+  const names = [
+    "bare",
+    "floor",
+    "task",
+    ...Array.from({ length: PAR }, (_, i) => `parf${i}`),
+    ...Array.from({ length: PAR }, (_, i) => `parq${i}`),
+    "tmux",
+    "tmuxp",
+    "pool",
+    ...Array.from({ length: PAR }, (_, i) => `par${i}`),
+    ...Array.from({ length: PAR }, (_, i) => `parp${i}`),
+  ];
   const dirs = Object.fromEntries(names.map((n) => [n, w.dir(n)]));
   let setup;
   let m;
@@ -118,12 +159,40 @@ export async function firstAnswer(cfg, log) {
   let floor;
   try {
     setup = await realSetup(w, Object.values(dirs));
-    const pEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8", ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")) };
+    const pEnv = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      LANG: "C.UTF-8",
+      ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")),
+    };
     const cli = setup.cli.path;
     m = await w.connect();
-    floor = await makeFloor({ root: w.root, home: w.home, env: Object.fromEntries(Object.entries(pEnv).filter(([k]) => k !== "PATH")), cli, socket: `${w.socket}-floor` });
+    floor = await makeFloor({
+      root: w.root,
+      home: w.home,
+      env: Object.fromEntries(Object.entries(pEnv).filter(([k]) => k !== "PATH")),
+      cli,
+      socket: `${w.socket}-floor`,
+    });
     mw = await w.connect({ CLAUDE_SESSIONS_WARM_POOL: "1" });
-    const t = { bare: [], floor: [], task: [], tmux: [], tmuxPrompt: [], warm: [], warmAtStop: [], followTmux: [], followTmuxAtStop: [], followHeadless: [], parTmux: [], parBare: [], spawn: [], spawnPeer: [], floorFollow: [], parFloor: [], parTmuxPrompt: [] };
+    const t = {
+      bare: [],
+      floor: [],
+      task: [],
+      tmux: [],
+      tmuxPrompt: [],
+      warm: [],
+      warmAtStop: [],
+      followTmux: [],
+      followTmuxAtStop: [],
+      followHeadless: [],
+      parTmux: [],
+      parBare: [],
+      spawn: [],
+      spawnPeer: [],
+      floorFollow: [],
+      parFloor: [],
+      parTmuxPrompt: [],
+    };
     const cpu = { spawn: [], spawnPeer: [] };
     // Warm-ups, not counted: the CLI's first start after install, and the pool's first (cold) take.
     await claudeP(cli, dirs.bare, pEnv, "warm-up");
@@ -140,13 +209,37 @@ export async function firstAnswer(cfg, log) {
       const [f1, f2] = await floor.run(dirs.floor, `floor ${i}`, `floor again ${i}`);
       t.floor.push(f1);
       t.floorFollow.push(f2);
-      const task = await time("task", () => okCall(m, "run_task", { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: task ${i}`));
+      const task = await time("task", () =>
+        okCall(
+          m,
+          "run_task",
+          { cwd: dirs.task, prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 },
+          (d) => d.response === `MOCK REPLY: task ${i}`,
+        ),
+      );
       const tm = await time("tmux", () => tmuxFirst(m, dirs.tmux, `tmux ${i}`));
-      await time("followTmux", () => okCall(m, "send_message", { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
-      await time("followHeadless", () => okCall(m, "send_message", { session_id: task.session_id, message: `again ${i}`, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: again ${i}`));
+      await time("followTmux", () =>
+        okCall(
+          m,
+          "send_message",
+          { session_id: tm, message: `again ${i}`, timeout_ms: 60_000 },
+          (d) => d.response === `MOCK REPLY: again ${i}`,
+        ),
+      );
+      await time("followHeadless", () =>
+        okCall(
+          m,
+          "send_message",
+          { session_id: task.session_id, message: `again ${i}`, timeout_ms: 60_000 },
+          (d) => d.response === `MOCK REPLY: again ${i}`,
+        ),
+      );
       await time("followTmuxAtStop", () => sendThenWait(m, tm, `once more ${i}`));
       await Promise.all([tm, task.session_id].map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
-      await okCall(m, "kill_session", { session_id: await time("tmuxPrompt", () => tmuxWithPrompt(m, dirs.tmuxp, `tmuxp ${i}`)), force: true });
+      await okCall(m, "kill_session", {
+        session_id: await time("tmuxPrompt", () => tmuxWithPrompt(m, dirs.tmuxp, `tmuxp ${i}`)),
+        force: true,
+      });
       await spareReady(mw, dirs.pool);
       const wid = await time("warm", () => tmuxFirst(mw, dirs.pool, `warm ${i}`));
       await okCall(mw, "kill_session", { session_id: wid, force: true });
@@ -157,12 +250,20 @@ export async function firstAnswer(cfg, log) {
         return s.session_id;
       });
       await okCall(mw, "kill_session", { session_id: wid2, force: true });
-      const ids = await time("parTmux", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))));
+      const ids = await time("parTmux", () =>
+        Promise.all(Array.from({ length: PAR }, (_, k) => tmuxFirst(m, dirs[`par${k}`], `par ${i}.${k}`))),
+      );
       await Promise.all(ids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
-      await time("parFloor", () => Promise.all(Array.from({ length: PAR }, (_, k) => floor.run(dirs[`parf${k}`], `parf ${i}.${k}`))));
-      const qids = await time("parTmuxPrompt", () => Promise.all(Array.from({ length: PAR }, (_, k) => tmuxWithPrompt(m, dirs[`parq${k}`], `parq ${i}.${k}`))));
+      await time("parFloor", () =>
+        Promise.all(Array.from({ length: PAR }, (_, k) => floor.run(dirs[`parf${k}`], `parf ${i}.${k}`))),
+      );
+      const qids = await time("parTmuxPrompt", () =>
+        Promise.all(Array.from({ length: PAR }, (_, k) => tmuxWithPrompt(m, dirs[`parq${k}`], `parq ${i}.${k}`))),
+      );
       await Promise.all(qids.map((id) => okCall(m, "kill_session", { session_id: id, force: true })));
-      await time("parBare", () => Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))));
+      await time("parBare", () =>
+        Promise.all(Array.from({ length: PAR }, (_, k) => claudeP(cli, dirs[`parp${k}`], pEnv, `parp ${i}.${k}`))),
+      );
       await time("spawn", async () => {
         const c = await w.connect();
         await c.client.listTools();
@@ -170,28 +271,134 @@ export async function firstAnswer(cfg, log) {
         await c.close();
       });
       cpu.spawnPeer.push(await time("spawnPeer", peerList));
-      log?.(`first-answer ${i + 1}/${runs}: ${Object.entries(t).map(([k, v]) => `${k} ${round(v.at(-1), 0)}`).join(", ")} ms`);
+      log?.(
+        `first-answer ${i + 1}/${runs}: ${Object.entries(t)
+          .map(([k, v]) => `${k} ${round(v.at(-1), 0)}`)
+          .join(", ")} ms`,
+      );
     }
     const s = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, summary(v)]));
     const ratio = (x, base = s.bare) => `${(x.p50 / base.p50).toFixed(2)}× bare`;
-    const row = (key, figure, st, notes, target, met) => ({ key, figure, runs: st.n, p50: st.p50, p95: st.p95, p99: st.max, notes, target, result: met === undefined ? "info" : met ? "ok" : "MISS", data: { ...st, samples_ms: t[key.replace(/^fa_/, "")].map((x) => round(x)) } });
+    const row = (key, figure, st, notes, target, met) => ({
+      key,
+      figure,
+      runs: st.n,
+      p50: st.p50,
+      p95: st.p95,
+      p99: st.max,
+      notes,
+      target,
+      result: met === undefined ? "info" : met ? "ok" : "MISS",
+      data: { ...st, samples_ms: t[key.replace(/^fa_/, "")].map((x) => round(x)) },
+    });
     return [
-      row("fa_bare", `first answer (CLI ${setup.cli.version} + mock): bare \`claude -p\`, spawn → answer on stdout`, s.bare, "the yardstick (no hooks)", "reported"),
-      row("fa_floor", "  the interactive floor: the CLI alone in a tmux pane, prompt on argv, Stop hook only (new-session → Stop)", s.floor, ratio(s.floor), "reported"),
+      row(
+        "fa_bare",
+        `first answer (CLI ${setup.cli.version} + mock): bare \`claude -p\`, spawn → answer on stdout`,
+        s.bare,
+        "the yardstick (no hooks)",
+        "reported",
+      ),
+      row(
+        "fa_floor",
+        "  the interactive floor: the CLI alone in a tmux pane, prompt on argv, Stop hook only (new-session → Stop)",
+        s.floor,
+        ratio(s.floor),
+        "reported",
+      ),
       row("fa_task", "  run_task, cold (headless: start + turn)", s.task, ratio(s.task), "≤ 1.0× bare", s.task.p50 <= s.bare.p50),
-      row("fa_tmux", "  tmux start_session + send_message, cold", s.tmux, `${ratio(s.tmux)}; ${(s.tmux.p50 / s.floor.p50).toFixed(2)}× the interactive floor`, "≤ 1.2× bare", s.tmux.p50 <= 1.2 * s.bare.p50),
-      row("fa_tmuxPrompt", "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)", s.tmuxPrompt, `${ratio(s.tmuxPrompt)}; ${(s.tmuxPrompt.p50 / s.floor.p50).toFixed(2)}× the interactive floor`, "≤ 1.10× the interactive floor", s.tmuxPrompt.p50 <= 1.1 * s.floor.p50),
-      row("fa_warm", "  tmux start_session + send_message, warm spare (WARM_POOL=1)", s.warm, ratio(s.warm), "≤ 0.6× bare", s.warm.p50 <= 0.6 * s.bare.p50),
-      row("fa_warmAtStop", "  the same, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.warmAtStop, ratio(s.warmAtStop), "reported"),
-      row("fa_floorFollow", "  the floor's follow-up: the floor's pane, a second prompt typed, Enter once shown → its Stop", s.floorFollow, ratio(s.floorFollow), "reported"),
-      row("fa_followTmux", "  follow-up turn, tmux (send_message → reply)", s.followTmux, `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up; ${(s.followTmux.p50 / s.floorFollow.p50).toFixed(2)}× the floor's follow-up`, "≤ 1.10× the floor's follow-up", s.followTmux.p50 <= 1.1 * s.floorFollow.p50),
-      row("fa_followTmuxAtStop", "  follow-up turn, tmux, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)", s.followTmuxAtStop, `${ratio(s.followTmuxAtStop)}; ${(s.followTmuxAtStop.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`, "reported"),
-      row("fa_followHeadless", "  follow-up turn, headless (send_message → reply)", s.followHeadless, ratio(s.followHeadless), "reported"),
-      row("fa_parTmux", `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`, s.parTmux, `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`, `≤ 1.3× ${PAR} claude -p`, s.parTmux.p50 <= 1.3 * s.parBare.p50),
+      row(
+        "fa_tmux",
+        "  tmux start_session + send_message, cold",
+        s.tmux,
+        `${ratio(s.tmux)}; ${(s.tmux.p50 / s.floor.p50).toFixed(2)}× the interactive floor`,
+        "≤ 1.2× bare",
+        s.tmux.p50 <= 1.2 * s.bare.p50,
+      ),
+      row(
+        "fa_tmuxPrompt",
+        "  tmux start_session {prompt} + wait_for_completion, cold (the prompt on the CLI's command line)",
+        s.tmuxPrompt,
+        `${ratio(s.tmuxPrompt)}; ${(s.tmuxPrompt.p50 / s.floor.p50).toFixed(2)}× the interactive floor`,
+        "≤ 1.10× the interactive floor",
+        s.tmuxPrompt.p50 <= 1.1 * s.floor.p50,
+      ),
+      row(
+        "fa_warm",
+        "  tmux start_session + send_message, warm spare (WARM_POOL=1)",
+        s.warm,
+        ratio(s.warm),
+        "≤ 0.6× bare",
+        s.warm.p50 <= 0.6 * s.bare.p50,
+      ),
+      row(
+        "fa_warmAtStop",
+        "  the same, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)",
+        s.warmAtStop,
+        ratio(s.warmAtStop),
+        "reported",
+      ),
+      row(
+        "fa_floorFollow",
+        "  the floor's follow-up: the floor's pane, a second prompt typed, Enter once shown → its Stop",
+        s.floorFollow,
+        ratio(s.floorFollow),
+        "reported",
+      ),
+      row(
+        "fa_followTmux",
+        "  follow-up turn, tmux (send_message → reply)",
+        s.followTmux,
+        `${ratio(s.followTmux)}; ${(s.followTmux.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up; ${(s.followTmux.p50 / s.floorFollow.p50).toFixed(2)}× the floor's follow-up`,
+        "≤ 1.10× the floor's follow-up",
+        s.followTmux.p50 <= 1.1 * s.floorFollow.p50,
+      ),
+      row(
+        "fa_followTmuxAtStop",
+        "  follow-up turn, tmux, send {wait_for_response: false} + wait_for_completion (at Stop; usage follows)",
+        s.followTmuxAtStop,
+        `${ratio(s.followTmuxAtStop)}; ${(s.followTmuxAtStop.p50 / s.followHeadless.p50).toFixed(2)}× headless follow-up`,
+        "reported",
+      ),
+      row(
+        "fa_followHeadless",
+        "  follow-up turn, headless (send_message → reply)",
+        s.followHeadless,
+        ratio(s.followHeadless),
+        "reported",
+      ),
+      row(
+        "fa_parTmux",
+        `  ${PAR} first answers in parallel, tmux (start + send each, until the last reply)`,
+        s.parTmux,
+        `${ratio(s.parTmux)}; ${(s.parTmux.p50 / s.parBare.p50).toFixed(2)}× ${PAR} parallel claude -p`,
+        `≤ 1.3× ${PAR} claude -p`,
+        s.parTmux.p50 <= 1.3 * s.parBare.p50,
+      ),
       row("fa_parFloor", `  ${PAR} interactive floors at once, until the last Stop`, s.parFloor, ratio(s.parFloor), "reported"),
-      row("fa_parTmuxPrompt", `  ${PAR} tmux start_session {prompt} + wait_for_completion at once, until the last`, s.parTmuxPrompt, `${ratio(s.parTmuxPrompt)}; ${(s.parTmuxPrompt.p50 / s.parFloor.p50).toFixed(2)}× ${PAR} floors at once`, `≤ 1.10× ${PAR} floors`, s.parTmuxPrompt.p50 <= 1.1 * s.parFloor.p50),
-      row("fa_spawn", "server spawn → initialize → tools/list (stdio, the state directory kept, as a user's)", s.spawn, `${(s.spawn.p50 / s.spawnPeer.p50).toFixed(2)}× the one-tool SDK peer; server CPU p50 ${round(summary(cpu.spawn).p50, 0)} ms (peer ${round(summary(cpu.spawnPeer).p50, 0)} ms)`, "≤ 250 ms", s.spawn.p50 <= 250),
-      row("fa_spawnPeer", "  the same, the one-tool SDK peer (scripts/bench/peer-server.mjs)", s.spawnPeer, "the yardstick of a server's start", "reported"),
+      row(
+        "fa_parTmuxPrompt",
+        `  ${PAR} tmux start_session {prompt} + wait_for_completion at once, until the last`,
+        s.parTmuxPrompt,
+        `${ratio(s.parTmuxPrompt)}; ${(s.parTmuxPrompt.p50 / s.parFloor.p50).toFixed(2)}× ${PAR} floors at once`,
+        `≤ 1.10× ${PAR} floors`,
+        s.parTmuxPrompt.p50 <= 1.1 * s.parFloor.p50,
+      ),
+      row(
+        "fa_spawn",
+        "server spawn → initialize → tools/list (stdio, the state directory kept, as a user's)",
+        s.spawn,
+        `${(s.spawn.p50 / s.spawnPeer.p50).toFixed(2)}× the one-tool SDK peer; server CPU p50 ${round(summary(cpu.spawn).p50, 0)} ms (peer ${round(summary(cpu.spawnPeer).p50, 0)} ms)`,
+        "≤ 250 ms",
+        s.spawn.p50 <= 250,
+      ),
+      row(
+        "fa_spawnPeer",
+        "  the same, the one-tool SDK peer (scripts/bench/peer-server.mjs)",
+        s.spawnPeer,
+        "the yardstick of a server's start",
+        "reported",
+      ),
       row("fa_parBare", `  ${PAR} bare \`claude -p\` at once, until the last answer`, s.parBare, ratio(s.parBare), "reported"),
     ];
   } finally {

@@ -34,7 +34,9 @@ function rssMiB(pid) {
 
 /** The process's CPU time so far, in ms. */
 function cpuMs(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2).split(" ");
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .slice(readFileSync(`/proc/${pid}/stat`, "utf8").lastIndexOf(")") + 2)
+    .split(" ");
   return ((Number(f[11]) + Number(f[12])) * 1000) / TICK;
 }
 
@@ -49,9 +51,11 @@ async function cpuDuring(pid, fn) {
 /** Runs `fn` over `items`, `n` at a time. */
 async function pool(items, n, fn) {
   const queue = [...items];
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (queue.length) await fn(queue.shift());
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (queue.length) await fn(queue.shift());
+    }),
+  );
 }
 
 export async function fleet(cfg, log) {
@@ -63,16 +67,26 @@ export async function fleet(cfg, log) {
   const S = size ? Number(size[2]) : cfg.fleetSessions;
   const LOCAL = cfg.fleetLocal ?? 3;
   const teamSize = Math.min(50, H * S);
-  const hosts = makeTestHosts(H, { tag: `f${process.pid % 1000}`, root: SUT.root, env: { MAX_CONCURRENT_SESSIONS: String(S + 5), CLAUDE_SESSIONS_LOG_LEVEL: "warn" } });
+  const hosts = makeTestHosts(H, {
+    tag: `f${process.pid % 1000}`,
+    root: SUT.root,
+    env: { MAX_CONCURRENT_SESSIONS: String(S + 5), CLAUDE_SESSIONS_LOG_LEVEL: "warn" },
+  });
   const w = makeWorld("fleet", { MAX_CONCURRENT_SESSIONS: String(LOCAL + 5), CLAUDE_SESSIONS_LOG_LEVEL: "warn" });
   let m;
   const watchers = [];
   try {
     const hs = hosts.hosts;
-    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, Object.fromEntries(hs.map((h) => [h.name, { exec: h.exec, attach: h.attach }])));
+    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(
+      w.root,
+      Object.fromEntries(hs.map((h) => [h.name, { exec: h.exec, attach: h.attach }])),
+    );
     m = await w.connect();
     const notices = [];
-    m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notices.push({ t: performance.now(), data: n.params.data }));
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notices.push({ t: performance.now(), data: n.params.data }),
+    );
     await m.must("list_sessions", {});
     // Sessions: S on each host (a share of them in the team), LOCAL here; the hosts are filled in parallel.
     const sessions = [];
@@ -83,7 +97,8 @@ export async function fleet(cfg, log) {
     const byHost = new Map(hs.map((h) => [h.name, plan.filter((p) => p.h === h)]));
     await pool([...byHost.values()], Math.min(H, cfg.fleetStartParallel ?? 4), async (items) => {
       for (const { h, i } of items) {
-        const team = i < perHostTeam && members < teamSize ? (members++, { team_name: "fleet", teammate_name: `${h.name}-m${i}` }) : {};
+        const team =
+          i < perHostTeam && members < teamSize ? (members++, { team_name: "fleet", teammate_name: `${h.name}-m${i}` }) : {};
         const s = await m.must("start_session", { cwd: h.work, node: h.name, ...team }, { timeout: 120_000 });
         sessions.push({ id: s.session_id, node: h.name, state: h.stateDir, team: !!team.team_name });
       }
@@ -108,7 +123,8 @@ export async function fleet(cfg, log) {
         const t = performance.now();
         const l = await m.must("list_sessions", {});
         listed.push(performance.now() - t);
-        if (l.sessions.length !== total) throw new Error(`list_sessions returned ${l.sessions.length} sessions, expected ${total}`);
+        if (l.sessions.length !== total)
+          throw new Error(`list_sessions returned ${l.sessions.length} sessions, expected ${total}`);
       }
     });
     const sls = summary(listed);
@@ -132,7 +148,8 @@ export async function fleet(cfg, log) {
         const res = await m.call("wait_for_completion", { session_id: s.id, timeout_ms: 30_000 });
         const tRet = performance.now();
         const st = await stop;
-        if (!res.ok || !res.data.completed || !st) throw new Error(`${s.node} session ${s.id} did not complete: ${JSON.stringify(res.error ?? res.data)}`);
+        if (!res.ok || !res.data.completed || !st)
+          throw new Error(`${s.node} session ${s.id} did not complete: ${JSON.stringify(res.error ?? res.data)}`);
         lat[kind].push(tRet - st.t);
       }
     }
@@ -147,12 +164,25 @@ export async function fleet(cfg, log) {
       for (let r = 0; r < cfg.fleetBroadcastRounds; r++) {
         const from = notices.length;
         const t = performance.now();
-        const b = await m.must("broadcast_message", { team_name: "fleet", message: `all hands ${r}`, timeout_ms: 60_000 }, { timeout: 120_000 });
+        const b = await m.must(
+          "broadcast_message",
+          { team_name: "fleet", message: `all hands ${r}`, timeout_ms: 60_000 },
+          { timeout: 120_000 },
+        );
         rounds.push(performance.now() - t);
         const answered = b.results.filter((x) => x.message_sent && x.response === `FAKE REPLY: all hands ${r}`).length;
-        if (answered !== teamSize) throw new Error(`broadcast round ${r}: ${answered} of ${teamSize} members answered: ${JSON.stringify(b.results.find((x) => !x.message_sent || !x.response))}`);
+        if (answered !== teamSize)
+          throw new Error(
+            `broadcast round ${r}: ${answered} of ${teamSize} members answered: ${JSON.stringify(b.results.find((x) => !x.message_sent || !x.response))}`,
+          );
         // A member's notice is relayed by its node and then the coordinator: it may land just after the answer.
-        const got = () => new Set(notices.slice(from).filter((n) => teamIds.has(n.data?.session_id) && n.data?.event === "turn_ended").map((n) => n.data.session_id)).size;
+        const got = () =>
+          new Set(
+            notices
+              .slice(from)
+              .filter((n) => teamIds.has(n.data?.session_id) && n.data?.event === "turn_ended")
+              .map((n) => n.data.session_id),
+          ).size;
         const tw = performance.now();
         while (got() < teamSize && performance.now() - tw < 5000) await sleep(50);
         reached += got();
@@ -175,12 +205,15 @@ export async function fleet(cfg, log) {
     }
     const marked = performance.now() - tc;
     const midRows = l.sessions.filter((r) => r.node === mid.name);
-    if (midRows.length !== S || midRows.some((r) => r.node_status !== "unreachable")) throw new Error(`the cut node's ${S} sessions are not all listed as unreachable: ${midRows.length} rows`);
-    if (l.sessions.length !== total || l.sessions.some((r) => r.node !== mid.name && r.node_status)) throw new Error("the other nodes' rows changed while one node was cut");
+    if (midRows.length !== S || midRows.some((r) => r.node_status !== "unreachable"))
+      throw new Error(`the cut node's ${S} sessions are not all listed as unreachable: ${midRows.length} rows`);
+    if (l.sessions.length !== total || l.sessions.some((r) => r.node !== mid.name && r.node_status))
+      throw new Error("the other nodes' rows changed while one node was cut");
     const ta = performance.now();
     const ans = await m.must("send_message", { session_id: other.id, message: "during the cut" });
     const otherMs = performance.now() - ta;
-    if (ans.response !== "FAKE REPLY: during the cut") throw new Error(`a session on ${other.node} did not answer during the cut`);
+    if (ans.response !== "FAKE REPLY: during the cut")
+      throw new Error(`a session on ${other.node} did not answer during the cut`);
     mid.restore();
     const tr = performance.now();
     for (;;) {
@@ -193,7 +226,16 @@ export async function fleet(cfg, log) {
     log(`fleet: ${mid.name} cut → marked in ${round(marked)} ms, back ${round(restored)} ms after its link returned`);
 
     return [
-      { key: "fleet_list", figure: `fleet: list_sessions over ${H} nodes + this machine (${total} sessions)`, runs: sls.n, ...sls, notes: `coordinator CPU while listing ${listing.pct} %`, target: "p50 ≤ 100 ms", result: sls.p50 <= 100 ? "PASS" : "MISS", data: { list_ms: sls, cpu_pct: listing.pct } },
+      {
+        key: "fleet_list",
+        figure: `fleet: list_sessions over ${H} nodes + this machine (${total} sessions)`,
+        runs: sls.n,
+        ...sls,
+        notes: `coordinator CPU while listing ${listing.pct} %`,
+        target: "p50 ≤ 100 ms",
+        result: sls.p50 <= 100 ? "PASS" : "MISS",
+        data: { list_ms: sls, cpu_pct: listing.pct },
+      },
       {
         key: "fleet_stop_wait",
         figure: `fleet: Stop → wait_for_completion, last node (${last}) vs this machine`,

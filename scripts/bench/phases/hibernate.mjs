@@ -91,7 +91,12 @@ function treeSampler(tmuxPid, everyMs = 250) {
 export async function hibernate(cfg, log) {
   const n = cfg.hibernateSessions;
   const max = cfg.hibernateLive;
-  const w = makeWorld("hibernate", { CLAUDE_SESSIONS_MAX_LIVE: String(max), MAX_CONCURRENT_SESSIONS: String(max + 5), CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LOG_LEVEL: "warn" });
+  const w = makeWorld("hibernate", {
+    CLAUDE_SESSIONS_MAX_LIVE: String(max),
+    MAX_CONCURRENT_SESSIONS: String(max + 5),
+    CLAUDE_SESSIONS_IDLE_TTL_MS: "0",
+    CLAUDE_SESSIONS_LOG_LEVEL: "warn",
+  });
   const dirs = Array.from({ length: n }, () => w.dir("h"));
   let real;
   let m;
@@ -138,7 +143,10 @@ export async function hibernate(cfg, log) {
       const ms = performance.now() - a;
       if (!res.ok) return void problems.push(`s${i} turn ${k + 1}: ${res.error?.code}: ${res.error?.message?.split("\n")[0]}`);
       if (res.data.completed && res.data.response === reply(p)) right += 1;
-      else problems.push(`s${i} turn ${k + 1}: completed=${res.data.completed} response=${JSON.stringify(res.data.response)?.slice(0, 80)}`);
+      else
+        problems.push(
+          `s${i} turn ${k + 1}: completed=${res.data.completed} response=${JSON.stringify(res.data.response)?.slice(0, 80)}`,
+        );
       if (k === 0) coldTurn.push(ms);
       else if (res.data.woke) {
         wake.push(res.data.wake_ms);
@@ -153,7 +161,8 @@ export async function hibernate(cfg, log) {
         const mine = prev.then(() => one(item)).catch((e) => void problems.push(`s${i}: ${String(e)}`));
         chain[i] = mine;
         await mine;
-        if ((right + problems.length) % Math.max(1, Math.floor(n / 2)) === 0) log(`hibernate: ${right + problems.length}/${3 * n} turns done`);
+        if ((right + problems.length) % Math.max(1, Math.floor(n / 2)) === 0)
+          log(`hibernate: ${right + problems.length}/${3 * n} turns done`);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, max - 1) }, worker));
@@ -198,9 +207,34 @@ export async function hibernate(cfg, log) {
         result: ok ? "PASS" : "MISS",
         data: { problems: problems.slice(0, 20), peak_live: t.peak_live, wall_s: round(wall, 1) },
       },
-      { key: "hibernate_rss", figure: "  peak RSS: every process under the tmux server / the server", value: `${t.peak_rss_mib} MiB / ${mem.peak_rss_mib} MiB`, notes: `at most ${max} live of ${n}`, target: "reported", result: "info", data: { tree: t, server: mem } },
-      { key: "hibernate_wake", figure: "  wake (wake_ms: hibernated → ready)", runs: wake.length, ...ws, notes: `cold start_session → ready p50 ${round(cs.p50 ?? NaN)} ms, p95 ${round(cs.p95 ?? NaN)} ms (${cold.length} runs)`, target: "reported", result: "info", data: { wake_ms: ws, cold_ms: cs } },
-      { key: "hibernate_woke_turn", figure: "  turn on a hibernated session (wake + prompt → reply)", runs: wokeTurn.length, ...summary(wokeTurn), notes: `cold first turn (after start) p50 ${round(summary(coldTurn).p50 ?? NaN)} ms; turn on a live session p50 ${round(summary(liveTurn).p50 ?? NaN)} ms (${liveTurn.length})`, target: "reported", result: "info" },
+      {
+        key: "hibernate_rss",
+        figure: "  peak RSS: every process under the tmux server / the server",
+        value: `${t.peak_rss_mib} MiB / ${mem.peak_rss_mib} MiB`,
+        notes: `at most ${max} live of ${n}`,
+        target: "reported",
+        result: "info",
+        data: { tree: t, server: mem },
+      },
+      {
+        key: "hibernate_wake",
+        figure: "  wake (wake_ms: hibernated → ready)",
+        runs: wake.length,
+        ...ws,
+        notes: `cold start_session → ready p50 ${round(cs.p50 ?? NaN)} ms, p95 ${round(cs.p95 ?? NaN)} ms (${cold.length} runs)`,
+        target: "reported",
+        result: "info",
+        data: { wake_ms: ws, cold_ms: cs },
+      },
+      {
+        key: "hibernate_woke_turn",
+        figure: "  turn on a hibernated session (wake + prompt → reply)",
+        runs: wokeTurn.length,
+        ...summary(wokeTurn),
+        notes: `cold first turn (after start) p50 ${round(summary(coldTurn).p50 ?? NaN)} ms; turn on a live session p50 ${round(summary(liveTurn).p50 ?? NaN)} ms (${liveTurn.length})`,
+        target: "reported",
+        result: "info",
+      },
     ];
   } finally {
     await m?.close();

@@ -25,7 +25,11 @@ import { cpuMs, memMiB, round, rssSampler, summary } from "../stats.mjs";
 import { makeWorld, sutPath } from "../world.mjs";
 
 async function startHttp(w) {
-  const proc = spawn(process.execPath, [sutPath("dist", "bin.js"), "serve", "--http", "127.0.0.1:0"], { env: w.env, cwd: w.work, stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(process.execPath, [sutPath("dist", "bin.js"), "serve", "--http", "127.0.0.1:0"], {
+    env: w.env,
+    cwd: w.work,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   proc.stderr.on("data", (b) => (err += b.toString()));
   const t0 = Date.now();
@@ -49,7 +53,9 @@ async function startHttp(w) {
 }
 
 async function httpClient(srv, name = "cs-bench-http") {
-  const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${srv.token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${srv.token}` } },
+  });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   const must = async (tool, args = {}) => {
@@ -57,7 +63,14 @@ async function httpClient(srv, name = "cs-bench-http") {
     if (res.isError) throw new Error(`${tool} failed: ${res.content?.[0]?.text}`);
     return res.structuredContent ?? {};
   };
-  return { must, close: () => transport.terminateSession().catch(() => {}).then(() => client.close()) };
+  return {
+    must,
+    close: () =>
+      transport
+        .terminateSession()
+        .catch(() => {})
+        .then(() => client.close()),
+  };
 }
 
 async function timed(fn) {
@@ -91,7 +104,10 @@ async function overhead(cfg, log) {
     }
     log(`http: overhead measured (${cfg.httpListCalls} lists, ${cfg.httpTurns} turns each)`);
     const rows = [];
-    for (const [tool, key] of [["list_sessions", "list"], ["send_message turn", "send"]]) {
+    for (const [tool, key] of [
+      ["list_sessions", "list"],
+      ["send_message turn", "send"],
+    ]) {
       const a = summary(lat[`stdio_${key}`]);
       const b = summary(lat[`http_${key}`]);
       const delta = round(b.p50 - a.p50);
@@ -153,7 +169,7 @@ async function manyClients(cfg, log) {
         figure: `${cfg.httpClients} HTTP clients × ${cfg.httpClientTurns} turns, own session each (turn latency)`,
         runs: s.n,
         ...s,
-        notes: `${completed}/${expected} turns completed in ${wall.toFixed(1)} s; server CPU ${(cpu / 1000).toFixed(1)} s (${round((cpu / 10) / wall, 1)} % of a core); peak RSS ${mem.peak_rss_mib} MiB`,
+        notes: `${completed}/${expected} turns completed in ${wall.toFixed(1)} s; server CPU ${(cpu / 1000).toFixed(1)} s (${round(cpu / 10 / wall, 1)} % of a core); peak RSS ${mem.peak_rss_mib} MiB`,
         target: "all complete",
         result: completed === expected ? "PASS" : "MISS",
         data: { completed, expected, wall_s: round(wall, 1), server_cpu_ms: round(cpu), ...mem, turn_latency_ms: s },
@@ -167,12 +183,22 @@ async function manyClients(cfg, log) {
 }
 
 function chromiumPath() {
-  return [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter(Boolean).find((p) => spawnSync(p, ["--version"], { timeout: 20_000 }).status === 0);
+  return [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+    .filter(Boolean)
+    .find((p) => spawnSync(p, ["--version"], { timeout: 20_000 }).status === 0);
 }
 
 async function domLatency(cfg, log) {
   const exe = chromiumPath();
-  if (!exe) return [{ key: "http_dom", figure: "hook → row updated in the browser DOM", notes: "no chromium on this machine (apt-get install chromium)", result: "SKIPPED" }];
+  if (!exe)
+    return [
+      {
+        key: "http_dom",
+        figure: "hook → row updated in the browser DOM",
+        notes: "no chromium on this machine (apt-get install chromium)",
+        result: "SKIPPED",
+      },
+    ];
   const { chromium } = await import("playwright-core");
   const w = makeWorld("http-dom");
   let srv, c, browser, watcher;
@@ -180,7 +206,11 @@ async function domLatency(cfg, log) {
     srv = await startHttp(w);
     c = await httpClient(srv);
     const id = (await c.must("start_session", { cwd: w.dir("dom") })).session_id;
-    browser = await chromium.launch({ executablePath: exe, args: ["--no-sandbox", "--disable-dev-shm-usage"], env: { ...process.env, HOME: w.home, XDG_CONFIG_HOME: join(w.home, ".config"), XDG_CACHE_HOME: join(w.home, ".cache") } });
+    browser = await chromium.launch({
+      executablePath: exe,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+      env: { ...process.env, HOME: w.home, XDG_CONFIG_HOME: join(w.home, ".config"), XDG_CACHE_HOME: join(w.home, ".cache") },
+    });
     const page = await browser.newPage();
     await page.goto(`${srv.url}/login`);
     await page.fill("#token", srv.token);
@@ -252,7 +282,9 @@ export async function httpChurn(cfg, log) {
     const errors = [];
     let ok = 0;
     for (let i = 1; i <= cfg.httpChurn; i++) {
-      const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${srv.token}` } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${srv.token}` } },
+      });
       const client = new Client({ name: `churn-${i}`, version: "1.0.0" });
       const t = performance.now();
       try {
@@ -281,7 +313,15 @@ export async function httpChurn(cfg, log) {
         notes: `${ok}/${cfg.httpChurn} connected${errors.length ? ` (first failure: ${errors[0]})` : ""}; server RSS ${at[0]} MiB at start → ${at.slice(1, -1).join(" → ")} at each quarter → ${at.at(-1)} MiB 1 s after; peak ${mem.peak_rss_mib} MiB; ${detail ?? "no http_clients health line"}`,
         target: "all connect",
         result: ok === cfg.httpChurn ? "PASS" : "MISS",
-        data: { connected: ok, cycles: cfg.httpChurn, rss_mib_checkpoints: at, errors, health: detail ?? null, ...mem, connect_latency_ms: s },
+        data: {
+          connected: ok,
+          cycles: cfg.httpChurn,
+          rss_mib_checkpoints: at,
+          errors,
+          health: detail ?? null,
+          ...mem,
+          connect_latency_ms: s,
+        },
       },
     ];
   } finally {

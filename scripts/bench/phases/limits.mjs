@@ -32,7 +32,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function limits(cfg, log) {
   const n = cfg.limitSessions;
   const perMin = cfg.limitWakesPerMin;
-  const w = makeWorld("limits", { MAX_CONCURRENT_SESSIONS: String(n + 5), CLAUDE_SESSIONS_IDLE_TTL_MS: "0", CLAUDE_SESSIONS_LOG_LEVEL: "warn", CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: String(perMin), CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "15000", ...(process.env.CS_BENCH_ON_LIMIT ? { CLAUDE_SESSIONS_ON_LIMIT: process.env.CS_BENCH_ON_LIMIT } : {}) });
+  const w = makeWorld("limits", {
+    MAX_CONCURRENT_SESSIONS: String(n + 5),
+    CLAUDE_SESSIONS_IDLE_TTL_MS: "0",
+    CLAUDE_SESSIONS_LOG_LEVEL: "warn",
+    CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: String(perMin),
+    CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0",
+    CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "15000",
+    ...(process.env.CS_BENCH_ON_LIMIT ? { CLAUDE_SESSIONS_ON_LIMIT: process.env.CS_BENCH_ON_LIMIT } : {}),
+  });
   const dirs = Array.from({ length: n }, () => w.dir("l"));
   const gate = join(w.root, "limit-gate");
   writeFileSync(gate, "");
@@ -49,8 +57,13 @@ export async function limits(cfg, log) {
     await Promise.all(
       ids.map(async (id, i) => {
         const t = Date.now();
-        const r = await m.call("send_message", { session_id: id, message: `bench fail s${i} FAKE_FAIL:500 mock`, timeout_ms: 120_000 });
-        if (r.ok || r.error?.code !== "TURN_FAILED") return void problems.push(`s${i} baseline: ${r.ok ? "answered" : r.error?.code}`);
+        const r = await m.call("send_message", {
+          session_id: id,
+          message: `bench fail s${i} FAKE_FAIL:500 mock`,
+          timeout_ms: 120_000,
+        });
+        if (r.ok || r.error?.code !== "TURN_FAILED")
+          return void problems.push(`s${i} baseline: ${r.ok ? "answered" : r.error?.code}`);
         base.push(Date.now() - t);
       }),
     );
@@ -65,14 +78,22 @@ export async function limits(cfg, log) {
     log(`limits: ${detect.length}/${n} limited; lifting the limit`);
     rmSync(gate);
     // Every prompt answered (after its wake), or 5 minutes.
-    const answered = (i) => transcriptLines(w, dirs[i]).filter((l) => l.type === "assistant" && JSON.stringify(l.message?.content ?? "").includes(`FAKE REPLY: ${prompts[i]}`)).length;
+    const answered = (i) =>
+      transcriptLines(w, dirs[i]).filter(
+        (l) => l.type === "assistant" && JSON.stringify(l.message?.content ?? "").includes(`FAKE REPLY: ${prompts[i]}`),
+      ).length;
     const t0 = Date.now();
     while (Date.now() - t0 < 300_000 && !ids.every((_, i) => answered(i) >= 1)) await sleep(500);
     await sleep(2000);
     const counts = ids.map((_, i) => answered(i));
     const once = counts.filter((c) => c === 1).length;
     const resent = ids
-      .map((_, i) => transcriptLines(w, dirs[i]).filter((l) => l.type === "user" && l.message?.content === prompts[i]).at(-1)?.timestamp)
+      .map(
+        (_, i) =>
+          transcriptLines(w, dirs[i])
+            .filter((l) => l.type === "user" && l.message?.content === prompts[i])
+            .at(-1)?.timestamp,
+      )
       .filter(Boolean)
       .map((t) => Date.parse(t))
       .sort((a, b) => a - b);
@@ -81,7 +102,15 @@ export async function limits(cfg, log) {
     const every = 60_000 / perMin;
     const ok = once === n && !problems.length && span >= (n - 1) * every - 1000;
     return [
-      { key: "limits_detect", figure: `limits: send_message of a prompt that hits the limit → LIMITED (${n} tmux sessions at once, fake claude)`, runs: detect.length, ...summary(detect), notes: `an ordinary API error (TURN_FAILED): p50 ${round(summary(base).p50 ?? NaN)} ms, p95 ${round(summary(base).p95 ?? NaN)} ms${problems.length ? `; ${problems.slice(0, 3).join("; ")}` : ""}`, target: "reported", result: detect.length === n ? "info" : "MISS" },
+      {
+        key: "limits_detect",
+        figure: `limits: send_message of a prompt that hits the limit → LIMITED (${n} tmux sessions at once, fake claude)`,
+        runs: detect.length,
+        ...summary(detect),
+        notes: `an ordinary API error (TURN_FAILED): p50 ${round(summary(base).p50 ?? NaN)} ms, p95 ${round(summary(base).p95 ?? NaN)} ms${problems.length ? `; ${problems.slice(0, 3).join("; ")}` : ""}`,
+        target: "reported",
+        result: detect.length === n ? "info" : "MISS",
+      },
       {
         key: "limits_wake",
         figure: `  wake spread: ${n} limited sessions, CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN ${perMin}`,

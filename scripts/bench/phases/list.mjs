@@ -85,7 +85,8 @@ export async function list(cfg) {
       const t0 = performance.now();
       const d = await m.must("list_sessions", {});
       lat.push(performance.now() - t0);
-      if (d.total_count !== cfg.listRecords || d.sessions.length !== cfg.listRecords) throw new Error(`list_sessions returned ${d.sessions.length} of ${d.total_count} (expected ${cfg.listRecords})`);
+      if (d.total_count !== cfg.listRecords || d.sessions.length !== cfg.listRecords)
+        throw new Error(`list_sessions returned ${d.sessions.length} of ${d.total_count} (expected ${cfg.listRecords})`);
       replyBytes = JSON.stringify(d).length;
     }
     await new Promise((r) => setTimeout(r, 100)); // the last log lines
@@ -101,7 +102,14 @@ export async function list(cfg) {
         notes: `inside the server's handler p50 ${sv.p50} ms, p99 ${sv.p99} ms (1 ms resolution), the rest is MCP transport; state.json ${(stateBytes / 1024).toFixed(0)} KiB; reply ${(replyBytes / 1024).toFixed(0)} KiB structured + the same again as text`,
         target: "p50 ≤ 25 ms",
         result: sm.p50 <= 25 ? "PASS" : "MISS",
-        data: { latency_ms: sm, server_handler_ms: sv, state_json_bytes: stateBytes, reply_bytes: replyBytes, warmup_calls: 3, samples_ms: lat.map((x) => round(x)) },
+        data: {
+          latency_ms: sm,
+          server_handler_ms: sv,
+          state_json_bytes: stateBytes,
+          reply_bytes: replyBytes,
+          warmup_calls: 3,
+          samples_ms: lat.map((x) => round(x)),
+        },
       },
     ];
   } finally {

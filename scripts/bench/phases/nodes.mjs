@@ -29,17 +29,28 @@ export async function nodes(cfg, log) {
   const missing = testHostsMissing();
   if (missing) return [{ key: "nodes", figure: "nodes: (skipped)", notes: missing, result: "SKIP" }];
   const n = cfg.nodesSessions;
-  const hosts = makeTestHosts(2, { tag: `b${process.pid % 1000}`, root: SUT.root, env: { MAX_CONCURRENT_SESSIONS: String(n + 5), CLAUDE_SESSIONS_LOG_LEVEL: "info" } });
+  const hosts = makeTestHosts(2, {
+    tag: `b${process.pid % 1000}`,
+    root: SUT.root,
+    env: { MAX_CONCURRENT_SESSIONS: String(n + 5), CLAUDE_SESSIONS_LOG_LEVEL: "info" },
+  });
   const w = makeWorld("nodes", { MAX_CONCURRENT_SESSIONS: String(n + 5) });
   let m;
   const watchers = [];
   try {
     const [h1, h2] = hosts.hosts;
-    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, { h1: { exec: h1.exec, attach: h1.attach }, h2: { exec: h2.exec, attach: h2.attach } });
+    w.env.CLAUDE_SESSIONS_NODES = writeNodesFile(w.root, {
+      h1: { exec: h1.exec, attach: h1.attach },
+      h2: { exec: h2.exec, attach: h2.attach },
+    });
     m = await w.connect();
     await m.must("list_sessions", {});
     const sessions = [];
-    for (const [node, cwd, state] of [["local", w.dir("local"), w.stateDir], ["h1", h1.work, h1.stateDir], ["h2", h2.work, h2.stateDir]]) {
+    for (const [node, cwd, state] of [
+      ["local", w.dir("local"), w.stateDir],
+      ["h1", h1.work, h1.stateDir],
+      ["h2", h2.work, h2.stateDir],
+    ]) {
       for (let i = 0; i < n; i++) {
         const s = await m.must("start_session", { cwd, ...(node === "local" ? {} : { node }) });
         const ew = new EventWatcher(join(state, s.session_id, "events.jsonl"));
@@ -60,7 +71,8 @@ export async function nodes(cfg, log) {
         const res = await m.call("wait_for_completion", { session_id: s.id, timeout_ms: 20_000 });
         const tRet = performance.now();
         const st = await stop;
-        if (!res.ok || !res.data.completed || !st) throw new Error(`round ${r}: ${s.node} session ${s.id} did not complete: ${JSON.stringify(res.error ?? res.data)}`);
+        if (!res.ok || !res.data.completed || !st)
+          throw new Error(`round ${r}: ${s.node} session ${s.id} did not complete: ${JSON.stringify(res.error ?? res.data)}`);
         (s.node === "local" ? lat.local : lat.far).push(tRet - st.t);
       }
     }
@@ -81,14 +93,19 @@ export async function nodes(cfg, log) {
     const back = [];
     const far = sessions.find((s) => s.node === "h1");
     for (let r = 0; r < cfg.nodesOutages; r++) {
-      await m.must("send_message", { session_id: far.id, message: "FAKE_SLOW:60000 through the outage", wait_for_response: false });
+      await m.must("send_message", {
+        session_id: far.id,
+        message: "FAKE_SLOW:60000 through the outage",
+        wait_for_response: false,
+      });
       const waiting = m.call("wait_for_completion", { session_id: far.id, timeout_ms: 120_000 });
       await sleep(300);
       const t0 = performance.now();
       h1.cut();
       const res = await waiting;
       detect.push(performance.now() - t0);
-      if (res.ok || res.error?.code !== "NODE_UNREACHABLE") throw new Error(`the wait returned ${JSON.stringify(res.error ?? res.data)} instead of NODE_UNREACHABLE`);
+      if (res.ok || res.error?.code !== "NODE_UNREACHABLE")
+        throw new Error(`the wait returned ${JSON.stringify(res.error ?? res.data)} instead of NODE_UNREACHABLE`);
       await sleep(1000);
       h1.restore();
       const t1 = performance.now();
@@ -116,7 +133,15 @@ export async function nodes(cfg, log) {
         result: sf.p50 <= sl.p50 + 10 ? "PASS" : "MISS",
         data: { local_ms: sl, far_ms: sf },
       },
-      { key: "nodes_list", figure: `nodes: list_sessions over 3 machines (${3 * n} sessions)`, runs: sls.n, ...sls, target: "p50 ≤ 50 ms", result: sls.p50 <= 50 ? "PASS" : "MISS", data: { list_ms: sls } },
+      {
+        key: "nodes_list",
+        figure: `nodes: list_sessions over 3 machines (${3 * n} sessions)`,
+        runs: sls.n,
+        ...sls,
+        target: "p50 ≤ 50 ms",
+        result: sls.p50 <= 50 ? "PASS" : "MISS",
+        data: { list_ms: sls },
+      },
       {
         key: "nodes_outage",
         figure: "nodes: link cut → the wait in flight returns NODE_UNREACHABLE",
@@ -127,7 +152,14 @@ export async function nodes(cfg, log) {
         result: (sd.max ?? Infinity) <= 5000 ? "PASS" : "MISS",
         data: { detect_ms: sd, reconnect_ms: sb },
       },
-      { key: "nodes_rss", figure: `nodes: coordinator RSS with 2 nodes and ${3 * n} sessions`, notes: `${rss} MiB (VmRSS)`, target: "reported", result: "INFO", data: { rss_mib: rss } },
+      {
+        key: "nodes_rss",
+        figure: `nodes: coordinator RSS with 2 nodes and ${3 * n} sessions`,
+        notes: `${rss} MiB (VmRSS)`,
+        target: "reported",
+        result: "INFO",
+        data: { rss_mib: rss },
+      },
     ];
   } finally {
     for (const ew of watchers) ew.close();

@@ -27,8 +27,17 @@ async function latency(cfg, log) {
     const s = await m.must("start_session", { cwd });
     const id = s.session_id;
     const events = w.eventsPath(id);
-    const common = { session_id: s.claude_session_id, transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`, cwd, permission_mode: "default" };
-    await m.must("send_message", { session_id: id, message: "FAKE_SLOW:600000 keep this session busy", wait_for_response: false });
+    const common = {
+      session_id: s.claude_session_id,
+      transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`,
+      cwd,
+      permission_mode: "default",
+    };
+    await m.must("send_message", {
+      session_id: id,
+      message: "FAKE_SLOW:600000 keep this session busy",
+      wait_for_response: false,
+    });
     const waiting = new Map();
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const d = n.params.data;
@@ -47,7 +56,13 @@ async function latency(cfg, log) {
       waiting.delete(command);
       if (tN === undefined) throw new Error(`no notification within 5 s for sample ${i}`);
       lat.push(tN - tA);
-      await appendViaHook(w.hookScript, events, { ...common, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: { command }, tool_response: { stdout: "" } });
+      await appendViaHook(w.hookScript, events, {
+        ...common,
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_response: { stdout: "" },
+      });
       await sleep(20);
     }
     if (log) log(`notify: ${lat.length} samples`);
@@ -61,13 +76,20 @@ async function latency(cfg, log) {
 
 async function idleArmed(cfg, log) {
   const N = cfg.notifySessions;
-  const w = makeWorld("armed", { MAX_CONCURRENT_SESSIONS: String(N + 10), CLAUDE_SESSIONS_IDLE_TTL_MS: "3600000", CLAUDE_SESSIONS_BUSY_MAX_MS: "3600000", CLAUDE_SESSIONS_RETAIN_DEAD_MS: "3600000" });
+  const w = makeWorld("armed", {
+    MAX_CONCURRENT_SESSIONS: String(N + 10),
+    CLAUDE_SESSIONS_IDLE_TTL_MS: "3600000",
+    CLAUDE_SESSIONS_BUSY_MAX_MS: "3600000",
+    CLAUDE_SESSIONS_RETAIN_DEAD_MS: "3600000",
+  });
   let m;
   try {
     m = await w.connect();
     const ids = [];
     for (let k = 0; k < N; k += 10) {
-      const batch = await Promise.all(Array.from({ length: Math.min(10, N - k) }, (_, j) => m.must("start_session", { cwd: w.dir(`a${k + j}`) })));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(10, N - k) }, (_, j) => m.must("start_session", { cwd: w.dir(`a${k + j}`) })),
+      );
       ids.push(...batch.map((s) => s.session_id));
     }
     // A few ended ones too, so retention deadlines are armed beside the idle ones.
@@ -79,7 +101,13 @@ async function idleArmed(cfg, log) {
     await sleep(cfg.idleSeconds * 1000);
     const c1 = cpuMs(m.pid);
     const wall = performance.now() - w0;
-    return { sessions: ids.length, live: ids.length - 5, cpu_ms: round(c1 - c0), wall_ms: round(wall), pct: round(((c1 - c0) / wall) * 100, 3) };
+    return {
+      sessions: ids.length,
+      live: ids.length - 5,
+      cpu_ms: round(c1 - c0),
+      wall_ms: round(wall),
+      pct: round(((c1 - c0) / wall) * 100, 3),
+    };
   } finally {
     await m?.close();
     w.cleanup();

@@ -24,7 +24,9 @@ async function run(n, sends, log, real) {
     m.onStderrLine((l) => {
       if (RETRY_LINE.test(l)) retries++;
     });
-    const started = await Promise.all(dirs.map((cwd) => m.must("start_session", { cwd, ...(real ? { permission_mode: "default" } : {}) })));
+    const started = await Promise.all(
+      dirs.map((cwd) => m.must("start_session", { cwd, ...(real ? { permission_mode: "default" } : {}) })),
+    );
     const lat = [];
     // The first send of each session meets a CLI that has just started (2.1.330 works 1–2 s after drawing its box).
     const firstLat = [];
@@ -59,7 +61,9 @@ async function run(n, sends, log, real) {
     const first = summary(firstLat);
     const later = summary(laterLat);
     const ok = retries === 0 && lost === 0 && wrong === 0 && st.p95 <= 2 * st.p50;
-    log(`parallel ${n}${real ? " (real)" : ""}: p50 ${round(st.p50)} ms, p95 ${round(st.p95)} ms, max ${round(st.max)} ms, ${retries} retries, ${lost} lost`);
+    log(
+      `parallel ${n}${real ? " (real)" : ""}: p50 ${round(st.p50)} ms, p95 ${round(st.p95)} ms, max ${round(st.max)} ms, ${retries} retries, ${lost} lost`,
+    );
     return {
       key: `parallel-${n}${real ? "-real" : ""}`,
       figure: `parallel delivery${real ? " (real CLI + mock API)" : ""}: ${n} sessions started at once × ${sends} sends, send → UserPromptSubmit`,

@@ -23,7 +23,8 @@ async function measure(label, env, runs, log) {
     const lat = [];
     for (let i = 0; i < runs; i++) {
       const asked = await m.must("send_message", { session_id: id, message: `FAKE_BASH:true # ${label} ${i}` });
-      if (asked.final_state !== "waiting_for_permission") throw new Error(`${label}: run ${i} did not ask for permission (${asked.final_state})`);
+      if (asked.final_state !== "waiting_for_permission")
+        throw new Error(`${label}: run ${i} did not ask for permission (${asked.final_state})`);
       const mark = ew.count;
       const t0 = performance.now();
       const post = ew.waitFor((e) => e.hook_event_name === "PostToolUse", { from: mark, timeoutMs: 20_000 });
@@ -59,6 +60,14 @@ export async function permission(cfg, log) {
       result: sh.p50 < sk.p50 ? "ok" : "MISS",
       data: { hook_samples_ms: hook.map(round), keys_samples_ms: keys.map(round) },
     },
-    { key: "permission_keys", figure: "respond_permission → PostToolUse, tmux, by the dialog's keys (hook off)", runs: keys.length, ...sk, notes: "the old path; now only the fallback", target: "reported", result: "info" },
+    {
+      key: "permission_keys",
+      figure: "respond_permission → PostToolUse, tmux, by the dialog's keys (hook off)",
+      runs: keys.length,
+      ...sk,
+      notes: "the old path; now only the fallback",
+      target: "reported",
+      result: "info",
+    },
   ];
 }

@@ -19,13 +19,26 @@ const API_KEY = `sk-ant-api03-bench-${"k".repeat(60)}-APPROVEDKEY0123456789`;
 function realClaude() {
   const path = process.env.CLAUDE_PATH || join(ROOT, "node_modules", ".bin", "claude");
   if (!existsSync(path)) return { path };
-  const r = spawnSync(path, ["--version"], { encoding: "utf8", timeout: 20_000, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" } });
+  const r = spawnSync(path, ["--version"], {
+    encoding: "utf8",
+    timeout: 20_000,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/" },
+  });
   const v = /^(\d+\.\d+\.\d+)/.exec(r.stdout ?? "")?.[1];
   return { path, version: r.status === 0 ? v : undefined };
 }
 
 function skipped(cfg, why) {
-  return [{ key: "real", figure: "real CLI and mock API: start → ready, one full turn", runs: cfg.realRuns, notes: why, target: "reported", result: "SKIP" }];
+  return [
+    {
+      key: "real",
+      figure: "real CLI and mock API: start → ready, one full turn",
+      runs: cfg.realRuns,
+      notes: why,
+      target: "reported",
+      result: "SKIP",
+    },
+  ];
 }
 
 /**
@@ -38,7 +51,13 @@ export async function realSetup(w, dirs) {
   const { startMockApi } = await import(sutPath("tests", "fixtures", "mock-anthropic.ts"));
   const { prepareClaudeHome } = await import(sutPath("tests", "fixtures", "claude-home.ts"));
   const mock = await startMockApi({});
-  const prepared = await prepareClaudeHome({ home: w.home, apiKey: API_KEY, trustedDirs: dirs, mockUrl: mock.url, cliVersion: cli.version });
+  const prepared = await prepareClaudeHome({
+    home: w.home,
+    apiKey: API_KEY,
+    trustedDirs: dirs,
+    mockUrl: mock.url,
+    cliVersion: cli.version,
+  });
   Object.assign(w.env, prepared.env, { CLAUDE_PATH: cli.path, CLAUDE_SESSIONS_START_TIMEOUT_MS: "30000" });
   return { cli, mock, close: () => mock.close() };
 }
@@ -46,7 +65,8 @@ export async function realSetup(w, dirs) {
 export async function real(cfg, log) {
   if (!cfg.real) return skipped(cfg, "skipped: needs --real");
   const cli = realClaude();
-  if (!cli.version) return skipped(cfg, `skipped: the real claude CLI at ${cli.path} does not run (npm ci installs it; or set CLAUDE_PATH)`);
+  if (!cli.version)
+    return skipped(cfg, `skipped: the real claude CLI at ${cli.path} does not run (npm ci installs it; or set CLAUDE_PATH)`);
   const { startMockApi } = await import(sutPath("tests", "fixtures", "mock-anthropic.ts"));
   const { prepareClaudeHome } = await import(sutPath("tests", "fixtures", "claude-home.ts"));
   const mock = await startMockApi({});
@@ -55,7 +75,13 @@ export async function real(cfg, log) {
   try {
     const dirs = Array.from({ length: cfg.realRuns }, () => w.dir("real"));
     // Running CLIs rewrite HOME/.claude.json: every directory is trusted before any of them starts.
-    const prepared = await prepareClaudeHome({ home: w.home, apiKey: API_KEY, trustedDirs: dirs, mockUrl: mock.url, cliVersion: cli.version });
+    const prepared = await prepareClaudeHome({
+      home: w.home,
+      apiKey: API_KEY,
+      trustedDirs: dirs,
+      mockUrl: mock.url,
+      cliVersion: cli.version,
+    });
     Object.assign(w.env, prepared.env, { CLAUDE_PATH: cli.path });
     m = await w.connect();
     const startLat = [];
@@ -74,7 +100,10 @@ export async function real(cfg, log) {
       const t2 = performance.now();
       const r = await m.call("send_message", { session_id: s.data.session_id, message: msg, timeout_ms: 60_000 });
       const t3 = performance.now();
-      if (!r.ok || !r.data.completed || r.data.response !== `MOCK REPLY: ${msg}`) problems.push(`turn ${i}: ${r.ok ? `completed=${r.data.completed} response=${JSON.stringify(r.data.response)}` : `${r.error?.code}: ${r.error?.message?.split("\n")[0]}`}`);
+      if (!r.ok || !r.data.completed || r.data.response !== `MOCK REPLY: ${msg}`)
+        problems.push(
+          `turn ${i}: ${r.ok ? `completed=${r.data.completed} response=${JSON.stringify(r.data.response)}` : `${r.error?.code}: ${r.error?.message?.split("\n")[0]}`}`,
+        );
       else turnLat.push(t3 - t2);
       await m.call("kill_session", { session_id: s.data.session_id });
       if (log) log(`real: run ${i + 1}/${cfg.realRuns}: ready in ${(t1 - t0).toFixed(0)} ms, turn ${(t3 - t2).toFixed(0)} ms`);
@@ -92,7 +121,13 @@ export async function real(cfg, log) {
         notes: `${problems.length} problem(s); ${stray} stray request(s) at the mock`,
         target: "reported",
         result: ok ? "info" : "MISS",
-        data: { claude: cli, start_ms: ss, start_samples_ms: startLat.map((x) => round(x)), problems, stray: mock.stray.slice(0, 20) },
+        data: {
+          claude: cli,
+          start_ms: ss,
+          start_samples_ms: startLat.map((x) => round(x)),
+          problems,
+          stray: mock.stray.slice(0, 20),
+        },
       },
       {
         key: "real_turn",

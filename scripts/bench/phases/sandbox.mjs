@@ -12,7 +12,16 @@ import { makeWorld, sutPath } from "../world.mjs";
 import { realSetup } from "./real.mjs";
 
 function skipped(cfg, why) {
-  return [{ key: "sandbox", figure: "sandboxed vs not: first answer, follow-up", runs: cfg.realRuns, notes: why, target: "reported", result: "SKIP" }];
+  return [
+    {
+      key: "sandbox",
+      figure: "sandboxed vs not: first answer, follow-up",
+      runs: cfg.realRuns,
+      notes: why,
+      target: "reported",
+      result: "SKIP",
+    },
+  ];
 }
 
 async function okCall(m, name, args, check) {
@@ -48,27 +57,80 @@ export async function sandbox(cfg, log) {
       for (const k of order) {
         const prompt = `bench sandbox ${k} ${i}`;
         const t0 = performance.now();
-        const s = await okCall(m, "start_session", { cwd: dirs[k][i], backend: "tmux", permission_mode: "default", prompt, sandbox: k === "on" }, (d) => (k === "on" ? d.sandboxed === true : d.sandboxed === undefined));
-        await okCall(m, "wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 }, (d) => d.last_response === `MOCK REPLY: ${prompt}`);
+        const s = await okCall(
+          m,
+          "start_session",
+          { cwd: dirs[k][i], backend: "tmux", permission_mode: "default", prompt, sandbox: k === "on" },
+          (d) => (k === "on" ? d.sandboxed === true : d.sandboxed === undefined),
+        );
+        await okCall(
+          m,
+          "wait_for_completion",
+          { session_id: s.session_id, timeout_ms: 60_000 },
+          (d) => d.last_response === `MOCK REPLY: ${prompt}`,
+        );
         const t1 = performance.now();
         const again = `${prompt} again`;
-        await okCall(m, "send_message", { session_id: s.session_id, message: again, timeout_ms: 60_000 }, (d) => d.response === `MOCK REPLY: ${again}`);
+        await okCall(
+          m,
+          "send_message",
+          { session_id: s.session_id, message: again, timeout_ms: 60_000 },
+          (d) => d.response === `MOCK REPLY: ${again}`,
+        );
         const t2 = performance.now();
         first[k].push(t1 - t0);
         follow[k].push(t2 - t1);
         await m.call("kill_session", { session_id: s.session_id });
-        if (log) log(`sandbox: run ${i + 1}/${runs} ${k}: first answer ${(t1 - t0).toFixed(0)} ms, follow-up ${(t2 - t1).toFixed(0)} ms`);
+        if (log)
+          log(
+            `sandbox: run ${i + 1}/${runs} ${k}: first answer ${(t1 - t0).toFixed(0)} ms, follow-up ${(t2 - t1).toFixed(0)} ms`,
+          );
       }
     }
     const s = { fOff: summary(first.off), fOn: summary(first.on), uOff: summary(follow.off), uOn: summary(follow.on) };
     const ratio = (a, b) => a.p50 / b.p50;
     const stray = setup.mock.stray.length;
-    const row = (key, figure, sum, notes, target, ok, data) => ({ key, figure, runs: sum.n, ...sum, notes, target, result: target === "reported" ? "info" : ok ? "PASS" : "MISS", data });
+    const row = (key, figure, sum, notes, target, ok, data) => ({
+      key,
+      figure,
+      runs: sum.n,
+      ...sum,
+      notes,
+      target,
+      result: target === "reported" ? "info" : ok ? "PASS" : "MISS",
+      data,
+    });
     return [
-      row("sb_first_off", `real CLI ${setup.cli.version} + mock, tmux: first answer (start_session {prompt} → reply), not sandboxed`, s.fOff, `${stray} stray request(s)`, "reported", true, { samples_ms: first.off.map(round) }),
-      row("sb_first_on", "  same, sandboxed (launcher + proxies + bubblewrap)", s.fOn, `${ratio(s.fOn, s.fOff).toFixed(3)}× unsandboxed`, "≤ 1.15×", ratio(s.fOn, s.fOff) <= 1.15, { samples_ms: first.on.map(round) }),
-      row("sb_follow_off", "  follow-up turn (send_message → reply), not sandboxed", s.uOff, "", "reported", true, { samples_ms: follow.off.map(round) }),
-      row("sb_follow_on", "  same, sandboxed (every API request through the launcher's proxy)", s.uOn, `${ratio(s.uOn, s.uOff).toFixed(3)}× unsandboxed`, "≤ 1.05×", ratio(s.uOn, s.uOff) <= 1.05, { samples_ms: follow.on.map(round) }),
+      row(
+        "sb_first_off",
+        `real CLI ${setup.cli.version} + mock, tmux: first answer (start_session {prompt} → reply), not sandboxed`,
+        s.fOff,
+        `${stray} stray request(s)`,
+        "reported",
+        true,
+        { samples_ms: first.off.map(round) },
+      ),
+      row(
+        "sb_first_on",
+        "  same, sandboxed (launcher + proxies + bubblewrap)",
+        s.fOn,
+        `${ratio(s.fOn, s.fOff).toFixed(3)}× unsandboxed`,
+        "≤ 1.15×",
+        ratio(s.fOn, s.fOff) <= 1.15,
+        { samples_ms: first.on.map(round) },
+      ),
+      row("sb_follow_off", "  follow-up turn (send_message → reply), not sandboxed", s.uOff, "", "reported", true, {
+        samples_ms: follow.off.map(round),
+      }),
+      row(
+        "sb_follow_on",
+        "  same, sandboxed (every API request through the launcher's proxy)",
+        s.uOn,
+        `${ratio(s.uOn, s.uOff).toFixed(3)}× unsandboxed`,
+        "≤ 1.05×",
+        ratio(s.uOn, s.uOff) <= 1.05,
+        { samples_ms: follow.on.map(round) },
+      ),
     ];
   } finally {
     await m?.close();

@@ -58,7 +58,10 @@ export async function scale(cfg, log) {
           const res = await m.call("send_message", { session_id: id, message: msg, timeout_ms: 120_000 });
           const ms = performance.now() - t0;
           if (!res.ok) turnErr.push(`s${k} t${j}: ${res.error?.code}: ${res.error?.message?.split("\n")[0]}`);
-          else if (!res.data.completed || res.data.response !== `FAKE REPLY: ${msg}`) turnErr.push(`s${k} t${j}: completed=${res.data.completed} final=${res.data.final_state} response=${JSON.stringify(res.data.response)?.slice(0, 80)}`);
+          else if (!res.data.completed || res.data.response !== `FAKE REPLY: ${msg}`)
+            turnErr.push(
+              `s${k} t${j}: completed=${res.data.completed} final=${res.data.final_state} response=${JSON.stringify(res.data.response)?.slice(0, 80)}`,
+            );
           else turnLat.push(ms);
         }
       }),
@@ -76,7 +79,19 @@ export async function scale(cfg, log) {
     const notIdle = listed.sessions.filter((s) => s.status !== "idle").length;
     const tmuxPid = w.tmuxServerPid();
     await sleep(1000); // let the last state writes finish
-    const sumCpu = (pids) => pids.reduce((a, p) => a + (() => { try { return cpuMs(p); } catch { return 0; } })(), 0);
+    const sumCpu = (pids) =>
+      pids.reduce(
+        (a, p) =>
+          a +
+          (() => {
+            try {
+              return cpuMs(p);
+            } catch {
+              return 0;
+            }
+          })(),
+        0,
+      );
     const c0 = cpuMs(pid);
     const t0c = tmuxPid ? cpuMs(tmuxPid) : 0;
     const f0 = sumCpu(fakePids);
@@ -116,7 +131,11 @@ export async function scale(cfg, log) {
           turn_latency_ms: sl,
           turns_wall_ms: round(turnsWall),
           server_rss_peak_mb: peakMB,
-          server_rss_mib: { baseline: round(baseline.rss, 1), ...mem, unit_note: "MiB (2^20 bytes); the target is in MB (10^6 bytes)" },
+          server_rss_mib: {
+            baseline: round(baseline.rss, 1),
+            ...mem,
+            unit_note: "MiB (2^20 bytes); the target is in MB (10^6 bytes)",
+          },
         },
       },
       {

@@ -17,16 +17,44 @@ import { EventWatcher } from "../events.mjs";
 import { rng, round, summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 
-const WORDS = ("the quick brown fox jumps over lazy dog please refactor this function and add tests for edge cases " +
-  "return value error handling should be explicit when the file is missing we log a warning and continue").split(" ");
+const WORDS = (
+  "the quick brown fox jumps over lazy dog please refactor this function and add tests for edge cases " +
+  "return value error handling should be explicit when the file is missing we log a warning and continue"
+).split(" ");
 const EXOTIC = [
-  "naïve", "café", "Größe", "façade", "日本語のテキスト", "中文字符", "Привет мир", "שלום עולם", "مرحبا", "😀", "👩‍💻", "🇫🇷",
-  "e\u0301", "Ω≈ç√∫", "→", "…", "«quoted»", "\u00a0nbsp",
+  "naïve",
+  "café",
+  "Größe",
+  "façade",
+  "日本語のテキスト",
+  "中文字符",
+  "Привет мир",
+  "שלום עולם",
+  "مرحبا",
+  "😀",
+  "👩‍💻",
+  "🇫🇷",
+  "e\u0301",
+  "Ω≈ç√∫",
+  "→",
+  "…",
+  "«quoted»",
+  "\u00a0nbsp",
 ];
 const CODE = [
-  "const x = { a: 1, b: [2, 3] };", "if (a && b || !c) { return `tpl ${x}`; }", "echo \"$HOME\" | grep -v '^#' > out.txt",
-  "$(rm -rf /tmp/nothing)", "C:\\path\\to\\file", "SELECT * FROM t WHERE name = 'O''Brien';", "<div class=\"x\">&amp;</div>",
-  "a\tb\tc", "#!/bin/sh", "; ls; `id`", "%s %d %%", "{{ template }}", "[link](http://127.0.0.1/)",
+  "const x = { a: 1, b: [2, 3] };",
+  "if (a && b || !c) { return `tpl ${x}`; }",
+  "echo \"$HOME\" | grep -v '^#' > out.txt",
+  "$(rm -rf /tmp/nothing)",
+  "C:\\path\\to\\file",
+  "SELECT * FROM t WHERE name = 'O''Brien';",
+  '<div class="x">&amp;</div>',
+  "a\tb\tc",
+  "#!/bin/sh",
+  "; ls; `id`",
+  "%s %d %%",
+  "{{ template }}",
+  "[link](http://127.0.0.1/)",
 ];
 
 /** Code points, not UTF-16 units: cutting a string never splits an emoji into lone surrogates. */
@@ -53,7 +81,12 @@ function makePrompt(r, size, idx) {
   let text = `P${idx} ` + lines.join("\n");
   text = cps(text).slice(0, size).join("");
   // No trailing whitespace on any line, none at the ends, no trailing backslash (it continues a line).
-  const clean = (t) => t.split("\n").map((l) => l.trimEnd()).join("\n").replace(/^\s+|[\s\\]+$/g, "");
+  const clean = (t) =>
+    t
+      .split("\n")
+      .map((l) => l.trimEnd())
+      .join("\n")
+      .replace(/^\s+|[\s\\]+$/g, "");
   text = clean(text);
   while (cps(text).length < size) text = clean(text + "z".repeat(size - cps(text).length));
   return text;
@@ -103,14 +136,19 @@ export async function send(cfg, log) {
       sentChars += n;
       const mark = ew.count;
       const t0 = performance.now();
-      const callP = m.call("send_message", { session_id: id, message: msg, wait_for_response: false }).then((x) => ({ x, t: performance.now() }));
+      const callP = m
+        .call("send_message", { session_id: id, message: msg, wait_for_response: false })
+        .then((x) => ({ x, t: performance.now() }));
       const upsP = ew.waitFor((e) => e.hook_event_name === "UserPromptSubmit", { from: mark, timeoutMs: 20_000 });
       const [c, ups] = await Promise.all([callP, upsP]);
-      if (!c.x.ok && c.x.error?.code !== "TIMEOUT") throw new Error(`send_message failed: ${c.x.error?.code}: ${c.x.error?.message}`);
+      if (!c.x.ok && c.x.error?.code !== "TIMEOUT")
+        throw new Error(`send_message failed: ${c.x.error?.code}: ${c.x.error?.message}`);
       const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 30_000 });
-      if (!done.ok || !done.data.completed) throw new Error(`prompt ${i}: the turn did not complete: ${JSON.stringify(done.ok ? done.data : done.error)}`);
+      if (!done.ok || !done.data.completed)
+        throw new Error(`prompt ${i}: the turn did not complete: ${JSON.stringify(done.ok ? done.data : done.error)}`);
       // Not part of the figure: the reply the server read back from the Stop payload must be exact too.
-      if (done.data.last_response !== `FAKE REPLY: ${msg}`) replyBad.push({ i, sent_chars: n, first_diff: firstDiff(`FAKE REPLY: ${msg}`, done.data.last_response) });
+      if (done.data.last_response !== `FAKE REPLY: ${msg}`)
+        replyBad.push({ i, sent_chars: n, first_diff: firstDiff(`FAKE REPLY: ${msg}`, done.data.last_response) });
       const upsCount = ew.events.slice(mark).filter((e) => e.ev.hook_event_name === "UserPromptSubmit").length;
       if (!ups) {
         bad.lost.push(i);
@@ -120,7 +158,13 @@ export async function send(cfg, log) {
       if (upsCount > 1) bad.split.push(i);
       else if (got !== msg) {
         if (typeof got === "string" && got.includes(msg) && got.length > msg.length) bad.merged.push(i);
-        else bad.corrupted.push({ i, sent_chars: n, got_chars: typeof got === "string" ? cps(got).length : null, first_diff: firstDiff(msg, got) });
+        else
+          bad.corrupted.push({
+            i,
+            sent_chars: n,
+            got_chars: typeof got === "string" ? cps(got).length : null,
+            first_diff: firstDiff(msg, got),
+          });
       }
       const ms = ups.t - t0;
       lat.push(ms);
@@ -165,5 +209,9 @@ function firstDiff(a, b) {
   if (typeof b !== "string") return { at: 0, sent: a.slice(0, 40), got: String(b) };
   let i = 0;
   while (i < a.length && a[i] === b[i]) i++;
-  return { at: i, sent: JSON.stringify(a.slice(Math.max(0, i - 10), i + 30)), got: JSON.stringify(b.slice(Math.max(0, i - 10), i + 30)) };
+  return {
+    at: i,
+    sent: JSON.stringify(a.slice(Math.max(0, i - 10), i + 30)),
+    got: JSON.stringify(b.slice(Math.max(0, i - 10), i + 30)),
+  };
 }

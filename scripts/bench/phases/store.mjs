@@ -13,22 +13,40 @@ import { sutPath } from "../world.mjs";
 
 function record(id) {
   return {
-    session_id: id, claude_session_id: "00000000-0000-0000-0000-000000000000", backend: "tmux", status: "idle",
-    created_at: new Date().toISOString(), cwd: "/tmp", command: "claude", args: [], env_names: [], turn_count: 0,
-    error_log: [], messages_sent: 0, responses_received: 0, total_chars_sent: 0, total_chars_received: 0, options: {},
+    session_id: id,
+    claude_session_id: "00000000-0000-0000-0000-000000000000",
+    backend: "tmux",
+    status: "idle",
+    created_at: new Date().toISOString(),
+    cwd: "/tmp",
+    command: "claude",
+    args: [],
+    env_names: [],
+    turn_count: 0,
+    error_log: [],
+    messages_sent: 0,
+    responses_received: 0,
+    total_chars_sent: 0,
+    total_chars_received: 0,
+    options: {},
   };
 }
 
 function runWorker(worker, dir, n, who) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [worker, dir, String(n), who], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`store worker ${who} failed: ${err.message}\n${stderr}`));
-      try {
-        resolve({ times: JSON.parse(stdout), stderr });
-      } catch (e) {
-        reject(new Error(`store worker ${who} printed no timings: ${String(e)}\n${stdout.slice(0, 200)}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [worker, dir, String(n), who],
+      { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`store worker ${who} failed: ${err.message}\n${stderr}`));
+        try {
+          resolve({ times: JSON.parse(stdout), stderr });
+        } catch (e) {
+          reject(new Error(`store worker ${who} printed no timings: ${String(e)}\n${stdout.slice(0, 200)}`));
+        }
+      },
+    );
   });
 }
 
@@ -47,7 +65,10 @@ export async function store(cfg) {
     const out = await Promise.all(Array.from({ length: P }, (_, i) => runWorker(worker, dir, U, `w${i + 1}`)));
     const wall = performance.now() - t0;
     const times = out.flatMap((o) => o.times);
-    const warnings = out.map((o) => o.stderr).join("").trim();
+    const warnings = out
+      .map((o) => o.stderr)
+      .join("")
+      .trim();
     const final = (await s.get("counter"))?.turn_count ?? 0;
     const lost = P * U - final;
     const sm = summary(times);
@@ -60,7 +81,16 @@ export async function store(cfg) {
         notes: `${lost} lost of ${P * U}; ${((P * U) / (wall / 1000)).toFixed(0)} updates/s overall; p50/p95/p99 = one update`,
         target: "0 lost updates, p99 ≤ 100 ms",
         result: lost === 0 && sm.p99 <= 100 ? "PASS" : "MISS",
-        data: { processes: P, updates_each: U, final_count: final, lost, wall_ms: round(wall), update_latency_ms: sm, warnings: warnings.slice(0, 2000), samples_ms: times.map((x) => round(x)) },
+        data: {
+          processes: P,
+          updates_each: U,
+          final_count: final,
+          lost,
+          wall_ms: round(wall),
+          update_latency_ms: sm,
+          warnings: warnings.slice(0, 2000),
+          samples_ms: times.map((x) => round(x)),
+        },
       },
     ];
   } finally {

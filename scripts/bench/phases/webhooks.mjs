@@ -36,7 +36,13 @@ export async function webhooks(cfg, log) {
   await new Promise((r) => srv.listen(0, "127.0.0.1", r));
   const w = makeWorld("webhooks");
   const file = join(w.root, "webhooks.json");
-  writeFileSync(file, JSON.stringify({ endpoints: [{ url: `http://127.0.0.1:${srv.address().port}/hook`, events: ["session.needs_you"], secret: SECRET }] }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      endpoints: [{ url: `http://127.0.0.1:${srv.address().port}/hook`, events: ["session.needs_you"], secret: SECRET }],
+    }),
+    { mode: 0o600 },
+  );
   let m;
   try {
     m = await w.connect({ CLAUDE_SESSIONS_WEBHOOKS: file });
@@ -44,8 +50,17 @@ export async function webhooks(cfg, log) {
     const s = await m.must("start_session", { cwd });
     const id = s.session_id;
     const events = w.eventsPath(id);
-    const common = { session_id: s.claude_session_id, transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`, cwd, permission_mode: "default" };
-    await m.must("send_message", { session_id: id, message: "FAKE_SLOW:600000 keep this session busy", wait_for_response: false });
+    const common = {
+      session_id: s.claude_session_id,
+      transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`,
+      cwd,
+      permission_mode: "default",
+    };
+    await m.must("send_message", {
+      session_id: id,
+      message: "FAKE_SLOW:600000 keep this session busy",
+      wait_for_response: false,
+    });
     const lat = [];
     for (let i = 0; i < cfg.notifyRuns; i++) {
       const command = `echo sample-${i}`;
@@ -57,7 +72,13 @@ export async function webhooks(cfg, log) {
       waiting.delete(id);
       if (tN === undefined) throw new Error(`no webhook within 5 s for sample ${i}`);
       lat.push(tN - tA);
-      await appendViaHook(w.hookScript, events, { ...common, hook_event_name: "PostToolUse", tool_name: "Bash", tool_input: { command }, tool_response: { stdout: "" } });
+      await appendViaHook(w.hookScript, events, {
+        ...common,
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_response: { stdout: "" },
+      });
       await sleep(20);
     }
     if (log) log(`webhooks: ${lat.length} samples`);

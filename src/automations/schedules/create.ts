@@ -14,22 +14,56 @@ const NOT_TASK = new Set(["name", "cron", "at", "every", "overlap", "catch_up", 
 export const MAX_SCHEDULES = 200;
 
 function notFound(name: string): SessionError {
-  return new SessionError("INVALID_ARGUMENT", `no schedule named ${JSON.stringify(name)}`, { suggestion: "list_schedules names them." });
+  return new SessionError("INVALID_ARGUMENT", `no schedule named ${JSON.stringify(name)}`, {
+    suggestion: "list_schedules names them.",
+  });
 }
 
 export async function createSchedule(store: ScheduleStore, args: ScheduleTaskInput, now = Date.now()): Promise<ScheduleView> {
-  const timing = { ...(args.cron !== undefined ? { cron: args.cron } : {}), ...(args.at !== undefined ? { at: args.at } : {}), ...(args.every !== undefined ? { every: args.every } : {}) };
+  const timing = {
+    ...(args.cron !== undefined ? { cron: args.cron } : {}),
+    ...(args.at !== undefined ? { at: args.at } : {}),
+    ...(args.every !== undefined ? { every: args.every } : {}),
+  };
   checkTiming(timing, now);
   // What a schedule keeps is written to the state directory and runs again and again: no secrets, no fixed id.
-  if (args.env !== undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule does not keep env (its values may be secrets and would be stored)", { suggestion: "Give the variables to the server's environment, or use doppler." });
-  if (args.session_id !== undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule starts a new session each run: session_id cannot be given", { suggestion: "Leave session_id out, or give send_to {session_id} to send each run to that session." });
-  if (args.send_to === undefined && args.cwd === undefined) throw new SessionError("INVALID_ARGUMENT", "a schedule needs cwd (where its run_task starts), or send_to (a session to send to)", { suggestion: "Give cwd, or send_to {session_id} / {team_name, teammate_name}." });
-  const task = args.send_to !== undefined ? sendToTask(args) : Object.fromEntries(Object.entries(args).filter(([k]) => !NOT_TASK.has(k)));
+  if (args.env !== undefined)
+    throw new SessionError("INVALID_ARGUMENT", "a schedule does not keep env (its values may be secrets and would be stored)", {
+      suggestion: "Give the variables to the server's environment, or use doppler.",
+    });
+  if (args.session_id !== undefined)
+    throw new SessionError("INVALID_ARGUMENT", "a schedule starts a new session each run: session_id cannot be given", {
+      suggestion: "Leave session_id out, or give send_to {session_id} to send each run to that session.",
+    });
+  if (args.send_to === undefined && args.cwd === undefined)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      "a schedule needs cwd (where its run_task starts), or send_to (a session to send to)",
+      { suggestion: "Give cwd, or send_to {session_id} / {team_name, teammate_name}." },
+    );
+  const task =
+    args.send_to !== undefined ? sendToTask(args) : Object.fromEntries(Object.entries(args).filter(([k]) => !NOT_TASK.has(k)));
   const first = nextAfter(timing, now);
   return store.update((f) => {
-    if (Object.hasOwn(f.schedules, args.name)) throw new SessionError("ALREADY_EXISTS", `a schedule named ${JSON.stringify(args.name)} exists`, { suggestion: "Choose another name, or delete the schedule first (change_schedule action delete)." });
-    if (Object.keys(f.schedules).length >= MAX_SCHEDULES) throw new SessionError("LIMIT_REACHED", `this server holds ${MAX_SCHEDULES} schedules, the most it keeps`, { suggestion: "Delete schedules you no longer need." });
-    const s: ScheduleRecord = { name: args.name, ...timing, overlap: args.overlap, catch_up: args.catch_up, paused: false, created_at: new Date(now).toISOString(), next_at: first, task, runs: [] };
+    if (Object.hasOwn(f.schedules, args.name))
+      throw new SessionError("ALREADY_EXISTS", `a schedule named ${JSON.stringify(args.name)} exists`, {
+        suggestion: "Choose another name, or delete the schedule first (change_schedule action delete).",
+      });
+    if (Object.keys(f.schedules).length >= MAX_SCHEDULES)
+      throw new SessionError("LIMIT_REACHED", `this server holds ${MAX_SCHEDULES} schedules, the most it keeps`, {
+        suggestion: "Delete schedules you no longer need.",
+      });
+    const s: ScheduleRecord = {
+      name: args.name,
+      ...timing,
+      overlap: args.overlap,
+      catch_up: args.catch_up,
+      paused: false,
+      created_at: new Date(now).toISOString(),
+      next_at: first,
+      task,
+      runs: [],
+    };
     f.schedules[args.name] = s;
     return viewOf(s);
   });
@@ -43,7 +77,12 @@ export async function listSchedules(store: ScheduleStore, name?: string): Promis
     .map(viewOf);
 }
 
-export async function changeSchedule(store: ScheduleStore, name: string, action: "pause" | "resume" | "delete", now = Date.now()): Promise<ScheduleView | undefined> {
+export async function changeSchedule(
+  store: ScheduleStore,
+  name: string,
+  action: "pause" | "resume" | "delete",
+  now = Date.now(),
+): Promise<ScheduleView | undefined> {
   return store.update((f) => {
     const s = f.schedules[name];
     if (!s || !Object.hasOwn(f.schedules, name)) throw notFound(name);

@@ -119,56 +119,75 @@ export class Scheduler {
     // Most ticks find nothing to do: a read without the lock, and no write.
     const seen = await this.o.store.read();
     this.active = Object.values(seen.schedules).filter((s) => !s.paused && s.next_at !== null).length;
-    const work = Object.values(seen.schedules).some((s) => (!s.paused && s.next_at !== null && s.next_at <= now) || (s.queued && !s.running) || (s.running && !sameProcessAlive(s.running.pid, s.running.start)));
-    if (work) await this.o.store.update((f) => {
-      for (const s of Object.values(f.schedules)) {
-        // A run whose server is gone is not going on any more.
-        if (s.running && !sameProcessAlive(s.running.pid, s.running.start)) {
-          const r = s.runs.findLast((x) => x.outcome === "running");
-          if (r) Object.assign(r, { outcome: "error", reason: "its server ended before the run did", ended_at: new Date(now).toISOString() });
-          delete s.running;
-        }
-        if (s.paused || s.next_at === null || s.next_at > now) continue;
-        const due = s.next_at;
-        s.next_at = nextFrom(s, due, now);
-        const dueAt = new Date(due).toISOString();
-        const missed = first && now - due > this.tickMs;
-        if (missed && s.catch_up === "skip") {
-          const r: ScheduleRun = { due_at: dueAt, outcome: "skipped", reason: "due while no server ran (catch_up: skip)" };
-          pushRun(s, r);
-          finished.push({ name: s.name, run: r });
-          continue;
-        }
-        if (s.running) {
-          if (s.overlap === "queue") s.queued = true;
-          else {
-            const r: ScheduleRun = { due_at: dueAt, outcome: "skipped", reason: "the previous run was still going (overlap: skip)" };
+    const work = Object.values(seen.schedules).some(
+      (s) =>
+        (!s.paused && s.next_at !== null && s.next_at <= now) ||
+        (s.queued && !s.running) ||
+        (s.running && !sameProcessAlive(s.running.pid, s.running.start)),
+    );
+    if (work)
+      await this.o.store.update((f) => {
+        for (const s of Object.values(f.schedules)) {
+          // A run whose server is gone is not going on any more.
+          if (s.running && !sameProcessAlive(s.running.pid, s.running.start)) {
+            const r = s.runs.findLast((x) => x.outcome === "running");
+            if (r)
+              Object.assign(r, {
+                outcome: "error",
+                reason: "its server ended before the run did",
+                ended_at: new Date(now).toISOString(),
+              });
+            delete s.running;
+          }
+          if (s.paused || s.next_at === null || s.next_at > now) continue;
+          const due = s.next_at;
+          s.next_at = nextFrom(s, due, now);
+          const dueAt = new Date(due).toISOString();
+          const missed = first && now - due > this.tickMs;
+          if (missed && s.catch_up === "skip") {
+            const r: ScheduleRun = { due_at: dueAt, outcome: "skipped", reason: "due while no server ran (catch_up: skip)" };
             pushRun(s, r);
             finished.push({ name: s.name, run: r });
+            continue;
           }
-          continue;
+          if (s.running) {
+            if (s.overlap === "queue") s.queued = true;
+            else {
+              const r: ScheduleRun = {
+                due_at: dueAt,
+                outcome: "skipped",
+                reason: "the previous run was still going (overlap: skip)",
+              };
+              pushRun(s, r);
+              finished.push({ name: s.name, run: r });
+            }
+            continue;
+          }
+          toRun.push({ name: s.name, task: s.task, run: this.begin(s, due, now) });
         }
-        toRun.push({ name: s.name, task: s.task, run: this.begin(s, due, now) });
-      }
-      // A queued run starts once the one before it ended.
-      for (const s of Object.values(f.schedules)) {
-        if (s.paused || s.running || !s.queued) continue;
-        s.queued = false;
-        toRun.push({ name: s.name, task: s.task, run: this.begin(s, now, now) });
-      }
-    });
+        // A queued run starts once the one before it ended.
+        for (const s of Object.values(f.schedules)) {
+          if (s.paused || s.running || !s.queued) continue;
+          s.queued = false;
+          toRun.push({ name: s.name, task: s.task, run: this.begin(s, now, now) });
+        }
+      });
     this.lastTickAt = this.now();
     this.lastError = undefined;
     // What doctor reads to tell whether a server runs the schedules (a write every 15 s, not every tick).
     if (this.active && Date.now() - this.lastBeat > HEARTBEAT_MS / 4) {
       this.lastBeat = Date.now();
-      await writeFileWhole(aliveFile(this.o.store), JSON.stringify({ ...this.me, at: new Date().toISOString() }), 0o600).catch(() => {});
+      await writeFileWhole(aliveFile(this.o.store), JSON.stringify({ ...this.me, at: new Date().toISOString() }), 0o600).catch(
+        () => {},
+      );
     }
     for (const { run } of finished) this.o.log.info(`schedule: a run skipped (${run.reason})`);
     for (const x of finished) this.o.onFinished?.(x.name, x.run);
     const mine = await Promise.all(toRun.map((x) => this.claimed(x.name, x.run)));
     toRun.forEach((x, i) => {
-      const p = (mine[i] ? this.execute(x.name, x.task, x.run) : this.lost(x.name, x.run)).catch((e: unknown) => this.o.log.warn(`schedule ${x.name}: ${String(e)}`)).finally(() => this.runs.delete(p));
+      const p = (mine[i] ? this.execute(x.name, x.task, x.run) : this.lost(x.name, x.run))
+        .catch((e: unknown) => this.o.log.warn(`schedule ${x.name}: ${String(e)}`))
+        .finally(() => this.runs.delete(p));
       this.runs.add(p);
     });
   }
@@ -205,7 +224,13 @@ export class Scheduler {
     try {
       const res = await this.o.run(name, task);
       done = {
-        outcome: res.completed ? (res.turn_outcome === "interrupted" ? "interrupted" : res.turn_outcome === "failed" ? "failed" : "completed") : "error",
+        outcome: res.completed
+          ? res.turn_outcome === "interrupted"
+            ? "interrupted"
+            : res.turn_outcome === "failed"
+              ? "failed"
+              : "completed"
+          : "error",
         ...(res.session_id ? { session_id: res.session_id } : {}),
         ...(typeof res.cost_usd === "number" ? { cost_usd: res.cost_usd } : {}),
         ...(res.completed ? {} : { reason: res.error ?? "the turn had not ended when run_task returned" }),

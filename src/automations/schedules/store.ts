@@ -60,7 +60,10 @@ export function viewOf(s: ScheduleRecord): ScheduleView {
 export class ScheduleStore {
   readonly file: string;
 
-  constructor(stateDir: string, private readonly log: Logger) {
+  constructor(
+    stateDir: string,
+    private readonly log: Logger,
+  ) {
     this.file = join(stateDir, "schedules.json");
   }
 
@@ -74,10 +77,13 @@ export class ScheduleStore {
     }
     try {
       const f = JSON.parse(text) as ScheduleFile;
-      if (f.v !== 1 || typeof f.schedules !== "object" || f.schedules === null) throw new Error("not a schedules file of version 1");
+      if (f.v !== 1 || typeof f.schedules !== "object" || f.schedules === null)
+        throw new Error("not a schedules file of version 1");
       return f;
     } catch (e) {
-      throw new SessionError("INTERNAL", `${this.file} cannot be read: ${e instanceof Error ? e.message : String(e)}`, { suggestion: "Move the file aside (its schedules are lost) or fix it by hand." });
+      throw new SessionError("INTERNAL", `${this.file} cannot be read: ${e instanceof Error ? e.message : String(e)}`, {
+        suggestion: "Move the file aside (its schedules are lost) or fix it by hand.",
+      });
     }
   }
 

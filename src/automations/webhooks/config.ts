@@ -8,10 +8,19 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { SessionError } from "../../core/errors.js";
 
-export const WEBHOOK_EVENTS = ["turn.ended", "session.needs_you", "session.limited", "session.died", "schedule.finished"] as const;
+export const WEBHOOK_EVENTS = [
+  "turn.ended",
+  "session.needs_you",
+  "session.limited",
+  "session.died",
+  "schedule.finished",
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
-const secretSpec = z.union([z.string().min(16, "a secret of at least 16 characters"), z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name") })]);
+const secretSpec = z.union([
+  z.string().min(16, "a secret of at least 16 characters"),
+  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name") }),
+]);
 
 const endpointSchema = z.strictObject({
   url: z.string().url(),
@@ -46,11 +55,19 @@ export interface Endpoint {
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 function bad(file: string, why: string): SessionError {
-  return new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_WEBHOOKS (${file}): ${why}`, { suggestion: "Fix the webhooks file (docs/automations.md) and start the server again." });
+  return new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_WEBHOOKS (${file}): ${why}`, {
+    suggestion: "Fix the webhooks file (docs/automations.md) and start the server again.",
+  });
 }
 
-/** The endpoints of `CLAUDE_SESSIONS_WEBHOOKS` (Config.webhooksFile; none when unset; `env` holds secrets named by `{"env"}`). Throws INVALID_ARGUMENT naming what is wrong. */
-export function loadWebhooks(file: string | undefined, env: NodeJS.ProcessEnv = process.env): { file?: string; endpoints: Endpoint[] } {
+/**
+ * The endpoints of `CLAUDE_SESSIONS_WEBHOOKS` (Config.webhooksFile; none when unset; `env` holds secrets named by
+ * `{"env"}`). Throws INVALID_ARGUMENT naming what is wrong.
+ */
+export function loadWebhooks(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { file?: string; endpoints: Endpoint[] } {
   if (!file) return { endpoints: [] };
   if (!isAbsolute(file)) throw bad(file, "must be an absolute path");
   let st;
@@ -61,7 +78,8 @@ export function loadWebhooks(file: string | undefined, env: NodeJS.ProcessEnv = 
   }
   if (!st.isFile()) throw bad(file, "is not a regular file");
   if (process.getuid && st.uid !== process.getuid()) throw bad(file, "belongs to another user");
-  if ((st.mode & 0o077) !== 0) throw bad(file, `is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`);
+  if ((st.mode & 0o077) !== 0)
+    throw bad(file, `is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); chmod 600 it`);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));
@@ -69,13 +87,16 @@ export function loadWebhooks(file: string | undefined, env: NodeJS.ProcessEnv = 
     throw bad(file, `is not JSON (${e instanceof Error ? e.message : String(e)})`);
   }
   const parsed = fileSchema.safeParse(raw);
-  if (!parsed.success) throw bad(file, parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; "));
+  if (!parsed.success)
+    throw bad(file, parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; "));
   return {
     file,
     endpoints: parsed.data.endpoints.map((e, i) => {
       const u = new URL(e.url);
-      if (u.protocol !== "https:" && !(u.protocol === "http:" && LOOPBACK.test(u.hostname))) throw bad(file, `endpoints.${i}.url: must be https (plain http only to a loopback address)`);
-      if (u.username || u.password) throw bad(file, `endpoints.${i}.url: credentials in the URL are not allowed (use the secret)`);
+      if (u.protocol !== "https:" && !(u.protocol === "http:" && LOOPBACK.test(u.hostname)))
+        throw bad(file, `endpoints.${i}.url: must be https (plain http only to a loopback address)`);
+      if (u.username || u.password)
+        throw bad(file, `endpoints.${i}.url: credentials in the URL are not allowed (use the secret)`);
       let secret: string;
       if (typeof e.secret === "string") secret = e.secret;
       else {

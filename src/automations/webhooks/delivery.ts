@@ -45,11 +45,16 @@ export async function postOnce(ep: Endpoint, d: Delivery, now = Date.now(), stop
       },
     });
     await res.body?.cancel().catch(() => {});
-    return res.status >= 200 && res.status < 300 ? { ok: true, status: res.status } : { ok: false, status: res.status, error: `HTTP ${res.status}` };
+    return res.status >= 200 && res.status < 300
+      ? { ok: true, status: res.status }
+      : { ok: false, status: res.status, error: `HTTP ${res.status}` };
   } catch (e) {
     const err = e as Error & { cause?: { code?: string } };
     if (stop?.aborted) return { ok: false, error: "the server stopped during the try" };
-    return { ok: false, error: err.name === "TimeoutError" ? `no answer within ${ep.timeoutMs} ms` : (err.cause?.code ?? err.message) };
+    return {
+      ok: false,
+      error: err.name === "TimeoutError" ? `no answer within ${ep.timeoutMs} ms` : (err.cause?.code ?? err.message),
+    };
   }
 }
 
@@ -116,11 +121,14 @@ class EndpointQueue {
       if (this.closed || n === this.ep.retry.attempts) break;
       this.log.debug(`webhook ${d.event} to ${new URL(this.ep.url).origin}: try ${n} failed (${last.error}); retrying`);
       await new Promise<void>((res) => {
-        const t = setTimeout(() => {
-          this.timers.delete(t);
-          this.wakers.delete(res);
-          res();
-        }, backoffMs(this.ep, n));
+        const t = setTimeout(
+          () => {
+            this.timers.delete(t);
+            this.wakers.delete(res);
+            res();
+          },
+          backoffMs(this.ep, n),
+        );
         t.unref();
         this.timers.add(t);
         this.wakers.add(res);
@@ -132,10 +140,20 @@ class EndpointQueue {
 
   private async dead(d: Delivery, attempts: number, error: string): Promise<void> {
     this.deadCount++;
-    this.log.warn(`webhook ${d.event} to ${new URL(this.ep.url).origin} not delivered after ${attempts} tries (${error}): written to the dead letter`);
-    await appendDeadLetter(this.stateDir, { id: `${d.id}:${endpointKey(this.ep.url)}`, event: d.event, at: d.at, failed_at: new Date().toISOString(), endpoint: endpointKey(this.ep.url), origin: new URL(this.ep.url).origin, attempts, error, body: d.body }).catch((e: unknown) =>
-      this.log.error(`webhook dead letter not written: ${String(e)}`),
+    this.log.warn(
+      `webhook ${d.event} to ${new URL(this.ep.url).origin} not delivered after ${attempts} tries (${error}): written to the dead letter`,
     );
+    await appendDeadLetter(this.stateDir, {
+      id: `${d.id}:${endpointKey(this.ep.url)}`,
+      event: d.event,
+      at: d.at,
+      failed_at: new Date().toISOString(),
+      endpoint: endpointKey(this.ep.url),
+      origin: new URL(this.ep.url).origin,
+      attempts,
+      error,
+      body: d.body,
+    }).catch((e: unknown) => this.log.error(`webhook dead letter not written: ${String(e)}`));
   }
 
   idle(): Promise<void> {
@@ -155,7 +173,12 @@ class EndpointQueue {
 export class Webhooks {
   private readonly queues: EndpointQueue[];
 
-  constructor(endpoints: readonly Endpoint[], stateDir: string, log: Logger, onDone?: (ep: Endpoint, d: Delivery, r: DeliveryResult & { attempts: number }) => void) {
+  constructor(
+    endpoints: readonly Endpoint[],
+    stateDir: string,
+    log: Logger,
+    onDone?: (ep: Endpoint, d: Delivery, r: DeliveryResult & { attempts: number }) => void,
+  ) {
     this.queues = endpoints.map((ep) => new EndpointQueue(ep, stateDir, log, onDone));
   }
 
@@ -173,7 +196,13 @@ export class Webhooks {
     const id = randomUUID();
     for (const q of this.queues) {
       if (!q.ep.events.has(n.event)) continue;
-      const body = JSON.stringify({ id, event: n.event, at: at.toISOString(), ...n.fields, ...(q.ep.includeText && n.text ? n.text : {}) });
+      const body = JSON.stringify({
+        id,
+        event: n.event,
+        at: at.toISOString(),
+        ...n.fields,
+        ...(q.ep.includeText && n.text ? n.text : {}),
+      });
       q.push({ id, event: n.event, at: at.toISOString(), body });
     }
   }

@@ -15,6 +15,18 @@ export function publishSessionEvents(svc: SessionService, hooks: Webhooks): () =
     void svc.deps.store
       .get(c.session_id)
       .catch(() => undefined)
-      .then((r) => hooks.publish({ ...n, fields: { ...n.fields, ...(r?.team_name ? { team_name: r.team_name } : {}), ...(r?.teammate_name ? { teammate_name: r.teammate_name } : {}) } }, at));
+      .then((r) =>
+        hooks.publish(
+          {
+            ...n,
+            fields: {
+              ...n.fields,
+              ...(r?.team_name ? { team_name: r.team_name } : {}),
+              ...(r?.teammate_name ? { teammate_name: r.teammate_name } : {}),
+            },
+          },
+          at,
+        ),
+      );
   });
 }

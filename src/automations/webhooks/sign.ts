@@ -12,7 +12,13 @@ export function signatureOf(secret: string, body: string, unixSeconds: number): 
 }
 
 /** What a receiver does (docs/automations.md): true when `header` signs `body` and is at most `toleranceS` old. */
-export function verifySignature(secret: string, body: string, header: string, nowS = Math.floor(Date.now() / 1000), toleranceS = 300): boolean {
+export function verifySignature(
+  secret: string,
+  body: string,
+  header: string,
+  nowS = Math.floor(Date.now() / 1000),
+  toleranceS = 300,
+): boolean {
   const parts = new Map(header.split(",").map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)] as const));
   const t = Number(parts.get("t"));
   const v1 = parts.get("v1") ?? "";

@@ -73,7 +73,8 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
         `node ${cfg.name} has sessions in a turn: ${busy.map((r) => `${r.session_id} (${r.status})`).join(", ")}; nothing was changed`,
         {
           suggestion:
-            "Run nodes upgrade again once their turns end, or pass --wait to wait for them (a session waiting for a permission answer or blocked waits for a person).",
+            "Run nodes upgrade again once their turns end, or pass --wait to wait for them (a session waiting for a permission " +
+            "answer or blocked waits for a person).",
           details: { node: cfg.name, session_ids: busy.map((r) => r.session_id) },
         },
       );
@@ -92,7 +93,8 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     if (still.length) {
       throw new SessionError(
         "SESSION_BUSY",
-        `node ${cfg.name}: ${still.map((r) => `${r.session_id} (${r.status})`).join(", ")} became busy meanwhile; the version was not changed (${hibernated.length} hibernated, their next prompt wakes them)`,
+        `node ${cfg.name}: ${still.map((r) => `${r.session_id} (${r.status})`).join(", ")} became busy meanwhile; the version ` +
+          `was not changed (${hibernated.length} hibernated, their next prompt wakes them)`,
         {
           suggestion: "Run nodes upgrade again.",
           details: { node: cfg.name, session_ids: still.map((r) => r.session_id) },
@@ -113,7 +115,8 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
         { suggestion: "Check ~/.local/lib/claude-sessions/current on the node." },
       );
     o.say(
-      `${cfg.name}: answers at claude-sessions ${o.version}${hibernated.length ? `; ${hibernated.length} hibernated session(s) wake on their next prompt` : ""}`,
+      `${cfg.name}: answers at claude-sessions ${o.version}` +
+        (hibernated.length ? `; ${hibernated.length} hibernated session(s) wake on their next prompt` : ""),
     );
     return hibernated;
   } finally {

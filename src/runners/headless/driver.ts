@@ -8,7 +8,16 @@ import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { priceOf } from "../../pricing.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, PromptAnswer, ReadyOptions, SessionCommand, TurnFigures } from "../driver.js";
+import type {
+  Delivery,
+  Driver,
+  DriverSession,
+  PermissionAnswer,
+  PromptAnswer,
+  ReadyOptions,
+  SessionCommand,
+  TurnFigures,
+} from "../driver.js";
 import { commandDone, commandText } from "../command.js";
 import type { HeadlessHost } from "./host.js";
 import type { HeadlessSession } from "./session.js";
@@ -22,7 +31,12 @@ const RESULT_MS = 3000;
 const KEEP = 32;
 
 function usageOf(m: ModelUsage) {
-  return { input_tokens: m.inputTokens, output_tokens: m.outputTokens, cache_creation_input_tokens: m.cacheCreationInputTokens, cache_read_input_tokens: m.cacheReadInputTokens };
+  return {
+    input_tokens: m.inputTokens,
+    output_tokens: m.outputTokens,
+    cache_creation_input_tokens: m.cacheCreationInputTokens,
+    cache_read_input_tokens: m.cacheReadInputTokens,
+  };
 }
 
 /** The SDK's result of a turn → the figures the tools report. */
@@ -37,7 +51,11 @@ export function figuresOf(t: TurnResult): TurnFigures {
     duration_api_ms: t.duration_api_ms,
     num_turns: t.num_turns,
     stop_reason: t.stop_reason,
-    permission_denials: t.permission_denials.map((d) => ({ tool_name: d.tool_name, tool_use_id: d.tool_use_id, tool_input: d.tool_input })),
+    permission_denials: t.permission_denials.map((d) => ({
+      tool_name: d.tool_name,
+      tool_use_id: d.tool_use_id,
+      tool_input: d.tool_input,
+    })),
   };
   if (t.error_subtype) out.error_subtype = t.error_subtype;
   if (t.structured_output !== undefined) out.structured_output = t.structured_output;
@@ -60,15 +78,25 @@ export class HeadlessDriver implements Driver {
 
   private session(s: DriverSession): HeadlessSession {
     const hs = this.host.get(s.id);
-    if (!hs?.alive) throw new SessionError("SESSION_DEAD", `session ${s.id} is not running on this server.`, { suggestion: "Use resume_session to start it again." });
+    if (!hs?.alive)
+      throw new SessionError("SESSION_DEAD", `session ${s.id} is not running on this server.`, {
+        suggestion: "Use resume_session to start it again.",
+      });
     return hs;
   }
 
   async awaitReady(s: DriverSession, opts: ReadyOptions, ctx: CallContext): Promise<void> {
     // The one wait for start-up: the engine runs on this fold and does not wait itself.
-    const f = await s.live.waitFor((x) => x.status !== "starting", { timeoutMs: opts.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const f = await s.live.waitFor((x) => x.status !== "starting", {
+      timeoutMs: opts.timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: SessionStart did not arrive within ${opts.timeoutMs} ms.`);
-    if (!isLive(f.status)) throw new SessionError("PROCESS_ERROR", `session ${s.id}: Claude Code ended during start-up (${this.host.get(s.id)?.endedWhy ?? f.last_error ?? f.status}).`);
+    if (!isLive(f.status))
+      throw new SessionError(
+        "PROCESS_ERROR",
+        `session ${s.id}: Claude Code ended during start-up (${this.host.get(s.id)?.endedWhy ?? f.last_error ?? f.status}).`,
+      );
   }
 
   /** Hands the prompt to the engine and remembers its result under the prompt's number. */
@@ -92,9 +120,15 @@ export class HeadlessDriver implements Driver {
     const before = s.live.fold.prompts_submitted;
     const sent_at = new Date().toISOString();
     this.submit(s, text);
-    const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), { timeoutMs: acceptMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), {
+      timeoutMs: acceptMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: the prompt did not become a turn within ${acceptMs} ms.`);
-    if (!isLive(f.status)) throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt.`, { suggestion: "Use resume_session to start it again." });
+    if (!isLive(f.status))
+      throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt.`, {
+        suggestion: "Use resume_session to start it again.",
+      });
     return { sent_at, attempts: 1 };
   }
 
@@ -103,25 +137,34 @@ export class HeadlessDriver implements Driver {
     return this.handOver(s, text, startTimeoutMs + ACCEPT_MS, ctx);
   }
 
-
   runShell(): Promise<string> {
     return Promise.reject(
-      new SessionError("INVALID_ARGUMENT", "bash_mode needs Claude Code's interactive screen; headless sessions have none.", { suggestion: "Use a tmux or pty session for bash_mode, or ask Claude to run the command." }),
+      new SessionError("INVALID_ARGUMENT", "bash_mode needs Claude Code's interactive screen; headless sessions have none.", {
+        suggestion: "Use a tmux or pty session for bash_mode, or ask Claude to run the command.",
+      }),
     );
   }
 
   async answerPermission(s: DriverSession, answer: PermissionAnswer, ctx: CallContext): Promise<void> {
     const hs = this.session(s);
     if (!hs.respondPermission(answer)) {
-      throw new SessionError("SESSION_NOT_READY", `session ${s.id} has no permission request waiting for an answer.`, { suggestion: "Call wait_for_completion; it reports pending_permission when one opens." });
+      throw new SessionError("SESSION_NOT_READY", `session ${s.id} has no permission request waiting for an answer.`, {
+        suggestion: "Call wait_for_completion; it reports pending_permission when one opens.",
+      });
     }
     // The engine appends cs:answered once the answer is given; the fold then leaves waiting_for_permission.
-    await s.live.waitFor((x) => x.status !== "waiting_for_permission", { timeoutMs: 5000, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await s.live.waitFor((x) => x.status !== "waiting_for_permission", {
+      timeoutMs: 5000,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
   }
 
   async interrupt(s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
     await this.session(s).interrupt();
-    await s.live.waitFor((x) => x.status !== "busy" && x.status !== "waiting_for_permission", { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await s.live.waitFor((x) => x.status !== "busy" && x.status !== "waiting_for_permission", {
+      timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
   }
 
   /** No screen, so nothing can block a headless turn but a permission request (canUseTool): nothing to look at. */
@@ -131,9 +174,13 @@ export class HeadlessDriver implements Driver {
 
   answerPrompt(s: DriverSession): Promise<PromptAnswer> {
     return Promise.reject(
-      new SessionError("SESSION_NOT_READY", `session ${s.id} is headless: it has no screen, and only permission requests (respond_permission) wait for an answer.`, {
-        suggestion: "Answer permission requests with respond_permission.",
-      }),
+      new SessionError(
+        "SESSION_NOT_READY",
+        `session ${s.id} is headless: it has no screen, and only permission requests (respond_permission) wait for an answer.`,
+        {
+          suggestion: "Answer permission requests with respond_permission.",
+        },
+      ),
     );
   }
 
@@ -142,15 +189,23 @@ export class HeadlessDriver implements Driver {
     const hs = this.session(s);
     const after = s.live.fold.seq;
     hs.send(commandText(cmd), { verbatim: false }).catch(() => {});
-    const f = await s.live.waitFor((x) => commandDone(x, cmd, after) || !isLive(x.status), { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const f = await s.live.waitFor((x) => commandDone(x, cmd, after) || !isLive(x.status), {
+      timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     if (f && commandDone(f, cmd, after)) return;
     if (f) throw new SessionError("SESSION_DEAD", `session ${s.id} ended during /${cmd.kind}.`);
-    throw new SessionError("TIMEOUT", `session ${s.id}: the CLI did not report /${cmd.kind} done (no SessionStart with source ${cmd.kind}) within ${timeoutMs} ms.`);
+    throw new SessionError(
+      "TIMEOUT",
+      `session ${s.id}: the CLI did not report /${cmd.kind} done (no SessionStart with source ${cmd.kind}) within ${timeoutMs} ms.`,
+    );
   }
 
   screen(): Promise<string> {
     return Promise.reject(
-      new SessionError("INVALID_ARGUMENT", "headless sessions have no screen.", { suggestion: "Use stream_output with mode log (assistant text, tool uses, results) or transcript." }),
+      new SessionError("INVALID_ARGUMENT", "headless sessions have no screen.", {
+        suggestion: "Use stream_output with mode log (assistant text, tool uses, results) or transcript.",
+      }),
     );
   }
 

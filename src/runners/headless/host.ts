@@ -5,7 +5,16 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { inProcessRef, ownedInProcess, type ConversationPlan, type Host, type HostRef, type KillResult, type Liveness, type Spawned } from "../host.js";
+import {
+  inProcessRef,
+  ownedInProcess,
+  type ConversationPlan,
+  type Host,
+  type HostRef,
+  type KillResult,
+  type Liveness,
+  type Spawned,
+} from "../host.js";
 import type { Logger } from "../../util/log.js";
 import { killTree } from "../end-tree.js";
 import { logLine } from "./log-lines.js";
@@ -58,7 +67,9 @@ export class HeadlessHost implements Host<ConversationPlan> {
         hook_script: this.o.hookScript,
         base_env: spec.env,
         ...(spec.resume_at ? { resume_at: spec.resume_at } : {}),
-        ...(spec.resume_id ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) } : { claude_session_id: spec.claude_session_id }),
+        ...(spec.resume_id
+          ? { resume: spec.resume_id, ...(spec.fork ? { fork_session: true, claude_session_id: spec.claude_session_id } : {}) }
+          : { claude_session_id: spec.claude_session_id }),
         ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
         live: spec.live,
         ...(spec.member_mcp_config ? { member_mcp_config: spec.member_mcp_config } : {}),
@@ -82,7 +93,8 @@ export class HeadlessHost implements Host<ConversationPlan> {
 
   list(): Promise<Map<string, Liveness>> {
     const out = new Map<string, Liveness>();
-    for (const [id, { hs }] of this.sessions) out.set(id, { exists: true, alive: hs.alive, ...(hs.pid !== undefined ? { pid: hs.pid } : {}) });
+    for (const [id, { hs }] of this.sessions)
+      out.set(id, { exists: true, alive: hs.alive, ...(hs.pid !== undefined ? { pid: hs.pid } : {}) });
     return Promise.resolve(out);
   }
 

@@ -48,7 +48,8 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
     if (o.permission_mode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;
   }
   if (o.system_prompt !== undefined) options.systemPrompt = o.system_prompt;
-  else if (o.append_system_prompt) options.systemPrompt = { type: "preset", preset: "claude_code", append: o.append_system_prompt };
+  else if (o.append_system_prompt)
+    options.systemPrompt = { type: "preset", preset: "claude_code", append: o.append_system_prompt };
   if (o.max_turns !== undefined) options.maxTurns = o.max_turns;
   if (o.max_budget_usd !== undefined) options.maxBudgetUsd = o.max_budget_usd;
   if (o.fallback_model) options.fallbackModel = o.fallback_model;
@@ -68,7 +69,16 @@ export function buildSdkOptions(o: Omit<HeadlessOptions, "live">): LaunchPlan {
   if (o.effort) options.effort = o.effort;
   if (o.agents) {
     options.agents = Object.fromEntries(
-      Object.entries(o.agents).map(([name, a]) => [name, { description: a.description, prompt: a.prompt, ...(a.tools ? { tools: a.tools } : {}), ...(a.disallowed_tools ? { disallowedTools: a.disallowed_tools } : {}), ...(a.model ? { model: a.model } : {}) }]),
+      Object.entries(o.agents).map(([name, a]) => [
+        name,
+        {
+          description: a.description,
+          prompt: a.prompt,
+          ...(a.tools ? { tools: a.tools } : {}),
+          ...(a.disallowed_tools ? { disallowedTools: a.disallowed_tools } : {}),
+          ...(a.model ? { model: a.model } : {}),
+        },
+      ]),
     );
   }
   if (o.agent) options.agent = o.agent;

@@ -24,8 +24,13 @@ export interface Answered {
 }
 
 /** Our answer → the SDK's. allow_always applies every suggested rule (what "always allow" does in the CLI). */
-export function toPermissionResult(answer: PermissionAnswer, input: Record<string, unknown>, suggestions: PermissionUpdate[]): PermissionResult {
-  if (answer.decision === "deny") return { behavior: "deny", message: answer.message?.trim() ? answer.message : "The user denied this tool use." };
+export function toPermissionResult(
+  answer: PermissionAnswer,
+  input: Record<string, unknown>,
+  suggestions: PermissionUpdate[],
+): PermissionResult {
+  if (answer.decision === "deny")
+    return { behavior: "deny", message: answer.message?.trim() ? answer.message : "The user denied this tool use." };
   const r: PermissionResult = { behavior: "allow", updatedInput: answer.updated_input ?? input };
   if (answer.decision === "allow_always" && suggestions.length) r.updatedPermissions = suggestions;
   return r;
@@ -71,7 +76,10 @@ export class PermissionBroker {
           .catch(() => {})
           .finally(() => resolve(result));
       };
-      const timer = setTimeout(() => settle({ behavior: "deny", message: timeoutMessage(this.timeoutMs) }, "timeout"), this.timeoutMs);
+      const timer = setTimeout(
+        () => settle({ behavior: "deny", message: timeoutMessage(this.timeoutMs) }, "timeout"),
+        this.timeoutMs,
+      );
       const onAbort = () => settle({ behavior: "deny", message: "The request was cancelled." }, "aborted");
       opts.signal.addEventListener("abort", onAbort, { once: true });
       this.pending.set(info.id, { info, input, suggestions: opts.suggestions ?? [], finish: (r) => settle(r, "caller") });

@@ -18,7 +18,17 @@ export function zeroTotals(): Totals {
   return { cost_usd: 0, api_ms: 0, models: {} };
 }
 
-const SUMMED = ["inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "webSearchRequests", "costUSD", "thinkingTokens", "cacheCreationEphemeral5mInputTokens", "cacheCreationEphemeral1hInputTokens"] as const;
+const SUMMED = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+  "webSearchRequests",
+  "costUSD",
+  "thinkingTokens",
+  "cacheCreationEphemeral5mInputTokens",
+  "cacheCreationEphemeral1hInputTokens",
+] as const;
 
 function num(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
@@ -79,7 +89,11 @@ export function toTurnResult(m: SDKResultMessage, before: Totals, interrupted: b
     turn.error_subtype = m.subtype;
     turn.errors = m.errors;
   }
-  const totals: Totals = { cost_usd: num(m.total_cost_usd) || before.cost_usd, api_ms: Math.max(before.api_ms, num(m.duration_api_ms)), models: { ...before.models, ...(m.modelUsage ?? {}) } };
+  const totals: Totals = {
+    cost_usd: num(m.total_cost_usd) || before.cost_usd,
+    api_ms: Math.max(before.api_ms, num(m.duration_api_ms)),
+    models: { ...before.models, ...(m.modelUsage ?? {}) },
+  };
   return { turn, totals };
 }
 
@@ -103,7 +117,8 @@ export async function savedTotals(transcriptPath: string): Promise<Totals> {
       if (typeof v !== "object" || v === null) continue;
       const rec = v as { type?: unknown; totalCostUSD?: unknown; totalAPIDuration?: unknown; modelUsage?: unknown };
       if (rec.type !== "cost-state") continue;
-      const models = typeof rec.modelUsage === "object" && rec.modelUsage !== null ? (rec.modelUsage as Record<string, ModelUsage>) : {};
+      const models =
+        typeof rec.modelUsage === "object" && rec.modelUsage !== null ? (rec.modelUsage as Record<string, ModelUsage>) : {};
       return { cost_usd: num(rec.totalCostUSD), api_ms: num(rec.totalAPIDuration), models };
     } catch {
       /* a torn line: look further back */

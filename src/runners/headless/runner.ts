@@ -29,7 +29,21 @@ export const HEADLESS_CAPS: Capabilities = {
   // 2.1.197 has no `--await-initialize` (the SDK's delivery of mcp_servers over stdin); 2.1.330 has.
   since: { mcp_servers: "2.1.330" },
   // mcp_servers never: their env and headers may hold secrets.
-  keeps: ["max_turns", "max_budget_usd", "system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "output_schema", "effort", "agents", "agent", "tools", "betas", "debug"],
+  keeps: [
+    "max_turns",
+    "max_budget_usd",
+    "system_prompt",
+    "fallback_model",
+    "strict_mcp_config",
+    "setting_sources",
+    "output_schema",
+    "effort",
+    "agents",
+    "agent",
+    "tools",
+    "betas",
+    "debug",
+  ],
 };
 
 export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan {
@@ -37,11 +51,30 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
   loadSdk().catch(() => {});
   const claudeId = claudeIdOf(req.mode);
   const env = childEnv(process.env, { ...req.env, CLAUDE_SESSION_ID: claudeId });
-  const conversation = req.mode.kind === "new" ? { claude_session_id: claudeId } : { claude_session_id: claudeId, resume_id: req.mode.resumeId, fork: Boolean(req.mode.fork), ...(req.mode.at ? { resume_at: req.mode.at } : {}) };
+  const conversation =
+    req.mode.kind === "new"
+      ? { claude_session_id: claudeId }
+      : {
+          claude_session_id: claudeId,
+          resume_id: req.mode.resumeId,
+          fork: Boolean(req.mode.fork),
+          ...(req.mode.at ? { resume_at: req.mode.at } : {}),
+        };
   // Sandboxed: the spec (no argv: the SDK's command follows `--` on the launcher's command line) is written before the
   // spawn; the CLI reads its settings and a team session's member configuration from the session's (denied) folder.
   const sb = req.sandbox;
-  const files = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, argv: [], allowRead: [...sb.spec.allowRead, req.settingsPath, ...(req.member ? [req.member.configPath] : [])] }) }] : undefined;
+  const files = sb
+    ? [
+        {
+          path: sb.specPath,
+          text: encodeSpec({
+            ...sb.spec,
+            argv: [],
+            allowRead: [...sb.spec.allowRead, req.settingsPath, ...(req.member ? [req.member.configPath] : [])],
+          }),
+        },
+      ]
+    : undefined;
   return {
     command: [req.claude],
     underDoppler: false,
@@ -52,7 +85,21 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
     // The SDK's input takes a prompt while the CLI starts (the driver's `carried`): it runs as soon as the CLI is up.
     carriesPrompt: req.prompt !== undefined,
     spawn: ({ live, generation }) =>
-      host.spawn({ id: req.id, dir: req.dir, cwd: req.cwd, env, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}), claude: req.claude, ...conversation, options: req.options, live, ...(req.member ? { member_mcp_config: req.member.configPath } : {}), ...(sb ? { launcher: { node: sb.node, launcher: sb.launcher, spec_path: sb.specPath } } : {}) }),
+      host.spawn({
+        id: req.id,
+        dir: req.dir,
+        cwd: req.cwd,
+        env,
+        rawLogPath: req.rawLogPath,
+        eventsPath: req.eventsPath,
+        ...(generation ? { generation } : {}),
+        claude: req.claude,
+        ...conversation,
+        options: req.options,
+        live,
+        ...(req.member ? { member_mcp_config: req.member.configPath } : {}),
+        ...(sb ? { launcher: { node: sb.node, launcher: sb.launcher, spec_path: sb.specPath } } : {}),
+      }),
   };
 }
 
@@ -60,10 +107,19 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
 async function agentSdk(): Promise<RunnerHealth> {
   try {
     const m = (await import("@anthropic-ai/claude-agent-sdk")) as { query?: unknown };
-    if (typeof m.query !== "function") return { check: "agent_sdk", ok: false, detail: "@anthropic-ai/claude-agent-sdk loads but has no query(): headless sessions are unavailable" };
+    if (typeof m.query !== "function")
+      return {
+        check: "agent_sdk",
+        ok: false,
+        detail: "@anthropic-ai/claude-agent-sdk loads but has no query(): headless sessions are unavailable",
+      };
     return { check: "agent_sdk", ok: true, detail: "@anthropic-ai/claude-agent-sdk loads (headless sessions)" };
   } catch (e) {
-    return { check: "agent_sdk", ok: false, detail: `@anthropic-ai/claude-agent-sdk does not load: ${String(e).slice(0, 200)} (headless sessions are unavailable)` };
+    return {
+      check: "agent_sdk",
+      ok: false,
+      detail: `@anthropic-ai/claude-agent-sdk does not load: ${String(e).slice(0, 200)} (headless sessions are unavailable)`,
+    };
   }
 }
 
@@ -83,6 +139,11 @@ export function headlessRunner(host: HeadlessHost, driver: Driver): Runner {
 
 /** The headless runner kind: the CLI through the Agent SDK, no terminal; its sessions live as long as this server. */
 export function makeHeadlessRunner({ cfg, log, scripts }: RunnerSetup): Runner {
-  const host = new HeadlessHost({ hookScript: scripts.hook, log, permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS, startTimeoutMs: cfg.startTimeoutMs });
+  const host = new HeadlessHost({
+    hookScript: scripts.hook,
+    log,
+    permissionTimeoutMs: cfg.permissionTimeoutMs || DEFAULT_PERMISSION_TIMEOUT_MS,
+    startTimeoutMs: cfg.startTimeoutMs,
+  });
   return headlessRunner(host, new HeadlessDriver(host));
 }

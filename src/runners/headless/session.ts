@@ -101,7 +101,11 @@ export class HeadlessSession {
       if (configDir) s.totals = await savedTotals(transcriptPath(configDir, o.cwd, o.resume));
     }
     if (!o.managed) {
-      await s.emit({ hook_event_name: "cs:spawn", claude_session_id: plan.claudeSessionId, ...(o.generation !== undefined ? { generation: o.generation } : {}) });
+      await s.emit({
+        hook_event_name: "cs:spawn",
+        claude_session_id: plan.claudeSessionId,
+        ...(o.generation !== undefined ? { generation: o.generation } : {}),
+      });
       // The fold starts the new process from here (a resumed log ends with the old one's exit).
       await s.live.refresh();
     }
@@ -204,7 +208,11 @@ export class HeadlessSession {
   // ------------------------------------------------------------------ internals
 
   private launch(query: typeof import("@anthropic-ai/claude-agent-sdk").query): void {
-    const options = { ...this.sdkOptions, canUseTool: this.broker.canUseTool, spawnClaudeCodeProcess: (so: SpawnOptions) => this.spawnCli(so) };
+    const options = {
+      ...this.sdkOptions,
+      canUseTool: this.broker.canUseTool,
+      spawnClaudeCodeProcess: (so: SpawnOptions) => this.spawnCli(so),
+    };
     this.q = query({ prompt: this.input, options });
     void this.pump(this.q);
   }
@@ -214,7 +222,13 @@ export class HeadlessSession {
     // Sandboxed: the launcher (outside the sandbox, this process group's leader) runs the SDK's command under bubblewrap.
     const l = this.o.launcher;
     const [cmd, args] = l ? [l.node, [l.launcher, l.spec_path, "--", so.command, ...so.args]] : [so.command, so.args];
-    const child = spawn(cmd, args, { cwd: so.cwd, env: so.env, stdio: ["pipe", "pipe", "pipe"], detached: true, windowsHide: true });
+    const child = spawn(cmd, args, {
+      cwd: so.cwd,
+      env: so.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      windowsHide: true,
+    });
     this.pid = child.pid;
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (d: string) => {
@@ -261,7 +275,12 @@ export class HeadlessSession {
     const f = this.live.fold;
     if (f.turn_count < f.prompts_submitted) {
       if (interrupted) await this.emit({ hook_event_name: "cs:interrupted" });
-      else await this.emit({ hook_event_name: "cs:turn_failed", message: (turn.errors ?? []).join("; ") || turn.error_subtype || "the turn ended without a Stop hook", reason: turn.error_subtype ?? m.subtype });
+      else
+        await this.emit({
+          hook_event_name: "cs:turn_failed",
+          message: (turn.errors ?? []).join("; ") || turn.error_subtype || "the turn ended without a Stop hook",
+          reason: turn.error_subtype ?? m.subtype,
+        });
       await this.live.refresh();
     }
     const cur = this.current;
@@ -279,7 +298,8 @@ export class HeadlessSession {
   private deadError(): SessionError {
     const info = this.exitInfo;
     const how = info ? (info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`) : "stopped answering";
-    const why = this.stderrTail.trim().split("\n").slice(-5).join("\n") || (this.pumpError instanceof Error ? this.pumpError.message : "");
+    const why =
+      this.stderrTail.trim().split("\n").slice(-5).join("\n") || (this.pumpError instanceof Error ? this.pumpError.message : "");
     return new SessionError("SESSION_DEAD", `the Claude Code process ${how}${why ? `: ${why}` : ""}`);
   }
 
@@ -318,7 +338,10 @@ export class HeadlessSession {
     // canUseTool is called a few ms before the PermissionRequest hook runs: wait for that line, then say it
     // was answered (no hook fires between an answer and PostToolUse, and none at all after a deny).
     const key = JSON.stringify(a.request.tool_input);
-    const f = await this.live.waitFor((x) => x.pending_permission?.tool_name === a.request.tool_name && JSON.stringify(x.pending_permission.tool_input) === key, { timeoutMs: 2000 });
+    const f = await this.live.waitFor(
+      (x) => x.pending_permission?.tool_name === a.request.tool_name && JSON.stringify(x.pending_permission.tool_input) === key,
+      { timeoutMs: 2000 },
+    );
     const seq = f?.pending_permission?.seq;
     if (seq === undefined || this.exitInfo) return;
     await this.emit({ hook_event_name: "cs:answered", permission_seq: seq }).catch(() => {});

@@ -2,7 +2,14 @@
  * The headless engine's public shapes: what a session is started with, what a turn returns, and what a
  * permission request and its answer look like. Field names follow the MCP tools (snake_case).
  */
-import type { EffortLevel, McpServerConfig, ModelUsage, SdkBeta, SDKMessage, SettingSource } from "@anthropic-ai/claude-agent-sdk";
+import type {
+  EffortLevel,
+  McpServerConfig,
+  ModelUsage,
+  SdkBeta,
+  SDKMessage,
+  SettingSource,
+} from "@anthropic-ai/claude-agent-sdk";
 import type { PermissionModeName } from "../../core/modes.js";
 import type { LiveSession } from "../../events/live.js";
 
@@ -48,7 +55,16 @@ export interface HeadlessOptions {
   add_dirs?: string[];
   effort?: EffortLevel;
   /** Custom sub-agents (snake_case fields; the SDK's AgentDefinition once mapped). */
-  agents?: Record<string, { description: string; prompt: string; tools?: string[] | undefined; disallowed_tools?: string[] | undefined; model?: string | undefined }>;
+  agents?: Record<
+    string,
+    {
+      description: string;
+      prompt: string;
+      tools?: string[] | undefined;
+      disallowed_tools?: string[] | undefined;
+      model?: string | undefined;
+    }
+  >;
   /** The main thread's agent. */
   agent?: string;
   /** The built-in tool set ([]: none). */

@@ -16,7 +16,14 @@ import { briefText } from "../../util/terminal-text.js";
 /** How long after the Enter the command's box may still hold the text before Enter is pressed once more. */
 const RETRY_AFTER_MS = 1500;
 
-export async function typeCommand(b: TerminalHost, s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+export async function typeCommand(
+  b: TerminalHost,
+  s: DriverSession,
+  cmd: SessionCommand,
+  timeoutMs: number,
+  ctx: CallContext,
+  timing: DriverTiming = DRIVER_TIMING,
+): Promise<void> {
   const text = commandText(cmd);
   const after = s.live.fold.seq;
   const signal = ctx.signal ? { signal: ctx.signal } : {};
@@ -32,5 +39,9 @@ export async function typeCommand(b: TerminalHost, s: DriverSession, cmd: Sessio
   if (f && commandDone(f, cmd, after)) return;
   if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended during ${text.split(" ")[0]}.`);
   const shown = await b.screen(s.id).catch(() => "");
-  throw new SessionError("TIMEOUT", `Claude Code did not report ${text.split(" ")[0]} done (no SessionStart with source ${cmd.kind}) within ${timeoutMs} ms. The terminal shows:\n${briefText(shown)}`);
+  throw new SessionError(
+    "TIMEOUT",
+    `Claude Code did not report ${text.split(" ")[0]} done (no SessionStart with source ${cmd.kind}) within ${timeoutMs} ` +
+      `ms. The terminal shows:\n${briefText(shown)}`,
+  );
 }

@@ -12,7 +12,18 @@ import { pollScreen } from "./screen/poll.js";
 import { boxSignature, endIsUnique, evenChars, showsDrawn, showsEnd, showsExactly } from "./screen/drawn.js";
 import { deliveryMismatch } from "./screen/exact.js";
 import { pastePieces } from "./screen/prompt.js";
-import { DRIVER_TIMING, inputText, PASTE_DRAWN_MS, PASTE_POLL_FAST_FOR_MS, PASTE_POLL_FAST_MS, PASTE_POLL_MS, POLL_MS, PROMPT_ATTEMPTS, PROMPT_CONFIRM_MS, type DriverTiming } from "./screen/screens.js";
+import {
+  DRIVER_TIMING,
+  inputText,
+  PASTE_DRAWN_MS,
+  PASTE_POLL_FAST_FOR_MS,
+  PASTE_POLL_FAST_MS,
+  PASTE_POLL_MS,
+  POLL_MS,
+  PROMPT_ATTEMPTS,
+  PROMPT_CONFIRM_MS,
+  type DriverTiming,
+} from "./screen/screens.js";
 import { briefText } from "../../util/terminal-text.js";
 
 /** The text as bracketed pastes Claude Code takes whole (prompt.ts), one after the other (in one write where the host can); no Enter. */
@@ -60,15 +71,27 @@ export function provableWhole(text: string): boolean {
  * The wait is bounded by PASTE_DRAWN_MS; past it Enter is pressed anyway (UserPromptSubmit is compared with the text
  * in any case).
  */
-async function pasteDrawn(b: TerminalHost, s: DriverSession, text: string, log: Logger, signal: { signal?: AbortSignal }): Promise<void> {
+async function pasteDrawn(
+  b: TerminalHost,
+  s: DriverSession,
+  text: string,
+  log: Logger,
+  signal: { signal?: AbortSignal },
+): Promise<void> {
   const end = Date.now() + PASTE_DRAWN_MS;
   const above = Math.min(SCROLLBACK_MAX, Math.ceil(text.length / 20) + text.split("\n").length + 10);
   const read = () => b.screen(s.id, { above });
-  const opts = () => ({ everyMs: PASTE_POLL_MS, fast: { everyMs: PASTE_POLL_FAST_MS, forMs: PASTE_POLL_FAST_FOR_MS }, timeoutMs: Math.max(0, end - Date.now()), ...signal });
+  const opts = () => ({
+    everyMs: PASTE_POLL_MS,
+    fast: { everyMs: PASTE_POLL_FAST_MS, forMs: PASTE_POLL_FAST_FOR_MS },
+    timeoutMs: Math.max(0, end - Date.now()),
+    ...signal,
+  });
   if (provableWhole(text)) {
     await pasteInPieces(b, s.id, text);
     const drawn = await pollScreen(read, (sc) => showsExactly(sc, text) || showsEnd(sc, text), opts());
-    if (!drawn.value) log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+    if (!drawn.value)
+      log.debug(`${s.id}: the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
     return;
   }
   const last = [...text].at(-1) ?? "";
@@ -94,8 +117,13 @@ async function pasteDrawn(b: TerminalHost, s: DriverSession, text: string, log: 
   }
   await b.paste(s.id, last);
   const sig = boxSignature(before);
-  const drawn = await pollScreen(read, (sc) => (evenChars(last) !== "" && showsExactly(sc, text)) || showsDrawn(sc, text, last, sig), opts());
-  if (!drawn.value) log.debug(`${s.id}: the end of the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
+  const drawn = await pollScreen(
+    read,
+    (sc) => (evenChars(last) !== "" && showsExactly(sc, text)) || showsDrawn(sc, text, last, sig),
+    opts(),
+  );
+  if (!drawn.value)
+    log.debug(`${s.id}: the end of the paste did not show in the input box within ${PASTE_DRAWN_MS} ms; pressing Enter anyway`);
 }
 
 /**
@@ -124,7 +152,14 @@ export function showsPasted(screen: string, text: string): boolean {
  * UserPromptSubmit comes quickly and the box still holds the text, Enter is pressed again (bounded); an empty box
  * means the prompt was taken and its hook is on the way, so the wait simply goes on.
  */
-export async function deliver(b: TerminalHost, s: DriverSession, text: string, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<Delivery> {
+export async function deliver(
+  b: TerminalHost,
+  s: DriverSession,
+  text: string,
+  ctx: CallContext,
+  log: Logger,
+  timing: DriverTiming = DRIVER_TIMING,
+): Promise<Delivery> {
   const before = s.live.fold.prompts_submitted;
   const sent_at = new Date().toISOString();
   const signal = ctx.signal ? { signal: ctx.signal } : {};
@@ -135,7 +170,11 @@ export async function deliver(b: TerminalHost, s: DriverSession, text: string, c
   await pasteDrawn(b, s, typed, log, signal);
   const accepted = (x: { prompts_submitted: number }) => x.prompts_submitted > before;
   const end = Date.now() + PROMPT_CONFIRM_MS;
-  const confirm = (ms: number) => s.live.waitFor((x) => accepted(x) || x.status === "dead", { timeoutMs: Math.max(0, Math.min(ms, end - Date.now())), ...signal });
+  const confirm = (ms: number) =>
+    s.live.waitFor((x) => accepted(x) || x.status === "dead", {
+      timeoutMs: Math.max(0, Math.min(ms, end - Date.now())),
+      ...signal,
+    });
   let attempts = 1;
   await b.keys(s.id, ["Enter"]);
   let f = await confirm(timing.promptRetryAfterMs);
@@ -154,7 +193,8 @@ export async function deliver(b: TerminalHost, s: DriverSession, text: string, c
   // Accepted first (the process may have died right after, in the same batch of events): it became a turn — with
   // the text that was sent, or the call is an error naming the difference (never a success for another prompt).
   if (f && accepted(f)) {
-    if (f.last_prompt === undefined) log.warn(`${s.id}: UserPromptSubmit carried no prompt; the delivered text could not be compared`);
+    if (f.last_prompt === undefined)
+      log.warn(`${s.id}: UserPromptSubmit carried no prompt; the delivered text could not be compared`);
     else {
       const mismatch = deliveryMismatch(s.id, text, f.last_prompt);
       if (mismatch) {
@@ -166,7 +206,10 @@ export async function deliver(b: TerminalHost, s: DriverSession, text: string, c
   }
   if (f?.status === "dead") throw new SessionError("SESSION_DEAD", `session ${s.id} ended while the prompt was being delivered.`);
   const shown = await read().catch(() => "");
-  throw new SessionError("TIMEOUT", `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`);
+  throw new SessionError(
+    "TIMEOUT",
+    `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`,
+  );
 }
 
 /** A permission dialog (or any menu asking to proceed) is on screen. */
@@ -176,7 +219,13 @@ const DIALOG_OPEN = /Do you want to proceed\?/;
  * Bash mode ("!" + command, only when the operator allows it) fires no hook: the command counts as taken once
  * the input box no longer holds it. Its output is in the transcript.
  */
-export async function runShell(b: TerminalHost, s: DriverSession, text: string, ctx: CallContext, timing: DriverTiming = DRIVER_TIMING): Promise<string> {
+export async function runShell(
+  b: TerminalHost,
+  s: DriverSession,
+  text: string,
+  ctx: CallContext,
+  timing: DriverTiming = DRIVER_TIMING,
+): Promise<string> {
   const sent_at = new Date().toISOString();
   const head = text.slice(1, 40).trim();
   await pasteText(b, s.id, text, timing);

@@ -8,7 +8,16 @@ import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { Logger } from "../../util/log.js";
-import type { Delivery, Driver, DriverSession, PermissionAnswer, ProbeOptions, PromptAnswer, ReadyOptions, SessionCommand } from "../driver.js";
+import type {
+  Delivery,
+  Driver,
+  DriverSession,
+  PermissionAnswer,
+  ProbeOptions,
+  PromptAnswer,
+  ReadyOptions,
+  SessionCommand,
+} from "../driver.js";
 import { typeCommand } from "./command.js";
 import { deliver, runShell } from "./delivery.js";
 import { interruptByEsc } from "./interrupt.js";
@@ -49,9 +58,13 @@ export class TerminalDriver implements Driver {
     }
     // The fallback: the on-screen dialog, whose keys carry only the decision.
     if (answer.message !== undefined || answer.updated_input !== undefined) {
-      throw new SessionError("INVALID_ARGUMENT", "this request waits on Claude Code's on-screen dialog (its permission hook timed out or is off), which takes only allow, allow_always or deny.", {
-        suggestion: "Leave out message and updated_input, or raise CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS for later requests.",
-      });
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        "this request waits on Claude Code's on-screen dialog (its permission hook timed out or is off), which takes only allow, allow_always or deny.",
+        {
+          suggestion: "Leave out message and updated_input, or raise CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS for later requests.",
+        },
+      );
     }
     return answerByKeys(this.host, s, answer.decision, ctx);
   }

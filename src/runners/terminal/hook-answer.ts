@@ -24,16 +24,24 @@ export function hookDecision(p: PendingPermission, a: PermissionAnswer): object 
     decision = { behavior: "deny", ...(a.message !== undefined ? { message: a.message } : {}) };
   } else {
     if (a.message !== undefined) {
-      throw new SessionError("INVALID_ARGUMENT", "message goes with deny only: Claude Code's allow decision carries no message.", {
-        suggestion: "Leave out message, or put the note in your next prompt.",
-      });
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        "message goes with deny only: Claude Code's allow decision carries no message.",
+        {
+          suggestion: "Leave out message, or put the note in your next prompt.",
+        },
+      );
     }
     decision = { behavior: "allow", ...(a.updated_input !== undefined ? { updatedInput: a.updated_input } : {}) };
     if (a.decision === "allow_always") {
       if (!p.suggestions?.length) {
-        throw new SessionError("INVALID_ARGUMENT", `Claude suggested no permission rule for this ${p.tool_name} request, so there is nothing to allow always.`, {
-          suggestion: "Answer with decision allow (this request only).",
-        });
+        throw new SessionError(
+          "INVALID_ARGUMENT",
+          `Claude suggested no permission rule for this ${p.tool_name} request, so there is nothing to allow always.`,
+          {
+            suggestion: "Answer with decision allow (this request only).",
+          },
+        );
       }
       decision.updatedPermissions = p.suggestions;
     }
@@ -51,7 +59,13 @@ export function hookWaits(p: PendingPermission | undefined): p is PendingPermiss
  * session is marked busy: Claude runs the tool or tells the model of the denial, and no hook says so before the
  * tool ends), false when the hook gave up first (the caller answers by keys).
  */
-export async function answerByHook(s: DriverSession, decisionsDir: string, p: PendingPermission & { request: string }, a: PermissionAnswer, ctx: CallContext): Promise<boolean> {
+export async function answerByHook(
+  s: DriverSession,
+  decisionsDir: string,
+  p: PendingPermission & { request: string },
+  a: PermissionAnswer,
+  ctx: CallContext,
+): Promise<boolean> {
   const output = JSON.stringify(hookDecision(p, a));
   await mkdir(decisionsDir, { recursive: true, mode: 0o700 });
   const file = join(decisionsDir, `${p.request}.json`);
@@ -62,11 +76,17 @@ export async function answerByHook(s: DriverSession, decisionsDir: string, p: Pe
     timeoutMs: HOOK_TAKES_MS,
     tickMs: 10,
     tick: async () => {
-      taken = !(await stat(file).then(() => true, () => false));
+      taken = !(await stat(file).then(
+        () => true,
+        () => false,
+      ));
     },
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
-  taken ||= !(await stat(file).then(() => true, () => false));
+  taken ||= !(await stat(file).then(
+    () => true,
+    () => false,
+  ));
   if (taken) {
     if (same()) await s.emit({ hook_event_name: "cs:answered", permission_seq: p.seq });
     return true;

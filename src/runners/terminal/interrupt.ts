@@ -10,7 +10,16 @@ import { SessionError } from "../../core/errors.js";
 import { inTurn } from "../../core/status.js";
 import type { DriverSession } from "../driver.js";
 import { pollScreen } from "./screen/poll.js";
-import { BUSY_FRAME_MS, ESC_AGAIN_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn, STOPPED_STABLE_MS } from "./screen/screens.js";
+import {
+  BUSY_FRAME_MS,
+  ESC_AGAIN_MS,
+  inputText,
+  showsBusy,
+  showsInterrupted,
+  showsInterruptedTurn,
+  showsStoppedTurn,
+  STOPPED_STABLE_MS,
+} from "./screen/screens.js";
 
 export async function interruptByEsc(b: TerminalHost, s: DriverSession, timeoutMs: number, ctx: CallContext): Promise<void> {
   const id = s.id;
@@ -18,7 +27,11 @@ export async function interruptByEsc(b: TerminalHost, s: DriverSession, timeoutM
   const stillBusy = () => inTurn(s.live.fold.status);
   // A frame read too early can look idle (the busy frame not drawn yet): wait, bounded, until the turn shows as
   // busy before pressing Esc, and believe a stopped screen only once it has held for a moment.
-  await pollScreen(() => b.screen(id), showsBusy, { everyMs: 50, timeoutMs: BUSY_FRAME_MS, stop: () => s.live.fold.status !== "busy" });
+  await pollScreen(() => b.screen(id), showsBusy, {
+    everyMs: 50,
+    timeoutMs: BUSY_FRAME_MS,
+    stop: () => s.live.fold.status !== "busy",
+  });
   let escAt = Date.now();
   let presses = 1;
   await b.keys(id, ["Escape"]);

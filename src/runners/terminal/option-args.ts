@@ -7,9 +7,19 @@
 import { join } from "node:path";
 import type { StoredOptions } from "../../store/options.js";
 
-type McpServer = { type?: "stdio" | "sse" | "http"; command?: string; args?: string[]; env?: Record<string, string>; url?: string; headers?: Record<string, string> };
+type McpServer = {
+  type?: "stdio" | "sse" | "http";
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+};
 
-export type TerminalOptions = Pick<StoredOptions, "system_prompt" | "fallback_model" | "strict_mcp_config" | "setting_sources" | "effort" | "agents" | "agent" | "tools" | "debug"> & {
+export type TerminalOptions = Pick<
+  StoredOptions,
+  "system_prompt" | "fallback_model" | "strict_mcp_config" | "setting_sources" | "effort" | "agents" | "agent" | "tools" | "debug"
+> & {
   mcp_servers?: Record<string, McpServer> | undefined;
 };
 
@@ -31,7 +41,13 @@ export interface OptionArgs {
 export function agentsJson(agents: NonNullable<StoredOptions["agents"]>): string {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [name, a] of Object.entries(agents)) {
-    out[name] = { description: a.description, prompt: a.prompt, ...(a.tools ? { tools: a.tools } : {}), ...(a.disallowed_tools ? { disallowedTools: a.disallowed_tools } : {}), ...(a.model ? { model: a.model } : {}) };
+    out[name] = {
+      description: a.description,
+      prompt: a.prompt,
+      ...(a.tools ? { tools: a.tools } : {}),
+      ...(a.disallowed_tools ? { disallowedTools: a.disallowed_tools } : {}),
+      ...(a.model ? { model: a.model } : {}),
+    };
   }
   return JSON.stringify(out);
 }

@@ -8,14 +8,45 @@ import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../c
 import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
 import type { TerminalHost } from "../host.js";
-import { claudeIdOf, withMemberTools, type Capabilities, type KeepableOption, type LaunchPlan, type LaunchRequest, type Runner, type RunnerOption } from "../runner.js";
+import {
+  claudeIdOf,
+  withMemberTools,
+  type Capabilities,
+  type KeepableOption,
+  type LaunchPlan,
+  type LaunchRequest,
+  type Runner,
+  type RunnerOption,
+} from "../runner.js";
 import { terminalOptionArgs } from "./option-args.js";
 import { typeInto } from "./type-into.js";
 
-const TERMINAL_HONOURS = ["doppler", "system_prompt", "fallback_model", "mcp_servers", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly RunnerOption[];
+const TERMINAL_HONOURS = [
+  "doppler",
+  "system_prompt",
+  "fallback_model",
+  "mcp_servers",
+  "strict_mcp_config",
+  "setting_sources",
+  "effort",
+  "agents",
+  "agent",
+  "tools",
+  "debug",
+] as const satisfies readonly RunnerOption[];
 
 /** What its records keep for resume_session and wake: the options above but doppler (kept apart) and mcp_servers (may hold secrets). */
-const TERMINAL_KEEPS = ["system_prompt", "fallback_model", "strict_mcp_config", "setting_sources", "effort", "agents", "agent", "tools", "debug"] as const satisfies readonly KeepableOption[];
+const TERMINAL_KEEPS = [
+  "system_prompt",
+  "fallback_model",
+  "strict_mcp_config",
+  "setting_sources",
+  "effort",
+  "agents",
+  "agent",
+  "tools",
+  "debug",
+] as const satisfies readonly KeepableOption[];
 
 export function terminalCaps(host: TerminalHost): Capabilities {
   return {
@@ -41,7 +72,12 @@ export const ARGV_PROMPT_MAX_BYTES = 100_000;
 export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan {
   // A team session's member server: a file the server wrote (its secret is a variable of the environment, never argv).
   const extra = terminalOptionArgs(req.dir, req.options);
-  const claudeArgv = [req.claude, ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions), ...extra.args, ...(req.member ? [`--mcp-config=${req.member.configPath}`] : [])];
+  const claudeArgv = [
+    req.claude,
+    ...buildClaudeArgs(req.mode, req.settingsPath, req.claudeOptions),
+    ...extra.args,
+    ...(req.member ? [`--mcp-config=${req.member.configPath}`] : []),
+  ];
   // The first prompt as the CLI's positional argument, after `--` (2.1.330 submits it once it is up, byte-exact, with
   // SessionStart first): nothing is typed, so there is no wait for the input box and no paste. It travels in the
   // hand-off file (tmux) or node-pty's argv, never through a shell or tmux's parser; the record's command leaves it out.
@@ -53,12 +89,35 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   // the carried prompt included, travels in its spec file (0600, the session's own folder), never on a command line.
   const sb = req.sandbox;
   const argv = sb ? wrap([sb.node, sb.launcher, sb.specPath]) : wrap(inner);
-  const env = childEnv(process.env, { ...req.env, ...extra.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) }, { doppler: usesDoppler(argv) });
+  const env = childEnv(
+    process.env,
+    { ...req.env, ...extra.env, CLAUDE_SESSION_ID: claudeIdOf(req.mode) },
+    { doppler: usesDoppler(argv) },
+  );
   // Under doppler the launcher masks every variable Doppler adds: those it holds that the server did not pass.
   const secrets = sb?.spec.secrets && req.doppler ? { ...sb.spec.secrets, dopplerBase: Object.keys(env) } : sb?.spec.secrets;
-  const specFiles = sb ? [{ path: sb.specPath, text: encodeSpec({ ...sb.spec, ...(secrets ? { secrets } : {}), argv: inner, allowRead: [...sb.spec.allowRead, req.settingsPath, ...extra.files.map((f) => f.path), ...(req.member ? [req.member.configPath] : [])] }) }] : [];
+  const specFiles = sb
+    ? [
+        {
+          path: sb.specPath,
+          text: encodeSpec({
+            ...sb.spec,
+            ...(secrets ? { secrets } : {}),
+            argv: inner,
+            allowRead: [
+              ...sb.spec.allowRead,
+              req.settingsPath,
+              ...extra.files.map((f) => f.path),
+              ...(req.member ? [req.member.configPath] : []),
+            ],
+          }),
+        },
+      ]
+    : [];
   // Permission requests wait in the blocking hook for the server's answer (a file in the session's decisions folder).
-  const perm = req.permission ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs } : undefined;
+  const perm = req.permission
+    ? { script: req.permission.script, decisionsDir: join(req.dir, DECISIONS_DIR), timeoutMs: req.permission.timeoutMs }
+    : undefined;
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
@@ -67,7 +126,18 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
     files: [...extra.files, ...specFiles],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),
     spawn: ({ generation }) =>
-      host.spawn({ id: req.id, dir: req.dir, argv, cwd: req.cwd, env, cols: req.cols, rows: req.rows, rawLogPath: req.rawLogPath, eventsPath: req.eventsPath, ...(generation ? { generation } : {}) }),
+      host.spawn({
+        id: req.id,
+        dir: req.dir,
+        argv,
+        cwd: req.cwd,
+        env,
+        cols: req.cols,
+        rows: req.rows,
+        rawLogPath: req.rawLogPath,
+        eventsPath: req.eventsPath,
+        ...(generation ? { generation } : {}),
+      }),
   };
 }
 

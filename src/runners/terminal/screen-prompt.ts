@@ -12,7 +12,14 @@ import type { LiveSession } from "../../events/live.js";
 import { classifyScreen, pickChoice, PROMPT_ANSWER_MS, type ScreenPrompt, unknownScreen } from "./screen/blocking.js";
 import { probeInterrupted } from "./interrupt.js";
 import { pollScreen } from "./screen/poll.js";
-import { DIALOG_SETTLE_MS, inputText, showsBusy, showsInterrupted, showsInterruptedTurn, showsStoppedTurn } from "./screen/screens.js";
+import {
+  DIALOG_SETTLE_MS,
+  inputText,
+  showsBusy,
+  showsInterrupted,
+  showsInterruptedTurn,
+  showsStoppedTurn,
+} from "./screen/screens.js";
 
 /** A turn quiet this long is looked at for an Esc typed in an attached pane (as before issue 20). */
 const INTERRUPT_QUIET_MS = 5000;
@@ -22,7 +29,10 @@ const INTERRUPT_QUIET_MS = 5000;
  * else, once `unknownAfterMs` has passed, a screen that is neither work nor the input box.
  */
 function promptOn(screen: string, quietMs: number, unknownAfterMs: number): ScreenPrompt | undefined {
-  return classifyScreen(screen, { quietMs }) ?? (quietMs >= unknownAfterMs ? unknownScreen(screen, inputText(screen) !== undefined) : undefined);
+  return (
+    classifyScreen(screen, { quietMs }) ??
+    (quietMs >= unknownAfterMs ? unknownScreen(screen, inputText(screen) !== undefined) : undefined)
+  );
 }
 
 /**
@@ -71,11 +81,17 @@ export async function probeScreen(b: TerminalHost, s: DriverSession, o: ProbeOpt
 /** The screen went with no hook: a stopped turn ("Interrupted", or the prompt put back), or the turn goes on. */
 async function settle(s: DriverSession, screen: string): Promise<void> {
   if (s.live.fold.status !== "blocked") return;
-  const stopped = showsInterrupted(screen) || showsInterruptedTurn(screen) || (Boolean(inputText(screen)) && showsStoppedTurn(screen));
+  const stopped =
+    showsInterrupted(screen) || showsInterruptedTurn(screen) || (Boolean(inputText(screen)) && showsStoppedTurn(screen));
   await s.emit({ hook_event_name: stopped ? "cs:interrupted" : "cs:unblocked" });
 }
 
-export async function answerPrompt(b: TerminalHost, s: DriverSession, choice: string | number, ctx: CallContext): Promise<PromptAnswer> {
+export async function answerPrompt(
+  b: TerminalHost,
+  s: DriverSession,
+  choice: string | number,
+  ctx: CallContext,
+): Promise<PromptAnswer> {
   const blocked = s.live.fold.blocked;
   const screen = await b.screen(s.id);
   const p = promptOn(screen, Infinity, 0);
@@ -87,18 +103,28 @@ export async function answerPrompt(b: TerminalHost, s: DriverSession, choice: st
   }
   if (p.kind !== blocked.kind) {
     await s.emit({ hook_event_name: "cs:blocked", blocked: plain(p) });
-    throw new SessionError("SESSION_NOT_READY", `session ${s.id} now shows another screen (${p.kind}), with the choices: ${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "none"}.`, {
-      suggestion: "Answer the screen it shows now (wait_for_completion reports it).",
-      details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
-    });
+    throw new SessionError(
+      "SESSION_NOT_READY",
+      `session ${s.id} now shows another screen (${p.kind}), with the choices: ${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "none"}.`,
+      {
+        suggestion: "Answer the screen it shows now (wait_for_completion reports it).",
+        details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
+      },
+    );
   }
   const row = pickChoice(p.choices, choice);
   if (!row) {
-    throw new SessionError("INVALID_ARGUMENT", `"${String(choice).slice(0, 80)}" is not one of the choices of this ${p.kind} screen: ` +
-        `${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "(none: this screen offers no choice the server can press)"}.`, {
-      suggestion: p.choices.length ? "Pass one of the listed labels or its number." : "Interrupt the turn (interrupt_session) or attach to the session and answer it there.",
-      details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `"${String(choice).slice(0, 80)}" is not one of the choices of this ${p.kind} screen: ` +
+        `${p.choices.map((c, i) => `${i + 1}. ${c.label}`).join("; ") || "(none: this screen offers no choice the server can press)"}.`,
+      {
+        suggestion: p.choices.length
+          ? "Pass one of the listed labels or its number."
+          : "Interrupt the turn (interrupt_session) or attach to the session and answer it there.",
+        details: { kind: p.kind, choices: p.choices.map((c) => c.label) },
+      },
+    );
   }
   const frames = new Set([screen]);
   await pressRow(b, s.id, row.keys);
@@ -112,11 +138,18 @@ export async function answerPrompt(b: TerminalHost, s: DriverSession, choice: st
     if (same(now)) frames.add(sc);
     return now ? !same(now) : goesOn(sc);
   };
-  const gone = await pollScreen(() => b.screen(s.id), settled, { everyMs: 100, timeoutMs: PROMPT_ANSWER_MS, stop: () => s.live.fold.status !== "blocked", ...signal });
+  const gone = await pollScreen(() => b.screen(s.id), settled, {
+    everyMs: 100,
+    timeoutMs: PROMPT_ANSWER_MS,
+    stop: () => s.live.fold.status !== "blocked",
+    ...signal,
+  });
   if (s.live.fold.status === "blocked") {
     if (!gone.value) {
       if (same(promptOn(gone.screen, Infinity, 0))) {
-        throw new SessionError("TIMEOUT", `the ${p.kind} screen of ${s.id} did not take the answer "${row.label}".`, { suggestion: "Look at stream_output (mode screen) and answer again." });
+        throw new SessionError("TIMEOUT", `the ${p.kind} screen of ${s.id} did not take the answer "${row.label}".`, {
+          suggestion: "Look at stream_output (mode screen) and answer again.",
+        });
       }
       // Something else shows: the screen watch reports it (a screen the server does not know waits its time).
       answeredFrames.set(s.live, frames);

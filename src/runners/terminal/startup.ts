@@ -31,7 +31,14 @@ import {
   type BlockingScreen,
 } from "./screen/screens.js";
 
-export async function awaitReady(b: TerminalHost, s: DriverSession, opts: ReadyOptions, ctx: CallContext, log: Logger, timing: DriverTiming = DRIVER_TIMING): Promise<void> {
+export async function awaitReady(
+  b: TerminalHost,
+  s: DriverSession,
+  opts: ReadyOptions,
+  ctx: CallContext,
+  log: Logger,
+  timing: DriverTiming = DRIVER_TIMING,
+): Promise<void> {
   let trustedAt = 0;
   let blocked: BlockingScreen | undefined;
   // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
@@ -40,7 +47,8 @@ export async function awaitReady(b: TerminalHost, s: DriverSession, opts: ReadyO
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     tickMs: STARTUP_TICK_MS,
     tick: async (ms) => {
-      if (ms % 2000 < STARTUP_TICK_MS) ctx.progress?.({ progress: ms, total: opts.timeoutMs, message: "waiting for Claude Code to start" });
+      if (ms % 2000 < STARTUP_TICK_MS)
+        ctx.progress?.({ progress: ms, total: opts.timeoutMs, message: "waiting for Claude Code to start" });
       if (ms < FIRST_RUN_PROBE_AFTER_MS) return;
       const screen = await b.screen(s.id).catch(() => "");
       const seen = detectBlockingScreen(screen);
@@ -88,9 +96,19 @@ async function inputDrawn(b: TerminalHost, id: string, log: Logger, handlerMs: n
 export async function carriedPrompt(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery> {
   const sent_at = new Date().toISOString();
   const before = s.live.fold.prompts_submitted;
-  const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), { timeoutMs: startTimeoutMs + PROMPT_CONFIRM_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
-  if (!f) throw new SessionError("TIMEOUT", `session ${s.id}: the prompt given at start did not become a turn within ${startTimeoutMs + PROMPT_CONFIRM_MS} ms.`);
-  if (f.prompts_submitted <= before) throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt given at start.`, { suggestion: "Use resume_session to start it again." });
+  const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), {
+    timeoutMs: startTimeoutMs + PROMPT_CONFIRM_MS,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  if (!f)
+    throw new SessionError(
+      "TIMEOUT",
+      `session ${s.id}: the prompt given at start did not become a turn within ${startTimeoutMs + PROMPT_CONFIRM_MS} ms.`,
+    );
+  if (f.prompts_submitted <= before)
+    throw new SessionError("SESSION_DEAD", `session ${s.id} ended before taking the prompt given at start.`, {
+      suggestion: "Use resume_session to start it again.",
+    });
   if (f.last_prompt !== undefined) {
     const mismatch = deliveryMismatch(s.id, text, f.last_prompt);
     if (mismatch) throw mismatch;
@@ -99,7 +117,12 @@ export async function carriedPrompt(s: DriverSession, text: string, startTimeout
 }
 
 /** Why a start did not reach ready, with a short excerpt of what the process printed or the screen shows. */
-async function diagnose(b: TerminalHost, s: DriverSession, opts: ReadyOptions, blocked: BlockingScreen | undefined): Promise<SessionError> {
+async function diagnose(
+  b: TerminalHost,
+  s: DriverSession,
+  opts: ReadyOptions,
+  blocked: BlockingScreen | undefined,
+): Promise<SessionError> {
   const f = s.live.fold;
   if (f.status === "dead") {
     // What the process printed before it died is in the raw log (tmux may already show "Pane is dead").
@@ -109,17 +132,28 @@ async function diagnose(b: TerminalHost, s: DriverSession, opts: ReadyOptions, b
       printed = briefText((await readTail(s.rawLogPath, 16 * 1024)).text);
       if ((printed && (!opts.underDoppler || /doppler/i.test(printed))) || Date.now() > end) break;
     }
-    if (opts.underDoppler && /doppler/i.test(printed)) return new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
-    return new SessionError("PROCESS_ERROR", `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`);
+    if (opts.underDoppler && /doppler/i.test(printed))
+      return new SessionError("DOPPLER_ERROR", `doppler failed (exit ${f.exit_code ?? "?"}):\n${printed}`);
+    return new SessionError(
+      "PROCESS_ERROR",
+      `Claude Code exited during start-up (exit ${f.exit_code ?? "?"}). It printed:\n${printed || "(nothing)"}`,
+    );
   }
   const screen = await b.screen(s.id).catch(() => "");
   const shown = briefText(screen);
   const seen = blocked ?? detectBlockingScreen(screen);
   if (seen) {
-    return new SessionError("STARTUP_BLOCKED", `Claude Code is waiting at its ${seen.replace("_", " ")} screen instead of its prompt:\n${shown}`, {
-      suggestion: BLOCKING_HELP[seen],
-      details: { screen: seen },
-    });
+    return new SessionError(
+      "STARTUP_BLOCKED",
+      `Claude Code is waiting at its ${seen.replace("_", " ")} screen instead of its prompt:\n${shown}`,
+      {
+        suggestion: BLOCKING_HELP[seen],
+        details: { screen: seen },
+      },
+    );
   }
-  return new SessionError("TIMEOUT", `Claude Code did not report SessionStart within ${opts.timeoutMs} ms. The terminal shows:\n${shown || "(nothing)"}`);
+  return new SessionError(
+    "TIMEOUT",
+    `Claude Code did not report SessionStart within ${opts.timeoutMs} ms. The terminal shows:\n${shown || "(nothing)"}`,
+  );
 }

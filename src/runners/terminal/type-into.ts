@@ -28,26 +28,52 @@ export async function typeInto(b: TerminalHost, t: TypeIntoSpec, text: string, c
   const read = () => b.screen(t.id);
   let started = false;
   try {
-    await b.spawn({ id: t.id, dir: t.dir, argv: t.argv, cwd: t.cwd, env: t.env, cols: 200, rows: 50, rawLogPath: join(t.dir, "output.log"), eventsPath: join(t.dir, "events.jsonl") });
+    await b.spawn({
+      id: t.id,
+      dir: t.dir,
+      argv: t.argv,
+      cwd: t.cwd,
+      env: t.env,
+      cols: 200,
+      rows: 50,
+      rawLogPath: join(t.dir, "output.log"),
+      eventsPath: join(t.dir, "events.jsonl"),
+    });
     started = true;
-    const ready = await pollScreen(read, (sc) => inputText(sc) === "" && !showsBusy(sc) && !DIALOG.test(sc), { everyMs: POLL_MS, timeoutMs: ATTACH_READY_MS, ...signal });
+    const ready = await pollScreen(read, (sc) => inputText(sc) === "" && !showsBusy(sc) && !DIALOG.test(sc), {
+      everyMs: POLL_MS,
+      timeoutMs: ATTACH_READY_MS,
+      ...signal,
+    });
     if (!ready.value) {
       const alive = (await b.list().catch(() => undefined))?.get(t.id)?.alive;
       const what = briefText(ready.screen, 300);
       if (alive === false) throw new SessionError("PROCESS_ERROR", `${t.hint} ended: ${what || "no output"}`);
-      throw new SessionError("SESSION_BUSY", `${t.name} showed no empty input box within ${ATTACH_READY_MS} ms (nothing was typed): ${what}`, {
-        suggestion: `Look at it in a terminal: ${t.hint}.`,
-      });
+      throw new SessionError(
+        "SESSION_BUSY",
+        `${t.name} showed no empty input box within ${ATTACH_READY_MS} ms (nothing was typed): ${what}`,
+        {
+          suggestion: `Look at it in a terminal: ${t.hint}.`,
+        },
+      );
     }
     t.gate(footerPermissionMode(ready.screen));
     await b.paste(t.id, text);
     await pollScreen(read, (sc) => showsPasted(sc, text), { everyMs: POLL_MS, timeoutMs: PASTE_DRAWN_MS, ...signal });
     await b.keys(t.id, ["Enter"]);
-    const taken = await pollScreen(read, (sc) => inputText(sc) === "" || showsBusy(sc), { everyMs: POLL_MS, timeoutMs: SUBMIT_MS, ...signal });
+    const taken = await pollScreen(read, (sc) => inputText(sc) === "" || showsBusy(sc), {
+      everyMs: POLL_MS,
+      timeoutMs: SUBMIT_MS,
+      ...signal,
+    });
     if (!taken.value) {
-      throw new SessionError("PROCESS_ERROR", `the prompt was typed into ${t.name} but its input box did not empty within ${SUBMIT_MS} ms: ${briefText(taken.screen, 300)}`, {
-        suggestion: `Look at it in a terminal: ${t.hint}.`,
-      });
+      throw new SessionError(
+        "PROCESS_ERROR",
+        `the prompt was typed into ${t.name} but its input box did not empty within ${SUBMIT_MS} ms: ${briefText(taken.screen, 300)}`,
+        {
+          suggestion: `Look at it in a terminal: ${t.hint}.`,
+        },
+      );
     }
   } finally {
     // Closing the attaching client leaves the session running (claude attach --help).

@@ -27,7 +27,13 @@ const fanOutBody = z.strictObject({
 });
 
 /** Checks the body and the folder (throws before anything is made); returns the run that streams the answer. */
-export async function fanOutFromPage(svc: SessionService, roots: readonly string[], body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<(res: ServerResponse, headers: Record<string, string>) => Promise<void>> {
+export async function fanOutFromPage(
+  svc: SessionService,
+  roots: readonly string[],
+  body: Record<string, unknown>,
+  actor: string,
+  router?: CallRouter,
+): Promise<(res: ServerResponse, headers: Record<string, string>) => Promise<void>> {
   const b = fanOutBody.parse(body);
   const cwd = await allowedCwd(roots, b.cwd, false);
   const models = (b.models ?? []).map((m) => m.trim()).filter(Boolean);
@@ -43,7 +49,13 @@ export async function fanOutFromPage(svc: SessionService, roots: readonly string
     res.writeHead(200, { ...headers, "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" });
     const line = (v: unknown) => res.write(`${JSON.stringify(v)}\n`);
     try {
-      const r = await callTool(svc, fanOutTool, args, { actor, progress: (p) => line({ progress: p }) }, router ? { router } : {});
+      const r = await callTool(
+        svc,
+        fanOutTool,
+        args,
+        { actor, progress: (p) => line({ progress: p }) },
+        router ? { router } : {},
+      );
       line({ result: r });
     } catch (e) {
       line({ error: toSessionError(e).toBody() });

@@ -27,7 +27,8 @@ export const RETRY_AFTER_S = 2;
  * `actor` names who is signed in for the audit log: `web:bearer` for the token itself, `web:<8 hex>` for a page
  * sign-in (a random id of its own, not derived from the cookie or the token).
  */
-export type Verdict = { ok: true; via: "bearer" | "cookie"; csrf?: string; actor: string } | { ok: false; status: 401 | 403 | 429; why: string };
+export type Verdict =
+  { ok: true; via: "bearer" | "cookie"; csrf?: string; actor: string } | { ok: false; status: 401 | 403 | 429; why: string };
 
 const TOO_MANY = `too many wrong tokens from this address are still being answered; try again in ${RETRY_AFTER_S} s`;
 
@@ -49,7 +50,9 @@ export class Guard {
     port: number,
   ) {
     this.anyHost = bindHost === "0.0.0.0" || bindHost === "::";
-    const names = isLoopback(bindHost) ? ["127.0.0.1", "localhost", "[::1]"] : [isIP(bindHost) === 6 ? `[${bindHost}]` : bindHost];
+    const names = isLoopback(bindHost)
+      ? ["127.0.0.1", "localhost", "[::1]"]
+      : [isIP(bindHost) === 6 ? `[${bindHost}]` : bindHost];
     for (const n of names) this.hosts.add(`${n}:${port}`.toLowerCase());
   }
 
@@ -66,7 +69,8 @@ export class Guard {
       } catch {
         /* refused below */
       }
-      if (!o || (o.protocol !== "http:" && o.protocol !== "https:") || o.host.toLowerCase() !== host) return `Origin ${JSON.stringify(origin)} is not this server`;
+      if (!o || (o.protocol !== "http:" && o.protocol !== "https:") || o.host.toLowerCase() !== host)
+        return `Origin ${JSON.stringify(origin)} is not this server`;
     } else if (origin === "null") return "Origin null is refused";
     return undefined;
   }

@@ -40,15 +40,23 @@ export function parseListen(spec: string | undefined): { host: string; port: num
   if (spec === undefined || spec === "") return { host: "127.0.0.1", port: DEFAULT_PORT };
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(spec);
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535) throw new SessionError("INVALID_ARGUMENT", `--http takes [HOST:]PORT (got ${JSON.stringify(spec)}).`, { suggestion: "For example --http 8914 or --http 127.0.0.1:8914." });
+  if (!m || port > 65535)
+    throw new SessionError("INVALID_ARGUMENT", `--http takes [HOST:]PORT (got ${JSON.stringify(spec)}).`, {
+      suggestion: "For example --http 8914 or --http 127.0.0.1:8914.",
+    });
   return { host: (m[1] ?? "127.0.0.1").replace(/^\[|\]$/g, ""), port };
 }
 
 export async function startHttp(svc: SessionService, log: Logger, version: string, o: HttpOptions): Promise<HttpServer> {
   if (!isLoopback(o.host) && !o.allowRemote) {
-    throw new SessionError("INVALID_ARGUMENT", `${o.host} is not a loopback address; serving beyond this machine needs --allow-remote.`, {
-      suggestion: "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `${o.host} is not a loopback address; serving beyond this machine needs --allow-remote.`,
+      {
+        suggestion:
+          "Add --allow-remote, and put TLS in front (a reverse proxy): the token and the page travel in clear otherwise.",
+      },
+    );
   }
   const mcp = new McpRoute(svc, log, version, { transport: "http", ...(o.router ? { router: o.router } : {}) }, o.limits);
   const health = () => mcp.health();
@@ -62,7 +70,10 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
     if (url.pathname === "/mcp") {
       const v = await guard.authenticate(req);
       if (!v.ok && v.status === 429) return jsonError(res, 429, v.why, { "retry-after": String(RETRY_AFTER_S) });
-      if (!v.ok || v.via !== "bearer") return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, { "www-authenticate": 'Bearer realm="claude-sessions"' });
+      if (!v.ok || v.via !== "bearer")
+        return jsonError(res, 401, v.ok ? "MCP needs the bearer token" : v.why, {
+          "www-authenticate": 'Bearer realm="claude-sessions"',
+        });
       return mcp.handle(req, res);
     }
     return handleWeb(svc, guard, req, res, url, o.router, o.webRoots);
@@ -70,8 +81,12 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
 
   const server = createHttpServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
-      const err = e instanceof z.ZodError ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => i.message).join("; ")) : toSessionError(e);
-      if (err.code === "INTERNAL") log.error(`HTTP ${req.method} ${req.url}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      const err =
+        e instanceof z.ZodError
+          ? new SessionError("INVALID_ARGUMENT", e.issues.map((i) => i.message).join("; "))
+          : toSessionError(e);
+      if (err.code === "INTERNAL")
+        log.error(`HTTP ${req.method} ${req.url}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       if (!res.headersSent) jsonError(res, err.code === "INVALID_ARGUMENT" ? 400 : 500, err.message);
       else res.end();
     });
@@ -86,7 +101,10 @@ export async function startHttp(svc: SessionService, log: Logger, version: strin
   guard = new Guard(o.token, o.host, port);
   serverInfo.checks.add(health);
   const shown = o.host.includes(":") ? `[${o.host}]` : o.host;
-  if (!isLoopback(o.host)) log.warn(`serving on ${shown}:${port}, beyond this machine: put TLS in front (the token and the page travel in clear otherwise)`);
+  if (!isLoopback(o.host))
+    log.warn(
+      `serving on ${shown}:${port}, beyond this machine: put TLS in front (the token and the page travel in clear otherwise)`,
+    );
   return {
     url: `http://${shown}:${port}`,
     port,

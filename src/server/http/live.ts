@@ -24,7 +24,12 @@ export interface Feed {
 }
 
 export function openFeed(res: ServerResponse): Feed {
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", connection: "keep-alive", "x-accel-buffering": "no" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
   res.write(": hello\n\n");
   const beat = setInterval(() => res.write(": beat\n\n"), HEARTBEAT_MS);
   const closers: Array<() => void> = [() => clearInterval(beat)];
@@ -50,11 +55,22 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
   return {
     session_id: c.session_id,
     status: limited ? "limited" : c.status,
-    limit: limited ? { resets_at: f.limit!.resets_at, limit_kind: f.limit!.kind, reset_known: f.limit!.reset_known, message: f.limit!.message, ...(f.limit!.wake_at ? { wake_at: f.limit!.wake_at } : {}) } : null,
+    limit: limited
+      ? {
+          resets_at: f.limit!.resets_at,
+          limit_kind: f.limit!.kind,
+          reset_known: f.limit!.reset_known,
+          message: f.limit!.message,
+          ...(f.limit!.wake_at ? { wake_at: f.limit!.wake_at } : {}),
+        }
+      : null,
     turn_count: f.turn_count,
     ...(f.last_event_at ? { last_active: f.last_event_at } : {}),
-    pending_permission: f.pending_permission ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } : null,
-    blocked: f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
+    pending_permission: f.pending_permission
+      ? { tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input }
+      : null,
+    blocked:
+      f.blocked && c.status === "blocked" ? { kind: f.blocked.kind, text: f.blocked.text, choices: f.blocked.choices } : null,
     // A team member's request to be ended (request_shutdown), as list_sessions shows it: while its process lives.
     shutdown_requested: f.shutdown_requested && isLive(c.status) ? f.shutdown_requested : null,
   };
@@ -64,15 +80,28 @@ export function changeRow(c: SessionChange): Record<string, unknown> {
  * With nodes (a coordinator): the tools through its router, so the page sees and drives every machine's sessions.
  * A remote session's row changes with its node's notices (permission, turn end, failure, death).
  */
-async function call<T>(svc: SessionService, router: CallRouter | undefined, tool: Tool, args: Record<string, unknown>): Promise<T> {
+async function call<T>(
+  svc: SessionService,
+  router: CallRouter | undefined,
+  tool: Tool,
+  args: Record<string, unknown>,
+): Promise<T> {
   const r = router ? await router.invoke(tool, svc, args, {}) : await tool.invoke(svc, args, {});
   if (!r.ok) throw r.error;
   return r.value as T;
 }
 
 function noticeRow(d: Record<string, unknown>): Record<string, unknown> {
-  const shutdown = d.event === "shutdown_requested" ? { shutdown_requested: d.reason } : d.event === "dead" ? { shutdown_requested: null } : {};
-  return { session_id: d.session_id, status: d.status, node: d.node, node_status: null, pending_permission: d.event === "permission" ? { tool_name: d.tool_name, tool_input: d.tool_input } : null, ...shutdown };
+  const shutdown =
+    d.event === "shutdown_requested" ? { shutdown_requested: d.reason } : d.event === "dead" ? { shutdown_requested: null } : {};
+  return {
+    session_id: d.session_id,
+    status: d.status,
+    node: d.node,
+    node_status: null,
+    pending_permission: d.event === "permission" ? { tool_name: d.tool_name, tool_input: d.tool_input } : null,
+    ...shutdown,
+  };
 }
 
 export async function listFeed(svc: SessionService, feed: Feed, router?: CallRouter): Promise<void> {
@@ -84,7 +113,9 @@ export async function listFeed(svc: SessionService, feed: Feed, router?: CallRou
   // After each turn, the session's totals as list_sessions has them (total_cost_usd, total_usage).
   feed.onClose(svc.onTotals((id, t) => feed.send("change", { session_id: id, ...t })));
   // The conflict radar (issue 34): a session's overlaps as they appear, on both sessions' rows.
-  feed.onClose(svc.onOverlap((o) => ready && feed.send("change", { session_id: o.session_id, overlaps: svc.overlapsOf(o.session_id) })));
+  feed.onClose(
+    svc.onOverlap((o) => ready && feed.send("change", { session_id: o.session_id, overlaps: svc.overlapsOf(o.session_id) })),
+  );
   const all = await call<api.ListOutput>(svc, router, listSessions, { status_filter: "all" });
   feed.send("snapshot", all.sessions);
   ready = true;
@@ -99,14 +130,20 @@ export async function sessionFeed(svc: SessionService, id: string, feed: Feed, r
   let busy = false;
   let closed = false;
   const transcript = async () => {
-    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, { session_id: id, mode: "transcript", ...(cursor ? { cursor } : {}) }).catch(() => undefined);
+    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, {
+      session_id: id,
+      mode: "transcript",
+      ...(cursor ? { cursor } : {}),
+    }).catch(() => undefined);
     if (!r) return;
     cursor = r.cursor ?? cursor;
     if (r.items?.length) feed.send("transcript", r.items);
   };
   const screen = async () => {
     if (status && !isLive(api.status.parse(status))) return;
-    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, { session_id: id, mode: "screen" }).catch(() => undefined);
+    const r = await call<api.StreamOutput>(svc, router, streamOutputTool, { session_id: id, mode: "screen" }).catch(
+      () => undefined,
+    );
     if (r?.text !== undefined && r.text !== lastScreen) {
       lastScreen = r.text;
       feed.send("screen", { text: r.text });

@@ -59,13 +59,23 @@ export class McpRoute {
     const sid = req.headers["mcp-session-id"];
     if (typeof sid === "string") {
       const c = this.clients.get(sid);
-      if (!c) return jsonError(res, 404, "unknown MCP session (it ended, was idle too long, or the server restarted): initialize again");
+      if (!c)
+        return jsonError(
+          res,
+          404,
+          "unknown MCP session (it ended, was idle too long, or the server restarted): initialize again",
+        );
       this.track(c, res);
       return c.transport.handleRequest(req, res);
     }
     if (req.method !== "POST") return jsonError(res, 400, "an MCP session starts with a POST of initialize");
     if (this.clients.size + this.starting >= this.limits.maxClients && !this.evictOne()) {
-      return jsonError(res, 503, `too many MCP sessions (${this.limits.maxClients}), each with an open stream or a request in flight; close some first`, { "retry-after": "5" });
+      return jsonError(
+        res,
+        503,
+        `too many MCP sessions (${this.limits.maxClients}), each with an open stream or a request in flight; close some first`,
+        { "retry-after": "5" },
+      );
     }
     const server = createServer(this.svc, this.log, this.version, this.opts);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

@@ -28,18 +28,35 @@ const emptyBody = z.strictObject({});
 /** `/api/schedules/list`, `/api/schedules/create`, `/api/schedules/<name>/(pause|resume|delete)`. */
 export const SCHEDULES_PATH = /^\/api\/schedules\/(?:(list|create)|([^/]+)\/(pause|resume|delete))$/;
 
-export async function schedulesFromPage(svc: SessionService, roots: readonly string[], m: RegExpExecArray, body: Record<string, unknown>, actor: string, router?: CallRouter): Promise<unknown> {
+export async function schedulesFromPage(
+  svc: SessionService,
+  roots: readonly string[],
+  m: RegExpExecArray,
+  body: Record<string, unknown>,
+  actor: string,
+  router?: CallRouter,
+): Promise<unknown> {
   const ctx = { actor };
   const o = router ? { router } : {};
   if (m[1] === "list") return callTool(svc, listSchedulesTool, emptyBody.parse(body), ctx, o);
   if (m[1] === "create") {
     // Empty strings from the form mean "not given".
-    const b = Object.fromEntries(Object.entries(createBody.parse(body)).filter(([, v]) => v !== undefined && v !== "")) as Partial<z.infer<typeof createBody>>;
+    const b = Object.fromEntries(
+      Object.entries(createBody.parse(body)).filter(([, v]) => v !== undefined && v !== ""),
+    ) as Partial<z.infer<typeof createBody>>;
     const { session_id, cwd, ...rest } = b;
-    if (session_id !== undefined && cwd !== undefined) throw new SessionError("INVALID_ARGUMENT", "give a folder (a new session each run) or a session to send to, not both.");
-    const target: Record<string, unknown> = session_id !== undefined ? { send_to: { session_id } } : { cwd: await allowedCwd(roots, cwd ?? "", false) };
+    if (session_id !== undefined && cwd !== undefined)
+      throw new SessionError("INVALID_ARGUMENT", "give a folder (a new session each run) or a session to send to, not both.");
+    const target: Record<string, unknown> =
+      session_id !== undefined ? { send_to: { session_id } } : { cwd: await allowedCwd(roots, cwd ?? "", false) };
     return callTool(svc, scheduleTask, { ...rest, ...target }, ctx, o);
   }
   emptyBody.parse(body);
-  return callTool(svc, changeScheduleTool, { name: decodeURIComponent(m[2]!), action: m[3] as "pause" | "resume" | "delete" }, ctx, o);
+  return callTool(
+    svc,
+    changeScheduleTool,
+    { name: decodeURIComponent(m[2]!), action: m[3] as "pause" | "resume" | "delete" },
+    ctx,
+    o,
+  );
 }

@@ -21,9 +21,13 @@ const MIN_LENGTH = 16;
 export async function loadToken(stateDir: string, fromEnv: string | undefined): Promise<Token> {
   if (fromEnv !== undefined && fromEnv !== "") {
     if (fromEnv.length < MIN_LENGTH || /[^\x21-\x7e]/.test(fromEnv)) {
-      throw new SessionError("INVALID_ARGUMENT", `CLAUDE_SESSIONS_TOKEN must be at least ${MIN_LENGTH} printable characters without spaces.`, {
-        suggestion: "Unset it to have the server generate one into <state>/token.",
-      });
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `CLAUDE_SESSIONS_TOKEN must be at least ${MIN_LENGTH} printable characters without spaces.`,
+        {
+          suggestion: "Unset it to have the server generate one into <state>/token.",
+        },
+      );
     }
     return { value: fromEnv };
   }
@@ -43,12 +47,19 @@ export async function loadToken(stateDir: string, fromEnv: string | undefined): 
   const st = await lstat(path);
   const uid = process.getuid?.();
   if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) {
-    throw new SessionError("PERMISSION_DENIED", `the token file ${path} cannot be trusted (not a regular file of this user with mode 0600).`, {
-      suggestion: `Remove it; the server writes a new one: rm ${JSON.stringify(path)}.`,
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      `the token file ${path} cannot be trusted (not a regular file of this user with mode 0600).`,
+      {
+        suggestion: `Remove it; the server writes a new one: rm ${JSON.stringify(path)}.`,
+      },
+    );
   }
   const value = (await readFile(path, "utf8")).trim();
-  if (value.length < MIN_LENGTH) throw new SessionError("PERMISSION_DENIED", `the token file ${path} is too short.`, { suggestion: `Remove it; the server writes a new one.` });
+  if (value.length < MIN_LENGTH)
+    throw new SessionError("PERMISSION_DENIED", `the token file ${path} is too short.`, {
+      suggestion: `Remove it; the server writes a new one.`,
+    });
   return { value, path };
 }
 

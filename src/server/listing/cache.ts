@@ -23,11 +23,17 @@ export function listingFingerprint(dir = SERVER): string {
     const d = join(dir, rel);
     let names: string[];
     try {
-      names = readdirSync(d).filter((n) => n.endsWith(".js")).sort();
+      names = readdirSync(d)
+        .filter((n) => n.endsWith(".js"))
+        .sort();
     } catch {
       continue;
     }
-    for (const n of names) hash.update(`${rel}/${n}\0`).update(readFileSync(join(d, n))).update("\0");
+    for (const n of names)
+      hash
+        .update(`${rel}/${n}\0`)
+        .update(readFileSync(join(d, n)))
+        .update("\0");
   }
   return hash.digest("hex");
 }

@@ -22,7 +22,13 @@ export const KEY_RESULT_FIELDS: Readonly<Record<string, readonly string[]>> = {
  * server ignores, and send_message's wait_for_usage (issue 38; the core listing has no byte left, and a result
  * with `usage_pending` says the figures follow). They are still accepted by every transport (docs/tools.md).
  */
-export const UNLISTED_ARGUMENTS: ReadonlySet<string> = new Set(["doppler_project", "doppler_config", "poll_interval_ms", "wait_for_usage", "account"]);
+export const UNLISTED_ARGUMENTS: ReadonlySet<string> = new Set([
+  "doppler_project",
+  "doppler_config",
+  "poll_interval_ms",
+  "wait_for_usage",
+  "account",
+]);
 
 /** A tool that takes every argument of another: the listing shows only what it adds or changes (listing.ts). */
 export const TAKES_ARGUMENTS_OF: Readonly<Record<string, string>> = { run_task: "start_session", schedule_task: "run_task" };

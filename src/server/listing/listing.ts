@@ -18,7 +18,16 @@ import type { Tool } from "../tool.js";
 type Json = Record<string, unknown>;
 
 /** Keys that only validation needs; the server still checks them (zod), and its error names the bound. */
-const VALIDATION_ONLY = new Set(["$schema", "minLength", "maxLength", "minItems", "maxItems", "pattern", "format", "propertyNames"]);
+const VALIDATION_ONLY = new Set([
+  "$schema",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "pattern",
+  "format",
+  "propertyNames",
+]);
 
 /** zod's bounds of an int: they say nothing a type "integer" does not. */
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -34,7 +43,8 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, isOutput, depth));
   if (typeof node !== "object" || node === null) return node;
   const src = node as Json;
-  if (src.properties && depth > 1) return { type: "object", ...(!isOutput && typeof src.description === "string" ? { description: src.description } : {}) };
+  if (src.properties && depth > 1)
+    return { type: "object", ...(!isOutput && typeof src.description === "string" ? { description: src.description } : {}) };
   const out: Json = {};
   for (const [k, v] of Object.entries(src)) {
     if (VALIDATION_ONLY.has(k)) continue;
@@ -48,9 +58,16 @@ function compact(node: unknown, isOutput: boolean, depth = 1): unknown {
     // A result is the server's: a client must not reject one because a newer server added a field.
     if (isOutput && k === "additionalProperties" && v === false) continue;
     // An enum of strings says the type already.
-    if (!isOutput && k === "type" && v === "string" && Array.isArray(src.enum) && src.enum.every((e) => typeof e === "string")) continue;
+    if (!isOutput && k === "type" && v === "string" && Array.isArray(src.enum) && src.enum.every((e) => typeof e === "string"))
+      continue;
     // Any value is what JSON Schema assumes already; a described object argument's description gives its values' shape.
-    if (!isOutput && k === "additionalProperties" && isAnyOrObject(v) && (Object.keys(v as Json).length === 0 || (depth > 1 && typeof src.description === "string"))) continue;
+    if (
+      !isOutput &&
+      k === "additionalProperties" &&
+      isAnyOrObject(v) &&
+      (Object.keys(v as Json).length === 0 || (depth > 1 && typeof src.description === "string"))
+    )
+      continue;
     if (k === "properties" && typeof v === "object" && v !== null) {
       out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, compact(s, isOutput, depth + 1)]));
     } else if ((k === "items" || k === "additionalProperties") && typeof v === "object" && v !== null) {
@@ -189,7 +206,12 @@ function hints(a: Tool["annotations"]): Json {
  * start_session's) lists only the ones it adds or changes and names that tool; returns it, or undefined when that
  * tool is not listed before it or an argument of it is missing here.
  */
-function extension(schema: Json, tool: string, argsOf: Map<string, Map<string, string>>, raw: Map<string, string>): string | undefined {
+function extension(
+  schema: Json,
+  tool: string,
+  argsOf: Map<string, Map<string, string>>,
+  raw: Map<string, string>,
+): string | undefined {
   const base = TAKES_ARGUMENTS_OF[tool];
   const args = base ? argsOf.get(base) : undefined;
   const props = schema.properties as Json | undefined;
@@ -223,6 +245,13 @@ export function listingOf(tools: readonly Tool[]): ListedTool[] {
     dedupe(outputSchema, seenOut, t.name, true);
     // That a result has more fields than listed, and where a type-only argument is described, the instructions say once.
     const notes = [...(base ? [`Also every argument of ${base}.`] : []), ...(from.length ? [`${SEE} ${from.join(", ")}.`] : [])];
-    return { name: t.name, title: t.title, description: [t.description, ...notes].join(" "), inputSchema, outputSchema, annotations: hints(t.annotations) };
+    return {
+      name: t.name,
+      title: t.title,
+      description: [t.description, ...notes].join(" "),
+      inputSchema,
+      outputSchema,
+      annotations: hints(t.annotations),
+    };
   });
 }

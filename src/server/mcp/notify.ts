@@ -13,7 +13,18 @@ import type { Logger } from "../../util/log.js";
 export const NOTIFY_LOGGER = "claude-sessions";
 
 export interface SessionNotice extends Partial<Omit<TurnUsage, "turn">> {
-  event: "permission" | "blocked" | "turn_ended" | "failed" | "dead" | "limit" | "limited" | "shutdown_requested" | "sandbox_violation" | "usage" | "overlap";
+  event:
+    | "permission"
+    | "blocked"
+    | "turn_ended"
+    | "failed"
+    | "dead"
+    | "limit"
+    | "limited"
+    | "shutdown_requested"
+    | "sandbox_violation"
+    | "usage"
+    | "overlap";
   session_id: string;
   team_name?: string;
   teammate_name?: string;
@@ -48,7 +59,17 @@ export function noticeOf(c: SessionChange): { level: LoggingLevel; notice: Sessi
   if (n) return n;
   // The sandbox refused a connection or saw a secret's sentinel go elsewhere (when nothing else is worth saying).
   const v = c.events.filter((e) => e.hook_event_name === "cs:sandbox_violation").at(-1);
-  if (v) return { level: "warning", notice: { event: "sandbox_violation", session_id: c.session_id, status: c.status, sandbox_violations: c.fold.sandbox_violations ?? 1, ...(v.message ? { reason: v.message } : {}) } };
+  if (v)
+    return {
+      level: "warning",
+      notice: {
+        event: "sandbox_violation",
+        session_id: c.session_id,
+        status: c.status,
+        sandbox_violations: c.fold.sandbox_violations ?? 1,
+        ...(v.message ? { reason: v.message } : {}),
+      },
+    };
   return undefined;
 }
 
@@ -61,30 +82,69 @@ function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNo
   }
   // A turn hit a usage limit and the server recorded when it lifts (cs:limit_wait): the session is parked until then.
   if (f.limit?.resets_at && c.events.some((e) => e.hook_event_name === "cs:limit_wait")) {
-    return { level: "warning", notice: { event: "limited", ...base, status: "limited", resets_at: f.limit.resets_at, limit_kind: f.limit.kind, ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}), error: f.limit.message } };
+    return {
+      level: "warning",
+      notice: {
+        event: "limited",
+        ...base,
+        status: "limited",
+        resets_at: f.limit.resets_at,
+        limit_kind: f.limit.kind,
+        ...(f.limit.wake_at ? { wake_at: f.limit.wake_at } : {}),
+        error: f.limit.message,
+      },
+    };
   }
   const opened = c.events.some((e) => e.hook_event_name === "PermissionRequest");
   if (c.status === "waiting_for_permission" && (c.previous !== c.status || opened) && f.pending_permission) {
-    return { level: "warning", notice: { event: "permission", ...base, tool_name: f.pending_permission.tool_name, tool_input: f.pending_permission.tool_input } };
+    return {
+      level: "warning",
+      notice: {
+        event: "permission",
+        ...base,
+        tool_name: f.pending_permission.tool_name,
+        tool_input: f.pending_permission.tool_input,
+      },
+    };
   }
   const shown = c.events.some((e) => e.hook_event_name === "cs:blocked");
   if (c.status === "blocked" && (c.previous !== c.status || shown) && f.blocked) {
-    return { level: "warning", notice: { event: "blocked", ...base, kind: f.blocked.kind, text: f.blocked.text, choices: [...f.blocked.choices] } };
+    return {
+      level: "warning",
+      notice: { event: "blocked", ...base, kind: f.blocked.kind, text: f.blocked.text, choices: [...f.blocked.choices] },
+    };
   }
   if (c.previous === undefined) return undefined;
   // A whole turn folded in one change (its prompt and its Stop read together, a fast turn under load) went from idle
   // to idle: it ended all the same.
   const ended = c.events.some((e) => e.hook_event_name === "Stop" || e.hook_event_name === "StopFailure");
   if (c.previous === c.status && !(ended && c.status === "idle")) return undefined;
-  if (c.status === "error") return { level: "error", notice: { event: "failed", ...base, ...(f.last_error ? { error: f.last_error } : {}) } };
+  if (c.status === "error")
+    return { level: "error", notice: { event: "failed", ...base, ...(f.last_error ? { error: f.last_error } : {}) } };
   if (c.status === "dead" || c.status === "zombie") {
-    return { level: "warning", notice: { event: "dead", ...base, ...(f.exit_code !== undefined ? { exit_code: f.exit_code } : {}), ...(f.end_reason ? { reason: f.end_reason } : {}) } };
+    return {
+      level: "warning",
+      notice: {
+        event: "dead",
+        ...base,
+        ...(f.exit_code !== undefined ? { exit_code: f.exit_code } : {}),
+        ...(f.end_reason ? { reason: f.end_reason } : {}),
+      },
+    };
   }
-  if (c.status === "idle" && (ended || c.previous === "busy" || c.previous === "waiting_for_permission" || c.previous === "blocked")) {
+  if (
+    c.status === "idle" &&
+    (ended || c.previous === "busy" || c.previous === "waiting_for_permission" || c.previous === "blocked")
+  ) {
     const failed = f.last_turn === "failed";
     return {
       level: failed ? "error" : f.last_turn === "interrupted" ? "notice" : "info",
-      notice: { event: failed ? "failed" : "turn_ended", ...base, ...(f.last_turn ? { turn_outcome: f.last_turn } : {}), ...(failed && f.last_error ? { error: f.last_error } : {}) },
+      notice: {
+        event: failed ? "failed" : "turn_ended",
+        ...base,
+        ...(f.last_turn ? { turn_outcome: f.last_turn } : {}),
+        ...(failed && f.last_error ? { error: f.last_error } : {}),
+      },
     };
   }
   return undefined;
@@ -94,10 +154,15 @@ function stateNotice(c: SessionChange): { level: LoggingLevel; notice: SessionNo
 export function startNotifications(server: Server, svc: SessionService, log: Logger): () => void {
   const teams = async (id: string) => {
     const r = await svc.deps.store.get(id).catch(() => undefined);
-    return { ...(r?.team_name ? { team_name: r.team_name } : {}), ...(r?.teammate_name ? { teammate_name: r.teammate_name } : {}) };
+    return {
+      ...(r?.team_name ? { team_name: r.team_name } : {}),
+      ...(r?.teammate_name ? { teammate_name: r.teammate_name } : {}),
+    };
   };
   const send = (level: LoggingLevel, notice: SessionNotice) => {
-    void server.sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data: notice }).catch((e: unknown) => log.debug(`notification not sent: ${String(e)}`));
+    void server
+      .sendLoggingMessage({ level, logger: NOTIFY_LOGGER, data: notice })
+      .catch((e: unknown) => log.debug(`notification not sent: ${String(e)}`));
   };
   const offChange = svc.subscribe((c) => {
     const n = noticeOf(c);
@@ -107,7 +172,9 @@ export function startNotifications(server: Server, svc: SessionService, log: Log
   });
   const offLimit = svc.onLimit((id, kind, detail) => {
     const s = svc.deps.registry.followed(id);
-    void teams(id).then((t) => send("warning", { event: "limit", session_id: id, status: s?.fold.status ?? "dead", reason: `${kind}: ${detail}`, ...t }));
+    void teams(id).then((t) =>
+      send("warning", { event: "limit", session_id: id, status: s?.fold.status ?? "dead", reason: `${kind}: ${detail}`, ...t }),
+    );
   });
   // A turn's usage read after its send_message returned (usage_pending): its figures and the session's totals.
   const offUsage = svc.onTurnUsage((id, u) => {
@@ -116,7 +183,16 @@ export function startNotifications(server: Server, svc: SessionService, log: Log
   });
   const offOverlap = svc.onOverlap((o) => {
     const s = svc.deps.registry.followed(o.session_id);
-    void teams(o.session_id).then((t) => send("warning", { event: "overlap", session_id: o.session_id, status: s?.fold.status ?? "idle", other_session_id: o.other_session_id, file: o.file, ...t }));
+    void teams(o.session_id).then((t) =>
+      send("warning", {
+        event: "overlap",
+        session_id: o.session_id,
+        status: s?.fold.status ?? "idle",
+        other_session_id: o.other_session_id,
+        file: o.file,
+        ...t,
+      }),
+    );
   });
   return () => {
     offChange();

@@ -8,7 +8,12 @@ const RESOURCE_NOT_FOUND = -32002;
 export function toMcpError(err: unknown): McpError {
   if (err instanceof McpError) return err;
   const e = toSessionError(err);
-  const code = e.code === "SESSION_NOT_FOUND" ? RESOURCE_NOT_FOUND : e.code === "INTERNAL" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
+  const code =
+    e.code === "SESSION_NOT_FOUND"
+      ? RESOURCE_NOT_FOUND
+      : e.code === "INTERNAL"
+        ? ErrorCode.InternalError
+        : ErrorCode.InvalidParams;
   return new McpError(code, `${e.code}: ${e.message}`, e.toBody());
 }
 

@@ -88,7 +88,10 @@ export class BoundedStdioServerTransport implements Transport {
     if (dropped) {
       this.dropping = undefined;
       const id = idOfCutMessage(dropped.head.toString("utf8"), dropped.tail.toString("utf8"));
-      const error = { code: INVALID_REQUEST, message: `the message has more than ${this.maxBytes} bytes (this server's limit for one stdio message); it was dropped and nothing was done` };
+      const error = {
+        code: INVALID_REQUEST,
+        message: `the message has more than ${this.maxBytes} bytes (this server's limit for one stdio message); it was dropped and nothing was done`,
+      };
       const answered = id !== undefined ? `; answered request ${JSON.stringify(id)}` : "";
       this.onerror?.(new Error(`a stdio message of ${dropped.bytes}+ bytes was dropped (limit ${this.maxBytes})${answered}`));
       void this.send({ jsonrpc: "2.0", ...(id !== undefined ? { id } : {}), error } as JSONRPCMessage).catch(() => {});

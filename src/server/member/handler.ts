@@ -17,7 +17,11 @@ const BY_NAME = new Map<string, Tool>(MEMBER_TOOL_LIST.map((t) => [t.name, t as 
 /** Answers one member request; never throws (a failure is the error's body). */
 export async function handleMember(svc: SessionService, raw: unknown, ctx: CallContext = {}): Promise<m.MemberResponse> {
   const parsed = m.memberRequest.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: new SessionError("INVALID_ARGUMENT", `not a member request: ${zodMessage(parsed.error)}`).toBody() };
+  if (!parsed.success)
+    return {
+      ok: false,
+      error: new SessionError("INVALID_ARGUMENT", `not a member request: ${zodMessage(parsed.error)}`).toBody(),
+    };
   const req = parsed.data;
   try {
     const tool = BY_NAME.get(req.tool);

@@ -74,7 +74,9 @@ export async function startMemberSocket(svc: SessionService, log: Logger): Promi
   // health_check reports this path and whether it answers, also when listening fails below.
   serverInfo.memberSocket = path;
   if (Buffer.byteLength(path) > MAX_PATH) {
-    log.warn(`member socket not started: ${path} is longer than a Unix socket path may be; team members cannot reach this server`);
+    log.warn(
+      `member socket not started: ${path} is longer than a Unix socket path may be; team members cannot reach this server`,
+    );
     return undefined;
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });

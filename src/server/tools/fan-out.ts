@@ -4,7 +4,8 @@ import { defineTool } from "../tool.js";
 export const fanOutTool = defineTool({
   name: "fan_out",
   title: "One prompt to several sessions, checked and ranked",
-  description: "Runs prompt in n sessions, each in its own worktree from the repo's clean HEAD; runs the operator's checks in each; returns them ranked.",
+  description:
+    "Runs prompt in n sessions, each in its own worktree from the repo's clean HEAD; runs the operator's checks in each; returns them ranked.",
   toolset: "teams",
   route: "local",
   input: fanOutInput,

@@ -6,11 +6,24 @@ import { defineTool } from "../tool.js";
 export const healthCheck = defineTool({
   name: "health_check",
   title: "Check the server's health",
-  description: "Checks tmux, the claude CLI, the state directory and lock, doppler, session limits, the team members' socket and uptime. status down: no session can start; degraded: something is missing.",
+  description:
+    "Checks tmux, the claude CLI, the state directory and lock, doppler, session limits, the team members' socket and " +
+    "uptime. status down: no session can start; degraded: something is missing.",
   input: healthInput,
   output: healthOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   toolset: "admin",
   route: "health",
-  handler: (svc) => healthChecks({ cfg: svc.deps.cfg, store: svc.deps.store, version: serverInfo.version, startedAt: serverInfo.startedAt, armedLimits: svc.armedLimits, runners: Object.values(svc.deps.runners), ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}), extra: [...serverInfo.checks].map((f) => f()), ...(serverInfo.memberSocket ? { memberSocket: serverInfo.memberSocket } : {}) }),
+  handler: (svc) =>
+    healthChecks({
+      cfg: svc.deps.cfg,
+      store: svc.deps.store,
+      version: serverInfo.version,
+      startedAt: serverInfo.startedAt,
+      armedLimits: svc.armedLimits,
+      runners: Object.values(svc.deps.runners),
+      ...(svc.deps.history ? { index: () => svc.history.index.state() } : {}),
+      extra: [...serverInfo.checks].map((f) => f()),
+      ...(serverInfo.memberSocket ? { memberSocket: serverInfo.memberSocket } : {}),
+    }),
 });

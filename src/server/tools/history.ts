@@ -7,7 +7,9 @@ const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: t
 export const listConversations = defineTool({
   name: "list_conversations",
   title: "List Claude Code conversations",
-  description: "Claude Code conversations from its transcripts (any session), newest first, with title, cwd, turns, usage, cost and this server's session_id if any. Pass next_cursor for more.",
+  description:
+    "Claude Code conversations from its transcripts (any session), newest first, with title, cwd, turns, usage, cost " +
+    "and this server's session_id if any. Pass next_cursor for more.",
   input: api.listConversationsInput,
   output: api.listConversationsOutput,
   annotations: readOnly,
@@ -31,7 +33,9 @@ export const getConversation = defineTool({
 export const searchConversations = defineTool({
   name: "search_conversations",
   title: "Search Claude Code conversations",
-  description: "Full-text search over Claude Code's transcripts: words and \"phrases\" in one message (CJK too). A hit's resume {claude_session_id, cwd} goes to resume_session.",
+  description:
+    "Full-text search over Claude Code's transcripts: words and \"phrases\" in one message (CJK too). A hit's resume " +
+    "{claude_session_id, cwd} goes to resume_session.",
   input: api.searchConversationsInput,
   output: api.searchConversationsOutput,
   annotations: readOnly,
@@ -43,7 +47,8 @@ export const searchConversations = defineTool({
 export const getExecutionHistory = defineTool({
   name: "get_execution_history",
   title: "Turns this server ran",
-  description: "The prompts this server's sessions ran and how each turn ended (response, times, outcome, usage, cost), newest first.",
+  description:
+    "The prompts this server's sessions ran and how each turn ended (response, times, outcome, usage, cost), newest first.",
   input: api.getExecutionsInput,
   output: api.getExecutionsOutput,
   annotations: readOnly,
@@ -64,4 +69,10 @@ export const clearExecutionHistory = defineTool({
   handler: async (svc, args) => svc.history.clearExecutions(args),
 });
 
-export const HISTORY_TOOLS = [listConversations, getConversation, searchConversations, getExecutionHistory, clearExecutionHistory] as const;
+export const HISTORY_TOOLS = [
+  listConversations,
+  getConversation,
+  searchConversations,
+  getExecutionHistory,
+  clearExecutionHistory,
+] as const;

@@ -1,5 +1,12 @@
 /** The schedule tools (issue 37): schedule_task, list_schedules, change_schedule (pause, resume, delete). */
-import { changeScheduleInput, changeScheduleOutput, listSchedulesInput, listSchedulesOutput, scheduleTaskInput, scheduleTaskOutput } from "../../api/index.js";
+import {
+  changeScheduleInput,
+  changeScheduleOutput,
+  listSchedulesInput,
+  listSchedulesOutput,
+  scheduleTaskInput,
+  scheduleTaskOutput,
+} from "../../api/index.js";
 import { changeSchedule, createSchedule, listSchedules } from "../../automations/schedules/create.js";
 import { ScheduleStore } from "../../automations/schedules/store.js";
 import type { SessionService } from "../../sessions/service.js";
@@ -10,7 +17,8 @@ const storeOf = (svc: SessionService) => new ScheduleStore(svc.deps.cfg.stateDir
 export const scheduleTask = defineTool({
   name: "schedule_task",
   title: "Schedule a task",
-  description: "Runs run_task as schedule:<name> on a cron, at a time, or every interval, while a server runs. Needs a running server (serve --http as a service).",
+  description:
+    "Runs run_task as schedule:<name> on a cron, at a time, or every interval, while a server runs. Needs a running server (serve --http as a service).",
   toolset: "automations",
   route: "local",
   input: scheduleTaskInput,

@@ -4,7 +4,9 @@ import { defineTool } from "../tool.js";
 export const syncContextTool = defineTool({
   name: "sync_context",
   title: "Tell a session what changed",
-  description: "Tells a session (or a team) what changed in its working directory since its last sync: git status, diff stat, changed files, changed .env names. Nothing changed: sends nothing unless force.",
+  description:
+    "Tells a session (or a team) what changed in its working directory since its last sync: git status, diff stat, " +
+    "changed files, changed .env names. Nothing changed: sends nothing unless force.",
   input: syncInput,
   output: syncOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

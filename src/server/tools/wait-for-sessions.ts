@@ -4,7 +4,9 @@ import { defineTool } from "../tool.js";
 export const waitForSessions = defineTool({
   name: "wait_for_sessions",
   title: "Wait for several sessions",
-  description: "Waits until the first (any) or every (all) session of a team (or session_ids) ends its turn, needs an answer or exits; returns each one's state and last response.",
+  description:
+    "Waits until the first (any) or every (all) session of a team (or session_ids) ends its turn, needs an answer or " +
+    "exits; returns each one's state and last response.",
   input: waitManyInput,
   output: waitManyOutput,
   // Like wait_for_completion, it may record an Esc typed in an attached pane.

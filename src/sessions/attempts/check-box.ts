@@ -28,14 +28,35 @@ function inside(p: string, root: string): boolean {
 export async function checkBox(cfg: Config, cwd: string): Promise<CheckBox> {
   const deps = sandboxDeps();
   if (!deps.ok || !deps.tools) {
-    throw new SessionError("SANDBOX_UNAVAILABLE", `the checks of a sandboxed session cannot be confined here: ${deps.missing.join("; ")}.`, { suggestion: "Install what is missing; a sandboxed session's checks never run outside the sandbox." });
+    throw new SessionError(
+      "SANDBOX_UNAVAILABLE",
+      `the checks of a sandboxed session cannot be confined here: ${deps.missing.join("; ")}.`,
+      { suggestion: "Install what is missing; a sandboxed session's checks never run outside the sandbox." },
+    );
   }
   const home = process.env.HOME || homedir();
   const configFile = join(process.env.CLAUDE_CONFIG_DIR || home, ".claude.json");
-  const places = ["/tmp", "/var/tmp", "/run", "/var/run", process.env.TMPDIR, process.env.XDG_RUNTIME_DIR, process.env.TMUX_TMPDIR, ...credentialPaths(home), cfg.stateDir, cfg.claudeConfigDir, configFile];
+  const places = [
+    "/tmp",
+    "/var/tmp",
+    "/run",
+    "/var/run",
+    process.env.TMPDIR,
+    process.env.XDG_RUNTIME_DIR,
+    process.env.TMUX_TMPDIR,
+    ...credentialPaths(home),
+    cfg.stateDir,
+    cfg.claudeConfigDir,
+    configFile,
+  ];
   const dirs: string[] = [];
   const files: string[] = [];
-  for (const p of new Set(places.filter((x): x is string => !!x && isAbsolute(x)).map((x) => real(x)).filter((x): x is string => !!x))) {
+  for (const p of new Set(
+    places
+      .filter((x): x is string => !!x && isAbsolute(x))
+      .map((x) => real(x))
+      .filter((x): x is string => !!x),
+  )) {
     (statSync(p).isDirectory() ? dirs : files).push(p);
   }
   // Outermost first; a place inside a hidden folder is hidden already.

@@ -22,7 +22,12 @@ const APPROVALS = "checks-approved.json";
 const checkSpec = z.strictObject({
   name: z.string().min(1).max(100),
   argv: z.array(z.string().max(4096)).min(1).max(256),
-  timeout_ms: z.number().int().min(100).max(24 * 3_600_000).default(600_000),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3_600_000)
+    .default(600_000),
 });
 const checksFile = z.strictObject({ checks: z.array(checkSpec).max(32) });
 const approvals = z.strictObject({ approved: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)) });
@@ -47,13 +52,23 @@ function parseChecks(text: string, where: string): Check[] {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new SessionError("INVALID_ARGUMENT", `${where} is not JSON: ${String(e)}`, { suggestion: 'Write {"checks":[{"name":"test","argv":["npm","test"]}]}.' });
+    throw new SessionError("INVALID_ARGUMENT", `${where} is not JSON: ${String(e)}`, {
+      suggestion: 'Write {"checks":[{"name":"test","argv":["npm","test"]}]}.',
+    });
   }
   const p = checksFile.safeParse(json);
-  if (!p.success) throw new SessionError("INVALID_ARGUMENT", `${where} does not hold {checks:[{name, argv, timeout_ms?}]}: ${p.error.issues[0]?.message ?? "invalid"}`);
+  if (!p.success)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `${where} does not hold {checks:[{name, argv, timeout_ms?}]}: ${p.error.issues[0]?.message ?? "invalid"}`,
+    );
   return p.data.checks.map((c) => {
     const file = resolveProgram(c.argv[0]!, process.env.PATH);
-    if (!file) throw new SessionError("INVALID_ARGUMENT", `check ${JSON.stringify(c.name)} of ${where}: program ${JSON.stringify(c.argv[0])} is not found on the server's PATH.`);
+    if (!file)
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `check ${JSON.stringify(c.name)} of ${where}: program ${JSON.stringify(c.argv[0])} is not found on the server's PATH.`,
+      );
     return { name: c.name, file, args: c.argv.slice(1), timeoutMs: c.timeout_ms };
   });
 }
@@ -64,7 +79,8 @@ export async function repoChecksAt(top: string, commit: string): Promise<Buffer 
   const has = await git(top, ["cat-file", "-e", "--end-of-options", spec]);
   if (has.code !== 0) return undefined;
   const r = await git(top, ["cat-file", "blob", "--end-of-options", spec]);
-  if (r.code !== 0) throw new SessionError("PROCESS_ERROR", `reading ${REPO_CHECKS_PATH} at ${commit} failed: ${r.stderr.trim().slice(0, 300)}`);
+  if (r.code !== 0)
+    throw new SessionError("PROCESS_ERROR", `reading ${REPO_CHECKS_PATH} at ${commit} failed: ${r.stderr.trim().slice(0, 300)}`);
   return Buffer.from(r.stdout, "utf8");
 }
 
@@ -88,10 +104,15 @@ export async function loadChecks(cfg: Config, top: string, commit: string): Prom
     const sha = sha256(repoFile);
     const ok = (await readApprovals(cfg))[top];
     if (ok !== sha) {
-      throw new SessionError("PERMISSION_DENIED", `${REPO_CHECKS_PATH} of ${top} (sha256 ${sha}) is ${ok ? "changed since the operator approved it" : "not approved by the operator"}; nothing was started.`, {
-        suggestion: `The operator reviews the file and runs: claude-sessions checks approve ${top}`,
-        details: { sha256: sha },
-      });
+      throw new SessionError(
+        "PERMISSION_DENIED",
+        `${REPO_CHECKS_PATH} of ${top} (sha256 ${sha}) is ${ok ? "changed since the operator approved it" : "not approved by the operator"}; ` +
+          `nothing was started.`,
+        {
+          suggestion: `The operator reviews the file and runs: claude-sessions checks approve ${top}`,
+          details: { sha256: sha },
+        },
+      );
     }
     return { source: "repo", checks: parseChecks(repoFile.toString("utf8"), `${REPO_CHECKS_PATH} at ${commit.slice(0, 12)}`) };
   }

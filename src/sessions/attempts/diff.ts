@@ -19,7 +19,12 @@ export async function diffStat(worktree: string, baseCommit: string): Promise<Di
   try {
     if ((await git(worktree, ["read-tree", "HEAD"], 60_000, env)).code !== 0) return { files: 0, added: 0, removed: 0 };
     await git(worktree, ["add", "-A"], 60_000, env);
-    const r = await git(worktree, ["diff", "--cached", "--numstat", "--no-ext-diff", "--no-textconv", "--no-renames", baseCommit], 60_000, env);
+    const r = await git(
+      worktree,
+      ["diff", "--cached", "--numstat", "--no-ext-diff", "--no-textconv", "--no-renames", baseCommit],
+      60_000,
+      env,
+    );
     const s: DiffStat = { files: 0, added: 0, removed: 0 };
     for (const line of r.stdout.split("\n")) {
       const m = /^(\d+|-)\t(\d+|-)\t/.exec(line);

@@ -8,7 +8,16 @@
  */
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
-import type { FanOutInput, FanOutOutput, KillInput, KillOutput, StartInput, StartOutput, WaitInput, WaitOutput } from "../../api/index.js";
+import type {
+  FanOutInput,
+  FanOutOutput,
+  KillInput,
+  KillOutput,
+  StartInput,
+  StartOutput,
+  WaitInput,
+  WaitOutput,
+} from "../../api/index.js";
 import type { Config } from "../../config.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError, toSessionError } from "../../core/errors.js";
@@ -44,16 +53,28 @@ interface Attempt {
 export async function cleanBase(cwd: string): Promise<{ top: string; commit: string; branch: string | undefined }> {
   const top = await realpath(await repoTop(cwd));
   const status = await git(top, ["status", "--porcelain", "--ignore-submodules=all"]);
-  if (status.code !== 0) throw new SessionError("PROCESS_ERROR", `git status failed in ${top}: ${status.stderr.trim().slice(0, 300)}`);
+  if (status.code !== 0)
+    throw new SessionError("PROCESS_ERROR", `git status failed in ${top}: ${status.stderr.trim().slice(0, 300)}`);
   if (status.stdout.trim()) {
-    const files = status.stdout.trim().split("\n").slice(0, 10).map((l) => l.slice(3));
-    throw new SessionError("INVALID_ARGUMENT", `the base ${top} has uncommitted changes (${files.join(", ")}); the attempts would not see them. Nothing was started.`, {
-      suggestion: "Commit or stash them first: every attempt starts from the base commit.",
-      details: { files },
-    });
+    const files = status.stdout
+      .trim()
+      .split("\n")
+      .slice(0, 10)
+      .map((l) => l.slice(3));
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the base ${top} has uncommitted changes (${files.join(", ")}); the attempts would not see them. Nothing was started.`,
+      {
+        suggestion: "Commit or stash them first: every attempt starts from the base commit.",
+        details: { files },
+      },
+    );
   }
   const head = await git(top, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
-  if (head.code !== 0) throw new SessionError("INVALID_ARGUMENT", `${top} has no commit yet; nothing was started.`, { suggestion: "Make a first commit." });
+  if (head.code !== 0)
+    throw new SessionError("INVALID_ARGUMENT", `${top} has no commit yet; nothing was started.`, {
+      suggestion: "Make a first commit.",
+    });
   const b = await git(top, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   return { top, commit: head.stdout.trim(), branch: b.code === 0 ? b.stdout.trim() : undefined };
 }
@@ -61,12 +82,18 @@ export async function cleanBase(cwd: string): Promise<{ top: string; commit: str
 function attemptsOf(cfg: Config, input: FanOutInput): Attempt[] {
   const n = input.variants?.length ?? input.n ?? DEFAULT_FAN_OUT;
   if (input.variants && input.n !== undefined && input.n !== input.variants.length) {
-    throw new SessionError("INVALID_ARGUMENT", `n is ${input.n} but variants has ${input.variants.length} entries.`, { suggestion: "Give n or variants (one session per variant), not both." });
+    throw new SessionError("INVALID_ARGUMENT", `n is ${input.n} but variants has ${input.variants.length} entries.`, {
+      suggestion: "Give n or variants (one session per variant), not both.",
+    });
   }
   if (n > cfg.maxFanOut) {
-    throw new SessionError("LIMIT_REACHED", `a fan-out of ${n} is over the operator's limit of ${cfg.maxFanOut} (CLAUDE_SESSIONS_MAX_FAN_OUT); nothing was started.`, {
-      suggestion: `Ask for at most ${cfg.maxFanOut} sessions.`,
-    });
+    throw new SessionError(
+      "LIMIT_REACHED",
+      `a fan-out of ${n} is over the operator's limit of ${cfg.maxFanOut} (CLAUDE_SESSIONS_MAX_FAN_OUT); nothing was started.`,
+      {
+        suggestion: `Ask for at most ${cfg.maxFanOut} sessions.`,
+      },
+    );
   }
   return Array.from({ length: n }, (_, i) => {
     const v = input.variants?.[i] ?? {};
@@ -104,14 +131,25 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
   if (failed) {
     await undo(cfg, ops, base.top, attempts, started);
     const e = toSessionError(failed.reason);
-    throw new SessionError(e.code, `fan_out: a session did not start (${e.message}); the fan-out's sessions were ended and their worktrees and branches removed.`, { suggestion: e.suggestion, ...(e.details ? { details: e.details } : {}) });
+    throw new SessionError(
+      e.code,
+      `fan_out: a session did not start (${e.message}); the fan-out's sessions were ended and their worktrees and branches removed.`,
+      { suggestion: e.suggestion, ...(e.details ? { details: e.details } : {}) },
+    );
   }
   const outs = started.map((s) => (s as PromiseFulfilledResult<StartOutput>).value);
   // One base commit for all: a branch that moved while the worktrees were made is an undo too.
-  const heads = await Promise.all(outs.map(async (o) => (o.worktree ? (await git(o.worktree.path, ["rev-parse", "HEAD"])).stdout.trim() : "")));
+  const heads = await Promise.all(
+    outs.map(async (o) => (o.worktree ? (await git(o.worktree.path, ["rev-parse", "HEAD"])).stdout.trim() : "")),
+  );
   if (heads.some((h) => h !== base.commit)) {
     await undo(cfg, ops, base.top, attempts, started);
-    throw new SessionError("PROCESS_ERROR", `fan_out: ${base.branch ?? "HEAD"} moved while the sessions started, so they would not share one base commit; they were ended and their worktrees and branches removed.`, { suggestion: "Try again." });
+    throw new SessionError(
+      "PROCESS_ERROR",
+      `fan_out: ${base.branch ?? "HEAD"} moved while the sessions started, so they would not share one base commit; they ` +
+        `were ended and their worktrees and branches removed.`,
+      { suggestion: "Try again." },
+    );
   }
   progress(0, `${attempts.length} sessions started from ${base.commit.slice(0, 12)}`);
 
@@ -125,7 +163,10 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
         (e: unknown) => ({ e: toSessionError(e) }),
       );
       const ms = Date.now() - t0;
-      progress(++done, `${a.id} ${"r" in w ? (w.r.completed ? "completed" : w.r.timed_out ? "timed out" : "ended") : "failed"} (${done}/${attempts.length})`);
+      progress(
+        ++done,
+        `${a.id} ${"r" in w ? (w.r.completed ? "completed" : w.r.timed_out ? "timed out" : "ended") : "failed"} (${done}/${attempts.length})`,
+      );
       return { w, ms };
     }),
   );
@@ -139,12 +180,21 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
       const { w, ms } = waited[i]!;
       const logPath = join(cfg.stateDir, "checks", `${a.id}.log`);
       // A sandboxed session's checks run in a box of their own (no network, the worktree their only writable place).
-      const ran = checks.checks.length ? await runChecks(checks.checks, wt.path, logPath, out.sandboxed ? await checkBox(cfg, wt.path) : undefined) : [];
+      const ran = checks.checks.length
+        ? await runChecks(checks.checks, wt.path, logPath, out.sandboxed ? await checkBox(cfg, wt.path) : undefined)
+        : [];
       const diff = await diffStat(wt.path, base.commit);
       progress(attempts.length + ++checked, `checks of ${a.id}: ${ran.filter((c) => c.passed).length}/${ran.length} passed`);
       const r = "r" in w ? w.r : undefined;
       const outcome = r?.completed && r.final_state !== "error" && !r.error ? "completed" : r?.timed_out ? "timed_out" : "failed";
-      const reason = "e" in w ? `${w.e.code}: ${w.e.message}` : outcome === "timed_out" ? `no answer within ${input.timeout_ms} ms` : outcome === "failed" ? (r?.error ?? `the session ended ${r?.final_state ?? ""}`.trim()) : undefined;
+      const reason =
+        "e" in w
+          ? `${w.e.code}: ${w.e.message}`
+          : outcome === "timed_out"
+            ? `no answer within ${input.timeout_ms} ms`
+            : outcome === "failed"
+              ? (r?.error ?? `the session ended ${r?.final_state ?? ""}`.trim())
+              : undefined;
       return {
         session_id: a.id,
         branch: wt.branch,
@@ -168,11 +218,21 @@ export async function fanOut(cfg: Config, ops: FanOutOps, input: FanOutInput, ct
   return { repo: base.top, base_commit: base.commit, checks_source: checks.source, attempts: ranked, table: table(ranked) };
 }
 
-async function undo(cfg: Config, ops: FanOutOps, top: string, attempts: readonly Attempt[], started: readonly PromiseSettledResult<StartOutput>[]): Promise<void> {
+async function undo(
+  cfg: Config,
+  ops: FanOutOps,
+  top: string,
+  attempts: readonly Attempt[],
+  started: readonly PromiseSettledResult<StartOutput>[],
+): Promise<void> {
   await Promise.all(
     attempts.map(async (a, i) => {
-      if (started[i]!.status === "fulfilled") await ops.kill({ session_id: a.id, force: true, save_state: false, remove_worktree: true }).catch(() => undefined);
-      await removeWorktree({ repo: top, path: join(cfg.stateDir, "worktrees", a.id), branch: `cs/${a.id}`, base: "", base_commit: "" }, { force: true, deleteBranch: true }).catch(() => undefined);
+      if (started[i]!.status === "fulfilled")
+        await ops.kill({ session_id: a.id, force: true, save_state: false, remove_worktree: true }).catch(() => undefined);
+      await removeWorktree(
+        { repo: top, path: join(cfg.stateDir, "worktrees", a.id), branch: `cs/${a.id}`, base: "", base_commit: "" },
+        { force: true, deleteBranch: true },
+      ).catch(() => undefined);
     }),
   );
 }

@@ -9,7 +9,11 @@ import { acquireFileLock } from "../../util/proc/flock.js";
 let tail: Promise<unknown> = Promise.resolve();
 
 /** Runs `fn` when every merge asked for before it (here and in other processes) is done; resolves with its result and the time it waited. */
-export function inMergeQueue<T>(stateDir: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<{ value: T; queuedMs: number }> {
+export function inMergeQueue<T>(
+  stateDir: string,
+  fn: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<{ value: T; queuedMs: number }> {
   const t0 = Date.now();
   const mine = tail.then(async () => {
     const lock = await acquireFileLock(join(stateDir, "merge.lock"), { timeoutMs: 3_600_000, ...(signal ? { signal } : {}) });

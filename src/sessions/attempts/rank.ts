@@ -38,5 +38,11 @@ export function table(ranked: readonly AttemptResult[]): string {
       cell(a.summary).slice(0, 80),
     ].join(" | "),
   );
-  return ["rank | session | model | outcome | checks | diff | cost | time | answer", "--- | --- | --- | --- | --- | --- | --- | --- | ---", ...rows].map((r) => `| ${r} |`).join("\n");
+  return [
+    "rank | session | model | outcome | checks | diff | cost | time | answer",
+    "--- | --- | --- | --- | --- | --- | --- | --- | ---",
+    ...rows,
+  ]
+    .map((r) => `| ${r} |`)
+    .join("\n");
 }

@@ -30,12 +30,28 @@ export async function runChecks(checks: readonly Check[], cwd: string, logPath: 
   for (const c of checks) {
     const t0 = Date.now();
     const cmd = box ? boxed(box, c.file, c.args) : { file: c.file, args: c.args };
-    const r = await run(cmd.file, cmd.args, { cwd, env: checkEnv(box), timeoutMs: c.timeoutMs, maxOutputBytes: KEEP_BYTES }).catch((e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }));
+    const r = await run(cmd.file, cmd.args, {
+      cwd,
+      env: checkEnv(box),
+      timeoutMs: c.timeoutMs,
+      maxOutputBytes: KEEP_BYTES,
+    }).catch((e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }));
     const duration = Date.now() - t0;
     const timedOut = r.code === null && r.signal === "SIGKILL" && duration >= c.timeoutMs - 50;
     const text = r.stdout + r.stderr;
-    await appendFile(logPath, `$ ${JSON.stringify([c.file, ...c.args])} (${c.name})\n${text}${text.endsWith("\n") || !text ? "" : "\n"}[exit ${r.code ?? r.signal}${timedOut ? ", timed out" : ""}]\n`);
-    out.push({ name: c.name, passed: r.code === 0, exit_code: r.code, timed_out: timedOut, duration_ms: duration, output_tail: text.slice(-TAIL_CHARS) });
+    await appendFile(
+      logPath,
+      `$ ${JSON.stringify([c.file, ...c.args])} (${c.name})\n${text}${text.endsWith("\n") || !text ? "" : "\n"}[exit ` +
+        `${r.code ?? r.signal}${timedOut ? ", timed out" : ""}]\n`,
+    );
+    out.push({
+      name: c.name,
+      passed: r.code === 0,
+      exit_code: r.code,
+      timed_out: timedOut,
+      duration_ms: duration,
+      output_tail: text.slice(-TAIL_CHARS),
+    });
   }
   return out;
 }

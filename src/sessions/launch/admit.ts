@@ -22,7 +22,19 @@ import { allRunners, runnerOf, type Deps, type Runner } from "../deps.js";
 import { checkHeadlessTrust, checkMcpServers, checkWidening } from "../gates.js";
 import { checkBudgetModels, checkResumeBudget } from "../spend/budget.js";
 import { assertOutsideState } from "./confine.js";
-import { checkBackendOptions, checkVersionOptions, dopplerChoice, effectiveMode, needsVersion, newSessionId, optionsFor, pickClaudeOptions, transientOptions, versionOf, withMode } from "./options.js";
+import {
+  checkBackendOptions,
+  checkVersionOptions,
+  dopplerChoice,
+  effectiveMode,
+  needsVersion,
+  newSessionId,
+  optionsFor,
+  pickClaudeOptions,
+  transientOptions,
+  versionOf,
+  withMode,
+} from "./options.js";
 import { assertInRoots } from "./roots.js";
 import { checkSandboxEnv, sandboxBlocker, sandboxFor, type SandboxChoice } from "./sandbox.js";
 import { planWorktree, type WorktreePlan } from "./worktree.js";
@@ -70,36 +82,73 @@ const resume = (a: Admission) => (a.ask.how === "resume" ? a.ask : undefined);
 /** A fork's totals start at zero and its log_file is not its parent's. */
 const isFork = (a: Admission) => a.ask.how === "resume" && a.ask.forId !== a.ask.rec.session_id;
 /** The doppler choice of the call, else the record's. */
-const dopplerWanted = (a: Admission) => dopplerChoice(a.ask.input) ?? (a.ask.how === "resume" ? storedDoppler(a.ask.rec) : undefined);
+const dopplerWanted = (a: Admission) =>
+  dopplerChoice(a.ask.input) ?? (a.ask.how === "resume" ? storedDoppler(a.ask.rec) : undefined);
 
 /** Every check of a launch, one a line, in the order they run. */
 const CHECKS: ReadonlyArray<[string, Check]> = [
   ["cwd", async (a) => void (a.cwd = a.ask.input.cwd ? await checkCwd(a.ask.input.cwd) : resume(a)!.rec.cwd)],
-  ["runner", (a) => void ((a.kind = a.ask.input.backend ?? (resume(a)?.rec.backend ?? a.d.defaultKind)), (a.runner = runnerOf(a.d, a.kind)))],
+  [
+    "runner",
+    (a) => void ((a.kind = a.ask.input.backend ?? resume(a)?.rec.backend ?? a.d.defaultKind), (a.runner = runnerOf(a.d, a.kind))),
+  ],
   // The version is read beside the checks below (a process of its own the first time; cached after).
   ["claude", (a) => void ((a.claude = claudeBinary(a.d.cfg)), (a.version = versionOf(a.claude)))],
-  ["options the runner honours", (a) => checkBackendOptions(a.runner, allRunners(a.d), a.ask.input, dopplerWanted(a) !== undefined)],
-  ["resume_at", async (a) => { const r = resume(a); if (r?.mode.kind === "resume" && r.mode.at) await checkResumeAt(a.d, r.rec, r.mode.resumeId, r.mode.at); }],
+  [
+    "options the runner honours",
+    (a) => checkBackendOptions(a.runner, allRunners(a.d), a.ask.input, dopplerWanted(a) !== undefined),
+  ],
+  [
+    "resume_at",
+    async (a) => {
+      const r = resume(a);
+      if (r?.mode.kind === "resume" && r.mode.at) await checkResumeAt(a.d, r.rec, r.mode.resumeId, r.mode.at);
+    },
+  ],
   ["budget", budget],
   ["doppler", (a) => void (a.doppler = dopplerFor(a.d.cfg, dopplerWanted(a)))],
   ["launch options", (a) => (resume(a) ? resumeOptions(a) : startOptions(a))],
   ["no widening", (a) => checkWidening(a.d.cfg, resume(a) ? { ...a.opts, agents: a.options.agents } : start(a)!.input)],
   ["sandbox", (a) => void (a.sandbox = sandboxFor(a.d.cfg, sandboxAsked(a), sandboxBlocker(a.runner)))],
   ["permission mode", (a) => checkPermissionMode(a.d.cfg, a.permissionMode, a.sandbox !== undefined)],
-  ["env", (a) => { a.env = resume(a)?.env ?? checkEnv(a.d.cfg, start(a)!.input.env); if (a.sandbox) checkSandboxEnv(a.env); }],
+  [
+    "env",
+    (a) => {
+      a.env = resume(a)?.env ?? checkEnv(a.d.cfg, start(a)!.input.env);
+      if (a.sandbox) checkSandboxEnv(a.env);
+    },
+  ],
   ["account", account],
   ["mcp_servers", (a) => void (a.mcpServers = checkMcpServers(a.d.cfg, a.ask.input.mcp_servers))],
-  ["CLI version", async (a) => (resume(a) || needsVersion(a.runner, a.ask.input) ? checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input) : undefined)],
+  [
+    "CLI version",
+    async (a) =>
+      resume(a) || needsVersion(a.runner, a.ask.input)
+        ? checkVersionOptions(a.runner, allRunners(a.d), await a.version, a.ask.input)
+        : undefined,
+  ],
   ["prompt", (a) => void (a.prompt = firstPrompt(a))],
   ["outside the state directory", (a) => assertOutsideState(a.d.cfg.stateDir, [[a.cwd, "cwd"], ...a.addDirs])],
   ["within the roots", (a) => assertInRoots(a.d.cfg, a.ctx, [[a.cwd, "cwd"], ...a.addDirs])],
-  ["team and worktree arguments", (a) => { const i = start(a)?.input; if (i) startShape(i); }],
+  [
+    "team and worktree arguments",
+    (a) => {
+      const i = start(a)?.input;
+      if (i) startShape(i);
+    },
+  ],
   ["id and worktree", idAndWorktree],
   ["folder trust", folderTrust],
   ["log_file is still ours", (a) => (resume(a) && !isFork(a) ? sameLogFile(resume(a)!.rec) : undefined)],
   ["hook script", (a) => assertOwnedScript(a.d.scripts.hook)],
   // Last: it creates the file (nothing is left to refuse the call afterwards).
-  ["log_file", async (a) => { const f = start(a)?.input.log_file; a.logFile = f !== undefined ? await createOwnedFile(f) : undefined; }],
+  [
+    "log_file",
+    async (a) => {
+      const f = start(a)?.input.log_file;
+      a.logFile = f !== undefined ? await createOwnedFile(f) : undefined;
+    },
+  ],
 ];
 
 /** The one admission: runs CHECKS in order and returns what they chose. */
@@ -114,7 +163,10 @@ function budget(a: Admission): void {
   const r = resume(a);
   if (r && !isFork(a)) return checkResumeBudget(r.rec, r.input);
   const i = a.ask.input;
-  checkBudgetModels(i.max_budget_usd ?? r?.rec.max_budget_usd, [i.model ?? r?.rec.model, i.fallback_model ?? r?.rec.options.fallback_model]);
+  checkBudgetModels(i.max_budget_usd ?? r?.rec.max_budget_usd, [
+    i.model ?? r?.rec.model,
+    i.fallback_model ?? r?.rec.options.fallback_model,
+  ]);
 }
 
 /**
@@ -133,14 +185,30 @@ function sandboxAsked(a: Admission): StartInput["sandbox"] {
 async function account(a: Admission): Promise<void> {
   const asked = a.ask.input.account ?? resume(a)?.rec.account;
   if (asked === undefined) return void (a.account = undefined);
-  if (a.sandbox) throw new SessionError("UNSUPPORTED_OPTION", "account does not go with a sandboxed session yet (the sandbox makes its own Claude configuration); nothing was started.", { suggestion: "Leave account or sandbox out." });
-  const name = asked === "auto" ? pickAccount(readAccountsOf(a.d), Object.values((await a.d.store.read()).sessions), Date.now(), accountLimits(a.d.cfg.stateDir)) : asked;
+  if (a.sandbox)
+    throw new SessionError(
+      "UNSUPPORTED_OPTION",
+      "account does not go with a sandboxed session yet (the sandbox makes its own Claude configuration); nothing was started.",
+      { suggestion: "Leave account or sandbox out." },
+    );
+  const name =
+    asked === "auto"
+      ? pickAccount(
+          readAccountsOf(a.d),
+          Object.values((await a.d.store.read()).sessions),
+          Date.now(),
+          accountLimits(a.d.cfg.stateDir),
+        )
+      : asked;
   accountEnv(accountNamed(a.d.cfg.accountsFile, name));
   a.account = name;
 }
 
 function readAccountsOf(d: Deps) {
-  if (!d.cfg.accountsFile) throw new SessionError("INVALID_ARGUMENT", "account auto: this server has no accounts", { suggestion: "Leave account out, or have the operator set CLAUDE_SESSIONS_ACCOUNTS." });
+  if (!d.cfg.accountsFile)
+    throw new SessionError("INVALID_ARGUMENT", "account auto: this server has no accounts", {
+      suggestion: "Leave account out, or have the operator set CLAUDE_SESSIONS_ACCOUNTS.",
+    });
   return readAccounts(d.cfg.accountsFile);
 }
 
@@ -161,8 +229,16 @@ async function idAndWorktree(a: Admission): Promise<void> {
 function folderTrust(a: Admission): Promise<void> {
   const i = start(a)?.input;
   const r = resume(a);
-  a.trust = i ? Boolean(i.trust_workspace) : Boolean(r!.input.trust_workspace ?? (a.d.cfg.allowTrustWorkspace && r!.rec.options.trust_workspace));
-  return checkHeadlessTrust(a.runner.caps.trustScreen, a.plan ? a.plan.cwd : a.cwd, childEnv(process.env, a.env), a.trust, a.plan?.top);
+  a.trust = i
+    ? Boolean(i.trust_workspace)
+    : Boolean(r!.input.trust_workspace ?? (a.d.cfg.allowTrustWorkspace && r!.rec.options.trust_workspace));
+  return checkHeadlessTrust(
+    a.runner.caps.trustScreen,
+    a.plan ? a.plan.cwd : a.cwd,
+    childEnv(process.env, a.env),
+    a.trust,
+    a.plan?.top,
+  );
 }
 
 /** A start's launch options: the effective permission mode, its add_dirs checked. */
@@ -192,26 +268,67 @@ async function resumeOptions(a: Admission): Promise<void> {
 
 /** Arguments of a start that only make sense together. */
 function startShape(i: StartInput): void {
-  if (i.team_lead && !i.team_name) throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", { suggestion: "Pass team_name too: the lead leads that team." });
+  if (i.team_lead && !i.team_name)
+    throw new SessionError("INVALID_ARGUMENT", "team_lead needs a team_name.", {
+      suggestion: "Pass team_name too: the lead leads that team.",
+    });
   if (!i.worktree && (i.copy_files || i.setup_command)) {
-    throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", { suggestion: "Pass worktree: true (or {branch, base})." });
+    throw new SessionError("INVALID_ARGUMENT", "copy_files and setup_command go with worktree.", {
+      suggestion: "Pass worktree: true (or {branch, base}).",
+    });
   }
 }
 
 /** The session's log_file is still the file this server created for it. */
 async function sameLogFile(rec: SessionRecord): Promise<void> {
   if (rec.log_file && rec.log_file_id && !(await isSameFile(rec.log_file, rec.log_file_id))) {
-    throw new SessionError("INVALID_ARGUMENT", `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`, {
-      suggestion: "Restore the file, or start a new session with a new log_file.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the session's log_file ${JSON.stringify(rec.log_file)} is no longer the file this server created for it; nothing was started.`,
+      {
+        suggestion: "Restore the file, or start a new session with a new log_file.",
+      },
+    );
   }
 }
 
 /** start_session's admission, in the form its caller records (launch.ts). */
 export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
   const a = await admit(d, { how: "start", input }, ctx);
-  const { cwd: callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account } = a;
-  return { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account };
+  const {
+    cwd: callerCwd,
+    permissionMode,
+    kind,
+    runner,
+    claude,
+    version,
+    doppler,
+    sandbox,
+    env,
+    mcpServers,
+    prompt,
+    id,
+    plan,
+    logFile,
+    account,
+  } = a;
+  return {
+    callerCwd,
+    permissionMode,
+    kind,
+    runner,
+    claude,
+    version,
+    doppler,
+    sandbox,
+    env,
+    mcpServers,
+    prompt,
+    id,
+    plan,
+    logFile,
+    account,
+  };
 }
 
 /** What a resume or fork checked and chose; the runner makes its launch plan of it once the record is final. */
@@ -232,17 +349,45 @@ export interface ResumePlan {
 }
 
 /** resume_session's and a fork's admission (the record's values where the call gives none), in the form resume.ts records. */
-export async function admitResume(d: Deps, rec: SessionRecord, input: ResumeInput, env: Record<string, string>, mode: LaunchMode, ctx: CallContext, forId = rec.session_id): Promise<ResumePlan> {
+export async function admitResume(
+  d: Deps,
+  rec: SessionRecord,
+  input: ResumeInput,
+  env: Record<string, string>,
+  mode: LaunchMode,
+  ctx: CallContext,
+  forId = rec.session_id,
+): Promise<ResumePlan> {
   const a = await admit(d, { how: "resume", input, rec, env, mode, forId }, ctx);
   const { cwd, kind, runner, options, claude, opts, trust, doppler, sandbox, account } = a;
-  return { cwd, kind, runner, options, claude, opts, mode, trust, doppler, version: await a.version, sandbox, account, transient: transientOptions({ ...input, mcp_servers: a.mcpServers }) };
+  return {
+    cwd,
+    kind,
+    runner,
+    options,
+    claude,
+    opts,
+    mode,
+    trust,
+    doppler,
+    version: await a.version,
+    sandbox,
+    account,
+    transient: transientOptions({ ...input, mcp_servers: a.mcpServers }),
+  };
 }
 
 /** resume_at names a message of the conversation being resumed (get_conversation lists their uuids). */
 async function checkResumeAt(d: Deps, rec: SessionRecord, claudeId: string, at: string): Promise<void> {
-  const path = d.registry.followed(rec.session_id)?.fold.transcript_path ?? transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account), rec.cwd, claudeId);
+  const path =
+    d.registry.followed(rec.session_id)?.fold.transcript_path ??
+    transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account), rec.cwd, claudeId);
   if (await hasEntry(path, at)) return;
-  throw new SessionError("INVALID_ARGUMENT", `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`, {
-    suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,
-  });
+  throw new SessionError(
+    "INVALID_ARGUMENT",
+    `resume_at ${at} is not a message of conversation ${claudeId}; nothing was started.`,
+    {
+      suggestion: `get_conversation {claude_session_id: "${claudeId}"} lists each message's uuid.`,
+    },
+  );
 }

@@ -14,7 +14,10 @@ import { markHibernated } from "../life/sleep.js";
 import { applyFold } from "../views.js";
 
 /** Liveness of every session of every backend whose sessions outlive servers: one call per backend. */
-export async function survivingLiveness(d: Deps, records: Iterable<SessionRecord>): Promise<Map<BackendKind, Map<string, Liveness>>> {
+export async function survivingLiveness(
+  d: Deps,
+  records: Iterable<SessionRecord>,
+): Promise<Map<BackendKind, Map<string, Liveness>>> {
   const out = new Map<BackendKind, Map<string, Liveness>>();
   const kinds = new Set<BackendKind>();
   for (const r of records) if (!r.killed_at) kinds.add(r.backend);
@@ -40,7 +43,12 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
     const l = live.get(r.backend)?.get(r.session_id);
     if (b.survivesRestart && l?.exists) {
       const s = await d.registry.follow(r.session_id);
-      if (!l.alive && isLive(s.fold.status)) await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}), ...generationOf(s.fold) });
+      if (!l.alive && isLive(s.fold.status))
+        await d.registry.emit(r.session_id, {
+          hook_event_name: "cs:exit",
+          ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}),
+          ...generationOf(s.fold),
+        });
       adopted.push(r.session_id);
       armDeadline(d, r);
       continue;
@@ -63,7 +71,8 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
     dead.push(r.session_id);
   }
   await d.registry.flushed();
-  if (adopted.length || dead.length || hibernated.length) d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead and ${hibernated.length} hibernated`);
+  if (adopted.length || dead.length || hibernated.length)
+    d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead and ${hibernated.length} hibernated`);
   return { adopted, dead, hibernated };
 }
 
@@ -80,7 +89,12 @@ async function hadConversation(d: Deps, r: SessionRecord): Promise<boolean> {
  */
 export async function markVanished(d: Deps, r: SessionRecord): Promise<void> {
   const s = await d.registry.follow(r.session_id);
-  await d.registry.emit(r.session_id, { hook_event_name: "cs:exit", ...(r.generation !== undefined ? { generation: r.generation } : generationOf(s.fold)) }).catch(() => {});
+  await d.registry
+    .emit(r.session_id, {
+      hook_event_name: "cs:exit",
+      ...(r.generation !== undefined ? { generation: r.generation } : generationOf(s.fold)),
+    })
+    .catch(() => {});
   await d.registry.flushed();
   await d.store.patch(r.session_id, (rec) => {
     if (rec.generation !== r.generation) return;
@@ -109,7 +123,9 @@ export class Reconciler {
   private async run(ids: string[]): Promise<void> {
     try {
       const state = await this.d.store.read();
-      const records = ids.map((id) => state.sessions[id]).filter((r): r is SessionRecord => r !== undefined && isLive(r.status) && r.status !== "starting");
+      const records = ids
+        .map((id) => state.sessions[id])
+        .filter((r): r is SessionRecord => r !== undefined && isLive(r.status) && r.status !== "starting");
       const live = await survivingLiveness(this.d, records);
       for (const r of records) {
         const terminals = live.get(r.backend);

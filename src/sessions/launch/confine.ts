@@ -12,16 +12,19 @@ import { join, sep } from "node:path";
 import { SessionError } from "../../core/errors.js";
 import { isWithin } from "../../util/fs/paths.js";
 
-
 /** Throws INVALID_ARGUMENT when one of `dirs` ([path, what]) is the state directory or lies in it outside worktrees/. */
 export async function assertOutsideState(stateDir: string, dirs: ReadonlyArray<readonly [string, string]>): Promise<void> {
   const worktrees = join(stateDir, "worktrees");
   for (const [dir, what] of dirs) {
     const real = await realpath(dir).catch(() => dir);
     if (isWithin(real, stateDir) && !isWithin(real, worktrees + sep)) {
-      throw new SessionError("INVALID_ARGUMENT", `${what} ${JSON.stringify(dir)} is inside this server's state directory ${stateDir}; nothing was started.`, {
-        suggestion: "Choose a folder outside it (worktree: true makes the session's own checkout under <state>/worktrees).",
-      });
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `${what} ${JSON.stringify(dir)} is inside this server's state directory ${stateDir}; nothing was started.`,
+        {
+          suggestion: "Choose a folder outside it (worktree: true makes the session's own checkout under <state>/worktrees).",
+        },
+      );
     }
   }
 }
@@ -30,5 +33,9 @@ export async function assertOutsideState(stateDir: string, dirs: ReadonlyArray<r
 export function containsStateWarning(stateDir: string, dirs: readonly string[]): string | undefined {
   const over = dirs.filter((d) => d !== stateDir && isWithin(stateDir, d));
   if (!over.length) return undefined;
-  return `${over.map((d) => JSON.stringify(d)).join(", ")} contains this server's state directory ${stateDir}: the session's settings deny its file tools there, but a shell command it is allowed to run could change the server's files. Set CLAUDE_SESSIONS_DIR to a directory outside the folders sessions work in.`;
+  return (
+    `${over.map((d) => JSON.stringify(d)).join(", ")} contains this server's state directory ${stateDir}: the session's ` +
+    `settings deny its file tools there, but a shell command it is allowed to run could change the server's files. ` +
+    `Set CLAUDE_SESSIONS_DIR to a directory outside the folders sessions work in.`
+  );
 }

@@ -18,7 +18,15 @@ import { briefText } from "../../util/terminal-text.js";
 import { assertOwnedScript } from "../../util/fs/owned.js";
 import { assertRoom } from "../checks.js";
 import { admitStart } from "./admit.js";
-import { checkChosenId, pickClaudeOptions, sameStart, startFieldHashes, startFingerprint, storedHeadlessOptions, transientOptions } from "./options.js";
+import {
+  checkChosenId,
+  pickClaudeOptions,
+  sameStart,
+  startFieldHashes,
+  startFingerprint,
+  storedHeadlessOptions,
+  transientOptions,
+} from "./options.js";
 import { type Deps, type Runner } from "../deps.js";
 import { armDeadline } from "../life/limits.js";
 import { confirmCarried, deliverPrompt } from "../turn/keys.js";
@@ -45,14 +53,36 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext, extra:
  * start_session, and when the call had a prompt that this call delivered, when it was sent (run_task waits for its
  * turn). `launched` is called once the session is up, before its prompt is confirmed.
  */
-export async function startSession(d: Deps, input: StartInput, ctx: CallContext, launched?: () => void, extra: StartExtra = {}): Promise<{ started: StartOutput; sent_at?: string }> {
+export async function startSession(
+  d: Deps,
+  input: StartInput,
+  ctx: CallContext,
+  launched?: () => void,
+  extra: StartExtra = {},
+): Promise<{ started: StartOutput; sent_at?: string }> {
   const fingerprint = startFingerprint(input);
   if (input.session_id !== undefined) {
     checkChosenId(input.session_id);
     const existing = await d.store.get(input.session_id);
     if (existing && sameStart(existing, input)) return { started: withStream(await result(d, existing.session_id), input) };
   }
-  const { callerCwd, permissionMode, kind, runner, claude, version, doppler, sandbox, env, mcpServers, prompt, id, plan, logFile, account } = await admitStart(d, input, ctx);
+  const {
+    callerCwd,
+    permissionMode,
+    kind,
+    runner,
+    claude,
+    version,
+    doppler,
+    sandbox,
+    env,
+    mcpServers,
+    prompt,
+    id,
+    plan,
+    logFile,
+    account,
+  } = await admitStart(d, input, ctx);
   let worktree: WorktreeInfo | undefined;
   if (plan) {
     try {
@@ -78,7 +108,14 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
     command: claude,
     args: [],
     env_names: Object.keys(env).sort(),
-    options: { ...opts, ...(input.trust_workspace ? { trust_workspace: true } : {}), ...(input.team_lead ? { team_lead: true } : {}), start_fingerprint: fingerprint, start_fields: startFieldHashes(input), ...storedHeadlessOptions(runner, input) },
+    options: {
+      ...opts,
+      ...(input.trust_workspace ? { trust_workspace: true } : {}),
+      ...(input.team_lead ? { team_lead: true } : {}),
+      start_fingerprint: fingerprint,
+      start_fields: startFieldHashes(input),
+      ...storedHeadlessOptions(runner, input),
+    },
     generation: 1,
   });
   if (doppler?.project) rec.doppler_project = doppler.project;
@@ -90,7 +127,10 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   if (input.model) rec.model = input.model;
   rec.permission_mode = permissionMode;
   // Known already (every start after the first): recorded now; else recorded once the process runs (below).
-  const known = await Promise.race([version.then((v) => ({ v })), new Promise<undefined>((res) => setImmediate(() => res(undefined)))]);
+  const known = await Promise.race([
+    version.then((v) => ({ v })),
+    new Promise<undefined>((res) => setImmediate(() => res(undefined))),
+  ]);
   if (known) setVersion(rec, known.v);
   // A runner with its own agentic turn limit keeps max_turns in options; elsewhere the server counts prompts.
   if (input.max_turns !== undefined && !runner.caps.ownTurnLimit) rec.max_turns = input.max_turns;
@@ -103,7 +143,23 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   const transient = transientOptions({ ...input, mcp_servers: mcpServers });
   const carry = carryOf(runner, prompt, rec, rec.budget_pool !== undefined ? (await d.store.read()).sessions : {});
-  const launchPlan = planOf(runner, launchRequest(d, { id, cwd, claude, mode, opts, doppler, env: sessionEnv(rec, env), options: { ...rec.options, ...transient }, team: teamOf(rec), sandbox: rec.sandbox, account: rec.account, ...carry }));
+  const launchPlan = planOf(
+    runner,
+    launchRequest(d, {
+      id,
+      cwd,
+      claude,
+      mode,
+      opts,
+      doppler,
+      env: sessionEnv(rec, env),
+      options: { ...rec.options, ...transient },
+      team: teamOf(rec),
+      sandbox: rec.sandbox,
+      account: rec.account,
+      ...carry,
+    }),
+  );
   [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
   // Counting, naming and inserting under one lock: two servers cannot both take the last place or one teammate name.
   let existing = false;
@@ -125,7 +181,16 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
   }
   // The same id and options, started by another call a moment ago: that session.
   if (existing) return { started: withStream(await result(d, id), input) };
-  const { carried } = await launch(d, rec, runner, launchPlan, claudeIdOf(mode), Boolean(input.trust_workspace), ctx, launchPlan.carriesPrompt ? prompt : undefined);
+  const { carried } = await launch(
+    d,
+    rec,
+    runner,
+    launchPlan,
+    claudeIdOf(mode),
+    Boolean(input.trust_workspace),
+    ctx,
+    launchPlan.carriesPrompt ? prompt : undefined,
+  );
   launched?.();
   if (!known) {
     const v = await version;
@@ -143,7 +208,12 @@ export async function startSession(d: Deps, input: StartInput, ctx: CallContext,
  * for ready and no delivery in between (start, resume and fork). A prompt the budget refuses goes the old way, to its
  * error. What to hand the runner's plan; the plan says whether it took it (`carriesPrompt`).
  */
-export function carryOf(runner: Runner, prompt: string | undefined, r: SessionRecord, all: Record<string, SessionRecord>): { prompt?: string } {
+export function carryOf(
+  runner: Runner,
+  prompt: string | undefined,
+  r: SessionRecord,
+  all: Record<string, SessionRecord>,
+): { prompt?: string } {
   if (prompt === undefined || runner.driver.carried === undefined) return {};
   try {
     checkBudget(r);
@@ -173,7 +243,20 @@ export function planOf(runner: Runner, req: LaunchRequest): LaunchPlan {
 /** What the session layer hands a runner to plan a launch: the session's paths, size, binary, options and variables. */
 export function launchRequest(
   d: Deps,
-  o: { id: string; cwd: string; claude: string; mode: LaunchMode; opts: ClaudeOptions; doppler: DopplerWrap | undefined; env: Record<string, string>; options: Record<string, unknown>; team?: { lead: boolean } | undefined; prompt?: string; sandbox?: SandboxChoice | undefined; account?: string | undefined },
+  o: {
+    id: string;
+    cwd: string;
+    claude: string;
+    mode: LaunchMode;
+    opts: ClaudeOptions;
+    doppler: DopplerWrap | undefined;
+    env: Record<string, string>;
+    options: Record<string, unknown>;
+    team?: { lead: boolean } | undefined;
+    prompt?: string;
+    sandbox?: SandboxChoice | undefined;
+    account?: string | undefined;
+  },
 ): LaunchRequest {
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
@@ -192,13 +275,30 @@ export function launchRequest(
     claudeOptions: o.opts,
     doppler: o.doppler,
     // The account's CLAUDE_CONFIG_DIR or API key: in the child's environment only (never argv, the record or a log).
-    env: { ...o.env, ...policyEnv(d.cfg), ...m?.env, ...(o.account ? accountEnv(accountNamed(d.cfg.accountsFile, o.account)) : {}) },
+    env: {
+      ...o.env,
+      ...policyEnv(d.cfg),
+      ...m?.env,
+      ...(o.account ? accountEnv(accountNamed(d.cfg.accountsFile, o.account)) : {}),
+    },
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
-    ...(o.sandbox ? { sandbox: sandboxLaunch(d.cfg, o.sandbox, { dir: p.dir, cwd: o.cwd, eventsPath: p.eventsPath, addDirs: o.opts.add_dirs ?? [], envNames: Object.keys(o.env ?? {}) }) } : {}),
+    ...(o.sandbox
+      ? {
+          sandbox: sandboxLaunch(d.cfg, o.sandbox, {
+            dir: p.dir,
+            cwd: o.cwd,
+            eventsPath: p.eventsPath,
+            addDirs: o.opts.add_dirs ?? [],
+            envNames: Object.keys(o.env ?? {}),
+          }),
+        }
+      : {}),
     // The blocking permission hook, unless CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS is 0 (a runner that answers itself ignores it).
-    ...(d.cfg.permissionTimeoutMs > 0 ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } } : {}),
+    ...(d.cfg.permissionTimeoutMs > 0
+      ? { permission: { script: d.scripts.permission, timeoutMs: d.cfg.permissionTimeoutMs } }
+      : {}),
   };
 }
 
@@ -207,7 +307,16 @@ export function launchRequest(
  * `prompt`: the first prompt, which the plan carries (`carriesPrompt`): handed to the driver right after the spawn;
  * the result is its delivery, settled once it became a turn (the caller awaits it: confirmCarried).
  */
-export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: LaunchPlan, claudeId: string, trust: boolean, ctx: CallContext, prompt?: string): Promise<{ carried?: Promise<Delivery> }> {
+export async function launch(
+  d: Deps,
+  rec: SessionRecord,
+  runner: Runner,
+  plan: LaunchPlan,
+  claudeId: string,
+  trust: boolean,
+  ctx: CallContext,
+  prompt?: string,
+): Promise<{ carried?: Promise<Delivery> }> {
   const id = rec.session_id;
   const since = new Date();
   const p = d.registry.paths(id);
@@ -242,7 +351,16 @@ export async function launch(d: Deps, rec: SessionRecord, runner: Runner, plan: 
 
   const t0 = Date.now();
   try {
-    await driver.awaitReady(s, { trustWorkspace: trust, timeoutMs: d.cfg.startTimeoutMs, underDoppler: plan.underDoppler, ...(carried ? { promptCarried: true } : {}) }, ctx);
+    await driver.awaitReady(
+      s,
+      {
+        trustWorkspace: trust,
+        timeoutMs: d.cfg.startTimeoutMs,
+        underDoppler: plan.underDoppler,
+        ...(carried ? { promptCarried: true } : {}),
+      },
+      ctx,
+    );
   } catch (e) {
     await host.kill(id, { graceMs: 1000 }).catch(() => {});
     await host.remove(id).catch(() => {});
@@ -276,7 +394,15 @@ async function failStart(d: Deps, id: string, why: string, since: Date): Promise
   const brief = briefText(why);
   const r = await d.store.get(id);
   // The execution history has every start that never took prompts (a turn-less record: prompt "").
-  d.history?.recordTurn({ session_id: id, ...(r ? { claude_session_id: r.claude_session_id } : {}), prompt: "", started_at: since, ended_at: new Date(), outcome: "start_failed", error: brief });
+  d.history?.recordTurn({
+    session_id: id,
+    ...(r ? { claude_session_id: r.claude_session_id } : {}),
+    prompt: "",
+    started_at: since,
+    ended_at: new Date(),
+    outcome: "start_failed",
+    error: brief,
+  });
   await d.registry.emit(id, { hook_event_name: "cs:start_failed", message: brief }).catch(() => {});
   await d.registry.flushed();
   await d.store.patch(id, (r) => {
@@ -289,7 +415,12 @@ async function failStart(d: Deps, id: string, why: string, since: Date): Promise
 export async function result(d: Deps, id: string): Promise<StartOutput> {
   await d.registry.flushed();
   const r = await d.registry.record(id);
-  return startView(r, d.registry.followed(id)?.fold.status ?? r.status, d.runners[r.backend]?.host.attachCommand?.(id), d.cfg.stateDir);
+  return startView(
+    r,
+    d.registry.followed(id)?.fold.status ?? r.status,
+    d.runners[r.backend]?.host.attachCommand?.(id),
+    d.cfg.stateDir,
+  );
 }
 
 /**

@@ -17,7 +17,14 @@ import { cliVersion, compareVersions, versionWarning } from "../../claude/versio
 import type { Config } from "../../config.js";
 import { isPermissionMode, type PermissionModeName } from "../../core/modes.js";
 import { SessionError } from "../../core/errors.js";
-import { KEEPABLE_OPTIONS, RUNNER_OPTIONS, type KeepableOption, type LaunchOptions, type Runner, type RunnerOption } from "../../runners/runner.js";
+import {
+  KEEPABLE_OPTIONS,
+  RUNNER_OPTIONS,
+  type KeepableOption,
+  type LaunchOptions,
+  type Runner,
+  type RunnerOption,
+} from "../../runners/runner.js";
 import { canonicalJson } from "../../store/idempotency.js";
 import { StoredOptionsSchema, type StoredOptions } from "../../store/options.js";
 import type { SessionRecord } from "../../store/schema.js";
@@ -41,7 +48,10 @@ export function dopplerChoice(i: DopplerForms): { project?: string; config?: str
   const pick = (k: "project" | "config", flat: string | undefined) => {
     const nested = i.doppler?.[k];
     if (nested !== undefined && flat !== undefined && nested !== flat) {
-      throw new SessionError("INVALID_ARGUMENT", `doppler.${k} ${JSON.stringify(nested)} and doppler_${k} ${JSON.stringify(flat)} disagree; give one.`);
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `doppler.${k} ${JSON.stringify(nested)} and doppler_${k} ${JSON.stringify(flat)} disagree; give one.`,
+      );
     }
     return nested ?? flat;
   };
@@ -55,7 +65,17 @@ export function dopplerChoice(i: DopplerForms): { project?: string; config?: str
  * value is hashed into the record). The call's idempotency_key is not an option.
  */
 function startFields(input: StartInput): Record<string, unknown> {
-  const { prompt: _p, env, session_id: _s, stream_output: _o, idempotency_key: _k, doppler: _d, doppler_project: _dp, doppler_config: _dc, ...others } = input;
+  const {
+    prompt: _p,
+    env,
+    session_id: _s,
+    stream_output: _o,
+    idempotency_key: _k,
+    doppler: _d,
+    doppler_project: _dp,
+    doppler_config: _dc,
+    ...others
+  } = input;
   return { ...others, doppler: dopplerChoice(input) ?? null, env_names: Object.keys(env ?? {}).sort() };
 }
 
@@ -74,7 +94,8 @@ export function startFieldHashes(input: StartInput): Record<string, string> {
 
 /** A caller-chosen id: not a name the state directory uses for itself. */
 export function checkChosenId(id: string): void {
-  if (RESERVED_IDS.has(id.toLowerCase())) throw new SessionError("INVALID_ARGUMENT", `session_id ${JSON.stringify(id)} is reserved; choose another.`);
+  if (RESERVED_IDS.has(id.toLowerCase()))
+    throw new SessionError("INVALID_ARGUMENT", `session_id ${JSON.stringify(id)} is reserved; choose another.`);
 }
 
 /**
@@ -95,11 +116,17 @@ export function sameStart(existing: SessionRecord, input: StartInput): true {
   if (input.prompt !== undefined) differences.push("prompt");
   if (!differences.length) return true;
   const what = differences.filter((k) => k !== "prompt");
-  const why = [what.length ? `other ${what.join(", ")} than this call's` : "", differences.includes("prompt") ? "a prompt this call would not send (the session exists already)" : ""].filter(Boolean).join(", and ");
+  const why = [
+    what.length ? `other ${what.join(", ")} than this call's` : "",
+    differences.includes("prompt") ? "a prompt this call would not send (the session exists already)" : "",
+  ]
+    .filter(Boolean)
+    .join(", and ");
   throw new SessionError("ALREADY_EXISTS", `session ${existing.session_id} already exists: ${why}.`, {
-    suggestion: differences.includes("prompt") && !what.length
-      ? "Give the prompt with send_message (or start_session without a prompt returns the existing session); a new session needs another session_id."
-      : "Use another session_id, call start_session with the session's own options and no prompt, or resume_session to bring it back with new options.",
+    suggestion:
+      differences.includes("prompt") && !what.length
+        ? "Give the prompt with send_message (or start_session without a prompt returns the existing session); a new session needs another session_id."
+        : "Use another session_id, call start_session with the session's own options and no prompt, or resume_session to bring it back with new options.",
     details: { session_id: existing.session_id, differences },
   });
 }
@@ -108,14 +135,22 @@ type Given = Partial<Pick<StartInput & ResumeInput, (typeof RUNNER_OPTIONS)[numb
 
 /** Refuses the options `runner` does not honour, naming the kinds of `all` that do. */
 export function checkBackendOptions(runner: Runner, all: readonly Runner[], input: Given, doppler: boolean): void {
-  const given = RUNNER_OPTIONS.filter((k) => (k === "doppler" ? doppler : input[k] !== undefined) && !runner.caps.honours.includes(k));
+  const given = RUNNER_OPTIONS.filter(
+    (k) => (k === "doppler" ? doppler : input[k] !== undefined) && !runner.caps.honours.includes(k),
+  );
   if (!given.length) return;
   const by = all.filter((r) => given.every((k) => r.caps.honours.includes(k))).map((r) => r.kind);
   const where = by.length ? `the ${by.join(" and ")} backend${by.length > 1 ? "s" : ""} only` : "no backend of this server";
-  throw new SessionError("UNSUPPORTED_OPTION", `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by ${where} (this session would run on ${runner.kind}).`, {
-    suggestion: by.length ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")}, or leave the option out.` : "Leave the option out.",
-    details: { options: given, backend: runner.kind, honoured_by: by },
-  });
+  throw new SessionError(
+    "UNSUPPORTED_OPTION",
+    `${given.join(", ")} ${given.length > 1 ? "are" : "is"} honoured by ${where} (this session would run on ${runner.kind}).`,
+    {
+      suggestion: by.length
+        ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")}, or leave the option out.`
+        : "Leave the option out.",
+      details: { options: given, backend: runner.kind, honoured_by: by },
+    },
+  );
 }
 
 /** Whether `input` gives an option `runner` honours only from some CLI version on (then checkVersionOptions needs the version). */
@@ -130,19 +165,26 @@ export function checkVersionOptions(runner: Runner, all: readonly Runner[], vers
     const v = r.caps.since?.[k];
     return v !== undefined && compareVersions(version, v) < 0;
   };
-  const given = (Object.keys(runner.caps.since ?? {}) as RunnerOption[]).filter((k) => input[k as keyof Given] !== undefined && old(runner, k));
+  const given = (Object.keys(runner.caps.since ?? {}) as RunnerOption[]).filter(
+    (k) => input[k as keyof Given] !== undefined && old(runner, k),
+  );
   if (!given.length) return;
   const by = all.filter((r) => r !== runner && given.every((k) => r.caps.honours.includes(k) && !old(r, k))).map((r) => r.kind);
   const need = given.map((k) => `${k} needs Claude Code ${runner.caps.since![k]} or later on ${runner.kind}`).join("; ");
   throw new SessionError("UNSUPPORTED_OPTION", `${need} (this CLI is ${version}).`, {
-    suggestion: by.length ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")} (they honour it on ${version}), use a newer Claude Code (CLAUDE_PATH), or leave the option out.` : "Use a newer Claude Code (CLAUDE_PATH), or leave the option out.",
+    suggestion: by.length
+      ? `Pass backend: ${by.map((k) => JSON.stringify(k)).join(" or ")} (they honour it on ${version}), use a newer Claude ` +
+        `Code (CLAUDE_PATH), or leave the option out.`
+      : "Use a newer Claude Code (CLAUDE_PATH), or leave the option out.",
     details: { options: given, backend: runner.kind, version, honoured_by: by },
   });
 }
 
 /** What a session on `runner` keeps of its options for resume_session (mcp_servers never: they may hold secrets). */
 export function storedHeadlessOptions(runner: Runner, input: Given): Pick<StoredOptions, KeepableOption> {
-  return StoredOptionsSchema.pick(PICK).parse(Object.fromEntries(runner.caps.keeps.filter((k) => input[k] !== undefined).map((k) => [k, input[k]])));
+  return StoredOptionsSchema.pick(PICK).parse(
+    Object.fromEntries(runner.caps.keeps.filter((k) => input[k] !== undefined).map((k) => [k, input[k]])),
+  );
 }
 
 const PICK = Object.fromEntries(KEEPABLE_OPTIONS.map((k) => [k, true])) as { [K in KeepableOption]: true };
@@ -177,7 +219,10 @@ export function effectiveMode(cfg: Config, asked: unknown): PermissionModeName {
 }
 
 /** Options (a start's input or a record's stored options) with the effective permission mode filled in. */
-export function withMode<T extends { permission_mode?: unknown }>(cfg: Config, o: T): T & { permission_mode: PermissionModeName } {
+export function withMode<T extends { permission_mode?: unknown }>(
+  cfg: Config,
+  o: T,
+): T & { permission_mode: PermissionModeName } {
   return { ...o, permission_mode: effectiveMode(cfg, o.permission_mode) };
 }
 
@@ -208,6 +253,8 @@ export function setVersion(r: SessionRecord, v: string | undefined): void {
 /** The warnings of a start or resume result: a CLI outside the tested range, a cwd or add_dirs over the state directory. */
 export function launchWarnings(r: SessionRecord, stateDir?: string): string[] | undefined {
   const addDirs = r.options.add_dirs ?? [];
-  const w = [versionWarning(r.claude_version), stateDir ? containsStateWarning(stateDir, [r.cwd, ...addDirs]) : undefined].filter((x): x is string => x !== undefined);
+  const w = [versionWarning(r.claude_version), stateDir ? containsStateWarning(stateDir, [r.cwd, ...addDirs]) : undefined].filter(
+    (x): x is string => x !== undefined,
+  );
   return w.length ? w : undefined;
 }

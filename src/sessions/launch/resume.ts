@@ -61,49 +61,83 @@ async function resumeOnce(d: Deps, input: ResumeInput, ctx: CallContext): Promis
     if (!found) return { session_id: input.session_id, status: "not_found", resumed_at: new Date().toISOString(), forked: false };
     rec = found;
   } else if (input.claude_session_id) {
-    if (!input.cwd) throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
+    if (!input.cwd)
+      throw new SessionError("INVALID_ARGUMENT", "adopting a conversation needs its cwd as well as claude_session_id.");
     const cwd = await checkCwd(input.cwd);
     // Before anything is recorded for the adopted conversation.
     await assertInRoots(d.cfg, ctx, [[cwd, "cwd"]]);
     rec = await adoptConversation(d, input.claude_session_id, cwd, input.backend);
   } else {
-    throw new SessionError("INVALID_ARGUMENT", "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).");
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      "pass session_id (a session of this server) or claude_session_id with cwd (any Claude Code conversation).",
+    );
   }
   // The rules of the runner it will run on (a headless session's message may hold what the input box must refuse).
-  const message = input.message !== undefined ? checkPrompt(d.cfg, input.message, "message", false, d.runners[input.backend ?? rec.backend]?.caps) : undefined;
+  const message =
+    input.message !== undefined
+      ? checkPrompt(d.cfg, input.message, "message", false, d.runners[input.backend ?? rec.backend]?.caps)
+      : undefined;
   // A fork is a new session: its parent may run on (and keeps its record and generation).
   if (input.fork) return fork(d, rec, input, message, env, ctx);
   // Whichever way it was named, a running session is not started a second time.
   await assertNotRunning(d, rec);
   const seen = rec.generation ?? 0;
   await mkdir(d.registry.paths(rec.session_id).dir, { recursive: true, mode: 0o700 });
-  return withFileLock(join(d.registry.paths(rec.session_id).dir, "resume.lock"), async () => {
-    const now = await d.registry.record(rec.session_id);
-    if ((now.generation ?? 0) !== seen) {
-      throw new SessionError("SESSION_BUSY", `session ${rec.session_id} was resumed by another call a moment ago.`, { suggestion: "Use send_message to talk to it (list_sessions shows its status)." });
-    }
-    return relaunch(d, now, input, message, env, ctx);
-  }, { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  return withFileLock(
+    join(d.registry.paths(rec.session_id).dir, "resume.lock"),
+    async () => {
+      const now = await d.registry.record(rec.session_id);
+      if ((now.generation ?? 0) !== seen) {
+        throw new SessionError("SESSION_BUSY", `session ${rec.session_id} was resumed by another call a moment ago.`, {
+          suggestion: "Use send_message to talk to it (list_sessions shows its status).",
+        });
+      }
+      return relaunch(d, now, input, message, env, ctx);
+    },
+    { timeoutMs: d.cfg.startTimeoutMs * 2, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+  );
 }
 
 /**
  * `carry` (a wake's prompt): the message goes only if the launch can carry it (launch.ts); never typed here, as the
  * caller holds the session's keys. `carry.sent_at` and `carry.promptNo` say it went, once Claude accepted it.
  */
-export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext, carry?: CarryOut): Promise<ResumeOutput> {
+export async function relaunch(
+  d: Deps,
+  rec: SessionRecord,
+  input: ResumeInput,
+  message: string | undefined,
+  env: Record<string, string>,
+  ctx: CallContext,
+  carry?: CarryOut,
+): Promise<ResumeOutput> {
   const fresh = await neverPrompted(d, rec);
   if (fresh && input.resume_at !== undefined) {
-    throw new SessionError("INVALID_ARGUMENT", `resume_at ${input.resume_at} is not a message of session ${rec.session_id}: it never took a prompt; nothing was started.`, {
-      suggestion: "get_conversation lists the message uuids of a conversation; this session has none yet: resume it without resume_at (it starts again with its options).",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `resume_at ${input.resume_at} is not a message of session ${rec.session_id}: it never took a prompt; nothing was started.`,
+      {
+        suggestion:
+          "get_conversation lists the message uuids of a conversation; this session has none yet: resume it without resume_at " +
+          "(it starts again with its options).",
+      },
+    );
   }
-  const mode: LaunchMode = fresh ? { kind: "new", claudeSessionId: randomUUID() } : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
+  const mode: LaunchMode = fresh
+    ? { kind: "new", claudeSessionId: randomUUID() }
+    : { kind: "resume", resumeId: rec.claude_session_id, ...(input.resume_at ? { at: input.resume_at } : {}) };
   const plan = await admitResume(d, rec, input, env, mode, ctx);
   const { options, runner, kind, cwd, doppler, version } = plan;
   // Another account (resume_session {account}, on_limit switch_account): the conversation goes with it.
-  if (mode.kind === "resume" && plan.account !== rec.account) await carryTranscript(d, rec.cwd, mode.resumeId, rec.account, plan.account);
+  if (mode.kind === "resume" && plan.account !== rec.account)
+    await carryTranscript(d, rec.cwd, mode.resumeId, rec.account, plan.account);
   let launchPlan: RunnerPlan | undefined;
-  const previous = { created_at: rec.created_at, ...(rec.last_active ? { last_active: rec.last_active } : {}), claude_session_id: rec.claude_session_id };
+  const previous = {
+    created_at: rec.created_at,
+    ...(rec.last_active ? { last_active: rec.last_active } : {}),
+    claude_session_id: rec.claude_session_id,
+  };
 
   // Clear what is left of the old terminal before reusing its name, and let the old process finish: when its
   // terminal died under it (tmux killed), Claude may still be on its way out, and its late SessionEnd would
@@ -144,7 +178,16 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
     return structuredClone(r);
   });
   const promptNo = (d.registry.followed(rec.session_id)?.fold.prompts_submitted ?? 0) + 1;
-  const { carried } = await launch(d, updated, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx, launchPlan!.carriesPrompt ? message : undefined);
+  const { carried } = await launch(
+    d,
+    updated,
+    runner,
+    launchPlan!,
+    claudeIdOf(mode),
+    plan.trust,
+    ctx,
+    launchPlan!.carriesPrompt ? message : undefined,
+  );
   if (carry) {
     if (carried) Object.assign(carry, { sent_at: await confirmCarried(d, rec.session_id, message!, carried), promptNo });
   } else await firstMessage(d, rec.session_id, message, carried, ctx);
@@ -156,12 +199,32 @@ export async function relaunch(d: Deps, rec: SessionRecord, input: ResumeInput, 
  * cwd, options and team unless given; the parent is not touched (it may be running). Claude copies the history into
  * the fork's transcript; those lines are the parent's usage, not the fork's (cost.ts skips them by `forked_from.at`).
  */
-async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message: string | undefined, env: Record<string, string>, ctx: CallContext): Promise<ResumeOutput> {
+async function fork(
+  d: Deps,
+  parent: SessionRecord,
+  input: ResumeInput,
+  message: string | undefined,
+  env: Record<string, string>,
+  ctx: CallContext,
+): Promise<ResumeOutput> {
   const fold = d.registry.followed(parent.session_id)?.fold;
   const parentClaudeId = fold?.claude_session_id ?? parent.claude_session_id;
   const newClaudeId = randomUUID();
   const id = newSessionId();
-  const plan = await admitResume(d, parent, input, env, { kind: "resume", resumeId: parentClaudeId, fork: { newId: newClaudeId }, ...(input.resume_at ? { at: input.resume_at } : {}) }, ctx, id);
+  const plan = await admitResume(
+    d,
+    parent,
+    input,
+    env,
+    {
+      kind: "resume",
+      resumeId: parentClaudeId,
+      fork: { newId: newClaudeId },
+      ...(input.resume_at ? { at: input.resume_at } : {}),
+    },
+    ctx,
+    id,
+  );
   const { options, mode, runner, kind, cwd, doppler, version } = plan;
   if (plan.account !== parent.account) await carryTranscript(d, parent.cwd, parentClaudeId, parent.account, plan.account);
   let launchPlan: RunnerPlan | undefined;
@@ -201,15 +264,57 @@ async function fork(d: Deps, parent: SessionRecord, input: ResumeInput, message:
     [rec.command, ...rec.args] = launchPlan.command as [string, ...string[]];
     s.sessions[id] = rec;
   });
-  const { carried } = await launch(d, rec, runner, launchPlan!, claudeIdOf(mode), plan.trust, ctx, launchPlan!.carriesPrompt ? message : undefined);
+  const { carried } = await launch(
+    d,
+    rec,
+    runner,
+    launchPlan!,
+    claudeIdOf(mode),
+    plan.trust,
+    ctx,
+    launchPlan!.carriesPrompt ? message : undefined,
+  );
   await firstMessage(d, id, message, carried, ctx);
-  const previous = { created_at: parent.created_at, ...(parent.last_active ? { last_active: parent.last_active } : {}), claude_session_id: parentClaudeId };
-  return { ...(await result(d, id)), resumed_at: new Date().toISOString(), forked: true, forked_from: parent.session_id, previous_state: previous };
+  const previous = {
+    created_at: parent.created_at,
+    ...(parent.last_active ? { last_active: parent.last_active } : {}),
+    claude_session_id: parentClaudeId,
+  };
+  return {
+    ...(await result(d, id)),
+    resumed_at: new Date().toISOString(),
+    forked: true,
+    forked_from: parent.session_id,
+    previous_state: previous,
+  };
 }
 
 /** The runner's plan for the session `r` (its id, team names and variables). */
-function planFor(d: Deps, p: ResumePlan, r: SessionRecord, env: Record<string, string>, message: string | undefined, all: Record<string, SessionRecord>): RunnerPlan {
-  return planOf(p.runner, launchRequest(d, { id: r.session_id, cwd: p.cwd, claude: p.claude, mode: p.mode, opts: p.opts, doppler: p.doppler, env: sessionEnv(r, env), options: { ...p.options, ...p.transient }, team: teamOf(r), sandbox: p.sandbox, account: p.account, ...carryOf(p.runner, message, r, all) }));
+function planFor(
+  d: Deps,
+  p: ResumePlan,
+  r: SessionRecord,
+  env: Record<string, string>,
+  message: string | undefined,
+  all: Record<string, SessionRecord>,
+): RunnerPlan {
+  return planOf(
+    p.runner,
+    launchRequest(d, {
+      id: r.session_id,
+      cwd: p.cwd,
+      claude: p.claude,
+      mode: p.mode,
+      opts: p.opts,
+      doppler: p.doppler,
+      env: sessionEnv(r, env),
+      options: { ...p.options, ...p.transient },
+      team: teamOf(r),
+      sandbox: p.sandbox,
+      account: p.account,
+      ...carryOf(p.runner, message, r, all),
+    }),
+  );
 }
 
 /** Filled by relaunch when the message travelled with the launch: when Claude accepted it, and its number. */
@@ -219,7 +324,13 @@ export interface CarryOut {
 }
 
 /** The message of a resume or fork: carried with the launch when its plan took it (launch.ts), else typed once ready. */
-async function firstMessage(d: Deps, id: string, message: string | undefined, carried: Promise<Delivery> | undefined, ctx: CallContext): Promise<void> {
+async function firstMessage(
+  d: Deps,
+  id: string,
+  message: string | undefined,
+  carried: Promise<Delivery> | undefined,
+  ctx: CallContext,
+): Promise<void> {
   if (carried) await confirmCarried(d, id, message!, carried);
   else if (message !== undefined) await deliverPrompt(d, id, message, ctx);
 }
@@ -233,7 +344,13 @@ async function neverPrompted(d: Deps, rec: SessionRecord): Promise<boolean> {
   if (rec.generation === undefined) return false;
   const f = (await d.registry.follow(rec.session_id)).fold;
   if (f.prompts_submitted > 0) return false;
-  return !(await stat(transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account), rec.cwd, f.claude_session_id ?? rec.claude_session_id)).then(
+  return !(await stat(
+    transcriptPath(
+      configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account),
+      rec.cwd,
+      f.claude_session_id ?? rec.claude_session_id,
+    ),
+  ).then(
     () => true,
     () => false,
   ));
@@ -250,9 +367,13 @@ async function assertNotRunning(d: Deps, rec: SessionRecord): Promise<void> {
   const l = b ? (await b.list()).get(rec.session_id) : undefined;
   const running = b && (b.survivesRestart ? l?.alive === true : (l?.alive ?? true));
   if (running) {
-    throw new SessionError("INVALID_ARGUMENT", `session ${rec.session_id} is still running (${status}); only an ended session can be resumed.`, {
-      suggestion: "Use send_message to talk to it, or kill_session first.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `session ${rec.session_id} is still running (${status}); only an ended session can be resumed.`,
+      {
+        suggestion: "Use send_message to talk to it, or kill_session first.",
+      },
+    );
   }
 }
 
@@ -263,7 +384,13 @@ async function adoptConversation(d: Deps, claudeSessionId: string, cwd: string, 
   const existing = Object.values((await d.store.read()).sessions).find((r) => r.claude_session_id === claudeSessionId);
   if (existing) return structuredClone(existing);
   const id = newSessionId();
-  const rec = newRecord({ session_id: id, claude_session_id: claudeSessionId, backend: backend ?? d.defaultKind, status: "dead", cwd });
+  const rec = newRecord({
+    session_id: id,
+    claude_session_id: claudeSessionId,
+    backend: backend ?? d.defaultKind,
+    status: "dead",
+    cwd,
+  });
   await d.store.update((s) => {
     s.sessions[id] = rec;
   });

@@ -13,7 +13,13 @@ import { SessionError } from "../../core/errors.js";
 import type { Deps } from "../deps.js";
 
 /** Copies conversation `claudeId` of `cwd` from account `from`'s folder to `to`'s (nothing when they share one). */
-export async function carryTranscript(d: Deps, cwd: string, claudeId: string, from: string | undefined, to: string | undefined): Promise<void> {
+export async function carryTranscript(
+  d: Deps,
+  cwd: string,
+  claudeId: string,
+  from: string | undefined,
+  to: string | undefined,
+): Promise<void> {
   const src = transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, from), cwd, claudeId);
   const dst = transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, to), cwd, claudeId);
   if (src === dst) return;
@@ -24,7 +30,12 @@ export async function carryTranscript(d: Deps, cwd: string, claudeId: string, fr
     await rename(tmp, dst);
   } catch (e) {
     await rm(tmp, { force: true });
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new SessionError("INVALID_ARGUMENT", `conversation ${claudeId} has no transcript under its account yet; nothing was started.`, { suggestion: "Resume it without account (it has nothing to carry over)." });
+    if ((e as NodeJS.ErrnoException).code === "ENOENT")
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `conversation ${claudeId} has no transcript under its account yet; nothing was started.`,
+        { suggestion: "Resume it without account (it has nothing to carry over)." },
+      );
     throw e;
   }
 }

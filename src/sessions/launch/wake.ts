@@ -16,7 +16,6 @@ import { generationOf } from "../registry.js";
 import { withSessionKeys } from "../turn/keys.js";
 import { relaunch, type CarryOut } from "./resume.js";
 
-
 /** A waking call's prompt, for the launch to carry (`out` says whether it did; then `onCarried` runs). */
 export interface Carry {
   text: string;
@@ -69,7 +68,10 @@ async function wake(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promi
   // the old process (it holds that lock from its cs:hibernated to the process's end) and keeps a new one from starting.
   const waitMs = d.cfg.startTimeoutMs * 2;
   const locked = (fn: () => Promise<boolean>) =>
-    withFileLock(join(dir, "resume.lock"), () => withSessionKeys(d, id, waitMs, ctx, fn), { timeoutMs: waitMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    withFileLock(join(dir, "resume.lock"), () => withSessionKeys(d, id, waitMs, ctx, fn), {
+      timeoutMs: waitMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
   const woke = await withRoom(d, id, () =>
     locked(async () => {
       await s.refresh();
@@ -77,21 +79,37 @@ async function wake(d: Deps, id: string, ctx: CallContext, carry?: Carry): Promi
       const rec = await d.registry.record(id);
       try {
         // A wake is the session going on, not a start by this caller: the operator's roots bind it, a client's do not.
-        await relaunch(d, rec, resumeInput.parse({ session_id: id }), carry?.text, {}, { ...ctx, roots: undefined }, carry ? carry.out : undefined);
+        await relaunch(
+          d,
+          rec,
+          resumeInput.parse({ session_id: id }),
+          carry?.text,
+          {},
+          { ...ctx, roots: undefined },
+          carry ? carry.out : undefined,
+        );
       } catch (e) {
         await failedWake(d, id);
         const cause = e instanceof SessionError ? e : undefined;
-        throw new SessionError("WAKE_FAILED", `session ${id} is hibernated and could not be woken: ${cause?.message ?? String(e)}`, {
-          suggestion: "The record stays hibernated: look at stream_output (mode log) for what the process printed; kill_session ends it.",
-          details: { cause: cause?.code ?? "INTERNAL" },
-        });
+        throw new SessionError(
+          "WAKE_FAILED",
+          `session ${id} is hibernated and could not be woken: ${cause?.message ?? String(e)}`,
+          {
+            suggestion:
+              "The record stays hibernated: look at stream_output (mode log) for what the process printed; kill_session ends it.",
+            details: { cause: cause?.code ?? "INTERNAL" },
+          },
+        );
       }
       return true;
     }),
   );
   if (!woke) {
     // Woken by another server: its process is starting; the prompt goes in once it takes prompts.
-    await s.waitFor((f) => f.status !== "starting" && f.status !== "hibernated", { timeoutMs: d.cfg.startTimeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    await s.waitFor((f) => f.status !== "starting" && f.status !== "hibernated", {
+      timeoutMs: d.cfg.startTimeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
     return undefined;
   }
   return { woke: true, wake_ms: Date.now() - t0 };

@@ -29,7 +29,20 @@ export function poolOf(d: Deps, backend: BackendKind): WarmPool | undefined {
 }
 
 /** Options no spare can have been started with: a call with any of them starts its own session. */
-const NEVER_POOLED = ["session_id", "team_name", "teammate_name", "worktree", "setup_command", "copy_files", "env", "log_file", "mcp_servers", "doppler", "doppler_project", "doppler_config"] as const;
+const NEVER_POOLED = [
+  "session_id",
+  "team_name",
+  "teammate_name",
+  "worktree",
+  "setup_command",
+  "copy_files",
+  "env",
+  "log_file",
+  "mcp_servers",
+  "doppler",
+  "doppler_project",
+  "doppler_config",
+] as const;
 
 export class WarmPool {
   /** Spares still starting, per key: a call that finds none ready takes the next one to finish. */
@@ -43,7 +56,13 @@ export class WarmPool {
   /** The pool key of a call's start options (backend resolved), or undefined when the call may not use the pool. */
   static keyOf(input: StartInput | RunTaskInput): { key: string; options: Options } | undefined {
     // The call's idempotency_key is not an option of the session (issue 31): keyed calls share the spares.
-    const { prompt: _p, stream_output: _s, idempotency_key: _i, node, ...rest } = input as StartInput & { timeout_ms?: number; keep_session?: boolean };
+    const {
+      prompt: _p,
+      stream_output: _s,
+      idempotency_key: _i,
+      node,
+      ...rest
+    } = input as StartInput & { timeout_ms?: number; keep_session?: boolean };
     const { timeout_ms: _t, keep_session: _k, ...options } = rest;
     if (node !== undefined && node !== "local") return undefined;
     if (NEVER_POOLED.some((k) => (options as Record<string, unknown>)[k] !== undefined)) return undefined;
@@ -130,7 +149,6 @@ export class WarmPool {
     };
     void fill().catch((e: unknown) => this.d.log.info(`warm pool: refill: ${String(e)}`));
   }
-
 }
 
 /**
@@ -145,7 +163,8 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   const pooled = pool ? WarmPool.keyOf({ ...input, backend, sandbox: sandboxKey(d.cfg, input.sandbox) }) : undefined;
   // A start under an account is never a spare's (spares run under the server's own login).
   if (!pool || !pooled || input.account !== undefined) return start(d, input, ctx);
-  const prompt = input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
+  const prompt =
+    input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
   // A spare was made for this cwd without a caller: the caller's roots are checked before it is handed out.
   await assertStartInRoots(d.cfg, ctx, input);
   const id = await pool.take(pooled.key);
@@ -163,7 +182,10 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
       void d.registry
         .handle(sid)
         .then(async (s) => {
-          const f = await s.live.waitFor((x) => x.turn_count >= 1 || !isLive(x.status) || x.status === "waiting_for_permission" || x.status === "blocked", { timeoutMs: REFILL_AFTER_MS });
+          const f = await s.live.waitFor(
+            (x) => x.turn_count >= 1 || !isLive(x.status) || x.status === "waiting_for_permission" || x.status === "blocked",
+            { timeoutMs: REFILL_AFTER_MS },
+          );
           // The turn's figures are read from the transcript Claude writes 70–100 ms after Stop: the caller's
           // result waits for them, so the spare's start-up waits too.
           if (f && f.turn_count >= 1) await settleTurn(d, sid, 1, f);

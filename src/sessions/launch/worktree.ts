@@ -21,10 +21,11 @@ export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
 const SETUP_TIMEOUT_MS = 10 * 60_000;
 
-
 async function gitOk(cwd: string, args: string[], what: string): Promise<string> {
   const r = await git(cwd, args).catch((e: unknown) => {
-    throw new SessionError("PROCESS_ERROR", `git could not run (${String(e)}).`, { suggestion: "Install git, or start the session without worktree." });
+    throw new SessionError("PROCESS_ERROR", `git could not run (${String(e)}).`, {
+      suggestion: "Install git, or start the session without worktree.",
+    });
   });
   if (r.code !== 0) throw new SessionError("PROCESS_ERROR", `${what} failed: ${briefText(r.stderr || r.stdout)}`);
   return r.stdout.trim();
@@ -34,9 +35,13 @@ async function gitOk(cwd: string, args: string[], what: string): Promise<string>
 export async function repoTop(cwd: string): Promise<string> {
   const r = await git(cwd, ["rev-parse", "--show-toplevel"]).catch(() => undefined);
   if (!r || r.code !== 0 || !r.stdout.trim()) {
-    throw new SessionError("INVALID_ARGUMENT", `cwd ${JSON.stringify(cwd)} is not in a git repository, so it cannot have a worktree.`, {
-      suggestion: "Run git init there first, or start the session without worktree.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `cwd ${JSON.stringify(cwd)} is not in a git repository, so it cannot have a worktree.`,
+      {
+        suggestion: "Run git init there first, or start the session without worktree.",
+      },
+    );
   }
   return r.stdout.trim();
 }
@@ -54,7 +59,12 @@ export interface WorktreePlan {
 }
 
 /** Checks everything before anything is made: the repository, the branch and base, the files, the setup command. */
-export async function planWorktree(cfg: Config, id: string, cwd: string, input: Pick<StartInput, "worktree" | "copy_files" | "setup_command">): Promise<WorktreePlan> {
+export async function planWorktree(
+  cfg: Config,
+  id: string,
+  cwd: string,
+  input: Pick<StartInput, "worktree" | "copy_files" | "setup_command">,
+): Promise<WorktreePlan> {
   // Every form needs the operator (gates.ts): the program, resolved, in CLAUDE_SESSIONS_SETUP_COMMANDS. First: nothing runs before it.
   const setup = input.setup_command !== undefined ? checkSetupCommand(cfg, input.setup_command) : undefined;
   const top = await realpath(await repoTop(cwd));
@@ -62,15 +72,23 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
   const branch = o.branch ?? `cs/${id}`;
   const base = o.base ?? ((await gitOk(top, ["rev-parse", "--abbrev-ref", "HEAD"], "reading HEAD")) || "HEAD");
   const check = await git(top, ["check-ref-format", "--branch", branch]);
-  if (check.code !== 0) throw new SessionError("INVALID_ARGUMENT", `worktree.branch ${JSON.stringify(branch)} is not a valid branch name.`);
+  if (check.code !== 0)
+    throw new SessionError("INVALID_ARGUMENT", `worktree.branch ${JSON.stringify(branch)} is not a valid branch name.`);
   if ((await git(top, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).code === 0) {
-    throw new SessionError("INVALID_ARGUMENT", `branch ${JSON.stringify(branch)} already exists in ${top}.`, { suggestion: "Choose another worktree.branch (or leave it out)." });
+    throw new SessionError("INVALID_ARGUMENT", `branch ${JSON.stringify(branch)} already exists in ${top}.`, {
+      suggestion: "Choose another worktree.branch (or leave it out).",
+    });
   }
   const baseRes = await git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${base}^{commit}`]);
-  if (baseRes.code !== 0) throw new SessionError("INVALID_ARGUMENT", `worktree.base ${JSON.stringify(base)} is not a commit of ${top}.`);
+  if (baseRes.code !== 0)
+    throw new SessionError("INVALID_ARGUMENT", `worktree.base ${JSON.stringify(base)} is not a commit of ${top}.`);
   const copies: string[] = [];
   for (const f of input.copy_files ?? []) {
-    if (isAbsolute(f) || f.split(/[\\/]/).includes("..") || f.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `copy_files: ${JSON.stringify(f)} must be a path inside the repository, relative to its top.`);
+    if (isAbsolute(f) || f.split(/[\\/]/).includes("..") || f.includes("\0"))
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `copy_files: ${JSON.stringify(f)} must be a path inside the repository, relative to its top.`,
+      );
     const real = await realpath(join(top, f)).catch(() => undefined);
     const st = real ? await stat(real) : undefined;
     if (!real || !st?.isFile() || !isWithin(real, top)) {
@@ -80,7 +98,15 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
   }
   const path = join(cfg.stateDir, "worktrees", id);
   const rel = relative(top, await realpath(cwd));
-  const plan: WorktreePlan = { top, branch, base, baseCommit: baseRes.stdout.trim(), path, cwd: rel ? join(path, rel) : path, copies };
+  const plan: WorktreePlan = {
+    top,
+    branch,
+    base,
+    baseCommit: baseRes.stdout.trim(),
+    path,
+    cwd: rel ? join(path, rel) : path,
+    copies,
+  };
   if (setup) plan.setup = setup;
   return plan;
 }
@@ -90,24 +116,44 @@ export async function planWorktree(cfg: Config, id: string, cwd: string, input: 
  * it removes what it made (worktree, branch) and throws: PROCESS_ERROR with the setup command's output.
  */
 export async function makeWorktree(plan: WorktreePlan, env: Record<string, string>, logPath: string): Promise<WorktreeInfo> {
-  const info: WorktreeInfo = { path: plan.path, branch: plan.branch, base: plan.base, base_commit: plan.baseCommit, repo: plan.top };
+  const info: WorktreeInfo = {
+    path: plan.path,
+    branch: plan.branch,
+    base: plan.base,
+    base_commit: plan.baseCommit,
+    repo: plan.top,
+  };
   await mkdir(dirname(plan.path), { recursive: true, mode: 0o700 });
   // No checkout by `worktree add`: the files are checked out by a second call in the new worktree, whose filter
   // drivers (includeIf onbranch: the new branch) util/git.ts reads and switches off there.
-  await gitOk(plan.top, ["worktree", "add", "--no-checkout", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit], "git worktree add");
+  await gitOk(
+    plan.top,
+    ["worktree", "add", "--no-checkout", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit],
+    "git worktree add",
+  );
   try {
     await gitOk(plan.path, ["reset", "--hard", "--quiet"], "checking out the worktree");
     for (const f of plan.copies) await copyInto(plan, f);
     if (plan.setup) {
       await mkdir(dirname(logPath), { recursive: true, mode: 0o700 });
-      const r = await run(plan.setup.file, plan.setup.args, { cwd: plan.cwd, env, timeoutMs: SETUP_TIMEOUT_MS }).catch((e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }) satisfies RunResult);
+      const r = await run(plan.setup.file, plan.setup.args, { cwd: plan.cwd, env, timeoutMs: SETUP_TIMEOUT_MS }).catch(
+        (e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }) satisfies RunResult,
+      );
       const output = r.stdout + r.stderr;
-      await appendFile(logPath, `$ ${plan.setup.shown}\n${output}${output.endsWith("\n") || !output ? "" : "\n"}[setup exited ${r.code ?? r.signal}]\n`, { mode: 0o600 });
+      await appendFile(
+        logPath,
+        `$ ${plan.setup.shown}\n${output}${output.endsWith("\n") || !output ? "" : "\n"}[setup exited ${r.code ?? r.signal}]\n`,
+        { mode: 0o600 },
+      );
       if (r.code !== 0) {
-        throw new SessionError("PROCESS_ERROR", `setup_command failed (exit ${r.code ?? r.signal}): ${briefText(output, 2000, 30) || "(no output)"}`, {
-          suggestion: "Fix the command (it runs in the new worktree before Claude starts); nothing was left behind.",
-          details: { exit_code: r.code, output: output.slice(-4000) },
-        });
+        throw new SessionError(
+          "PROCESS_ERROR",
+          `setup_command failed (exit ${r.code ?? r.signal}): ${briefText(output, 2000, 30) || "(no output)"}`,
+          {
+            suggestion: "Fix the command (it runs in the new worktree before Claude starts); nothing was left behind.",
+            details: { exit_code: r.code, output: output.slice(-4000) },
+          },
+        );
       }
     }
   } catch (e) {
@@ -118,9 +164,14 @@ export async function makeWorktree(plan: WorktreePlan, env: Record<string, strin
 }
 
 const refuseCopy = (f: string, why: string) =>
-  new SessionError("INVALID_ARGUMENT", `copy_files: ${JSON.stringify(f)} cannot be copied into the worktree: ${why}; nothing was left behind.`, {
-    suggestion: "Leave that path out of copy_files (a path the base commit tracks as a symbolic link, or through one, is refused).",
-  });
+  new SessionError(
+    "INVALID_ARGUMENT",
+    `copy_files: ${JSON.stringify(f)} cannot be copied into the worktree: ${why}; nothing was left behind.`,
+    {
+      suggestion:
+        "Leave that path out of copy_files (a path the base commit tracks as a symbolic link, or through one, is refused).",
+    },
+  );
 
 /**
  * Copies one of copy_files into the new worktree without ever leaving it: no directory on the way may be a symbolic
@@ -148,9 +199,11 @@ async function copyInto(plan: WorktreePlan, f: string): Promise<void> {
   if (cur) await unlink(dest);
   const src = join(plan.top, f);
   const mode = (await stat(src)).mode & 0o777;
-  const fh = await open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode).catch((e: NodeJS.ErrnoException) => {
-    throw refuseCopy(f, e.code === "EEXIST" || e.code === "ELOOP" ? "something appeared at that path" : e.message);
-  });
+  const fh = await open(dest, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode).catch(
+    (e: NodeJS.ErrnoException) => {
+      throw refuseCopy(f, e.code === "EEXIST" || e.code === "ELOOP" ? "something appeared at that path" : e.message);
+    },
+  );
   try {
     await fh.writeFile(await readFile(src));
   } finally {
@@ -166,9 +219,12 @@ export async function isDirty(path: string): Promise<boolean | undefined> {
 
 /** Removes a session's worktree (and, when the start failed, the branch made for it). */
 export async function removeWorktree(w: WorktreeInfo, o: { force: boolean; deleteBranch?: boolean }): Promise<void> {
-  const r = await git(w.repo, ["worktree", "remove", ...(o.force ? ["--force"] : []), "--end-of-options", w.path]).catch(() => undefined);
+  const r = await git(w.repo, ["worktree", "remove", ...(o.force ? ["--force"] : []), "--end-of-options", w.path]).catch(
+    () => undefined,
+  );
   if (r?.code !== 0) {
-    if (!o.force) throw new SessionError("PROCESS_ERROR", `git worktree remove failed: ${briefText(r?.stderr ?? "git could not run")}`);
+    if (!o.force)
+      throw new SessionError("PROCESS_ERROR", `git worktree remove failed: ${briefText(r?.stderr ?? "git could not run")}`);
     await rm(w.path, { recursive: true, force: true });
     await git(w.repo, ["worktree", "prune"]).catch(() => {});
   }
@@ -181,8 +237,12 @@ export async function assertRemovable(r: SessionRecord, force: boolean): Promise
   if (force) return;
   const dirty = await isDirty(r.worktree.path);
   if (dirty !== false) {
-    throw new SessionError("INVALID_ARGUMENT", `the worktree of session ${r.session_id} (${r.worktree.path}, branch ${r.worktree.branch}) has uncommitted changes; nothing was ended or removed.`, {
-      suggestion: "Commit or discard the changes, kill without remove_worktree, or pass force: true to remove it anyway.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the worktree of session ${r.session_id} (${r.worktree.path}, branch ${r.worktree.branch}) has uncommitted changes; nothing was ended or removed.`,
+      {
+        suggestion: "Commit or discard the changes, kill without remove_worktree, or pass force: true to remove it anyway.",
+      },
+    );
   }
 }

@@ -56,11 +56,16 @@ export class BudgetWatch {
         await d.store.patch(x.id, (rec) => {
           rec.error_log = [...rec.error_log, `${new Date().toISOString()} ${why}`].slice(-20);
         });
-        await serverAction(d, "budget", "interrupt_session", x.id, () => interrupt(d, { session_id: x.id, timeout_ms: 5000 }, {}));
+        await serverAction(d, "budget", "interrupt_session", x.id, () =>
+          interrupt(d, { session_id: x.id, timeout_ms: 5000 }, {}),
+        );
         return;
       }
       const t0 = Date.now();
-      await waitForChange(dirname(transcriptPath(d.cfg.claudeConfigDir, r.cwd, x.live.fold.claude_session_id ?? r.claude_session_id)), LOOK_EVERY_MS);
+      await waitForChange(
+        dirname(transcriptPath(d.cfg.claudeConfigDir, r.cwd, x.live.fold.claude_session_id ?? r.claude_session_id)),
+        LOOK_EVERY_MS,
+      );
       const rest = LOOK_MIN_MS - (Date.now() - t0);
       if (rest > 0) await new Promise((res) => setTimeout(res, rest).unref());
     }
@@ -72,14 +77,16 @@ export class BudgetWatch {
     const counted = r.usage_files ?? {};
     const read = await readTurn(main, transcriptFiles(main), counted, counted);
     const extra = costOfModels(read.total.model_usage);
-    if (!extra.cost_complete) return `the turn used ${extra.unpriced_models.join(", ")}, which has no price, and the session has a budget (it fails closed)`;
+    if (!extra.cost_complete)
+      return `the turn used ${extra.unpriced_models.join(", ")}, which has no price, and the session has a budget (it fails closed)`;
     const now = extra.cost_usd ?? 0;
     const own = spentOf(r);
     if (r.max_budget_usd !== undefined && (own.cost_usd ?? 0) + now >= r.max_budget_usd) {
       return `max_budget_usd: the session has cost $${((own.cost_usd ?? 0) + now).toFixed(4)} of its $${r.max_budget_usd} budget`;
     }
     const p = await poolOfSession(this.d, r);
-    if (p && p.spent + now >= p.cap) return `the team budget of lead ${p.lead}: the lead and its teammates have cost $${(p.spent + now).toFixed(4)} of its $${p.cap} budget`;
+    if (p && p.spent + now >= p.cap)
+      return `the team budget of lead ${p.lead}: the lead and its teammates have cost $${(p.spent + now).toFixed(4)} of its $${p.cap} budget`;
     return undefined;
   }
 

@@ -40,10 +40,14 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
         const res = await terminate(r.pid, graceMs);
         if (!res.gone) {
           const owner = r.host?.owner_pid;
-          throw new SessionError("PROCESS_ERROR", `session ${id} runs in a pty of server process ${owner}, and its process ${r.pid} did not end.`, {
-            suggestion: `Stop that server (pid ${owner}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
-            details: { owner_pid: owner, pid: r.pid },
-          });
+          throw new SessionError(
+            "PROCESS_ERROR",
+            `session ${id} runs in a pty of server process ${owner}, and its process ${r.pid} did not end.`,
+            {
+              suggestion: `Stop that server (pid ${owner}), which ends its pty sessions, or kill process ${r.pid} yourself.`,
+              details: { owner_pid: owner, pid: r.pid },
+            },
+          );
         }
         status = "killed";
         await s.waitFor((f) => !isLive(f.status), { timeoutMs: 2000 });
@@ -54,9 +58,15 @@ export async function kill(d: Deps, input: Resolved<KillInput>, reason?: string)
     x.killing = false;
   }
   d.registry.session(id)?.clearDeadline();
-  if (isLive(s.fold.status)) await d.registry.emit(id, { hook_event_name: "cs:exit", ...(exitCode !== undefined ? { exit_code: exitCode } : {}), ...generationOf(s.fold) });
+  if (isLive(s.fold.status))
+    await d.registry.emit(id, {
+      hook_event_name: "cs:exit",
+      ...(exitCode !== undefined ? { exit_code: exitCode } : {}),
+      ...generationOf(s.fold),
+    });
   // A hibernated session has no process: only this says it is over (a late exit of its old process does not).
-  else if (s.fold.status === "hibernated") await d.registry.emit(id, { hook_event_name: "cs:exit", reason: "kill", ...generationOf(s.fold) });
+  else if (s.fold.status === "hibernated")
+    await d.registry.emit(id, { hook_event_name: "cs:exit", reason: "kill", ...generationOf(s.fold) });
   await d.registry.flushed();
   const save = input.save_state !== false;
   if (save) {

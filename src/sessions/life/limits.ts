@@ -52,13 +52,16 @@ export class Limits {
     if (status === "starting") this.d.endReasons.delete(id);
     if (x) {
       if ((status === "idle" || status === "ready") && cfg.idleTtlMs > 0) {
-        if (c.previous !== status || !x.hasDeadline("idle")) x.armDeadline(cfg.idleTtlMs, () => void this.idleExpired(id), "idle");
+        if (c.previous !== status || !x.hasDeadline("idle"))
+          x.armDeadline(cfg.idleTtlMs, () => void this.idleExpired(id), "idle");
       } else x.clearDeadline("idle");
       if ((status === "idle" || status === "ready") && cfg.hibernateAfterMs > 0) {
-        if (c.previous !== status || !x.hasDeadline("hibernate")) x.armDeadline(cfg.hibernateAfterMs, () => void this.hibernateExpired(id), "hibernate");
+        if (c.previous !== status || !x.hasDeadline("hibernate"))
+          x.armDeadline(cfg.hibernateAfterMs, () => void this.hibernateExpired(id), "hibernate");
       } else x.clearDeadline("hibernate");
       if (status === "busy" && cfg.busyMaxMs > 0) {
-        if (c.previous !== "busy" || !x.hasDeadline("busy")) x.armDeadline(cfg.busyMaxMs, () => void this.busyExpired(id), "busy");
+        if (c.previous !== "busy" || !x.hasDeadline("busy"))
+          x.armDeadline(cfg.busyMaxMs, () => void this.busyExpired(id), "busy");
       } else if (status !== "busy") x.clearDeadline("busy");
     }
     if (prunable(status)) this.armRetention(id, Date.now());
@@ -89,15 +92,19 @@ export class Limits {
     this.d.log.info(`${id}: ${why}; ending it`);
     this.d.endReasons.set(id, why);
     this.onLimit(id, "idle_ttl", why);
-    await serverAction(this.d, "idle_ttl", "kill_session", id, () => kill(this.d, { session_id: id, force: false, save_state: true }, why)).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
+    await serverAction(this.d, "idle_ttl", "kill_session", id, () =>
+      kill(this.d, { session_id: id, force: false, save_state: true }, why),
+    ).catch((e: unknown) => this.d.log.warn(`${id}: idle end failed: ${String(e)}`));
   }
 
   private async hibernateExpired(id: string): Promise<void> {
     const why = `idle for ${this.d.cfg.hibernateAfterMs} ms (CLAUDE_SESSIONS_HIBERNATE_AFTER_MS)`;
-    const done = await serverAction(this.d, "hibernate_after", "kill_session", id, () => hibernate(this.d, id, why)).catch((e: unknown) => {
-      this.d.log.warn(`${id}: hibernating failed: ${String(e)}`);
-      return false;
-    });
+    const done = await serverAction(this.d, "hibernate_after", "kill_session", id, () => hibernate(this.d, id, why)).catch(
+      (e: unknown) => {
+        this.d.log.warn(`${id}: hibernating failed: ${String(e)}`);
+        return false;
+      },
+    );
     if (done) this.onLimit(id, "hibernate", `hibernated: ${why}; the next prompt wakes it`);
   }
 
@@ -110,7 +117,9 @@ export class Limits {
     await this.d.store.patch(id, (r) => {
       r.error_log = [...r.error_log, `${new Date().toISOString()} ${why}`].slice(-20);
     });
-    await serverAction(this.d, "busy_limit", "interrupt_session", id, () => interrupt(this.d, { session_id: id, timeout_ms: 5000 }, {})).catch((e: unknown) => this.d.log.warn(`${id}: interrupt after the busy limit failed: ${String(e)}`));
+    await serverAction(this.d, "busy_limit", "interrupt_session", id, () =>
+      interrupt(this.d, { session_id: id, timeout_ms: 5000 }, {}),
+    ).catch((e: unknown) => this.d.log.warn(`${id}: interrupt after the busy limit failed: ${String(e)}`));
   }
 
   /** Removes a record dead longer than the retention and its directory under the state directory. */
@@ -153,7 +162,12 @@ export function armDeadline(d: Deps, r: SessionRecord): void {
   // The session is followed here (launch and adoption follow it first): its deadline lives on its object.
   d.registry.session(r.session_id)?.armDeadline(timeLeftMs(r, d.cfg.maxSessionDurationMs), () => {
     d.log.info(`${r.session_id} reached MAX_SESSION_DURATION; ending it`);
-    d.endReasons.set(r.session_id, `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`);
-    void serverAction(d, "max_duration", "kill_session", r.session_id, () => kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration")).catch((e: unknown) => d.log.warn(String(e)));
+    d.endReasons.set(
+      r.session_id,
+      `it reached MAX_SESSION_DURATION (${d.cfg.maxSessionDurationMs} ms); resume_session brings it back`,
+    );
+    void serverAction(d, "max_duration", "kill_session", r.session_id, () =>
+      kill(d, { session_id: r.session_id, force: false, save_state: true }, "max_duration"),
+    ).catch((e: unknown) => d.log.warn(String(e)));
   });
 }

@@ -9,7 +9,6 @@ import type { Deps } from "../deps.js";
 import { kill } from "./kill.js";
 import { canHibernate, hibernate } from "./sleep.js";
 
-
 /** The status a session has now: this server's fold when it follows it, else the stored record's. */
 function statusOf(d: Deps, id: string, stored: Status): Status {
   return d.registry.followed(id)?.fold.status ?? stored;
@@ -64,7 +63,13 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
         return true;
       });
       if (claimed) {
-        await serverAction(d, "max_live", "kill_session", spare.session_id, () => kill(d, { session_id: spare.session_id, save_state: false, force: false }, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached: a warm-pool spare made room`)).catch((e: unknown) => d.log.warn(`${spare.session_id}: ending a spare for room failed: ${String(e)}`));
+        await serverAction(d, "max_live", "kill_session", spare.session_id, () =>
+          kill(
+            d,
+            { session_id: spare.session_id, save_state: false, force: false },
+            `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached: a warm-pool spare made room`,
+          ),
+        ).catch((e: unknown) => d.log.warn(`${spare.session_id}: ending a spare for room failed: ${String(e)}`));
       }
       continue;
     }
@@ -74,11 +79,15 @@ async function makeRoom(d: Deps, except: string | undefined, reserved: number): 
       .sort((a, b) => (a.last_active ?? a.created_at).localeCompare(b.last_active ?? b.created_at));
     const pick = idle[0];
     if (!pick) {
-      d.log.warn(`${live.length} live sessions and CLAUDE_SESSIONS_MAX_LIVE is ${max}, but none is idle: starting over the limit`);
+      d.log.warn(
+        `${live.length} live sessions and CLAUDE_SESSIONS_MAX_LIVE is ${max}, but none is idle: starting over the limit`,
+      );
       return;
     }
     tried.add(pick.session_id);
-    await serverAction(d, "max_live", "kill_session", pick.session_id, () => hibernate(d, pick.session_id, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached`)).catch((e: unknown) => d.log.warn(`${pick.session_id}: hibernating for room failed: ${String(e)}`));
+    await serverAction(d, "max_live", "kill_session", pick.session_id, () =>
+      hibernate(d, pick.session_id, `CLAUDE_SESSIONS_MAX_LIVE (${max}) reached`),
+    ).catch((e: unknown) => d.log.warn(`${pick.session_id}: hibernating for room failed: ${String(e)}`));
   }
 }
 

@@ -13,7 +13,6 @@ import { generationOf } from "../registry.js";
 import { withSessionKeys } from "../turn/keys.js";
 import { applyFold } from "../views.js";
 
-
 /**
  * A session that may be hibernated: idle, or ready (a fresh one that never took a prompt: its wake starts it again,
  * a new conversation with the same id and options). One waiting for a permission, blocked or busy never is.
@@ -76,19 +75,27 @@ export async function hibernationSettled(d: Deps, id: string, ctx: CallContext):
   await withSessionKeys(d, id, 30_000, ctx, async () => {});
 }
 
-
 /** kill_session {hibernate: true}: an idle session is hibernated; any other is refused and left as it is. */
 export async function hibernateCall(d: Deps, k: Resolved<KillInput>): Promise<KillOutput> {
   const r = await d.registry.record(k.session_id);
   const s = await d.registry.follow(r.session_id);
   const at = () => new Date().toISOString();
-  if (s.fold.status === "hibernated") return { session_id: r.session_id, status: "hibernated", state_saved: true, killed_at: at() };
+  if (s.fold.status === "hibernated")
+    return { session_id: r.session_id, status: "hibernated", state_saved: true, killed_at: at() };
   if (!(await hibernate(d, r.session_id, "kill_session {hibernate: true}"))) {
     const st = s.fold.status;
-    const why = canHibernate(s.fold) ? `is ${st} but not this server's to hibernate (a warm-pool spare, or a process another server runs)` : `is ${st}`;
-    throw new SessionError(isLive(st) ? "SESSION_BUSY" : "SESSION_DEAD", `session ${r.session_id} ${why}; only an idle session can be hibernated.`, {
-      suggestion: isLive(st) ? "Wait for the turn to end (wait_for_completion), or kill_session without hibernate." : "resume_session brings an ended session back.",
-    });
+    const why = canHibernate(s.fold)
+      ? `is ${st} but not this server's to hibernate (a warm-pool spare, or a process another server runs)`
+      : `is ${st}`;
+    throw new SessionError(
+      isLive(st) ? "SESSION_BUSY" : "SESSION_DEAD",
+      `session ${r.session_id} ${why}; only an idle session can be hibernated.`,
+      {
+        suggestion: isLive(st)
+          ? "Wait for the turn to end (wait_for_completion), or kill_session without hibernate."
+          : "resume_session brings an ended session back.",
+      },
+    );
   }
   return { session_id: r.session_id, status: "hibernated", state_saved: true, killed_at: at() };
 }

@@ -78,7 +78,9 @@ export class LimitPark {
     if (this.closed || !l || f.status !== "idle") return;
     if (this.handled.get(x.id) === l.seq) return;
     this.handled.set(x.id, l.seq);
-    void this.park(x.id, l, f.claude_session_id).catch((e: unknown) => this.d.log.warn(`${x.id}: parking at its usage limit: ${String(e)}`));
+    void this.park(x.id, l, f.claude_session_id).catch((e: unknown) =>
+      this.d.log.warn(`${x.id}: parking at its usage limit: ${String(e)}`),
+    );
   }
 
   private async park(id: string, l: FoldedLimit, claudeSessionId: string | undefined): Promise<void> {
@@ -98,8 +100,19 @@ export class LimitPark {
     const rec = await d.store.get(id);
     if (rec?.account) noteAccountLimit(d.cfg.stateDir, rec.account, resetsAt);
     const switchTo = await this.otherAccount(id);
-    const due = switchTo ? Date.now() : Date.parse(resetsAt) + (d.cfg.limitJitterMs > 0 ? randomInt(0, d.cfg.limitJitterMs + 1) : 0);
-    const w: WakeFile = { session_id: id, seq: l.seq, resets_at: resetsAt, due_at: new Date(due).toISOString(), ...(switchTo ? { switch_to: switchTo } : {}), ...(l.prompt !== undefined ? { prompt: l.prompt } : {}), ...(l.prompt_id ? { prompt_id: l.prompt_id } : {}), ...(claudeSessionId ? { claude_session_id: claudeSessionId } : {}) };
+    const due = switchTo
+      ? Date.now()
+      : Date.parse(resetsAt) + (d.cfg.limitJitterMs > 0 ? randomInt(0, d.cfg.limitJitterMs + 1) : 0);
+    const w: WakeFile = {
+      session_id: id,
+      seq: l.seq,
+      resets_at: resetsAt,
+      due_at: new Date(due).toISOString(),
+      ...(switchTo ? { switch_to: switchTo } : {}),
+      ...(l.prompt !== undefined ? { prompt: l.prompt } : {}),
+      ...(l.prompt_id ? { prompt_id: l.prompt_id } : {}),
+      ...(claudeSessionId ? { claude_session_id: claudeSessionId } : {}),
+    };
     await mkdir(join(this.dir, "pending"), { recursive: true, mode: 0o700 });
     await mkdir(join(this.dir, "claimed"), { recursive: true, mode: 0o700 });
     await mkdir(join(this.dir, "slots"), { recursive: true, mode: 0o700 });
@@ -111,9 +124,14 @@ export class LimitPark {
         return false;
       },
     );
-    if (first) await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: w.resets_at, due_at: w.due_at });
-    d.log.info(`${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`);
-    await serverAction(d, "usage_limit", "kill_session", id, () => hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`));
+    if (first)
+      await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: w.resets_at, due_at: w.due_at });
+    d.log.info(
+      `${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`,
+    );
+    await serverAction(d, "usage_limit", "kill_session", id, () =>
+      hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`),
+    );
     void this.schedule();
   }
 
@@ -128,7 +146,9 @@ export class LimitPark {
     if (!r?.account) return undefined;
     try {
       const users = Object.values((await d.store.read()).sessions);
-      const rooms = accountRooms(readAccounts(d.cfg.accountsFile), users, Date.now(), accountLimits(d.cfg.stateDir)).filter((a) => a.name !== r.account && !a.limited_until);
+      const rooms = accountRooms(readAccounts(d.cfg.accountsFile), users, Date.now(), accountLimits(d.cfg.stateDir)).filter(
+        (a) => a.name !== r.account && !a.limited_until,
+      );
       return rooms.sort((a, b) => a.sessions.length - b.sessions.length)[0]?.name;
     } catch (e) {
       d.log.warn(`${id}: switch_account: ${e instanceof Error ? e.message : String(e)}; waiting for the reset instead`);
@@ -159,7 +179,8 @@ export class LimitPark {
     for (const name of names) {
       try {
         const w = JSON.parse(await readFile(this.path("pending", name), "utf8")) as WakeFile;
-        if (typeof w.session_id === "string" && typeof w.due_at === "string" && Number.isFinite(Date.parse(w.due_at))) out.push({ name, w });
+        if (typeof w.session_id === "string" && typeof w.due_at === "string" && Number.isFinite(Date.parse(w.due_at)))
+          out.push({ name, w });
       } catch {
         /* being written, or gone */
       }
@@ -172,14 +193,18 @@ export class LimitPark {
     if (this.closed || this.running) return;
     this.running = true;
     try {
-      const due = (await this.pending()).filter((p) => Date.parse(p.w.due_at) <= Date.now()).sort((a, b) => Date.parse(a.w.due_at) - Date.parse(b.w.due_at));
+      const due = (await this.pending())
+        .filter((p) => Date.parse(p.w.due_at) <= Date.now())
+        .sort((a, b) => Date.parse(a.w.due_at) - Date.parse(b.w.due_at));
       for (const p of due) {
         if (this.closed) return;
         await this.slot();
         if (this.closed) return;
         if (!(await this.claim(p.name))) continue;
         // Not awaited: the slots pace the wakes; a slow start does not hold back the next one.
-        void this.wake(p.w).catch((e: unknown) => this.d.log.warn(`${p.w.session_id}: waking after its usage limit: ${String(e)}`));
+        void this.wake(p.w).catch((e: unknown) =>
+          this.d.log.warn(`${p.w.session_id}: waking after its usage limit: ${String(e)}`),
+        );
       }
     } finally {
       this.running = false;
@@ -208,7 +233,9 @@ export class LimitPark {
 
   private async pruneSlots(n: number): Promise<void> {
     const names = await readdir(join(this.dir, "slots")).catch(() => [] as string[]);
-    await Promise.all(names.filter((s) => /^\d+$/.test(s) && Number(s) < n - 100).map((s) => rm(join(this.dir, "slots", s), { force: true })));
+    await Promise.all(
+      names.filter((s) => /^\d+$/.test(s) && Number(s) < n - 100).map((s) => rm(join(this.dir, "slots", s), { force: true })),
+    );
   }
 
   /** True when this server now owns the wake (the first link of its pending file into claimed/). */
@@ -236,9 +263,15 @@ export class LimitPark {
       d.log.info(`${w.session_id}: the limit has lifted, but the session is ${s.fold.status}: nothing sent`);
       return;
     }
-    const path = transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id);
+    const path = transcriptPath(
+      configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account),
+      r.cwd,
+      w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id,
+    );
     if (w.prompt === undefined || (await promptAnswered(path, w.prompt_id, w.prompt))) {
-      d.log.info(`${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`);
+      d.log.info(
+        `${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`,
+      );
       await d.registry.emit(w.session_id, { hook_event_name: "cs:limit_over" });
       return;
     }

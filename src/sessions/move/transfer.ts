@@ -24,14 +24,47 @@ export const MOVE_MAX_BYTES = 48 * 1024 * 1024;
 
 /** Record fields that mean the same on another machine; the rest (pids, terminals, paths of this one) are not carried. */
 const KEPT = [
-  "created_at", "started_at", "last_active", "generation", "command", "args", "doppler_project", "doppler_config", "env_names",
-  "team_name", "teammate_name", "model", "permission_mode", "sandbox", "claude_version", "max_turns", "max_budget_usd",
-  "usage_by_model", "turn_count", "last_message", "last_response", "last_error", "error_log", "messages_sent", "responses_received",
-  "total_chars_sent", "total_chars_received", "forked_from", "options",
+  "created_at",
+  "started_at",
+  "last_active",
+  "generation",
+  "command",
+  "args",
+  "doppler_project",
+  "doppler_config",
+  "env_names",
+  "team_name",
+  "teammate_name",
+  "model",
+  "permission_mode",
+  "sandbox",
+  "claude_version",
+  "max_turns",
+  "max_budget_usd",
+  "usage_by_model",
+  "turn_count",
+  "last_message",
+  "last_response",
+  "last_error",
+  "error_log",
+  "messages_sent",
+  "responses_received",
+  "total_chars_sent",
+  "total_chars_received",
+  "forked_from",
+  "options",
 ] as const;
 
 /** Fold fields of a process or of this machine: a moved session has neither. */
-const FOLD_DROPPED = ["transcript_path", "pending_permission", "blocked", "needs_input", "permission_denials", "exit_code", "shutdown_requested"] as const;
+const FOLD_DROPPED = [
+  "transcript_path",
+  "pending_permission",
+  "blocked",
+  "needs_input",
+  "permission_denials",
+  "exit_code",
+  "shutdown_requested",
+] as const;
 
 export async function transfer(d: Deps, a: TransferInput): Promise<TransferOutput> {
   const id = a.session_id;
@@ -39,11 +72,13 @@ export async function transfer(d: Deps, a: TransferInput): Promise<TransferOutpu
     case "export":
       return { session_id: id, op: a.op, bundle: await exportSession(d, id) };
     case "import":
-      if (!a.bundle) throw new SessionError("INVALID_ARGUMENT", "import needs bundle.", { suggestion: "Pass what export returned." });
+      if (!a.bundle)
+        throw new SessionError("INVALID_ARGUMENT", "import needs bundle.", { suggestion: "Pass what export returned." });
       await importSession(d, id, a.move_id, a.bundle);
       return { session_id: id, op: a.op };
     case "release":
-      if (a.seq === undefined) throw new SessionError("INVALID_ARGUMENT", "release needs seq.", { suggestion: "Pass the bundle's seq." });
+      if (a.seq === undefined)
+        throw new SessionError("INVALID_ARGUMENT", "release needs seq.", { suggestion: "Pass the bundle's seq." });
       await release(d, id, a.seq);
       return { session_id: id, op: a.op };
     case "commit":
@@ -60,7 +95,9 @@ export async function transfer(d: Deps, a: TransferInput): Promise<TransferOutpu
 }
 
 function notFound(id: string): SessionError {
-  return new SessionError("SESSION_NOT_FOUND", `session ${id} is not on this machine.`, { suggestion: "list_sessions shows where each session is." });
+  return new SessionError("SESSION_NOT_FOUND", `session ${id} is not on this machine.`, {
+    suggestion: "list_sessions shows where each session is.",
+  });
 }
 
 /** The session hibernated (an idle one is hibernated now) and what a move carries of it. */
@@ -68,20 +105,33 @@ async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
   const r = await d.store.get(id);
   if (!r || r.incoming || r.spare !== undefined) throw notFound(id);
   if (r.worktree) {
-    throw new SessionError("UNSUPPORTED_OPTION", `session ${id} runs in a git worktree this server made (${r.worktree.path}); a move does not carry worktrees.`, {
-      suggestion: "Its worktree holds its work and stays on this machine: commit and push the branch, then start a session on the other node with that branch; or keep the session here.",
-    });
+    throw new SessionError(
+      "UNSUPPORTED_OPTION",
+      `session ${id} runs in a git worktree this server made (${r.worktree.path}); a move does not carry worktrees.`,
+      {
+        suggestion:
+          "Its worktree holds its work and stays on this machine: commit and push the branch, then start a session on the " +
+          "other node with that branch; or keep the session here.",
+      },
+    );
   }
   const s = await d.registry.follow(id);
   await s.refresh();
   if (s.fold.status !== "hibernated") {
     if (!canHibernate(s.fold)) {
       const st = s.fold.status;
-      if (isLive(st)) throw new SessionError("SESSION_BUSY", `session ${id} is ${st}; only an idle or hibernated session is moved.`, { suggestion: "Wait for its turn to end (wait_for_completion), then move it." });
-      throw new SessionError("SESSION_DEAD", `session ${id} has ended (${st}); only an idle or hibernated session is moved.`, { suggestion: "resume_session it first, or resume its conversation on the other node." });
+      if (isLive(st))
+        throw new SessionError("SESSION_BUSY", `session ${id} is ${st}; only an idle or hibernated session is moved.`, {
+          suggestion: "Wait for its turn to end (wait_for_completion), then move it.",
+        });
+      throw new SessionError("SESSION_DEAD", `session ${id} has ended (${st}); only an idle or hibernated session is moved.`, {
+        suggestion: "resume_session it first, or resume its conversation on the other node.",
+      });
     }
     if (!(await hibernate(d, id, "move_session"))) {
-      throw new SessionError("SESSION_BUSY", `session ${id} could not be hibernated for the move (it is ${s.fold.status} now).`, { suggestion: "Wait for its turn to end, then move it." });
+      throw new SessionError("SESSION_BUSY", `session ${id} could not be hibernated for the move (it is ${s.fold.status} now).`, {
+        suggestion: "Wait for its turn to end, then move it.",
+      });
     }
   }
   await d.registry.flushed();
@@ -89,12 +139,26 @@ async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
   const rec = (await d.store.get(id))!;
   const csid = s.fold.claude_session_id ?? rec.claude_session_id;
   const path = transcriptPath(d.cfg.claudeConfigDir, rec.cwd, csid);
-  const size = await stat(path).then((x) => x.size, () => 0);
+  const size = await stat(path).then(
+    (x) => x.size,
+    () => 0,
+  );
   if (size > MOVE_MAX_BYTES) {
-    throw new SessionError("UNSUPPORTED_OPTION", `session ${id}'s transcript is ${size} bytes, more than a move carries (${MOVE_MAX_BYTES}).`, { suggestion: "compact_session it first (it then has a short transcript), or keep it here." });
+    throw new SessionError(
+      "UNSUPPORTED_OPTION",
+      `session ${id}'s transcript is ${size} bytes, more than a move carries (${MOVE_MAX_BYTES}).`,
+      { suggestion: "compact_session it first (it then has a short transcript), or keep it here." },
+    );
   }
   const transcript = size ? await readFile(path, "utf8") : "";
-  return { record: rec as unknown as Record<string, unknown>, fold: { ...s.fold } as unknown as Record<string, unknown>, claude_session_id: csid, cwd: rec.cwd, transcript, seq: s.fold.seq };
+  return {
+    record: rec as unknown as Record<string, unknown>,
+    fold: { ...s.fold } as unknown as Record<string, unknown>,
+    claude_session_id: csid,
+    cwd: rec.cwd,
+    transcript,
+    seq: s.fold.seq,
+  };
 }
 
 /** The record a moved session has here: the kept fields, hibernated, marked incoming. */
@@ -102,7 +166,8 @@ function importedRecord(d: Deps, id: string, moveId: string, b: MoveBundle, wrot
   const src = b.record;
   const kept: Record<string, unknown> = {};
   for (const k of KEPT) if (src[k] !== undefined) kept[k] = src[k];
-  const backend = typeof src.backend === "string" && d.runners[src.backend as keyof typeof d.runners] ? src.backend : d.defaultKind;
+  const backend =
+    typeof src.backend === "string" && d.runners[src.backend as keyof typeof d.runners] ? src.backend : d.defaultKind;
   const parsed = SessionRecordSchema.safeParse({
     ...kept,
     session_id: id,
@@ -112,10 +177,17 @@ function importedRecord(d: Deps, id: string, moveId: string, b: MoveBundle, wrot
     cwd: b.cwd,
     created_at: typeof src.created_at === "string" ? src.created_at : new Date().toISOString(),
     // Usage was counted up to here on the other machine: this transcript is counted from its end on.
-    ...(src.usage_by_model !== undefined ? { usage_files: { [transcriptPath(d.cfg.claudeConfigDir, b.cwd, b.claude_session_id)]: Buffer.byteLength(b.transcript) } } : {}),
+    ...(src.usage_by_model !== undefined
+      ? { usage_files: { [transcriptPath(d.cfg.claudeConfigDir, b.cwd, b.claude_session_id)]: Buffer.byteLength(b.transcript) } }
+      : {}),
     incoming: { move_id: moveId, wrote_transcript: wrote },
   });
-  if (!parsed.success) throw new SessionError("INVALID_ARGUMENT", `the moved session's record is not valid here: ${parsed.error.issues[0]?.message ?? "invalid"}.`, { suggestion: "Both machines should run the same version of claude-sessions (claude-sessions nodes)." });
+  if (!parsed.success)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the moved session's record is not valid here: ${parsed.error.issues[0]?.message ?? "invalid"}.`,
+      { suggestion: "Both machines should run the same version of claude-sessions (claude-sessions nodes)." },
+    );
   return parsed.data;
 }
 
@@ -123,21 +195,39 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
   const have = await d.store.get(id);
   if (have) {
     if (have.incoming?.move_id === moveId) return; // the same import again
-    throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, { suggestion: "Kill or move that one first." });
+    throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, {
+      suggestion: "Kill or move that one first.",
+    });
   }
   const fold = b.fold as Record<string, unknown>;
-  if (typeof fold.status !== "string" || typeof fold.turn_count !== "number" || typeof fold.prompts_submitted !== "number" || typeof fold.seq !== "number") {
-    throw new SessionError("INVALID_ARGUMENT", "the moved session's fold is not valid.", { suggestion: "Both machines should run the same version of claude-sessions." });
+  if (
+    typeof fold.status !== "string" ||
+    typeof fold.turn_count !== "number" ||
+    typeof fold.prompts_submitted !== "number" ||
+    typeof fold.seq !== "number"
+  ) {
+    throw new SessionError("INVALID_ARGUMENT", "the moved session's fold is not valid.", {
+      suggestion: "Both machines should run the same version of claude-sessions.",
+    });
   }
-  if (!(await stat(b.cwd).then((x) => x.isDirectory(), () => false))) {
-    throw new SessionError("INVALID_ARGUMENT", `the session's directory ${b.cwd} does not exist on this machine.`, { suggestion: "Make the same directory there (e.g. the repository cloned at the same path), then move it again." });
+  if (
+    !(await stat(b.cwd).then(
+      (x) => x.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new SessionError("INVALID_ARGUMENT", `the session's directory ${b.cwd} does not exist on this machine.`, {
+      suggestion: "Make the same directory there (e.g. the repository cloned at the same path), then move it again.",
+    });
   }
   const path = transcriptPath(d.cfg.claudeConfigDir, b.cwd, b.claude_session_id);
   let wrote = false;
   if (b.transcript) {
     const old = await readFile(path, "utf8").catch(() => undefined);
     if (old !== undefined && old !== b.transcript) {
-      throw new SessionError("ALREADY_EXISTS", `this machine already has a different conversation ${b.claude_session_id}.`, { suggestion: "That conversation is this machine's own; resume it here instead of moving." });
+      throw new SessionError("ALREADY_EXISTS", `this machine already has a different conversation ${b.claude_session_id}.`, {
+        suggestion: "That conversation is this machine's own; resume it here instead of moving.",
+      });
     }
     wrote = old === undefined;
   }
@@ -151,13 +241,25 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
     // a killed coordinator sent, read late) is refused instead of leaving a copy nobody will resolve.
     const why = await d.store.update(async (st) => {
       if (Object.hasOwn(st.sessions, id)) return "exists";
-      if (await stat(abortedMark(d, moveId)).then(() => true, () => false)) return "aborted";
+      if (
+        await stat(abortedMark(d, moveId)).then(
+          () => true,
+          () => false,
+        )
+      )
+        return "aborted";
       st.sessions[id] = rec;
       added = true;
       return undefined;
     });
-    if (why === "aborted") throw new SessionError("INVALID_ARGUMENT", `move ${moveId} was given up; its copy is not made.`, { suggestion: "Move the session again." });
-    if (why) throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, { suggestion: "Kill or move that one first." });
+    if (why === "aborted")
+      throw new SessionError("INVALID_ARGUMENT", `move ${moveId} was given up; its copy is not made.`, {
+        suggestion: "Move the session again.",
+      });
+    if (why)
+      throw new SessionError("ALREADY_EXISTS", `a session ${id} is already on this machine.`, {
+        suggestion: "Kill or move that one first.",
+      });
     // No old events of an earlier session of this id (the record is ours now): its one event is the moved fold.
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -197,7 +299,12 @@ async function release(d: Deps, id: string, seq: number): Promise<void> {
     await s.refresh();
     return s.fold.status === "hibernated" && s.fold.seq === seq;
   });
-  if (!ok) throw new SessionError("SESSION_BUSY", `session ${id} changed while it was being moved (it is ${s.fold.status}); it stays here.`, { suggestion: "Move it again once it is idle." });
+  if (!ok)
+    throw new SessionError(
+      "SESSION_BUSY",
+      `session ${id} changed while it was being moved (it is ${s.fold.status}); it stays here.`,
+      { suggestion: "Move it again once it is idle." },
+    );
   await removeHere(d, r, true);
   d.log.info(`${id}: moved away`);
 }
@@ -206,7 +313,10 @@ async function commit(d: Deps, id: string, moveId: string): Promise<void> {
   const r = await d.store.get(id);
   if (!r) throw notFound(id);
   if (!r.incoming) return; // committed already
-  if (r.incoming.move_id !== moveId) throw new SessionError("INVALID_ARGUMENT", `session ${id} is the copy of another move.`, { suggestion: "Commit it with its own move id." });
+  if (r.incoming.move_id !== moveId)
+    throw new SessionError("INVALID_ARGUMENT", `session ${id} is the copy of another move.`, {
+      suggestion: "Commit it with its own move id.",
+    });
   await d.store.patch(id, (rec) => void delete rec.incoming);
   d.log.info(`${id}: moved here (${moveId})`);
 }
@@ -230,6 +340,11 @@ async function abort(d: Deps, id: string, moveId: string): Promise<void> {
     if (landed) return abort(d, id, moveId);
     return;
   }
-  if (r.incoming?.move_id !== moveId) throw new SessionError("INVALID_ARGUMENT", `session ${id} here is not the incoming copy of move ${moveId}; it is left alone.`, { suggestion: "Only an uncommitted copy is aborted." });
+  if (r.incoming?.move_id !== moveId)
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `session ${id} here is not the incoming copy of move ${moveId}; it is left alone.`,
+      { suggestion: "Only an uncommitted copy is aborted." },
+    );
   await removeHere(d, r, r.incoming.wrote_transcript);
 }

@@ -12,24 +12,31 @@ import type { SessionRecord } from "../../store/schema.js";
 import { fromRecord, publicUsage, unpricedModels, type Totals } from "./totals.js";
 
 export const PRICE_HOW =
-  `Add a price for it to the operator's price file (${PRICES_ENV}: a JSON file of {"<model id or prefix*>": {"input", "output", "cache_write", "cache_read"}} in USD per million tokens; see docs/tools.md "Usage, cost and budgets") and restart the server`;
+  `Add a price for it to the operator's price file (${PRICES_ENV}: a JSON file of {"<model id or prefix*>": {"input", ` +
+  `"output", "cache_write", "cache_read"}} in USD per million tokens; see docs/tools.md "Usage, cost and budgets") ` +
+  `and restart the server`;
 
 /** start/resume: INVALID_ARGUMENT when the session has a budget and a model it names has no price. */
 export function checkBudgetModels(budget: number | undefined, models: Array<string | undefined>): void {
   if (budget === undefined) return;
   const unpriced = [...new Set(models.filter((m): m is string => typeof m === "string" && m.length > 0 && !pricedOrAlias(m)))];
   if (!unpriced.length) return;
-  throw new SessionError("INVALID_ARGUMENT", `max_budget_usd cannot be enforced: the model ${unpriced.join(", ")} has no price, so the session's cost could not be computed; nothing was started.`, {
-    suggestion: `${PRICE_HOW}, or leave out max_budget_usd.`,
-    details: { unpriced_models: unpriced },
-  });
+  throw new SessionError(
+    "INVALID_ARGUMENT",
+    `max_budget_usd cannot be enforced: the model ${unpriced.join(", ")} has no price, so the session's cost could not be computed; nothing was started.`,
+    {
+      suggestion: `${PRICE_HOW}, or leave out max_budget_usd.`,
+      details: { unpriced_models: unpriced },
+    },
+  );
 }
 
 /** The refusal of a prompt to a budgeted session whose turns used models without a price. */
 export function unpricedBudgetError(sessionId: string, unpriced: string[]): SessionError {
   return new SessionError(
     "LIMIT_REACHED",
-    `session ${sessionId} has a max_budget_usd, and its turns used ${unpriced.join(", ")}, which has no price: its cost cannot be computed, so the budget counts as spent (it fails closed).`,
+    `session ${sessionId} has a max_budget_usd, and its turns used ${unpriced.join(", ")}, which has no price: its ` +
+      `cost cannot be computed, so the budget counts as spent (it fails closed).`,
     { suggestion: `${PRICE_HOW}; or start a new session without max_budget_usd.`, details: { unpriced_models: unpriced } },
   );
 }
@@ -38,17 +45,24 @@ export function unpricedBudgetError(sessionId: string, unpriced: string[]): Sess
  * resume: the budget it will run under (the new one, else the stored one) must be enforceable: the session's model
  * and fallback have prices, and so do the models its turns already used.
  */
-export function checkResumeBudget(rec: SessionRecord, input: { max_budget_usd?: number | undefined; model?: string | undefined; fallback_model?: string | undefined }): void {
+export function checkResumeBudget(
+  rec: SessionRecord,
+  input: { max_budget_usd?: number | undefined; model?: string | undefined; fallback_model?: string | undefined },
+): void {
   const budget = input.max_budget_usd ?? rec.max_budget_usd;
   if (budget === undefined) return;
   const fallback = typeof rec.options.fallback_model === "string" ? rec.options.fallback_model : undefined;
   checkBudgetModels(budget, [input.model ?? rec.model, input.fallback_model ?? fallback]);
   const used = unpricedModels(rec);
   if (used.length) {
-    throw new SessionError("INVALID_ARGUMENT", `max_budget_usd cannot be enforced: session ${rec.session_id}'s turns used ${used.join(", ")}, which has no price; nothing was started.`, {
-      suggestion: `${PRICE_HOW}.`,
-      details: { unpriced_models: used },
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `max_budget_usd cannot be enforced: session ${rec.session_id}'s turns used ${used.join(", ")}, which has no price; nothing was started.`,
+      {
+        suggestion: `${PRICE_HOW}.`,
+        details: { unpriced_models: used },
+      },
+    );
   }
 }
 
@@ -63,8 +77,10 @@ export function sessionTotals(r: SessionRecord): Totals {
   out.total_usage = publicUsage(total);
   out.total_cost_usd = c.cost_usd;
   out.cost_complete = c.cost_complete;
-  if (r.max_budget_usd !== undefined && !c.cost_complete) out.limit_reached = unpricedBudgetError(r.session_id, c.unpriced_models).message;
-  else if (r.max_budget_usd !== undefined && c.cost_usd !== null && c.cost_usd >= r.max_budget_usd) out.limit_reached = budgetText(r, c.cost_usd);
+  if (r.max_budget_usd !== undefined && !c.cost_complete)
+    out.limit_reached = unpricedBudgetError(r.session_id, c.unpriced_models).message;
+  else if (r.max_budget_usd !== undefined && c.cost_usd !== null && c.cost_usd >= r.max_budget_usd)
+    out.limit_reached = budgetText(r, c.cost_usd);
   return out;
 }
 

@@ -61,7 +61,11 @@ export function recordings(d: Deps): Promise<void>[] {
 }
 
 function pathOf(d: Deps, r: SessionRecord, fold?: Folded): string {
-  return transcriptPath(configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account), r.cwd, fold?.claude_session_id ?? r.claude_session_id);
+  return transcriptPath(
+    configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account),
+    r.cwd,
+    fold?.claude_session_id ?? r.claude_session_id,
+  );
 }
 
 /** Remembers where the transcripts stood when prompt number `promptNo` was delivered. */
@@ -114,7 +118,14 @@ export function settleTurn(d: Deps, id: string, turn: number, fold: Folded): Pro
  * (`timed_out`: the turn goes on and gets its own record when it ends; `cancelled`). No figures: its lines are
  * counted with the next settled turn.
  */
-export function recordUnended(d: Deps, id: string, fold: Folded, promptNo: number, outcome: "died" | "timed_out" | "cancelled", error: string): void {
+export function recordUnended(
+  d: Deps,
+  id: string,
+  fold: Folded,
+  promptNo: number,
+  outcome: "died" | "timed_out" | "cancelled",
+  error: string,
+): void {
   if (!d.history) return;
   const l = ledgerOf(d, id);
   const list = l.begun;
@@ -136,7 +147,13 @@ export async function settled(d: Deps, id: string): Promise<void> {
   await d.registry.session(id)?.ledger.chain;
 }
 
-async function settle(d: Deps, l: TurnLedger, id: string, turn: number, fold: Folded): Promise<{ fields: CostFields; recorded: Promise<void> }> {
+async function settle(
+  d: Deps,
+  l: TurnLedger,
+  id: string,
+  turn: number,
+  fold: Folded,
+): Promise<{ fields: CostFields; recorded: Promise<void> }> {
   const r = await d.store.get(id);
   if (!r) return { fields: {}, recorded: Promise.resolve() };
   const list = l.begun;
@@ -151,7 +168,13 @@ async function settle(d: Deps, l: TurnLedger, id: string, turn: number, fold: Fo
     if (!forkedAt) return readTurn(main, fs, turnFrom, counted, fold.turn_prompt_id);
     const parent = r.forked_from?.claude_session_id ? join(dirname(main), `${r.forked_from.claude_session_id}.jsonl`) : undefined;
     const skip = await copiedHistoryEnd(main, forkedAt, parent);
-    return readTurn(main, fs, { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) }, { ...counted, [main]: Math.max(counted[main] ?? 0, skip) }, fold.turn_prompt_id);
+    return readTurn(
+      main,
+      fs,
+      { ...turnFrom, [main]: Math.max(turnFrom[main] ?? 0, skip) },
+      { ...counted, [main]: Math.max(counted[main] ?? 0, skip) },
+      fold.turn_prompt_id,
+    );
   };
   // The last assistant line lands shortly after Stop (25–80 ms): read until a reply is there and the file is still.
   const t0 = Date.now();

@@ -14,7 +14,12 @@ export function metricsOf(r: SessionRecord, m: SessionMetrics | undefined): Sess
     avg_turn_ms: m?.avg_turn_ms ?? null,
     p95_turn_ms: m?.p95_turn_ms ?? null,
     error_rate: m?.error_rate ?? null,
-    usage: totals.session_usage ?? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: totals.session_usage ?? {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    },
     cost_usd: totals.session_cost_usd ?? null,
     cost_complete: totals.session_cost_complete ?? true,
   };

@@ -67,10 +67,15 @@ export async function checkSpendable(d: Deps, r: SessionRecord): Promise<void> {
   if (!p) return;
   if (p.unpriced.length) throw unpricedBudgetError(r.session_id, p.unpriced);
   if (p.spent < p.cap) return;
-  throw new SessionError("LIMIT_REACHED", `session ${r.session_id} shares the team budget of its lead ${p.lead}: the lead and its teammates have cost $${p.spent.toFixed(4)} of its $${p.cap} budget.`, {
-    suggestion: `resume the lead ${p.lead} with a higher max_budget_usd (after it ends), or start a new session.`,
-    details: { budget_pool: p.lead, pool_cost_usd: p.spent, max_budget_usd: p.cap },
-  });
+  throw new SessionError(
+    "LIMIT_REACHED",
+    `session ${r.session_id} shares the team budget of its lead ${p.lead}: the lead and its teammates have cost $${p.spent.toFixed(4)} ` +
+      `of its $${p.cap} budget.`,
+    {
+      suggestion: `resume the lead ${p.lead} with a higher max_budget_usd (after it ends), or start a new session.`,
+      details: { budget_pool: p.lead, pool_cost_usd: p.spent, max_budget_usd: p.cap },
+    },
+  );
 }
 
 /**
@@ -84,10 +89,14 @@ export async function teammateBudget(d: Deps, lead: SessionRecord): Promise<numb
   if (p.unpriced.length) throw unpricedBudgetError(lead.session_id, p.unpriced);
   const left = p.cap - p.spent;
   if (left <= 0) {
-    throw new SessionError("LIMIT_REACHED", `the team budget of lead ${lead.session_id} is spent ($${p.spent.toFixed(4)} of $${p.cap}); no teammate was started.`, {
-      suggestion: "Ask the client to resume the lead with a higher max_budget_usd.",
-      details: { budget_pool: lead.session_id, pool_cost_usd: p.spent, max_budget_usd: p.cap },
-    });
+    throw new SessionError(
+      "LIMIT_REACHED",
+      `the team budget of lead ${lead.session_id} is spent ($${p.spent.toFixed(4)} of $${p.cap}); no teammate was started.`,
+      {
+        suggestion: "Ask the client to resume the lead with a higher max_budget_usd.",
+        details: { budget_pool: lead.session_id, pool_cost_usd: p.spent, max_budget_usd: p.cap },
+      },
+    );
   }
   return Math.floor(left * 1e6) / 1e6;
 }

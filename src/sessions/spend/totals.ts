@@ -12,7 +12,12 @@ type PublicUsage = NonNullable<SendOutput["usage"]>;
 export type Totals = Pick<SessionSummary, "total_usage" | "total_cost_usd" | "cost_complete" | "limit_reached">;
 
 export function publicUsage(u: Usage): PublicUsage {
-  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_creation_input_tokens: u.cache_creation_input_tokens, cache_read_input_tokens: u.cache_read_input_tokens };
+  return {
+    input_tokens: u.input_tokens,
+    output_tokens: u.output_tokens,
+    cache_creation_input_tokens: u.cache_creation_input_tokens,
+    cache_read_input_tokens: u.cache_read_input_tokens,
+  };
 }
 
 export function fromRecord(r: SessionRecord): ModelUsage {
@@ -26,12 +31,20 @@ export function fromRecord(r: SessionRecord): ModelUsage {
 }
 
 /** The session's totals as a turn result carries them (session_usage, session_cost_usd, session_cost_complete, session_turns). */
-export function sessionFields(r: SessionRecord, turns: number): Pick<SendOutput, "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns"> {
+export function sessionFields(
+  r: SessionRecord,
+  turns: number,
+): Pick<SendOutput, "session_usage" | "session_cost_usd" | "session_cost_complete" | "session_turns"> {
   const mu = fromRecord(r);
   const total = emptyUsage();
   for (const u of Object.values(mu)) addUsage(total, u);
   const c = costOfModels(mu);
-  return { session_usage: publicUsage(total), session_cost_usd: c.cost_usd, session_cost_complete: c.cost_complete, session_turns: turns };
+  return {
+    session_usage: publicUsage(total),
+    session_cost_usd: c.cost_usd,
+    session_cost_complete: c.cost_complete,
+    session_turns: turns,
+  };
 }
 
 /** The session's cost so far from its record (what budgets count). */

@@ -49,7 +49,10 @@ export interface SyncHolder {
 
 const clean = (s: string) => s.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "?");
 
-async function gitPart(cwd: string, warnings: string[]): Promise<{ text: string; fp: string; changedFiles: string[] } | undefined> {
+async function gitPart(
+  cwd: string,
+  warnings: string[],
+): Promise<{ text: string; fp: string; changedFiles: string[] } | undefined> {
   const top = await git(cwd, ["rev-parse", "--show-toplevel"]).catch(() => undefined);
   if (!top || top.code !== 0) {
     warnings.push("the session's cwd is not in a git repository: no git context.");
@@ -63,13 +66,18 @@ async function gitPart(cwd: string, warnings: string[]): Promise<{ text: string;
   const head = await git(cwd, ["rev-parse", "--short", "HEAD"]);
   const lines = status.stdout.split("\n").filter(Boolean);
   // Porcelain paths are relative to the repository's top; quoted ones (unusual characters) cannot be mentioned.
-  const changedFiles = lines.map((l) => l.slice(3).replace(/^.* -> /, "")).filter((f) => !f.startsWith('"')).map((f) => join(top.stdout.trim(), f));
+  const changedFiles = lines
+    .map((l) => l.slice(3).replace(/^.* -> /, ""))
+    .filter((f) => !f.startsWith('"'))
+    .map((f) => join(top.stdout.trim(), f));
   const shown = lines.slice(0, MAX_STATUS_LINES);
   if (lines.length > shown.length) shown.push(`… and ${lines.length - shown.length} more`);
   const text = [
     `Git: branch ${branch.stdout.trim() || "(unknown)"} at ${head.stdout.trim() || "(no commits)"}`,
     shown.length ? `Status:\n${shown.join("\n")}` : "Status: clean",
-    ...(stat.stdout.trim() ? [`Diff stat against HEAD:\n${stat.stdout.trimEnd().split("\n").slice(-MAX_STATUS_LINES).join("\n")}`] : []),
+    ...(stat.stdout.trim()
+      ? [`Diff stat against HEAD:\n${stat.stdout.trimEnd().split("\n").slice(-MAX_STATUS_LINES).join("\n")}`]
+      : []),
   ].join("\n");
   // Changes to the contents of files already changed show in the diff stat; the hash of the status and stat covers them.
   return { text, fp: createHash("sha256").update(text).digest("hex"), changedFiles };
@@ -81,7 +89,9 @@ async function gitPart(cwd: string, warnings: string[]): Promise<{ text: string;
  * named like a source file must not hang the server.
  */
 async function fileFingerprint(path: string): Promise<string | undefined> {
-  const r = await readRegular(path, MAX_HASHED_BYTES).catch((e: NodeJS.ErrnoException) => (e.code === "ENOTREG" ? "other" : undefined));
+  const r = await readRegular(path, MAX_HASHED_BYTES).catch((e: NodeJS.ErrnoException) =>
+    e.code === "ENOTREG" ? "other" : undefined,
+  );
   if (r === undefined) return undefined;
   if (r === "other") {
     const st = await stat(path).catch(() => undefined);
@@ -96,7 +106,10 @@ async function envPart(cwd: string): Promise<Map<string, string>> {
   const m = new Map<string, string>();
   for (const f of ENV_FILES) {
     // A regular file only, never blocking (a FIFO named .env is skipped, not waited on), its first MiB.
-    const text = await readRegular(join(cwd, f), MAX_ENV_BYTES).then((r) => r.data.toString("utf8"), () => undefined);
+    const text = await readRegular(join(cwd, f), MAX_ENV_BYTES).then(
+      (r) => r.data.toString("utf8"),
+      () => undefined,
+    );
     if (text === undefined) continue;
     for (const line of text.split(/\r?\n/)) {
       const x = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/.exec(line);
@@ -107,10 +120,20 @@ async function envPart(cwd: string): Promise<Map<string, string>> {
 }
 
 /** What changed for a session (cwd `cwd`) since its last sync, as the text to send. Nothing is sent here. */
-export async function gather(holder: SyncHolder, cwd: string, type: ContextType, paths: string[] | undefined, force = false): Promise<Gathered> {
+export async function gather(
+  holder: SyncHolder,
+  cwd: string,
+  type: ContextType,
+  paths: string[] | undefined,
+  force = false,
+): Promise<Gathered> {
   // force: the whole current state, as on a first sync.
   const prev = force ? undefined : holder.synced;
-  const next: Snapshot = { ...(prev?.git ? { git: prev.git } : {}), files: new Map(prev?.files ?? []), env: new Map(prev?.env ?? []) };
+  const next: Snapshot = {
+    ...(prev?.git ? { git: prev.git } : {}),
+    files: new Map(prev?.files ?? []),
+    env: new Map(prev?.env ?? []),
+  };
   const warnings: string[] = [];
   const parts: string[] = [];
   let gitSynced = false;
@@ -172,7 +195,9 @@ export async function gather(holder: SyncHolder, cwd: string, type: ContextType,
   let envSynced = 0;
   if (type === "env" || type === "all") {
     const now = await envPart(cwd);
-    const names = [...new Set([...now.keys(), ...(prev?.env.keys() ?? [])])].filter((n) => now.get(n) !== prev?.env.get(n)).sort();
+    const names = [...new Set([...now.keys(), ...(prev?.env.keys() ?? [])])]
+      .filter((n) => now.get(n) !== prev?.env.get(n))
+      .sort();
     if (names.length) {
       const removed = names.filter((n) => !now.has(n));
       parts.push(
@@ -185,7 +210,10 @@ export async function gather(holder: SyncHolder, cwd: string, type: ContextType,
     envSynced = names.length;
   }
   const changed = parts.length > 0;
-  const text = clean(`[context sync from claude-sessions] What changed in ${cwd} since the last sync. No reply is needed beyond a short acknowledgement.\n\n${parts.join("\n\n") || "Nothing changed."}\n`);
+  const text = clean(
+    `[context sync from claude-sessions] What changed in ${cwd} since the last sync. No reply is needed beyond a short ` +
+      `acknowledgement.\n\n${parts.join("\n\n") || "Nothing changed."}\n`,
+  );
   return {
     text,
     files_synced: filesSynced,
@@ -199,6 +227,7 @@ export async function gather(holder: SyncHolder, cwd: string, type: ContextType,
 
 export function assertType(input: Pick<Resolved<SyncInput>, "context_type" | "paths">): ContextType {
   const t = input.context_type ?? "all";
-  if (input.paths && t !== "files" && t !== "all") throw new SessionError("INVALID_ARGUMENT", `paths go with context_type files or all (got ${t}).`);
+  if (input.paths && t !== "files" && t !== "all")
+    throw new SessionError("INVALID_ARGUMENT", `paths go with context_type files or all (got ${t}).`);
   return t;
 }

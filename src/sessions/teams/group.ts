@@ -21,7 +21,13 @@ function errorOf(e: unknown): { code: string; message: string } {
 }
 
 /** Runs `each` for every member at once; a progress line every few seconds and whenever a member is done. */
-async function overMembers<R>(list: Member[], total: number, ctx: CallContext, what: string, each: (m: Member, mctx: CallContext) => Promise<R>): Promise<R[]> {
+async function overMembers<R>(
+  list: Member[],
+  total: number,
+  ctx: CallContext,
+  what: string,
+  each: (m: Member, mctx: CallContext) => Promise<R>,
+): Promise<R[]> {
   const t0 = Date.now();
   const report = progressStream(ctx.progress, total);
   let done = 0;
@@ -52,12 +58,26 @@ export async function broadcast(d: Deps, input: BroadcastInput, ctx: CallContext
   checkPrompt(d.cfg, input.message, "message", false, ANY_RUNNER);
   const list = await members(d, input);
   const records = (await d.store.read()).sessions;
-  for (const kind of new Set(list.map((m) => records[m.session_id]?.backend))) checkPrompt(d.cfg, input.message, "message", false, kind ? d.runners[kind]?.caps : undefined);
+  for (const kind of new Set(list.map((m) => records[m.session_id]?.backend)))
+    checkPrompt(d.cfg, input.message, "message", false, kind ? d.runners[kind]?.caps : undefined);
   const timeoutMs = input.timeout_ms ?? 30_000;
   const results = await overMembers(list, timeoutMs, ctx, "broadcast", async (m, mctx): Promise<MemberResult> => {
     const base = { session_id: m.session_id, ...(m.teammate_name ? { teammate_name: m.teammate_name } : {}) };
     try {
-      const r = await send(d, { session_id: m.session_id, message: input.message, wait_for_response: input.wait_for_response !== false, wait_for_usage: true, timeout_ms: timeoutMs, queue: false, bash_mode: false, include_context: false }, mctx);
+      const r = await send(
+        d,
+        {
+          session_id: m.session_id,
+          message: input.message,
+          wait_for_response: input.wait_for_response !== false,
+          wait_for_usage: true,
+          timeout_ms: timeoutMs,
+          queue: false,
+          bash_mode: false,
+          include_context: false,
+        },
+        mctx,
+      );
       const out: MemberResult = { ...base, message_sent: r.message_sent, sent_at: r.sent_at, final_state: r.final_state };
       if (r.response !== undefined) out.response = r.response;
       if (r.completed !== undefined) out.completed = r.completed;
@@ -65,7 +85,8 @@ export async function broadcast(d: Deps, input: BroadcastInput, ctx: CallContext
       if (r.pending_permission) out.pending_permission = r.pending_permission;
       if (r.woke) Object.assign(out, { woke: r.woke, wake_ms: r.wake_ms });
       // Delivered, then the process went away during the turn: that member's own error.
-      if (r.final_state === "dead" || r.final_state === "zombie") out.error = { code: "SESSION_DEAD", message: `session ${m.session_id} ended during the turn.` };
+      if (r.final_state === "dead" || r.final_state === "zombie")
+        out.error = { code: "SESSION_DEAD", message: `session ${m.session_id} ended during the turn.` };
       else if (r.final_state === "error" && r.error) out.error = { code: "PROCESS_ERROR", message: r.error };
       return out;
     } catch (e) {
@@ -106,7 +127,8 @@ export async function waitMany(d: Deps, input: WaitManyInput, ctx: CallContext):
       return entry(base, s.live.fold, !w.timed_out);
     } catch (e) {
       if (ctx.signal?.aborted) throw new SessionError("CANCELLED", "the request was cancelled");
-      if (!(e instanceof SessionError && e.code === "CANCELLED")) return { ...base, done: true, final_state: "error", error: errorOf(e).message };
+      if (!(e instanceof SessionError && e.code === "CANCELLED"))
+        return { ...base, done: true, final_state: "error", error: errorOf(e).message };
       // Stopped because another member was done first (mode any): is this one done as well?
       const f = s.live.fold;
       const done = f.turn_count >= f.prompts_submitted && f.status !== "busy";

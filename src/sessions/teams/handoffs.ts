@@ -44,9 +44,18 @@ export async function readHandoffs(stateDir: string, team: string, limit = READ_
 }
 
 /** The resource `team://<team>/handoffs`. */
-export const HANDOFFS_TEMPLATE = { uriTemplate: "team://{team_name}/handoffs", name: "team-handoffs", title: "Team hand-offs", description: "A team's hand-offs (its members' handoff tool), oldest first, as JSON.", mimeType: "application/json" };
+export const HANDOFFS_TEMPLATE = {
+  uriTemplate: "team://{team_name}/handoffs",
+  name: "team-handoffs",
+  title: "Team hand-offs",
+  description: "A team's hand-offs (its members' handoff tool), oldest first, as JSON.",
+  mimeType: "application/json",
+};
 
-export async function readHandoffsResource(stateDir: string, uri: string): Promise<{ uri: string; mimeType: string; text: string }> {
+export async function readHandoffsResource(
+  stateDir: string,
+  uri: string,
+): Promise<{ uri: string; mimeType: string; text: string }> {
   const m = /^team:\/\/([^/]+)\/handoffs$/.exec(uri);
   let team: string | undefined;
   try {
@@ -54,6 +63,9 @@ export async function readHandoffsResource(stateDir: string, uri: string): Promi
   } catch {
     team = undefined;
   }
-  if (!team || team.length > 200) throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(uri.slice(0, 200))} is not a team resource.`, { suggestion: "Use team://{team_name}/handoffs (the team name URI-encoded)." });
+  if (!team || team.length > 200)
+    throw new SessionError("INVALID_ARGUMENT", `${JSON.stringify(uri.slice(0, 200))} is not a team resource.`, {
+      suggestion: "Use team://{team_name}/handoffs (the team name URI-encoded).",
+    });
   return { uri, mimeType: "application/json", text: JSON.stringify(await readHandoffs(stateDir, team), null, 2) };
 }

@@ -21,10 +21,15 @@ export class MemberRate {
     if (list.length >= max) {
       this.sent.set(id, list);
       const retry = Math.max(1, list[0]! + WINDOW_MS - now);
-      throw new SessionError("RATE_LIMITED", `${tool}: you sent ${list.length} prompts to teammates in the last minute, the most CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN (${max}) allows; nothing was sent.`, {
-        suggestion: `Try again in ${Math.ceil(retry / 1000)} s (details.retry_after_ms), or put several things in one message.`,
-        details: { retry_after_ms: retry, limit_per_min: max },
-      });
+      throw new SessionError(
+        "RATE_LIMITED",
+        `${tool}: you sent ${list.length} prompts to teammates in the last minute, the most CLAUDE_SESSIONS_MEMBER_MESSAGES_PER_MIN ` +
+          `(${max}) allows; nothing was sent.`,
+        {
+          suggestion: `Try again in ${Math.ceil(retry / 1000)} s (details.retry_after_ms), or put several things in one message.`,
+          details: { retry_after_ms: retry, limit_per_min: max },
+        },
+      );
     }
     list.push(now);
     this.sent.set(id, list);

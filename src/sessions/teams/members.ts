@@ -35,7 +35,12 @@ export function packageEntry(): string {
 const hashOf = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
 
 /** The member server of one launch of a team session: its variables, its configuration and the secret's hash. */
-export function memberLaunch(stateDir: string, dir: string, id: string, lead: boolean): { env: Record<string, string>; member: MemberLaunch } {
+export function memberLaunch(
+  stateDir: string,
+  dir: string,
+  id: string,
+  lead: boolean,
+): { env: Record<string, string>; member: MemberLaunch } {
   const secret = randomBytes(32).toString("base64url");
   const configPath = join(dir, MEMBER_CONFIG);
   const config = {
@@ -46,7 +51,12 @@ export function memberLaunch(stateDir: string, dir: string, id: string, lead: bo
         // A small young generation, as the server's own (bin.ts): 70 MB resident instead of 78 MB (measured).
         args: ["--max-semi-space-size=1", packageEntry(), "member"],
         // Expanded by Claude Code from its environment: the file holds the variable's name, never the secret.
-        env: { [MEMBER_ENV.secret]: `\${${MEMBER_ENV.secret}}`, [MEMBER_ENV.session]: id, [MEMBER_ENV.socket]: `\${${MEMBER_ENV.socket}}`, ...(lead ? { [MEMBER_ENV.lead]: "1" } : {}) },
+        env: {
+          [MEMBER_ENV.secret]: `\${${MEMBER_ENV.secret}}`,
+          [MEMBER_ENV.session]: id,
+          [MEMBER_ENV.socket]: `\${${MEMBER_ENV.socket}}`,
+          ...(lead ? { [MEMBER_ENV.lead]: "1" } : {}),
+        },
       },
     },
   };

@@ -17,7 +17,8 @@ export async function syncContext(d: Deps, input: SyncInput, ctx: CallContext): 
       list.map((m) =>
         syncOne(d, m.session_id, input, type, mctx).catch((e: unknown): SyncResult => {
           if (e instanceof SessionError && e.code === "CANCELLED") throw e;
-          const error = e instanceof SessionError ? { code: e.code, message: e.message } : { code: "INTERNAL", message: String(e) };
+          const error =
+            e instanceof SessionError ? { code: e.code, message: e.message } : { code: "INTERNAL", message: String(e) };
           return { session_id: m.session_id, synced_at: new Date().toISOString(), context_type: type, sent: false, error };
         }),
       ),
@@ -44,9 +45,27 @@ async function syncOne(d: Deps, id: string, input: SyncInput, type: ContextType,
   };
   if (g.warnings.length) out.warnings = g.warnings;
   if (!g.changed && !input.force) return out;
-  const sent = await send(d, { session_id: id, message: g.text, wait_for_response: input.wait_for_response !== false, wait_for_usage: true, timeout_ms: input.timeout_ms ?? 30_000, queue: false, bash_mode: false, include_context: false }, ctx);
+  const sent = await send(
+    d,
+    {
+      session_id: id,
+      message: g.text,
+      wait_for_response: input.wait_for_response !== false,
+      wait_for_usage: true,
+      timeout_ms: input.timeout_ms ?? 30_000,
+      queue: false,
+      bash_mode: false,
+      include_context: false,
+    },
+    ctx,
+  );
   g.commit();
-  return { ...out, sent: sent.message_sent, final_state: sent.final_state, ...(sent.woke ? { woke: sent.woke, wake_ms: sent.wake_ms } : {}) };
+  return {
+    ...out,
+    sent: sent.message_sent,
+    final_state: sent.final_state,
+    ...(sent.woke ? { woke: sent.woke, wake_ms: sent.wake_ms } : {}),
+  };
 }
 
 /** send_message {include_context}: what changed since the last sync goes before the message, in the same prompt. */

@@ -40,12 +40,19 @@ export async function resolveId(d: Deps, a: Address): Promise<string> {
       suggestion: "list_sessions shows every session's id, team_name and teammate_name.",
     });
   }
-  const all = Object.values((await d.store.read()).sessions).filter((r) => r.team_name === a.team_name && r.teammate_name === a.teammate_name);
-  const pick = all.find((r) => inService(current(d, r).status)) ?? all.sort((x, y) => y.created_at.localeCompare(x.created_at))[0];
+  const all = Object.values((await d.store.read()).sessions).filter(
+    (r) => r.team_name === a.team_name && r.teammate_name === a.teammate_name,
+  );
+  const pick =
+    all.find((r) => inService(current(d, r).status)) ?? all.sort((x, y) => y.created_at.localeCompare(x.created_at))[0];
   if (!pick) {
-    throw new SessionError("SESSION_NOT_FOUND", `team ${JSON.stringify(a.team_name)} has no teammate ${JSON.stringify(a.teammate_name)}.`, {
-      suggestion: `list_sessions {team_filter: ${JSON.stringify(a.team_name)}} shows the team's members.`,
-    });
+    throw new SessionError(
+      "SESSION_NOT_FOUND",
+      `team ${JSON.stringify(a.team_name)} has no teammate ${JSON.stringify(a.teammate_name)}.`,
+      {
+        suggestion: `list_sessions {team_filter: ${JSON.stringify(a.team_name)}} shows the team's members.`,
+      },
+    );
   }
   return pick.session_id;
 }
@@ -77,9 +84,13 @@ export function claimTeammate(sessions: Record<string, SessionRecord>, rec: Sess
   }
   const holder = others.find((r) => r.teammate_name === rec.teammate_name && inService(r.status));
   if (holder) {
-    throw new SessionError("INVALID_ARGUMENT", `team ${JSON.stringify(rec.team_name)} already has a live teammate ${JSON.stringify(rec.teammate_name)} (session ${holder.session_id}).`, {
-      suggestion: "Choose another teammate_name, leave it out for a generated one, or kill that session first.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `team ${JSON.stringify(rec.team_name)} already has a live teammate ${JSON.stringify(rec.teammate_name)} (session ${holder.session_id}).`,
+      {
+        suggestion: "Choose another teammate_name, leave it out for a generated one, or kill that session first.",
+      },
+    );
   }
 }
 
@@ -89,16 +100,23 @@ export interface Member {
 }
 
 /** The sessions of a group: every live (or hibernated) session of a team, or the listed ids (unknown ids are SESSION_NOT_FOUND). */
-export async function members(d: Deps, g: { team_name?: string | undefined; session_ids?: string[] | undefined }): Promise<Member[]> {
+export async function members(
+  d: Deps,
+  g: { team_name?: string | undefined; session_ids?: string[] | undefined },
+): Promise<Member[]> {
   if ((g.team_name === undefined) === (g.session_ids === undefined)) {
     throw new SessionError("INVALID_ARGUMENT", "name the group: team_name or session_ids (one of them).");
   }
   const sessions = (await d.store.read()).sessions;
-  const view = (r: SessionRecord): Member => ({ session_id: r.session_id, ...(r.teammate_name ? { teammate_name: r.teammate_name } : {}) });
+  const view = (r: SessionRecord): Member => ({
+    session_id: r.session_id,
+    ...(r.teammate_name ? { teammate_name: r.teammate_name } : {}),
+  });
   if (g.session_ids) {
     const ids = [...new Set(g.session_ids)];
     const missing = ids.filter((id) => !sessions[id]);
-    if (missing.length) throw new SessionError("SESSION_NOT_FOUND", `no session with id ${missing.map((m) => JSON.stringify(m)).join(", ")}.`);
+    if (missing.length)
+      throw new SessionError("SESSION_NOT_FOUND", `no session with id ${missing.map((m) => JSON.stringify(m)).join(", ")}.`);
     return ids.map((id) => view(sessions[id]!));
   }
   const team = Object.values(sessions)
@@ -114,7 +132,10 @@ export async function members(d: Deps, g: { team_name?: string | undefined; sess
 }
 
 /** A progress reporter for a call over many sessions: one stream whose value only grows (MCP requires it). */
-export function progressStream(report: ((p: { progress: number; total?: number; message?: string }) => void) | undefined, total: number) {
+export function progressStream(
+  report: ((p: { progress: number; total?: number; message?: string }) => void) | undefined,
+  total: number,
+) {
   let last = -1;
   return (message: string, value?: number) => {
     if (!report) return;

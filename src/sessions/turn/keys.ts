@@ -11,10 +11,8 @@ import { runnerOf, type Deps } from "../deps.js";
 import { beginTurn } from "../spend/cost.js";
 import { checkSpendable } from "../spend/pool.js";
 
-
 /** How long a call waits for another caller's keys to this session (a paste and its confirmation). */
 export const SEND_LOCK_MS = 30_000;
-
 
 export async function countSent(d: Deps, id: string, text: string): Promise<void> {
   await d.store.patch(id, (rec) => {
@@ -30,7 +28,10 @@ export async function countSent(d: Deps, id: string, text: string): Promise<void
  * and the confirmation (or a dialog's answer) must not interleave with another server's.
  */
 export function withSessionKeys<T>(d: Deps, id: string, timeoutMs: number, ctx: CallContext, fn: () => Promise<T>): Promise<T> {
-  return withFileLock(join(d.registry.paths(id).dir, "send.lock"), fn, { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  return withFileLock(join(d.registry.paths(id).dir, "send.lock"), fn, {
+    timeoutMs,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
 }
 
 /** Delivers a validated prompt through the session's driver and counts it once Claude accepted it. */

@@ -3,7 +3,8 @@
  * session takes prompts again — never typed into Claude Code's own queue, where they would run one after another
  * with nothing checked between them (8 queued prompts cost 46 times a session's budget). Each is checked when it is
  * delivered (the session's state, max_turns, max_budget_usd); a refused one is a typed error to whoever waits on it,
- * an audit line (actor `server:queue`) and an execution record (`refused`: not a turn, so no metric counts it). A session holds at most CLAUDE_SESSIONS_MAX_QUEUE.
+ * an audit line (actor `server:queue`) and an execution record (`refused`: not a turn, so no metric counts it). A
+ * session holds at most CLAUDE_SESSIONS_MAX_QUEUE.
  */
 import { SessionError, toSessionError } from "../../core/errors.js";
 import { acceptsPrompt, isLive } from "../../core/status.js";
@@ -20,9 +21,13 @@ export function takePlace(d: Deps, id: string): () => void {
   if (!x) return () => {};
   const max = d.cfg.maxQueue;
   if (x.held >= max) {
-    throw new SessionError("QUEUE_FULL", `session ${id} already holds ${x.held} queued prompt(s), the most CLAUDE_SESSIONS_MAX_QUEUE (${max}) allows; nothing was queued.`, {
-      details: { queued: x.held, max_queue: max },
-    });
+    throw new SessionError(
+      "QUEUE_FULL",
+      `session ${id} already holds ${x.held} queued prompt(s), the most CLAUDE_SESSIONS_MAX_QUEUE (${max}) allows; nothing was queued.`,
+      {
+        details: { queued: x.held, max_queue: max },
+      },
+    );
   }
   x.held++;
   let done = false;
@@ -35,7 +40,10 @@ export function takePlace(d: Deps, id: string): () => void {
 
 /** Waits until the session takes a prompt (or ends); `signal`: the waiting caller's cancellation. */
 export async function turnOver(s: DriverSession, signal?: AbortSignal): Promise<Folded> {
-  const f = await s.live.waitFor((x) => acceptsPrompt(x.status) || !isLive(x.status), { timeoutMs: FOREVER_MS, ...(signal ? { signal } : {}) });
+  const f = await s.live.waitFor((x) => acceptsPrompt(x.status) || !isLive(x.status), {
+    timeoutMs: FOREVER_MS,
+    ...(signal ? { signal } : {}),
+  });
   return f ?? s.live.fold;
 }
 
@@ -43,6 +51,13 @@ export async function turnOver(s: DriverSession, signal?: AbortSignal): Promise<
 export function refused(d: Deps, id: string, text: string, heldSince: number, e: unknown): void {
   const err = toSessionError(e);
   void d.audit.record({ tool: "send_message", session_id: id, actor: "server:queue", since: heldSince, code: err.code });
-  d.history?.recordTurn({ session_id: id, prompt: text, started_at: new Date(heldSince), ended_at: new Date(), outcome: "refused", error: `the queued prompt was not delivered: ${err.message}` });
+  d.history?.recordTurn({
+    session_id: id,
+    prompt: text,
+    started_at: new Date(heldSince),
+    ended_at: new Date(),
+    outcome: "refused",
+    error: `the queued prompt was not delivered: ${err.message}`,
+  });
   d.log.info(`${id}: a queued prompt was not delivered: ${err.code} ${err.message}`);
 }

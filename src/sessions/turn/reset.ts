@@ -22,9 +22,13 @@ const COMPACT_MS = 300_000;
 export async function reset(d: Deps, input: Resolved<ResetInput>, ctx: CallContext): Promise<ResetOutput> {
   const { old, now, status } = await runCommand(d, input.session_id, { kind: "clear" }, CLEAR_MS, ctx);
   if (now === old) {
-    throw new SessionError("PROCESS_ERROR", `session ${input.session_id}: Claude Code cleared the conversation but reported no new session id.`, {
-      suggestion: "list_sessions shows the session; kill_session and start_session give a fresh one for sure.",
-    });
+    throw new SessionError(
+      "PROCESS_ERROR",
+      `session ${input.session_id}: Claude Code cleared the conversation but reported no new session id.`,
+      {
+        suggestion: "list_sessions shows the session; kill_session and start_session give a fresh one for sure.",
+      },
+    );
   }
   await d.store.patch(input.session_id, (r) => {
     r.claude_session_id = now;
@@ -36,9 +40,16 @@ export async function compact(d: Deps, input: Resolved<CompactInput>, ctx: CallC
   let instructions: string | undefined;
   if (input.instructions !== undefined && input.instructions.trim()) {
     instructions = checkPrompt(d.cfg, input.instructions, "instructions").trim();
-    if (/[\n\r\t]/.test(instructions)) throw new SessionError("INVALID_ARGUMENT", "instructions must be one line of text (no newline or tab).");
+    if (/[\n\r\t]/.test(instructions))
+      throw new SessionError("INVALID_ARGUMENT", "instructions must be one line of text (no newline or tab).");
   }
-  const { now, status } = await runCommand(d, input.session_id, { kind: "compact", ...(instructions ? { instructions } : {}) }, COMPACT_MS, ctx);
+  const { now, status } = await runCommand(
+    d,
+    input.session_id,
+    { kind: "compact", ...(instructions ? { instructions } : {}) },
+    COMPACT_MS,
+    ctx,
+  );
   return { session_id: input.session_id, claude_session_id: now, status, compacted_at: new Date().toISOString() };
 }
 
@@ -48,7 +59,13 @@ function busy(id: string, status: string): SessionError {
   });
 }
 
-async function runCommand(d: Deps, id: string, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<{ old: string; now: string; status: ResetOutput["status"] }> {
+async function runCommand(
+  d: Deps,
+  id: string,
+  cmd: SessionCommand,
+  timeoutMs: number,
+  ctx: CallContext,
+): Promise<{ old: string; now: string; status: ResetOutput["status"] }> {
   const r = await d.registry.record(id);
   const s = await d.registry.handle(id);
   // A hibernated session has no process: it is woken first (as a prompt would wake it).

@@ -34,16 +34,21 @@ function busyError(id: string, status: string): SessionError {
     status === "waiting_for_permission"
       ? "Answer the pending permission prompt with respond_permission first."
       : status === "blocked"
-        ? "A screen of Claude Code waits for an answer: see `blocked` in wait_for_completion or list_sessions, and answer it with answer_prompt (or interrupt_session)."
+        ? "A screen of Claude Code waits for an answer: see `blocked` in wait_for_completion or list_sessions, and answer " +
+          "it with answer_prompt (or interrupt_session)."
         : undefined;
   return new SessionError("SESSION_BUSY", `session ${id} is ${status}.`, suggestion ? { suggestion } : {});
 }
 
 function checkTurns(r: { session_id: string; max_turns?: number | undefined }, f: Folded): void {
   if (r.max_turns !== undefined && f.prompts_submitted >= r.max_turns) {
-    throw new SessionError("LIMIT_REACHED", `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`, {
-      suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
-    });
+    throw new SessionError(
+      "LIMIT_REACHED",
+      `session ${r.session_id} has used its ${r.max_turns} turn(s) (max_turns); resuming keeps the count.`,
+      {
+        suggestion: "Start a new session for more turns (max_turns counts every turn of a session, across resume_session).",
+      },
+    );
   }
 }
 
@@ -63,7 +68,8 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
   const text = checkPrompt(d.cfg, input.message, "message", input.bash_mode, d.runners[r0.backend]?.caps);
   const f0 = (await d.registry.follow(input.session_id)).fold;
   // A session parked on a usage limit takes no prompt before the limit lifts (issue 33): the server wakes it then.
-  if (f0.limit && (f0.status === "hibernated" || f0.status === "idle") && Date.now() < Date.parse(resetsAt(d, f0.limit))) throw limitedError(d, input.session_id, f0.limit, false);
+  if (f0.limit && (f0.status === "hibernated" || f0.status === "idle") && Date.now() < Date.parse(resetsAt(d, f0.limit)))
+    throw limitedError(d, input.session_id, f0.limit, false);
   if (f0.status === "hibernated") {
     checkTurns(r0, f0);
     await checkSpendable(d, r0);
@@ -74,7 +80,9 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
     // The waking call's prompt travels with the launch when it can (no input box to wait for, no paste).
     let carriedTurn: Promise<SendOutput> | undefined;
     const out: CarryOut = {};
-    const carry = h ? { text, out, onCarried: () => void (carriedTurn = afterCarried(d, input, r0.backend, h, out, ctx)) } : undefined;
+    const carry = h
+      ? { text, out, onCarried: () => void (carriedTurn = afterCarried(d, input, r0.backend, h, out, ctx)) }
+      : undefined;
     const w = await wakeIfHibernated(d, input.session_id, ctx, carry);
     woke = w ?? woke;
     try {
@@ -83,7 +91,10 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
       return woke ? { ...out, ...woke } : out;
     } catch (e) {
       if (!(e instanceof HibernatedMeanwhile)) throw e;
-      if (attempt >= 2) throw new SessionError("SESSION_BUSY", `session ${input.session_id} was hibernated again while its wake was under way.`, { suggestion: "Try again (CLAUDE_SESSIONS_MAX_LIVE may be too low for the sessions in use)." });
+      if (attempt >= 2)
+        throw new SessionError("SESSION_BUSY", `session ${input.session_id} was hibernated again while its wake was under way.`, {
+          suggestion: "Try again (CLAUDE_SESSIONS_MAX_LIVE may be too low for the sessions in use).",
+        });
     }
   }
 }
@@ -92,10 +103,22 @@ export async function send(d: Deps, input: Resolved<SendInput>, ctx: CallContext
  * A prompt the wake's launch carried (hibernate.ts): Claude took it; the turn is waited for as a sent one's, first in
  * this process's line of prompts to the session (registered before the wake's other callers go on).
  */
-function afterCarried(d: Deps, input: Resolved<SendInput>, kind: BackendKind, s: DriverSession, c: CarryOut, ctx: CallContext): Promise<SendOutput> {
+function afterCarried(
+  d: Deps,
+  input: Resolved<SendInput>,
+  kind: BackendKind,
+  s: DriverSession,
+  c: CarryOut,
+  ctx: CallContext,
+): Promise<SendOutput> {
   const t0 = Date.now();
   const run = (): Promise<SendOutput> => {
-    const out: SendOutput = { session_id: input.session_id, message_sent: true, sent_at: c.sent_at!, final_state: s.live.fold.status };
+    const out: SendOutput = {
+      session_id: input.session_id,
+      message_sent: true,
+      sent_at: c.sent_at!,
+      final_state: s.live.fold.status,
+    };
     if (input.wait_for_response === false) return Promise.resolve(out);
     return turnOutcome(d, input.session_id, kind, s, c.promptNo!, out, input.timeout_ms ?? 30_000, ctx, t0, input.wait_for_usage);
   };
@@ -116,7 +139,13 @@ class StillBusy extends Error {}
  * `afterWake`: a turn under way does not refuse the call at once; the line of prompts decides (under the lock).
  * `queue` to a session in a turn: the prompt is held by the server (queue.ts) and checked again when it is delivered.
  */
-async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: CallContext, afterWake = false): Promise<SendOutput> {
+async function sendOnce(
+  d: Deps,
+  input: Resolved<SendInput>,
+  text: string,
+  ctx: CallContext,
+  afterWake = false,
+): Promise<SendOutput> {
   const r = await d.registry.record(input.session_id);
   const s = await d.registry.handle(input.session_id);
   const status = s.live.fold.status;
@@ -170,7 +199,14 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
       release?.();
       // A waiting caller's send wakes the session and tries again; a prompt no one waits on is refused.
       if (e instanceof HibernatedMeanwhile && wait) throw e;
-      const err = e instanceof HibernatedMeanwhile ? new SessionError("SESSION_NOT_READY", `session ${r.session_id} was hibernated while the prompt was queued; it was not delivered.`, { suggestion: "Send it again: the next prompt wakes the session." }) : e;
+      const err =
+        e instanceof HibernatedMeanwhile
+          ? new SessionError(
+              "SESSION_NOT_READY",
+              `session ${r.session_id} was hibernated while the prompt was queued; it was not delivered.`,
+              { suggestion: "Send it again: the next prompt wakes the session." },
+            )
+          : e;
       refused(d, r.session_id, text, t0, err);
       throw err;
     }
@@ -180,17 +216,41 @@ async function sendOnce(d: Deps, input: Resolved<SendInput>, text: string, ctx: 
     const { sent_at, before: promptsBefore } = await (hold ? held() : typed());
     delivered = true;
     await countSent(d, r.session_id, text);
-    if (input.bash_mode) return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
-    const out: SendOutput = { session_id: r.session_id, message_sent: true, sent_at, final_state: s.live.fold.status, ...(hold ? { queued: true } : {}) };
+    if (input.bash_mode)
+      return { session_id: r.session_id, message_sent: true, sent_at, bash_mode: true, final_state: s.live.fold.status };
+    const out: SendOutput = {
+      session_id: r.session_id,
+      message_sent: true,
+      sent_at,
+      final_state: s.live.fold.status,
+      ...(hold ? { queued: true } : {}),
+    };
     if (!wait) return out;
     // Our prompt is number promptsBefore+1; its turn has ended once that many turns have.
     // A held prompt's caller has waited for the turn ahead already: what is left of timeout_ms.
-    return turnOutcome(d, r.session_id, r.backend, s, promptsBefore + 1, out, hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs, ctx, t0, input.wait_for_usage);
+    return turnOutcome(
+      d,
+      r.session_id,
+      r.backend,
+      s,
+      promptsBefore + 1,
+      out,
+      hold ? Math.max(0, timeoutMs - (Date.now() - t0)) : timeoutMs,
+      ctx,
+      t0,
+      input.wait_for_usage,
+    );
   };
   if (!hold) return inLine(s, run);
   const p = inLine(s, run);
   p.catch(() => {});
-  const queuedOut = (): SendOutput => ({ session_id: r.session_id, message_sent: true, sent_at: new Date(t0).toISOString(), final_state: s.live.fold.status, queued: true });
+  const queuedOut = (): SendOutput => ({
+    session_id: r.session_id,
+    message_sent: true,
+    sent_at: new Date(t0).toISOString(),
+    final_state: s.live.fold.status,
+    queued: true,
+  });
   // Held for delivery after the turn: without a wait the caller goes on; a refusal is audited and recorded (queue.ts).
   if (!wait) return queuedOut();
   // A waiting caller waits for the turn under way up to its timeout_ms; the prompt stays queued past it. Once it is
@@ -221,15 +281,35 @@ async function checkSpend(d: Deps, id: string): Promise<void> {
  * run_task's, whose first prompt travelled with the launch). A wait that ends first (time-out, cancellation) is
  * recorded in the execution history; the turn gets its own record when it ends.
  */
-export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: DriverSession, promptNo: number, out: SendOutput, timeoutMs: number, ctx: CallContext, t0: number, waitUsage = true): Promise<SendOutput> {
+export async function turnOutcome(
+  d: Deps,
+  id: string,
+  kind: BackendKind,
+  s: DriverSession,
+  promptNo: number,
+  out: SendOutput,
+  timeoutMs: number,
+  ctx: CallContext,
+  t0: number,
+  waitUsage = true,
+): Promise<SendOutput> {
   let waited: TurnResult;
   try {
     waited = await waitTurn(d, s, promptNo, timeoutMs, ctx);
   } catch (e) {
-    if (e instanceof SessionError && e.code === "CANCELLED") recordUnended(d, id, s.live.fold, promptNo, "cancelled", "the call was cancelled while the turn ran");
+    if (e instanceof SessionError && e.code === "CANCELLED")
+      recordUnended(d, id, s.live.fold, promptNo, "cancelled", "the call was cancelled while the turn ran");
     throw e;
   }
-  if (waited.timed_out) recordUnended(d, id, s.live.fold, promptNo, "timed_out", `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`);
+  if (waited.timed_out)
+    recordUnended(
+      d,
+      id,
+      s.live.fold,
+      promptNo,
+      "timed_out",
+      `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`,
+    );
   const w = await withFigures(d, kind, s, promptNo, waited);
   // The turn ended on a usage limit: a typed result the caller can retry at resets_at, not a plain failure.
   if (w.completed && w.turn_outcome === "failed" && s.live.fold.limit) throw limitedError(d, id, s.live.fold.limit, true);
@@ -259,7 +339,13 @@ export async function turnOutcome(d: Deps, id: string, kind: BackendKind, s: Dri
 }
 
 /** The usage of a turn whose result went out without it: to the listeners (the `usage` notification) once read. */
-async function usageLater(d: Deps, id: string, s: DriverSession, turn: number, settling: ReturnType<typeof settleTurn>): Promise<void> {
+async function usageLater(
+  d: Deps,
+  id: string,
+  s: DriverSession,
+  turn: number,
+  settling: ReturnType<typeof settleTurn>,
+): Promise<void> {
   try {
     const cost = await settling;
     const totals = await totalsAfter(d, id, s);
@@ -276,24 +362,48 @@ export async function wait(d: Deps, input: Resolved<WaitInput>, ctx: CallContext
   // accepted for the design's clients and ignored: the wait wakes on hook events.
   const target = s.live.fold.prompts_submitted;
   const r = await d.registry.record(input.session_id);
-  const out = await withFigures(d, r.backend, s, target, await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true }));
-  if (!out.timed_out && s.live.fold.limit && (s.live.fold.status === "idle" || s.live.fold.status === "hibernated")) throw limitedError(d, input.session_id, s.live.fold.limit, undefined);
+  const out = await withFigures(
+    d,
+    r.backend,
+    s,
+    target,
+    await waitTurn(d, s, target, input.timeout_ms ?? 300_000, ctx, { checkIdle: input.check_idle === true }),
+  );
+  if (!out.timed_out && s.live.fold.limit && (s.live.fold.status === "idle" || s.live.fold.status === "hibernated"))
+    throw limitedError(d, input.session_id, s.live.fold.limit, undefined);
   // A wait returns at the turn's end (its detection is the point: milliseconds after the Stop hook). The usage is
   // added when it is already read (send_message waits for it); otherwise it is read in the background and the
   // execution history has it a moment later (the transcript's reply line lands 25–80 ms after Stop). A headless
   // turn's own figures (the SDK's) come first.
-  const cost = target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
+  const cost =
+    target > 0 && s.live.fold.turn_count >= target ? await ifSettled(settleTurn(d, input.session_id, target, s.live.fold)) : {};
   // The session's totals come with the turn's figures (they include them); without those, they are left out.
   const totals = "usage" in cost ? await totalsAfter(d, input.session_id, s) : {};
-  return { session_id: input.session_id, ...cost, ...totals, ...out, ...(out.completed ? { completed_at: new Date().toISOString() } : {}) };
+  return {
+    session_id: input.session_id,
+    ...cost,
+    ...totals,
+    ...out,
+    ...(out.completed ? { completed_at: new Date().toISOString() } : {}),
+  };
 }
 
 /** LIMITED: the session's last turn hit a usage or rate limit; `sent` says whether this call's prompt went in. */
 function limitedError(d: Deps, id: string, l: NonNullable<Folded["limit"]>, sent: boolean | undefined): SessionError {
   const at = resetsAt(d, l);
-  const msg = sent === false ? "it takes no prompt before the limit lifts; nothing was sent" : sent ? "the prompt was sent and hit it" : "its last turn hit it";
+  const msg =
+    sent === false
+      ? "it takes no prompt before the limit lifts; nothing was sent"
+      : sent
+        ? "the prompt was sent and hit it"
+        : "its last turn hit it";
   return new SessionError("LIMITED", `session ${id} is limited (${l.kind}: ${l.message}) until ${at}; ${msg}.`, {
-    details: { resets_at: at, limit_kind: l.kind, reset_known: l.reset_known, ...(sent !== undefined ? { message_sent: sent } : {}) },
+    details: {
+      resets_at: at,
+      limit_kind: l.kind,
+      reset_known: l.reset_known,
+      ...(sent !== undefined ? { message_sent: sent } : {}),
+    },
   });
 }
 
@@ -304,7 +414,11 @@ function resetsAt(d: Deps, l: NonNullable<Folded["limit"]>): string {
 }
 
 /** The session's totals once the settled turn is in the record (a few ms: its store write). */
-async function totalsAfter(d: Deps, id: string, s: DriverSession): Promise<ReturnType<typeof sessionFields> | Record<string, never>> {
+async function totalsAfter(
+  d: Deps,
+  id: string,
+  s: DriverSession,
+): Promise<ReturnType<typeof sessionFields> | Record<string, never>> {
   await settled(d, id);
   const r = await d.store.get(id);
   return r ? sessionFields(r, s.live.fold.turn_count) : {};
@@ -314,21 +428,34 @@ async function totalsAfter(d: Deps, id: string, s: DriverSession): Promise<Retur
  * Waits until `turn_count` reaches `target`, a permission prompt opens, or the process ends. With checkIdle, a turn
  * that left background tasks running is not the end: the wait goes on until a turn ends with none.
  */
-export async function waitTurn(d: Deps, s: DriverSession, target: number, timeoutMs: number, ctx: CallContext, o: { checkIdle?: boolean } = {}): Promise<TurnResult> {
+export async function waitTurn(
+  d: Deps,
+  s: DriverSession,
+  target: number,
+  timeoutMs: number,
+  ctx: CallContext,
+  o: { checkIdle?: boolean } = {},
+): Promise<TurnResult> {
   const t0 = Date.now();
   // A quiet turn's screen (an Esc typed in an attached pane, a prompt that blocks it) is looked at by the
   // session layer's screen watch, whoever waits: the fold says what it found (cs:interrupted, cs:blocked).
   // check_idle: the CLI starts a turn of its own (a <task-notification> prompt) when background work ends, so
   // the session is done only when every submitted turn has ended and the last left nothing running.
-  const ended = (x: Folded) => x.turn_count >= target && !(o.checkIdle && isLive(x.status) && (x.background_tasks > 0 || x.turn_count < x.prompts_submitted));
-  const f = await s.live.waitFor((x) => ended(x) || x.status === "waiting_for_permission" || x.status === "blocked" || !isLive(x.status), {
-    timeoutMs,
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
-    tickMs: 1000,
-    tick: (ms) => {
-      if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000) ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.live.fold.status}` });
+  const ended = (x: Folded) =>
+    x.turn_count >= target &&
+    !(o.checkIdle && isLive(x.status) && (x.background_tasks > 0 || x.turn_count < x.prompts_submitted));
+  const f = await s.live.waitFor(
+    (x) => ended(x) || x.status === "waiting_for_permission" || x.status === "blocked" || !isLive(x.status),
+    {
+      timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      tickMs: 1000,
+      tick: (ms) => {
+        if (ms < 1500 || ms % PROGRESS_EVERY_MS < 1000)
+          ctx.progress?.({ progress: ms, total: timeoutMs, message: `session ${s.id} is ${s.live.fold.status}` });
+      },
     },
-  });
+  );
   const why = f && !isLive(f.status) ? d.endReasons.get(s.id) : undefined;
   if (why) throw new SessionError("SESSION_DEAD", `session ${s.id} was ended: ${why}.`, { details: { reason: why } });
   return turnResult(f ?? s.live.fold, f === undefined, Date.now() - t0);

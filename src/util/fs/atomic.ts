@@ -27,14 +27,21 @@ export class WriteAbandoned extends Error {}
  * temp file: when that directory is taken away before the rename, the rename finds nothing and nothing is
  * replaced (WriteAbandoned) — a fence for a process stopped between the check and the rename.
  */
-export async function writeFileWhole(path: string, data: string | Uint8Array, mode = 0o600, stillMine?: () => boolean, tmpDir?: string): Promise<WrittenFile> {
+export async function writeFileWhole(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+  stillMine?: () => boolean,
+  tmpDir?: string,
+): Promise<WrittenFile> {
   const tmp = join(tmpDir ?? dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}`);
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data);
   let fh;
   let written: WrittenFile | undefined;
   try {
     fh = await open(tmp, "wx", mode).catch((e: unknown) => {
-      if (tmpDir && (e as NodeJS.ErrnoException).code === "ENOENT") throw new WriteAbandoned(`not writing ${path}: ${tmpDir} is gone (the lock was taken over)`);
+      if (tmpDir && (e as NodeJS.ErrnoException).code === "ENOENT")
+        throw new WriteAbandoned(`not writing ${path}: ${tmpDir} is gone (the lock was taken over)`);
       throw e;
     });
     let off = 0;
@@ -56,7 +63,8 @@ export async function writeFileWhole(path: string, data: string | Uint8Array, mo
     try {
       renameSync(tmp, path);
     } catch (e) {
-      if (tmpDir && (e as NodeJS.ErrnoException).code === "ENOENT") throw new WriteAbandoned(`not replacing ${path}: ${tmpDir} was taken away before the rename (the lock was taken over)`);
+      if (tmpDir && (e as NodeJS.ErrnoException).code === "ENOENT")
+        throw new WriteAbandoned(`not replacing ${path}: ${tmpDir} was taken away before the rename (the lock was taken over)`);
       throw e;
     }
   } catch (e) {

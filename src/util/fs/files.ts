@@ -16,7 +16,15 @@ export interface RegularRead {
 const RD = constants.O_RDONLY | constants.O_NONBLOCK;
 
 function notRegular(path: string, st: Stats): Error {
-  const kind = st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : st.isDirectory() ? "a directory" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : "not a regular file";
+  const kind = st.isFIFO()
+    ? "a FIFO"
+    : st.isSocket()
+      ? "a socket"
+      : st.isDirectory()
+        ? "a directory"
+        : st.isCharacterDevice() || st.isBlockDevice()
+          ? "a device"
+          : "not a regular file";
   return Object.assign(new Error(`${path} is ${kind}, not a regular file`), { code: "ENOTREG" });
 }
 

@@ -15,7 +15,8 @@ const uid = (): number | undefined => process.getuid?.();
 function notOurs(st: { uid: number; mode: number }): string | undefined {
   const me = uid();
   if (me !== undefined && st.uid !== me) return `it belongs to uid ${st.uid}, not to this server's user (uid ${me})`;
-  if (st.mode & 0o022) return `it is writable by ${st.mode & 0o002 ? "every user" : "its group"} (mode ${(st.mode & 0o777).toString(8)})`;
+  if (st.mode & 0o022)
+    return `it is writable by ${st.mode & 0o002 ? "every user" : "its group"} (mode ${(st.mode & 0o777).toString(8)})`;
   return undefined;
 }
 
@@ -57,7 +58,8 @@ export async function resolveStateDir(dir: string): Promise<string> {
           : undefined;
     if (why) {
       throw new Error(
-        `the state directory ${real} cannot be trusted: its parent ${a} is not safe: ${why}. Another user could swap the directories on the way and the scripts sessions run. ` +
+        `the state directory ${real} cannot be trusted: its parent ${a} is not safe: ${why}. Another user could swap the ` +
+          `directories on the way and the scripts sessions run. ` +
           `Fix: set CLAUDE_SESSIONS_DIR to a directory whose every parent belongs to you or root and is writable by nobody else (or is sticky, like /tmp).`,
       );
     }
@@ -109,9 +111,14 @@ export async function assertOwnedScript(p: string): Promise<void> {
   // Owner and mode are not enough: a session of this user that could edit the state directory could rewrite it.
   const want = written.get(p);
   if (want !== undefined && digest(await readFile(p)) !== want) {
-    throw new SessionError("PERMISSION_DENIED", `the script ${p} is not the one this server wrote (its content changed); nothing was run.`, {
-      suggestion: "Restart the server (it rewrites its scripts), and keep the state directory out of every session's cwd and add_dirs.",
-    });
+    throw new SessionError(
+      "PERMISSION_DENIED",
+      `the script ${p} is not the one this server wrote (its content changed); nothing was run.`,
+      {
+        suggestion:
+          "Restart the server (it rewrites its scripts), and keep the state directory out of every session's cwd and add_dirs.",
+      },
+    );
   }
 }
 
@@ -127,20 +134,28 @@ export interface OwnedFile {
  * is refused: a log file is the session's own output, not a window onto the disk.
  */
 export async function createOwnedFile(path: string, what = "log_file"): Promise<OwnedFile> {
-  if (!path.startsWith("/")) throw new SessionError("INVALID_ARGUMENT", `${what} must be an absolute path (got ${JSON.stringify(path)}).`);
+  if (!path.startsWith("/"))
+    throw new SessionError("INVALID_ARGUMENT", `${what} must be an absolute path (got ${JSON.stringify(path)}).`);
   if (path.includes("\0")) throw new SessionError("INVALID_ARGUMENT", `${what} contains a NUL character.`);
   const name = basename(path);
-  if (!name || name === "." || name === ".." || path.endsWith("/")) throw new SessionError("INVALID_ARGUMENT", `${what} must name a file (got ${JSON.stringify(path)}).`);
+  if (!name || name === "." || name === ".." || path.endsWith("/"))
+    throw new SessionError("INVALID_ARGUMENT", `${what} must name a file (got ${JSON.stringify(path)}).`);
   const parent = await realpath(dirname(path)).catch(() => undefined);
   const pst = parent ? await stat(parent).catch(() => undefined) : undefined;
   if (!parent || !pst?.isDirectory()) {
-    throw new SessionError("INVALID_ARGUMENT", `the directory of ${what} ${JSON.stringify(path)} does not exist.`, { suggestion: "Create the directory first; the log file itself must not exist yet." });
+    throw new SessionError("INVALID_ARGUMENT", `the directory of ${what} ${JSON.stringify(path)} does not exist.`, {
+      suggestion: "Create the directory first; the log file itself must not exist yet.",
+    });
   }
   const me = uid();
   if (me !== undefined && pst.uid !== me) {
-    throw new SessionError("INVALID_ARGUMENT", `the directory of ${what} ${JSON.stringify(path)} belongs to uid ${pst.uid}, not to this server's user.`, {
-      suggestion: "Put the log file in a directory of your own.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the directory of ${what} ${JSON.stringify(path)} belongs to uid ${pst.uid}, not to this server's user.`,
+      {
+        suggestion: "Put the log file in a directory of your own.",
+      },
+    );
   }
   const full = join(parent, name);
   let fh;
@@ -149,9 +164,13 @@ export async function createOwnedFile(path: string, what = "log_file"): Promise<
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EEXIST" || code === "ELOOP") {
-      throw new SessionError("INVALID_ARGUMENT", `${what} ${JSON.stringify(path)} already exists; a session's log file must be new.`, {
-        suggestion: "Choose a path that does not exist yet (the server creates it, readable by you alone).",
-      });
+      throw new SessionError(
+        "INVALID_ARGUMENT",
+        `${what} ${JSON.stringify(path)} already exists; a session's log file must be new.`,
+        {
+          suggestion: "Choose a path that does not exist yet (the server creates it, readable by you alone).",
+        },
+      );
     }
     throw new SessionError("INVALID_ARGUMENT", `${what} ${JSON.stringify(path)} cannot be created: ${(e as Error).message}`);
   }

@@ -9,7 +9,10 @@ import { isWithin } from "./paths.js";
 export function parseRootList(name: string, raw: string | undefined): string[] {
   if (!raw) return [];
   const out: string[] = [];
-  for (const part of raw.split(/[:,]/).map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(/[:,]/)
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!isAbsolute(part)) throw new Error(`${name}: ${JSON.stringify(part)} is not an absolute path.`);
     try {
       out.push(realpathSync(part));

@@ -31,7 +31,10 @@ const DIRS = new Set([".ssh", ".gnupg", ".aws", ".docker"]);
 
 /** Whether `path` (relative or absolute) names a file that holds secrets by convention. */
 export function isSecretPath(path: string): boolean {
-  const parts = path.split(sep).filter(Boolean).map((p) => p.toLowerCase());
+  const parts = path
+    .split(sep)
+    .filter(Boolean)
+    .map((p) => p.toLowerCase());
   const base = parts.at(-1) ?? "";
   if (NAMES.some((re) => re.test(base))) return true;
   return parts.slice(0, -1).some((d) => DIRS.has(d));

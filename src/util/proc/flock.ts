@@ -18,11 +18,16 @@ export interface FileLock {
 /** The lock stayed taken for the whole wait: someone else is sending to (or resuming) the same session. */
 export class LockTimeoutError extends SessionError {
   constructor(message: string) {
-    super("SESSION_BUSY", message, { suggestion: "Another call (maybe from another server) is busy with this session; try again in a moment." });
+    super("SESSION_BUSY", message, {
+      suggestion: "Another call (maybe from another server) is busy with this session; try again in a moment.",
+    });
   }
 }
 
-export function acquireFileLock(path: string, opts: { timeoutMs?: number; signal?: AbortSignal; flockPath?: string } = {}): Promise<FileLock> {
+export function acquireFileLock(
+  path: string,
+  opts: { timeoutMs?: number; signal?: AbortSignal; flockPath?: string } = {},
+): Promise<FileLock> {
   const timeoutS = Math.max(0, (opts.timeoutMs ?? 30_000) / 1000).toFixed(3);
   ensurePrivateFile(path); // flock would make it 0644
   // The lock is held by flock while its command runs: sh says so, then waits for stdin to close.
@@ -56,14 +61,23 @@ export function acquireFileLock(path: string, opts: { timeoutMs?: number; signal
     });
     void exited.then((code) => {
       opts.signal?.removeEventListener("abort", onAbort);
-      if (!held) reject(code === 1 ? new LockTimeoutError(`the lock ${path} was not free within ${timeoutS} s`) : new Error(`flock on ${path} failed (exit ${code}): ${err.trim()}`));
+      if (!held)
+        reject(
+          code === 1
+            ? new LockTimeoutError(`the lock ${path} was not free within ${timeoutS} s`)
+            : new Error(`flock on ${path} failed (exit ${code}): ${err.trim()}`),
+        );
     });
     child.stdin.on("error", () => {}); // the holder already gone
   });
 }
 
 /** Runs `fn` while holding the lock on `path`. */
-export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+export async function withFileLock<T>(
+  path: string,
+  fn: () => Promise<T>,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<T> {
   const lock = await acquireFileLock(path, opts);
   try {
     return await fn();

@@ -29,7 +29,7 @@ export function isAlive(pid: number): boolean {
  */
 export async function terminate(pid: number, graceMs: number): Promise<{ gone: boolean; forced: boolean }> {
   const waitGone = async (ms: number) => {
-    for (const end = Date.now() + ms; isAlive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
+    for (const end = Date.now() + ms; isAlive(pid) && Date.now() < end;) await new Promise((r) => setTimeout(r, 25));
     return !isAlive(pid);
   };
   if (graceMs > 0) {

@@ -29,7 +29,9 @@ function readStat(pid: number): Proc | undefined {
 
 function allPids(): number[] {
   try {
-    return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).map(Number);
+    return readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .map(Number);
   } catch {
     return [];
   }

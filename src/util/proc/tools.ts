@@ -20,7 +20,20 @@ export interface ToolPaths {
   dirname: string;
 }
 
-const NAMES: Array<keyof ToolPaths> = ["sh", "bash", "flock", "paste", "cat", "sed", "date", "sleep", "rm", "cp", "split", "dirname"];
+const NAMES: Array<keyof ToolPaths> = [
+  "sh",
+  "bash",
+  "flock",
+  "paste",
+  "cat",
+  "sed",
+  "date",
+  "sleep",
+  "rm",
+  "cp",
+  "split",
+  "dirname",
+];
 
 /** Where a tool is when the server's PATH does not name it (then it fails as it would have, never another one). */
 const FALLBACK_DIRS = ["/usr/bin", "/bin"];

@@ -2,7 +2,17 @@
  * A backend loaded on first use. The pty backend pulls in node-pty (a native addon) and a headless
  * terminal: a server that only ever runs tmux sessions should not pay their memory.
  */
-import { ownedInProcess, type HostRef, type TerminalHost, type BackendKind, type Key, type KillResult, type Liveness, type TerminalPlan, type Spawned } from "../../host.js";
+import {
+  ownedInProcess,
+  type HostRef,
+  type TerminalHost,
+  type BackendKind,
+  type Key,
+  type KillResult,
+  type Liveness,
+  type TerminalPlan,
+  type Spawned,
+} from "../../host.js";
 import { SessionError } from "../../../core/errors.js";
 
 export class LazyHost implements TerminalHost {
@@ -20,9 +30,16 @@ export class LazyHost implements TerminalHost {
       (b) => (this.real = b),
       (e: unknown) => {
         this.loaded = undefined; // a later call may try again (e.g. after npm rebuild)
-        throw new SessionError("INVALID_ARGUMENT", `the ${this.kind} backend is not available: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`, {
-          suggestion: this.kind === "pty" ? "Run npm install with a C++ toolchain (g++, make, python3) so node-pty builds, or use backend: \"tmux\"." : "Use the other backend.",
-        });
+        throw new SessionError(
+          "INVALID_ARGUMENT",
+          `the ${this.kind} backend is not available: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`,
+          {
+            suggestion:
+              this.kind === "pty"
+                ? 'Run npm install with a C++ toolchain (g++, make, python3) so node-pty builds, or use backend: "tmux".'
+                : "Use the other backend.",
+          },
+        );
       },
     );
     return this.loaded;

@@ -14,7 +14,17 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
-import { inProcessRef, ownedInProcess, type HostRef, type TerminalHost, type Key, type KillResult, type Liveness, type TerminalPlan, type Spawned } from "../../host.js";
+import {
+  inProcessRef,
+  ownedInProcess,
+  type HostRef,
+  type TerminalHost,
+  type Key,
+  type KillResult,
+  type Liveness,
+  type TerminalPlan,
+  type Spawned,
+} from "../../host.js";
 import { run } from "../../../util/proc/exec.js";
 import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
 import { SessionError } from "../../../core/errors.js";
@@ -34,7 +44,11 @@ interface PtyChild {
   resume(): void;
 }
 interface NodePty {
-  spawn(file: string, args: string[], opts: { name: string; cols: number; rows: number; cwd: string; env: Record<string, string>; encoding: "utf8" }): PtyChild;
+  spawn(
+    file: string,
+    args: string[],
+    opts: { name: string; cols: number; rows: number; cwd: string; env: Record<string, string>; encoding: "utf8" },
+  ): PtyChild;
 }
 
 let nodePty: NodePty | undefined;
@@ -93,7 +107,8 @@ const FOREIGN_TERMINAL_ENV = ["TMUX", "TMUX_PANE", "STY", "WINDOW", "WINDOWID", 
  * above 2 and execs the program (same pid, same environment, except that bash adds SHLVL=0 when it was unset).
  * --posix: a non-interactive bash would otherwise source $BASH_ENV.
  */
-const CLOSE_FDS_AND_EXEC = 'for f in /proc/$$/fd/*; do n=${f##*/}; case $n in ""|*[!0-9]*|0|1|2) ;; *) eval "exec $n>&-" ;; esac; done; exec "$@"';
+const CLOSE_FDS_AND_EXEC =
+  'for f in /proc/$$/fd/*; do n=${f##*/}; case $n in ""|*[!0-9]*|0|1|2) ;; *) eval "exec $n>&-" ;; esac; done; exec "$@"';
 
 interface PtySession {
   readonly id: string;
@@ -144,22 +159,41 @@ export class PtyHost implements TerminalHost {
   async spawn(spec: TerminalPlan): Promise<Spawned> {
     if (this.closed) throw new SessionError("PROCESS_ERROR", "the pty backend is shutting down.");
     const old = this.sessions.get(spec.id);
-    if (old && old.exitCode === undefined) throw new SessionError("INVALID_ARGUMENT", `a pty session ${spec.id} is still running.`);
+    if (old && old.exitCode === undefined)
+      throw new SessionError("INVALID_ARGUMENT", `a pty session ${spec.id} is still running.`);
     if (old) this.dispose(old);
     if (!spec.argv.length) throw new SessionError("INVALID_ARGUMENT", "nothing to run: argv is empty.");
 
     const env: Record<string, string> = { ...spec.env };
     for (const k of FOREIGN_TERMINAL_ENV) delete env[k];
     env.TERM ||= "xterm-256color";
-    const [file, args] = this.bash ? [this.bash, ["--posix", "-c", CLOSE_FDS_AND_EXEC, "claude-sessions", ...spec.argv]] : [spec.argv[0]!, spec.argv.slice(1)];
+    const [file, args] = this.bash
+      ? [this.bash, ["--posix", "-c", CLOSE_FDS_AND_EXEC, "claude-sessions", ...spec.argv]]
+      : [spec.argv[0]!, spec.argv.slice(1)];
 
     let child: PtyChild;
     try {
-      child = this.pty.spawn(file, args, { name: env.TERM, cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env, encoding: "utf8" });
+      child = this.pty.spawn(file, args, {
+        name: env.TERM,
+        cols: spec.cols,
+        rows: spec.rows,
+        cwd: spec.cwd,
+        env,
+        encoding: "utf8",
+      });
     } catch (e) {
-      throw new SessionError("PROCESS_ERROR", `could not start a pty for ${spec.argv[0]}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new SessionError(
+        "PROCESS_ERROR",
+        `could not start a pty for ${spec.argv[0]}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
-    const term = new xtermHeadless.Terminal({ cols: spec.cols, rows: spec.rows, scrollback: this.scrollback, allowProposedApi: true, logLevel: "off" });
+    const term = new xtermHeadless.Terminal({
+      cols: spec.cols,
+      rows: spec.rows,
+      scrollback: this.scrollback,
+      allowProposedApi: true,
+      logLevel: "off",
+    });
     const log = createWriteStream(spec.rawLogPath, { flags: "a", mode: 0o600 });
     let markExited!: () => void;
     const s: PtySession = {
@@ -231,7 +265,12 @@ export class PtyHost implements TerminalHost {
       void rotate(path)
         .catch((e: unknown) => this.opts.log?.warn(`rotating the raw log of pty session ${s.id}: ${String(e)}`))
         // What was written while rotating is in the new file already: count from its real size.
-        .then(() => stat(path).then((st) => st.size, () => 0))
+        .then(() =>
+          stat(path).then(
+            (st) => st.size,
+            () => 0,
+          ),
+        )
         .then((size) => {
           s.logBytes = size;
           s.rotating = false;
@@ -258,7 +297,12 @@ export class PtyHost implements TerminalHost {
       await new Promise<void>((r) => s.log.end(() => r()));
     }
     try {
-      await run(this.opts.hookScript, [s.eventsPath, "exit", String(s.exitCode), ...(s.generation === undefined ? [] : [String(s.generation)])]);
+      await run(this.opts.hookScript, [
+        s.eventsPath,
+        "exit",
+        String(s.exitCode),
+        ...(s.generation === undefined ? [] : [String(s.generation)]),
+      ]);
     } catch (e) {
       this.opts.log?.warn(`recording the exit of pty session ${s.id}: ${String(e)}`);
     }
@@ -272,7 +316,8 @@ export class PtyHost implements TerminalHost {
 
   private running(id: string): PtySession {
     const s = this.find(id);
-    if (s.exitCode !== undefined) throw new SessionError("SESSION_DEAD", `the process in pty session ${id} has ended (exit ${s.exitCode}).`);
+    if (s.exitCode !== undefined)
+      throw new SessionError("SESSION_DEAD", `the process in pty session ${id} has ended (exit ${s.exitCode}).`);
     return s;
   }
 
@@ -386,4 +431,3 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
     });
   });
 }
-

@@ -50,7 +50,11 @@ interface Known {
  */
 const KNOWN: Known[] = [
   { kind: "auto_mode_unavailable", title: /^Auto mode can't check actions in this session$/ },
-  { kind: "plan_approval", title: /^(Exit plan mode\?|Enter plan mode\?|How should the plan be implemented\?|Here is Claude's plan:|.*ready to execute\. Would you like to proceed\?)$/ },
+  {
+    kind: "plan_approval",
+    title:
+      /^(Exit plan mode\?|Enter plan mode\?|How should the plan be implemented\?|Here is Claude's plan:|.*ready to execute\. Would you like to proceed\?)$/,
+  },
   // AskUserQuestion, once its PermissionRequest was allowed: "☐ <header>", the question, numbered options.
   { kind: "question", title: /^[☐☒]\s+\S/ },
   { kind: "mcp_server", title: /^New MCP servers? found in (this project|\.mcp\.json)\b/ },
@@ -58,7 +62,12 @@ const KNOWN: Known[] = [
   { kind: "api_key", title: /^Do you want to use this API key\?$/ },
   { kind: "usage_limit", title: /^What do you want to do\?$/ },
   { kind: "bypass_warning", title: /^(WARNING: Claude Code running in Bypass Permissions mode|Switch to bypass permissions\?)$/ },
-  { kind: "permission_dialog", title: /^(Do you want to proceed\?|Do you want to allow (this connection|Claude to fetch this content)\?|Do you want to (make this edit to|create) .+\?)$/, afterQuietMs: HOOKLESS_DIALOG_MS },
+  {
+    kind: "permission_dialog",
+    title:
+      /^(Do you want to proceed\?|Do you want to allow (this connection|Claude to fetch this content)\?|Do you want to (make this edit to|create) .+\?)$/,
+    afterQuietMs: HOOKLESS_DIALOG_MS,
+  },
 ];
 
 /** The bottom of the screen: what is drawn now (scrollback above can hold old dialogs' text). */
@@ -88,7 +97,12 @@ export function menuChoices(lines: readonly string[]): ScreenChoice[] {
   while (a > 0 && isRow(lines[a - 1]!)) a--;
   let z = cur;
   while (z < lines.length - 1 && isRow(lines[z + 1]!)) z++;
-  const rows = lines.slice(a, z + 1).map((l) => l.slice(col).trim().replace(/^[1-9]\.\s+/, ""));
+  const rows = lines.slice(a, z + 1).map((l) =>
+    l
+      .slice(col)
+      .trim()
+      .replace(/^[1-9]\.\s+/, ""),
+  );
   if (rows.length < 2 || rows.length > 9) return [];
   const at = cur - a;
   return rows.map((label, i) => {

@@ -45,12 +45,15 @@ export function deliveryMismatch(sessionId: string, typed: string, received: str
   const missing = received.length < want.length && want.startsWith(received);
   return new SessionError(
     "PROCESS_ERROR",
-    `session ${sessionId}: Claude Code received a different prompt than was sent: expected ${want.length} characters, got ${received.length}, first difference at position ${at} (sent ${JSON.stringify(excerpt(want, at))}, received ${JSON.stringify(excerpt(received, at))}).` +
+    `session ${sessionId}: Claude Code received a different prompt than was sent: expected ${want.length} characters, ` +
+      `got ${received.length}, first difference at position ${at} (sent ${JSON.stringify(excerpt(want, at))}, received ` +
+      `${JSON.stringify(excerpt(received, at))}).` +
       (missing ? ` The last ${want.length - received.length} characters are missing.` : "") +
       " The turn runs with the received text.",
     {
       suggestion:
-        "Stop that turn with interrupt_session if it must not run, then send the message again. If this repeats, the terminal is too slow for the paste: look at stream_output mode screen.",
+        "Stop that turn with interrupt_session if it must not run, then send the message again. If this repeats, the terminal " +
+        "is too slow for the paste: look at stream_output mode screen.",
       details: { expected_chars: want.length, received_chars: received.length, first_difference_at: at },
     },
   );

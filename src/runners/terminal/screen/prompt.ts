@@ -76,7 +76,40 @@ function describeInvisible(ch: string): string {
 /** Control characters a prompt may not contain: C0 except tab and newline (CR is normalised), DEL, and C1. */
 const FORBIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/u;
 
-const C0_NAMES = ["NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US"];
+const C0_NAMES = [
+  "NUL",
+  "SOH",
+  "STX",
+  "ETX",
+  "EOT",
+  "ENQ",
+  "ACK",
+  "BEL",
+  "BS",
+  "HT",
+  "LF",
+  "VT",
+  "FF",
+  "CR",
+  "SO",
+  "SI",
+  "DLE",
+  "DC1",
+  "DC2",
+  "DC3",
+  "DC4",
+  "NAK",
+  "SYN",
+  "ETB",
+  "CAN",
+  "EM",
+  "SUB",
+  "ESC",
+  "FS",
+  "GS",
+  "RS",
+  "US",
+];
 
 function describeControl(ch: string): string {
   const code = ch.codePointAt(0)!;
@@ -89,7 +122,8 @@ function describeControl(ch: string): string {
 /**
  * Validates a prompt and returns the text that will be typed into the input box: line ends normalised to
  * "\n", trailing newlines dropped (a newline at the end would not be part of the prompt), and "!" put in
- * front in bash mode. (Claude Code trims other trailing whitespace itself: exact.ts allows for it.) Throws INVALID_ARGUMENT / PERMISSION_DENIED and sends nothing otherwise.
+ * front in bash mode. (Claude Code trims other trailing whitespace itself: exact.ts allows for it.) Throws
+ * INVALID_ARGUMENT / PERMISSION_DENIED and sends nothing otherwise.
  */
 export function preparePrompt(message: string, rules: PromptRules): string {
   const what = rules.what ?? "message";
@@ -104,28 +138,47 @@ export function preparePrompt(message: string, rules: PromptRules): string {
   if (bad) {
     // Position in the caller's own string, counted in UTF-16 units as JavaScript (and JSON) count them.
     const at = message.indexOf(bad[0]);
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} contains the control character ${describeControl(bad[0])} at position ${at}; nothing was sent.`, {
-      suggestion: "A prompt is text: only newline and tab are allowed among control characters (a terminal would take the others as keys). Remove them, or describe them in words.",
-      details: { position: at, code_point: bad[0].codePointAt(0) },
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the ${what} contains the control character ${describeControl(bad[0])} at position ${at}; nothing was sent.`,
+      {
+        suggestion:
+          "A prompt is text: only newline and tab are allowed among control characters (a terminal would take the others " +
+          "as keys). Remove them, or describe them in words.",
+        details: { position: at, code_point: bad[0].codePointAt(0) },
+      },
+    );
   }
   const invisible = INVISIBLE.exec(text);
   if (invisible) {
     const at = message.indexOf(invisible[0]);
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} contains the invisible character ${describeInvisible(invisible[0])} at position ${at}, which Claude Code does not deliver as sent; nothing was sent.`, {
-      suggestion: "Remove it (it does not show on screen), or replace U+2028/U+2029 with a newline. To pass such text on exactly, write it to a file in the session's cwd and ask Claude to read it.",
-      details: { position: at, code_point: invisible[0].codePointAt(0) },
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the ${what} contains the invisible character ${describeInvisible(invisible[0])} at position ${at}, which Claude ` +
+        `Code does not deliver as sent; nothing was sent.`,
+      {
+        suggestion:
+          "Remove it (it does not show on screen), or replace U+2028/U+2029 with a newline. To pass such text on exactly, " +
+          "write it to a file in the session's cwd and ask Claude to read it.",
+        details: { position: at, code_point: invisible[0].codePointAt(0) },
+      },
+    );
   }
   if (text.endsWith("\\")) {
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} ends with a backslash, which Claude Code's input box reads as "continue on a new line" when Enter follows; nothing was sent.`, {
-      suggestion: "Put any character after the final backslash (a space or a period), or end the text differently.",
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the ${what} ends with a backslash, which Claude Code's input box reads as "continue on a new line" when Enter follows; nothing was sent.`,
+      {
+        suggestion: "Put any character after the final backslash (a space or a period), or end the text differently.",
+      },
+    );
   }
   if (rules.bashMode) {
     if (!rules.allowBashMode) {
       throw new SessionError("PERMISSION_DENIED", "bash_mode is refused by this server.", {
-        suggestion: "The operator can allow it by starting the server with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1. Bash mode runs the text as a shell command with no permission check.",
+        suggestion:
+          "The operator can allow it by starting the server with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1. Bash mode runs the text " +
+          "as a shell command with no permission check.",
       });
     }
     return `!${text}`;
@@ -134,13 +187,19 @@ export function preparePrompt(message: string, rules: PromptRules): string {
   if (mode !== undefined) {
     const hint =
       text[0] === "!"
-        ? 'To send it as text, put a space before the "!". To run a shell command on purpose, pass bash_mode: true with the command without the "!" (the server must allow it with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1).'
+        ? 'To send it as text, put a space before the "!". To run a shell command on purpose, pass bash_mode: true with the ' +
+          'command without the "!" (the server must allow it with CLAUDE_SESSIONS_ALLOW_BASH_MODE=1).'
         : text[0] === "/"
-          ? 'To send it as text, put a space before the "/". Claude Code commands are not sent through this server: run them in the session\'s terminal (attach to its tmux pane).'
+          ? 'To send it as text, put a space before the "/". Claude Code commands are not sent through this server: run them ' +
+            "in the session's terminal (attach to its tmux pane)."
           : `To send it as text, put a space before the ${JSON.stringify(text[0])}.`;
-    throw new SessionError("INVALID_ARGUMENT", `the ${what} starts with ${JSON.stringify(text[0])}, which Claude Code's input box takes as ${mode}; nothing was sent.`, {
-      suggestion: hint,
-    });
+    throw new SessionError(
+      "INVALID_ARGUMENT",
+      `the ${what} starts with ${JSON.stringify(text[0])}, which Claude Code's input box takes as ${mode}; nothing was sent.`,
+      {
+        suggestion: hint,
+      },
+    );
   }
   return text;
 }

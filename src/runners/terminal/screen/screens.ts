@@ -70,7 +70,11 @@ export interface DriverTiming {
   inputHandlerMs: number;
   pasteLandMs: number;
 }
-export const DRIVER_TIMING: DriverTiming = { promptRetryAfterMs: PROMPT_RETRY_AFTER_MS, inputHandlerMs: INPUT_HANDLER_MS, pasteLandMs: PASTE_LAND_MS };
+export const DRIVER_TIMING: DriverTiming = {
+  promptRetryAfterMs: PROMPT_RETRY_AFTER_MS,
+  inputHandlerMs: INPUT_HANDLER_MS,
+  pasteLandMs: PASTE_LAND_MS,
+};
 
 export type BlockingScreen = "trust" | "api_key" | "login" | "bypass_warning" | "mcp_server";
 
@@ -89,14 +93,19 @@ export function detectBlockingScreen(screen: string): BlockingScreen | undefined
 }
 
 export const BLOCKING_HELP: Record<BlockingScreen, string> = {
-  trust: "Claude Code asks whether to trust this folder. Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
+  trust:
+    "Claude Code asks whether to trust this folder. Pass trust_workspace: true to accept it, or run `claude` once in that folder yourself.",
   api_key:
-    "Claude Code asks whether to use the API key in ANTHROPIC_API_KEY (its default answer is No). Run `claude` once in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
+    "Claude Code asks whether to use the API key in ANTHROPIC_API_KEY (its default answer is No). Run `claude` once " +
+    "in a terminal and approve the key, or unset ANTHROPIC_API_KEY to use your login.",
   login: "Claude Code is not logged in. Run `claude` once in a terminal and log in (or set ANTHROPIC_API_KEY).",
   mcp_server:
-    "Claude Code asks whether to use the MCP servers of the folder's .mcp.json. Approve them in Claude Code's settings (enabledMcpjsonServers: [\"<name>\"], or enableAllProjectMcpServers: true; disabledMcpjsonServers to refuse), or run `claude` once in that folder and answer.",
+    "Claude Code asks whether to use the MCP servers of the folder's .mcp.json. Approve them in Claude Code's settings " +
+    '(enabledMcpjsonServers: ["<name>"], or enableAllProjectMcpServers: true; disabledMcpjsonServers to refuse), ' +
+    "or run `claude` once in that folder and answer.",
   bypass_warning:
-    "Claude Code asks to confirm bypass-permissions mode. Set skipDangerousModePermissionPrompt in ~/.claude/settings.json, or start without bypassPermissions.",
+    "Claude Code asks to confirm bypass-permissions mode. Set skipDangerousModePermissionPrompt in ~/.claude/settings.json, " +
+    "or start without bypassPermissions.",
 };
 
 /** The turn was interrupted (Esc): Claude shows this and fires no Stop hook. */
@@ -187,7 +196,9 @@ export function showsBusy(screen: string): boolean {
  * "auto mode on" (its mode table, 2.1.330–2.1.332). No indicator — the default mode of older versions, which show
  * "? for shortcuts" there — is "default".
  */
-export function footerPermissionMode(screen: string): "default" | "plan" | "acceptEdits" | "bypassPermissions" | "dontAsk" | "auto" {
+export function footerPermissionMode(
+  screen: string,
+): "default" | "plan" | "acceptEdits" | "bypassPermissions" | "dontAsk" | "auto" {
   const lines = screen.trimEnd().split("\n");
   let last = -1;
   lines.forEach((l, i) => {
@@ -195,7 +206,14 @@ export function footerPermissionMode(screen: string): "default" | "plan" | "acce
   });
   const footer = lines.slice(last + 1).join("\n");
   const m = /(manual mode|plan mode|accept edits|bypass permissions|don't ask|auto mode) on\b/i.exec(footer);
-  const modes = { "manual mode": "default", "plan mode": "plan", "accept edits": "acceptEdits", "bypass permissions": "bypassPermissions", "don't ask": "dontAsk", "auto mode": "auto" } as const;
+  const modes = {
+    "manual mode": "default",
+    "plan mode": "plan",
+    "accept edits": "acceptEdits",
+    "bypass permissions": "bypassPermissions",
+    "don't ask": "dontAsk",
+    "auto mode": "auto",
+  } as const;
   return m ? modes[m[1]!.toLowerCase() as keyof typeof modes] : "default";
 }
 
@@ -218,4 +236,3 @@ export function inputText(screen: string): string | undefined {
     .join("\n")
     .trim();
 }
-

@@ -20,7 +20,9 @@ export function tmuxRunner({ cfg, log, scripts }: RunnerSetup): Runner {
   const version = () => host.version().catch(() => undefined);
   return terminalRunner(host, new TerminalDriver(host, log, cfg.stateDir), {
     available: async () =>
-      (await version()) ? undefined : new SessionError("TMUX_NOT_FOUND", `tmux was not found (${tmuxPath}); tmux sessions are unavailable on this server.`),
+      (await version())
+        ? undefined
+        : new SessionError("TMUX_NOT_FOUND", `tmux was not found (${tmuxPath}); tmux sessions are unavailable on this server.`),
     health: async () => {
       const v = await version();
       return { check: "tmux", ok: v !== undefined, detail: v ?? `${tmuxPath} not found: tmux sessions are unavailable` };

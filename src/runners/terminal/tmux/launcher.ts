@@ -69,7 +69,12 @@ export interface Handoff {
 /** Encodes a hand-off for LAUNCH_SH. Throws on what cannot travel (NUL, a bad variable name, no program). */
 export function encodeHandoff(h: Handoff): string {
   if (!h.argv.length) throw new Error("nothing to run: argv is empty");
-  const rec: string[] = [`C:${h.cwd}`, `E:${h.eventsPath}`, ...(h.generation !== undefined ? [`G:${Math.trunc(h.generation)}`] : []), ...h.argv.map((a) => `A:${a}`)];
+  const rec: string[] = [
+    `C:${h.cwd}`,
+    `E:${h.eventsPath}`,
+    ...(h.generation !== undefined ? [`G:${Math.trunc(h.generation)}`] : []),
+    ...h.argv.map((a) => `A:${a}`),
+  ];
   for (const [k, v] of Object.entries(h.env)) {
     if (!ENV_NAME.test(k)) throw new Error(`environment name ${JSON.stringify(k)} is not a valid variable name`);
     rec.push(`V:${k}=${v}`);

@@ -42,7 +42,20 @@ const PASTE_END = "\x1b[201~";
 const HANDOFF_TAKEN_MS = 10_000;
 
 /** Variables a tmux client (and a tmux server it may start) gets: never the server's secrets. */
-const TMUX_ENV_KEYS = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMUX", "TMUX_TMPDIR", "TERM", "SHELL", "TZ"];
+const TMUX_ENV_KEYS = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TMUX",
+  "TMUX_TMPDIR",
+  "TERM",
+  "SHELL",
+  "TZ",
+];
 
 export function sessionName(id: string): string {
   return `cs-${id}`;
@@ -74,7 +87,11 @@ export class TmuxHost implements TerminalHost {
 
   /** The command a person runs to watch a session. */
   attachCommand(id: string): string {
-    const sock = this.opts.socketPath ? ` -S ${shQuote(this.opts.socketPath)}` : this.opts.socketName ? ` -L ${shQuote(this.opts.socketName)}` : "";
+    const sock = this.opts.socketPath
+      ? ` -S ${shQuote(this.opts.socketPath)}`
+      : this.opts.socketName
+        ? ` -L ${shQuote(this.opts.socketName)}`
+        : "";
     return `tmux${sock} attach -t =${sessionName(id)}`;
   }
 
@@ -84,7 +101,10 @@ export class TmuxHost implements TerminalHost {
 
   private async tmux(args: string[], input?: string): Promise<RunResult> {
     try {
-      return await (this.opts.runner ?? run)(this.bin, [...this.base, ...args], { env: this.env, ...(input === undefined ? {} : { input }) });
+      return await (this.opts.runner ?? run)(this.bin, [...this.base, ...args], {
+        env: this.env,
+        ...(input === undefined ? {} : { input }),
+      });
     } catch (e) {
       if (e instanceof ExecError && e.errno === "ENOENT") {
         throw new SessionError("TMUX_NOT_FOUND", `tmux was not found (${this.bin}).`);
@@ -117,11 +137,29 @@ export class TmuxHost implements TerminalHost {
     await assertOwnedScript(this.opts.hookScript);
     if (this.opts.captureScript) await assertOwnedScript(this.opts.captureScript);
     const handoff = join(spec.dir, `handoff.${randomUUID()}`);
-    for (const p of [spec.dir, handoff, spec.rawLogPath, spec.eventsPath, this.opts.launchScript, this.opts.hookScript, this.opts.captureScript ?? "/"]) {
+    for (const p of [
+      spec.dir,
+      handoff,
+      spec.rawLogPath,
+      spec.eventsPath,
+      this.opts.launchScript,
+      this.opts.hookScript,
+      this.opts.captureScript ?? "/",
+    ]) {
       if (!isSafePath(p)) throw new SessionError("INTERNAL", `refusing to hand tmux the path ${JSON.stringify(p)}`);
     }
     const { TERM: _term, ...env } = spec.env;
-    await writeFile(handoff, encodeHandoff({ cwd: spec.cwd, eventsPath: spec.eventsPath, argv: spec.argv, env, ...(spec.generation !== undefined ? { generation: spec.generation } : {}) }), { mode: 0o600, flag: "wx" });
+    await writeFile(
+      handoff,
+      encodeHandoff({
+        cwd: spec.cwd,
+        eventsPath: spec.eventsPath,
+        argv: spec.argv,
+        env,
+        ...(spec.generation !== undefined ? { generation: spec.generation } : {}),
+      }),
+      { mode: 0o600, flag: "wx" },
+    );
     // The exit tmux reports carries the spawn generation: a late exit of an older process is then ignored.
     const gen = spec.generation === undefined ? "" : ` ${Math.trunc(spec.generation)}`;
     const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}${gen}`)}`;
@@ -129,11 +167,41 @@ export class TmuxHost implements TerminalHost {
     try {
       // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
       out = await this.ok([
-        "new-session", "-d", "-s", name, "-x", String(spec.cols), "-y", String(spec.rows), "-c", spec.dir,
-        "-P", "-F", "#{pane_id} #{pane_pid}", "--", this.opts.launchScript, handoff,
-        ";", "set-option", "-w", "-t", pane, "remain-on-exit", "on",
-        ";", "set-hook", "-t", pane, "pane-died", died,
-        ";", "pipe-pane", "-o", "-t", pane, this.logCommand(spec.rawLogPath),
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        String(spec.cols),
+        "-y",
+        String(spec.rows),
+        "-c",
+        spec.dir,
+        "-P",
+        "-F",
+        "#{pane_id} #{pane_pid}",
+        "--",
+        this.opts.launchScript,
+        handoff,
+        ";",
+        "set-option",
+        "-w",
+        "-t",
+        pane,
+        "remain-on-exit",
+        "on",
+        ";",
+        "set-hook",
+        "-t",
+        pane,
+        "pane-died",
+        died,
+        ";",
+        "pipe-pane",
+        "-o",
+        "-t",
+        pane,
+        this.logCommand(spec.rawLogPath),
       ]);
     } catch (e) {
       await rm(handoff, { force: true });
@@ -163,7 +231,13 @@ export class TmuxHost implements TerminalHost {
   private async handoffTaken(handoff: string, pid: number): Promise<void> {
     const until = Date.now() + HANDOFF_TAKEN_MS;
     for (let wait = 2; ; wait = Math.min(50, wait * 2)) {
-      if (!(await access(handoff).then(() => true, () => false))) return;
+      if (
+        !(await access(handoff).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
       if (Date.now() > until || !isAlive(pid)) break;
       await sleep(wait);
     }
@@ -173,7 +247,10 @@ export class TmuxHost implements TerminalHost {
 
   async paste(id: string, text: string): Promise<void> {
     const buf = `cs-${id}-${process.pid}-${++this.bufSeq}`;
-    await this.ok(["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`], text);
+    await this.ok(
+      ["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`],
+      text,
+    );
   }
 
   /**
