@@ -137,7 +137,8 @@ describe.skipIf(!enabled)("sessions on other machines through ssh", () => {
     await m.client.subscribeResource({ uri: `session://${s1}` });
     await m.client.subscribeResource({ uri: `session://${s1}/transcript` });
     updated.length = 0;
-    await m.callOk("send_message", { session_id: s1, message: "watched" });
+    // wait_for_usage: the reply's transcript line has landed when the call returns (send_message alone returns at Stop).
+    await m.callOk("send_message", { session_id: s1, message: "watched", wait_for_usage: true });
     await until(() => updated.includes(`session://${s1}`) && updated.includes(`session://${s1}/transcript`), 10_000);
     const t = await m.client.readResource({ uri: `session://${s1}/transcript` });
     expect((t.contents[0] as { text: string }).text).toContain("FAKE REPLY: watched");
