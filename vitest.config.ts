@@ -27,6 +27,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: "processes",
+          // Real processes, tmux, test hosts and the real CLI on 2 shared cores: a test that fails is run again up to
+          // twice (a failure three times in a row fails the suite). Its failures are still printed as retries.
+          retry: 2,
           include: ["tests/**/*.test.ts"],
           exclude: ["tests/unit/**", "**/node_modules/**"],
         },

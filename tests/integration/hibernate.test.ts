@@ -276,7 +276,7 @@ describe.runIf(HAS_TMUX)("hibernate and wake (issue #23)", () => {
       expect(k.status).toBe("hibernated");
       await until(() => processesIn(cwd).length === 0, 5000);
       expect(await statusOf(m, s.session_id)).toBe("hibernated");
-      const r = await m.callOk("send_message", { session_id: s.session_id, message: "first words" });
+      const r = await m.callOk("send_message", { session_id: s.session_id, message: "first words", wait_for_usage: true });
       expect(r).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: first words" });
       // The same session, started again with its options (Claude's argv), its first prompt in a new conversation.
       const argv = processesIn(cwd).map((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0"));

@@ -7,6 +7,7 @@
  * they pass does the target move: a compare-and-swap of its ref, or a fast-forward of the worktree that has it
  * checked out (which must be clean).
  */
+import { oneAtATime } from "../../util/keyed-queue.js";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -147,10 +148,8 @@ async function mergeNow(
   // 2. The merge in a scratch worktree, detached at the target.
   const scratch = join(cfg.stateDir, "worktrees", `merge-${randomBytes(6).toString("hex")}`);
   await mkdir(join(cfg.stateDir, "worktrees"), { recursive: true, mode: 0o700 });
-  await ok(
-    repo,
-    ["worktree", "add", "--no-checkout", "--detach", "--end-of-options", scratch, before],
-    "git worktree add (scratch)",
+  await oneAtATime(`worktrees:${repo}`, () =>
+    ok(repo, ["worktree", "add", "--no-checkout", "--detach", "--end-of-options", scratch, before], "git worktree add (scratch)"),
   );
   try {
     await ok(scratch, ["reset", "--hard", "--quiet"], "checking out the scratch worktree");
@@ -200,7 +199,9 @@ async function mergeNow(
       );
     return { ...base, ...extra, merged: true, target_after: result, ...(ran ? { checks: ran } : {}) };
   } finally {
-    const rr = await git(repo, ["worktree", "remove", "--force", "--end-of-options", scratch]).catch(() => undefined);
+    const rr = await oneAtATime(`worktrees:${repo}`, () =>
+      git(repo, ["worktree", "remove", "--force", "--end-of-options", scratch]),
+    ).catch(() => undefined);
     if (rr?.code !== 0) {
       await rm(scratch, { recursive: true, force: true });
       await git(repo, ["worktree", "prune"]).catch(() => {});

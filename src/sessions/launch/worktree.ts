@@ -16,6 +16,7 @@ import { run, type RunResult } from "../../util/proc/exec.js";
 import { git } from "../../util/git.js";
 import { checkSetupCommand } from "../gates.js";
 import { isWithin } from "../../util/fs/paths.js";
+import { oneAtATime } from "../../util/keyed-queue.js";
 
 export type WorktreeInfo = NonNullable<SessionRecord["worktree"]>;
 /** How long setup_command may run. */
@@ -126,10 +127,12 @@ export async function makeWorktree(plan: WorktreePlan, env: Record<string, strin
   await mkdir(dirname(plan.path), { recursive: true, mode: 0o700 });
   // No checkout by `worktree add`: the files are checked out by a second call in the new worktree, whose filter
   // drivers (includeIf onbranch: the new branch) util/git.ts reads and switches off there.
-  await gitOk(
-    plan.top,
-    ["worktree", "add", "--no-checkout", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit],
-    "git worktree add",
+  await oneAtATime(`worktrees:${plan.top}`, () =>
+    gitOk(
+      plan.top,
+      ["worktree", "add", "--no-checkout", "-b", plan.branch, "--end-of-options", plan.path, plan.baseCommit],
+      "git worktree add",
+    ),
   );
   try {
     await gitOk(plan.path, ["reset", "--hard", "--quiet"], "checking out the worktree");
@@ -219,9 +222,9 @@ export async function isDirty(path: string): Promise<boolean | undefined> {
 
 /** Removes a session's worktree (and, when the start failed, the branch made for it). */
 export async function removeWorktree(w: WorktreeInfo, o: { force: boolean; deleteBranch?: boolean }): Promise<void> {
-  const r = await git(w.repo, ["worktree", "remove", ...(o.force ? ["--force"] : []), "--end-of-options", w.path]).catch(
-    () => undefined,
-  );
+  const r = await oneAtATime(`worktrees:${w.repo}`, () =>
+    git(w.repo, ["worktree", "remove", ...(o.force ? ["--force"] : []), "--end-of-options", w.path]),
+  ).catch(() => undefined);
   if (r?.code !== 0) {
     if (!o.force)
       throw new SessionError("PROCESS_ERROR", `git worktree remove failed: ${briefText(r?.stderr ?? "git could not run")}`);
