@@ -239,6 +239,7 @@ async function settle(
   void recorded.then(() => {
     if (l.recording === recorded) l.recording = undefined;
   });
-  l.begun = list.filter((b) => b.promptNo > turn);
+  // The ledger as it is now: the next prompt may have begun while this turn was settling (send returns at Stop).
+  l.begun = l.begun.filter((b) => b.promptNo > turn);
   return { fields: out, recorded };
 }
