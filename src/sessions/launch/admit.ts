@@ -294,41 +294,9 @@ async function sameLogFile(rec: SessionRecord): Promise<void> {
 
 /** start_session's admission, in the form its caller records (launch.ts). */
 export async function admitStart(d: Deps, input: StartInput, ctx: CallContext) {
-  const a = await admit(d, { how: "start", input }, ctx);
-  const {
-    cwd: callerCwd,
-    permissionMode,
-    kind,
-    runner,
-    claude,
-    version,
-    doppler,
-    sandbox,
-    env,
-    mcpServers,
-    prompt,
-    id,
-    plan,
-    logFile,
-    account,
-  } = a;
-  return {
-    callerCwd,
-    permissionMode,
-    kind,
-    runner,
-    claude,
-    version,
-    doppler,
-    sandbox,
-    env,
-    mcpServers,
-    prompt,
-    id,
-    plan,
-    logFile,
-    account,
-  };
+  // The caller's cwd under the name start uses for it (the session's own cwd may be a worktree's).
+  const { cwd: callerCwd, ...admitted } = await admit(d, { how: "start", input }, ctx);
+  return { callerCwd, ...admitted };
 }
 
 /** What a resume or fork checked and chose; the runner makes its launch plan of it once the record is final. */
