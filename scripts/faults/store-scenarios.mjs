@@ -10,35 +10,14 @@ import { Store } from "../../dist/store/store.js";
 import { hookCommand } from "../../dist/claude/hooks.js";
 import { EventTail } from "../../dist/events/eventlog.js";
 import { acquireFileLock } from "../../dist/util/proc/flock.js";
+import { quietLog as quiet, seedCounter, tempStateDir } from "../../tests/helpers/store-setup.mjs";
 
 const HERE = import.meta.dirname;
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const rand = (a, b) => a + Math.floor(Math.random() * (b - a));
 
 function tmp(label) {
   return mkdtempSync(join(tmpdir(), `cs-faults-${label}-`));
-}
-
-function record(id) {
-  return {
-    session_id: id,
-    claude_session_id: "00000000-0000-0000-0000-000000000000",
-    backend: "tmux",
-    status: "idle",
-    created_at: new Date().toISOString(),
-    cwd: "/tmp",
-    command: "claude",
-    args: [],
-    env_names: [],
-    turn_count: 0,
-    error_log: [],
-    messages_sent: 0,
-    responses_received: 0,
-    total_chars_sent: 0,
-    total_chars_received: 0,
-    options: {},
-  };
 }
 
 function writer(dir, n, staleMs) {
@@ -55,11 +34,10 @@ function writer(dir, n, staleMs) {
 export async function kill9Store(runs) {
   const out = { runs, failures: 0, worstRecoveryMs: 0, notes: [] };
   for (let i = 0; i < runs; i++) {
-    const root = tmp("k9");
-    const dir = join(root, "state");
+    const { root, dir } = tempStateDir("faults-k9");
     try {
       const s = new Store(dir, quiet);
-      await s.update((st) => void (st.sessions.counter = record("counter")));
+      await seedCounter(s);
       const ws = [writer(dir, 60), writer(dir, 60), writer(dir, 60)];
       await sleep(rand(30, 400));
       const victim = ws[rand(0, 3)];
@@ -91,11 +69,10 @@ export async function kill9Store(runs) {
 export async function sigstopLock(runs) {
   const out = { runs, failures: 0, worstRecoveryMs: 0, notes: [] };
   for (let i = 0; i < runs; i++) {
-    const root = tmp("stop");
-    const dir = join(root, "state");
+    const { root, dir } = tempStateDir("faults-stop");
     try {
       const s = new Store(dir, quiet, { staleMs: 2000 });
-      await s.update((st) => void (st.sessions.counter = record("counter")));
+      await seedCounter(s);
       const w = writer(dir, 40, 2000);
       while (w.acks < rand(1, 20)) await sleep(2);
       w.child.kill("SIGSTOP");
@@ -192,7 +169,7 @@ export async function enospc(runs) {
     for (let i = 0; i < runs; i++) {
       const dir = join(mnt, `s${i}`);
       const s = new Store(dir, quiet);
-      await s.update((st) => void (st.sessions.counter = record("counter")));
+      await seedCounter(s);
       const filler = join(mnt, "filler");
       try {
         writeFileSync(filler, Buffer.alloc(2 * 1024 * 1024));

@@ -3,7 +3,7 @@
  * URL's path) and the dead letter; `webhooks replay <id>|--all` sends dead deliveries again (one try each, signed
  * anew) and removes those delivered.
  */
-import { loadWebhooks } from "../automations/webhooks/config.js";
+import { isWebhookEvent, loadWebhooks } from "../automations/webhooks/config.js";
 import { readDeadLetters, endpointKey, removeDeadLetters } from "../automations/webhooks/dead-letter.js";
 import { postOnce } from "../automations/webhooks/delivery.js";
 import { SessionError } from "../core/errors.js";
@@ -43,7 +43,12 @@ export async function runWebhooksCommand(args: string[], stateDir: string, print
       failed++;
       continue;
     }
-    const r = await postOnce(ep, { id: d.id.split(":")[0]!, event: d.event as never, at: d.at, body: d.body });
+    if (!isWebhookEvent(d.event)) {
+      print(`${d.id}: its event ${JSON.stringify(d.event)} is not one this version sends; kept`);
+      failed++;
+      continue;
+    }
+    const r = await postOnce(ep, { id: d.id.split(":")[0]!, event: d.event, at: d.at, body: d.body });
     if (r.ok) delivered.add(d.id);
     else failed++;
     print(`${d.id}: ${r.ok ? "delivered" : `not delivered (${r.error}); kept`}`);

@@ -86,7 +86,7 @@ async function step(
   limitMs = STEP_MS,
 ): Promise<TransferOutput> {
   if (node === LOCAL) return svc.transfer(args);
-  const raw = await c.linkOf(node).call("transfer_session", args as unknown as Record<string, unknown>, ctx, limitMs);
+  const raw = await c.linkOf(node).call("transfer_session", args, ctx, limitMs);
   const parsed = transferOutput.safeParse(raw);
   if (!parsed.success) throw new SessionError("INTERNAL", `node ${node}: its transfer_session answer is not valid.`);
   return parsed.data;

@@ -9,12 +9,17 @@ import type { Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
 type Set_ = Exclude<ToolsetName, "all">;
-const SETS: readonly Set_[] = ["core", "context", "teams", "history", "admin", "automations"];
+const namesOf = (s: Set_): readonly string[] => TOOLS.filter((t) => t.toolset === s).map((t) => t.name);
 
-/** Each toolset's tool names, from the tools' declarations. */
-export const TOOLSETS = Object.fromEntries(
-  SETS.map((s) => [s, TOOLS.filter((t) => t.toolset === s).map((t) => t.name)]),
-) as unknown as Record<Set_, readonly string[]>;
+/** Each toolset's tool names, from the tools' declarations (a toolset added to ToolsetName must be added here). */
+export const TOOLSETS: Record<Set_, readonly string[]> = {
+  core: namesOf("core"),
+  context: namesOf("context"),
+  teams: namesOf("teams"),
+  history: namesOf("history"),
+  admin: namesOf("admin"),
+  automations: namesOf("automations"),
+};
 
 function expand(sets: readonly ToolsetName[]): Set<string> {
   return new Set(sets.flatMap((s) => (s === "all" ? Object.values(TOOLSETS).flat() : TOOLSETS[s])));

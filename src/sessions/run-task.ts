@@ -11,7 +11,8 @@ import { kill } from "./life/kill.js";
 import { startSession } from "./launch/launch.js";
 import { newSessionId } from "./launch/options.js";
 import { interrupt } from "./turn/control.js";
-import { send, turnOutcome } from "./turn/turns.js";
+import { send } from "./turn/send.js";
+import { turnOutcome } from "./turn/turns.js";
 import { poolOf, WarmPool } from "./launch/warm-pool.js";
 import { sandboxKey } from "./launch/sandbox.js";
 

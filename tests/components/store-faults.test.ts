@@ -4,51 +4,27 @@
  * lock holder killed with -9. Real processes hold the lock (tests/helpers/lock-holder.mjs, built store).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Store } from "../../src/store/store.js";
 import { WriteAbandoned, writeFileWhole } from "../../src/util/fs/atomic.js";
-import type { SessionRecord } from "../../src/store/schema.js";
 import { ROOT } from "../helpers/harness.js";
+import { seedCounter, storeRecord as record, tempStateDir, warningLog } from "../helpers/store-setup.mjs";
 
-const warnings: string[] = [];
-const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+const { warnings, log } = warningLog();
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), "cs-storef-"));
-  dirs.push(d);
-  return join(d, "sessions");
+  const { root, dir } = tempStateDir("storef");
+  dirs.push(root);
+  return dir;
 }
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   warnings.length = 0;
 });
-
-function record(id: string, over: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    session_id: id,
-    claude_session_id: "00000000-0000-0000-0000-000000000000",
-    backend: "tmux",
-    status: "idle",
-    created_at: new Date().toISOString(),
-    cwd: "/tmp",
-    command: "claude",
-    args: [],
-    env_names: [],
-    turn_count: 0,
-    error_log: [],
-    messages_sent: 0,
-    responses_received: 0,
-    total_chars_sent: 0,
-    total_chars_received: 0,
-    options: {},
-    ...over,
-  };
-}
 
 function writeState(dir: string, sessions: Record<string, unknown>): void {
   writeFileSync(
@@ -132,7 +108,7 @@ describe("state store faults", () => {
   it("a holder stopped (SIGSTOP) past the stale time survives SIGCONT, and neither its update nor the other process's is lost", async () => {
     const dir = tmp();
     const s = new Store(dir, log, { staleMs: 2000 });
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    await seedCounter(s);
     const h = await holdLock(dir, 2000, 1500);
     process.kill(h.child.pid!, "SIGSTOP");
     try {
@@ -150,7 +126,7 @@ describe("state store faults", () => {
   it("a holder killed with -9 does not make the next one wait for the lock to age", async () => {
     const dir = tmp();
     const s = new Store(dir, log); // the default stale time, 10 s
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    await seedCounter(s);
     const h = await holdLock(dir, 10_000, 60_000);
     process.kill(h.child.pid!, "SIGKILL");
     await h.exited;
@@ -179,7 +155,7 @@ describe("state store faults", () => {
     expect(readdirSync(dir).filter((n) => n.startsWith(".state.json"))).toEqual([]);
     // Through the store: a taken-over lock makes the update re-read and write again, under a lock of its own.
     const s = new Store(join(dirs.at(-1)!, "s2"), log);
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    await seedCounter(s);
     let tookOver = false;
     await s.update((st) => {
       if (!tookOver) {
@@ -195,7 +171,7 @@ describe("state store faults", () => {
   it("a lock directory its maker never recorded (killed between the two) is taken over once unrefreshed for 3 s, not after 10", async () => {
     const dir = tmp();
     const s = new Store(dir, log); // the default stale time, 10 s
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    await seedCounter(s);
     mkdirSync(`${s.file}.lock`);
     const t0 = performance.now();
     await s.update((st) => void (st.sessions.counter!.turn_count += 1));

@@ -1,47 +1,24 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { Store } from "../../src/store/store.js";
-import type { SessionRecord } from "../../src/store/schema.js";
 import { ROOT } from "../helpers/harness.js";
+import { seedCounter, storeRecord as record, tempStateDir, warningLog } from "../helpers/store-setup.mjs";
 
 const pexec = promisify(execFile);
-const warnings: string[] = [];
-const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+const { warnings, log } = warningLog();
 const dirs: string[] = [];
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), "cs-store-"));
-  dirs.push(d);
-  return join(d, "sessions");
+  const { root, dir } = tempStateDir("store");
+  dirs.push(root);
+  return dir;
 }
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   warnings.length = 0;
 });
-
-function record(id: string): SessionRecord {
-  return {
-    session_id: id,
-    claude_session_id: "00000000-0000-0000-0000-000000000000",
-    backend: "tmux",
-    status: "idle",
-    created_at: new Date().toISOString(),
-    cwd: "/tmp",
-    command: "claude",
-    args: [],
-    env_names: [],
-    turn_count: 0,
-    error_log: [],
-    messages_sent: 0,
-    responses_received: 0,
-    total_chars_sent: 0,
-    total_chars_received: 0,
-    options: {},
-  };
-}
 
 describe("state store", () => {
   it("creates a private directory and file in the spec's format", async () => {
@@ -86,7 +63,7 @@ describe("state store", () => {
   it("four processes × 50 updates at once lose no update", async () => {
     const dir = tmp();
     const s = new Store(dir, log);
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    await seedCounter(s);
     const worker = join(ROOT, "tests", "helpers", "store-worker.mjs");
     await Promise.all([1, 2, 3, 4].map((i) => pexec(process.execPath, [worker, dir, "50", `w${i}`])));
     expect((await s.get("counter"))?.turn_count).toBe(200);

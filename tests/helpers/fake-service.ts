@@ -15,7 +15,7 @@ import { SessionService } from "../../src/sessions/service.js";
 import { Store } from "../../src/store/store.js";
 import { createLogger } from "../../src/util/log.js";
 import { FakeBackend } from "./fake-backend.js";
-import { FAKE_CLAUDE } from "./harness.js";
+import { FAKE_CLAUDE } from "./paths.js";
 
 export interface FakeServiceFixture {
   root: string;

@@ -5,16 +5,14 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { delimiter, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ToolArgs, ToolData, ToolName } from "./tools.js";
 import { it } from "vitest";
+import { CLI, FAKE_CLAUDE, FIXTURES } from "./paths.js";
 
-export const ROOT = resolve(import.meta.dirname, "../..");
-export const CLI = join(ROOT, "dist", "bin.js");
-export const FIXTURES = join(ROOT, "tests", "fixtures");
-export const FAKE_CLAUDE = join(FIXTURES, "bin", "claude");
+export { CLI, FAKE_CLAUDE, FIXTURES, ROOT } from "./paths.js";
 
 export function hasTmux(): boolean {
   return spawnSync("tmux", ["-V"]).status === 0;

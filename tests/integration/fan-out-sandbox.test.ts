@@ -3,10 +3,12 @@
  * sandboxed session (fake claude, real bubblewrap), and the operator's checks run confined — they may write their
  * worktree, not the repository beside it; they cannot read the test HOME's ~/.ssh or reach a port on the host. The
  * same checks in an unsandboxed fan-out do all three (what the box changes). merge_worktree's checks of the merged
- * result run in the box too for a sandboxed session (there the two that reach out fail and main stays).
+ * result run in the box too for a sandboxed session (there the two that reach out fail and main stays). A check whose
+ * program lives under /tmp (an npm-style package whose bin is a link to its script, run by a `node` of the same
+ * folder, as a Node installed into a clone under /tmp) runs in the box: its installation is put back read-only.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +20,7 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
   let port: number;
   let server: Server;
   let hits = 0;
+  let tools: string;
   const git = (cwd: string, ...args: string[]) =>
     execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
       cwd,
@@ -45,9 +48,10 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
           },
           { name: "outside", argv: ["sh", "-c", `echo pwned > ${join(repo, "pwned.txt")}`], timeout_ms: 20_000 },
           { name: "ssh", argv: ["cat", join(w.home, ".ssh", "id_test")], timeout_ms: 20_000 },
+          { name: "tmp-program", argv: ["tmp-tool", "from /tmp"], timeout_ms: 20_000 },
           {
             name: "network",
-            // bash's /dev/tcp, not node: a node the tests run from /tmp (a clone there) is hidden inside the box.
+            // bash's /dev/tcp: a connection and nothing else.
             argv: ["bash", "-c", `(: <>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && exit 0 || exit 3`],
             timeout_ms: 20_000,
           },
@@ -67,15 +71,35 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     port = (server.address() as { port: number }).port;
+    // Under /tmp whatever TMPDIR says (the box always hides /tmp): tools/bin/tmp-tool links to
+    // ../lib/node_modules/tmp-tool/bin/tool.js (#!/usr/bin/env node), which reads its package's lib/; tools/bin/node is this node.
+    tools = mkdtempSync("/tmp/cs-check-tools-");
+    const pkg = join(tools, "lib", "node_modules", "tmp-tool");
+    mkdirSync(join(pkg, "bin"), { recursive: true });
+    mkdirSync(join(pkg, "lib"));
+    mkdirSync(join(tools, "bin"));
+    writeFileSync(join(pkg, "lib", "word.js"), 'module.exports = "ran";\n');
+    writeFileSync(
+      join(pkg, "bin", "tool.js"),
+      '#!/usr/bin/env node\nrequire("fs").writeFileSync("tool.txt", require("../lib/word.js") + " " + process.argv[2] + "\\n");\n',
+    );
+    chmodSync(join(pkg, "bin", "tool.js"), 0o755);
+    symlinkSync("../lib/node_modules/tmp-tool/bin/tool.js", join(tools, "bin", "tmp-tool"));
+    symlinkSync(process.execPath, join(tools, "bin", "node"));
   });
   afterAll(async () => {
     server?.close();
     w?.cleanup();
+    if (tools) rmSync(tools, { recursive: true, force: true });
   });
 
   const fan = async (sandbox: "on" | "off", name: string, merge: boolean) => {
     const repo = newRepo(name);
-    const m: Mcp = await connect(w, { CLAUDE_SESSIONS_SANDBOX: sandbox, CLAUDE_SESSIONS_CHECKS: checksFor(repo) });
+    const m: Mcp = await connect(w, {
+      CLAUDE_SESSIONS_SANDBOX: sandbox,
+      CLAUDE_SESSIONS_CHECKS: checksFor(repo),
+      PATH: `${join(tools, "bin")}:${w.env.PATH}`,
+    });
     try {
       const r = await m.callOk(
         "fan_out",
@@ -119,6 +143,9 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
     expect(a.outcome).toBe("completed");
     expect(byName.inside, byName.inside?.output_tail).toMatchObject({ passed: true });
     expect(readFileSync(join(a.worktree, "inside.txt"), "utf8")).toBe("checked\n");
+    // Its program lives under the hidden /tmp: put back read-only with its package and the node its #! line finds.
+    expect(byName["tmp-program"], byName["tmp-program"]?.output_tail).toMatchObject({ passed: true });
+    expect(readFileSync(join(a.worktree, "tool.txt"), "utf8")).toBe("ran from /tmp\n");
     expect(pwned).toBe(false);
     expect(byName.ssh).toMatchObject({ passed: false });
     expect(byName.ssh!.output_tail).not.toContain("SECRET-KEY-BYTES");
@@ -138,10 +165,11 @@ describe.runIf(sandboxDeps().ok)("a sandboxed fan-out's checks run in the sandbo
     const { pwned, a, sandboxed, byName } = await fan("off", "open", false);
     expect(sandboxed).toBe(false);
     expect(byName.inside).toMatchObject({ passed: true });
+    expect(byName["tmp-program"]).toMatchObject({ passed: true });
     expect(pwned).toBe(true);
     expect(byName.ssh!.output_tail).toContain("SECRET-KEY-BYTES");
     expect(byName.network).toMatchObject({ passed: true });
     expect(hits).toBeGreaterThan(before);
-    expect(a.checks_passed).toBe(4);
+    expect(a.checks_passed).toBe(5);
   }, 180_000);
 });

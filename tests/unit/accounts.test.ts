@@ -1,21 +1,16 @@
 /**
  * Issue #24 pieces that need no session: the operator's price file (strict, by id or prefix, over the table), the
- * execution history's retention and metrics, which turn results are tool errors, and health_check's backends.
+ * execution history's retention and metrics, which turn results are tool errors (health_check's backends:
+ * components/health.test.ts).
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
 import { ExecutionLog } from "../../src/history/executions.js";
 import { readPriceFile } from "../../src/price-file.js";
-import { healthChecks } from "../../src/server/health.js";
-import { makeRunners } from "../../src/runners/registry.js";
-import type { Runner } from "../../src/runners/runner.js";
-import { createLogger } from "../../src/util/log.js";
 import { turnFailure } from "../../src/server/tools/core/turn-failure.js";
-import { FAKE_CLAUDE } from "../helpers/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-accounts-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -186,37 +181,4 @@ describe("failed turns are tool errors", () => {
     [{ completed: false, timed_out: false, final_state: "waiting_for_permission", pending_permission: { tool_name: "Bash" } }],
     [{ final_state: "busy" }],
   ])("%o is not", (out) => expect(turnFailure(out)).toBeUndefined());
-});
-
-describe("health_check and the backends", () => {
-  it("no tmux and no node-pty is not down when headless can start; the Agent SDK is checked", async () => {
-    const cfg = loadConfig({
-      CLAUDE_SESSIONS_DIR: join(dir, "state"),
-      CLAUDE_SESSIONS_TMUX: join(dir, "no-tmux"),
-      CLAUDE_PATH: FAKE_CLAUDE,
-      HOME: dir,
-    });
-    // This machine's node-pty (and, below, the Agent SDK) as missing: the runner answers health as it would then.
-    const runners = makeRunners({
-      cfg,
-      log: createLogger({ level: "error" }),
-      scripts: { hook: "", launch: "", capture: "", permission: "" },
-    });
-    const missing = (kind: string): Runner[] =>
-      runners.map((r) =>
-        r.kind === kind || (kind === "all" && r.kind !== "tmux")
-          ? { ...r, health: async () => ({ ...(await r.health()), ok: false, detail: `${r.kind} is missing here` }) }
-          : r,
-      );
-    const h = await healthChecks({ cfg, version: "test", runners: missing("pty") });
-    expect(h.checks.find((c) => c.name === "agent_sdk")).toMatchObject({ status: "ok" });
-    expect(h.checks.find((c) => c.name === "tmux")).toMatchObject({
-      status: "degraded",
-      detail: expect.stringContaining("headless sessions still work"),
-    });
-    expect(h.checks.find((c) => c.name === "pty")?.status).toBe("degraded");
-    expect(h.status).not.toBe("down");
-    const none = await healthChecks({ cfg, version: "test", runners: missing("all") });
-    expect(none.status).toBe("down");
-  });
 });

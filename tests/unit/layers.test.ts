@@ -235,7 +235,7 @@ describe("sessions/ in rooms", () => {
     expect(sessionViolation(at("life/sleep.ts"), at("launch/resume.ts"))).toMatch(/above it/);
     expect(sessionViolation(at("spend/totals.ts"), at("spend/budget.ts"))).toBeUndefined();
     expect(sessionViolation(at("launch/wake.ts"), at("life/room.ts"))).toBeUndefined();
-    expect(sessionViolation(at("turn/turns.ts"), at("launch/wake.ts"))).toBeUndefined();
+    expect(sessionViolation(at("turn/send.ts"), at("launch/wake.ts"))).toBeUndefined();
     expect(sessionViolation(at("new-file.ts"), at("views.ts"))).toMatch(/no sub-layer/);
   });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import * as api from "../../src/api/index.js";
 import { SessionError } from "../../src/core/errors.js";
-import { FAKE_CLAUDE } from "../helpers/harness.js";
+import { FAKE_CLAUDE } from "../helpers/paths.js";
 import { pastePieces } from "../../src/runners/terminal/screen/prompt.js";
 import { until } from "../helpers/wait.js";
 import { fakeService } from "../helpers/fake-service.js";

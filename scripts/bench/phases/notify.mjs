@@ -2,10 +2,8 @@
  * notify (issue #14): how long after a PermissionRequest hook writes its line does an MCP client that waits on
  * nothing receive the notifications/message naming the session, the tool and its input?
  *
- * One session is kept busy by a real `FAKE_SLOW:600000` turn of the fake claude. For each sample a hook process is
- * started exactly as Claude Code runs one and held at its `paste` (lock taken, line about to be written); the
- * clock starts when the PermissionRequest payload is handed over and stops when the client's notification
- * handler runs for that sample's tool input. A PostToolUse line then puts the session back to busy.
+ * The loop of permission-latency.mjs (a busy session, a primed hook per sample): the clock stops when the client's
+ * notification handler runs for that sample's tool input.
  *
  * idle CPU with timers armed: N sessions on one server with every time limit on (idle TTL, busy limit, retention:
  * long values, so each live session has its idle deadline armed and each dead record its retention deadline), no
@@ -14,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { appendViaHook, primedHook } from "../events.mjs";
+import { permissionLatency } from "../permission-latency.mjs";
 import { cpuMs, round, summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 
@@ -23,50 +21,25 @@ async function latency(cfg, log) {
   let m;
   try {
     m = await w.connect();
-    const cwd = w.dir("notify");
-    const s = await m.must("start_session", { cwd });
-    const id = s.session_id;
-    const events = w.eventsPath(id);
-    const common = {
-      session_id: s.claude_session_id,
-      transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`,
-      cwd,
-      permission_mode: "default",
-    };
-    await m.must("send_message", {
-      session_id: id,
-      message: "FAKE_SLOW:600000 keep this session busy",
-      wait_for_response: false,
-    });
     const waiting = new Map();
+    let sid;
     m.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const d = n.params.data;
-      if (d?.event !== "permission" || d.session_id !== id) return;
+      if (d?.event !== "permission" || d.session_id !== sid) return;
       const done = waiting.get(d.tool_input?.command);
       if (done) done(performance.now());
     });
-    const lat = [];
-    for (let i = 0; i < cfg.notifyRuns; i++) {
-      const command = `echo sample-${i}-${randomUUID().slice(0, 8)}`;
-      const got = new Promise((resolve) => waiting.set(command, resolve));
-      const hook = await primedHook(w.hookScript, events);
-      const tA = performance.now();
-      await hook.write({ ...common, hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command } });
-      const tN = await Promise.race([got, sleep(5000).then(() => undefined)]);
-      waiting.delete(command);
-      if (tN === undefined) throw new Error(`no notification within 5 s for sample ${i}`);
-      lat.push(tN - tA);
-      await appendViaHook(w.hookScript, events, {
-        ...common,
-        hook_event_name: "PostToolUse",
-        tool_name: "Bash",
-        tool_input: { command },
-        tool_response: { stdout: "" },
-      });
-      await sleep(20);
-    }
+    const lat = await permissionLatency(w, m, {
+      cwd: w.dir("notify"),
+      runs: cfg.notifyRuns,
+      label: "notify",
+      commandOf: (i) => `echo sample-${i}-${randomUUID().slice(0, 8)}`,
+      arrival: (id, command) => {
+        sid = id;
+        return { at: new Promise((resolve) => waiting.set(command, resolve)), cancel: () => waiting.delete(command) };
+      },
+    });
     if (log) log(`notify: ${lat.length} samples`);
-    await m.call("kill_session", { session_id: id, force: true });
     return lat;
   } finally {
     await m?.close();

@@ -5,32 +5,10 @@
  * = P·U − the counter's final value.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { quietLog, seedCounter, tempStateDir } from "../../../tests/helpers/store-setup.mjs";
 import { round, summary } from "../stats.mjs";
 import { sutPath } from "../world.mjs";
-
-function record(id) {
-  return {
-    session_id: id,
-    claude_session_id: "00000000-0000-0000-0000-000000000000",
-    backend: "tmux",
-    status: "idle",
-    created_at: new Date().toISOString(),
-    cwd: "/tmp",
-    command: "claude",
-    args: [],
-    env_names: [],
-    turn_count: 0,
-    error_log: [],
-    messages_sent: 0,
-    responses_received: 0,
-    total_chars_sent: 0,
-    total_chars_received: 0,
-    options: {},
-  };
-}
 
 function runWorker(worker, dir, n, who) {
   return new Promise((resolve, reject) => {
@@ -52,12 +30,10 @@ function runWorker(worker, dir, n, who) {
 
 export async function store(cfg) {
   const { Store } = await import(sutPath("dist", "store", "store.js"));
-  const root = mkdtempSync(join(tmpdir(), "cs-bench-store-"));
+  const { root, dir } = tempStateDir("bench-store");
   try {
-    const dir = join(root, "sessions");
-    const log = { debug() {}, info() {}, warn() {}, error() {} };
-    const s = new Store(dir, log);
-    await s.update((st) => void (st.sessions.counter = record("counter")));
+    const s = new Store(dir, quietLog);
+    await seedCounter(s);
     const worker = sutPath("tests", "helpers", "store-worker.mjs");
     const P = cfg.storeProcs;
     const U = cfg.storeUpdates;

@@ -1,16 +1,14 @@
 /**
  * webhooks (issue 37): how long after a PermissionRequest hook writes its line does a loopback receiver get the
- * signed session.needs_you delivery? As the notify phase: one session kept busy by a `FAKE_SLOW:600000` turn, a hook
- * process primed at its `paste`, the clock started when the payload is handed over and stopped when the receiver
- * (an HTTP server in the bench process, answering 204) has read that sample's body; a PostToolUse line then puts
- * the session back to busy. Every delivery's signature is checked.
+ * signed session.needs_you delivery? The notify phase's loop (permission-latency.mjs), the clock stopped when the
+ * receiver (an HTTP server in the bench process, answering 204) has read that sample's body. Every delivery's
+ * signature is checked.
  */
 import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { appendViaHook, primedHook } from "../events.mjs";
+import { permissionLatency } from "../permission-latency.mjs";
 import { summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 
@@ -46,43 +44,16 @@ export async function webhooks(cfg, log) {
   let m;
   try {
     m = await w.connect({ CLAUDE_SESSIONS_WEBHOOKS: file });
-    const cwd = w.dir("hooks");
-    const s = await m.must("start_session", { cwd });
-    const id = s.session_id;
-    const events = w.eventsPath(id);
-    const common = {
-      session_id: s.claude_session_id,
-      transcript_path: `${w.home}/.claude/projects/x/${s.claude_session_id}.jsonl`,
-      cwd,
-      permission_mode: "default",
-    };
-    await m.must("send_message", {
-      session_id: id,
-      message: "FAKE_SLOW:600000 keep this session busy",
-      wait_for_response: false,
+    const lat = await permissionLatency(w, m, {
+      cwd: w.dir("hooks"),
+      runs: cfg.notifyRuns,
+      label: "webhooks",
+      arrival: (id) => ({
+        at: new Promise((resolve) => waiting.set(id, resolve)),
+        cancel: () => waiting.delete(id),
+      }),
     });
-    const lat = [];
-    for (let i = 0; i < cfg.notifyRuns; i++) {
-      const command = `echo sample-${i}`;
-      const got = new Promise((resolve) => waiting.set(id, resolve));
-      const hook = await primedHook(w.hookScript, events);
-      const tA = performance.now();
-      await hook.write({ ...common, hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command } });
-      const tN = await Promise.race([got, sleep(5000).then(() => undefined)]);
-      waiting.delete(id);
-      if (tN === undefined) throw new Error(`no webhook within 5 s for sample ${i}`);
-      lat.push(tN - tA);
-      await appendViaHook(w.hookScript, events, {
-        ...common,
-        hook_event_name: "PostToolUse",
-        tool_name: "Bash",
-        tool_input: { command },
-        tool_response: { stdout: "" },
-      });
-      await sleep(20);
-    }
     if (log) log(`webhooks: ${lat.length} samples`);
-    await m.call("kill_session", { session_id: id, force: true });
     const sl = summary(lat);
     return [
       {

@@ -17,6 +17,11 @@ export const WEBHOOK_EVENTS = [
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/** Whether a name read back from a file (the dead letter) is one of the events. */
+export function isWebhookEvent(name: string): name is WebhookEvent {
+  return (WEBHOOK_EVENTS as readonly string[]).includes(name);
+}
+
 const secretSpec = z.union([
   z.string().min(16, "a secret of at least 16 characters"),
   z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name") }),

@@ -36,29 +36,22 @@ export async function checkBox(cfg: Config, cwd: string): Promise<CheckBox> {
   }
   const home = process.env.HOME || homedir();
   const configFile = join(process.env.CLAUDE_CONFIG_DIR || home, ".claude.json");
-  const places = [
-    "/tmp",
-    "/var/tmp",
+  // The temporary folders, which a check's program may be put back from (a Node or a clone under /tmp); the rest
+  // stays hidden whatever a program needs.
+  const temporary = realPlaces(["/tmp", "/var/tmp", process.env.TMPDIR]);
+  const kept = realPlaces([
     "/run",
     "/var/run",
-    process.env.TMPDIR,
     process.env.XDG_RUNTIME_DIR,
     process.env.TMUX_TMPDIR,
     ...credentialPaths(home),
     cfg.stateDir,
     cfg.claudeConfigDir,
     configFile,
-  ];
+  ]);
   const dirs: string[] = [];
   const files: string[] = [];
-  for (const p of new Set(
-    places
-      .filter((x): x is string => !!x && isAbsolute(x))
-      .map((x) => real(x))
-      .filter((x): x is string => !!x),
-  )) {
-    (statSync(p).isDirectory() ? dirs : files).push(p);
-  }
+  for (const p of new Set([...temporary, ...kept])) (statSync(p).isDirectory() ? dirs : files).push(p);
   // Outermost first; a place inside a hidden folder is hidden already.
   dirs.sort((a, b) => a.length - b.length);
   const hideDirs = dirs.filter((d, i) => !dirs.slice(0, i).some((o) => inside(d, o)));
@@ -67,5 +60,21 @@ export async function checkBox(cfg: Config, cwd: string): Promise<CheckBox> {
   const common = await git(at, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
   const gitDir = common.code === 0 ? real(resolve(at, common.stdout.trim())) : undefined;
   const readOnly = gitDir && !inside(gitDir, at) && hideDirs.some((d) => inside(gitDir, d)) ? [gitDir] : [];
-  return { bwrap: deps.tools.bwrap, cwd: at, hideDirs, hideFiles, readOnly };
+  return {
+    bwrap: deps.tools.bwrap,
+    cwd: at,
+    hideDirs,
+    hideFiles,
+    readOnly,
+    programsFrom: temporary.filter((p) => dirs.includes(p)),
+    keepHidden: kept,
+  };
+}
+
+/** The real paths of the places that exist (absolute ones only). */
+function realPlaces(places: Array<string | undefined>): string[] {
+  return places
+    .filter((x): x is string => !!x && isAbsolute(x))
+    .map((x) => real(x))
+    .filter((x): x is string => !!x);
 }

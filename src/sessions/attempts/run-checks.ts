@@ -2,13 +2,14 @@
  * Runs the operator's checks in one directory (a session's worktree, or a merge's scratch worktree): argv, the
  * directory as cwd, each its own time limit, an environment of the basics only (no secret of the server's), the
  * output kept bounded (the last 64 KiB of each stream) and written to `logPath`. With a box (a sandboxed session's
- * checks, sandbox/check-box.ts) each check runs under bubblewrap: no network, the worktree its only writable place.
+ * checks, sandbox/check-box.ts) each check runs under bubblewrap: no network, the worktree its only writable place,
+ * its program put back when it lives in a hidden temporary folder.
  */
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { CheckResult } from "../../api/index.js";
 import { run } from "../../util/proc/exec.js";
-import { boxed, type CheckBox } from "../../sandbox/check-box.js";
+import { boxed, programBinds, type CheckBox } from "../../sandbox/check-box.js";
 import type { Check } from "./checks-file.js";
 
 const KEEP_BYTES = 64 * 1024;
@@ -29,10 +30,12 @@ export async function runChecks(checks: readonly Check[], cwd: string, logPath: 
   const out: CheckResult[] = [];
   for (const c of checks) {
     const t0 = Date.now();
-    const cmd = box ? boxed(box, c.file, c.args) : { file: c.file, args: c.args };
+    const env = checkEnv(box);
+    // A program in a hidden temporary folder (a Node under /tmp) is put back read-only, with what it needs.
+    const cmd = box ? boxed(box, c.file, c.args, programBinds(box, c.file, env.PATH)) : { file: c.file, args: c.args };
     const r = await run(cmd.file, cmd.args, {
       cwd,
-      env: checkEnv(box),
+      env,
       timeoutMs: c.timeoutMs,
       maxOutputBytes: KEEP_BYTES,
     }).catch((e: unknown) => ({ code: null, signal: null, stdout: "", stderr: String(e) }));

@@ -44,32 +44,38 @@ export type Ask =
   | { how: "start"; input: StartInput }
   | { how: "resume"; input: ResumeInput; rec: SessionRecord; env: Record<string, string>; mode: LaunchMode; forId: string };
 
-/** What the checks chose, filled in line by line. */
-interface Admission {
-  d: Deps;
-  ctx: CallContext;
-  ask: Ask;
-  cwd: string;
-  kind: BackendKind;
-  runner: Runner;
-  claude: string;
-  version: Promise<string | undefined>;
-  doppler: ReturnType<typeof dopplerFor>;
-  permissionMode: PermissionModeName;
+/**
+ * What the checks chose, filled in line by line: a check reads only what an earlier line set (`declare`: each field
+ * is set by its check, none before).
+ */
+class Admission {
+  addDirs: Array<[string, string]> = [];
+  declare cwd: string;
+  declare kind: BackendKind;
+  declare runner: Runner;
+  declare claude: string;
+  declare version: Promise<string | undefined>;
+  declare doppler: ReturnType<typeof dopplerFor>;
+  declare permissionMode: PermissionModeName;
   /** resume: the record's options with the call's changes and the effective mode. */
-  options: StoredOptions & { permission_mode: PermissionModeName };
-  opts: ClaudeOptions;
-  addDirs: Array<[string, string]>;
-  sandbox: SandboxChoice | undefined;
-  env: Record<string, string>;
-  mcpServers: StartInput["mcp_servers"];
-  prompt: string | undefined;
-  id: string;
-  plan: WorktreePlan | undefined;
-  trust: boolean;
-  logFile: OwnedFile | undefined;
+  declare options: StoredOptions & { permission_mode: PermissionModeName };
+  declare opts: ClaudeOptions;
+  declare sandbox: SandboxChoice | undefined;
+  declare env: Record<string, string>;
+  declare mcpServers: StartInput["mcp_servers"];
+  declare prompt: string | undefined;
+  declare id: string;
+  declare plan: WorktreePlan | undefined;
+  declare trust: boolean;
+  declare logFile: OwnedFile | undefined;
   /** The operator's account it runs under (the call's, else a resume's record's), if any. */
-  account: string | undefined;
+  declare account: string | undefined;
+
+  constructor(
+    readonly d: Deps,
+    readonly ctx: CallContext,
+    readonly ask: Ask,
+  ) {}
 }
 
 type Check = (a: Admission) => void | Promise<void>;
@@ -153,7 +159,7 @@ const CHECKS: ReadonlyArray<[string, Check]> = [
 
 /** The one admission: runs CHECKS in order and returns what they chose. */
 export async function admit(d: Deps, ask: Ask, ctx: CallContext): Promise<Admission> {
-  const a = { d, ctx, ask, addDirs: [] } as unknown as Admission;
+  const a = new Admission(d, ctx, ask);
   for (const [, check] of CHECKS) await check(a);
   return a;
 }

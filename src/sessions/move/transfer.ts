@@ -13,6 +13,7 @@ import type { MoveBundle, TransferInput, TransferOutput } from "../../api/index.
 import { transcriptPath } from "../../claude/transcript.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
+import { isFold } from "../../events/parse.js";
 import type { Folded } from "../../events/reducer.js";
 import { SessionRecordSchema, type SessionRecord } from "../../store/schema.js";
 import type { Deps } from "../deps.js";
@@ -64,7 +65,7 @@ const FOLD_DROPPED = [
   "permission_denials",
   "exit_code",
   "shutdown_requested",
-] as const;
+] as const satisfies ReadonlyArray<keyof Folded>;
 
 export async function transfer(d: Deps, a: TransferInput): Promise<TransferOutput> {
   const id = a.session_id;
@@ -152,8 +153,8 @@ async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
   }
   const transcript = size ? await readFile(path, "utf8") : "";
   return {
-    record: rec as unknown as Record<string, unknown>,
-    fold: { ...s.fold } as unknown as Record<string, unknown>,
+    record: rec,
+    fold: { ...s.fold },
     claude_session_id: csid,
     cwd: rec.cwd,
     transcript,
@@ -199,13 +200,8 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
       suggestion: "Kill or move that one first.",
     });
   }
-  const fold = b.fold as Record<string, unknown>;
-  if (
-    typeof fold.status !== "string" ||
-    typeof fold.turn_count !== "number" ||
-    typeof fold.prompts_submitted !== "number" ||
-    typeof fold.seq !== "number"
-  ) {
+  const fold = b.fold;
+  if (!isFold(fold)) {
     throw new SessionError("INVALID_ARGUMENT", "the moved session's fold is not valid.", {
       suggestion: "Both machines should run the same version of claude-sessions.",
     });
@@ -233,7 +229,7 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
   }
   const rec = importedRecord(d, id, moveId, b, wrote);
   const dir = d.registry.paths(id).dir;
-  const clean: Record<string, unknown> = { ...fold, status: "hibernated", claude_session_id: b.claude_session_id };
+  const clean: Folded = { ...fold, status: "hibernated", claude_session_id: b.claude_session_id };
   for (const k of FOLD_DROPPED) delete clean[k];
   let added = false;
   try {
@@ -269,7 +265,7 @@ async function importSession(d: Deps, id: string, moveId: string, b: MoveBundle)
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       await writeFile(path, b.transcript, { flag: "wx", mode: 0o600 });
     }
-    await d.registry.emit(id, { hook_event_name: "cs:snapshot", fold: clean as unknown as Folded });
+    await d.registry.emit(id, { hook_event_name: "cs:snapshot", fold: clean });
     await d.registry.flushed();
   } catch (e) {
     // Nothing of a failed import stays: not the record, not the transcript it wrote.

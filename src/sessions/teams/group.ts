@@ -11,7 +11,8 @@ import type { Folded } from "../../events/reducer.js";
 import { ANY_RUNNER, checkPrompt } from "../checks.js";
 import type { Deps } from "../deps.js";
 import { members, progressStream, type Member } from "./team.js";
-import { send, waitTurn } from "../turn/turns.js";
+import { send } from "../turn/send.js";
+import { waitTurn } from "../turn/turns.js";
 import { publicBlocked, publicPending } from "../views.js";
 
 const TICK_MS = 5000;

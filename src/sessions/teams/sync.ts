@@ -6,7 +6,7 @@ import { checkUsable } from "../checks.js";
 import { assertType, gather, type ContextType } from "./context-sync.js";
 import type { Deps } from "../deps.js";
 import { members, resolveId } from "./team.js";
-import { send } from "../turn/turns.js";
+import { send } from "../turn/send.js";
 
 export async function syncContext(d: Deps, input: SyncInput, ctx: CallContext): Promise<SyncOutput> {
   const type = assertType(input);

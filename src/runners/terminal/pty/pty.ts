@@ -4,16 +4,13 @@
  * as this process (survivesRestart false): when the server goes, the terminal's master side closes
  * and the kernel hangs up the session.
  *
- * Everything is event-driven: output, exit and waits are callbacks, so an idle session costs no CPU.
- * node-pty is loaded on first construction (createRequire), so a machine where the optional native
- * addon did not build only loses this backend; the type checker needs no node-pty types either.
+ * Everything is event-driven: output, exit and waits are callbacks, so an idle session costs no CPU
+ * (output.ts: the raw log, the terminal fed, the exit recorded). node-pty is loaded on first construction
+ * (node-pty.ts), so a machine where the optional native addon did not build only loses this backend.
  */
-import { createWriteStream, existsSync, type WriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { createWriteStream, existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import xtermHeadless from "@xterm/headless";
-import type { Terminal as XTerm } from "@xterm/headless";
 import {
   inProcessRef,
   ownedInProcess,
@@ -25,54 +22,18 @@ import {
   type TerminalPlan,
   type Spawned,
 } from "../../host.js";
-import { run } from "../../../util/proc/exec.js";
-import { OUTPUT_LOG_MAX_BYTES, rotate } from "../capture.js";
 import { SessionError } from "../../../core/errors.js";
 import { signalGroup } from "../../../util/proc/process.js";
 import { killTree } from "../../end-tree.js";
+import { loadNodePty, type NodePty, type PtyChild } from "./node-pty.js";
+import { flow, onOutput, recordExit, settled, within, type OutputOptions, type PtySession } from "./output.js";
 
-/** The part of node-pty this backend uses (node-pty's IPty / spawn, declared here on purpose: see above). */
-interface PtyDisposable {
-  dispose(): void;
-}
-interface PtyChild {
-  readonly pid: number;
-  onData(listener: (data: string) => void): PtyDisposable;
-  onExit(listener: (e: { exitCode: number; signal?: number }) => void): PtyDisposable;
-  write(data: string): void;
-  pause(): void;
-  resume(): void;
-}
-interface NodePty {
-  spawn(
-    file: string,
-    args: string[],
-    opts: { name: string; cols: number; rows: number; cwd: string; env: Record<string, string>; encoding: "utf8" },
-  ): PtyChild;
-}
-
-let nodePty: NodePty | undefined;
-/** Loads node-pty (and its native addon); throws when it is missing or was built for another Node. */
-export function loadNodePty(): NodePty {
-  nodePty ??= createRequire(import.meta.url)("node-pty") as NodePty;
-  return nodePty;
-}
-
-export interface PtyOptions {
-  /** Script that appends a line to an events log under a lock: `hook.sh <events> exit <status>`. */
-  hookScript: string;
+export interface PtyOptions extends OutputOptions {
   /** Lines kept above the visible screen by each session's terminal (default 1000). */
   scrollback?: number;
-  /** Where the backend reports trouble it can live with (a raw log that cannot be written). */
-  log?: { warn(msg: string): void };
-  /** Raw output past this many bytes moves to output.log.1 (capture.ts; default 64 MiB). */
-  outputMaxBytes?: number;
 }
 
 const DEFAULT_SCROLLBACK = 1000;
-/** Output waiting for the headless terminal above which reading from the pty pauses (bounded memory). */
-const HIGH_WATER = 1 << 20;
-const LOW_WATER = 1 << 18;
 /** close(): how long sessions get to end on SIGTERM (Claude runs its SessionEnd hooks) before SIGKILL. */
 const CLOSE_GRACE_MS = 3000;
 /** After SIGKILL: how long to wait for the exit to be seen and recorded. */
@@ -109,32 +70,6 @@ const FOREIGN_TERMINAL_ENV = ["TMUX", "TMUX_PANE", "STY", "WINDOW", "WINDOWID", 
  */
 const CLOSE_FDS_AND_EXEC =
   'for f in /proc/$$/fd/*; do n=${f##*/}; case $n in ""|*[!0-9]*|0|1|2) ;; *) eval "exec $n>&-" ;; esac; done; exec "$@"';
-
-interface PtySession {
-  readonly id: string;
-  readonly pid: number;
-  readonly pty: PtyChild;
-  readonly term: XTerm;
-  readonly log: WriteStream;
-  readonly eventsPath: string;
-  readonly generation: number | undefined;
-  readonly subscriptions: PtyDisposable[];
-  /** Set when the process has ended (signal deaths as 128 + signal, as a shell reports them). */
-  exitCode?: number;
-  /** Resolves when the process has ended. */
-  readonly exited: Promise<void>;
-  /** Resolves once the raw log is flushed and the cs:exit event is in the events log. */
-  recorded: Promise<void>;
-  /** Characters written to the terminal that it has not parsed yet. */
-  pending: number;
-  logBlocked: boolean;
-  /** Bytes in the raw log since it was started or last rotated. */
-  logBytes: number;
-  rotating: boolean;
-  logEnded: boolean;
-  paused: boolean;
-  disposed: boolean;
-}
 
 export class PtyHost implements TerminalHost {
   readonly kind = "pty" as const;
@@ -219,93 +154,22 @@ export class PtyHost implements TerminalHost {
       if (!s.logEnded) this.opts.log?.warn(`raw log of pty session ${spec.id} (${spec.rawLogPath}): ${e.message}`);
       s.logEnded = true;
       s.logBlocked = false;
-      this.flow(s);
+      flow(s);
     });
     s.subscriptions.push(
-      child.onData((data) => this.onOutput(s, data)),
+      child.onData((data) => onOutput(s, data, this.opts)),
       // Answers the terminal gives to the program's queries (cursor position, device attributes…).
       term.onData((reply) => {
         if (s.exitCode === undefined) child.write(reply);
       }),
       child.onExit(({ exitCode, signal }) => {
         s.exitCode = signal ? 128 + signal : exitCode;
-        s.recorded = this.recordExit(s);
+        s.recorded = recordExit(s, this.opts);
         markExited();
       }),
     );
     this.sessions.set(spec.id, s);
     return { pid: child.pid, ref: inProcessRef() };
-  }
-
-  private onOutput(s: PtySession, data: string): void {
-    if (!s.logEnded) this.countLog(s, Buffer.byteLength(data));
-    if (!s.logEnded && !s.log.write(data) && !s.logBlocked) {
-      s.logBlocked = true;
-      s.log.once("drain", () => {
-        s.logBlocked = false;
-        this.flow(s);
-      });
-    }
-    if (s.disposed) return;
-    s.pending += data.length;
-    s.term.write(data, () => {
-      s.pending -= data.length;
-      if (s.paused) this.flow(s);
-    });
-    this.flow(s);
-  }
-
-  /** Past the cap, once what was written so far is on disk: copy to .1 and empty in place (writes go on appending). */
-  private countLog(s: PtySession, n: number): void {
-    s.logBytes += n;
-    if (s.rotating || s.logBytes <= (this.opts.outputMaxBytes ?? OUTPUT_LOG_MAX_BYTES)) return;
-    s.rotating = true;
-    const path = s.log.path.toString();
-    s.log.write("", () => {
-      void rotate(path)
-        .catch((e: unknown) => this.opts.log?.warn(`rotating the raw log of pty session ${s.id}: ${String(e)}`))
-        // What was written while rotating is in the new file already: count from its real size.
-        .then(() =>
-          stat(path).then(
-            (st) => st.size,
-            () => 0,
-          ),
-        )
-        .then((size) => {
-          s.logBytes = size;
-          s.rotating = false;
-        });
-    });
-  }
-
-  /** Stops reading from the pty while the raw log or the terminal lags (the program then blocks on output). */
-  private flow(s: PtySession): void {
-    if (s.exitCode !== undefined) return;
-    if (!s.paused && (s.logBlocked || s.pending > HIGH_WATER)) {
-      s.paused = true;
-      s.pty.pause();
-    } else if (s.paused && !s.logBlocked && s.pending <= LOW_WATER) {
-      s.paused = false;
-      s.pty.resume();
-    }
-  }
-
-  /** Flushes the raw log, then appends cs:exit to the events log exactly as tmux's pane-died hook does. */
-  private async recordExit(s: PtySession): Promise<void> {
-    if (!s.logEnded) {
-      s.logEnded = true;
-      await new Promise<void>((r) => s.log.end(() => r()));
-    }
-    try {
-      await run(this.opts.hookScript, [
-        s.eventsPath,
-        "exit",
-        String(s.exitCode),
-        ...(s.generation === undefined ? [] : [String(s.generation)]),
-      ]);
-    } catch (e) {
-      this.opts.log?.warn(`recording the exit of pty session ${s.id}: ${String(e)}`);
-    }
   }
 
   private find(id: string): PtySession {
@@ -414,20 +278,4 @@ export class PtyHost implements TerminalHost {
     }
     if (this.sessions.get(s.id) === s) this.sessions.delete(s.id);
   }
-}
-
-/** Resolves once the terminal has parsed everything written to it so far (bounded: a disposed one never answers). */
-async function settled(term: XTerm): Promise<void> {
-  await within(new Promise<void>((r) => term.write("", r)), 2000);
-}
-
-/** Whether `p` settles within `ms` (one timer, cleared as soon as it does). */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    void p.then(() => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
 }

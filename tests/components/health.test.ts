@@ -1,7 +1,9 @@
 /**
- * health_check's member_socket (issue 25 follow-up): a real Unix socket listening with mode 0600 is ok, with a wider
- * mode degraded; a path nobody listens on is reported as not listening (a warning with no team session to need
- * it); doctor, which has no socket of its own, reports none.
+ * health_check with real parts (it runs the fake claude's `--version`, loads the Agent SDK and node-pty): the
+ * member_socket (issue 25 follow-up): a real Unix socket listening with mode 0600 is ok, with a wider mode degraded; a
+ * path nobody listens on is reported as not listening (a warning with no team session to need it); doctor, which has
+ * no socket of its own, reports none. The backends (issue #24): no tmux and no node-pty is not down while headless
+ * can start, the Agent SDK is checked.
  */
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -9,8 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { makeRunners } from "../../src/runners/registry.js";
+import type { Runner } from "../../src/runners/runner.js";
 import { healthChecks } from "../../src/server/health.js";
-import { FAKE_CLAUDE } from "../helpers/harness.js";
+import { createLogger } from "../../src/util/log.js";
+import { FAKE_CLAUDE } from "../helpers/paths.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cs-health-"));
 const servers: Server[] = [];
@@ -59,5 +64,38 @@ describe("health_check's member socket", () => {
     const h = await healthChecks({ cfg, version: "test" });
     expect(h.member_socket).toBeUndefined();
     expect(h.checks.map((c) => c.name)).not.toContain("member_socket");
+  });
+});
+
+describe("health_check and the backends", () => {
+  it("no tmux and no node-pty is not down when headless can start; the Agent SDK is checked", async () => {
+    const cfg = loadConfig({
+      CLAUDE_SESSIONS_DIR: join(dir, "state"),
+      CLAUDE_SESSIONS_TMUX: join(dir, "no-tmux"),
+      CLAUDE_PATH: FAKE_CLAUDE,
+      HOME: dir,
+    });
+    // This machine's node-pty (and, below, the Agent SDK) as missing: the runner answers health as it would then.
+    const runners = makeRunners({
+      cfg,
+      log: createLogger({ level: "error" }),
+      scripts: { hook: "", launch: "", capture: "", permission: "" },
+    });
+    const missing = (kind: string): Runner[] =>
+      runners.map((r) =>
+        r.kind === kind || (kind === "all" && r.kind !== "tmux")
+          ? { ...r, health: async () => ({ ...(await r.health()), ok: false, detail: `${r.kind} is missing here` }) }
+          : r,
+      );
+    const h = await healthChecks({ cfg, version: "test", runners: missing("pty") });
+    expect(h.checks.find((c) => c.name === "agent_sdk")).toMatchObject({ status: "ok" });
+    expect(h.checks.find((c) => c.name === "tmux")).toMatchObject({
+      status: "degraded",
+      detail: expect.stringContaining("headless sessions still work"),
+    });
+    expect(h.checks.find((c) => c.name === "pty")?.status).toBe("degraded");
+    expect(h.status).not.toBe("down");
+    const none = await healthChecks({ cfg, version: "test", runners: missing("all") });
+    expect(none.status).toBe("down");
   });
 });
