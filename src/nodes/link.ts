@@ -61,7 +61,8 @@ export const DEFAULT_TIMINGS: LinkTimings = {
   pingTimeoutMs: 3000,
   connectTimeoutMs: 15_000,
   backoffMinMs: 250,
-  backoffMaxMs: 2000,
+  // 1 s: a node whose link returns waits at most this (0.5–1 s) for its next attempt (it has 5 s to answer again).
+  backoffMaxMs: 1000,
   hedgeMs: 1000,
   maxAttempts: 6,
   stuckMs: 6000,
