@@ -67,12 +67,20 @@ export class Coordinator implements CallRouter {
           },
           // A session there started or ended: its rows again (resources/list and what an outage shows).
           // Within its rate (past it, the one listing after the flood stands for all).
-          listChanged: (node) => this.admit(node) && this.router.refreshAfter(node),
+          listChanged: (node) => {
+            this.router.stale(node);
+            if (this.admit(node)) this.router.refreshAfter(node);
+          },
+          // A row there changed: the next listing asks the node again (merge.ts); not rate-limited, as it costs
+          // nothing here and the node sends it once per listing.
+          sessionsChanged: (node) => this.router.stale(node),
           // Routes are rebuilt from the node itself each time its link comes up: the coordinator stores none.
-          up: (node) =>
+          up: (node) => {
+            this.router.stale(node);
             void this.router
               .refresh(node)
-              .catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`)),
+              .catch((e: unknown) => log.warn(`node ${node}: listing its sessions failed: ${String(e)}`));
+          },
         },
         timings,
         version,
@@ -363,6 +371,10 @@ export class Coordinator implements CallRouter {
 
   onSessionsChanged(l: () => void): () => void {
     return this.router.onChange(l);
+  }
+
+  onRowsChanged(l: () => void): () => void {
+    return this.router.onStale(l);
   }
 
   async readResource(

@@ -16,6 +16,7 @@
  * side on it (a server starting reconciles the state directory, and would race a session another one is starting).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { z } from "zod";
 import {
   LoggingMessageNotificationSchema,
   McpError,
@@ -27,6 +28,7 @@ import {
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
 import type { Logger } from "../util/log.js";
+import { SESSIONS_CHANGED, SESSIONS_CHANGED_CAP } from "../server/mcp/sessions-changed.js";
 import type { NodeConfig } from "./config.js";
 import { openTransport, type NodeTransport, type OpenTransport } from "./transport.js";
 
@@ -59,7 +61,8 @@ export const DEFAULT_TIMINGS: LinkTimings = {
   pingTimeoutMs: 3000,
   connectTimeoutMs: 15_000,
   backoffMinMs: 250,
-  backoffMaxMs: 2000,
+  // 1 s: a node whose link returns waits at most this (0.5–1 s) for its next attempt (it has 5 s to answer again).
+  backoffMaxMs: 1000,
   hedgeMs: 1000,
   maxAttempts: 6,
   stuckMs: 6000,
@@ -107,6 +110,8 @@ export interface LinkEvents {
   resourceUpdated?(node: string, uri: string): void;
   /** The node's notifications/resources/list_changed: one of its sessions started or ended, or went away. */
   listChanged?(node: string): void;
+  /** The node's SESSIONS_CHANGED: a row of its listing changed since this link last listed it. */
+  sessionsChanged?(node: string): void;
   /** The link came up (first time or after an outage). */
   up?(node: string): void;
   down?(node: string, why: string): void;
@@ -115,6 +120,9 @@ export interface LinkEvents {
 export function unreachable(node: string, why: string): SessionError {
   return new SessionError("NODE_UNREACHABLE", `node ${node} is unreachable: ${why}`, { details: { node } });
 }
+
+/** A node's SESSIONS_CHANGED (mcp/sessions-changed.ts); whatever params it has are not read. */
+const SessionsChangedSchema = z.object({ method: z.literal(SESSIONS_CHANGED), params: z.optional(z.looseObject({})) });
 
 function cancelled(node: string): SessionError {
   return new SessionError("CANCELLED", "the request was cancelled; the node was told to stop it.", { details: { node } });
@@ -153,6 +161,8 @@ export class NodeLink {
   downSince: number | undefined;
   /** Whether the link has ever been up (a first connection is waited for; a reconnection is not). */
   everUp = false;
+  /** Whether the node of the current link pushes SESSIONS_CHANGED (it declared the capability): its rows may be kept. */
+  pushes = false;
   private client: Client | undefined;
   private transport: NodeTransport | undefined;
   private generation = 0;
@@ -283,7 +293,10 @@ export class NodeLink {
       const line = tail.trim().split("\n").pop()?.trim();
       return line ? `; it said: ${line.slice(0, 300)}` : "";
     };
-    const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });
+    const client = new Client(
+      { name: "claude-sessions-coordinator", version: this.clientVersion },
+      { capabilities: { experimental: { [SESSIONS_CHANGED_CAP]: {} } } },
+    );
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       if (this.client === client) this.events.notice?.(this.name, n.params.level, n.params.data);
     });
@@ -292,6 +305,9 @@ export class NodeLink {
     });
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
       if (this.client === client) this.events.listChanged?.(this.name);
+    });
+    client.setNotificationHandler(SessionsChangedSchema, () => {
+      if (this.client === client) this.events.sessionsChanged?.(this.name);
     });
     tr.onclose = () =>
       this.client === client ? this.lost(this.generation, `its command exited${said()}`) : fail(`its command exited${said()}`);
@@ -319,6 +335,7 @@ export class NodeLink {
     // Shown in nodes, logs and `claude-sessions nodes`: a version, or nothing.
     const v = client.getServerVersion()?.version;
     this.version = typeof v === "string" && /^[0-9A-Za-z.+_-]{1,64}$/.test(v) ? v : undefined;
+    this.pushes = client.getServerCapabilities()?.experimental?.[SESSIONS_CHANGED_CAP] !== undefined;
     const down = this.downSince;
     this.attempt = 0;
     this.stuck = 0;

@@ -25,41 +25,87 @@ function matches(r: Row, args: Args): boolean {
   return !(typeof args.team_filter === "string" && r.team_name !== args.team_filter);
 }
 
+/** Rows the push keeps current are listings of every status in summary form; other listings ask the node. */
+function servedFromRows(args: Args): boolean {
+  return !args.include_metadata && !args.include_sensitive && !args.include_native;
+}
+
+/**
+ * Rows older than this are listed again in the background: what no push tells of (a terminal gone unseen, a worktree
+ * edited by hand).
+ */
+export const ROWS_MAX_AGE_MS = 10_000;
+
+interface Part {
+  rows: Row[];
+  total: number;
+  filtered: number;
+  dropped: number;
+  why?: string;
+}
+
+/**
+ * A node whose link is up and which pushes its changes (SESSIONS_CHANGED): its rows as last listed, current to every
+ * push it has sent (router.current: from memory, or after one listing when a push came since), filtered here.
+ */
+async function fromRows(c: Coordinator, node: string, args: Args): Promise<Part> {
+  const all = await c.router.current(node);
+  const listed = c.router.listedOf(node);
+  if (listed && Date.now() - listed.at > ROWS_MAX_AGE_MS) c.router.refreshAfter(node);
+  // Copies: the caller's answer is its own.
+  const rows = all.filter((r) => matches(r, args)).map((r) => ({ ...r }));
+  return {
+    rows,
+    total: listed?.total ?? all.length,
+    filtered: rows.length,
+    dropped: listed?.dropped ?? 0,
+    ...(listed?.why ? { why: listed.why } : {}),
+  };
+}
+
+/** Any other node (or listing): the same call on the node, bounded. */
+async function fromNode(c: Coordinator, node: string, tool: Tool, args: Args, ctx: CallContext): Promise<Part> {
+  const checked = checkResult(node, tool, await c.linkOf(node).call(tool.name, args, ctx, NODE_ANSWER_MS));
+  const res = checked.value;
+  const rows = (res.sessions as Row[]).map((r) => c.mark(node, r) as Row);
+  // What an outage shows: a full listing of summaries only.
+  if (args.status_filter === "all" && args.team_filter === undefined && servedFromRows(args)) c.router.remember(node, rows);
+  return {
+    rows,
+    total: (res.total_count as number) - checked.dropped,
+    filtered: (res.filtered_count as number) - checked.dropped,
+    dropped: checked.dropped,
+    ...(checked.why ? { why: checked.why } : {}),
+  };
+}
+
 export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<Args> {
   const filter = typeof args.node_filter === "string" ? args.node_filter : undefined;
   if (filter && filter !== LOCAL) c.linkOf(filter);
   const { node_filter: _f, limit, ...rest } = args;
-  const local =
-    !filter || filter === LOCAL ? await c.local(tool, svc, rest, ctx) : { sessions: [], total_count: 0, filtered_count: 0 };
-  const whole = rest.status_filter === "all" && rest.team_filter === undefined;
-  const parts = await Promise.all(
+  const parts = Promise.all(
     [...c.links.values()]
       .filter((l) => !filter || filter === l.name)
       .map(async (l) => {
         try {
           // Bounded: a node that does not answer in time is shown with its last known rows, like one that is down.
-          const checked = checkResult(l.name, tool, await l.call(tool.name, rest, ctx, NODE_ANSWER_MS));
-          const res = checked.value;
-          const rows = (res.sessions as Row[]).map((r) => c.mark(l.name, r) as Row);
-          if (whole) c.router.remember(l.name, rows);
+          const part =
+            l.status === "reachable" && l.pushes && servedFromRows(rest)
+              ? await fromRows(c, l.name, rest)
+              : await fromNode(c, l.name, tool, rest, ctx);
           // A bad row is left out and said here (and logged); the node's other rows are listed.
-          const bad = checked.dropped
-            ? `${checked.dropped} of its rows were not valid and are left out (${checked.why ?? "not a session row"})`
+          const bad = part.dropped
+            ? `${part.dropped} of its rows were not valid and are left out (${part.why ?? "not a session row"})`
             : undefined;
           if (bad) c.log.warn(`node ${l.name}: ${bad}`);
           const view: NodeView = {
             name: l.name,
             status: "reachable",
-            sessions: rows.length,
+            sessions: part.rows.length,
             ...(l.version ? { version: l.version } : {}),
             ...(bad ? { error: bad } : {}),
           };
-          return {
-            rows,
-            total: (res.total_count as number) - checked.dropped,
-            filtered: (res.filtered_count as number) - checked.dropped,
-            view,
-          };
+          return { ...part, view };
         } catch (e) {
           // Its last known sessions stay in the view, marked as such.
           const known = c.router.lastRows(l.name);
@@ -75,16 +121,20 @@ export async function listAll(c: Coordinator, tool: Tool, svc: SessionService, a
         }
       }),
   );
-  const all = [...(local.sessions as Row[]), ...parts.flatMap((p) => p.rows)];
+  // This machine's listing beside the nodes' (its own liveness read is a process: not after theirs).
+  const local =
+    !filter || filter === LOCAL ? await c.local(tool, svc, rest, ctx) : { sessions: [], total_count: 0, filtered_count: 0 };
+  const done = await parts;
+  const all = [...(local.sessions as Row[]), ...done.flatMap((p) => p.rows)];
   all.sort((a, b) => String(a.created_at ?? "").localeCompare(String(b.created_at ?? "")));
   // This machine's answer as it is (fields other tools add to it stay), with every machine's rows and counts.
   const out: Args = {
     ...local,
     sessions: typeof limit === "number" ? all.slice(0, limit) : all,
-    total_count: (local.total_count as number) + parts.reduce((n, p) => n + p.total, 0),
-    filtered_count: (local.filtered_count as number) + parts.reduce((n, p) => n + p.filtered, 0),
+    total_count: (local.total_count as number) + done.reduce((n, p) => n + p.total, 0),
+    filtered_count: (local.filtered_count as number) + done.reduce((n, p) => n + p.filtered, 0),
   };
-  if (c.links.size) out.nodes = parts.map((p) => p.view);
+  if (c.links.size) out.nodes = done.map((p) => p.view);
   return out;
 }
 

@@ -19,10 +19,24 @@ export type Row = Record<string, unknown> & { session_id: string; node?: string 
 
 export const LOCAL = "local";
 
+/** A node's rows as last listed in full: when, the push count they are current to, and the node's own counts. */
+export interface Listed {
+  at: number;
+  gen: number;
+  total: number;
+  /** Rows of its answer left out (not valid), and why. */
+  dropped: number;
+  why?: string;
+}
+
 export class Router {
   private readonly owner = new Map<string, string>();
   private readonly rows = new Map<string, Row[]>();
-  private readonly refreshing = new Map<string, Promise<Row[]>>();
+  private readonly refreshing = new Map<string, { p: Promise<Row[]>; gen: number }>();
+  /** Per node: how many times it said its sessions changed (SESSIONS_CHANGED, list_changed, its link coming up). */
+  private readonly pushed = new Map<string, number>();
+  private readonly listed = new Map<string, Listed>();
+  private readonly staleListeners = new Set<() => void>();
   private readonly queued = new Set<string>();
   /** Per node: its sessions' ids and liveness, to tell a change from a listing that found the same. */
   private readonly shape = new Map<string, string>();
@@ -84,6 +98,43 @@ export class Router {
     for (const l of [...this.changes]) l();
   }
 
+  /**
+   * `node` said its sessions changed (or its link came up): its rows are not current until it is listed again. Only
+   * a full listing started after this makes them current (current()).
+   */
+  stale(node: string): void {
+    this.pushed.set(node, (this.pushed.get(node) ?? 0) + 1);
+    for (const l of [...this.staleListeners]) l();
+  }
+
+  /** Listens for stale(): any node's rows may have changed. */
+  onStale(l: () => void): () => void {
+    this.staleListeners.add(l);
+    return () => this.staleListeners.delete(l);
+  }
+
+  /** When and to what the node's rows were last listed in full (undefined: never). */
+  listedOf(node: string): Listed | undefined {
+    return this.listed.get(node);
+  }
+
+  /**
+   * The node's rows, current to every change it has pushed so far: from memory when no push came since its last
+   * full listing, else after a listing started since that push (the one in flight, or a new one). Throws what the
+   * listing throws (the node is silent or unreachable).
+   */
+  async current(node: string): Promise<Row[]> {
+    if (!this.links.has(node)) return [];
+    const want = this.pushed.get(node) ?? 0;
+    while ((this.listed.get(node)?.gen ?? -1) < want) {
+      const running = this.refreshing.get(node);
+      if (!running) await this.refresh(node);
+      else if (running.gen >= want) await running.p;
+      else await running.p.catch(() => {});
+    }
+    return this.lastRows(node);
+  }
+
   /** The last rows a node listed (all statuses). */
   lastRows(node: string): Row[] {
     return this.rows.get(node) ?? [];
@@ -103,7 +154,7 @@ export class Router {
    */
   refreshAfter(node: string): void {
     const fail = (e: unknown) => this.log.debug(`node ${node}: listing failed: ${String(e)}`);
-    const running = this.refreshing.get(node);
+    const running = this.refreshing.get(node)?.p;
     if (!running) return void this.refresh(node).catch(fail);
     if (this.queued.has(node)) return;
     this.queued.add(node);
@@ -119,9 +170,12 @@ export class Router {
   /** Lists every session of a reachable node (one at a time per node) and remembers them. */
   refresh(node: string): Promise<Row[]> {
     const running = this.refreshing.get(node);
-    if (running) return running;
+    if (running) return running.p;
     const link = this.links.get(node);
     if (!link) return Promise.resolve([]);
+    // The pushes this listing answers for: those before it is sent (the node reads its state after it arrives).
+    const gen = this.pushed.get(node) ?? 0;
+    const at = Date.now();
     const p = link
       .call("list_sessions", { status_filter: "all" }, {}, NODE_ANSWER_MS)
       .then((res) => {
@@ -131,10 +185,12 @@ export class Router {
           this.log.debug(`node ${node}: ${checked.dropped} rows of its listing left out (${checked.why ?? "not valid"})`);
         const rows = (checked.value.sessions as Row[]).map((r) => this.mark(node, r));
         this.remember(node, rows);
+        const total = typeof checked.value.total_count === "number" ? checked.value.total_count - checked.dropped : rows.length;
+        this.listed.set(node, { at, gen, total, dropped: checked.dropped, ...(checked.why ? { why: checked.why } : {}) });
         return rows;
       })
       .finally(() => this.refreshing.delete(node));
-    this.refreshing.set(node, p);
+    this.refreshing.set(node, { p, gen });
     return p;
   }
 

@@ -16,6 +16,7 @@ import { instructionsFor } from "./instructions.js";
 import { NOTIFY_LOGGER, startNotifications } from "./mcp/notify.js";
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
+import { SESSIONS_CHANGED_CAP, startSessionsChanged } from "./mcp/sessions-changed.js";
 import { listingOf } from "./listing/listing.js";
 import { builtListing } from "./listing/cache.js";
 import { clientRootsOf } from "./mcp/client-roots.js";
@@ -60,6 +61,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
     tools: {},
     ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}),
     logging: {},
+    // A coordinator that declares it is told when this node's sessions change (mcp/sessions-changed.ts).
+    ...(offered.some((t) => t.name === "list_sessions") ? { experimental: { [SESSIONS_CHANGED_CAP]: {} } } : {}),
   };
   const key = sets.join(",");
   if (!listings.has(key)) listings.set(key, builtListing<ReturnType<typeof listTools>[number]>(key) ?? listTools(offered));
@@ -70,7 +73,8 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   );
   const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
   serverInfo.version = version;
-  const stops = [startNotifications(server, svc, log)];
+  const changes = startSessionsChanged(server, svc, log, opts.router?.onRowsChanged?.bind(opts.router));
+  const stops = [changes.stop, startNotifications(server, svc, log)];
   const resources = core ? installResources(server, svc, log, opts.router) : undefined;
   if (resources) stops.push(resources.stop);
   // Session notices of the nodes reach this server's clients as if their sessions were local (with `node`).
@@ -118,6 +122,7 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
       };
     }
     const t0 = Date.now();
+    if (tool.name === "list_sessions") changes.listed();
     // Validation, the result check and the audit line: call.ts, as for every transport.
     const info = server.getClientVersion();
     const client = info ? actorPart(info.name) : undefined;

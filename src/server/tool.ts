@@ -105,6 +105,8 @@ export interface CallRouter {
   knownSessions?(): RemoteSession[];
   /** A node's sessions changed (one started, ended or went away, or the node was first listed). */
   onSessionsChanged?(l: () => void): () => void;
+  /** Any row of a node's listing may have changed (it said so, or its link came up): pushed on to a coordinator above. */
+  onRowsChanged?(l: () => void): () => void;
 }
 
 /** A session on a node, as the coordinator last knew it. */

@@ -1,0 +1,50 @@
+/**
+ * The push a coordinator's listing is served from (issue 36): a client that declares the experimental capability
+ * SESSIONS_CHANGED_CAP (a coordinator's link to this node, src/nodes/link.ts) is sent SESSIONS_CHANGED once after a
+ * change of any session's row — a folded event (status, turns, usage, a pending prompt), a start, an end, a record
+ * removed, a time limit, a turn's late usage, an overlap — and then not again until it calls list_sessions: the
+ * coordinator keeps this node's rows and lists it again only after such a push. Sent as the change is folded, so it
+ * is on the wire before any result or notice that comes of the same change. Other clients are sent nothing.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { SessionService } from "../../sessions/service.js";
+import type { Logger } from "../../util/log.js";
+
+/** The experimental capability both sides declare (the node in its initialize result, the coordinator in its request). */
+export const SESSIONS_CHANGED_CAP = "claude-sessions/sessions_changed";
+/** The notification's method (no params). */
+export const SESSIONS_CHANGED = "notifications/claude-sessions/sessions_changed";
+
+/** Not one of MCP's own notifications: the SDK's types name only those. */
+const PUSH = { method: SESSIONS_CHANGED } as unknown as Parameters<Server["notification"]>[0];
+
+export interface SessionsChanged {
+  /** The client called list_sessions: the next change is pushed again. */
+  listed(): void;
+  stop(): void;
+}
+
+/** `nodes`: this server's own nodes' row changes (a coordinator that is itself a node passes them on). */
+export function startSessionsChanged(
+  server: Server,
+  svc: SessionService,
+  log: Logger,
+  nodes?: (l: () => void) => () => void,
+): SessionsChanged {
+  // Armed until the first push; a listing arms it again (before it reads anything, so no change falls between).
+  let armed = true;
+  const push = () => {
+    if (!armed || server.getClientCapabilities()?.experimental?.[SESSIONS_CHANGED_CAP] === undefined) return;
+    armed = false;
+    void server.notification(PUSH).catch((e: unknown) => {
+      armed = true;
+      log.debug(`${SESSIONS_CHANGED} not sent: ${String(e)}`);
+    });
+  };
+  const offs = [svc.subscribe(push), svc.onForget(push), svc.onLimit(push), svc.onTurnUsage(push), svc.onOverlap(push)];
+  if (nodes) offs.push(nodes(push));
+  return {
+    listed: () => void (armed = true),
+    stop: () => offs.forEach((off) => off()),
+  };
+}
