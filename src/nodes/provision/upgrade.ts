@@ -42,6 +42,8 @@ interface Row {
 
 /** A session's start (its process and Claude's SessionStart), on a node under load. */
 const WAKE_MS = 120_000;
+/** Wakes tried per session, 3 s, then 6 s… apart. */
+const WAKE_TRIES = 4;
 
 async function openLink(cfg: NodeConfig, version: string): Promise<NodeLink> {
   const link = new NodeLink(cfg, createLogger({ level: "error" }), {}, undefined, version);
@@ -138,13 +140,24 @@ async function wakeAgain(link: NodeLink, node: string, ids: string[], lasting: S
       o.say(`${node}: ${id} stays hibernated (its process would end with this command's link); it wakes on its next prompt`);
       continue;
     }
-    try {
-      const r = await link.call("resume_session", { session_id: id }, {}, WAKE_MS);
-      o.say(`${node}: woke ${id} (${typeof r.status === "string" && /^[a-z_]{1,32}$/.test(r.status) ? r.status : "?"})`);
-    } catch (e) {
-      // Woken meanwhile by a prompt (it is running), or its start failed: either way nothing is lost.
-      const why = e instanceof SessionError ? `${e.code}: ${e.message}` : String(e);
-      o.say(`${node}: ${id} not woken here (${safeText(why.slice(0, 300))}); a hibernated one wakes on its next prompt`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await link.call("resume_session", { session_id: id }, {}, WAKE_MS);
+        o.say(`${node}: woke ${id} (${typeof r.status === "string" && /^[a-z_]{1,32}$/.test(r.status) ? r.status : "?"})`);
+        break;
+      } catch (e) {
+        const why = e instanceof SessionError ? `${e.code}: ${e.message}` : String(e);
+        // Running already (a prompt woke it): nothing to do. A start that failed is tried again a little later: the
+        // coordinators' links reconnect to the node now, and a node server that starts reconciles the sessions on
+        // the node, which can end a start under way on another server (seen: "exited during start-up").
+        const running = e instanceof SessionError && (e.code === "INVALID_ARGUMENT" || e.code === "SESSION_BUSY");
+        if (running || attempt >= WAKE_TRIES) {
+          o.say(`${node}: ${id} not woken here (${safeText(why.slice(0, 300))}); a hibernated one wakes on its next prompt`);
+          break;
+        }
+        o.say(`${node}: ${id} did not wake (${safeText(why.split("\n")[0]!.slice(0, 200))}); trying again`);
+        await new Promise((r) => setTimeout(r, 3000 * attempt));
+      }
     }
   }
 }
