@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, makeWorld, tmuxOrSkip, type Mcp, type World } from "../helpers/harness.js";
+import { until } from "../helpers/wait.js";
 import { loopbackExec, writeNodesFile } from "../helpers/test-hosts.mjs";
 
 const enabled = tmuxOrSkip();
@@ -65,6 +66,14 @@ describe.skipIf(!enabled)("wake_anywhere and move_session auto (loopback nodes w
     (await m.callOk("list_sessions", { status_filter: "all" })).sessions
       .filter((s) => s.session_id === id)
       .map((s) => `${s.node ?? "local"}:${s.status}`);
+  /**
+   * Waits until `m` lists the session so: after a call through the other coordinator (another node server on the same
+   * state directory), a record's status reaches state.json on its next batched write.
+   */
+  const settles = async (id: string, want: string) => {
+    await until(async () => (await where(id)).join() === want, 30_000, 100).catch(() => {});
+    expect(await where(id)).toEqual([want]);
+  };
   const idsOn = async (node: string) =>
     (await m.callOk("list_sessions", { status_filter: "all", node_filter: node })).sessions.map((s) => s.session_id);
   /** A session on `node` that took one turn mentioning `word`. */
@@ -119,8 +128,8 @@ describe.skipIf(!enabled)("wake_anywhere and move_session auto (loopback nodes w
     const s4 = (await plain.callOk("start_session", { cwd: proj, node: "a" })).session_id as string;
     const sent = await plain.callOk("send_message", { session_id: s3, message: "and now?" }, { timeout: 120_000 });
     expect(sent).toMatchObject({ response: "FAKE REPLY: and now?", node: "a", woke: true });
-    expect(await where(s3)).toEqual(["a:idle"]);
-    expect(await where(s4)).toEqual(["a:hibernated"]);
+    await settles(s3, "a:idle");
+    await settles(s4, "a:hibernated");
     expect(mentioning(b, "HERON")).toEqual([]);
 
     // With it, a session in a worktree is not moved: it wakes on a (full again), which hibernates s3.
@@ -132,14 +141,14 @@ describe.skipIf(!enabled)("wake_anywhere and move_session auto (loopback nodes w
     git("add", "f");
     git("commit", "-qm", "one");
     const wt = (await m.callOk("start_session", { cwd: repo, node: "a", worktree: true })).session_id as string;
-    expect(await where(s3)).toEqual(["a:hibernated"]);
+    await settles(s3, "a:hibernated");
     await m.callOk("kill_session", { session_id: wt, hibernate: true });
     await plain.callOk("send_message", { session_id: s3, message: "back" }, { timeout: 120_000 });
-    expect(await where(s3)).toEqual(["a:idle"]);
+    await settles(s3, "a:idle");
     const woke = await m.callOk("send_message", { session_id: wt, message: "in the tree" }, { timeout: 120_000 });
     expect(woke).toMatchObject({ response: "FAKE REPLY: in the tree", node: "a", woke: true });
-    expect(await where(wt)).toEqual(["a:idle"]);
-    expect(await where(s3)).toEqual(["a:hibernated"]);
+    await settles(wt, "a:idle");
+    await settles(s3, "a:hibernated");
     for (const id of [local, s1, s2, s3, s4, wt]) await m.callOk("kill_session", { session_id: id });
   }, 300_000);
 });
