@@ -158,6 +158,11 @@ export interface Config {
   limitJitterMs: number;
   /** CLAUDE_SESSIONS_MAX_LIVE: a start or wake past this many live processes hibernates the least recently used idle session; 0 = no limit. */
   maxLive: number;
+  /**
+   * CLAUDE_SESSIONS_WAKE_ANYWHERE (a coordinator's, with nodes): a prompt to a hibernated session whose machine is full
+   * (MAX_LIVE, or MAX_CONCURRENT_SESSIONS) moves it to the machine with room first, and it wakes there; off: it wakes where it is.
+   */
+  wakeAnywhere: boolean;
   /** CLAUDE_SESSIONS_BUSY_MAX_MS: a turn busy longer than this is interrupted and flagged; 0 = never. */
   busyMaxMs: number;
   /** CLAUDE_SESSIONS_MAX_QUEUE: prompts a session holds with `queue: true` while a turn runs; past it QUEUE_FULL. */
@@ -312,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTtlMs: num(env, "CLAUDE_SESSIONS_IDLE_TTL_MS", 6 * 60 * 60 * 1000, 0),
     hibernateAfterMs: num(env, "CLAUDE_SESSIONS_HIBERNATE_AFTER_MS", 0, 0),
     maxLive: num(env, "CLAUDE_SESSIONS_MAX_LIVE", 0, 0),
+    wakeAnywhere: bool(env.CLAUDE_SESSIONS_WAKE_ANYWHERE),
     onLimit: oneOf(env, "CLAUDE_SESSIONS_ON_LIMIT", ["wait", "fail", "switch_account"] as const, "wait"),
     limitWakesPerMin: num(env, "CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN", 6, 1),
     limitRateWaitMs: num(env, "CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS", 60_000, 1000),

@@ -5,7 +5,7 @@ import { nodeName, sessionId } from "./common.js";
 export const moveInput = z
   .object({
     session_id: sessionId,
-    node: nodeName.describe('Where it goes: a node of nodes.json, or "local" (this machine).'),
+    node: nodeName.describe('Where it goes: a node of nodes.json, "local" (this machine) or "auto" (most room).'),
   })
   .strict();
 

@@ -25,6 +25,10 @@ import { adoptWhereItIs, historyCall } from "./history.js";
 import { healthAll, listAll } from "./merge.js";
 import { LOCAL, Router, type Row } from "./router.js";
 import { moveSession, recoverMoves } from "./move.js";
+import { verifiedCapacity } from "./room.js";
+import { wakeAnywhere } from "./wake.js";
+
+export { capacityOf, NODE_MEM_MAX_MIB, NODE_SLOTS_MAX, verifiedCapacity } from "./room.js";
 
 export type Args = Record<string, unknown>;
 
@@ -196,9 +200,25 @@ export class Coordinator implements CallRouter {
         if (group && this.links.size) return fanOut(this, tool, svc, args, ctx, group);
         break;
       }
+      case "wake":
+        // wake_anywhere: a hibernated session on a full machine moves to the one with room first (wake.ts).
+        if (svc.deps.cfg.wakeAnywhere && this.links.size && typeof args.session_id === "string") {
+          const arrived = await wakeAnywhere(this, svc, args.session_id, ctx);
+          try {
+            return await this.owned(tool, svc, args, ctx);
+          } finally {
+            arrived();
+          }
+        }
+        break;
       case "session":
         break;
     }
+    return this.owned(tool, svc, args, ctx);
+  }
+
+  /** A call that names one session, run on the machine that has it. */
+  private async owned(tool: Tool, svc: SessionService, args: Args, ctx: CallContext): Promise<Args> {
     const target = await this.targetOf(svc, args);
     return target === LOCAL ? this.local(tool, svc, args, ctx) : this.remote(target, tool, args, ctx);
   }
@@ -386,31 +406,4 @@ export class Coordinator implements CallRouter {
     const owner = await this.router.ownerOf(id, svc);
     return !owner || owner === LOCAL ? undefined : this.linkOf(owner).readResource(uri);
   }
-}
-
-/** Free slots and memory from a node's health_check ("N live of M", "X MiB available"), as the node says. */
-export function capacityOf(h: Args): { free: number; mem: number; live: number; max: number } | undefined {
-  const checks = Array.isArray(h.checks) ? (h.checks as Array<{ name?: unknown; detail?: unknown }>) : [];
-  const detail = (name: string) => {
-    const d = checks.find((c) => c?.name === name)?.detail;
-    return typeof d === "string" ? d : "";
-  };
-  const s = /(\d{1,9}) live of (\d{1,9})/.exec(detail("sessions"));
-  if (!s) return undefined;
-  const m = /(\d{1,12}) MiB available/.exec(detail("memory"));
-  const live = Number(s[1]);
-  const max = Number(s[2]);
-  return { free: max - live, mem: m ? Number(m[1]) : 0, live, max };
-}
-
-/** A node is taken to have at most this many slots for `auto`, whatever it says. */
-export const NODE_SLOTS_MAX = 100;
-/** … and at most this much free memory (1 TiB). */
-export const NODE_MEM_MAX_MIB = 1024 * 1024;
-
-/** A node's capacity for `auto`: its claim checked against the live sessions this coordinator sees on it, and capped. */
-export function verifiedCapacity(h: Args, seenLive: number): { free: number; mem: number } | undefined {
-  const c = capacityOf(h);
-  if (!c) return undefined;
-  return { free: Math.min(c.max, NODE_SLOTS_MAX) - Math.max(c.live, seenLive), mem: Math.min(c.mem, NODE_MEM_MAX_MIB) };
 }

@@ -24,6 +24,7 @@ import { SessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Coordinator } from "./coordinator.js";
 import { NODE_ANSWER_MS } from "./link.js";
+import { mostRoom, roomsOf } from "./room.js";
 import { LOCAL } from "./router.js";
 import { isAlive } from "../util/proc/process.js";
 
@@ -140,6 +141,20 @@ export async function recoverMoves(c: Coordinator, svc: SessionService, retryMs 
   }
 }
 
+/**
+ * node "auto": the other machine with the most room (room.ts: live under its MAX_LIVE and its slots, then the fewest
+ * live); none: LIMIT_REACHED, nothing moved.
+ */
+async function autoDest(c: Coordinator, svc: SessionService, id: string, from: string): Promise<string> {
+  const best = mostRoom(await roomsOf(c, svc), from);
+  if (best) return best.name;
+  throw new SessionError("LIMIT_REACHED", `no other machine has room for session ${id} now; nothing was moved.`, {
+    suggestion:
+      "Every other reachable machine is at its CLAUDE_SESSIONS_MAX_LIVE (or MAX_CONCURRENT_SESSIONS): name a node to move it " +
+      "there anyway (it hibernates that machine's least recently used idle session when woken), or try again later.",
+  });
+}
+
 /** move_session: the session carried from its machine to `node`. */
 export async function moveSession(
   c: Coordinator,
@@ -158,12 +173,12 @@ export async function moveSession(
         suggestion: "list_sessions shows every machine's sessions.",
       });
   }
-  const dest = to ?? (await c.pick(svc));
+  const dest = to ?? (await autoDest(c, svc, id, from));
   if (dest === from) {
     throw new SessionError(
       "INVALID_ARGUMENT",
       `session ${id} is already on ${from === LOCAL ? "this machine" : `node ${from}`}.`,
-      { suggestion: args.node === "auto" ? "No other machine has more room now." : "Name another node." },
+      { suggestion: "Name another node." },
     );
   }
   if ((await journals(svc)).some((j) => j.session_id === id)) {

@@ -233,7 +233,8 @@ export async function healthChecks(h: HealthInput): Promise<HealthOutput> {
       add(
         "sessions",
         live >= cfg.maxSessions ? "degraded" : "ok",
-        `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)`,
+        // MAX_LIVE is said too: a coordinator's `auto` and wake_anywhere read this machine's room from it (nodes/room.ts).
+        `${live} live of ${cfg.maxSessions} (MAX_CONCURRENT_SESSIONS)${cfg.maxLive > 0 ? `; CLAUDE_SESSIONS_MAX_LIVE ${cfg.maxLive}` : ""}`,
       );
       sessionVersions(
         Object.values(st.sessions).filter((r) => isLive(r.status)),

@@ -32,6 +32,8 @@ export type Toolset = Exclude<ToolsetName, "all"> | "member";
  * - session: on the machine that runs the session it names (session_id, or team_name + teammate_name); here when it
  *   names none;
  * - placed: where its `node` argument says ("auto": the machine with the most room; default here);
+ * - wake: as session, except that with CLAUDE_SESSIONS_WAKE_ANYWHERE a hibernated session whose machine is full first
+ *   moves to the machine with room (src/nodes/wake.ts) and the call wakes it there;
  * - adopt: as session, except that adopting a conversation by claude_session_id alone goes where that conversation is;
  * - group: a team (team_name alone) or a list of session_ids: split by owner, a part on each machine, answers merged;
  * - listing: every machine's sessions in one answer; health: one check per node;
@@ -39,7 +41,7 @@ export type Toolset = Exclude<ToolsetName, "all"> | "member";
  * - local: this machine only;
  * - move: the coordinator's move of a session between machines (src/nodes/move.ts).
  */
-export type Route = "session" | "placed" | "adopt" | "group" | "listing" | "health" | "history" | "local" | "move";
+export type Route = "session" | "wake" | "placed" | "adopt" | "group" | "listing" | "health" | "history" | "local" | "move";
 
 interface ToolDef<N extends string, I extends z.ZodType, O extends z.ZodType> {
   name: N;

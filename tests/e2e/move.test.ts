@@ -2,7 +2,9 @@
  * move_session with the real CLI (issue 36, "Done when"): a tmux session of the coordinator's machine talks to the
  * mock API, is moved to a node (the built server in a world of its own, its HOME prepared for the same mock, its key
  * read from a 0600 file, never an argv), and the next prompt there reaches the mock with the earlier messages: the
- * conversation went with it. The coordinator no longer has it or its transcript.
+ * conversation went with it. The coordinator no longer has it or its transcript. With CLAUDE_SESSIONS_WAKE_ANYWHERE, a
+ * prompt to a hibernated session on this full machine (MAX_LIVE 1) moves it to the node and wakes it there, the
+ * mock seeing the earlier messages, and the live session here is left alone.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -75,4 +77,30 @@ describe.runIf(run)("real claude: a session moved to another node continues its 
     expect(rows.map((x) => x.node ?? "local")).toEqual(["far"]);
     await m.callOk("kill_session", { session_id: s.session_id });
   });
+
+  it("wake_anywhere: a prompt to a hibernated session on this full machine wakes it on the node, the mock sees the earlier messages", async () => {
+    // A coordinator with the setting and MAX_LIVE 1 here: s hibernated, t live (this machine full); the node has room.
+    const w = await e.connect({ CLAUDE_SESSIONS_WAKE_ANYWHERE: "1", CLAUDE_SESSIONS_MAX_LIVE: "1" });
+    try {
+      const start = { cwd: e.dir("proj"), backend: "tmux", permission_mode: "default" } as const;
+      const s = await w.callOk("start_session", { ...start, prompt: "the bird is heron" });
+      await w.callOk("wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 });
+      await w.callOk("kill_session", { session_id: s.session_id, hibernate: true });
+      const t = await w.callOk("start_session", start);
+      const r = await w.callOk(
+        "send_message",
+        { session_id: s.session_id, message: "which bird?", timeout_ms: 60_000 },
+        { timeout: 180_000 },
+      );
+      expect(r).toMatchObject({ completed: true, woke: true, response: "MOCK REPLY: which bird?", node: "far" });
+      expect(e.userTexts(e.requestsWith("which bird?")[0]!)).toContain("the bird is heron");
+      const rows = (await w.callOk("list_sessions", { status_filter: "all" })).sessions;
+      expect(rows.filter((x) => x.session_id === s.session_id).map((x) => x.node ?? "local")).toEqual(["far"]);
+      // This machine made no room: t is still live here.
+      expect(rows.find((x) => x.session_id === t.session_id)).toMatchObject({ status: expect.stringMatching(/^(ready|idle)$/) });
+      for (const id of [s.session_id, t.session_id]) await w.callOk("kill_session", { session_id: id });
+    } finally {
+      await w.close();
+    }
+  }, 300_000);
 });

@@ -5,7 +5,9 @@
  * node's entry is written to nodes.json (0600), and the node then answers through its link — a session started on it
  * runs the installed copy. A package whose SHA-256 is not the one given is refused on the host: nothing is installed
  * (the version's directory does not exist) and nodes.json is unchanged. A taken name and a target that would be an
- * ssh option are refused before anything is sent.
+ * ssh option are refused before anything is sent. `nodes upgrade`: a busy session refuses it (or --wait waits for it);
+ * idle ones are hibernated, the node upgraded, and they are woken by the new version — live again with no prompt,
+ * in the same conversation.
  */
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -223,7 +225,7 @@ describe.skipIf(!enabled)("nodes add", () => {
       ).toMatchObject({ completed: true });
     }, 180_000);
 
-    it("idle sessions are hibernated, the node upgraded and its link back at the new version; the conversations come back on the next prompt", async () => {
+    it("idle sessions are hibernated, the node upgraded and its link back at the new version, then woken there: live again without a prompt, in the same conversation", async () => {
       const r = await cli(w, ["nodes", "upgrade"]);
       console.log(r.out);
       expect(r.err).toBe("");
@@ -240,9 +242,12 @@ describe.skipIf(!enabled)("nodes add", () => {
         60_000,
         200,
       );
+      // The sessions it hibernated were woken by the new version: live again, no prompt sent, the same conversation.
+      for (const id of [busyId, idleId]) expect(r.out).toMatch(new RegExp(`^n1: woke ${id} \\((idle|ready)\\)$`, "m"));
       const rows = (await m.callOk("list_sessions", { status_filter: "all" })).sessions;
-      expect(rows.find((x) => x.session_id === idleId)!.status).toBe("hibernated");
-      // The next prompt wakes it in the same conversation, now run by the new version.
+      for (const id of [busyId, idleId]) expect(rows.find((x) => x.session_id === id)!.status).toMatch(/^(idle|ready)$/);
+      expect(rows.find((x) => x.session_id === idleId)).toMatchObject({ claude_session_id: claudeId });
+      // The next prompt goes to the running session (no wake) and continues that conversation, run by the new version.
       let woke: Record<string, unknown> | undefined;
       await until(
         async () => {
@@ -254,7 +259,8 @@ describe.skipIf(!enabled)("nodes add", () => {
         60_000,
         200,
       );
-      expect(woke).toMatchObject({ completed: true, woke: true, response: "FAKE REPLY: what was it?" });
+      expect(woke).toMatchObject({ completed: true, response: "FAKE REPLY: what was it?" });
+      expect(woke!.woke).toBeUndefined();
       const after = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === idleId)!;
       expect(after).toMatchObject({ status: "idle", claude_session_id: claudeId });
       const t = JSON.stringify(await m.callOk("stream_output", { session_id: idleId, mode: "transcript" }));

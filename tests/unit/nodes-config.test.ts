@@ -8,6 +8,7 @@ import { loadNodes, parseNodes } from "../../src/nodes/config.js";
 import { z } from "zod";
 import { checkNotice, checkResult } from "../../src/nodes/checks.js";
 import { capacityOf, NODE_MEM_MAX_MIB, NODE_SLOTS_MAX, verifiedCapacity } from "../../src/nodes/coordinator.js";
+import { hasRoom, mostRoom, verifiedRoom } from "../../src/nodes/room.js";
 import { nodeExecEnv } from "../../src/nodes/exec-env.js";
 import { Bucket } from "../../src/nodes/rate.js";
 
@@ -182,6 +183,36 @@ describe("node auto", () => {
     expect(verifiedCapacity(say(3, 10, 2048), 1)).toEqual({ free: 7, mem: 2048 });
     expect(verifiedCapacity(say(0, 5, 2048), 5)).toEqual({ free: 0, mem: 2048 });
     expect(verifiedCapacity(say(0, 1_000_000, 999_999_999_999), 0)).toEqual({ free: NODE_SLOTS_MAX, mem: NODE_MEM_MAX_MIB });
+  });
+
+  it("reads a node's CLAUDE_SESSIONS_MAX_LIVE, checked and capped, and places by room under it, then by the fewest live", () => {
+    const h = (detail: string) => ({ checks: [{ name: "sessions", detail }] });
+    expect(capacityOf(h("2 live of 10 (MAX_CONCURRENT_SESSIONS); CLAUDE_SESSIONS_MAX_LIVE 4"))).toMatchObject({
+      live: 2,
+      maxLive: 4,
+    });
+    expect(capacityOf(h("2 live of 10 (MAX_CONCURRENT_SESSIONS)"))!.maxLive).toBeUndefined();
+    expect(verifiedRoom("n", h("0 live of 10; CLAUDE_SESSIONS_MAX_LIVE 4"), 3)).toEqual({
+      name: "n",
+      live: 3,
+      max: 10,
+      maxLive: 4,
+    });
+    expect(verifiedRoom("n", h("0 live of 999999; CLAUDE_SESSIONS_MAX_LIVE 999999"), 0)).toEqual({
+      name: "n",
+      live: 0,
+      max: NODE_SLOTS_MAX,
+      maxLive: NODE_SLOTS_MAX,
+    });
+    const room = (name: string, live: number, max: number, maxLive: number) => ({ name, live, max, maxLive });
+    expect(hasRoom(room("x", 1, 10, 0))).toBe(true);
+    expect(hasRoom(room("x", 2, 10, 2))).toBe(false);
+    expect(hasRoom(room("x", 3, 3, 0))).toBe(false);
+    // Room under MAX_LIVE first (free slots do not count), then the fewest live, the first listed on a tie.
+    const rooms = [room("local", 1, 10, 1), room("a", 3, 10, 8), room("b", 1, 3, 2), room("c", 1, 10, 0)];
+    expect(mostRoom(rooms)?.name).toBe("b");
+    expect(mostRoom(rooms, "b")?.name).toBe("c");
+    expect(mostRoom([room("local", 1, 10, 1), room("a", 2, 10, 2)])).toBeUndefined();
   });
 });
 

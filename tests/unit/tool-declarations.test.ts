@@ -55,7 +55,7 @@ describe("a tool is one declaration (issue 35)", () => {
     for (const t of TOOLS) {
       const k = keysOf(t.input);
       if (t.route === "placed") expect(k.has("node"), t.name).toBe(true);
-      if (t.route === "session" || t.route === "adopt") expect(k.has("session_id"), t.name).toBe(true);
+      if (t.route === "session" || t.route === "wake" || t.route === "adopt") expect(k.has("session_id"), t.name).toBe(true);
       if (t.route === "group") expect(k.has("team_name") || k.has("session_ids"), t.name).toBe(true);
       // A tool that takes `node` is placed there, or finds the machine itself (history); schedule_task is stored on
       // this machine (local) and hands `node` to the run_task each of its runs is; move_session's `node` is where it goes.

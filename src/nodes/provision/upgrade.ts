@@ -5,12 +5,15 @@
  * is waited for); idle ones are hibernated (kill_session {hibernate: true}: their conversations are kept); the
  * package is installed (add.ts: SHA-256 checked on the host) and `current` switched to it; the node's running
  * claude-sessions servers are ended, so every coordinator's link to it reconnects — to the new version — within
- * seconds; the link is checked to answer at the new version. A hibernated session wakes on its next prompt, its
- * conversation resumed by the new version (there is no wake without a prompt).
+ * seconds; the link is checked to answer at the new version. Then the sessions it hibernated are woken by the new
+ * version (resume_session: the same session and conversation), so they are live again without a prompt: those that
+ * outlive their server (tmux). A pty or headless one would end with this command's link, so it wakes on its next
+ * prompt, as does one whose wake fails (it stays hibernated; the command says so and goes on).
  */
 import { spawnSync } from "node:child_process";
 import { SessionError } from "../../core/errors.js";
 import { createLogger } from "../../util/log.js";
+import { safeText } from "../../util/terminal-text.js";
 import { loadNodes, type NodeConfig } from "../config.js";
 import { NodeLink } from "../link.js";
 import { installOn } from "./add.js";
@@ -34,7 +37,13 @@ export interface UpgradeOptions {
 interface Row {
   session_id: string;
   status: string;
+  survives_restart?: boolean;
 }
+
+/** A session's start (its process and Claude's SessionStart), on a node under load. */
+const WAKE_MS = 120_000;
+/** Wakes tried per session, 3 s, then 6 s… apart. */
+const WAKE_TRIES = 4;
 
 async function openLink(cfg: NodeConfig, version: string): Promise<NodeLink> {
   const link = new NodeLink(cfg, createLogger({ level: "error" }), {}, undefined, version);
@@ -59,6 +68,7 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     );
   let link = await openLink(cfg, o.version);
   const hibernated: string[] = [];
+  const lasting = new Set<string>();
   try {
     if (link.version === o.version) {
       o.say(`${cfg.name}: already at claude-sessions ${o.version}`);
@@ -87,6 +97,7 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
     for (const r of rows.filter((x) => IDLE.has(x.status))) {
       await link.call("kill_session", { session_id: r.session_id, hibernate: true }, {}, ANSWER_MS);
       hibernated.push(r.session_id);
+      if (r.survives_restart) lasting.add(r.session_id);
       o.say(`${cfg.name}: hibernated ${r.session_id}`);
     }
     const still = (await sessionsOf(link)).filter((r) => r.status !== "hibernated" && r.status !== "dead");
@@ -114,13 +125,40 @@ async function upgradeOne(cfg: NodeConfig, o: UpgradeOptions, pack: () => Promis
         `node ${cfg.name} answers at claude-sessions ${link.version ?? "?"} after the upgrade, not ${o.version}`,
         { suggestion: "Check ~/.local/lib/claude-sessions/current on the node." },
       );
-    o.say(
-      `${cfg.name}: answers at claude-sessions ${o.version}` +
-        (hibernated.length ? `; ${hibernated.length} hibernated session(s) wake on their next prompt` : ""),
-    );
+    o.say(`${cfg.name}: answers at claude-sessions ${o.version}`);
+    await wakeAgain(link, cfg.name, hibernated, lasting, o);
     return hibernated;
   } finally {
     await link.close().catch(() => {});
+  }
+}
+
+/** The sessions the upgrade hibernated, woken by the new version; one it cannot wake stays hibernated (said). */
+async function wakeAgain(link: NodeLink, node: string, ids: string[], lasting: Set<string>, o: UpgradeOptions): Promise<void> {
+  for (const id of ids) {
+    if (!lasting.has(id)) {
+      o.say(`${node}: ${id} stays hibernated (its process would end with this command's link); it wakes on its next prompt`);
+      continue;
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await link.call("resume_session", { session_id: id }, {}, WAKE_MS);
+        o.say(`${node}: woke ${id} (${typeof r.status === "string" && /^[a-z_]{1,32}$/.test(r.status) ? r.status : "?"})`);
+        break;
+      } catch (e) {
+        const why = e instanceof SessionError ? `${e.code}: ${e.message}` : String(e);
+        // Running already (a prompt woke it): nothing to do. A start that failed is tried again a little later: the
+        // coordinators' links reconnect to the node now, and a node server that starts reconciles the sessions on
+        // the node, which can end a start under way on another server (seen: "exited during start-up").
+        const running = e instanceof SessionError && (e.code === "INVALID_ARGUMENT" || e.code === "SESSION_BUSY");
+        if (running || attempt >= WAKE_TRIES) {
+          o.say(`${node}: ${id} not woken here (${safeText(why.slice(0, 300))}); a hibernated one wakes on its next prompt`);
+          break;
+        }
+        o.say(`${node}: ${id} did not wake (${safeText(why.split("\n")[0]!.slice(0, 200))}); trying again`);
+        await new Promise((r) => setTimeout(r, 3000 * attempt));
+      }
+    }
   }
 }
 

@@ -10,6 +10,6 @@ export const sendMessage = defineTool({
   output: sendOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   toolset: "core",
-  route: "session",
+  route: "wake",
   handler: async (svc, args, ctx) => failIfTurnFailed("send_message", await svc.send(args, ctx)),
 });
