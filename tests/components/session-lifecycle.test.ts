@@ -123,4 +123,30 @@ describe("session layer on a fake backend: lifecycle", () => {
     expect(r.dead).toContain("reserved");
     expect((await f.store.read()).sessions.reserved?.status).toBe("dead");
   });
+  it("a session another server is starting (its terminal not made yet) is not marked dead at start-up; once its start time-out is past, it is", async () => {
+    const s = await f.svc.start(f.startIn());
+    await until(async () => (await f.store.read()).sessions[s.session_id]?.status === "ready", 5000, 10);
+    await f.svc.close();
+    // Another server wakes it: the record says starting at a new generation, cs:spawn is in its log, and the new
+    // terminal does not exist yet (failed before: the starting server's session was marked dead by this start-up).
+    f.fake.sessions.delete(s.session_id);
+    const st = await f.store.read();
+    const generation = (st.sessions[s.session_id]!.generation ?? 0) + 1;
+    await f.store.patch(s.session_id, (r) => {
+      r.status = "starting";
+      r.generation = generation;
+    });
+    appendFileSync(
+      join(f.root, "state", s.session_id, "events.jsonl"),
+      "\n" + JSON.stringify({ hook_event_name: "cs:spawn", generation }) + "\n",
+    );
+    f.svc = await f.service(new FakeBackend());
+    const t0 = Date.now();
+    const r = await f.svc.adopt();
+    expect(r.dead).not.toContain(s.session_id);
+    expect((await f.store.read()).sessions[s.session_id]?.status).toBe("starting");
+    // A start that never finished (its server died): recorded dead after the start time-out (3 s here) and a second.
+    await until(async () => (await f.store.read()).sessions[s.session_id]?.status === "dead", 15_000, 50);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3_900);
+  });
 });

@@ -3,6 +3,7 @@
  * left, mark the vanished ones dead) and in the background when a read noticed a record that claims to run in a
  * terminal that is gone. Reads never write; this is where such writes happen.
  */
+import { stat } from "node:fs/promises";
 import type { Liveness } from "../../runners/host.js";
 import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
@@ -28,28 +29,79 @@ export async function survivingLiveness(
   return out;
 }
 
-/** Adopts live sessions left by an earlier server and marks the vanished ones dead. */
-export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[]; hibernated: string[] }> {
+/** What start-up reconciliation did. */
+export interface Adoption {
+  adopted: string[];
+  dead: string[];
+  hibernated: string[];
+}
+
+/** Past the start time-out, a start still under way has failed anyway: its starting server records it so. */
+const START_MARGIN_MS = 1_000;
+
+/**
+ * Adopts live sessions left by an earlier server and marks the vanished ones dead. A session another server is
+ * starting right now (its fold `starting`, its events log written within the start time-out: a start or a wake
+ * whose terminal may not exist yet) is left alone, and looked at again once that time is over.
+ */
+export async function adopt(d: Deps): Promise<Adoption> {
   const state = await d.store.read();
   const records = Object.values(state.sessions).filter((r) => isLive(r.status));
+  const out: Adoption = { adopted: [], dead: [], hibernated: [] };
+  const young = await reconcile(d, records, out, true);
+  await d.registry.flushed();
+  if (out.adopted.length || out.dead.length || out.hibernated.length)
+    d.log.info(
+      `adopted ${out.adopted.length} live session(s), marked ${out.dead.length} dead and ${out.hibernated.length} hibernated`,
+    );
+  if (young.length) {
+    d.log.info(`${young.length} session(s) starting elsewhere: looked at again in ${d.cfg.startTimeoutMs + START_MARGIN_MS} ms`);
+    setTimeout(() => void again(d, young), d.cfg.startTimeoutMs + START_MARGIN_MS).unref();
+  }
+  return out;
+}
+
+async function again(d: Deps, ids: string[]): Promise<void> {
+  try {
+    const state = await d.store.read();
+    const records = ids.map((id) => state.sessions[id]).filter((r): r is SessionRecord => r !== undefined && isLive(r.status));
+    const out: Adoption = { adopted: [], dead: [], hibernated: [] };
+    await reconcile(d, records, out, false);
+    await d.registry.flushed();
+    if (out.dead.length) d.log.info(`marked ${out.dead.length} session(s) dead whose start never finished`);
+  } catch (e) {
+    d.log.warn(`reconciling ${ids.join(", ")} again: ${String(e)}`);
+  }
+}
+
+/** Reconciles each record with what runs; returns the ids left alone because they are starting right now. */
+async function reconcile(d: Deps, records: SessionRecord[], out: Adoption, spareYoung: boolean): Promise<string[]> {
   const live = await survivingLiveness(d, records);
-  const adopted: string[] = [];
-  const dead: string[] = [];
-  const hibernated: string[] = [];
+  const young: string[] = [];
   for (const r of records) {
     const b = d.runners[r.backend]?.host;
     // Its backend is not available to this server (tmux missing): nothing can be said of it; leave it alone.
     if (!b) continue;
     const l = live.get(r.backend)?.get(r.session_id);
+    if (b.survivesRestart && l?.exists && l.alive) {
+      await d.registry.follow(r.session_id);
+      out.adopted.push(r.session_id);
+      armDeadline(d, r);
+      continue;
+    }
+    if (spareYoung && (await startingNow(d, r))) {
+      young.push(r.session_id);
+      continue;
+    }
     if (b.survivesRestart && l?.exists) {
       const s = await d.registry.follow(r.session_id);
-      if (!l.alive && isLive(s.fold.status))
+      if (isLive(s.fold.status))
         await d.registry.emit(r.session_id, {
           hook_event_name: "cs:exit",
           ...(l.exitCode !== undefined ? { exit_code: l.exitCode } : {}),
           ...generationOf(s.fold),
         });
-      adopted.push(r.session_id);
+      out.adopted.push(r.session_id);
       armDeadline(d, r);
       continue;
     }
@@ -58,22 +110,30 @@ export async function adopt(d: Deps): Promise<{ adopted: string[]; dead: string[
     // is hibernated, so the next prompt resumes it; without one there is nothing to come back to.
     if (!b.survivesRestart && (await hadConversation(d, r))) {
       await markHibernated(d, r.session_id).then(
-        () => hibernated.push(r.session_id),
+        () => out.hibernated.push(r.session_id),
         async (e: unknown) => {
           d.log.warn(`${r.session_id}: recording it hibernated failed (${String(e)}); marking it dead`);
           await markVanished(d, r);
-          dead.push(r.session_id);
+          out.dead.push(r.session_id);
         },
       );
       continue;
     }
     await markVanished(d, r);
-    dead.push(r.session_id);
+    out.dead.push(r.session_id);
   }
-  await d.registry.flushed();
-  if (adopted.length || dead.length || hibernated.length)
-    d.log.info(`adopted ${adopted.length} live session(s), marked ${dead.length} dead and ${hibernated.length} hibernated`);
-  return { adopted, dead, hibernated };
+  return young;
+}
+
+/** Being started by some server right now: its fold says starting and its events log was written within the start time-out. */
+async function startingNow(d: Deps, r: SessionRecord): Promise<boolean> {
+  // Looked at before it is followed (following makes the log of a record whose directory was never made).
+  const at = await stat(d.registry.paths(r.session_id).eventsPath).then(
+    (st) => st.mtimeMs,
+    () => 0,
+  );
+  if (Date.now() - at >= d.cfg.startTimeoutMs + START_MARGIN_MS) return false;
+  return (await d.registry.follow(r.session_id)).fold.status === "starting";
 }
 
 /** The session took a prompt (its fold says so), and was not a warm-pool spare. */
