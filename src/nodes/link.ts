@@ -26,6 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
+import { COORDINATOR_CLIENT } from "../server/mcp/hold.js";
 import type { Logger } from "../util/log.js";
 import type { NodeConfig } from "./config.js";
 import { openTransport, type NodeTransport, type OpenTransport } from "./transport.js";
@@ -283,7 +284,7 @@ export class NodeLink {
       const line = tail.trim().split("\n").pop()?.trim();
       return line ? `; it said: ${line.slice(0, 300)}` : "";
     };
-    const client = new Client({ name: "claude-sessions-coordinator", version: this.clientVersion }, { capabilities: {} });
+    const client = new Client({ name: COORDINATOR_CLIENT, version: this.clientVersion }, { capabilities: {} });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       if (this.client === client) this.events.notice?.(this.name, n.params.level, n.params.data);
     });
