@@ -2,7 +2,6 @@
  * Composition root: config → logger → store → backends → orchestrator. The MCP server and the CLI
  * both stand on this.
  */
-import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Host } from "./runners/host.js";
@@ -25,6 +24,7 @@ import { isSafePath } from "./util/proc/shell.js";
 import { loadNodes } from "./nodes/config.js";
 import { Coordinator } from "./nodes/coordinator.js";
 import { forgetMemberEnv } from "./sessions/teams/members.js";
+import { packageVersion } from "./util/version.js";
 
 export interface App {
   cfg: Config;
@@ -40,13 +40,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
+export { packageVersion };
 
 /** Where installScripts puts the scripts (known before they are written: the runners are made meanwhile). */
 export function scriptPaths(stateDir: string): ScriptPaths {

@@ -39,6 +39,8 @@ try {
 } catch {
   /* no cache: the modules are compiled as before */
 }
-// A team member's own MCP server (started by a session's Claude Code) loads only what it needs.
+// A team member's own MCP server (started by a session's Claude Code) loads only what it needs; so does a stdio
+// server until it has answered initialize and tools/list (cli/serve-early.ts).
 if (process.argv[2] === "member") await (await import("./cli/member.js")).runMember();
-else await import("./cli/main.js");
+else if (serving && !process.argv.includes("--http")) await (await import("./cli/serve-early.js")).serveStdio();
+else await (await import("./cli/main.js")).runCli();

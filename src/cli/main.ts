@@ -7,7 +7,9 @@ import { userInfo } from "node:os";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { resolveStateDir } from "../util/fs/owned.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { BoundedStdioServerTransport } from "../server/mcp/stdio.js";
+import type { Held } from "../server/mcp/hold.js";
 import * as api from "../api/index.js";
 import { createApp, packageVersion } from "../app.js";
 import { prefetchVersion } from "../sessions/launch/options.js";
@@ -72,7 +74,14 @@ DOPPLER_PATH, DOPPLER_PROJECT, DOPPLER_CONFIG, CLAUDE_SESSIONS_LOG_LEVEL, CLAUDE
 CLAUDE_SESSIONS_IDLE_TTL_MS, CLAUDE_SESSIONS_BUSY_MAX_MS, CLAUDE_SESSIONS_RETAIN_DEAD_MS, CLAUDE_SESSIONS_ALLOW_CONFIGURE,
 CLAUDE_SESSIONS_ALLOW_SENSITIVE, CLAUDE_SESSIONS_AUDIT_MAX_BYTES, CLAUDE_SESSIONS_NODES, CLAUDE_SESSIONS_WEB_ROOTS (see docs/configuration.md).`;
 
-async function serve(): Promise<void> {
+/** What cli/serve-early.ts made before the server: the shell, connected, and the calls it holds until served. */
+export interface EarlyStdio {
+  server: Server;
+  transport: BoundedStdioServerTransport;
+  held: Held;
+}
+
+export async function serve(early?: EarlyStdio): Promise<void> {
   const app = await createApp();
   const automations = await Promise.resolve()
     .then(() => startServerAutomations(app))
@@ -80,13 +89,17 @@ async function serve(): Promise<void> {
       await app.close();
       throw e;
     });
-  const server = createServer(app.sessions, app.log, app.version, { transport: "stdio", router: app.nodes });
+  const server = createServer(app.sessions, app.log, app.version, {
+    transport: "stdio",
+    router: app.nodes,
+    ...(early ? { shell: early.server } : {}),
+  });
   app.nodes.start();
   // Team members' own MCP servers reach this server here (issue 25).
   const members = await startMemberSocket(app.sessions, app.log).catch((e: unknown) =>
     app.log.warn(`member socket not started: ${String(e)}`),
   );
-  const transport = new BoundedStdioServerTransport();
+  const transport = early?.transport ?? new BoundedStdioServerTransport();
   // What the transport could not take (a line that is no JSON-RPC message, one over the size limit): logged, not fatal.
   server.onerror = (e) => app.log.warn(`stdio: ${e.message}`);
   let closing = false;
@@ -106,8 +119,19 @@ async function serve(): Promise<void> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.stdin.on("end", () => void shutdown("stdin closed"));
   process.stdin.on("close", () => void shutdown("stdin closed"));
-  transport.onclose = () => void shutdown("transport closed");
-  await server.connect(transport);
+  if (early) {
+    // Connected already: the close handler the server set stays, ours is added; then the held calls reach it.
+    const onclose = transport.onclose;
+    transport.onclose = () => {
+      onclose?.();
+      void shutdown("transport closed");
+    };
+    early.held.release();
+    if (early.held.closed) void shutdown("stdin closed");
+  } else {
+    transport.onclose = () => void shutdown("transport closed");
+    await server.connect(transport);
+  }
   prefetchVersion(app.cfg);
   app.log.info(`serving MCP on stdio (state ${app.cfg.stateDir}, backends: ${Object.keys(app.hosts).join(", ") || "none"})`);
 }
@@ -358,11 +382,17 @@ async function main(): Promise<void> {
   process.exitCode = await human(cmd, args);
 }
 
-main().catch((e) => {
+/** A command's failure: its message on stderr, exit status 1. */
+export function fail(e: unknown): never {
   const err = toSessionError(e);
   process.stderr.write(
     safeText(`claude-sessions: ${err.code === "INTERNAL" ? err.message : `${err.code}: ${err.message}\n${err.suggestion}`}`) +
       "\n",
   );
   process.exit(1);
-});
+}
+
+/** Runs the command of process.argv (bin.ts, or cli/serve-early.ts when it cannot start the server early). */
+export async function runCli(): Promise<void> {
+  await main().catch(fail);
+}

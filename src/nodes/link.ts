@@ -27,6 +27,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CallContext } from "../core/context.js";
 import { ERROR_CODES, SessionError, type ErrorCode } from "../core/errors.js";
+import { COORDINATOR_CLIENT } from "../server/mcp/hold.js";
 import type { Logger } from "../util/log.js";
 import { SESSIONS_CHANGED, SESSIONS_CHANGED_CAP } from "../server/mcp/sessions-changed.js";
 import type { NodeConfig } from "./config.js";
@@ -294,7 +295,7 @@ export class NodeLink {
       return line ? `; it said: ${line.slice(0, 300)}` : "";
     };
     const client = new Client(
-      { name: "claude-sessions-coordinator", version: this.clientVersion },
+      { name: COORDINATOR_CLIENT, version: this.clientVersion },
       { capabilities: { experimental: { [SESSIONS_CHANGED_CAP]: {} } } },
     );
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

@@ -2,29 +2,28 @@
  * The MCP server: lists the tools with their JSON schemas, validates every call with zod, runs it,
  * and maps every failure to an `isError` result carrying {error: {code, message, retryable, suggestion}}.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolsetName } from "../config.js";
 import type { CallContext } from "../core/context.js";
 import { SessionError, toSessionError } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
 import type { Logger } from "../util/log.js";
 import { actorPart, callTool } from "./call.js";
-import { serverInfo } from "./info.js";
 import { instructionsFor } from "./instructions.js";
 import { NOTIFY_LOGGER, startNotifications } from "./mcp/notify.js";
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
-import { SESSIONS_CHANGED_CAP, startSessionsChanged } from "./mcp/sessions-changed.js";
+import { startSessionsChanged } from "./mcp/sessions-changed.js";
 import { listingOf } from "./listing/listing.js";
 import { builtListing } from "./listing/cache.js";
 import { clientRootsOf } from "./mcp/client-roots.js";
+import { serverShell } from "./mcp/shell.js";
 import type { CallRouter, Tool } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 import { offersCore, toolsOf } from "./toolsets.js";
 
-export const SERVER_NAME = "claude-sessions";
+export { SERVER_NAME } from "./mcp/shell.js";
 
 export function errorResult(err: unknown): CallToolResult {
   const e = toSessionError(err);
@@ -36,6 +35,11 @@ export interface ServerOptions {
   transport?: "stdio" | "http";
   /** With nodes configured (src/nodes): routes every call to the machine that runs its session. */
   router?: CallRouter;
+  /**
+   * The server already made and connected with the default toolsets' name, capabilities, instructions and
+   * tools/list (cli/serve-early.ts): the rest is added to it.
+   */
+  shell?: Server;
 }
 
 /** The tools as tools/list shows them: names, compact JSON Schemas of input and output, annotations (listing.ts). */
@@ -43,36 +47,34 @@ export function listTools(tools: readonly Tool[] = TOOLS) {
   return listingOf(tools);
 }
 
-/**
- * What every `Server` of this process shares (one per HTTP client): the tools list of each toolset choice
- * and the SDK's JSON Schema validator (an Ajv instance each otherwise). The validator is only used for a client's
- * elicitation answers, which this server never asks for: its Ajv is made on first use, not at start (~20 ms).
- */
-let ajv: AjvJsonSchemaValidator | undefined;
-const validator: jsonSchemaValidator = { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+/** What every `Server` of this process shares (one per HTTP client): the tools list of each toolset choice. */
 const listings = new Map<string, ReturnType<typeof listTools>>();
+
+/** tools/list of these toolsets: the one made at build time while it matches the modules (listing/cache.ts), else live. */
+function listingFor(sets: readonly ToolsetName[]): ReturnType<typeof listTools> {
+  const key = sets.join(",");
+  let l = listings.get(key);
+  if (!l) listings.set(key, (l = builtListing<ReturnType<typeof listTools>[number]>(key) ?? listTools(toolsOf(sets))));
+  return l;
+}
 
 export function createServer(svc: SessionService, log: Logger, version: string, opts: ServerOptions = {}): Server {
   // CLAUDE_SESSIONS_TOOLSETS: the tools offered; resources and prompts come with the core tools.
   const sets = svc.deps.cfg.toolsets ?? ["all"];
   const offered = toolsOf(sets);
   const core = offersCore(sets);
-  const capabilities = {
-    tools: {},
-    ...(core ? { resources: { subscribe: true, listChanged: true }, prompts: {}, completions: {} } : {}),
-    logging: {},
-    // A coordinator that declares it is told when this node's sessions change (mcp/sessions-changed.ts).
-    ...(offered.some((t) => t.name === "list_sessions") ? { experimental: { [SESSIONS_CHANGED_CAP]: {} } } : {}),
-  };
-  const key = sets.join(",");
-  if (!listings.has(key)) listings.set(key, builtListing<ReturnType<typeof listTools>[number]>(key) ?? listTools(offered));
   const names = new Set(offered.map((t) => t.name));
-  const instructions = instructionsFor(
-    names,
-    TOOLS.map((t) => t.name),
-  );
-  const server = new Server({ name: SERVER_NAME, version }, { capabilities, instructions, jsonSchemaValidator: validator });
-  serverInfo.version = version;
+  const server =
+    opts.shell ??
+    serverShell(version, {
+      core,
+      instructions: instructionsFor(
+        names,
+        TOOLS.map((t) => t.name),
+      ),
+      tools: listingFor(sets),
+      rowsPush: names.has("list_sessions"),
+    });
   const changes = startSessionsChanged(server, svc, log, opts.router?.onRowsChanged?.bind(opts.router));
   const stops = [changes.stop, startNotifications(server, svc, log)];
   const resources = core ? installResources(server, svc, log, opts.router) : undefined;
@@ -88,9 +90,6 @@ export function createServer(svc: SessionService, log: Logger, version: string, 
   server.onclose = () => stops.forEach((stop) => stop());
   const byName = new Map<string, Tool>(offered.map((t) => [t.name, t]));
   const roots = clientRootsOf(server);
-  const tools = listings.get(key)!;
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
