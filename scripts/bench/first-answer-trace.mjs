@@ -14,11 +14,15 @@
  *  - the call's return.
  * `cli` times the CLI alone (no server): spawn → SessionStart hook, for `-p`, for the SDK's stream-json mode and for
  * the interactive screen in a tmux pane, with a hook that only appends a timestamp.
+ * `floor` and `floorhooks` (issue 38) are the interactive floor beside `tmuxp`: the CLI alone in a private tmux pane,
+ * the prompt on its command line, from `tmux new-session` (the CLI's start) to its Stop line; `floor` with the Stop
+ * hook only, `floorhooks` with the hook set the server installs (dist's hooksSettings, no server). Their events log
+ * sits in the state directory, so the same watcher marks their lines, the transcript's and the mock's request.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { makeWorld, SUT } from "./world.mjs";
+import { makeWorld, SUT, sutPath } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
@@ -36,6 +40,8 @@ const keep = (row, lines) => {
   for (const [k, t] of firsts) byMark.set(k, [...(byMark.get(k) ?? []), t]);
 };
 const ONLY = (args.only ?? "bare,task,tmux,cli").split(",");
+const { hookCommand, hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
+const { shQuote } = await import(sutPath("dist", "util", "proc", "shell.js"));
 
 /** Watches a state dir and Claude's projects dir; returns marks relative to t0. */
 function watcher(stateDir, projectsDir) {
@@ -191,6 +197,31 @@ async function cliOnly(w, cli, cwd, env, mode) {
   return at;
 }
 
+/** The interactive floor: the CLI alone in a tmux pane, prompt on argv; marks on the watcher's clock. */
+async function floorRun(w, watch, cli, cwd, env, row, i) {
+  const d = join(w.stateDir, `${row}-${i}`);
+  mkdirSync(d, { recursive: true });
+  const events = join(d, "events.jsonl");
+  const settings = join(d, "settings.json");
+  const hooks =
+    row === "floor"
+      ? { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }
+      : hooksSettings(events, undefined, { backgroundStart: true });
+  writeFileSync(settings, JSON.stringify(hooks));
+  const argv = ["env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), cli, "--settings", settings];
+  const cmd = [...argv, "--permission-mode", "default", "--", `${row} ${i}`].map(shQuote).join(" ");
+  const tenv = { PATH: process.env.PATH, HOME: w.home };
+  const name = `${row}-${i}`;
+  const t0 = watch.start();
+  spawnSync("tmux", ["-L", w.socket, "new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", cwd, cmd], { env: tenv });
+  watch.mark("tmux new-session returned (the CLI starts)");
+  const until = Date.now() + 60_000;
+  while (Date.now() < until && !(existsSync(events) && readFileSync(events, "utf8").includes('"hook_event_name":"Stop"')))
+    await new Promise((r) => setTimeout(r, 2));
+  await finish(row === "floor" ? "floor (Stop hook only)" : "floor + the server's hooks", `${row} #${i}`, t0);
+  spawnSync("tmux", ["-L", w.socket, "kill-session", "-t", `=${name}`], { env: tenv });
+}
+
 const w = makeWorld("trace", {
   CLAUDE_SESSIONS_LOG_LEVEL: "debug",
   CLAUDE_SESSIONS_TRACE: "1",
@@ -320,6 +351,7 @@ try {
       await finish("tmux start {prompt}", `tmux start {prompt} + wait #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
+    for (const row of ["floor", "floorhooks"]) if (ONLY.includes(row)) await floorRun(w, watch, cli, dirs.cli, pEnv, row, i);
     if (ONLY.includes("cli")) {
       for (const mode of ["p", "stream-json", "interactive", "interactive-argv"]) {
         const r = await cliOnly(w, cli, dirs.cli, pEnv, mode);
