@@ -191,6 +191,35 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
     }
   }, 120_000);
 
+  it("on_limit per session (start_session): wait parks it on a server whose default is fail; the default keeps its process; a bad value is refused", async () => {
+    const m = await connect(w, { CLAUDE_SESSIONS_ON_LIMIT: "fail", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000" });
+    try {
+      const bad = await m.callRaw("start_session", { cwd: w.dir("own-bad"), on_limit: "later" });
+      expect(bad.error?.code, bad.text).toBe("INVALID_ARGUMENT");
+      const waitCwd = w.dir("own-wait");
+      const failCwd = w.dir("own-default");
+      const a = await m.callOk("start_session", { cwd: waitCwd, on_limit: "wait" });
+      const b = await m.callOk("start_session", { cwd: failCwd });
+      const gate = join(w.root, "limit-own");
+      writeFileSync(gate, "");
+      for (const s of [a, b]) {
+        const r = await m.call("send_message", { session_id: s.session_id, message: `own ${s.session_id} FAKE_LIMIT:${gate}` });
+        expect(r.error?.code, r.text).toBe("LIMITED");
+      }
+      // on_limit wait: parked (a wake is due, no process); the server's fail: shown limited with its process kept.
+      await until(async () => (await rowOf(m, a.session_id))?.limit?.wake_at !== undefined, 15_000);
+      await until(() => processesIn(waitCwd).length === 0, 15_000);
+      const rb = (await rowOf(m, b.session_id))!;
+      expect(rb).toMatchObject({ status: "limited" });
+      expect(rb.limit?.wake_at).toBeUndefined();
+      expect(processesIn(failCwd).length).toBeGreaterThan(0);
+      rmSync(gate);
+      for (const s of [a, b]) await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  }, 120_000);
+
   it("20 sessions limited at once are woken spaced by the operator's rate; a server killed -9 while they wait wakes each once after a restart", async () => {
     // Waited out 20 s from each turn's end: the server is killed before the first wake.
     const m1 = await connect(w, { CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "120", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "20000" });
