@@ -249,6 +249,18 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
         );
       }, 60_000);
       await until(() => ids.every((_, i) => processesIn(w.dir(`fleet-${i}`)).length === 0), 30_000);
+      // Parked one at a time (park.ts): the 20 hibernations (server:usage_limit) never overlap. Ended together, they
+      // held up the state lock and the LIMITED replies for 10-20 s (docs/performance.md).
+      const parked = async () =>
+        (await readAudit(w.stateDir)).filter(
+          (l) => l.actor === "server:usage_limit" && l.tool === "kill_session" && ids.includes(l.session_id ?? ""),
+        );
+      await until(async () => (await parked()).length >= 20, 15_000);
+      const spans = (await parked())
+        .map((l) => [Date.parse(l.time), Date.parse(l.time) + l.duration_ms] as const)
+        .sort((x, y) => x[0] - y[0]);
+      for (let k = 1; k < spans.length; k++)
+        expect(spans[k]![0], `hibernation ${k} began before ${k - 1} ended`).toBeGreaterThanOrEqual(spans[k - 1]![1] - 2);
       process.kill(m1.pid!, "SIGKILL");
       rmSync(gate);
     } finally {

@@ -132,10 +132,22 @@ export class LimitPark {
     d.log.info(
       `${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`,
     );
-    await serverAction(d, "usage_limit", "kill_session", id, () =>
-      hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`),
+    // One hibernation at a time: a fleet limited at once (20 sessions in the bench) ended 20 process trees together,
+    // and that burst held up the state lock and every other session's reply for 10-20 s (docs/performance.md). The
+    // wake is minutes away; nothing is lost by parking them in turn.
+    await this.inTurn(() =>
+      serverAction(d, "usage_limit", "kill_session", id, () => hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`)),
     );
     void this.schedule();
+  }
+
+  private hibernations: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` after the hibernations already in line. */
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.hibernations.then(fn, fn);
+    this.hibernations = p.catch(() => undefined);
+    return p;
   }
 
   /**
