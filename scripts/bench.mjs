@@ -95,6 +95,8 @@ const cfg = quick
       fleetBroadcastRounds: 2,
       hibernateSessions: 20,
       hibernateLive: 4,
+      limitSessions: 10,
+      limitWakesPerMin: 120,
     }
   : {
       mode: "full",
@@ -137,6 +139,8 @@ const cfg = quick
       fleetBroadcastRounds: 5,
       hibernateSessions: 200,
       hibernateLive: 20,
+      limitSessions: 20,
+      limitWakesPerMin: 120,
     };
 cfg.real = flag("real");
 

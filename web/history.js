@@ -1,5 +1,5 @@
 // The web view's history pages: search across conversations, one conversation paged both ways (resume or fork it),
-// a session's turns with their cost, and the cost page (per day, per team, per session). Every read is one of the
+// a session's turns with their cost, and the cost page (per day, per team, per session, per account). Every read is one of the
 // read-only history tools through /api/read/<tool>; user text is only ever set with textContent.
 "use strict";
 (function () {
@@ -357,12 +357,39 @@
           return tr;
         }),
     );
+    void showAccounts();
     const ex = await read("get_execution_history", { limit: 10000 }).catch(() => ({ executions: [] }));
     const byDay = new Map();
     for (const x of ex.executions)
       if (typeof x.cost_usd === "number")
         byDay.set(x.ended_at.slice(0, 10), (byDay.get(x.ended_at.slice(0, 10)) || 0) + x.cost_usd);
     $("#cost-chart").replaceChildren(chart(byDay, 14));
+  }
+  /** The operator's accounts (issue 33): sessions, limited or not, and each usage window as the CLI last reported it. */
+  async function showAccounts() {
+    const r = await fetch("/api/accounts")
+      .then((x) => x.json())
+      .catch(() => ({ accounts: [] }));
+    const win = (w) => (w ? `${w.used_percent}% used, resets ${when(w.resets_at)}` : "");
+    $("#cost-accounts-note").textContent = r.error
+      ? r.error
+      : r.accounts.length
+        ? ""
+        : "No accounts (the operator's CLAUDE_SESSIONS_ACCOUNTS).";
+    $("#cost-accounts tbody").replaceChildren(
+      ...r.accounts.map((a) => {
+        const tr = el("tr", "");
+        tr.dataset.account = a.name;
+        tr.append(
+          el("td", "", a.name),
+          el("td", "", String(a.sessions.length)),
+          el("td", "", a.limited_until ? `limited until ${when(a.limited_until)}` : "room"),
+          el("td", "window", win(a.windows && a.windows.five_hour)),
+          el("td", "window", win(a.windows && a.windows.seven_day)),
+        );
+        return tr;
+      }),
+    );
   }
   CS.routes.push({ match: /^#\/cost$/, view: "#cost-view", open: () => void showCost() });
 

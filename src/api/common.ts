@@ -64,9 +64,9 @@ export const doppler = z
     config: dopplerName.optional().describe("Default: DOPPLER_CONFIG."),
   })
   .strict()
-  .describe("{project?, config?}: run under `doppler run`.");
+  .describe("{project?, config?}: under `doppler run`.");
 
-export const env = z.record(z.string(), z.string()).describe("Values never stored; PATH, LD_* need the operator.");
+export const env = z.record(z.string(), z.string()).describe("Never stored; PATH, LD_* need the operator.");
 
 export const pendingPermission = z.object({
   tool_name: z.string(),

@@ -53,7 +53,7 @@ export const claudeOptionFields = {
       mcpServer,
     )
     .optional()
-    .describe("name → {command, args?, env?} | {type, url, headers?}"),
+    .describe("name: {command, args?, env?} | {type, url, headers?}"),
   strict_mcp_config: z.boolean().optional(),
   setting_sources: z
     .array(z.enum(["user", "project", "local"]))
@@ -74,7 +74,7 @@ export const claudeOptionFields = {
       message: `at most 50 agents and ${AGENTS_MAX_BYTES} bytes of JSON`,
     })
     .optional()
-    .describe("name → {description, prompt, tools?, model?}"),
+    .describe("name: {description, prompt, tools?, model?}"),
   agent: z
     .string()
     .min(1)

@@ -45,7 +45,7 @@ export const startInput = z
       .optional()
       .describe("e.g. sonnet."),
     permission_mode: permissionMode.optional().describe("bypassPermissions needs CLAUDE_SESSIONS_ALLOW_BYPASS."),
-    max_turns: z.number().int().min(1).max(100000).optional().describe("headless: agentic turns per prompt; else prompts."),
+    max_turns: z.number().int().min(1).max(100000).optional().describe("headless: agent turns per prompt; else prompts."),
     max_budget_usd: z.number().positive().max(1_000_000).optional().describe("USD; prompts refused once spent."),
     team_name: teamName.optional().describe("Join this team."),
     teammate_name: teammateName.optional().describe("Default: generated."),
@@ -66,8 +66,9 @@ export const startInput = z
     setup_command: setupCommand.optional(),
     sandbox: sandboxOption.optional(),
     ...claudeOptionFields,
-    node: nodeName.optional().describe('nodes.json name, "local" or "auto".'),
+    node: nodeName.optional().describe("nodes.json name, local or auto."),
     account: z.string().min(1).max(64).optional().describe("CLAUDE_SESSIONS_ACCOUNTS name or auto."),
+    on_limit: z.enum(["wait", "fail", "switch_account"]).optional(),
     ...idempotencyField,
   })
   .strict();
@@ -107,7 +108,7 @@ export const resumeInput = z
     cwd: z.string().min(1).max(4096).optional().describe("Default: the session's."),
     message: z.string().optional(),
     fork: z.boolean().optional(),
-    resume_at: z.string().uuid().optional().describe("headless: from this message (get_conversation uuid)."),
+    resume_at: z.string().uuid().optional().describe("headless: from this get_conversation uuid."),
     // start_session's own fields (listed once): given ones replace the stored ones, for later resumes too.
     model: startInput.shape.model,
     permission_mode: startInput.shape.permission_mode,
@@ -121,6 +122,7 @@ export const resumeInput = z
     doppler: doppler.optional(),
     trust_workspace: z.boolean().optional(),
     account: startInput.shape.account.describe("Continue under this account (the transcript is copied to it)."),
+    on_limit: startInput.shape.on_limit,
     ...dopplerFlat,
     ...resumeClaudeOptionFields,
     ...idempotencyField,
@@ -176,7 +178,7 @@ export const listInput = z
     include_metadata: z.boolean().default(false).describe("Each session's whole record."),
     include_sensitive: z.boolean().default(false).describe("Also argv, prompts, env names (CLAUDE_SESSIONS_ALLOW_SENSITIVE)."),
     include_native: z.boolean().default(false).describe("Also claude agents' sessions."),
-    node_filter: nodeName.optional().describe('Only this node\'s ("local": here).'),
+    node_filter: nodeName.optional().describe("Only this node's (local: here)."),
   })
   .strict();
 
@@ -232,6 +234,7 @@ export const sessionSummary = z.strictObject({
   shutdown_requested: z.string().optional().describe("A team member asked to be ended (why); kill_session approves."),
   blocked: blockedScreen.optional(),
   limit: limitShown.optional().describe("status limited: the usage or rate limit the last turn hit."),
+  account: z.string().optional(),
   attach_command: z.string().optional(),
   total_usage: usage.optional().describe("Tokens of the whole session (each API message once, sub-agents included)."),
   total_cost_usd: z

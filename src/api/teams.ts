@@ -43,7 +43,7 @@ export const worktreeOption = z
       base: gitRef.optional().describe("Where the branch starts (default: the repository's HEAD)."),
     }),
   ])
-  .describe("true or {branch?, base?}: a worktree on branch cs/<id>.");
+  .describe("true or {branch?, base?}: worktree on branch cs/<id>.");
 
 export const copyFiles = z.array(z.string().min(1).max(4096)).max(100).describe("Untracked files to copy in.");
 

@@ -26,8 +26,8 @@ const nativeSessionId = z
 export const sendInput = z
   .object({
     ...addressFields,
-    native_session_id: nativeSessionId.optional().describe("Or a background session (list_sessions include_native)."),
-    message: z.string().describe('Control characters and a leading "!" are refused.'),
+    native_session_id: nativeSessionId.optional().describe("Or a background one (list_sessions include_native)."),
+    message: z.string().describe("Control characters and a leading '!' are refused."),
     wait_for_response: z.boolean().default(true),
     wait_for_usage: z.boolean().default(false).describe("Also wait for the turn's usage and cost (else usage_pending)."),
     timeout_ms: timeoutMs(30_000),
@@ -86,7 +86,7 @@ export const waitInput = z
     ...addressFields,
     timeout_ms: timeoutMs(300_000, 24 * 3_600_000),
     poll_interval_ms: z.number().int().min(0).max(3_600_000).optional().describe("Ignored (waits wake on hook events)."),
-    check_idle: z.boolean().default(false).describe("Also wait for its background tasks."),
+    check_idle: z.boolean().default(false).describe("Also wait for background tasks."),
   })
   .strict();
 
@@ -105,7 +105,7 @@ export const respondInput = z
     ...addressFields,
     decision: permissionDecision,
     message: z.string().max(10_000).optional().describe("deny: the reason Claude is told."),
-    updated_input: z.record(z.string(), z.unknown()).optional().describe("allow: the tool input to run instead."),
+    updated_input: z.record(z.string(), z.unknown()).optional().describe("allow: tool input to run instead."),
   })
   .strict();
 

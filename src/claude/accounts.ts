@@ -1,16 +1,38 @@
 /**
  * The operator's accounts (issue 33): CLAUDE_SESSIONS_ACCOUNTS names a JSON file, the operator's own and 0600,
- * `{"accounts": {"<name>": {"config_dir": "/abs/path"} | {"api_key_env": "NAME"}}}`. A config_dir account is a Claude
- * configuration folder with its own login (the CLI gets CLAUDE_CONFIG_DIR); an api_key_env account names a variable
- * of the server's environment whose value the CLI gets as ANTHROPIC_API_KEY. A key is never written in the file, and
+ * `{"accounts": {"<name>": {"config_dir": "/abs/path"} | {"api_key_env": "NAME"} | {"doppler": {"project"?, "config"?,
+ * "secret": "NAME"}}}}`. A config_dir account is a Claude configuration folder with its own login (the CLI gets
+ * CLAUDE_CONFIG_DIR); an api_key_env account names a variable of the server's environment, a doppler account a
+ * Doppler secret (account-key.ts), whose value the CLI gets as ANTHROPIC_API_KEY. A key is never written in the file, and
  * no message here quotes the file's values (only its names). Read again whenever the file changes.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { SessionError } from "../core/errors.js";
 import { ENV_NAME } from "../util/proc/env.js";
+import type { AccountWindows } from "./account-windows.js";
+import { fetchDopplerKey, fetchedKey, type DopplerSource } from "./account-key.js";
 
-export type Account = { name: string; config_dir: string } | { name: string; api_key_env: string };
+export type Account =
+  { name: string; config_dir: string } | { name: string; api_key_env: string } | { name: string; doppler: DopplerSource };
+
+/** Doppler's names (projects, configs), as sessions' own doppler option takes them. */
+const DOPPLER_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/** An account's doppler entry, checked; undefined when it is not one (a message then says what it must be). */
+function dopplerOf(v: unknown): DopplerSource | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const o = v as Record<string, unknown>;
+  if (Object.keys(o).some((k) => !["project", "config", "secret"].includes(k))) return undefined;
+  if (typeof o.secret !== "string" || !ENV_NAME.test(o.secret)) return undefined;
+  for (const k of ["project", "config"] as const)
+    if (o[k] !== undefined && (typeof o[k] !== "string" || !DOPPLER_NAME.test(o[k]))) return undefined;
+  return {
+    secret: o.secret,
+    ...(typeof o.project === "string" ? { project: o.project } : {}),
+    ...(typeof o.config === "string" ? { config: o.config } : {}),
+  };
+}
 
 /** An account's name: what start_session's `account` takes ("auto" is the choice, never a name). */
 export const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -50,13 +72,16 @@ export function readAccounts(path: string): ReadonlyMap<string, Account> {
       throw bad(`names an account ${JSON.stringify(name.slice(0, 64))} (names: letters, digits, _ . -; not "auto")`);
     const o = (typeof v === "object" && v !== null && !Array.isArray(v) ? v : {}) as Record<string, unknown>;
     const keys = Object.keys(o);
-    if (keys.length !== 1) throw bad(`account ${name}: give exactly one of config_dir or api_key_env`);
+    if (keys.length !== 1) throw bad(`account ${name}: give exactly one of config_dir, api_key_env or doppler`);
+    const dop = "doppler" in o ? dopplerOf(o.doppler) : undefined;
     if (typeof o.config_dir === "string" && isAbsolute(o.config_dir)) accounts.set(name, { name, config_dir: o.config_dir });
     else if (typeof o.api_key_env === "string" && ENV_NAME.test(o.api_key_env))
       accounts.set(name, { name, api_key_env: o.api_key_env });
+    else if (dop) accounts.set(name, { name, doppler: dop });
     else
       throw bad(
-        `account ${name}: config_dir must be an absolute path, api_key_env the NAME of an environment variable (never a key)`,
+        `account ${name}: config_dir must be an absolute path, api_key_env the NAME of an environment variable (never a key), ` +
+          "doppler {project?, config?, secret} Doppler names (the secret's NAME, never a key)",
       );
   }
   cache = { path, key, accounts };
@@ -80,6 +105,15 @@ export function accountNamed(path: string | undefined, name: string): Account {
 /** What the CLI's environment gets for an account: its config folder, or its API key read from `env` (never stored). */
 export function accountEnv(a: Account, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   if ("config_dir" in a) return { CLAUDE_CONFIG_DIR: a.config_dir };
+  if ("doppler" in a) {
+    // Read from Doppler at admission (prepareAccount), kept in memory only.
+    const k = fetchedKey(a.name, a.doppler);
+    if (!k)
+      throw new SessionError("DOPPLER_ERROR", `account ${a.name}: its key has not been read from Doppler`, {
+        suggestion: "Start or resume the session again (its admission reads the key).",
+      });
+    return { ANTHROPIC_API_KEY: k };
+  }
   const key = env[a.api_key_env];
   if (!key)
     throw new SessionError(
@@ -88,6 +122,11 @@ export function accountEnv(a: Account, env: NodeJS.ProcessEnv = process.env): Re
       { suggestion: "Have the operator set it for the server, or use another account." },
     );
   return { ANTHROPIC_API_KEY: key };
+}
+
+/** What an account needs before its environment can be given: a doppler account's key read (account-key.ts). */
+export async function prepareAccount(a: Account, dopplerPath: string | undefined): Promise<void> {
+  if ("doppler" in a) await fetchDopplerKey(a.name, a.doppler, dopplerPath);
 }
 
 /**
@@ -113,10 +152,12 @@ export interface AccountUser {
 
 export interface AccountRoom {
   name: string;
-  kind: "config_dir" | "api_key_env";
+  kind: "config_dir" | "api_key_env" | "doppler";
   sessions: string[];
   /** The latest reset among its sessions' limits still ahead: the account is limited until then. */
   limited_until?: string;
+  /** Its 5-hour and weekly windows as the CLI last reported them (a plan login's; claude/account-windows.ts). */
+  windows?: AccountWindows;
 }
 
 /** Each account, its sessions and whether it is limited now (from its sessions' limits). */
@@ -134,7 +175,7 @@ export function accountRooms(
     ].filter((t) => t > now);
     return {
       name: a.name,
-      kind: "config_dir" in a ? "config_dir" : "api_key_env",
+      kind: "config_dir" in a ? "config_dir" : "api_key_env" in a ? "api_key_env" : "doppler",
       sessions: mine.map((u) => u.session_id),
       ...(until.length ? { limited_until: new Date(Math.max(...until)).toISOString() } : {}),
     };
@@ -160,8 +201,16 @@ export function pickAccount(
 export function roomLine(r: AccountRoom): string {
   return (
     `${r.name}\t${r.kind}\t${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}${r.sessions.length ? ` (${r.sessions.join(", ")})` : ""}\t` +
-    `${r.limited_until ? `limited until ${r.limited_until}` : "room"}`
+    `${r.limited_until ? `limited until ${r.limited_until}` : "room"}${r.windows ? `\t${windowsText(r.windows)}` : ""}`
   );
+}
+
+/** "5h 42% (resets …), 7d 17% (resets …)": an account's windows for a line of text. */
+export function windowsText(w: AccountWindows | undefined): string {
+  if (!w) return "";
+  const part = (label: string, x: AccountWindows["five_hour"]) =>
+    x ? `${label} ${x.used_percent}% used (resets ${x.resets_at})` : "";
+  return [part("5h", w.five_hour), part("7d", w.seven_day)].filter(Boolean).join(", ");
 }
 
 /**

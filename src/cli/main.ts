@@ -55,7 +55,7 @@ ${ATTEMPT_HELP}
   claude-sessions tail <id> [-f]  print the session's conversation (follow with -f)
   claude-sessions kill <id> [--force]
   claude-sessions move <id> <node>  carry an idle or hibernated session to another node (or "local"; see docs/nodes.md)
-  claude-sessions accounts        each account of CLAUDE_SESSIONS_ACCOUNTS: its sessions, limited until when
+  claude-sessions accounts        each account of CLAUDE_SESSIONS_ACCOUNTS: its sessions, limited until when, its 5h/7d use
   claude-sessions nodes           reach every node of nodes.json once: link, version, health, sessions
 ${NODES_ADD_HELP}
 ${NODES_UPGRADE_HELP}

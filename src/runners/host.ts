@@ -60,6 +60,8 @@ export interface ConversationPlan extends PlanBase {
   member_mcp_config?: string;
   /** A sandboxed session: the CLI runs as `<node> <launcher> <spec> -- <the SDK's command and args>`. */
   launcher?: SandboxRunner;
+  /** Under an account: its rate_limit_events' figures go to this file (claude/account-windows.ts). */
+  windows_file?: string;
 }
 
 /** How a sandboxed headless session's CLI is started (sandbox/launcher.ts; its spec is written before the spawn). */

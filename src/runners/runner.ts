@@ -4,6 +4,7 @@
  */
 import { CLAUDE_OPTIONS } from "../api/index.js";
 import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../claude/launch.js";
+import { statusLineCommand } from "../claude/account-windows.js";
 import type { BackendKind } from "../core/events.js";
 import type { LiveSession } from "../events/live.js";
 import type { Driver } from "./driver.js";
@@ -80,6 +81,8 @@ export interface LaunchRequest {
   member?: MemberLaunch | undefined;
   /** A sandboxed session (sessions/launch/sandbox.ts): the runner runs the launcher in place of Claude Code. */
   sandbox?: SandboxLaunch | undefined;
+  /** A session under an account: where the CLI's report of the account's usage windows goes (claude/account-windows.ts). */
+  windowsFile?: string | undefined;
 }
 
 /** A sandboxed launch: `<node> <launcher> <specPath>` runs Claude Code's argv (added by the runner) under the spec. */
@@ -107,6 +110,15 @@ export function withMemberTools(
     ...settings,
     permissions: { ...settings.permissions, allow: [...(settings.permissions.allow ?? []), `mcp__${member.serverName}`] },
   };
+}
+
+/**
+ * The session's settings with a status line that keeps the account's usage windows (an interactive CLI under an
+ * account: the status line's input is the only place it reports them; claude/account-windows.ts). It takes the place
+ * of the person's own status line in such a session.
+ */
+export function withStatusLine(settings: object, windowsFile: string | undefined): object {
+  return windowsFile ? { ...settings, statusLine: { type: "command", command: statusLineCommand(windowsFile) } } : settings;
 }
 
 /** A runner's plan of one launch. */

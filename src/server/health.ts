@@ -15,7 +15,8 @@ import type { Runner } from "../runners/runner.js";
 import { createLogger } from "../util/log.js";
 import { findClaude, findOnPath } from "../claude/discover.js";
 import { cliVersion, TESTED_CLI, versionWarning } from "../claude/versions.js";
-import { accountLimits, accountRooms, readAccounts, type AccountUser } from "../claude/accounts.js";
+import { accountLimits, accountRooms, readAccounts, windowsText, type AccountUser } from "../claude/accounts.js";
+import { withWindows } from "../claude/account-windows.js";
 import type { Config } from "../config.js";
 import { sandboxDeps } from "../sandbox/deps.js";
 import { isLive } from "../core/status.js";
@@ -127,9 +128,13 @@ function accountsCheck(
   add: (name: string, status: HealthCheck["status"], detail: string) => void,
 ): void {
   try {
-    const rooms = accountRooms(readAccounts(file), users, Date.now(), accountLimits(stateDir));
+    const rooms = withWindows(stateDir, accountRooms(readAccounts(file), users, Date.now(), accountLimits(stateDir)));
     const detail = rooms
-      .map((r) => `${r.name}: ${r.sessions.length} session(s), ${r.limited_until ? `limited until ${r.limited_until}` : "room"}`)
+      .map(
+        (r) =>
+          `${r.name}: ${r.sessions.length} session(s), ${r.limited_until ? `limited until ${r.limited_until}` : "room"}` +
+          (r.windows ? `, ${windowsText(r.windows)}` : ""),
+      )
       .join("; ");
     add(
       "accounts",

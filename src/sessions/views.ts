@@ -84,6 +84,7 @@ export function summary(
   if (r.permission_mode) s.permission_mode = r.permission_mode;
   if (r.claude_version) s.claude_version = r.claude_version;
   if (r.sandbox) s.sandboxed = true;
+  if (r.account) s.account = r.account;
   if (r.sandbox_violations) s.sandbox_violations = r.sandbox_violations;
   if (r.needs_input && isLive(r.status)) s.needs_input = r.needs_input;
   if (r.shutdown_requested && isLive(r.status)) s.shutdown_requested = r.shutdown_requested;

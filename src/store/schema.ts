@@ -72,6 +72,8 @@ export const SessionRecordSchema = z.object({
   budget_pool: z.string().optional(),
   /** The operator's account it runs under (CLAUDE_SESSIONS_ACCOUNTS): its NAME only, never its folder or key. */
   account: z.string().optional(),
+  /** What it does at a usage limit, when the caller chose (start_session/resume_session `on_limit`); else the operator's. */
+  on_limit: z.enum(["wait", "fail", "switch_account"]).optional(),
   /** Tokens of the whole session per model, each API message once (read from the transcript at every turn end). */
   usage_by_model: z.record(z.string(), z.record(z.string(), z.number())).optional(),
   /** How far each transcript (the conversation's and its sub-agents') has been counted into usage_by_model. */

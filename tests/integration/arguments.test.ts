@@ -71,6 +71,7 @@ const START: Record<string, Row> = {
     gate: "names an account of the operator's CLAUDE_SESSIONS_ACCOUNTS file (or auto); the folder or key comes from that file and the server's environment only, into the CLI's environment",
     coveredBy: "tests/integration/multi-account.test.ts (an unknown account, a bad file: INVALID_ARGUMENT, nothing started)",
   },
+  on_limit: none("one of wait, fail, switch_account (zod enum): what the server does at a usage limit, recorded as a name"),
   node: {
     effect: "none",
     gate: "names a node of the operator's nodes file (validated name; the exec argv comes from that file only, the call travels as MCP JSON)",
@@ -367,6 +368,7 @@ const TABLE: Record<string, Record<string, Row>> = {
       ...START.account!,
       gate: `${START.account!.gate}; another account than the session's copies its transcript into that account's folder`,
     },
+    on_limit: START.on_limit!,
     session_id: none(ADDRESS),
     team_name: none(ADDRESS),
     teammate_name: none(ADDRESS),

@@ -4,7 +4,7 @@
  * them) — and the page's CSRF header. The MCP tool is unaffected. Resume and answer go through their tools too.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,6 +48,7 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
   let headers: Record<string, string>;
   let root: string;
   let outside: string;
+  let accounts: string;
   const start = (body: unknown, h = headers) => raw(`${srv.url}/api/start`, "POST", h, JSON.stringify(body));
   const cwds = async () => (await mcp.callOk("list_sessions", { status_filter: "all" })).sessions.map((s) => s.cwd);
 
@@ -57,7 +58,24 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     outside = w.dir("outside");
     mkdirSync(join(root, "project"));
     symlinkSync(outside, join(root, "escape"));
-    srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: root });
+    // The cost page's accounts (issue 33): one account whose windows the CLI's status line reported (the form below).
+    accounts = join(w.root, "accounts.json");
+    writeFileSync(accounts, JSON.stringify({ accounts: { W: { config_dir: join(w.root, "w") }, K: { api_key_env: "NOPE" } } }), {
+      mode: 0o600,
+    });
+    mkdirSync(join(w.stateDir, "account-windows"), { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(w.stateDir, "account-windows", "W.json"),
+      JSON.stringify({
+        cwd: "/x",
+        rate_limits: {
+          five_hour: { used_percentage: 42, resets_at: 1795824280 },
+          seven_day: { used_percentage: 17, resets_at: 1796079880 },
+        },
+      }),
+      { mode: 0o600 },
+    );
+    srv = await startHttpServer(w, { CLAUDE_SESSIONS_WEB_ROOTS: root, CLAUDE_SESSIONS_ACCOUNTS: accounts });
     mcp = await connectHttp(srv.url, srv.token);
     headers = await signIn(srv.url, srv.token);
   }, 60_000);
@@ -83,6 +101,22 @@ describe.runIf(tmuxOrSkip())("starting sessions from the page", () => {
     expect(o.recent).toEqual([join(root, "project")]);
     expect(o.backends).toContain("tmux");
     await mcp.callOk("kill_session", { session_id: out.session_id });
+  }, 30_000);
+
+  it("the cost page's accounts: each account with its sessions, limit and usage windows; signed-in readers only", async () => {
+    const r = await raw(`${srv.url}/api/accounts`, "GET", { cookie: headers.cookie! });
+    expect(r.status, r.body).toBe(200);
+    const out = JSON.parse(r.body) as { accounts: Array<{ name: string; kind: string; windows?: Record<string, unknown> }> };
+    expect(out.accounts.map((a) => [a.name, a.kind])).toEqual([
+      ["W", "config_dir"],
+      ["K", "api_key_env"],
+    ]);
+    expect(out.accounts[0]!.windows).toMatchObject({
+      five_hour: { used_percent: 42, resets_at: new Date(1795824280_000).toISOString() },
+      seven_day: { used_percent: 17, resets_at: new Date(1796079880_000).toISOString() },
+    });
+    expect(out.accounts[1]!.windows).toBeUndefined();
+    expect((await raw(`${srv.url}/api/accounts`, "GET", {})).status).toBe(401);
   }, 30_000);
 
   it("the form's sandbox: on starts a sandboxed session, off an unsandboxed one, anything else is refused", async () => {

@@ -1,8 +1,9 @@
 /**
  * Issue 33, several accounts, with the fake claude on real tmux: CLAUDE_SESSIONS_ACCOUNTS names a 0600 file of
- * accounts (a config folder each, or the NAME of a server variable holding an API key). A session started under
- * account B writes its transcript under B's folder; a key account's key reaches the CLI's environment and nowhere
- * else (state.json, the events, the server's log, any process's argv); `auto` picks the account with room; an
+ * accounts (a config folder each, the NAME of a server variable holding an API key, or a Doppler secret). A session
+ * started under account B writes its transcript under B's folder; a key account's key (from the server's environment,
+ * or read from the stand-in Doppler) reaches the CLI's environment and nowhere else (state.json, the events, the
+ * server's log, any process's argv); `auto` picks the account with room; an
  * unknown account, a file open to others, a file that does not parse or a key written inline are INVALID_ARGUMENT
  * and start nothing; a session limited on A continues its conversation on B (resume_session {account}).
  */
@@ -10,10 +11,12 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
+import { CLI, FIXTURES, connect, makeWorld, processesIn, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 
 const HAS_TMUX = tmuxOrSkip();
 const KEY = "sk-ant-test-" + "0123456789abcdef".repeat(2);
+/** The key of account D, held by the (stand-in) Doppler only: the accounts file names its project, config and secret. */
+const DKEY = "sk-ant-dop-" + "fedcba9876543210".repeat(2);
 
 const projects = (configDir: string, cwd: string) => join(configDir, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
 
@@ -52,7 +55,14 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
   let dirB: string;
   let report: string;
   const good = () =>
-    JSON.stringify({ accounts: { A: { config_dir: dirA }, B: { config_dir: dirB }, K: { api_key_env: "CS_TEST_KEY_K" } } });
+    JSON.stringify({
+      accounts: {
+        A: { config_dir: dirA },
+        B: { config_dir: dirB },
+        K: { api_key_env: "CS_TEST_KEY_K" },
+        D: { doppler: { project: "keys", config: "prd", secret: "TEAM_KEY" } },
+      },
+    });
 
   beforeAll(async () => {
     w = makeWorld({
@@ -66,7 +76,22 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     file = join(w.root, "accounts.json");
     writeFileSync(file, good(), { mode: 0o600 });
     report = join(w.root, "report.jsonl");
-    m = await connect(w, { CLAUDE_SESSIONS_ACCOUNTS: file, CS_TEST_KEY_K: KEY, FAKE_CLAUDE_REPORT: report });
+    const dopplerData = join(w.root, "doppler.json");
+    writeFileSync(
+      dopplerData,
+      JSON.stringify({ tokens: { "dp.st.test": {} }, projects: { keys: { prd: { TEAM_KEY: DKEY } } } }),
+      {
+        mode: 0o600,
+      },
+    );
+    m = await connect(w, {
+      CLAUDE_SESSIONS_ACCOUNTS: file,
+      CS_TEST_KEY_K: KEY,
+      FAKE_CLAUDE_REPORT: report,
+      DOPPLER_PATH: join(FIXTURES, "doppler-bin", "doppler"),
+      DOPPLER_TOKEN: "dp.st.test",
+      FAKE_DOPPLER_DATA: dopplerData,
+    });
   });
   afterAll(async () => {
     await m?.close();
@@ -106,6 +131,38 @@ describe.runIf(HAS_TMUX)("accounts: a session runs under the operator's named ac
     expect(m.stderr()).not.toContain(KEY);
     const listed = await m.callOk("list_sessions", {});
     expect(JSON.stringify(listed)).not.toContain(KEY);
+  }, 60_000);
+
+  it("a doppler account: its key is read from Doppler and reaches the CLI's environment only — never state, events, the log, results or argv", async () => {
+    const cwd = w.dir("under-d");
+    const s = await m.callOk("start_session", { cwd, account: "D" });
+    await m.callOk("send_message", { session_id: s.session_id, message: "FAKE_ENV:ANTHROPIC_API_KEY", timeout_ms: 20_000 });
+    const seen = readFileSync(report, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { name: string; value: string | null });
+    expect(seen.filter((r) => r.name === "ANTHROPIC_API_KEY").map((r) => r.value)).toContain(DKEY);
+    expect(processesIn(cwd).length).toBeGreaterThan(0);
+    expect(execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })).not.toContain(DKEY);
+    expect(readFileSync(join(w.stateDir, "state.json"), "utf8")).not.toContain(DKEY);
+    expect(readFileSync(join(w.stateDir, s.session_id, "events.jsonl"), "utf8")).not.toContain(DKEY);
+    expect(m.stderr()).not.toContain(DKEY);
+    expect(JSON.stringify(await m.callOk("list_sessions", {}))).not.toContain(DKEY);
+    // The audit log and every file the server wrote for the session hold only the account's name.
+    expect(readFileSync(join(w.stateDir, "audit.jsonl"), "utf8")).not.toContain(DKEY);
+    await m.callOk("kill_session", { session_id: s.session_id, save_state: false });
+  }, 60_000);
+
+  it("a doppler account whose secret Doppler does not have: DOPPLER_ERROR naming the secret, nothing started", async () => {
+    writeFileSync(file, good().replace('"secret":"TEAM_KEY"', '"secret":"NO_SUCH_KEY"'), { mode: 0o600 });
+    try {
+      const r = await m.call("start_session", { cwd: w.dir("under-d-bad"), account: "D" });
+      expect(r.error?.code, r.text).toBe("DOPPLER_ERROR");
+      expect(r.error?.message).toContain("account D");
+      expect(processesIn(w.dir("under-d-bad"))).toEqual([]);
+    } finally {
+      writeFileSync(file, good(), { mode: 0o600 });
+    }
   }, 60_000);
 
   it("auto: the account with room (not limited, fewest sessions)", async () => {

@@ -191,6 +191,35 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
     }
   }, 120_000);
 
+  it("on_limit per session (start_session): wait parks it on a server whose default is fail; the default keeps its process; a bad value is refused", async () => {
+    const m = await connect(w, { CLAUDE_SESSIONS_ON_LIMIT: "fail", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "60000" });
+    try {
+      const bad = await m.callRaw("start_session", { cwd: w.dir("own-bad"), on_limit: "later" });
+      expect(bad.error?.code, bad.text).toBe("INVALID_ARGUMENT");
+      const waitCwd = w.dir("own-wait");
+      const failCwd = w.dir("own-default");
+      const a = await m.callOk("start_session", { cwd: waitCwd, on_limit: "wait" });
+      const b = await m.callOk("start_session", { cwd: failCwd });
+      const gate = join(w.root, "limit-own");
+      writeFileSync(gate, "");
+      for (const s of [a, b]) {
+        const r = await m.call("send_message", { session_id: s.session_id, message: `own ${s.session_id} FAKE_LIMIT:${gate}` });
+        expect(r.error?.code, r.text).toBe("LIMITED");
+      }
+      // on_limit wait: parked (a wake is due, no process); the server's fail: shown limited with its process kept.
+      await until(async () => (await rowOf(m, a.session_id))?.limit?.wake_at !== undefined, 15_000);
+      await until(() => processesIn(waitCwd).length === 0, 15_000);
+      const rb = (await rowOf(m, b.session_id))!;
+      expect(rb).toMatchObject({ status: "limited" });
+      expect(rb.limit?.wake_at).toBeUndefined();
+      expect(processesIn(failCwd).length).toBeGreaterThan(0);
+      rmSync(gate);
+      for (const s of [a, b]) await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  }, 120_000);
+
   it("20 sessions limited at once are woken spaced by the operator's rate; a server killed -9 while they wait wakes each once after a restart", async () => {
     // Waited out 20 s from each turn's end: the server is killed before the first wake.
     const m1 = await connect(w, { CLAUDE_SESSIONS_LIMIT_WAKES_PER_MIN: "120", CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "20000" });
@@ -220,6 +249,18 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
         );
       }, 60_000);
       await until(() => ids.every((_, i) => processesIn(w.dir(`fleet-${i}`)).length === 0), 30_000);
+      // Parked one at a time (park.ts): the 20 hibernations (server:usage_limit) never overlap. Ended together, they
+      // held up the state lock and the LIMITED replies for 10-20 s (docs/performance.md).
+      const parked = async () =>
+        (await readAudit(w.stateDir)).filter(
+          (l) => l.actor === "server:usage_limit" && l.tool === "kill_session" && ids.includes(l.session_id ?? ""),
+        );
+      await until(async () => (await parked()).length >= 20, 15_000);
+      const spans = (await parked())
+        .map((l) => [Date.parse(l.time), Date.parse(l.time) + l.duration_ms] as const)
+        .sort((x, y) => x[0] - y[0]);
+      for (let k = 1; k < spans.length; k++)
+        expect(spans[k]![0], `hibernation ${k} began before ${k - 1} ended`).toBeGreaterThanOrEqual(spans[k - 1]![1] - 2);
       process.kill(m1.pid!, "SIGKILL");
       rmSync(gate);
     } finally {
@@ -238,7 +279,10 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
       const slots = readdirSync(join(w.stateDir, "limit-wakes", "slots")).filter((n) => /^\d+$/.test(n));
       expect(new Set(slots).size).toBe(slots.length);
       expect(readdirSync(join(w.stateDir, "limit-wakes", "claimed")).length).toBeGreaterThanOrEqual(20);
-      expect(readdirSync(join(w.stateDir, "limit-wakes", "pending"))).toEqual([]);
+      // None of theirs left pending (another test's parked-then-killed session may still have one due later).
+      expect(
+        readdirSync(join(w.stateDir, "limit-wakes", "pending")).filter((n) => ids.some((id) => n.startsWith(`${id}.`))),
+      ).toEqual([]);
       // Once each, and nothing more later.
       await new Promise((res) => setTimeout(res, 3000));
       for (const id of ids) expect(answers(w, id, prompts.get(id)!), id).toBe(1);

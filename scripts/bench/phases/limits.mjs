@@ -32,6 +32,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function limits(cfg, log) {
   const n = cfg.limitSessions;
   const perMin = cfg.limitWakesPerMin;
+  // Both come from bench.mjs's cfg: without them the server refuses MAX_CONCURRENT_SESSIONS=NaN at start and the phase
+  // broke with "MCP error -32000: Connection closed" (they were lost when the cfg was reformatted).
+  if (!Number.isInteger(n) || n < 1 || !(perMin > 0))
+    throw new Error(`limits: cfg.limitSessions (${n}) and cfg.limitWakesPerMin (${perMin}) must be set in bench.mjs`);
   const w = makeWorld("limits", {
     MAX_CONCURRENT_SESSIONS: String(n + 5),
     CLAUDE_SESSIONS_IDLE_TTL_MS: "0",

@@ -17,6 +17,7 @@ import {
 } from "../host.js";
 import type { Logger } from "../../util/log.js";
 import { killTree } from "../end-tree.js";
+import { noteRateLimitEvent, type RateLimitInfo } from "../../claude/account-windows.js";
 import { logLine } from "./log-lines.js";
 import { OPTION_FILES } from "../terminal/option-args.js";
 import { headlessOptionsOf } from "./stored.js";
@@ -31,6 +32,15 @@ export interface HeadlessHostOptions {
 }
 
 const CLOSE_GRACE_MS = 3000;
+
+/** A rate_limit_event's figures into the account's file; a failure to write is logged, never the session's. */
+function noteWindows(file: string, info: RateLimitInfo, log: Logger): void {
+  try {
+    noteRateLimitEvent(file, info);
+  } catch (e) {
+    log.warn(`the account's usage windows: ${String(e)}`);
+  }
+}
 
 export class HeadlessHost implements Host<ConversationPlan> {
   readonly kind = "headless" as const;
@@ -80,6 +90,7 @@ export class HeadlessHost implements Host<ConversationPlan> {
         on_message: (m) => {
           const line = logLine(m);
           if (line) log.write(line);
+          if (m.type === "rate_limit_event" && spec.windows_file) noteWindows(spec.windows_file, m.rate_limit_info, this.o.log);
         },
       });
       this.sessions.set(spec.id, { hs, log });

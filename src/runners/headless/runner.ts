@@ -99,6 +99,7 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
         live,
         ...(req.member ? { member_mcp_config: req.member.configPath } : {}),
         ...(sb ? { launcher: { node: sb.node, launcher: sb.launcher, spec_path: sb.specPath } } : {}),
+        ...(req.windowsFile ? { windows_file: req.windowsFile } : {}),
       }),
   };
 }

@@ -11,6 +11,7 @@ import type { TerminalHost } from "../host.js";
 import {
   claudeIdOf,
   withMemberTools,
+  withStatusLine,
   type Capabilities,
   type KeepableOption,
   type LaunchPlan,
@@ -121,7 +122,10 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
   return {
     command: shown,
     carriesPrompt: carried !== undefined,
-    settings: withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true }), req.member),
+    settings: withStatusLine(
+      withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true }), req.member),
+      req.windowsFile,
+    ),
     hookScripts: perm ? [perm.script] : [],
     files: [...extra.files, ...specFiles],
     underDoppler: argv[1] === "run" && /doppler/i.test(argv[0] ?? ""),

@@ -34,6 +34,7 @@ import {
   startFromPage,
   startOptions,
 } from "./work.js";
+import { accountsView } from "../../claude/account-windows.js";
 
 const WEB = fileURLToPath(new URL("../../../web/", import.meta.url));
 const XTERM = join(dirname(createRequire(import.meta.url).resolve("@xterm/xterm")), "..");
@@ -192,6 +193,10 @@ export async function handleWeb(
     if (path === "/api/me") return json(res, 200, { csrf: v.csrf ?? null });
     if (path === "/api/events") return listFeed(svc, openFeed(res), router);
     if (path === "/api/start-options") return json(res, 200, await startOptions(svc, roots, v.actor, router));
+    if (path === "/api/accounts") {
+      const { cfg, store } = svc.deps;
+      return json(res, 200, accountsView(cfg.accountsFile, cfg.stateDir, Object.values((await store.read()).sessions)));
+    }
     const rv = /^\/api\/sessions\/([^/]+)\/review$/.exec(path);
     if (rv)
       return await reviewWorktree(svc, api.sessionId.parse(decodeURIComponent(rv[1]!))).then(

@@ -8,7 +8,15 @@
 import type { ResumeInput, StartInput } from "../../api/index.js";
 import { childEnv, type ClaudeOptions, type LaunchMode } from "../../claude/launch.js";
 import { hasEntry, transcriptPath } from "../../claude/transcript.js";
-import { accountEnv, accountLimits, accountNamed, configDirFor, pickAccount, readAccounts } from "../../claude/accounts.js";
+import {
+  accountEnv,
+  accountLimits,
+  accountNamed,
+  configDirFor,
+  pickAccount,
+  prepareAccount,
+  readAccounts,
+} from "../../claude/accounts.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import type { BackendKind } from "../../core/events.js";
@@ -206,7 +214,9 @@ async function account(a: Admission): Promise<void> {
           accountLimits(a.d.cfg.stateDir),
         )
       : asked;
-  accountEnv(accountNamed(a.d.cfg.accountsFile, name));
+  const acct = accountNamed(a.d.cfg.accountsFile, name);
+  await prepareAccount(acct, a.d.cfg.dopplerPath);
+  accountEnv(acct);
   a.account = name;
 }
 

@@ -8,6 +8,7 @@ import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import writeFileAtomic from "write-file-atomic";
 import type { StartInput, StartOutput } from "../../api/index.js";
 import { accountEnv, accountNamed } from "../../claude/accounts.js";
+import { ensureWindowsDir, windowsFile } from "../../claude/account-windows.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../../claude/launch.js";
 import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../../runners/runner.js";
 import type { Delivery } from "../../runners/driver.js";
@@ -122,6 +123,7 @@ export async function startSession(
   if (doppler?.config) rec.doppler_config = doppler.config;
   if (sandbox) rec.sandbox = sandbox;
   if (account) rec.account = account;
+  if (input.on_limit) rec.on_limit = input.on_limit;
   if (input.team_name) rec.team_name = input.team_name;
   if (input.teammate_name) rec.teammate_name = input.teammate_name;
   if (input.model) rec.model = input.model;
@@ -261,6 +263,9 @@ export function launchRequest(
   const p = d.registry.paths(o.id);
   // A team member gets its own MCP server (issue 25) with a secret made for this process.
   const m = o.team ? memberLaunch(d.cfg.stateDir, p.dir, o.id, o.team.lead) : undefined;
+  // Under an account, the CLI's report of the account's usage windows goes to the account's file (account-windows.ts).
+  const windows = o.account ? windowsFile(d.cfg.stateDir, o.account) : undefined;
+  if (windows) ensureWindowsDir(d.cfg.stateDir);
   return {
     id: o.id,
     dir: p.dir,
@@ -284,6 +289,7 @@ export function launchRequest(
     options: o.options,
     ...(o.prompt !== undefined ? { prompt: o.prompt } : {}),
     ...(m ? { member: m.member } : {}),
+    ...(windows ? { windowsFile: windows } : {}),
     ...(o.sandbox
       ? {
           sandbox: sandboxLaunch(d.cfg, o.sandbox, {

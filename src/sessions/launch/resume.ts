@@ -168,6 +168,7 @@ export async function relaunch(
     [r.command, ...r.args] = launchPlan.command as [string, ...string[]];
     r.env_names = [...new Set([...r.env_names, ...Object.keys(env)])].sort();
     if (input.max_budget_usd !== undefined) r.max_budget_usd = input.max_budget_usd;
+    if (input.on_limit) r.on_limit = input.on_limit;
     // A new process, a new generation (under the lock: unique across servers); a late exit of the old one is ignored.
     r.generation = (r.generation ?? 0) + 1;
     if (doppler?.project) r.doppler_project = doppler.project;
@@ -250,6 +251,8 @@ async function fork(
   if (plan.sandbox) rec.sandbox = plan.sandbox;
   if (plan.account) rec.account = plan.account;
   if (parent.max_turns !== undefined) rec.max_turns = parent.max_turns;
+  const onLimit = input.on_limit ?? parent.on_limit;
+  if (onLimit) rec.on_limit = onLimit;
   const budget = input.max_budget_usd ?? parent.max_budget_usd;
   if (budget !== undefined) rec.max_budget_usd = budget;
   // A fork of a pooled teammate spends from the same team budget (pool.ts).

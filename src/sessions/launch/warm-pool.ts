@@ -161,8 +161,8 @@ export async function startPooled(d: Deps, input: StartInput, ctx: CallContext):
   const backend = input.backend ?? d.defaultKind;
   const pool = poolOf(d, backend);
   const pooled = pool ? WarmPool.keyOf({ ...input, backend, sandbox: sandboxKey(d.cfg, input.sandbox) }) : undefined;
-  // A start under an account is never a spare's (spares run under the server's own login).
-  if (!pool || !pooled || input.account !== undefined) return start(d, input, ctx);
+  // A start under an account is never a spare's (spares run under the server's own login), nor one with its own on_limit.
+  if (!pool || !pooled || input.account !== undefined || input.on_limit !== undefined) return start(d, input, ctx);
   const prompt =
     input.prompt !== undefined ? checkPrompt(d.cfg, input.prompt, "prompt", false, d.runners[backend]?.caps) : undefined;
   // A spare was made for this cwd without a caller: the caller's roots are checked before it is handed out.

@@ -1,6 +1,7 @@
 /**
  * Parked, then resumed once (issue 33). A turn that ends on a usage or rate limit leaves the fold's `limit` (the
- * reducer reads the StopFailure). With CLAUDE_SESSIONS_ON_LIMIT=wait (the default) the server then:
+ * reducer reads the StopFailure). With on_limit wait (the session's `on_limit`, else CLAUDE_SESSIONS_ON_LIMIT; wait is
+ * the default) the server then:
  *
  *  1. writes a wake file `<stateDir>/limit-wakes/pending/<id>.<seq>.json` (due at resets_at plus a random jitter up to
  *     CLAUDE_SESSIONS_LIMIT_JITTER_MS) and hibernates the session (no process, no memory held);
@@ -92,14 +93,16 @@ export class LimitPark {
     const info = limitOf(l.message, Number.isFinite(since) ? since : Date.now(), d.cfg.limitRateWaitMs);
     if (info.warning) d.log.warn(`${id}: ${info.warning}`);
     const resetsAt = info.resets_at;
-    if (d.cfg.onLimit === "fail") {
+    const rec = await d.store.get(id);
+    // The session's own choice (start_session/resume_session on_limit), else the operator's.
+    const onLimit = rec?.on_limit ?? d.cfg.onLimit;
+    if (onLimit === "fail") {
       // on_limit fail: shown limited until the reset, nothing parked, nothing resent.
       await d.registry.emit(id, { hook_event_name: "cs:limit_wait", limit_seq: l.seq, resets_at: resetsAt });
       return;
     }
-    const rec = await d.store.get(id);
     if (rec?.account) noteAccountLimit(d.cfg.stateDir, rec.account, resetsAt);
-    const switchTo = await this.otherAccount(id);
+    const switchTo = onLimit === "switch_account" ? await this.otherAccount(id) : undefined;
     const due = switchTo
       ? Date.now()
       : Date.parse(resetsAt) + (d.cfg.limitJitterMs > 0 ? randomInt(0, d.cfg.limitJitterMs + 1) : 0);
@@ -129,10 +132,22 @@ export class LimitPark {
     d.log.info(
       `${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`,
     );
-    await serverAction(d, "usage_limit", "kill_session", id, () =>
-      hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`),
+    // One hibernation at a time: a fleet limited at once (20 sessions in the bench) ended 20 process trees together,
+    // and that burst held up the state lock and every other session's reply for 10-20 s (docs/performance.md). The
+    // wake is minutes away; nothing is lost by parking them in turn.
+    await this.inTurn(() =>
+      serverAction(d, "usage_limit", "kill_session", id, () => hibernate(d, id, `usage limit (${l.kind}) until ${w.resets_at}`)),
     );
     void this.schedule();
+  }
+
+  private hibernations: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` after the hibernations already in line. */
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.hibernations.then(fn, fn);
+    this.hibernations = p.catch(() => undefined);
+    return p;
   }
 
   /**
@@ -141,7 +156,7 @@ export class LimitPark {
    */
   private async otherAccount(id: string): Promise<string | undefined> {
     const d = this.d;
-    if (d.cfg.onLimit !== "switch_account" || !d.cfg.accountsFile || !this.switchAccount) return undefined;
+    if (!d.cfg.accountsFile || !this.switchAccount) return undefined;
     const r = await d.store.get(id);
     if (!r?.account) return undefined;
     try {

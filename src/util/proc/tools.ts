@@ -18,6 +18,7 @@ export interface ToolPaths {
   cp: string;
   split: string;
   dirname: string;
+  mv: string;
 }
 
 const NAMES: Array<keyof ToolPaths> = [
@@ -33,6 +34,7 @@ const NAMES: Array<keyof ToolPaths> = [
   "cp",
   "split",
   "dirname",
+  "mv",
 ];
 
 /** Where a tool is when the server's PATH does not name it (then it fails as it would have, never another one). */

@@ -4,7 +4,7 @@ import { defineTool } from "../../tool.js";
 export const resumeSession = defineTool({
   name: "resume_session",
   title: "Resume a session",
-  description: "Given options replace the stored ones; fork: a new session.",
+  description: "Given options replace stored ones; fork: new session.",
   input: resumeInput,
   output: resumeOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -4,7 +4,7 @@ import { defineTool } from "../../tool.js";
 export const streamOutputTool = defineTool({
   name: "stream_output",
   title: "Read a session's output",
-  description: "Pass cursor back for what is new.",
+  description: "Pass cursor back for what's new.",
   input: streamInput,
   output: streamOutput,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -5,7 +5,7 @@ import { failIfTurnFailed } from "./turn-failure.js";
 export const waitForCompletion = defineTool({
   name: "wait_for_completion",
   title: "Wait for a turn to end",
-  description: "Until the turn ends, needs an answer or the process exits.",
+  description: "Until the turn ends, needs an answer or the CLI exits.",
   input: waitInput,
   output: waitOutput,
   // Not read-only: it may record an interrupt and clear the input box (see the description).
