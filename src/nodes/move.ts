@@ -87,7 +87,12 @@ async function step(
   limitMs = STEP_MS,
 ): Promise<TransferOutput> {
   if (node === LOCAL) return svc.transfer(args);
-  const raw = await c.linkOf(node).call("transfer_session", args, ctx, limitMs);
+  // Whatever the step did there (a record imported, released or committed) folds no event, so the node pushes no
+  // change: its rows this coordinator holds are made stale here, and the next listing reads them again.
+  const raw = await c
+    .linkOf(node)
+    .call("transfer_session", args, ctx, limitMs)
+    .finally(() => c.router.stale(node));
   const parsed = transferOutput.safeParse(raw);
   if (!parsed.success) throw new SessionError("INTERNAL", `node ${node}: its transfer_session answer is not valid.`);
   return parsed.data;
@@ -214,7 +219,7 @@ export async function moveSession(
   await dropJournal(svc, j.move_id);
   c.router.forget(id);
   if (dest !== LOCAL) c.router.learn(id, dest);
-  for (const n of [from, dest]) if (n !== LOCAL) void c.router.refresh(n).catch(() => {});
+  for (const n of [from, dest]) if (n !== LOCAL) c.router.stale(n);
   return {
     session_id: id,
     move_id: j.move_id,

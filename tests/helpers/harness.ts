@@ -140,6 +140,10 @@ export async function connect(world: World, extraEnv: Record<string, string> = {
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
   const client = new Client({ name: "cs-test", version: "1.0.0" });
   await client.connect(transport);
+  // A stdio server answers initialize before the rest of it is made (cli/serve-early.ts); what the tests look at
+  // right after connecting (state.json, the members' socket, adopted sessions) comes with the rest. prompts/list is
+  // held until then, and reads nothing (a server without prompts answers with an error).
+  await client.listPrompts().catch(() => {});
   const mcp: Mcp = {
     client,
     stderr: () => err,

@@ -41,10 +41,28 @@ export function startSessionsChanged(
       log.debug(`${SESSIONS_CHANGED} not sent: ${String(e)}`);
     });
   };
-  const offs = [svc.subscribe(push), svc.onForget(push), svc.onLimit(push), svc.onTurnUsage(push), svc.onOverlap(push)];
-  if (nodes) offs.push(nodes(push));
+  // Listens only for a client that declared the capability (a coordinator): every other client (one server per
+  // HTTP client) adds no listener. Its capabilities are known once it has initialized, which on a stdio start may
+  // be before this runs (cli/serve-early.ts).
+  let offs: Array<() => void> = [];
+  let stopped = false;
+  const listen = () => {
+    if (stopped || offs.length || server.getClientCapabilities()?.experimental?.[SESSIONS_CHANGED_CAP] === undefined) return;
+    offs = [svc.subscribe(push), svc.onForget(push), svc.onLimit(push), svc.onTurnUsage(push), svc.onOverlap(push)];
+    if (nodes) offs.push(nodes(push));
+  };
+  listen();
+  const before = server.oninitialized;
+  server.oninitialized = () => {
+    before?.();
+    listen();
+  };
   return {
     listed: () => void (armed = true),
-    stop: () => offs.forEach((off) => off()),
+    stop: () => {
+      stopped = true;
+      offs.forEach((off) => off());
+      offs = [];
+    },
   };
 }
