@@ -238,7 +238,7 @@ describe("mock Anthropic Messages API", () => {
     expect((await as({ "x-api-key": "sk-ant-ACCTA-0001" })).status).toBe(429);
     const b = await as({ "x-api-key": "sk-ant-ACCTB-0002" });
     expect(b.status).toBe(200);
-    expect((await b.json()).content).toEqual([{ type: "text", text: `MOCK REPLY: ${text}` }]);
+    expect(((await b.json()) as { content: unknown }).content).toEqual([{ type: "text", text: `MOCK REPLY: ${text}` }]);
     expect((await as({ authorization: "Bearer oauth-ACCTB" })).status).toBe(200);
     expect((await as({ authorization: "Bearer oauth-ACCTA" })).status).toBe(429);
     // Without key= every account is limited, as before.
