@@ -67,7 +67,7 @@ const KEY_B = `sk-ant-api03-e2e-${"b".repeat(60)}-ACCOUNTBKEY987654321`;
 /** A part of A's key only: the mock limits the marked prompt for requests carrying it. */
 const A_PART = "APPROVEDKEY";
 
-describe.runIf(run)("real claude: on_limit switch_account continues a session limited on A on B by itself", () => {
+describe.runIf(run)("real claude: switch_account continues a session limited on A on B by itself", () => {
   let e: E2e;
   let m: Mcp;
   beforeAll(async () => {
@@ -76,7 +76,13 @@ describe.runIf(run)("real claude: on_limit switch_account continues a session li
     e = await e2eWorld({
       dirs: ["switch-tmux", "switch-headless"],
       // A's limit (an API key's 429: no reset named) would be waited out for 120 s: only a switch answers sooner.
-      serverEnv: { CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "120000", CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0", CS_E2E_KEY_B: KEY_B },
+      // The operator's default is switch_account (the tmux case relies on it); the headless case asks for it itself.
+      serverEnv: {
+        CLAUDE_SESSIONS_LIMIT_RATE_WAIT_MS: "120000",
+        CLAUDE_SESSIONS_LIMIT_JITTER_MS: "0",
+        CLAUDE_SESSIONS_ON_LIMIT: "switch_account",
+        CS_E2E_KEY_B: KEY_B,
+      },
     });
     // A: a config folder of its own (the world's key); B: a key from the server's environment, run in the server's
     // configuration (HOME), which approves B's key as it does A's. So the switch carries the transcript from A's folder.
@@ -103,14 +109,15 @@ describe.runIf(run)("real claude: on_limit switch_account continues a session li
   });
 
   for (const backend of ["tmux", "headless"] as const) {
-    it(`${backend}: the prompt limited on A is answered once on B, with the conversation, with no call from the client`, async () => {
+    const how = backend === "tmux" ? "the operator's CLAUDE_SESSIONS_ON_LIMIT" : "the session's on_limit";
+    it(`${backend}, ${how}: the prompt limited on A is answered once on B, with the conversation, with no call from the client`, async () => {
       const cwd = e.dir(`switch-${backend}`);
       const s = await m.callOk("start_session", {
         cwd,
         backend,
         permission_mode: "default",
         account: "A",
-        on_limit: "switch_account",
+        ...(backend === "headless" ? { on_limit: "switch_account" as const } : {}),
       });
       const id = s.session_id;
       const first = `${backend}: remember the word heliotrope`;
