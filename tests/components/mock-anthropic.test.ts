@@ -225,6 +225,28 @@ describe("mock Anthropic Messages API", () => {
     expect(api.requests.map((r) => r.outcome)).toEqual(["error", "error", "error"]);
   });
 
+  it("limits MOCK_LIMIT:…:key=<part> only for the account whose credentials hold <part>", async () => {
+    const text = `switch MOCK_LIMIT:rate:60:key=ACCTA ${Date.now()}`;
+    const as = (headers: Record<string, string>) =>
+      post(api, userBody(text, { stream: false }), {
+        headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", ...headers },
+      });
+    const a = await as({ "x-api-key": "sk-ant-ACCTA-0001" });
+    expect(a.status).toBe(429);
+    expect(a.headers.get("retry-after")).toMatch(/^\d+$/);
+    // The same prompt again on A (before the reset) is limited again; on B (another key, or a bearer token) it is answered.
+    expect((await as({ "x-api-key": "sk-ant-ACCTA-0001" })).status).toBe(429);
+    const b = await as({ "x-api-key": "sk-ant-ACCTB-0002" });
+    expect(b.status).toBe(200);
+    expect(((await b.json()) as { content: unknown }).content).toEqual([{ type: "text", text: `MOCK REPLY: ${text}` }]);
+    expect((await as({ authorization: "Bearer oauth-ACCTB" })).status).toBe(200);
+    expect((await as({ authorization: "Bearer oauth-ACCTA" })).status).toBe(429);
+    // Without key= every account is limited, as before.
+    const all = `all MOCK_LIMIT:rate:60 ${Date.now()}`;
+    expect((await post(api, userBody(all, { stream: false }))).status).toBe(429);
+    expect(api.requests.map((r) => r.reply?.status)).toEqual([429, 429, 200, 200, 429, 429]);
+  });
+
   it("answers side requests (title generation) with JSON text and marks them", async () => {
     const side = {
       model: "claude-haiku",
