@@ -4,8 +4,10 @@
  * change of any session's row — a folded event (status, turns, usage, a pending prompt), a start, an end, a record
  * removed, a time limit, a turn's late usage, an overlap — and then not again until it calls list_sessions: the
  * coordinator keeps this node's rows and lists it again only after such a push. Sent as the change is folded, so it
- * is on the wire before any result or notice that comes of the same change. Other clients are sent nothing.
+ * is on the wire before any result or notice that comes of the same change; a change another server process of this
+ * state directory made is pushed when state.json is rewritten. Other clients are sent nothing.
  */
+import { watch } from "node:fs";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { SessionService } from "../../sessions/service.js";
 import type { Logger } from "../../util/log.js";
@@ -50,6 +52,17 @@ export function startSessionsChanged(
     if (stopped || offs.length || server.getClientCapabilities()?.experimental?.[SESSIONS_CHANGED_CAP] === undefined) return;
     offs = [svc.subscribe(push), svc.onForget(push), svc.onLimit(push), svc.onTurnUsage(push), svc.onOverlap(push)];
     if (nodes) offs.push(nodes(push));
+    // What another server of this machine's state directory changed (each coordinator's link, the node's own CLI, a
+    // move's import): this process follows none of it, but every such change rewrites state.json.
+    try {
+      const w = watch(svc.deps.cfg.stateDir, (_event, name) => {
+        if (name === "state.json") push();
+      });
+      w.on("error", (e) => log.debug(`watching the state directory for ${SESSIONS_CHANGED}: ${String(e)}`));
+      offs.push(() => w.close());
+    } catch (e) {
+      log.debug(`watching the state directory for ${SESSIONS_CHANGED}: ${String(e)}`);
+    }
   };
   listen();
   const before = server.oninitialized;
