@@ -15,6 +15,12 @@
  *   and the time until the node is reachable again once restored.
  * Throws (the bench's ERROR, the test's failure) when a row is missing, a member does not answer, the cut node's
  * sessions are not marked or another node's session does not answer. Needs root; without it the phase says SKIP.
+ *
+ * CS_BENCH_FLEET_LIVE=<n> (or cfg.fleetLive): only n sessions of each host stay live, the others are hibernated as
+ * soon as they are started (kill_session {hibernate: true}), so that 10 × 50 fits in memory (a fake CLI is a Node
+ * process of ~70 MB). Team members and the Stop → wait picks stay live (the team is capped at hosts × n); every figure
+ * says how many sessions are live and how many hibernated, and every listing must hold all of them, the hibernated ones
+ * listed `hibernated` (the phase throws otherwise).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -48,6 +54,41 @@ async function cpuDuring(pid, fn) {
   return { pct: round((100 * (cpuMs(pid) - c0)) / (performance.now() - t0), 2), out };
 }
 
+/** The machine's MemAvailable, in MiB. */
+function memAvailableMiB() {
+  const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync("/proc/meminfo", "utf8"));
+  return m ? Math.round(Number(m[1]) / 1024) : undefined;
+}
+
+/** CS_BENCH_FLEET_LIVE, else cfg.fleetLive, else every session live; at most `S`. */
+function liveLimit(cfg, S) {
+  const env = process.env.CS_BENCH_FLEET_LIVE;
+  if (env !== undefined && env !== "" && !/^[1-9]\d{0,2}$/.test(env))
+    throw new Error(`CS_BENCH_FLEET_LIVE=${env}: give the number of live sessions per host (1–999)`);
+  return Math.min(S, env ? Number(env) : (cfg.fleetLive ?? S));
+}
+
+/**
+ * Each host's S sessions in order: team members first (up to `teamSize` over all hosts), then on the last host the 3
+ * sessions the Stop → wait figure uses (`pick`); these stay live, then the next ones until the host has `live` live
+ * sessions. The others are hibernated once started.
+ */
+function planHosts(hs, S, teamSize, live) {
+  const perHostTeam = Math.ceil(teamSize / hs.length);
+  let members = 0;
+  return hs.map((h, k) => {
+    let picks = 0;
+    const items = Array.from({ length: S }, (_, i) => {
+      const team = i < perHostTeam && members < teamSize ? (members++, true) : false;
+      const pick = !team && k === hs.length - 1 && picks < 3 ? (picks++, true) : false;
+      return { h, i, team, pick, live: true };
+    });
+    let room = live - items.filter((p) => p.team || p.pick).length;
+    for (const p of items) p.live = p.team || p.pick || room-- > 0;
+    return items;
+  });
+}
+
 /** Runs `fn` over `items`, `n` at a time. */
 async function pool(items, n, fn) {
   const queue = [...items];
@@ -61,12 +102,14 @@ async function pool(items, n, fn) {
 export async function fleet(cfg, log) {
   const missing = testHostsMissing();
   if (missing) return [{ key: "fleet", figure: "fleet: (skipped)", notes: missing, result: "SKIP" }];
-  // CS_BENCH_FLEET=<hosts>x<sessions>: another size (each fake CLI is a Node process of ~70 MB: 10 × 50 needs ~35 GB).
+  // CS_BENCH_FLEET=<hosts>x<sessions>: another size (each fake CLI is a Node process of ~70 MB: 10 × 50 needs ~35 GB,
+  // unless CS_BENCH_FLEET_LIVE keeps only some of them live).
   const size = /^(\d{1,2})x(\d{1,3})$/.exec(process.env.CS_BENCH_FLEET ?? "");
   const H = size ? Number(size[1]) : cfg.fleetHosts;
   const S = size ? Number(size[2]) : cfg.fleetSessions;
   const LOCAL = cfg.fleetLocal ?? 3;
-  const teamSize = Math.min(50, H * S);
+  const LIVE = liveLimit(cfg, S);
+  const teamSize = Math.min(50, H * LIVE);
   const hosts = makeTestHosts(H, {
     tag: `f${process.pid % 1000}`,
     root: SUT.root,
@@ -88,27 +131,44 @@ export async function fleet(cfg, log) {
       (n) => void notices.push({ t: performance.now(), data: n.params.data }),
     );
     await m.must("list_sessions", {});
-    // Sessions: S on each host (a share of them in the team), LOCAL here; the hosts are filled in parallel.
+    // Sessions: S on each host (a share of them in the team; past LIVE hibernated once started), LOCAL here; the hosts
+    // are filled in parallel.
     const sessions = [];
-    const perHostTeam = Math.ceil(teamSize / H);
-    let members = 0;
     const t0 = performance.now();
-    const plan = hs.flatMap((h) => Array.from({ length: S }, (_, i) => ({ h, i })));
-    const byHost = new Map(hs.map((h) => [h.name, plan.filter((p) => p.h === h)]));
-    await pool([...byHost.values()], Math.min(H, cfg.fleetStartParallel ?? 4), async (items) => {
-      for (const { h, i } of items) {
-        const team =
-          i < perHostTeam && members < teamSize ? (members++, { team_name: "fleet", teammate_name: `${h.name}-m${i}` }) : {};
-        const s = await m.must("start_session", { cwd: h.work, node: h.name, ...team }, { timeout: 120_000 });
-        sessions.push({ id: s.session_id, node: h.name, state: h.stateDir, team: !!team.team_name });
+    await pool(planHosts(hs, S, teamSize, LIVE), Math.min(H, cfg.fleetStartParallel ?? 4), async (items) => {
+      for (const { h, i, team, pick, live } of items) {
+        const tm = team ? { team_name: "fleet", teammate_name: `${h.name}-m${i}` } : {};
+        const s = await m.must("start_session", { cwd: h.work, node: h.name, ...tm }, { timeout: 120_000 });
+        if (!live) {
+          const k = await m.must("kill_session", { session_id: s.session_id, hibernate: true }, { timeout: 60_000 });
+          if (k.status !== "hibernated") throw new Error(`${h.name} session ${s.session_id} was not hibernated: ${k.status}`);
+        }
+        sessions.push({ id: s.session_id, node: h.name, state: h.stateDir, team, pick, live });
       }
     });
     for (let i = 0; i < LOCAL; i++) {
       const s = await m.must("start_session", { cwd: w.dir("local") });
-      sessions.push({ id: s.session_id, node: "local", state: w.stateDir, team: false });
+      sessions.push({ id: s.session_id, node: "local", state: w.stateDir, team: false, pick: false, live: true });
     }
     const total = H * S + LOCAL;
-    log(`fleet: ${total} sessions on ${H} hosts + this machine started in ${round((performance.now() - t0) / 1000, 1)} s`);
+    const hibernated = new Set(sessions.filter((s) => !s.live).map((s) => s.id));
+    const nLive = total - hibernated.size;
+    const split = `${nLive} live, ${hibernated.size} hibernated`;
+    /** Every row there (`rows`), the hibernated ones (of `hib` expected) listed `hibernated`, no other. */
+    const check = (l, what, rows = total, hib = hibernated.size) => {
+      if (l.sessions.length !== rows)
+        throw new Error(`${what}: list_sessions returned ${l.sessions.length} sessions, expected ${rows}`);
+      const listed = l.sessions.filter((r) => r.status === "hibernated");
+      if (listed.length !== hib || listed.some((r) => !hibernated.has(r.session_id)))
+        throw new Error(
+          `${what}: ${listed.length} sessions listed hibernated, expected ${hib} (the ones hibernated at the start)`,
+        );
+    };
+    check(await m.must("list_sessions", {}), "after the start");
+    const memAvail = memAvailableMiB();
+    log(
+      `fleet: ${total} sessions (${split}) on ${H} hosts + this machine started in ${round((performance.now() - t0) / 1000, 1)} s; MemAvailable ${memAvail} MiB`,
+    );
 
     // At rest.
     await sleep(2000);
@@ -123,8 +183,7 @@ export async function fleet(cfg, log) {
         const t = performance.now();
         const l = await m.must("list_sessions", {});
         listed.push(performance.now() - t);
-        if (l.sessions.length !== total)
-          throw new Error(`list_sessions returned ${l.sessions.length} sessions, expected ${total}`);
+        check(l, `listing ${i}`);
       }
     });
     const sls = summary(listed);
@@ -133,7 +192,7 @@ export async function fleet(cfg, log) {
     const last = hs[hs.length - 1].name;
     const lat = { local: [], far: [] };
     for (const kind of ["local", "far"]) {
-      const pick = sessions.filter((s) => (kind === "local" ? s.node === "local" : s.node === last && !s.team)).slice(0, 3);
+      const pick = sessions.filter((s) => (kind === "local" ? s.node === "local" : s.pick)).slice(0, 3);
       for (const s of pick) {
         const ew = new EventWatcher(join(s.state, s.id, "events.jsonl"));
         await ew.start();
@@ -193,7 +252,8 @@ export async function fleet(cfg, log) {
 
     // One node cut in the middle, then restored.
     const mid = hs[Math.floor(H / 2)];
-    const other = sessions.find((s) => s.node !== mid.name && s.node !== "local" && !s.team);
+    const others = sessions.filter((s) => s.node !== mid.name && s.node !== "local" && !s.team);
+    const other = others.find((s) => s.live) ?? others[0];
     const tc = performance.now();
     mid.cut();
     let l;
@@ -209,6 +269,7 @@ export async function fleet(cfg, log) {
       throw new Error(`the cut node's ${S} sessions are not all listed as unreachable: ${midRows.length} rows`);
     if (l.sessions.length !== total || l.sessions.some((r) => r.node !== mid.name && r.node_status))
       throw new Error("the other nodes' rows changed while one node was cut");
+    check(l, "while a node was cut");
     const ta = performance.now();
     const ans = await m.must("send_message", { session_id: other.id, message: "during the cut" });
     const otherMs = performance.now() - ta;
@@ -216,61 +277,80 @@ export async function fleet(cfg, log) {
       throw new Error(`a session on ${other.node} did not answer during the cut`);
     mid.restore();
     const tr = performance.now();
+    const midHib = sessions.filter((s) => s.node === mid.name && !s.live).length;
     for (;;) {
       const back = await m.must("list_sessions", { node_filter: mid.name });
-      if (back.nodes[0]?.status === "reachable" && back.sessions.length === S) break;
+      if (back.nodes[0]?.status === "reachable" && back.sessions.length === S) {
+        check(back, `${mid.name} restored`, S, midHib);
+        break;
+      }
       if (performance.now() - tr > 60_000) throw new Error(`${mid.name} did not come back within 60 s`);
       await sleep(100);
     }
     const restored = performance.now() - tr;
+    check(await m.must("list_sessions", {}), "at the end");
     log(`fleet: ${mid.name} cut → marked in ${round(marked)} ms, back ${round(restored)} ms after its link returned`);
 
     return [
       {
         key: "fleet_list",
-        figure: `fleet: list_sessions over ${H} nodes + this machine (${total} sessions)`,
+        figure: `fleet: list_sessions over ${H} nodes + this machine (${total} sessions: ${split})`,
         runs: sls.n,
         ...sls,
         notes: `coordinator CPU while listing ${listing.pct} %`,
         target: "p50 ≤ 100 ms",
         result: sls.p50 <= 100 ? "PASS" : "MISS",
-        data: { list_ms: sls, cpu_pct: listing.pct },
+        data: { list_ms: sls, cpu_pct: listing.pct, live: nLive, hibernated: hibernated.size },
       },
       {
         key: "fleet_stop_wait",
-        figure: `fleet: Stop → wait_for_completion, last node (${last}) vs this machine`,
+        figure: `fleet: Stop → wait_for_completion, last node (${last}) vs this machine (${total} sessions: ${split})`,
         runs: sf.n,
         ...sf,
         notes: `local p50 ${sl.p50} ms, p95 ${sl.p95} ms (${sl.n} runs); far − local p50 ${round(sf.p50 - sl.p50)} ms`,
         target: "far p50 ≤ local p50 + 10 ms",
         result: sf.p50 <= sl.p50 + 10 ? "PASS" : "MISS",
-        data: { local_ms: sl, far_ms: sf },
+        data: { local_ms: sl, far_ms: sf, live: nLive, hibernated: hibernated.size },
       },
       {
         key: "fleet_broadcast",
-        figure: `fleet: broadcast_message to a ${teamSize}-member team on ${H} nodes, every member answering`,
+        figure: `fleet: broadcast_message to a ${teamSize}-member team on ${H} nodes, every member answering (${total} sessions: ${split})`,
         runs: sb.n,
         ...sb,
         notes: `turn_ended notices of members reaching the client (within 5 s of the answer): ${reached} of ${teamSize * rounds.length}; coordinator CPU ${bcast.pct} %`,
         target: "reported",
         result: "INFO",
-        data: { broadcast_ms: sb, notices_reached: reached, notices_expected: teamSize * rounds.length, cpu_pct: bcast.pct },
+        data: {
+          broadcast_ms: sb,
+          notices_reached: reached,
+          notices_expected: teamSize * rounds.length,
+          cpu_pct: bcast.pct,
+          live: nLive,
+          hibernated: hibernated.size,
+        },
       },
       {
         key: "fleet_cut",
-        figure: `fleet: one node of ${H} cut and restored`,
-        notes: `marked in ${round(marked)} ms (its ${S} sessions listed unreachable, the rest as before); another node's session answered in ${round(otherMs)} ms meanwhile; reachable again ${round(restored)} ms after its link returned`,
+        figure: `fleet: one node of ${H} cut and restored (${total} sessions: ${split})`,
+        notes: `marked in ${round(marked)} ms (its ${S} sessions listed unreachable, ${midHib} of them hibernated, the rest as before); another node's session answered in ${round(otherMs)} ms meanwhile; reachable again ${round(restored)} ms after its link returned`,
         target: "marked ≤ 5 s, back ≤ 5 s",
         result: marked <= 5000 && restored <= 5000 ? "PASS" : "MISS",
-        data: { marked_ms: marked, other_ms: otherMs, restored_ms: restored },
+        data: { marked_ms: marked, other_ms: otherMs, restored_ms: restored, live: nLive, hibernated: hibernated.size },
       },
       {
         key: "fleet_coordinator",
-        figure: `fleet: the coordinator at rest and under load (${total} sessions)`,
-        notes: `at rest ${rest.pct} % CPU over ${cfg.fleetRestSeconds} s, ${rssRest} MiB; after the load ${rssLoad} MiB (VmRSS)`,
+        figure: `fleet: the coordinator at rest and under load (${total} sessions: ${split})`,
+        notes: `at rest ${rest.pct} % CPU over ${cfg.fleetRestSeconds} s, ${rssRest} MiB; after the load ${rssLoad} MiB (VmRSS); the machine's MemAvailable ${memAvail} MiB once all were started`,
         target: "≤ 300 MiB, idle CPU ≤ 1 %",
         result: (rssLoad ?? Infinity) <= 300 && rest.pct <= 1 ? "PASS" : "MISS",
-        data: { rest_cpu_pct: rest.pct, rss_rest_mib: rssRest, rss_load_mib: rssLoad },
+        data: {
+          rest_cpu_pct: rest.pct,
+          rss_rest_mib: rssRest,
+          rss_load_mib: rssLoad,
+          mem_available_mib: memAvail,
+          live: nLive,
+          hibernated: hibernated.size,
+        },
       },
     ];
   } finally {
