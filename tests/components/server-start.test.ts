@@ -66,7 +66,7 @@ describe("server start", () => {
         const real = execFileSync("sh", ["-c", "command -v tmux"], { encoding: "utf8" }).trim();
         writeFileSync(tmux, `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\nexec '${real}' "$@"\n`);
         chmodSync(tmux, 0o755);
-        const m = await connect(w, { CLAUDE_SESSIONS_TMUX: tmux });
+        const m = await connect(w, { CLAUDE_SESSIONS_TMUX: tmux }, { whole: false });
         try {
           const { tools } = await m.client.listTools();
           expect(tools.map((t) => t.name)).toContain("start_session");
