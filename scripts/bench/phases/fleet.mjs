@@ -17,8 +17,8 @@
  * sessions are not marked or another node's session does not answer. Needs root; without it the phase says SKIP.
  *
  * CS_BENCH_FLEET_LIVE=<n> (or cfg.fleetLive): only n sessions of each host stay live, the others are hibernated as
- * soon as they are started (kill_session {hibernate: true}), so that 10 × 50 fits in memory (a fake CLI is a Node
- * process of ~70 MB). Team members and the Stop → wait picks stay live (the team is capped at hosts × n); every figure
+ * soon as they are started (kill_session {hibernate: true}), for a machine where all of them would not fit (500 live
+ * fake CLIs took ~8.5 GiB here). Team members and the Stop → wait picks stay live (the team is capped at hosts × n); every figure
  * says how many sessions are live and how many hibernated, and every listing must hold all of them, the hibernated ones
  * listed `hibernated` (the phase throws otherwise).
  */
@@ -102,8 +102,8 @@ async function pool(items, n, fn) {
 export async function fleet(cfg, log) {
   const missing = testHostsMissing();
   if (missing) return [{ key: "fleet", figure: "fleet: (skipped)", notes: missing, result: "SKIP" }];
-  // CS_BENCH_FLEET=<hosts>x<sessions>: another size (each fake CLI is a Node process of ~70 MB: 10 × 50 needs ~35 GB,
-  // unless CS_BENCH_FLEET_LIVE keeps only some of them live).
+  // CS_BENCH_FLEET=<hosts>x<sessions>: another size (10 × 50, all live, took ~8.5 GiB of the machine here;
+  // CS_BENCH_FLEET_LIVE keeps only some of them live).
   const size = /^(\d{1,2})x(\d{1,3})$/.exec(process.env.CS_BENCH_FLEET ?? "");
   const H = size ? Number(size[1]) : cfg.fleetHosts;
   const S = size ? Number(size[2]) : cfg.fleetSessions;
