@@ -219,7 +219,6 @@ export async function moveSession(
   await dropJournal(svc, j.move_id);
   c.router.forget(id);
   if (dest !== LOCAL) c.router.learn(id, dest);
-  for (const n of [from, dest]) if (n !== LOCAL) c.router.stale(n);
   return {
     session_id: id,
     move_id: j.move_id,
