@@ -28,7 +28,7 @@ import { FAKE_CLAUDE, until } from "../helpers/harness.js";
 
 /** The input box (the fake draws "❯" + a no-break space) shows the start of what was pasted: Enter may follow. */
 const inInputBox = async (b: { screen(id: string): Promise<string> }, id: string, text: string) =>
-  until(async () => (await b.screen(id)).includes(`❯\u00a0${text.split("\n")[0]!.slice(0, 30)}`), 5000, 20);
+  until(async () => (await b.screen(id)).includes(`❯\u00a0${text.split("\n")[0]!.slice(0, 30)}`), 15_000, 20);
 
 interface Ev {
   hook_event_name: string;
@@ -139,32 +139,34 @@ describe("PtyHost with the fake claude", () => {
     const text = "first line\nsecond line, ünïcødé ✓\n  third line indented";
     await backend.paste(spec.id, text);
     await inInputBox(backend, spec.id, text);
+    // Counts are taken relative to this attempt's start, so that a retry of this test (or of the next) still checks its own turn.
+    const [submits, stops] = [named(spec.eventsPath, "UserPromptSubmit").length, named(spec.eventsPath, "Stop").length];
     await backend.keys(spec.id, ["Enter"]);
-    const submit = await until(() => named(spec.eventsPath, "UserPromptSubmit")[0], 10_000);
+    const submit = await until(() => named(spec.eventsPath, "UserPromptSubmit")[submits], 10_000);
     expect(submit.prompt).toBe(text);
-    await until(() => named(spec.eventsPath, "Stop").length === 1, 10_000);
-    await until(async () => (await backend.screen(spec.id)).includes("FAKE REPLY: first line"), 5000);
-    await until(() => statSync(spec.rawLogPath).size > before, 5000);
+    await until(() => named(spec.eventsPath, "Stop").length === stops + 1, 10_000);
+    await until(async () => (await backend.screen(spec.id)).includes("FAKE REPLY: first line"), 15_000);
+    await until(() => statSync(spec.rawLogPath).size > before, 15_000);
     expect(readFileSync(spec.rawLogPath, "utf8")).toContain("FAKE REPLY: first line");
   });
 
   it("Escape during a slow turn shows Interrupted and fires no Stop", async () => {
     await backend.paste(spec.id, "take your time FAKE_SLOW:20000");
     await inInputBox(backend, spec.id, "take your time FAKE_SLOW:20000");
+    const [submits, stops] = [named(spec.eventsPath, "UserPromptSubmit").length, named(spec.eventsPath, "Stop").length];
+    const interrupted = async () => (await backend.screen(spec.id, { above: 1000 })).split("Interrupted").length - 1;
+    const shown = await interrupted();
     await backend.keys(spec.id, ["Enter"]);
-    await until(() => named(spec.eventsPath, "UserPromptSubmit").length === 2, 10_000);
-    await until(async () => (await backend.screen(spec.id)).includes("esc to interrupt"), 5000);
+    await until(() => named(spec.eventsPath, "UserPromptSubmit").length === submits + 1, 10_000);
+    await until(async () => (await backend.screen(spec.id)).includes("esc to interrupt"), 15_000);
     await backend.keys(spec.id, ["Escape"]);
-    await until(async () => (await backend.screen(spec.id)).includes("Interrupted"), 5000);
+    await until(async () => (await interrupted()) === shown + 1, 15_000);
     // Hooks run one at a time in order: once the next prompt's turn has ended, a Stop of the interrupted one would be in.
     await backend.paste(spec.id, "after the interrupt");
     await inInputBox(backend, spec.id, "after the interrupt");
     await backend.keys(spec.id, ["Enter"]);
-    await until(() => named(spec.eventsPath, "Stop").length === 2, 10_000);
-    expect(named(spec.eventsPath, "Stop").map((e) => e.last_assistant_message)).toEqual([
-      "FAKE REPLY: first line\nsecond line, ünïcødé ✓\n  third line indented",
-      "FAKE REPLY: after the interrupt",
-    ]);
+    await until(() => named(spec.eventsPath, "Stop").length === stops + 1, 10_000);
+    expect(named(spec.eventsPath, "Stop").map((e) => e.last_assistant_message)[stops]).toBe("FAKE REPLY: after the interrupt");
   });
 
   it("kill ends it gracefully: SessionEnd and cs:exit in the events log, pid gone, screen still readable", async () => {
