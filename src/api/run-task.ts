@@ -9,6 +9,7 @@ export const runTaskInput = startInput
     backend: backend.optional().describe("Default: headless."),
     timeout_ms: timeoutMs(600_000, 24 * 3_600_000).describe("ms to wait; the turn runs on after."),
     keep_session: z.boolean().default(true).describe("false: end it after the turn."),
+    wait_for_usage: z.boolean().default(false).describe("Also wait for the turn's usage and cost (else usage_pending)."),
   })
   .strict();
 
@@ -23,6 +24,12 @@ export const runTaskOutput = z.strictObject({
       "keep_session: the session stays for more prompts; false: it is being ended (in the background, after the reply; resumable).",
     ),
   response: z.string().optional(),
+  usage_pending: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: the reply came at the turn's end, before its usage line; usage, cost and totals follow in a `usage` notification.",
+    ),
   ...turnFields,
   ...nodeField,
 });

@@ -21,7 +21,9 @@ export const sendTo = z.union([
   z.strictObject({ team_name: teamName, teammate_name: teammateName }),
 ]);
 
+// A run always waits for its turn's usage (its record carries the cost): run_task's wait_for_usage is not a choice here.
 export const scheduleTaskInput = runTaskInput
+  .omit({ wait_for_usage: true })
   .extend({
     name: scheduleName,
     cwd: runTaskInput.shape.cwd.optional().describe("Needed unless send_to."),

@@ -17,7 +17,8 @@ export function startServerAutomations(app: App): Automations {
     run: (name, task) =>
       task.send_to !== undefined
         ? callTool(app.sessions, sendMessage, sendArgs(task), { actor: `schedule:${name}` })
-        : callTool(app.sessions, runTask, task, { actor: `schedule:${name}` }),
+        : // A run's record carries its cost: the result waits for the turn's usage (issue 38 returns it sooner otherwise).
+          callTool(app.sessions, runTask, { ...task, wait_for_usage: true }, { actor: `schedule:${name}` }),
   });
   for (const c of a.checks) serverInfo.checks.add(c);
   const close = a.close.bind(a);

@@ -277,6 +277,8 @@ async function runCmd(w: WorkEnv, args: string[]): Promise<number> {
         sandbox: sandboxFlag(v),
         timeout_ms: positiveInt(str(v.timeout), "--timeout"),
         keep_session: true,
+        // What it prints (and --json) carries the turn's exact usage and cost.
+        wait_for_usage: true,
       }),
       { progress: () => {} },
     );

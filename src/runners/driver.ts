@@ -120,6 +120,9 @@ export interface Driver {
   command(s: DriverSession, cmd: SessionCommand, timeoutMs: number, ctx: CallContext): Promise<void>;
   /** What the session shows now, as plain text. */
   screen(s: DriverSession): Promise<string>;
-  /** The figures of the session's prompt number `prompt` (1-based, as `prompts_submitted` counts), when it knows them. */
-  turnFigures?(s: DriverSession, prompt: number): Promise<TurnFigures | undefined>;
+  /**
+   * The figures of the session's prompt number `prompt` (1-based, as `prompts_submitted` counts), when it knows them.
+   * `now`: only if they are already in (undefined otherwise), unless the turn's answer itself is in them.
+   */
+  turnFigures?(s: DriverSession, prompt: number, o?: { now?: boolean }): Promise<TurnFigures | undefined>;
 }

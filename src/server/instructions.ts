@@ -4,12 +4,13 @@
  */
 export const INSTRUCTIONS = [
   "claude-sessions runs many Claude Code sessions side by side: interactive in tmux panes or PTYs, or headless (the CLI through the Agent SDK, no terminal).",
-  "A session: start_session {cwd} → send_message {session_id, message} (waits for the reply by default; the result " +
-    "carries the turn's usage and cost and the session's totals, and a failed turn is a tool error) → wait_for_completion " +
-    "for long turns → respond_permission when a turn waits for a permission answer (pending_permission), answer_prompt " +
-    "when it shows another screen that waits for an answer (status blocked, with its choices) → interrupt_session to " +
-    "stop a turn → kill_session when done; resume_session brings an ended session back with its conversation (fork: " +
-    "true makes a new session from any session's conversation so far).",
+  "A session: start_session {cwd} → send_message {session_id, message} (waits for the reply by default; the " +
+    "result carries the turn's usage, cost and the session's totals, or usage_pending and a usage notification " +
+    "after; a failed turn is a tool error) → wait_for_completion for long turns → respond_permission when a turn " +
+    "waits for a permission answer (pending_permission), answer_prompt when it shows another screen that waits for " +
+    "an answer (status blocked, with its choices) → interrupt_session to stop a turn → kill_session when done; " +
+    "resume_session brings an ended session back with its conversation (fork: true makes a new session from any " +
+    "session's conversation so far).",
   "Context: reset_session starts a fresh conversation in an idle session, compact_session summarises its conversation.",
   'Machines: with the operator\'s nodes.json, start_session {node} runs a session on another machine ("auto" picks ' +
     "one); every other tool then reaches it by its session_id, and list_sessions {node_filter} shows one node's.",

@@ -6,6 +6,7 @@
 import { assertStartInRoots } from "./launch/roots.js";
 import type { RunTaskInput, RunTaskOutput, SendOutput } from "../api/index.js";
 import type { CallContext } from "../core/context.js";
+import type { BackendKind } from "../core/events.js";
 import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { startSession } from "./launch/launch.js";
@@ -17,7 +18,7 @@ import { poolOf, WarmPool } from "./launch/warm-pool.js";
 import { sandboxKey } from "./launch/sandbox.js";
 
 export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): Promise<RunTaskOutput> {
-  const { prompt, timeout_ms, keep_session, ...startOptions } = input;
+  const { prompt, timeout_ms, keep_session, wait_for_usage, ...startOptions } = input;
   // The default-kind choice of run_task: the runner made for one-call tasks (headless), else the server's default.
   const backend = input.backend ?? allRunners(d).find((r) => r.caps.taskDefault)?.kind ?? d.defaultKind;
   const t0 = Date.now();
@@ -46,7 +47,8 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
       session_id: id,
       message: prompt,
       wait_for_response: true,
-      wait_for_usage: true,
+      // Issue 38: the reply at the turn's end, its usage in a notification after (unless the caller waits for it).
+      wait_for_usage,
       timeout_ms: timeoutMs,
       queue: false,
       bash_mode: false,
@@ -64,6 +66,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
             timeoutMs,
             ctx,
             Date.now(),
+            wait_for_usage,
           )
         : await send(d, sendInput, ctx);
   } catch (e) {
@@ -74,11 +77,12 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     // After the turn, not during it: the spares' start-up would compete with it for the CPU.
     if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }
-  // The reply is in hand: the session ends in the background (its record stays, resumable).
+  // The reply is in hand: the session ends in the background (its record stays, resumable), once the turn's own
+  // figures are in (a result that went out before them: usage_pending).
   if (!keep_session)
-    void kill(d, { session_id: id, force: false, save_state: true }).catch((e: unknown) =>
-      d.log.warn(`${id}: ending the run_task session: ${String(e)}`),
-    );
+    void figuresIn(d, id, backend, out.usage_pending === true)
+      .then(() => kill(d, { session_id: id, force: false, save_state: true }))
+      .catch((e: unknown) => d.log.warn(`${id}: ending the run_task session: ${String(e)}`));
   const r = await d.registry.record(id);
   const {
     session_id: _s,
@@ -103,4 +107,11 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     timed_out: timed_out ?? false,
     waited_ms: Date.now() - t0,
   };
+}
+
+/** Waits (a few seconds at most: the driver's own limit) for the figures of the session's last turn, if they are pending. */
+async function figuresIn(d: Deps, id: string, backend: BackendKind, pending: boolean): Promise<void> {
+  const s = pending ? d.registry.followed(id) : undefined;
+  if (!s) return;
+  await d.runners[backend]?.driver.turnFigures?.(await d.registry.handle(id), s.fold.turn_count);
 }

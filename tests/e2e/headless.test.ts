@@ -116,7 +116,9 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const ids = await Promise.all([0, 1, 2].map((i) => start(`par-${i}`)));
     expect(new Set(ids).size).toBe(3);
     const rs = await Promise.all(
-      ids.map((id, i) => m.call("send_message", { session_id: id, message: `parallel ${i}`, timeout_ms: 30_000 })),
+      ids.map((id, i) =>
+        m.call("send_message", { session_id: id, message: `parallel ${i}`, timeout_ms: 30_000, wait_for_usage: true }),
+      ),
     );
     rs.forEach((r, i) => {
       expect(r.data, r.text).toMatchObject({
@@ -334,7 +336,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await m.callOk("kill_session", { session_id: id });
     const back = await m.call("resume_session", { session_id: id, backend: "headless" });
     expect(back.data, back.text).toMatchObject({ backend: "headless", status: "ready", claude_session_id: cs });
-    const r2 = await m.callOk("send_message", { session_id: id, message: "headless again" });
+    const r2 = await m.callOk("send_message", { session_id: id, message: "headless again", wait_for_usage: true });
     expect(r2).toMatchObject({ response: "MOCK REPLY: headless again", num_turns: 1 });
     expect(e.userTexts(e.requestsWith("headless again")[0]!)).toEqual(
       expect.arrayContaining(["headless says pear", "tmux asks the fruit"]),
@@ -346,7 +348,7 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     const progress: unknown[] = [];
     const r = await m.call(
       "run_task",
-      { cwd: e.dir("task"), prompt: "do the task", permission_mode: "default" },
+      { cwd: e.dir("task"), prompt: "do the task", permission_mode: "default", wait_for_usage: true },
       { onprogress: (p) => progress.push(p) },
     );
     expect(r.data, r.text).toMatchObject({
@@ -395,7 +397,13 @@ describe.runIf(run)("real claude, headless backend over MCP", () => {
     await m.callOk("send_message", { session_id: id, message: "MOCK_SLOW:1.5 first", wait_for_response: false });
     const busy = await m.call("send_message", { session_id: id, message: "refused while busy", wait_for_response: false });
     expect(busy.error?.code).toBe("SESSION_BUSY");
-    const q = await m.call("send_message", { session_id: id, message: "second, queued", queue: true, timeout_ms: 30_000 });
+    const q = await m.call("send_message", {
+      session_id: id,
+      message: "second, queued",
+      queue: true,
+      timeout_ms: 30_000,
+      wait_for_usage: true,
+    });
     expect(q.data, q.text).toMatchObject({ queued: true, completed: true, response: "MOCK REPLY: second, queued", num_turns: 1 });
     expect(e.requestsWith("second, queued")).toHaveLength(1);
     await m.callOk("kill_session", { session_id: id });

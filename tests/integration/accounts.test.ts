@@ -117,7 +117,13 @@ describe.skipIf(!BACKEND)(`accounts (${BACKEND})`, () => {
     });
     await m.callOk("kill_session", { session_id: s.session_id });
     // run_task: the first turn with the session's totals; a failed first turn is a tool error too.
-    const t = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "task", backend: BACKEND, keep_session: false });
+    const t = await m.callOk("run_task", {
+      cwd: w.dir("task"),
+      prompt: "task",
+      backend: BACKEND,
+      keep_session: false,
+      wait_for_usage: true,
+    });
     expect(t).toMatchObject({
       completed: true,
       cost_usd: opus("FAKE REPLY: task"),

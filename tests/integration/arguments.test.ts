@@ -361,6 +361,7 @@ const TABLE: Record<string, Record<string, Row>> = {
     ),
     timeout_ms: none("a number"),
     keep_session: none("a boolean"),
+    wait_for_usage: none("a boolean"),
   },
   resume_session: {
     idempotency_key: IDEM,

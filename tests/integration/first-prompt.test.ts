@@ -46,7 +46,12 @@ describe("the first prompt travels with the launch (headless)", () => {
       .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
 
   it("run_task: the CLI has the prompt before it reports SessionStart; the result and the log are a turn's as before", async () => {
-    const r = await m.callOk("run_task", { cwd: w.dir("task"), prompt: "first  \tprompt\nline two", keep_session: true });
+    const r = await m.callOk("run_task", {
+      cwd: w.dir("task"),
+      prompt: "first  \tprompt\nline two",
+      keep_session: true,
+      wait_for_usage: true,
+    });
     expect(r).toMatchObject({
       completed: true,
       timed_out: false,
@@ -64,7 +69,7 @@ describe("the first prompt travels with the launch (headless)", () => {
     const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === r.session_id);
     expect(row).toMatchObject({ status: "idle", turn_count: 1 });
     // The session goes on like any other.
-    const again = await m.callOk("send_message", { session_id: r.session_id, message: "again" });
+    const again = await m.callOk("send_message", { session_id: r.session_id, message: "again", wait_for_usage: true });
     expect(again).toMatchObject({ completed: true, response: "FAKE REPLY: again", session_turns: 2 });
     await m.callOk("kill_session", { session_id: r.session_id });
   });

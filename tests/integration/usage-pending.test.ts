@@ -84,3 +84,70 @@ describe.runIf(HAS_TMUX)("the answer when the turn ends (issue 38)", () => {
     expect(refused.error?.message).toContain("$0.0001");
   });
 });
+
+// Headless: the Agent SDK's result (its usage and cost) follows the Stop hook; the fake holds it back 500 ms, as the real
+// CLI does by 15–230 ms, so that the reply is surely in hand before the figures are.
+describe("the answer when the turn ends, headless (issue 38)", () => {
+  let w: World;
+  let m: Mcp;
+  const notes: Array<Record<string, unknown>> = [];
+  const usageOf =
+    (id: string, turn = 1) =>
+    () =>
+      notes.find((x) => x.event === "usage" && x.session_id === id && x.turn === turn);
+  beforeAll(async () => {
+    w = makeWorld({ CLAUDE_SESSIONS_BACKEND: "headless", FAKE_CLAUDE_RESULT_MS: "500" });
+    m = await connect(w);
+    m.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void notes.push(n.params.data as Record<string, unknown>),
+    );
+  });
+  afterAll(async () => {
+    await m?.close();
+    w?.cleanup();
+  });
+
+  it("run_task returns the reply at Stop with usage_pending; the notification brings the SDK's figures, equal to a waited run's", async () => {
+    const waited = await m.callOk("run_task", { cwd: w.dir("waited"), prompt: "same prompt", wait_for_usage: true });
+    expect(waited).toMatchObject({ completed: true, response: "FAKE REPLY: same prompt", session_turns: 1 });
+    expect(waited.usage_pending).toBeUndefined();
+    expect(waited.usage?.output_tokens).toBeGreaterThan(0);
+    expect(waited.cost_usd).toBeGreaterThan(0);
+
+    const r = await m.callOk("run_task", { cwd: w.dir("pending"), prompt: "same prompt" });
+    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: same prompt", usage_pending: true });
+    expect(r.usage).toBeUndefined();
+    expect(r.cost_usd).toBeUndefined();
+    const n = await until(usageOf(r.session_id), 10_000);
+    expect(n).toMatchObject({ turn: 1, usage: waited.usage, cost_usd: waited.cost_usd, session_turns: 1 });
+    expect(n.session_cost_usd).toBeCloseTo(waited.cost_usd!, 9);
+    // The turn is counted all the same: the session's totals say so.
+    const row = (await m.callOk("list_sessions", {})).sessions.find((x) => x.session_id === r.session_id);
+    expect(row?.total_cost_usd).toBeCloseTo(waited.cost_usd!, 9);
+  });
+
+  it("send_message to a headless session: usage_pending, then the turn's figures; wait_for_usage waits for them", async () => {
+    const s = await m.callOk("start_session", { cwd: w.dir("send") });
+    const r = await m.callOk("send_message", { session_id: s.session_id, message: "hello" });
+    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: hello", usage_pending: true });
+    const n = await until(usageOf(s.session_id), 10_000);
+    expect(n.usage).toMatchObject({ output_tokens: expect.any(Number) });
+    const r2 = await m.callOk("send_message", { session_id: s.session_id, message: "two", wait_for_usage: true });
+    expect(r2).toMatchObject({ completed: true, response: "FAKE REPLY: two", session_turns: 2 });
+    expect(r2.usage_pending).toBeUndefined();
+    expect(r2.session_cost_usd).toBeCloseTo((n.cost_usd as number) + r2.cost_usd!, 9);
+  });
+
+  it("run_task {keep_session: false}: the session ends once its figures are in, and they are counted", async () => {
+    const r = await m.callOk("run_task", { cwd: w.dir("once"), prompt: "one shot", keep_session: false });
+    expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: one shot", usage_pending: true, kept: false });
+    const n = await until(usageOf(r.session_id), 10_000);
+    expect(n.cost_usd).toBeGreaterThan(0);
+    const row = await until(async () => {
+      const x = (await m.callOk("list_sessions", {})).sessions.find((y) => y.session_id === r.session_id);
+      return x && x.status !== "idle" && x.status !== "busy" ? x : undefined;
+    }, 10_000);
+    expect(row.total_cost_usd).toBeCloseTo(n.cost_usd as number, 9);
+  });
+});

@@ -209,11 +209,15 @@ export class HeadlessDriver implements Driver {
     );
   }
 
-  async turnFigures(s: DriverSession, prompt: number): Promise<TurnFigures | undefined> {
+  async turnFigures(s: DriverSession, prompt: number, o: { now?: boolean } = {}): Promise<TurnFigures | undefined> {
     const p = this.results.get(s.id)?.get(prompt);
     if (!p) return undefined;
+    // The SDK's result follows the Stop hook by 15–230 ms (issue 38); a structured answer is waited for all the same.
+    const now = o.now === true && this.host.get(s.id)?.answersInResult !== true;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), RESULT_MS)));
+    const late = now
+      ? Promise.resolve(undefined)
+      : new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), RESULT_MS)));
     try {
       const t = await Promise.race([p, late]);
       return t ? figuresOf(t) : undefined;

@@ -148,6 +148,11 @@ export class HeadlessSession {
    * Sends one prompt as given (no terminal: every byte reaches the CLI) and resolves with the turn's result.
    * A prompt sent while a turn runs waits for it: each prompt is its own turn with its own result.
    */
+  /** Each turn's answer is also in its result (output_schema's structured_output), not only in the Stop hook's reply. */
+  get answersInResult(): boolean {
+    return this.o.output_schema !== undefined;
+  }
+
   send(prompt: string, opts: { verbatim?: boolean } = {}): Promise<TurnResult> {
     if (this.closing || this.exitInfo) return Promise.reject(new SessionError("SESSION_DEAD", "the headless session has ended"));
     this.queued += 1;

@@ -19,7 +19,7 @@ export const KEY_RESULT_FIELDS: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * Arguments the listing leaves out: aliases of a listed argument (doppler.project, doppler.config), one the
- * server ignores, and send_message's wait_for_usage (issue 38; the core listing has no byte left, and a result
+ * server ignores, and wait_for_usage of send_message and run_task (issue 38; the core listing has no byte left, and a result
  * with `usage_pending` says the figures follow). They are still accepted by every transport (docs/tools.md).
  */
 export const UNLISTED_ARGUMENTS: ReadonlySet<string> = new Set([

@@ -10,7 +10,7 @@ import { limitOf } from "../../core/limit.js";
 import type { BackendKind } from "../../core/events.js";
 import { isLive } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
-import type { DriverSession } from "../../runners/driver.js";
+import type { DriverSession, TurnFigures } from "../../runners/driver.js";
 import { recordUnended, settled, settleTurn } from "../spend/cost.js";
 import { sessionFields } from "../spend/totals.js";
 import type { Deps } from "../deps.js";
@@ -58,7 +58,11 @@ export async function turnOutcome(
       "timed_out",
       `send_message stopped waiting after ${timeoutMs} ms; the turn goes on`,
     );
-  const w = await withFigures(d, kind, s, promptNo, waited);
+  // Issue 38: the reply is returned at the turn's end; its usage (the transcript's line 25–80 ms later, a headless
+  // turn's SDK result 15–230 ms later) follows in a notification (the next prompt to a session with a budget waits
+  // for it: checkSpend). A failed turn (a tool error) carries its figures: no notification follows an error.
+  const now = waitUsage || waited.turn_outcome === "failed";
+  const w = await withFigures(d, kind, s, promptNo, waited, !now);
   // The turn ended on a usage limit: a typed result the caller can retry at resets_at, not a plain failure.
   if (w.completed && w.turn_outcome === "failed" && s.live.fold.limit) throw limitedError(d, id, s.live.fold.limit, true);
   const { last_response, ...rest } = w;
@@ -70,14 +74,10 @@ export async function turnOutcome(
   // The transcript's figures fill what the driver did not give (a headless turn's own SDK figures come first).
   if (s.live.fold.turn_count >= promptNo) {
     const settling = settleTurn(d, id, promptNo, s.live.fold);
-    // Issue 38: the reply is returned at the turn's end; its usage line lands in the transcript 25–80 ms later and
-    // follows in a notification (the next prompt to a session with a budget waits for it: checkSpend).
-    // A failed turn (a tool error) carries its figures: no notification follows an error.
-    const now = waitUsage || w.turn_outcome === "failed";
     const cost = now ? await settling : await ifSettled(settling);
     if (!now && !("usage" in cost) && !("usage" in out)) {
       out.usage_pending = true;
-      void usageLater(d, id, s, promptNo, settling);
+      void usageLater(d, kind, id, s, promptNo, settling);
       return out;
     }
     Object.assign(out, { ...cost, ...out });
@@ -89,15 +89,17 @@ export async function turnOutcome(
 /** The usage of a turn whose result went out without it: to the listeners (the `usage` notification) once read. */
 async function usageLater(
   d: Deps,
+  kind: BackendKind,
   id: string,
   s: DriverSession,
   turn: number,
   settling: ReturnType<typeof settleTurn>,
 ): Promise<void> {
   try {
-    const cost = await settling;
+    // A headless turn's own figures (the SDK's result) come first, as in a result that waited for them.
+    const [cost, figures] = await Promise.all([settling, d.runners[kind]?.driver.turnFigures?.(s, turn)]);
     const totals = await totalsAfter(d, id, s);
-    d.onTurnUsage?.(id, { turn, ...cost, ...totals });
+    d.onTurnUsage?.(id, { turn, ...cost, ...usageOf(figures), ...totals });
   } catch (e) {
     d.log.warn(`${id}: the usage of turn ${turn}: ${String(e)}`);
   }
@@ -210,10 +212,27 @@ export async function waitTurn(
 }
 
 /** A turn that ended gets the figures its driver knows (headless: the SDK's result of that prompt). */
-async function withFigures(d: Deps, kind: BackendKind, s: DriverSession, prompt: number, out: TurnResult): Promise<TurnResult> {
+async function withFigures(
+  d: Deps,
+  kind: BackendKind,
+  s: DriverSession,
+  prompt: number,
+  out: TurnResult,
+  now = false,
+): Promise<TurnResult> {
   if (out.timed_out || prompt < 1 || s.live.fold.turn_count < prompt) return out;
-  const figures = await d.runners[kind]?.driver.turnFigures?.(s, prompt);
+  const figures = await d.runners[kind]?.driver.turnFigures?.(s, prompt, { now });
   return figures ? { ...out, ...figures } : out;
+}
+
+/** The parts of a driver's figures that a `usage` notification carries. */
+function usageOf(f: TurnFigures | undefined): Partial<TurnFigures> {
+  const out: Partial<TurnFigures> = {};
+  if (f?.usage) out.usage = f.usage;
+  if (f?.model_usage) out.model_usage = f.model_usage;
+  if (f?.cost_usd !== undefined) out.cost_usd = f.cost_usd;
+  if (f?.cost_complete !== undefined) out.cost_complete = f.cost_complete;
+  return out;
 }
 
 function turnResult(cur: Folded, timedOut: boolean, waited: number): TurnResult {
