@@ -14,6 +14,7 @@ import { transcriptPath } from "../../claude/transcript.js";
 import { configDirFor } from "../../claude/accounts.js";
 import { copiedHistoryEnd, readTurn, sizes, transcriptFiles, type Offsets } from "../../claude/turn-usage.js";
 import { addUsage, emptyUsage } from "../../claude/usage.js";
+import { isLive } from "../../core/status.js";
 import type { Folded } from "../../events/reducer.js";
 import { costOfModels } from "../../pricing.js";
 import type { SessionRecord } from "../../store/schema.js";
@@ -184,9 +185,16 @@ async function settle(
   // A completed turn with a reply has an assistant line to wait for (Claude Code writes its transcript behind
   // the hooks, later still on a loaded machine); any other turn, or no transcript, is read once the files are quiet.
   // Looked at again on every pass: on a loaded machine the CLI may create the transcript after the first Stop.
+  // A process that has ended writes nothing more: its files are read until they are still, not for a reply that
+  // will not come (a session killed right after its answer kept this loop reading every 20 ms for 3 s).
+  const ended = () => {
+    const now = d.registry.followed(id)?.fold.status;
+    return now === undefined || !isLive(now);
+  };
   const replied = fold.last_turn === "completed" && Boolean(fold.last_response);
-  let expectReply = replied && existsSync(main);
-  for (; Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS); expectReply ||= replied && existsSync(main)) {
+  const expecting = () => replied && existsSync(main) && !ended();
+  let expectReply = expecting();
+  for (; Date.now() - t0 < (expectReply ? SETTLE_REPLY_MAX_MS : SETTLE_MAX_MS); expectReply = expecting()) {
     const now = sizes(files);
     const still = files.every((f) => now[f] === read.ends[f]);
     const quiet = Date.now() - t0 >= d.ledger.quietMs && Date.now() - grewAt >= d.ledger.quietMs / 2;
