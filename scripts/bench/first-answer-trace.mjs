@@ -3,7 +3,9 @@
  * Where a first answer's time goes (issue #23): one server on the real CLI + the mock API, and per run a timeline
  * of (a) `run_task` cold on headless and (b) tmux `start_session` + `send_message`, against a bare `claude -p`.
  *
- *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5] [--only=task,tmux,tmuxp,follow,warm,wake,bare,cli]
+ *   npm run build && node scripts/bench/first-answer-trace.mjs [--runs=5]
+ *     [--only=task,tmux,tmuxp,follow,warm,wake,bare,cli,floor,floorhooks,floorfull]   (TRACE_PAUSE_MS=N: a wait before
+ *     each tmuxp and floor row, so that the CLIs killed after the row before have ended; FLOORFULL_NOSID=1: no --session-id)
  *   (CS_BENCH_SUT=<checkout>: trace that checkout's dist/ instead)
  *
  * Marks, in ms from the call (all on Date.now(), so the server's log lines align with the bench's clock):
@@ -16,10 +18,13 @@
  * the interactive screen in a tmux pane, with a hook that only appends a timestamp.
  * `floor` and `floorhooks` (issue 38) are the interactive floor beside `tmuxp`: the CLI alone in a private tmux pane,
  * the prompt on its command line, from `tmux new-session` (the CLI's start) to its Stop line; `floor` with the Stop
- * hook only, `floorhooks` with the hook set the server installs (dist's hooksSettings, no server). Their events log
+ * hook only, `floorhooks` with the hook set the server installs (dist's hooksSettings, no server), `floorfull` with
+ * the settings file of the server's last session (its hooks, permission hook and deny rules) and a `--session-id`,
+ * as the server starts the CLI, still without the server (run after `tmuxp`). Their events log
  * sits in the state directory, so the same watcher marks their lines, the transcript's and the mock's request.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { makeWorld, SUT, sutPath } from "./world.mjs";
@@ -198,17 +203,39 @@ async function cliOnly(w, cli, cwd, env, mode) {
 }
 
 /** The interactive floor: the CLI alone in a tmux pane, prompt on argv; marks on the watcher's clock. */
+/** TRACE_PAUSE_MS: a wait before each timed row, for the CLIs killed after the row before to finish ending. */
+const pause = () => new Promise((res) => setTimeout(res, Number(process.env.TRACE_PAUSE_MS ?? 0)));
+
 async function floorRun(w, watch, cli, cwd, env, row, i) {
+  await pause();
   const d = join(w.stateDir, `${row}-${i}`);
   mkdirSync(d, { recursive: true });
   const events = join(d, "events.jsonl");
   const settings = join(d, "settings.json");
-  const hooks =
-    row === "floor"
-      ? { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }
-      : hooksSettings(events, undefined, { backgroundStart: true });
-  writeFileSync(settings, JSON.stringify(hooks));
-  const argv = ["env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), cli, "--settings", settings];
+  if (row === "floorfull") {
+    // The settings file the server wrote for its last session (hook set, permission hook, deny rules), pointed here.
+    const last = readdirSync(w.stateDir)
+      .map((x) => join(w.stateDir, x))
+      .filter((x) => existsSync(join(x, "settings.json")) && !/floor/.test(x))
+      .sort((a, b) => statSync(join(a, "settings.json")).mtimeMs - statSync(join(b, "settings.json")).mtimeMs)
+      .at(-1);
+    if (!last) throw new Error("floorfull: no session of the server's to copy the settings of (run tmuxp first)");
+    writeFileSync(settings, readFileSync(join(last, "settings.json"), "utf8").split(last).join(d));
+  } else {
+    const hooks =
+      row === "floor"
+        ? { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }
+        : hooksSettings(events, undefined, { backgroundStart: true });
+    writeFileSync(settings, JSON.stringify(hooks));
+  }
+  const argv = [
+    "env",
+    ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    cli,
+    ...(row === "floorfull" && !process.env.FLOORFULL_NOSID ? [`--session-id=${randomUUID()}`] : []),
+    "--settings",
+    settings,
+  ];
   const cmd = [...argv, "--permission-mode", "default", "--", `${row} ${i}`].map(shQuote).join(" ");
   const tenv = { PATH: process.env.PATH, HOME: w.home };
   const name = `${row}-${i}`;
@@ -218,7 +245,12 @@ async function floorRun(w, watch, cli, cwd, env, row, i) {
   const until = Date.now() + 60_000;
   while (Date.now() < until && !(existsSync(events) && readFileSync(events, "utf8").includes('"hook_event_name":"Stop"')))
     await new Promise((r) => setTimeout(r, 2));
-  await finish(row === "floor" ? "floor (Stop hook only)" : "floor + the server's hooks", `${row} #${i}`, t0);
+  const label = {
+    floor: "floor (Stop hook only)",
+    floorhooks: "floor + the server's hooks",
+    floorfull: "floor + the server's settings",
+  };
+  await finish(label[row], `${row} #${i}`, t0);
   spawnSync("tmux", ["-L", w.socket, "kill-session", "-t", `=${name}`], { env: tenv });
 }
 
@@ -338,6 +370,7 @@ try {
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
     if (ONLY.includes("tmuxp")) {
+      await pause();
       const t0 = watch.start();
       const s = await m.call("start_session", {
         cwd: dirs.tmux,
@@ -351,7 +384,8 @@ try {
       await finish("tmux start {prompt}", `tmux start {prompt} + wait #${i}`, t0);
       await m.call("kill_session", { session_id: s.data.session_id, force: true });
     }
-    for (const row of ["floor", "floorhooks"]) if (ONLY.includes(row)) await floorRun(w, watch, cli, dirs.cli, pEnv, row, i);
+    for (const row of ["floor", "floorhooks", "floorfull"])
+      if (ONLY.includes(row)) await floorRun(w, watch, cli, dirs.cli, pEnv, row, i);
     if (ONLY.includes("cli")) {
       for (const mode of ["p", "stream-json", "interactive", "interactive-argv"]) {
         const r = await cliOnly(w, cli, dirs.cli, pEnv, mode);
