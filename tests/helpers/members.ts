@@ -90,3 +90,29 @@ export async function connectMember(
     close: () => client.close(),
   };
 }
+
+/**
+ * Every regular file under `dir` with its text (latin1), for a search for a secret. The server goes on meanwhile: a
+ * folder or file gone between the listing and the read (a lock's folder, a temporary file) is skipped, not an error.
+ */
+export function filesWithText(dir: string): Array<readonly [string, string]> {
+  const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === "ENOENT";
+  const walk = (d: string): string[] => {
+    try {
+      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(d, e.name)) : e.isFile() ? [join(d, e.name)] : [],
+      );
+    } catch (err) {
+      if (gone(err)) return [];
+      throw err;
+    }
+  };
+  return walk(dir).flatMap((f) => {
+    try {
+      return [[f, readFileSync(f, "latin1")] as const];
+    } catch (err) {
+      if (gone(err)) return [];
+      throw err;
+    }
+  });
+}

@@ -15,7 +15,7 @@ import { readAudit } from "../../src/store/audit.js";
 import { promptsOf } from "../helpers/events.js";
 import { connect, hasPty, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { startHttpServer } from "../helpers/http.js";
-import { connectMember, sessionProcessEnv, type Member } from "../helpers/members.js";
+import { connectMember, filesWithText, sessionProcessEnv, type Member } from "../helpers/members.js";
 
 const TMUX = tmuxOrSkip();
 
@@ -305,11 +305,7 @@ describe.runIf(TMUX)("team members' own tools (tmux, fake claude)", () => {
       });
     expect(argvs.some((a) => a.includes("member"))).toBe(true);
     const ps = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" });
-    const files = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? files(join(dir, e.name)) : e.isSocket() ? [] : [join(dir, e.name)],
-      );
-    const texts = files(w.stateDir).map((f) => [f, readFileSync(f, "latin1")] as const);
+    const texts = filesWithText(w.stateDir);
     expect(texts.some(([f]) => f.endsWith("member-mcp.json"))).toBe(true);
     for (const s of secrets) {
       expect(argvs.filter((a) => a.includes(s))).toEqual([]);
