@@ -3,7 +3,7 @@
  * environment of `<state>/<id>/member-mcp.json`, expanded from the session process's real environment (read from
  * /proc), and driven by the MCP SDK's Client.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -92,10 +92,10 @@ export async function connectMember(
 }
 
 /**
- * Every regular file under `dir` with its text (latin1), for a search for a secret. The server goes on meanwhile: a
+ * Every regular file under `dir` (below `maxBytes`) with its text (latin1), for a search for a secret. The server goes on meanwhile: a
  * folder or file gone between the listing and the read (a lock's folder, a temporary file) is skipped, not an error.
  */
-export function filesWithText(dir: string): Array<readonly [string, string]> {
+export function filesWithText(dir: string, maxBytes = 64 * 1024 * 1024): Array<readonly [string, string]> {
   const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === "ENOENT";
   const walk = (d: string): string[] => {
     try {
@@ -109,7 +109,7 @@ export function filesWithText(dir: string): Array<readonly [string, string]> {
   };
   return walk(dir).flatMap((f) => {
     try {
-      return [[f, readFileSync(f, "latin1")] as const];
+      return statSync(f).size < maxBytes ? [[f, readFileSync(f, "latin1")] as const] : [];
     } catch (err) {
       if (gone(err)) return [];
       throw err;

@@ -3,7 +3,7 @@
  * A stand-in `doppler` (tests/fixtures/doppler-bin) with the real CLI's `run` contract injects them.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -18,6 +18,7 @@ import {
   type Mcp,
   type World,
 } from "../helpers/harness.js";
+import { filesWithText } from "../helpers/members.js";
 import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();
@@ -28,21 +29,7 @@ const SECRET_B = "sk-beta-9a8b7c6d-never-write-me";
 const ENV_SECRET = "per-session-env-secret-5e6f7a8b";
 const ALL = [TOKEN, SECRET_A, SECRET_B, ENV_SECRET];
 
-/** Every file under `dir`, recursively, with its content. */
-function filesUnder(dir: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && statSync(p).size < 64 * 1024 * 1024) out.push([p, readFileSync(p, "latin1")]);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-function leaks(haystacks: Array<[string, string]>): string[] {
+function leaks(haystacks: Array<readonly [string, string]>): string[] {
   const found: string[] = [];
   for (const [where, text] of haystacks) for (const s of ALL) if (text.includes(s)) found.push(`${s.slice(0, 8)}… in ${where}`);
   return found;
@@ -222,8 +209,8 @@ describe.each(BACKENDS)("doppler and secrets (%s)", (backend) => {
   );
 
   it("no secret value or token appears in the state directory, event logs, raw logs, server logs, tool results or ps", async () => {
-    const haystacks: Array<[string, string]> = [
-      ...filesUnder(w.stateDir), // state.json, its backup, settings, events.jsonl, output.log of every session
+    const haystacks: Array<readonly [string, string]> = [
+      ...filesWithText(w.stateDir), // state.json, its backup, settings, events.jsonl, output.log of every session
       [logFile, readFileSync(logFile, "latin1")],
       ["server stderr", m.stderr()],
       ...results,
