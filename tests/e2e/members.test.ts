@@ -11,7 +11,8 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RecordedRequest, Reply } from "../fixtures/mock-anthropic.js";
 import { tmuxOrSkip, until, type Mcp } from "../helpers/harness.js";
-import { connectMember, filesWithText, sessionProcessEnv } from "../helpers/members.js";
+import { filesWithText } from "../helpers/files.js";
+import { connectMember, sessionProcessEnv } from "../helpers/members.js";
 import { e2eWorld, realClaudeOrSkip, type E2e } from "../helpers/real-claude.js";
 
 const run = realClaudeOrSkip() && tmuxOrSkip();

@@ -3,7 +3,7 @@
  * environment of `<state>/<id>/member-mcp.json`, expanded from the session process's real environment (read from
  * /proc), and driven by the MCP SDK's Client.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -89,30 +89,4 @@ export async function connectMember(
     },
     close: () => client.close(),
   };
-}
-
-/**
- * Every regular file under `dir` (below `maxBytes`) with its text (latin1), for a search for a secret. The server goes on meanwhile: a
- * folder or file gone between the listing and the read (a lock's folder, a temporary file) is skipped, not an error.
- */
-export function filesWithText(dir: string, maxBytes = 64 * 1024 * 1024): Array<readonly [string, string]> {
-  const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === "ENOENT";
-  const walk = (d: string): string[] => {
-    try {
-      return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(join(d, e.name)) : e.isFile() ? [join(d, e.name)] : [],
-      );
-    } catch (err) {
-      if (gone(err)) return [];
-      throw err;
-    }
-  };
-  return walk(dir).flatMap((f) => {
-    try {
-      return statSync(f).size < maxBytes ? [[f, readFileSync(f, "latin1")] as const] : [];
-    } catch (err) {
-      if (gone(err)) return [];
-      throw err;
-    }
-  });
 }

@@ -15,7 +15,8 @@ import { readAudit } from "../../src/store/audit.js";
 import { promptsOf } from "../helpers/events.js";
 import { connect, hasPty, makeWorld, tmuxOrSkip, until, type Mcp, type World } from "../helpers/harness.js";
 import { startHttpServer } from "../helpers/http.js";
-import { connectMember, filesWithText, sessionProcessEnv, type Member } from "../helpers/members.js";
+import { filesWithText } from "../helpers/files.js";
+import { connectMember, sessionProcessEnv, type Member } from "../helpers/members.js";
 
 const TMUX = tmuxOrSkip();
 

@@ -18,7 +18,7 @@ import {
   type Mcp,
   type World,
 } from "../helpers/harness.js";
-import { filesWithText } from "../helpers/members.js";
+import { filesWithText } from "../helpers/files.js";
 import type { ToolArgs, ToolName } from "../helpers/tools.js";
 
 const BACKENDS = await contractKinds();

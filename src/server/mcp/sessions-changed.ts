@@ -17,8 +17,8 @@ export const SESSIONS_CHANGED_CAP = "claude-sessions/sessions_changed";
 /** The notification's method (no params). */
 export const SESSIONS_CHANGED = "notifications/claude-sessions/sessions_changed";
 
-/** Not one of MCP's own notifications: the SDK's types name only those. */
-const PUSH = { method: SESSIONS_CHANGED } as unknown as Parameters<Server["notification"]>[0];
+/** Not one of MCP's own notifications (the SDK's `notification()` is typed for those): sent on the transport itself. */
+const PUSH = { jsonrpc: "2.0", method: SESSIONS_CHANGED } as const;
 
 export interface SessionsChanged {
   /** The client called list_sessions: the next change is pushed again. */
@@ -38,7 +38,8 @@ export function startSessionsChanged(
   const push = () => {
     if (!armed || server.getClientCapabilities()?.experimental?.[SESSIONS_CHANGED_CAP] === undefined) return;
     armed = false;
-    void server.notification(PUSH).catch((e: unknown) => {
+    const sent = server.transport ? server.transport.send(PUSH) : Promise.reject(new Error("not connected"));
+    void sent.catch((e: unknown) => {
       armed = true;
       log.debug(`${SESSIONS_CHANGED} not sent: ${String(e)}`);
     });
