@@ -13,6 +13,7 @@
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { round, summary } from "./stats.mjs";
 import { makeWorld, sutPath } from "./world.mjs";
@@ -20,11 +21,24 @@ import { realSetup } from "./phases/real.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
 const RUNS = Number(args.runs ?? 10);
+/** --rows=bare,engine,…: only these rows (default all). */
+const ROWS = args.rows ? new Set(args.rows.split(",")) : undefined;
+const on = (k) => !ROWS || ROWS.has(k);
 const { hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
+const { HOOK_EVENTS } = await import(sutPath("dist", "core", "events.js"));
 const { query } = await import("@anthropic-ai/claude-agent-sdk");
 
+const { buildSdkOptions } = await import(sutPath("dist", "runners", "headless", "options.js"));
+const { HeadlessSession } = await import(sutPath("dist", "runners", "headless", "session.js"));
+const { LiveSession } = await import(sutPath("dist", "events", "live.js"));
+const { CALLBACK_EVENTS } = await import(sutPath("dist", "claude", "hooks.js"));
+const { randomUUID } = await import("node:crypto");
+const { mkdirSync } = await import("node:fs");
+
 const w = makeWorld("task-floor");
-const dirs = Object.fromEntries(["bare", "phooks", "sdk", "sdkhooks", "stream"].map((n) => [n, w.dir(n)]));
+const dirs = Object.fromEntries(
+  ["bare", "phooks", "sdk", "sdkhooks", "sdkcb", "sdkcbstart", "sdkopts", "engine", "stream"].map((n) => [n, w.dir(n)]),
+);
 const setup = await realSetup(w, Object.values(dirs));
 const cli = setup.cli.path;
 const env = {
@@ -61,7 +75,25 @@ function timed(argv, cwd, prompt, stdin) {
   });
 }
 
-async function sdk(cwd, prompt, settings) {
+/** The hook set as the SDK's in-process callbacks (SessionStart, which no callback receives, as a command or not at all). */
+function callbacks(startCommand) {
+  const k = n++;
+  const log = join(w.root, `events-${k}.jsonl`);
+  const cb = async (input) => {
+    void appendFile(log, "\n" + JSON.stringify(input) + "\n");
+    return {};
+  };
+  const hooks = Object.fromEntries(HOOK_EVENTS.filter((e) => e !== "SessionStart").map((e) => [e, [{ hooks: [cb] }]]));
+  let settings;
+  if (startCommand) {
+    settings = join(w.root, `hooks-${k}.json`);
+    const all = hooksSettings(log);
+    writeFileSync(settings, JSON.stringify({ ...all, hooks: { SessionStart: all.hooks.SessionStart } }));
+  }
+  return { hooks, settings };
+}
+
+async function sdk(cwd, prompt, settings, hooks) {
   const t0 = performance.now();
   const q = query({
     prompt,
@@ -71,6 +103,7 @@ async function sdk(cwd, prompt, settings) {
       pathToClaudeCodeExecutable: cli,
       permissionMode: "default",
       ...(settings ? { settings } : {}),
+      ...(hooks ? { hooks } : {}),
     },
   });
   let at;
@@ -83,7 +116,82 @@ async function sdk(cwd, prompt, settings) {
   return at;
 }
 
-const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], stream: [] };
+const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], sdkcb: [], sdkcbstart: [], sdkopts: [], engine: [], stream: [] };
+
+/** The SDK with the options a headless session gets (dist's buildSdkOptions): its settings file, --session-id, canUseTool. */
+async function sdkOpts(cwd, prompt) {
+  const k = n++;
+  const log = join(w.root, `events-${k}.jsonl`);
+  const settings = join(w.root, `hooks-${k}.json`);
+  writeFileSync(settings, JSON.stringify(hooksSettings(log, undefined, { callbacks: CALLBACK_EVENTS })));
+  const { options } = buildSdkOptions({
+    cwd,
+    claude_path: cli,
+    events_path: log,
+    settings_path: settings,
+    base_env: env,
+    permission_mode: "default",
+  });
+  const cb = async (input) => {
+    void appendFile(log, "\n" + JSON.stringify(input) + "\n");
+    return {};
+  };
+  const t0 = performance.now();
+  const q = query({
+    prompt,
+    options: {
+      ...options,
+      hooks: Object.fromEntries(CALLBACK_EVENTS.map((e) => [e, [{ hooks: [cb] }]])),
+      canUseTool: async (_t, input) => ({ behavior: "allow", updatedInput: input }),
+    },
+  });
+  let at;
+  for await (const m of q) {
+    if (at === undefined && m.type === "assistant" && JSON.stringify(m.message.content).includes(`MOCK REPLY: ${prompt}`))
+      at = performance.now() - t0;
+    if (m.type === "result") break;
+  }
+  return at;
+}
+
+/**
+ * The headless engine itself (HeadlessSession as the session layer runs it: `managed`, its settings written first, the
+ * prompt given at once, as run_task's launch carries it), no server: spawn → the turn's result.
+ */
+async function engine(cwd, prompt) {
+  const k = n++;
+  const dir = join(w.root, `engine-${k}`);
+  mkdirSync(dir, { recursive: true });
+  const events = join(dir, "events.jsonl");
+  writeFileSync(events, "");
+  const live = new LiveSession(
+    `e${k}`,
+    events,
+    () => {},
+    () => {},
+  );
+  await live.start();
+  const t0 = performance.now();
+  const settings = join(dir, "settings.json");
+  writeFileSync(settings, JSON.stringify(hooksSettings(events, undefined, { callbacks: CALLBACK_EVENTS })));
+  const hs = await HeadlessSession.start({
+    live,
+    cwd,
+    claude_path: cli,
+    events_path: events,
+    settings_path: settings,
+    base_env: env,
+    permission_mode: "default",
+    claude_session_id: randomUUID(),
+    managed: true,
+  });
+  const r = await hs.send(prompt);
+  const at = performance.now() - t0;
+  if (!r.result.includes(`MOCK REPLY: ${prompt}`)) throw new Error(`engine: ${r.result}`);
+  await hs.close(2000);
+  live.close();
+  return at;
+}
 const streamLine = (prompt) =>
   JSON.stringify({ type: "user", message: { role: "user", content: prompt }, parent_tool_use_id: null, session_id: "" }) + "\n";
 const streamArgv = [
@@ -97,15 +205,23 @@ const streamArgv = [
 ];
 await timed([cli, "-p", "warm-up", "--permission-mode", "default"], dirs.bare, "warm-up");
 for (let i = 0; i < RUNS; i++) {
-  rows.bare.push(await timed([cli, "-p", `bare ${i}`, "--permission-mode", "default"], dirs.bare, `bare ${i}`));
-  rows.phooks.push(
-    await timed([cli, "-p", `phooks ${i}`, "--permission-mode", "default", "--settings", hooked()], dirs.phooks, `phooks ${i}`),
-  );
-  rows.sdk.push(await sdk(dirs.sdk, `sdk ${i}`));
-  rows.sdkhooks.push(await sdk(dirs.sdkhooks, `sdkhooks ${i}`, hooked()));
-  rows.stream.push(await timed([cli, ...streamArgv], dirs.stream, `stream ${i}`, streamLine(`stream ${i}`)));
+  if (on("bare")) rows.bare.push(await timed([cli, "-p", `bare ${i}`, "--permission-mode", "default"], dirs.bare, `bare ${i}`));
+  if (on("phooks"))
+    rows.phooks.push(
+      await timed([cli, "-p", `phooks ${i}`, "--permission-mode", "default", "--settings", hooked()], dirs.phooks, `phooks ${i}`),
+    );
+  if (on("sdk")) rows.sdk.push(await sdk(dirs.sdk, `sdk ${i}`));
+  if (on("sdkhooks")) rows.sdkhooks.push(await sdk(dirs.sdkhooks, `sdkhooks ${i}`, hooked()));
+  const cb = callbacks(false);
+  if (on("sdkcb")) rows.sdkcb.push(await sdk(dirs.sdkcb, `sdkcb ${i}`, undefined, cb.hooks));
+  const cbs = callbacks(true);
+  if (on("sdkcbstart")) rows.sdkcbstart.push(await sdk(dirs.sdkcbstart, `sdkcbstart ${i}`, cbs.settings, cbs.hooks));
+  if (on("sdkopts")) rows.sdkopts.push(await sdkOpts(dirs.sdkopts, `sdkopts ${i}`));
+  if (on("engine")) rows.engine.push(await engine(dirs.engine, `engine ${i}`));
+  if (on("stream")) rows.stream.push(await timed([cli, ...streamArgv], dirs.stream, `stream ${i}`, streamLine(`stream ${i}`)));
   process.stderr.write(
     `run ${i + 1}/${RUNS}: ${Object.entries(rows)
+      .filter(([, v]) => v.length)
       .map(([k, v]) => `${k} ${round(v.at(-1), 0)}`)
       .join(", ")}\n`,
   );
@@ -119,7 +235,12 @@ for (const [k, label] of [
   ["stream", "the CLI in stream-json mode by hand (no SDK, no hooks)"],
   ["sdk", "Agent SDK query() (no hooks)"],
   ["sdkhooks", "Agent SDK query() + the server's hook set"],
+  ["sdkcb", "Agent SDK query() + the hook set as in-process callbacks (no SessionStart)"],
+  ["sdkcbstart", "the same + SessionStart as a command"],
+  ["sdkopts", "the same with a headless session's options (buildSdkOptions: settings with deny rules, --session-id; canUseTool)"],
+  ["engine", "the headless engine (HeadlessSession: its files, cs:spawn, ready, the turn's result), no server"],
 ]) {
+  if (!rows[k].length) continue;
   const s = summary(rows[k]);
   console.log(`| ${label} | ${round(s.p50, 0)} ms | ${(s.p50 / base).toFixed(2)}× |`);
 }

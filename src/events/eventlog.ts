@@ -1,6 +1,7 @@
 /**
- * A session's events log (events.jsonl): appended by Claude's hooks through hook.sh and by the
- * orchestrator itself, read here from a byte offset whenever fs.watch says it grew. A partial
+ * A session's events log (events.jsonl): appended by Claude's hook command, by hook.sh (a pane's exit) and by the
+ * orchestrator itself (appender.ts: its own events, a headless session's hook callbacks), all under one flock; read
+ * here from a byte offset whenever fs.watch says it grew. A partial
  * last line (a hook still writing) is left for the next read, cut as bytes so no character breaks.
  *
  * Faults it survives: a writer killed half-way leaves a torn line; writers start every record with a
@@ -12,8 +13,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
-import { run } from "../util/proc/exec.js";
-import { assertOwnedScript } from "../util/fs/owned.js";
+import { lockedAppend } from "./appender.js";
 import { HOOK_EVENTS, OWN_EVENTS, parseEventLine, type LogEvent } from "./reducer.js";
 
 /** The longest event line read whole; a longer one becomes a minimal event of the same name. */
@@ -88,11 +88,9 @@ async function readChunk(path: string, offset: number, max: number): Promise<{ b
   }
 }
 
-/** Appends one event through the same locked path the hooks use, so lines never interleave. */
-export async function appendEvent(hookScript: string, eventsPath: string, ev: LogEvent): Promise<void> {
-  await assertOwnedScript(hookScript);
-  const r = await run(hookScript, [eventsPath], { input: JSON.stringify(ev) + "\n" });
-  if (r.code !== 0) throw new Error(`appending to ${eventsPath} failed: ${r.stderr}`);
+/** Appends one of the server's own events under the lock the hooks take, so lines never interleave. */
+export function appendEvent(eventsPath: string, ev: LogEvent): Promise<void> {
+  return lockedAppend(eventsPath, `\n${JSON.stringify(ev)}\n`);
 }
 
 export class EventTail {

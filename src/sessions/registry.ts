@@ -51,7 +51,6 @@ export class Registry {
   constructor(
     private readonly stateDir: string,
     private readonly store: Store,
-    private readonly hookScript: string,
     private readonly log: Logger,
     /** Called after every batch of events folded (persisting is done here). */
     private readonly onEvents: (s: LiveSession, events: LogEvent[]) => void,
@@ -147,7 +146,7 @@ export class Registry {
     // A session the server writes to is in use: a follower just made for it (a resume of an ended session replays
     // to dead) is not released while its cs:spawn is on its way, which would leave the caller a closed view.
     this.cancelRelease(id);
-    await appendEvent(this.hookScript, this.paths(id).eventsPath, ev);
+    await appendEvent(this.paths(id).eventsPath, ev);
     await this.sessions.get(id)?.live.refresh();
   }
 

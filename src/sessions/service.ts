@@ -111,7 +111,6 @@ export class SessionService {
     const registry = new Registry(
       o.cfg.stateDir,
       o.store,
-      o.scripts.hook,
       o.log,
       (s, evs) => this.onEvents(s, evs),
       o.releaseAfterMs,

@@ -90,7 +90,6 @@ describe("launches: an explicit mode, the version, no auto-updater", () => {
         claude_path: "/x/claude",
         events_path: "/x/e",
         settings_path: "/x/s",
-        hook_script: "/x/h",
       }).options.permissionMode,
     ).toBe("default");
   });

@@ -99,7 +99,6 @@ export async function headlessWorld(opts: { dirs: string[] }): Promise<HeadlessW
         claude_path: REAL_CLAUDE,
         events_path: eventsPath(id),
         settings_path: join(stateDir, id, "settings.json"),
-        hook_script: scripts.hook,
         // Only PATH from this process: HOME and everything else come from the prepared offline block.
         base_env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" },
         env: prepared.env,

@@ -25,7 +25,7 @@ const terminal = (kind: "tmux" | "pty") => {
   const b = new FakeBackend(kind);
   return terminalRunner(b, new TerminalDriver(b, log));
 };
-const headlessHost = new HeadlessHost({ hookScript: "/nonexistent", log });
+const headlessHost = new HeadlessHost({ log });
 const runners = {
   tmux: terminal("tmux"),
   pty: terminal("pty"),

@@ -18,7 +18,6 @@ const base: Omit<HeadlessOptions, "live"> = {
   claude_path: "/bin/claude",
   events_path: "/s/e.jsonl",
   settings_path: "/s/settings.json",
-  hook_script: "/s/hook.sh",
   base_env: { PATH: "/bin", CLAUDECODE: "1", TERM: "xterm" },
 };
 

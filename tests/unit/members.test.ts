@@ -93,7 +93,6 @@ describe("a team session's member launch", () => {
       claude_path: "/c",
       events_path: "/e",
       settings_path: "/s",
-      hook_script: "/h",
       env: { CLAUDE_SESSIONS_MEMBER_SECRET: "sekrit" },
       member_mcp_config: "/s/x/member-mcp.json",
     });

@@ -72,7 +72,6 @@ describe("headless SDK options", () => {
     claude_path: "/bin/claude",
     events_path: "/s/e.jsonl",
     settings_path: "/s/settings.json",
-    hook_script: "/s/hook.sh",
     base_env: { PATH: "/bin" },
   };
   it("effort, agents (the SDK's field names), agent, tools, betas and the debug file", () => {
@@ -109,7 +108,6 @@ describe("resume_at", () => {
     claude_path: "/bin/claude",
     events_path: "/s/e.jsonl",
     settings_path: "/s/settings.json",
-    hook_script: "/s/hook.sh",
     base_env: { PATH: "/bin" },
   };
   it("a fork from a message is the SDK's resumeSessionAt", () => {

@@ -24,7 +24,6 @@ import { headlessOptionsOf } from "./stored.js";
 import { HeadlessSession } from "./session.js";
 
 export interface HeadlessHostOptions {
-  hookScript: string;
   log: Logger;
   /** Unanswered permission requests are denied after this (CLAUDE_SESSIONS_PERMISSION_TIMEOUT_MS). */
   permissionTimeoutMs?: number;
@@ -74,7 +73,6 @@ export class HeadlessHost implements Host<ConversationPlan> {
         events_path: spec.eventsPath,
         settings_path: join(spec.dir, "settings.json"),
         ...(spec.options.debug ? { debug_file: join(spec.dir, OPTION_FILES.debug) } : {}),
-        hook_script: this.o.hookScript,
         base_env: spec.env,
         ...(spec.resume_at ? { resume_at: spec.resume_at } : {}),
         ...(spec.resume_id

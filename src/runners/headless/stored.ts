@@ -5,7 +5,7 @@
 import type { LaunchOptions } from "../host.js";
 import type { HeadlessOptions } from "./types.js";
 
-type Launch = Omit<HeadlessOptions, "cwd" | "claude_path" | "events_path" | "settings_path" | "hook_script" | "live">;
+type Launch = Omit<HeadlessOptions, "cwd" | "claude_path" | "events_path" | "settings_path" | "live">;
 
 export function headlessOptionsOf(o: LaunchOptions): Launch {
   const out: Launch = {};

@@ -24,8 +24,6 @@ export interface HeadlessOptions {
   events_path: string;
   /** `<state>/<id>/settings.json`: written by the engine with the hooks (src/claude/hooks.ts), passed as --settings. */
   settings_path: string;
-  /** `<state>/bin/hook.sh` (src/claude/scripts.ts): the locked append path for the engine's own events. */
-  hook_script: string;
   /** Extra variables for the child only (secrets go here: never argv, never logs). */
   env?: Record<string, string>;
   /** The environment the child's is built from (default process.env, less what breaks a nested start). */
