@@ -7,9 +7,12 @@
  *   - SDK: the Agent SDK's query() with the prompt, as the server drives the CLI (stream-json both ways), no hooks,
  *     until the reply's assistant message;
  *   - SDK + hooks: the same with the server's hook set (what a headless session runs, less the server);
+ *   - SDK + callbacks: the hook set as the SDK's in-process callbacks (each appends its line), no SessionStart (no
+ *     callback receives it); and the same with SessionStart as our command (an alternative measured, not kept:
+ *     docs/performance.md, issue 38 session 10);
  *   - stream-json: the CLI spawned in the SDK's mode by hand (no SDK), the prompt written at the spawn, no hooks.
  *
- *   npm run build && node scripts/bench/task-floor.mjs [--runs=10]
+ *   npm run build && node scripts/bench/task-floor.mjs [--runs=10] [--rows=bare,sdk,…]
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -21,24 +24,15 @@ import { realSetup } from "./phases/real.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
 const RUNS = Number(args.runs ?? 10);
-/** --rows=bare,engine,…: only these rows (default all). */
+/** --rows=bare,sdkcb,…: only these rows (default all). */
 const ROWS = args.rows ? new Set(args.rows.split(",")) : undefined;
 const on = (k) => !ROWS || ROWS.has(k);
 const { hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
 const { HOOK_EVENTS } = await import(sutPath("dist", "core", "events.js"));
 const { query } = await import("@anthropic-ai/claude-agent-sdk");
 
-const { buildSdkOptions } = await import(sutPath("dist", "runners", "headless", "options.js"));
-const { HeadlessSession } = await import(sutPath("dist", "runners", "headless", "session.js"));
-const { LiveSession } = await import(sutPath("dist", "events", "live.js"));
-const { CALLBACK_EVENTS } = await import(sutPath("dist", "claude", "hooks.js"));
-const { randomUUID } = await import("node:crypto");
-const { mkdirSync } = await import("node:fs");
-
 const w = makeWorld("task-floor");
-const dirs = Object.fromEntries(
-  ["bare", "phooks", "sdk", "sdkhooks", "sdkcb", "sdkcbstart", "sdkopts", "engine", "stream"].map((n) => [n, w.dir(n)]),
-);
+const dirs = Object.fromEntries(["bare", "phooks", "sdk", "sdkhooks", "sdkcb", "sdkcbstart", "stream"].map((n) => [n, w.dir(n)]));
 const setup = await realSetup(w, Object.values(dirs));
 const cli = setup.cli.path;
 const env = {
@@ -116,82 +110,8 @@ async function sdk(cwd, prompt, settings, hooks) {
   return at;
 }
 
-const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], sdkcb: [], sdkcbstart: [], sdkopts: [], engine: [], stream: [] };
+const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], sdkcb: [], sdkcbstart: [], stream: [] };
 
-/** The SDK with the options a headless session gets (dist's buildSdkOptions): its settings file, --session-id, canUseTool. */
-async function sdkOpts(cwd, prompt) {
-  const k = n++;
-  const log = join(w.root, `events-${k}.jsonl`);
-  const settings = join(w.root, `hooks-${k}.json`);
-  writeFileSync(settings, JSON.stringify(hooksSettings(log, undefined, { callbacks: CALLBACK_EVENTS })));
-  const { options } = buildSdkOptions({
-    cwd,
-    claude_path: cli,
-    events_path: log,
-    settings_path: settings,
-    base_env: env,
-    permission_mode: "default",
-  });
-  const cb = async (input) => {
-    void appendFile(log, "\n" + JSON.stringify(input) + "\n");
-    return {};
-  };
-  const t0 = performance.now();
-  const q = query({
-    prompt,
-    options: {
-      ...options,
-      hooks: Object.fromEntries(CALLBACK_EVENTS.map((e) => [e, [{ hooks: [cb] }]])),
-      canUseTool: async (_t, input) => ({ behavior: "allow", updatedInput: input }),
-    },
-  });
-  let at;
-  for await (const m of q) {
-    if (at === undefined && m.type === "assistant" && JSON.stringify(m.message.content).includes(`MOCK REPLY: ${prompt}`))
-      at = performance.now() - t0;
-    if (m.type === "result") break;
-  }
-  return at;
-}
-
-/**
- * The headless engine itself (HeadlessSession as the session layer runs it: `managed`, its settings written first, the
- * prompt given at once, as run_task's launch carries it), no server: spawn → the turn's result.
- */
-async function engine(cwd, prompt) {
-  const k = n++;
-  const dir = join(w.root, `engine-${k}`);
-  mkdirSync(dir, { recursive: true });
-  const events = join(dir, "events.jsonl");
-  writeFileSync(events, "");
-  const live = new LiveSession(
-    `e${k}`,
-    events,
-    () => {},
-    () => {},
-  );
-  await live.start();
-  const t0 = performance.now();
-  const settings = join(dir, "settings.json");
-  writeFileSync(settings, JSON.stringify(hooksSettings(events, undefined, { callbacks: CALLBACK_EVENTS })));
-  const hs = await HeadlessSession.start({
-    live,
-    cwd,
-    claude_path: cli,
-    events_path: events,
-    settings_path: settings,
-    base_env: env,
-    permission_mode: "default",
-    claude_session_id: randomUUID(),
-    managed: true,
-  });
-  const r = await hs.send(prompt);
-  const at = performance.now() - t0;
-  if (!r.result.includes(`MOCK REPLY: ${prompt}`)) throw new Error(`engine: ${r.result}`);
-  await hs.close(2000);
-  live.close();
-  return at;
-}
 const streamLine = (prompt) =>
   JSON.stringify({ type: "user", message: { role: "user", content: prompt }, parent_tool_use_id: null, session_id: "" }) + "\n";
 const streamArgv = [
@@ -216,8 +136,6 @@ for (let i = 0; i < RUNS; i++) {
   if (on("sdkcb")) rows.sdkcb.push(await sdk(dirs.sdkcb, `sdkcb ${i}`, undefined, cb.hooks));
   const cbs = callbacks(true);
   if (on("sdkcbstart")) rows.sdkcbstart.push(await sdk(dirs.sdkcbstart, `sdkcbstart ${i}`, cbs.settings, cbs.hooks));
-  if (on("sdkopts")) rows.sdkopts.push(await sdkOpts(dirs.sdkopts, `sdkopts ${i}`));
-  if (on("engine")) rows.engine.push(await engine(dirs.engine, `engine ${i}`));
   if (on("stream")) rows.stream.push(await timed([cli, ...streamArgv], dirs.stream, `stream ${i}`, streamLine(`stream ${i}`)));
   process.stderr.write(
     `run ${i + 1}/${RUNS}: ${Object.entries(rows)
@@ -237,8 +155,6 @@ for (const [k, label] of [
   ["sdkhooks", "Agent SDK query() + the server's hook set"],
   ["sdkcb", "Agent SDK query() + the hook set as in-process callbacks (no SessionStart)"],
   ["sdkcbstart", "the same + SessionStart as a command"],
-  ["sdkopts", "the same with a headless session's options (buildSdkOptions: settings with deny rules, --session-id; canUseTool)"],
-  ["engine", "the headless engine (HeadlessSession: its files, cs:spawn, ready, the turn's result), no server"],
 ]) {
   if (!rows[k].length) continue;
   const s = summary(rows[k]);
