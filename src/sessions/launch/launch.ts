@@ -14,6 +14,7 @@ import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../../runners/r
 import type { Delivery } from "../../runners/driver.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
+import type { LogEvent } from "../../events/reducer.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { briefText } from "../../util/terminal-text.js";
 import { assertOwnedScript } from "../../util/fs/owned.js";
@@ -328,16 +329,28 @@ export async function launch(
   const p = d.registry.paths(id);
   const { host, driver } = runner;
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
+  const spawnEvent: LogEvent = { hook_event_name: "cs:spawn", claude_session_id: claudeId };
+  if (rec.generation) spawnEvent.generation = rec.generation;
+  // A new session's log is made with its cs:spawn in it: a file made exclusively (`wx`) has had no other writer and no
+  // compaction, so this first line needs no lock (issue 38: one flock less before the CLI starts). A log that is
+  // there already (a resume, a wake, a relaunch) gets the line through the locked path below.
+  const made = await writeFile(p.eventsPath, `\n${JSON.stringify(spawnEvent)}\n`, { flag: "wx", mode: 0o600 }).then(
+    () => true,
+    (e: NodeJS.ErrnoException) => (e.code === "EEXIST" ? false : Promise.reject(e)),
+  );
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
   for (const script of plan.hookScripts) await assertOwnedScript(script);
-  await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600 });
-  for (const f of plan.files ?? []) await writeFileAtomic(f.path, f.text, { mode: 0o600 });
+  // Written again at every launch: no fsync (a crash loses nothing the next launch does not write).
+  await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600, fsync: false });
+  for (const f of plan.files ?? []) await writeFileAtomic(f.path, f.text, { mode: 0o600, fsync: false });
   await linkRawLog(d, rec);
   const s = await d.registry.handle(id);
-  const generation = rec.generation ? { generation: rec.generation } : {};
-  await s.emit({ hook_event_name: "cs:spawn", claude_session_id: claudeId, ...generation });
-  if (prompt !== undefined) await beginTurn(d, rec, s.live.fold, s.live.fold.prompts_submitted + 1, prompt);
+  if (!made) await s.emit(spawnEvent);
+  // The turn's transcript offsets are taken at once (beginTurn's first, synchronous step), before the CLI can write;
+  // recording them goes on while the CLI starts, and the launch waits for it after the spawn.
+  const begun = prompt !== undefined ? beginTurn(d, rec, s.live.fold, s.live.fold.prompts_submitted + 1, prompt) : undefined;
+  begun?.catch(() => {});
 
   let spawned;
   try {
@@ -354,6 +367,7 @@ export async function launch(
     r.pid = spawned.pid;
     r.host = spawned.ref;
   });
+  await begun;
 
   const t0 = Date.now();
   try {
