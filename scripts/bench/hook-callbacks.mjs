@@ -5,9 +5,9 @@
  * answers the prompt with READS Read calls one after another, then text: a turn of 2·READS + 2 events beyond
  * SessionStart (UserPromptSubmit, READS × PreToolUse + PostToolUse, Stop). Variants, interleaved run by run:
  *   none   no hook at all: the turn's own cost
- *   cmd    every event a command (dist's hooksSettings: sh → flock → paste), as headless sessions ran until now
- *   cb     SessionStart and SessionEnd commands, every other event a callback whose line this process writes under the
- *          log's flock (dist's lockedAppend, a batch per hold): the alternative measured in session 10, not kept
+ *   cmd    every event a command (dist's hooksSettings: sh → flock → paste), as headless sessions ran until session 10
+ *   cb     what a headless session runs now: SessionStart and SessionEnd commands, every other event a callback whose
+ *          line dist's EventAppender writes under the log's flock (flock + cat, a batch per hold)
  * Per run: wall time from query() to the result, CPU (user + system) of the CLI's process tree at that moment (reaped
  * hook processes included); the events log must hold every hooked event once, in the turn's order.
  *   npm run build && node scripts/bench/hook-callbacks.mjs [runs=8] [reads=8]
@@ -20,35 +20,8 @@ import { realSetup } from "./phases/real.mjs";
 
 const runs = Number(process.argv[2] ?? 8);
 const READS = Number(process.argv[3] ?? 8);
-const { hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
-const { HOOK_EVENTS } = await import(sutPath("dist", "core", "events.js"));
-const { lockedAppend } = await import(sutPath("dist", "events", "appender.js"));
-/** The events a callback can take: all but SessionStart (no callback receives it) and SessionEnd (at the channel's close). */
-const CALLBACK_EVENTS = HOOK_EVENTS.filter((e) => e !== "SessionStart" && e !== "SessionEnd");
-
-/** A callback's lines written in the order given, under the log's lock, a batch per hold (as a server would). */
-class Appender {
-  queue = [];
-  writing;
-  constructor(path) {
-    this.path = path;
-  }
-  push(ev) {
-    this.queue.push(`\n${JSON.stringify(ev)}\n`);
-    this.writing ??= this.drain();
-  }
-  async drain() {
-    while (this.queue.length) {
-      const text = this.queue.join("");
-      this.queue = [];
-      await lockedAppend(this.path, text);
-    }
-    this.writing = undefined;
-  }
-  async flush() {
-    while (this.writing) await this.writing;
-  }
-}
+const { hooksSettings, CALLBACK_EVENTS } = await import(sutPath("dist", "claude", "hooks.js"));
+const { EventAppender } = await import(sutPath("dist", "events", "appender.js"));
 const { query } = await import("@anthropic-ai/claude-agent-sdk");
 const w = makeWorld("hook-callbacks");
 const dir = w.dir("cwd");
@@ -100,10 +73,8 @@ async function once(variant, i) {
     writeFileSync(options.settings, JSON.stringify(hooksSettings(events)));
   } else if (variant === "cb") {
     options.settings = join(w.root, `${variant}-${i}.settings.json`);
-    const all = hooksSettings(events);
-    const lifecycle = { SessionStart: all.hooks.SessionStart, SessionEnd: all.hooks.SessionEnd };
-    writeFileSync(options.settings, JSON.stringify({ ...all, hooks: lifecycle }));
-    appender = new Appender(events);
+    writeFileSync(options.settings, JSON.stringify(hooksSettings(events, undefined, { callbacks: CALLBACK_EVENTS })));
+    appender = new EventAppender(events);
     const cb = (input) => {
       appender.push({ ...input, ts: new Date().toISOString() });
       return Promise.resolve({});

@@ -8,8 +8,8 @@
  *     until the reply's assistant message;
  *   - SDK + hooks: the same with the server's hook set (what a headless session runs, less the server);
  *   - SDK + callbacks: the hook set as the SDK's in-process callbacks (each appends its line), no SessionStart (no
- *     callback receives it); and the same with SessionStart as our command (an alternative measured, not kept:
- *     docs/performance.md, issue 38 session 10);
+ *     callback receives it); and the same with SessionStart as our command (what a headless session runs since issue 38,
+ *     session 10);
  *   - stream-json: the CLI spawned in the SDK's mode by hand (no SDK), the prompt written at the spawn, no hooks.
  *
  *   npm run build && node scripts/bench/task-floor.mjs [--runs=10] [--rows=bare,sdk,…]
@@ -27,7 +27,7 @@ const RUNS = Number(args.runs ?? 10);
 /** --rows=bare,sdkcb,…: only these rows (default all). */
 const ROWS = args.rows ? new Set(args.rows.split(",")) : undefined;
 const on = (k) => !ROWS || ROWS.has(k);
-const { hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
+const { hooksSettings, CALLBACK_EVENTS } = await import(sutPath("dist", "claude", "hooks.js"));
 const { HOOK_EVENTS } = await import(sutPath("dist", "core", "events.js"));
 const { query } = await import("@anthropic-ai/claude-agent-sdk");
 

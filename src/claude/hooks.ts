@@ -2,7 +2,7 @@
  * The per-session settings file that makes Claude Code report every state change to our log.
  */
 import { dirname } from "node:path";
-import { HOOK_EVENTS } from "../core/events.js";
+import { HOOK_EVENTS, type HookEventName } from "../core/events.js";
 import { shQuote } from "../util/proc/shell.js";
 import { toolPaths, type ToolPaths } from "../util/proc/tools.js";
 
@@ -82,14 +82,23 @@ export function stateDenyRules(eventsPath: string): string[] {
 export const BACKGROUND_SESSION_STARTS = "startup|resume";
 const ORDERED_SESSION_STARTS = "clear|compact";
 
+/**
+ * The events a headless session's CLI reports to the Agent SDK's in-process hook callbacks (HeadlessSession) instead
+ * of a hook command: every one but the process's start and end. No callback receives SessionStart (none fired on
+ * 2.1.197, 2.1.330 or 2.1.332: the CLI runs it before the SDK's initialize registers the callbacks), and SessionEnd
+ * comes as the SDK's channel closes; both stay commands, off the turn's path.
+ */
+export const CALLBACK_EVENTS: readonly HookEventName[] = HOOK_EVENTS.filter((e) => e !== "SessionStart" && e !== "SessionEnd");
+
 export function hooksSettings(
   eventsPath: string,
   permission?: PermissionHook,
-  opts: { backgroundStart?: boolean } = {},
+  opts: { backgroundStart?: boolean; callbacks?: readonly HookEventName[] } = {},
 ): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
+    if (opts.callbacks?.includes(ev)) continue;
     if (ev === "SessionStart" && opts.backgroundStart) {
       hooks[ev] = [
         { matcher: BACKGROUND_SESSION_STARTS, hooks: [{ type: "command", command, async: true }] },

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
 import { headlessEnv } from "../../src/runners/headless/options.js";
 import { encodeHandoff } from "../../src/runners/terminal/tmux/launcher.js";
-import { hooksSettings } from "../../src/claude/hooks.js";
+import { CALLBACK_EVENTS, hooksSettings } from "../../src/claude/hooks.js";
 import { hookScript, permissionScript } from "../../src/claude/scripts.js";
 import { launchScript } from "../../src/runners/terminal/tmux/launcher.js";
 import { captureScript } from "../../src/runners/terminal/capture.js";
@@ -126,8 +126,13 @@ describe("argv builders", () => {
     expect(s.hooks.Stop![0]!.hooks[0]!.command).toBe(
       `umask 077; exec '${t.flock}' -w 10 '/state/it'\\''s/events.jsonl.lock' '${t.paste}' -s -d '\\0' /dev/null - >> '/state/it'\\''s/events.jsonl' 2>/dev/null`,
     );
-    // Headless (the Agent SDK): every event in line.
     expect(JSON.stringify(s)).not.toContain('"async"');
+    // Issue 38, headless (the Agent SDK): the turn's events go to the SDK's in-process callbacks (HeadlessSession),
+    // so the CLI forks no hook for them; the process's start and end, which no callback receives, stay commands.
+    const headless = hooksSettings("/state/it's/events.jsonl", undefined, { callbacks: CALLBACK_EVENTS });
+    expect(Object.keys(headless.hooks)).toEqual(["SessionStart", "SessionEnd"]);
+    expect(CALLBACK_EVENTS).toEqual(Object.keys(s.hooks).filter((e) => e !== "SessionStart" && e !== "SessionEnd"));
+    expect(headless.permissions).toEqual(hooksSettings("/state/it's/events.jsonl").permissions);
     // Issue 38, the interactive CLI (tmux, pty): a start's or a resume's SessionStart runs in the background (the
     // first prompt does not wait for it); /clear's and /compact's stay in line, as every other event does.
     const bg = hooksSettings("/state/it's/events.jsonl", undefined, { backgroundStart: true }) as typeof s;

@@ -1,18 +1,27 @@
 /**
  * One long-lived headless Claude Code session: the real CLI run by the Agent SDK's query() in
- * streaming-input mode (stream-json over stdin/stdout, no terminal), with our hooks settings, so the
- * session's events.jsonl fills exactly as for an interactive session. The status is the fold of that log
- * (src/sessions/reducer.ts); where the CLI ends a turn without a hook, the engine appends the equivalent
- * `cs:` event under the hooks' lock (appendEvent).
+ * streaming-input mode (stream-json over stdin/stdout, no terminal). Its events.jsonl fills exactly as for an
+ * interactive session: the turn's hook events come to in-process callbacks and are written here (EventAppender,
+ * under the hooks' lock), SessionStart and SessionEnd through the hook command in its settings. The status is the
+ * fold of that log (src/events/reducer.ts); where the CLI ends a turn without a hook, the engine appends the
+ * equivalent `cs:` event through the same appender.
  */
 import { spawn } from "node:child_process";
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Query, SDKMessage, SDKResultMessage, SpawnOptions, SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import type {
+  HookInput,
+  HookJSONOutput,
+  Query,
+  SDKMessage,
+  SDKResultMessage,
+  SpawnOptions,
+  SpawnedProcess,
+} from "@anthropic-ai/claude-agent-sdk";
 import writeFileAtomic from "write-file-atomic";
-import { hooksSettings } from "../../claude/hooks.js";
+import { CALLBACK_EVENTS, hooksSettings } from "../../claude/hooks.js";
 import { transcriptPath } from "../../claude/transcript.js";
-import { appendEvent } from "../../events/eventlog.js";
+import { EventAppender } from "../../events/appender.js";
 import { SessionError } from "../../core/errors.js";
 import type { LiveSession } from "../../events/live.js";
 import type { Folded, LogEvent } from "../../events/reducer.js";
@@ -54,6 +63,8 @@ export class HeadlessSession {
   readonly exited: Promise<ExitInfo>;
 
   private readonly live: LiveSession;
+  /** Writes the hook callbacks' events and the engine's own, in order, under the log's lock. */
+  private readonly appender: EventAppender;
   private readonly input = new PromptQueue();
   private readonly broker: PermissionBroker;
   private q: Query | undefined;
@@ -76,6 +87,9 @@ export class HeadlessSession {
     this.claudeSessionId = claudeSessionId;
     this.exited = new Promise((resolve) => (this.markExited = resolve));
     this.live = o.live;
+    this.appender = new EventAppender(o.events_path, (e) => {
+      this.stderrTail = (this.stderrTail + `\nevents log: ${String(e)}`).slice(-STDERR_KEEP);
+    });
     this.broker = new PermissionBroker(
       o.permission_timeout_ms ?? DEFAULT_PERMISSION_TIMEOUT_MS,
       (req) => o.on_permission?.(req),
@@ -90,7 +104,8 @@ export class HeadlessSession {
   static async start(o: HeadlessOptions): Promise<HeadlessSession> {
     const plan = buildSdkOptions(o);
     if (!o.managed) {
-      await writeFileAtomic(o.settings_path, JSON.stringify(hooksSettings(o.events_path), null, 2) + "\n", { mode: 0o600 });
+      const settings = hooksSettings(o.events_path, undefined, { callbacks: CALLBACK_EVENTS });
+      await writeFileAtomic(o.settings_path, JSON.stringify(settings, null, 2) + "\n", { mode: 0o600 });
       await appendFile(o.events_path, "", { mode: 0o600 });
     }
     const s = new HeadlessSession(o, plan.options, plan.claudeSessionId);
@@ -213,8 +228,15 @@ export class HeadlessSession {
   // ------------------------------------------------------------------ internals
 
   private launch(query: typeof import("@anthropic-ai/claude-agent-sdk").query): void {
+    // The turn's hook events as in-process callbacks: the CLI asks this process over its stdio (no hook process, no
+    // wait for a write) and each event is queued for the log in the order the CLI gave them.
+    const hook = (input: HookInput): Promise<HookJSONOutput> => {
+      this.appender.push({ ...input, ts: new Date().toISOString() });
+      return Promise.resolve({});
+    };
     const options = {
       ...this.sdkOptions,
+      hooks: Object.fromEntries(CALLBACK_EVENTS.map((e) => [e, [{ hooks: [hook] }]])),
       canUseTool: this.broker.canUseTool,
       spawnClaudeCodeProcess: (so: SpawnOptions) => this.spawnCli(so),
     };
@@ -275,7 +297,8 @@ export class HeadlessSession {
     const interrupted = this.interrupting || m.terminal_reason === "aborted_streaming" || m.terminal_reason === "aborted_tools";
     const { turn, totals } = toTurnResult(m, this.totals, interrupted);
     this.totals = totals;
-    // Hooks run synchronously inside the CLI, so a Stop/StopFailure of this turn is already in the file.
+    // The CLI gave its Stop/StopFailure to the hook callback before this result: once the queue is written, it is in the file.
+    await this.appender.flush();
     await this.live.refresh();
     const f = this.live.fold;
     if (f.turn_count < f.prompts_submitted) {
@@ -334,9 +357,10 @@ export class HeadlessSession {
     throw new SessionError(outcome === "timeout" ? "TIMEOUT" : "PROCESS_ERROR", why);
   }
 
-  /** The engine's own events, under the same lock as the hooks' lines. */
+  /** The engine's own events go after the callbacks' ones, under the same lock as the hook commands' lines. */
   private emit(ev: LogEvent): Promise<void> {
-    return appendEvent(this.o.events_path, { ...ev, ts: new Date().toISOString() });
+    this.appender.push({ ...ev, ts: new Date().toISOString() });
+    return this.appender.flush();
   }
 
   private async markAnswered(a: Answered): Promise<void> {
