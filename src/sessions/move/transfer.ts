@@ -14,6 +14,7 @@ import { transcriptPath } from "../../claude/transcript.js";
 import { SessionError } from "../../core/errors.js";
 import { isLive } from "../../core/status.js";
 import { isFold } from "../../events/parse.js";
+import type { LiveSession } from "../../events/live.js";
 import type { Folded } from "../../events/reducer.js";
 import { SessionRecordSchema, type SessionRecord } from "../../store/schema.js";
 import type { Deps } from "../deps.js";
@@ -101,6 +102,22 @@ function notFound(id: string): SessionError {
   });
 }
 
+/** How long no event must land after a move's hibernation before its event count is taken, and the longest wait. */
+const ENDED_QUIET_MS = 400;
+const ENDED_WAIT_MS = 5000;
+
+/** Waits until no event has landed for `quietMs` (at most `maxMs`). */
+async function quiet(s: LiveSession, quietMs: number, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const seq = s.fold.seq;
+    const left = until - Date.now();
+    if (left <= 0) return;
+    const changed = await s.waitFor((f) => f.seq !== seq, { timeoutMs: Math.min(quietMs, left) });
+    if (!changed) return;
+  }
+}
+
 /** The session hibernated (an idle one is hibernated now) and what a move carries of it. */
 async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
   const r = await d.store.get(id);
@@ -133,7 +150,9 @@ async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
       throw new SessionError("SESSION_BUSY", `session ${id} could not be hibernated for the move (it is ${s.fold.status} now).`, {
         suggestion: "Wait for its turn to end, then move it.",
       });
-    }
+    } // The ended process's last lines (tmux's pane-died cs:exit runs in the background) change nothing of a hibernated
+    // session but its event count, which release compares: the bundle's count is taken once they have landed.
+    await quiet(s, ENDED_QUIET_MS, ENDED_WAIT_MS);
   }
   await d.registry.flushed();
   await s.refresh();
