@@ -13,8 +13,9 @@
  *   npm run build && node scripts/bench/hook-callbacks.mjs [runs=8] [reads=8]
  */
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { treeCpuMs } from "./stats.mjs";
 import { makeWorld, sutPath } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 
@@ -41,27 +42,6 @@ setup.mock.setHandler((req) => {
   if (done < Number(m[1])) return { blocks: [{ type: "tool_use", name: "Read", input: { file_path: join(dir, "f.txt") } }] };
   return { text: `MOCK REPLY: done after ${done} reads` };
 });
-
-/** CPU ms (user + system, own and reaped children's) of a pid and its live descendants. */
-function treeCpuMs(root) {
-  const t = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
-      t.set(Number(d), [Number(f[1]), (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10]);
-    } catch {
-      /* gone */
-    }
-  }
-  let ms = 0;
-  const walk = (pid) => {
-    ms += t.get(pid)?.[1] ?? 0;
-    for (const [k, [pp]] of t) if (pp === pid) walk(k);
-  };
-  walk(root);
-  return ms;
-}
 
 async function once(variant, i) {
   const events = join(w.root, `${variant}-${i}.jsonl`);

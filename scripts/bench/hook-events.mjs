@@ -17,12 +17,13 @@
  *   CLAUDE_PATH=… node scripts/bench/hook-events.mjs [runs=5] [reads=10]   (HE_VARIANTS=floor,http,… to choose)
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename, join, resolve } from "node:path";
 import { hookCommand, hooksSettings } from "../../dist/claude/hooks.js";
 import { HOOK_EVENTS } from "../../dist/core/events.js";
 import { shQuote } from "../../dist/util/proc/shell.js";
+import { treeCpuMs } from "./stats.mjs";
 import { makeWorld } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 
@@ -74,30 +75,6 @@ function settings(variant, events) {
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
   return { hooks };
-}
-
-/** Per pid: [ppid, CPU ms (user + system, own and reaped children's)]. */
-function procTable() {
-  const t = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
-      t.set(Number(d), [Number(f[1]), (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10]);
-    } catch {
-      /* gone */
-    }
-  }
-  return t;
-}
-function treeCpuMs(root, t = procTable()) {
-  let ms = 0;
-  const walk = (pid) => {
-    ms += t.get(pid)?.[1] ?? 0;
-    for (const [k, [pp]] of t) if (pp === pid) walk(k);
-  };
-  walk(root);
-  return ms;
 }
 
 async function once(variant, i) {

@@ -14,12 +14,13 @@
  *   CLAUDE_PATH=… node scripts/bench/hook-modes.mjs [runs=8]
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hookCommand, hooksSettings } from "../../dist/claude/hooks.js";
 import { HOOK_EVENTS } from "../../dist/core/events.js";
 import { shQuote } from "../../dist/util/proc/shell.js";
 import { resolve } from "node:path";
+import { treeCpuMs } from "./stats.mjs";
 import { makeWorld } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 
@@ -44,31 +45,6 @@ function settings(variant, events) {
     hooks[ev] = [{ matcher: "*", hooks: [entry] }];
   }
   return { hooks };
-}
-
-/** CPU (user + system, ms) of a process and every descendant, the reaped ones (hooks) included. */
-function treeCpuMs(root) {
-  const kids = new Map();
-  const stat = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
-      stat.set(Number(d), f);
-      const pp = Number(f[1]);
-      kids.set(pp, [...(kids.get(pp) ?? []), Number(d)]);
-    } catch {
-      /* gone */
-    }
-  }
-  let ms = 0;
-  const walk = (pid) => {
-    const f = stat.get(pid);
-    if (f) ms += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
-    for (const k of kids.get(pid) ?? []) walk(k);
-  };
-  walk(root);
-  return ms;
 }
 
 async function once(variant, i) {

@@ -3,7 +3,7 @@
  * every reported figure is a latency that was actually observed (p99 of 200 runs is the 198th).
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export function percentile(samples, q) {
   if (!samples.length) return undefined;
@@ -82,6 +82,30 @@ export function cpuMs(pid) {
   // f[0] is field 3 (state); utime is field 14, stime field 15.
   const ticks = Number(f[11]) + Number(f[12]);
   return (ticks * 1000) / clockTicks();
+}
+
+/** Per pid: [ppid, CPU ms (user + system, own and reaped children's)], from /proc/<pid>/stat. */
+export function procTable() {
+  const t = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ");
+      t.set(Number(d), [Number(f[1]), (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10]);
+    } catch {
+      /* gone */
+    }
+  }
+  return t;
+}
+export function treeCpuMs(root, t = procTable()) {
+  let ms = 0;
+  const walk = (pid) => {
+    ms += t.get(pid)?.[1] ?? 0;
+    for (const [k, [pp]] of t) if (pp === pid) walk(k);
+  };
+  walk(root);
+  return ms;
 }
 
 /** VmRSS and VmHWM (peak) of a process in MiB, from /proc/<pid>/status. */

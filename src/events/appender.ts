@@ -21,6 +21,9 @@ import { toolPaths } from "../util/proc/tools.js";
 const LOCK_WAIT_S = "10";
 const RETRY_MS = 200;
 
+/** One event as every writer writes it: a newline first (a torn line before never swallows it), the JSON, a newline. */
+export const logLine = (ev: object): string => `\n${JSON.stringify(ev)}\n`;
+
 /**
  * Appends `text` to the log under its lock, as the hook command does but with no shell: `flock -w 10 <log>.lock cat`,
  * its stdout the log opened for appending before the lock is taken (a compaction keeps the inode, so such a
@@ -70,7 +73,7 @@ export class EventAppender {
 
   /** Queues one event (a JSON object) and starts writing; `flush()` resolves once it is in the file. */
   push(ev: object): void {
-    this.queue.push(`\n${JSON.stringify(ev)}\n`);
+    this.queue.push(logLine(ev));
     this.writing ??= this.drain();
   }
 

@@ -11,9 +11,9 @@
  * minimal event of that name (`oversized: true`) stands for it, so a huge Stop still ends the turn.
  */
 import { watch, type FSWatcher } from "node:fs";
-import { appendFile, mkdir, open } from "node:fs/promises";
+import { appendFile, mkdir, open, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { lockedAppend } from "./appender.js";
+import { lockedAppend, logLine } from "./appender.js";
 import { HOOK_EVENTS, OWN_EVENTS, parseEventLine, type LogEvent } from "./reducer.js";
 
 /** The longest event line read whole; a longer one becomes a minimal event of the same name. */
@@ -90,7 +90,18 @@ async function readChunk(path: string, offset: number, max: number): Promise<{ b
 
 /** Appends one of the server's own events under the lock the hooks take, so lines never interleave. */
 export function appendEvent(eventsPath: string, ev: LogEvent): Promise<void> {
-  return lockedAppend(eventsPath, `\n${JSON.stringify(ev)}\n`);
+  return lockedAppend(eventsPath, logLine(ev));
+}
+
+/**
+ * Makes a log that is not there yet with `ev` as its first line; false (nothing written) when it is there. Made
+ * exclusively (`wx`), it has had no other writer and no compaction, so this line needs no lock.
+ */
+export function createLogWith(eventsPath: string, ev: LogEvent): Promise<boolean> {
+  return writeFile(eventsPath, logLine(ev), { flag: "wx", mode: 0o600 }).then(
+    () => true,
+    (e: NodeJS.ErrnoException) => (e.code === "EEXIST" ? false : Promise.reject(e)),
+  );
 }
 
 export class EventTail {

@@ -4,15 +4,12 @@
  * log (SessionStart, SessionEnd, the sandbox's reports, another server's lines). What a reader of the log must find:
  * every event once, whole, in the order given, and nothing written while another writer or a compaction holds the lock.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hookCommand } from "../../src/claude/hooks.js";
 import { EventAppender } from "../../src/events/appender.js";
-import { EventTail } from "../../src/events/eventlog.js";
-import type { LogEvent } from "../../src/events/reducer.js";
+import { hookWrite, readLog } from "../helpers/events-log.js";
 import { acquireFileLock } from "../../src/util/proc/flock.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-app-"));
@@ -23,27 +20,6 @@ const fresh = () => {
   writeFileSync(p, "");
   return p;
 };
-
-function hook(path: string, payload: string): Promise<number | null> {
-  return new Promise((resolve) => {
-    const c = spawn("/bin/sh", ["-c", hookCommand(path)], { stdio: ["pipe", "ignore", "ignore"] });
-    c.on("close", resolve);
-    c.stdin.end(payload);
-  });
-}
-
-async function readAll(path: string): Promise<{ events: LogEvent[]; problems: string[] }> {
-  const events: LogEvent[] = [];
-  const problems: string[] = [];
-  const t = new EventTail(
-    path,
-    (evs) => events.push(...evs),
-    (e) => void problems.push(String(e)),
-  );
-  await t.start();
-  t.close();
-  return { events, problems };
-}
 
 describe("EventAppender", () => {
   it("beside a hook command writing large lines to the same log: every event once, whole, the appender's in order", async () => {
@@ -57,14 +33,14 @@ describe("EventAppender", () => {
       a.push({ hook_event_name: "PreToolUse", tool_input: { i, pad: big(i) } });
       if (i % 4 === 0)
         hooks.push(
-          hook(path, JSON.stringify({ hook_event_name: "Notification", message: `hook ${i}`, pad: "y".repeat(150_000) })),
+          hookWrite(path, JSON.stringify({ hook_event_name: "Notification", message: `hook ${i}`, pad: "y".repeat(150_000) })),
         );
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 5));
     }
     a.push({ hook_event_name: "Stop", last_assistant_message: "done" });
     await a.flush();
     expect(await Promise.all(hooks)).toEqual(hooks.map(() => 0));
-    const { events, problems } = await readAll(path);
+    const { events, problems } = await readLog(path);
     expect(problems).toEqual([]);
     expect(errors).toEqual([]);
     const mine = events.filter((e) => e.hook_event_name !== "Notification");
@@ -86,7 +62,7 @@ describe("EventAppender", () => {
     expect(readFileSync(path, "utf8")).toBe("");
     await held.release();
     await a.flush();
-    expect((await readAll(path)).events.map((e) => e.hook_event_name)).toEqual(["UserPromptSubmit", "Stop"]);
+    expect((await readLog(path)).events.map((e) => e.hook_event_name)).toEqual(["UserPromptSubmit", "Stop"]);
   });
 
   it("a log whose folder is gone: the failure is reported, flush still resolves, later events are written again", async () => {

@@ -4,15 +4,13 @@
  * once and whole, the server's in the order it wrote them, and nothing written while another writer or a compaction
  * holds the lock.
  */
-import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hookCommand } from "../../src/claude/hooks.js";
 import { lockedAppend } from "../../src/events/appender.js";
-import { appendEvent, EventTail } from "../../src/events/eventlog.js";
-import type { LogEvent } from "../../src/events/reducer.js";
+import { appendEvent } from "../../src/events/eventlog.js";
+import { hookWrite, readLog } from "../helpers/events-log.js";
 import { acquireFileLock, LockTimeoutError } from "../../src/util/proc/flock.js";
 
 const root = mkdtempSync(join(tmpdir(), "cs-lap-"));
@@ -25,27 +23,6 @@ const fresh = () => {
 };
 const line = (ev: object) => `\n${JSON.stringify(ev)}\n`;
 
-function hook(path: string, payload: string): Promise<number | null> {
-  return new Promise((resolve) => {
-    const c = spawn("/bin/sh", ["-c", hookCommand(path)], { stdio: ["pipe", "ignore", "ignore"] });
-    c.on("close", resolve);
-    c.stdin.end(payload);
-  });
-}
-
-async function readAll(path: string): Promise<{ events: LogEvent[]; problems: string[] }> {
-  const events: LogEvent[] = [];
-  const problems: string[] = [];
-  const t = new EventTail(
-    path,
-    (evs) => events.push(...evs),
-    (e) => void problems.push(String(e)),
-  );
-  await t.start();
-  t.close();
-  return { events, problems };
-}
-
 describe("lockedAppend", () => {
   it("beside hook commands writing large lines to the same log at once: every line once and whole", async () => {
     const path = fresh();
@@ -57,11 +34,11 @@ describe("lockedAppend", () => {
       );
       if (i % 2 === 0)
         writes.push(
-          hook(path, JSON.stringify({ hook_event_name: "Notification", message: `hook ${i}`, pad: "y".repeat(150_000) })),
+          hookWrite(path, JSON.stringify({ hook_event_name: "Notification", message: `hook ${i}`, pad: "y".repeat(150_000) })),
         );
     }
     await Promise.all(writes);
-    const { events, problems } = await readAll(path);
+    const { events, problems } = await readLog(path);
     expect(problems).toEqual([]);
     const ours = events.filter((e) => e.hook_event_name === "PreToolUse").map((e) => (e.tool_input as { i: number }).i);
     expect([...ours].sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i));
@@ -75,7 +52,7 @@ describe("lockedAppend", () => {
     expect(statSync(`${path}.lock`).mode & 0o777).toBe(0o600);
     appendFileSync(path, '{"hook_event_name":"PreToolUse","tool_na'); // a writer killed half-way
     for (const name of ["cs:interrupted", "cs:exit"] as const) await appendEvent(path, { hook_event_name: name });
-    expect((await readAll(path)).events.map((e) => e.hook_event_name)).toEqual(["cs:spawn", "cs:interrupted", "cs:exit"]);
+    expect((await readLog(path)).events.map((e) => e.hook_event_name)).toEqual(["cs:spawn", "cs:interrupted", "cs:exit"]);
   });
 
   it("writes nothing while another holds the log's lock (a compaction, a hook), then the line", async () => {
@@ -88,7 +65,7 @@ describe("lockedAppend", () => {
     expect(readFileSync(path, "utf8")).toBe("");
     await held.release();
     await w;
-    expect((await readAll(path)).events.map((e) => e.hook_event_name)).toEqual(["Stop"]);
+    expect((await readLog(path)).events.map((e) => e.hook_event_name)).toEqual(["Stop"]);
   });
 
   it("a log whose folder is gone: a plain error (not a lock timeout), nothing made", async () => {

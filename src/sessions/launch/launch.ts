@@ -14,6 +14,7 @@ import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../../runners/r
 import type { Delivery } from "../../runners/driver.js";
 import type { CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
+import { createLogWith } from "../../events/eventlog.js";
 import type { LogEvent } from "../../events/reducer.js";
 import { newRecord, type SessionRecord } from "../../store/schema.js";
 import { briefText } from "../../util/terminal-text.js";
@@ -331,13 +332,9 @@ export async function launch(
   await mkdir(p.dir, { recursive: true, mode: 0o700 });
   const spawnEvent: LogEvent = { hook_event_name: "cs:spawn", claude_session_id: claudeId };
   if (rec.generation) spawnEvent.generation = rec.generation;
-  // A new session's log is made with its cs:spawn in it: a file made exclusively (`wx`) has had no other writer and no
-  // compaction, so this first line needs no lock (issue 38: one flock less before the CLI starts). A log that is
-  // there already (a resume, a wake, a relaunch) gets the line through the locked path below.
-  const made = await writeFile(p.eventsPath, `\n${JSON.stringify(spawnEvent)}\n`, { flag: "wx", mode: 0o600 }).then(
-    () => true,
-    (e: NodeJS.ErrnoException) => (e.code === "EEXIST" ? false : Promise.reject(e)),
-  );
+  // A new session's log is made with its cs:spawn in it, with no lock (issue 38: one flock less before the CLI starts);
+  // a log that is there already (a resume, a wake, a relaunch) gets the line through the locked path below.
+  const made = await createLogWith(p.eventsPath, spawnEvent);
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
   for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
   for (const script of plan.hookScripts) await assertOwnedScript(script);
