@@ -6,8 +6,8 @@
  * go to state.json.quarantine-<time> with one log line (parse.ts). The lock (lock.ts) is taken over
  * quickly from a holder that died, and a lock lost while held (a stopped process) makes the write retry.
  *
- * Within one process, updates queue behind each other, so the file lock is only ever contended by
- * other processes. Reads are served from the last parsed version while the file is unchanged.
+ * Within one process, updates queue behind each other (those queued during a write go together into the next one),
+ * so the file lock is only ever contended by other processes. Reads are served from the last parsed version while the file is unchanged.
  */
 import { randomBytes } from "node:crypto";
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
@@ -23,6 +23,8 @@ import type { Logger } from "../util/log.js";
 const HANDOFF_MS = 3;
 /** How many times one update re-reads and retries after its lock was taken over while it held it. */
 const COMPROMISED_RETRIES = 5;
+/** At most this many updates go into one write (the lock is held while they all run). */
+const MAX_BATCH = 64;
 
 export interface StoreOptions {
   /** A lock not refreshed for this long is stale (default 10 s; at least 2 s). */
@@ -44,6 +46,12 @@ function stamp(): string {
   return new Date().toISOString().replace(/[:.]/g, "-");
 }
 
+interface Pending {
+  fn: (s: StateFile) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 interface Cached {
   key: string;
   raw: string;
@@ -54,7 +62,8 @@ export class Store {
   readonly file: string;
   readonly backup: string;
   private ready: Promise<void> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  private pending: Pending[] = [];
+  private draining: Promise<void> | undefined;
   private cache: Cached | undefined;
   private releasedAt = 0;
   private contended = false;
@@ -136,30 +145,58 @@ export class Store {
     return Object.hasOwn(sessions, id) ? structuredClone(sessions[id]) : undefined;
   }
 
-  /** The only way to change the file. `fn` may mutate the state and return a value. */
+  /**
+   * The only way to change the file. `fn` may mutate the state and return a value. Updates given while a write is
+   * under way go together into the next one, applied in the order given (one lock, one read, one write for the lot:
+   * four sessions starting at once make a handful of writes, not a score). Each still resolves only once its change is
+   * in the file, and one that throws changes nothing: the others are applied again without it.
+   */
   update<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
-    const next = this.queue.then(
-      () => this.locked(fn),
-      () => this.locked(fn),
-    );
-    this.queue = next.catch(() => {});
-    return next;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.draining ??= this.drain();
+    });
   }
 
-  private async locked<T>(fn: (s: StateFile) => T | Promise<T>): Promise<T> {
-    await this.init();
-    for (let attempt = 0; ; attempt++) {
-      const out = await this.lockedOnce(fn, attempt >= COMPROMISED_RETRIES);
-      if (out.done) return out.result;
-      this.log.warn(`state.json: the lock was taken over while this update held it; re-reading and retrying (${attempt + 1})`);
+  private async drain(): Promise<void> {
+    try {
+      // Updates given in the same tick as the first go with it.
+      await Promise.resolve();
+      while (this.pending.length) await this.locked(this.pending.splice(0, MAX_BATCH));
+    } finally {
+      this.draining = undefined;
     }
   }
 
-  /** One try: `done: false` when the lock turned out not to be ours any more before the write (nothing written). */
-  private async lockedOnce<T>(
-    fn: (s: StateFile) => T | Promise<T>,
+  private async locked(batch: Pending[]): Promise<void> {
+    try {
+      await this.init();
+      for (let attempt = 0; ; attempt++) {
+        const out = await this.lockedOnce(batch, attempt >= COMPROMISED_RETRIES);
+        if (out.done) {
+          for (const p of batch) {
+            const failed = out.failed.get(p);
+            if (failed) p.reject(failed.error);
+            else p.resolve(out.results.get(p));
+          }
+          return;
+        }
+        this.log.warn(`state.json: the lock was taken over while this update held it; re-reading and retrying (${attempt + 1})`);
+      }
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+    }
+  }
+
+  /**
+   * One try: `done: false` when the lock turned out not to be ours any more before the write (nothing written).
+   * The batch's functions run in order on one copy; when one throws, the copy is dropped and the rest run again on a
+   * fresh one, so a failed update leaves nothing half done.
+   */
+  private async lockedOnce(
+    batch: Pending[],
     lastTry: boolean,
-  ): Promise<{ done: true; result: T } | { done: false }> {
+  ): Promise<{ done: true; results: Map<Pending, unknown>; failed: Map<Pending, { error: unknown }> } | { done: false }> {
     // The lock's waiters retry at random; a process that just released it would win it straight back and
     // starve the others. When others were seen waiting, step aside for a moment before taking it again.
     if (this.contended && Date.now() - this.releasedAt < HANDOFF_MS) await sleep(HANDOFF_MS);
@@ -172,15 +209,35 @@ export class Store {
       let raw: string;
       let state: StateFile;
       let clean: boolean;
-      if (this.cache?.key === key) {
-        raw = this.cache.raw;
-        state = cloneState(this.cache.state);
+      const cached = this.cache?.key === key ? this.cache : undefined;
+      if (cached) {
+        raw = cached.raw;
+        state = cloneState(cached.state);
         clean = true;
       } else {
         ({ key, raw } = await this.readKeyed());
         ({ state, clean } = await this.parse(raw, true));
       }
-      const result = await fn(state);
+      const results = new Map<Pending, unknown>();
+      const failed = new Map<Pending, { error: unknown }>();
+      for (let live = batch; ;) {
+        let bad: Pending | undefined;
+        for (const p of live) {
+          try {
+            results.set(p, await p.fn(state));
+          } catch (error) {
+            failed.set(p, { error });
+            bad = p;
+            break;
+          }
+        }
+        if (!bad) break;
+        live = live.filter((p) => !failed.has(p));
+        results.clear();
+        // Nothing left to apply: nothing is written (as for a lone update that throws).
+        if (!live.length) return { done: true, results, failed };
+        state = cached ? cloneState(cached.state) : (await this.parse(raw, false)).state;
+      }
       state.version = STATE_VERSION;
       state.updated_at = new Date().toISOString();
       const text = JSON.stringify(state, null, 2) + "\n";
@@ -204,7 +261,7 @@ export class Store {
         // serve its own older state from the cache and overwrite the other's update with it).
         this.cache = { key: keyOf(written), raw: text, state: cloneState(state) };
       }
-      return { done: true, result };
+      return { done: true, results, failed };
     } finally {
       this.inLock = false;
       await lock.release();

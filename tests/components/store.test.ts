@@ -32,6 +32,39 @@ describe("state store", () => {
     expect(Date.parse(raw.updated_at)).not.toBeNaN();
   });
 
+  it("updates given at once share a few writes; one that throws halfway changes nothing and the others land", async () => {
+    const dir = tmp();
+    const s = new Store(dir, log);
+    await s.update((st) => void (st.sessions.seed = record("seed")));
+    const file = join(dir, "state.json");
+    // Each update notes which version of the file it was applied to: one write per version.
+    const seen = new Set<number>();
+    const ups = Array.from({ length: 20 }, (_, i) =>
+      s.update((st) => {
+        seen.add(statSync(file).ino);
+        st.sessions[`s${i}`] = record(`s${i}`);
+        if (i === 7) {
+          st.sessions.seed!.status = "dead";
+          throw new Error("refused halfway");
+        }
+        return i;
+      }),
+    );
+    const out = await Promise.allSettled(ups);
+    expect(out.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason))).toEqual([
+      "Error: refused halfway",
+    ]);
+    expect(out.filter((o) => o.status === "fulfilled").map((o) => (o as PromiseFulfilledResult<number>).value)).toEqual(
+      [...Array(20).keys()].filter((i) => i !== 7),
+    );
+    const onDisk = JSON.parse(readFileSync(file, "utf8")).sessions;
+    expect(Object.keys(onDisk).sort()).toEqual(
+      ["seed", ...[...Array(20).keys()].filter((i) => i !== 7).map((i) => `s${i}`)].sort(),
+    );
+    expect(onDisk.seed.status).not.toBe("dead"); // the refused update's change is not in the file
+    expect(seen.size).toBeLessThanOrEqual(2);
+  });
+
   it("keeps a backup and recovers a corrupt file from it, loudly, keeping the broken one aside", async () => {
     const dir = tmp();
     const s = new Store(dir, log);
