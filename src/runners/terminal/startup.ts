@@ -2,6 +2,7 @@
  * From spawn to the first prompt: wait for SessionStart, answer the trust screen when asked to, recognise the
  * other first-run screens (they fire no hook), wait for the input box, and say why a start failed.
  */
+import { stat } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { TerminalHost } from "../host.js";
 import type { CallContext } from "../../core/context.js";
@@ -41,6 +42,8 @@ export async function awaitReady(
 ): Promise<void> {
   let trustedAt = 0;
   let blocked: BlockingScreen | undefined;
+  let drawn: string | undefined;
+  let sawTrust = false;
   // Hooks decide; the screen is read only while SessionStart is late, to recognise a first-run screen.
   const folded = await s.live.waitFor((f) => f.status !== "starting" || blocked !== undefined, {
     timeoutMs: opts.timeoutMs,
@@ -50,8 +53,15 @@ export async function awaitReady(
       if (ms % 2000 < STARTUP_TICK_MS)
         ctx.progress?.({ progress: ms, total: opts.timeoutMs, message: "waiting for Claude Code to start" });
       if (ms < FIRST_RUN_PROBE_AFTER_MS) return;
+      // Reading the screen forks a tmux client (issue 38: four starts at once on a loaded machine spent ~60 ms of the
+      // server's CPU a round on it). Nothing drawn since the last read (the raw output's size and time unchanged):
+      // the same screen, which showed nothing to act on. A trust screen answered is read again (it may stay).
+      const now = await drawnKey(s.rawLogPath);
+      if (now !== undefined && now === drawn && !sawTrust) return;
+      drawn = now;
       const screen = await b.screen(s.id).catch(() => "");
       const seen = detectBlockingScreen(screen);
+      sawTrust = seen === "trust";
       if (seen === "trust" && opts.trustWorkspace) {
         if (Date.now() - trustedAt > TRUST_ANSWER_EVERY_MS) {
           trustedAt = Date.now();
@@ -73,6 +83,16 @@ export async function awaitReady(
     return;
   }
   throw await diagnose(b, s, opts, blocked);
+}
+
+/** What the terminal has printed so far, as the raw log's size and time (undefined when it cannot be read). */
+async function drawnKey(path: string): Promise<string | undefined> {
+  try {
+    const st = await stat(path);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
