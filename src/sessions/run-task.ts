@@ -11,6 +11,7 @@ import { allRunners, type Deps } from "./deps.js";
 import { kill } from "./life/kill.js";
 import { startSession } from "./launch/launch.js";
 import { newSessionId } from "./launch/options.js";
+import { isLive } from "../core/status.js";
 import { interrupt } from "./turn/control.js";
 import { send } from "./turn/send.js";
 import { turnOutcome } from "./turn/turns.js";
@@ -31,18 +32,30 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const id = warm ?? startOptions.session_id ?? newSessionId();
   let running = Boolean(warm);
   const timeoutMs = timeout_ms ?? 600_000;
-  const stop = () => void interrupt(d, { session_id: id, timeout_ms: 5000 }, {}).catch(() => {});
+  // Cancelling before the session is up cancels the start (launch.ts ends the process). Once it is up, the task's
+  // prompt is, or is about to be, a turn: that turn is interrupted as soon as it runs, wherever the call was then (the
+  // start's last steps, or the wait for the turn).
+  let stopping = false;
+  const stop = () => {
+    if (!running || stopping) return;
+    stopping = true;
+    void interruptTask(d, id).catch(() => {});
+  };
+  const onAbort = () => stop();
+  ctx.signal?.addEventListener("abort", onAbort, { once: true });
+  const up = () => {
+    running = true;
+    if (ctx.signal?.aborted) stop();
+  };
   let out: SendOutput;
   try {
     let sentAt: string | undefined;
-    if (!warm)
-      sentAt = (await startSession(d, { ...startOptions, session_id: id, backend, prompt }, ctx, () => (running = true))).sent_at;
-    running = true;
+    if (!warm) sentAt = (await startSession(d, { ...startOptions, session_id: id, backend, prompt }, ctx, up)).sent_at;
+    up();
     ctx.progress?.({
       progress: Date.now() - t0,
       message: `session ${id} ${warm ? "taken ready from the warm pool" : `started (${backend})`}; running the task`,
     });
-    ctx.signal?.addEventListener("abort", stop, { once: true });
     const sendInput = {
       session_id: id,
       message: prompt,
@@ -73,7 +86,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     if (!keep_session && running) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
     throw e;
   } finally {
-    ctx.signal?.removeEventListener("abort", stop);
+    ctx.signal?.removeEventListener("abort", onAbort);
     // After the turn, not during it: the spares' start-up would compete with it for the CPU.
     if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }
@@ -107,6 +120,16 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     timed_out: timed_out ?? false,
     waited_ms: Date.now() - t0,
   };
+}
+
+/** How long a cancelled task's prompt is given to become a turn (so that it can be interrupted) before it is left. */
+const CANCEL_TURN_WAIT_MS = 10_000;
+
+/** A cancelled task: its prompt's turn is interrupted once it runs (a prompt carried by the launch may not be a turn yet). */
+async function interruptTask(d: Deps, id: string): Promise<void> {
+  const s = await d.registry.handle(id);
+  await s.live.waitFor((f) => f.prompts_submitted > 0 || !isLive(f.status), { timeoutMs: CANCEL_TURN_WAIT_MS });
+  await interrupt(d, { session_id: id, timeout_ms: 5000 }, {});
 }
 
 /** Waits (a few seconds at most: the driver's own limit) for the figures of the session's last turn, if they are pending. */

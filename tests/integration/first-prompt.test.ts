@@ -104,6 +104,41 @@ describe("the first prompt travels with the launch (headless)", () => {
     await m.callOk("kill_session", { session_id: s.session_id });
   });
 
+  it("run_task cancelled the moment its prompt became a turn (before the start returned) does not leave that turn running", async () => {
+    const id = "cancelrace1";
+    const ac = new AbortController();
+    const p = m.call(
+      "run_task",
+      { cwd: w.dir("cancel"), session_id: id, prompt: "FAKE_SLOW:20000 cancel me" },
+      { signal: ac.signal },
+    );
+    const log = join(w.stateDir, id, "events.jsonl");
+    const names = () => {
+      try {
+        return readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l.trim())
+          .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
+      } catch {
+        return [];
+      }
+    };
+    for (const until = Date.now() + 15_000; !names().includes("UserPromptSubmit") && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 1));
+    ac.abort();
+    await p.catch(() => undefined); // the call ends cancelled
+    // The turn ends within moments: interrupted (the call was past the start), or with its process (a start cancelled
+    // while it waited for the CLI); it does not run on for 20 s with nobody waiting for it.
+    for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+      const n = names();
+      if (n.includes("cs:interrupted") || n.includes("cs:exit")) break;
+    }
+    const n = names();
+    expect(n.includes("cs:interrupted") || n.includes("cs:exit"), n.join(",")).toBe(true);
+    expect(n).not.toContain("Stop");
+    await m.call("kill_session", { session_id: id, force: true });
+  });
+
   it("run_task {keep_session: false} ends the session after the reply; a CLI that dies at start-up is the start's error", async () => {
     const r = await m.callOk("run_task", { cwd: w.dir("once"), prompt: "one shot", keep_session: false });
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: one shot", kept: false });
