@@ -12,7 +12,7 @@ import { DEFAULT_PERMISSION_TIMEOUT_MS } from "../../core/modes.js";
 import type { RunnerHealth, RunnerSetup } from "../runner.js";
 import { HeadlessDriver } from "./driver.js";
 import { HeadlessHost } from "./host.js";
-import { loadSdk } from "./session.js";
+import { loadSdk } from "./sdk.js";
 
 export const HEADLESS_CAPS: Capabilities = {
   screen: false,

@@ -28,6 +28,7 @@ import type { LiveSession } from "../../events/live.js";
 import type { Folded, LogEvent } from "../../events/reducer.js";
 import { signalGroup } from "../../util/proc/process.js";
 import { PromptQueue } from "./input.js";
+import { loadSdk } from "./sdk.js";
 import { buildSdkOptions } from "./options.js";
 import { DEFAULT_PERMISSION_TIMEOUT_MS, PermissionBroker, type Answered } from "./permissions.js";
 import { savedTotals, toTurnResult, zeroTotals, type Totals } from "./result.js";
@@ -44,17 +45,6 @@ export interface ExitInfo {
 }
 
 const STDERR_KEEP = 8000;
-
-let sdk: Promise<typeof import("@anthropic-ai/claude-agent-sdk")> | undefined;
-
-/**
- * The Agent SDK, loaded once, with the first headless session: it is ~40 MB of memory a server without one never
- * needs. A launch's plan starts the import (headless/runner.ts), so that it runs beside the session layer's checks
- * and file writes rather than after them.
- */
-export function loadSdk(): Promise<typeof import("@anthropic-ai/claude-agent-sdk")> {
-  return (sdk ??= import("@anthropic-ai/claude-agent-sdk"));
-}
 
 export class HeadlessSession {
   readonly claudeSessionId: string;
