@@ -261,12 +261,18 @@ export async function serversSend(runs, servers = 2) {
       await Promise.all(
         ms.map((m, k) => m.call("send_message", { session_id, message: msgs[k], queue: true, wait_for_response: false })),
       );
+      const submitted = () =>
+        readFileSync(w.eventsPath(session_id), "utf8")
+          .split("\n")
+          .filter((l) => l.includes('"UserPromptSubmit"'))
+          .map((l) => JSON.parse(l).prompt);
+      // Queued prompts go one turn after another, each held by its own server: wait until each of this run's prompts
+      // is in (bounded), then for the last turn, then a moment more for a duplicate to show.
+      for (const until = Date.now() + 30_000; Date.now() < until; await sleep(50))
+        if (msgs.every((m) => submitted().some((p) => p.includes(m)))) break;
       await ms[0].call("wait_for_completion", { session_id, timeout_ms: 30_000 });
       await sleep(300);
-      const prompts = readFileSync(w.eventsPath(session_id), "utf8")
-        .split("\n")
-        .filter((l) => l.includes('"UserPromptSubmit"'))
-        .map((l) => JSON.parse(l).prompt);
+      const prompts = submitted();
       for (const m of msgs) {
         const n = prompts.filter((p) => p === m).length;
         const merged = prompts.filter((p) => p !== m && p.includes(m)).length;
