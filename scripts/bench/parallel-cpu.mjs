@@ -10,6 +10,7 @@
  *   npm run build && node scripts/bench/parallel-cpu.mjs [--runs=8]
  */
 import { readFileSync } from "node:fs";
+import { cpuMs } from "./stats.mjs";
 import { makeWorld } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 import { makeFloor } from "./floor.mjs";
@@ -22,15 +23,6 @@ const PAR = 4;
 function busyMs() {
   const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
   return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 10;
-}
-/** One process's own CPU time (user + system), in ms; 0 once it is gone. */
-function cpuMs(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -41,8 +41,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     stopping = true;
     void interruptTask(d, id).catch(() => {});
   };
-  const onAbort = () => stop();
-  ctx.signal?.addEventListener("abort", onAbort, { once: true });
+  ctx.signal?.addEventListener("abort", stop, { once: true });
   const up = () => {
     running = true;
     if (ctx.signal?.aborted) stop();
@@ -86,7 +85,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
     if (!keep_session && running) await kill(d, { session_id: id, force: false, save_state: true }).catch(() => undefined);
     throw e;
   } finally {
-    ctx.signal?.removeEventListener("abort", onAbort);
+    ctx.signal?.removeEventListener("abort", stop);
     // After the turn, not during it: the spares' start-up would compete with it for the CPU.
     if (pool && pooled) pool.refill(pooled.key, pooled.options);
   }

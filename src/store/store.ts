@@ -7,7 +7,8 @@
  * quickly from a holder that died, and a lock lost while held (a stopped process) makes the write retry.
  *
  * Within one process, updates queue behind each other (those queued during a write go together into the next one),
- * so the file lock is only ever contended by other processes. Reads are served from the last parsed version while the file is unchanged.
+ * so the file lock is only ever contended by other processes. Reads are served from the last parsed version while the
+ * file is unchanged.
  */
 import { randomBytes } from "node:crypto";
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
@@ -56,6 +57,36 @@ interface Cached {
   key: string;
   raw: string;
   state: StateFile;
+}
+
+/**
+ * Runs the batch's functions in order on `state`. When one throws it is set aside, and the others run again on a
+ * `fresh()` copy, so a failed update leaves nothing half done. `applied`: the state they all changed, or undefined
+ * when none is left.
+ */
+async function applyAll(
+  batch: Pending[],
+  state: StateFile,
+  fresh: () => Promise<StateFile>,
+): Promise<{ applied?: StateFile; results: Map<Pending, unknown>; failed: Map<Pending, { error: unknown }> }> {
+  const failed = new Map<Pending, { error: unknown }>();
+  let live = batch;
+  while (live.length) {
+    const results = new Map<Pending, unknown>();
+    let bad: Pending | undefined;
+    for (const p of live) {
+      try {
+        results.set(p, await p.fn(state));
+      } catch (error) {
+        failed.set((bad = p), { error });
+        break;
+      }
+    }
+    if (!bad) return { applied: state, results, failed };
+    live = live.filter((p) => p !== bad);
+    if (live.length) state = await fresh();
+  }
+  return { results: new Map(), failed };
 }
 
 export class Store {
@@ -190,8 +221,7 @@ export class Store {
 
   /**
    * One try: `done: false` when the lock turned out not to be ours any more before the write (nothing written).
-   * The batch's functions run in order on one copy; when one throws, the copy is dropped and the rest run again on a
-   * fresh one, so a failed update leaves nothing half done.
+   * The batch is applied by applyAll.
    */
   private async lockedOnce(
     batch: Pending[],
@@ -218,26 +248,11 @@ export class Store {
         ({ key, raw } = await this.readKeyed());
         ({ state, clean } = await this.parse(raw, true));
       }
-      const results = new Map<Pending, unknown>();
-      const failed = new Map<Pending, { error: unknown }>();
-      for (let live = batch; ;) {
-        let bad: Pending | undefined;
-        for (const p of live) {
-          try {
-            results.set(p, await p.fn(state));
-          } catch (error) {
-            failed.set(p, { error });
-            bad = p;
-            break;
-          }
-        }
-        if (!bad) break;
-        live = live.filter((p) => !failed.has(p));
-        results.clear();
-        // Nothing left to apply: nothing is written (as for a lone update that throws).
-        if (!live.length) return { done: true, results, failed };
-        state = cached ? cloneState(cached.state) : (await this.parse(raw, false)).state;
-      }
+      const fresh = async () => (cached ? cloneState(cached.state) : (await this.parse(raw, false)).state);
+      const { applied, results, failed } = await applyAll(batch, state, fresh);
+      // Nothing left to apply: nothing is written (as for a lone update that throws).
+      if (!applied) return { done: true, results, failed };
+      state = applied;
       state.version = STATE_VERSION;
       state.updated_at = new Date().toISOString();
       const text = JSON.stringify(state, null, 2) + "\n";

@@ -150,7 +150,8 @@ async function exportSession(d: Deps, id: string): Promise<MoveBundle> {
       throw new SessionError("SESSION_BUSY", `session ${id} could not be hibernated for the move (it is ${s.fold.status} now).`, {
         suggestion: "Wait for its turn to end, then move it.",
       });
-    } // The ended process's last lines (tmux's pane-died cs:exit runs in the background) change nothing of a hibernated
+    }
+    // The ended process's last lines (tmux's pane-died cs:exit runs in the background) change nothing of a hibernated
     // session but its event count, which release compares: the bundle's count is taken once they have landed.
     await quiet(s, ENDED_QUIET_MS, ENDED_WAIT_MS);
   }
