@@ -32,7 +32,9 @@ const { HOOK_EVENTS } = await import(sutPath("dist", "core", "events.js"));
 const { query } = await import("@anthropic-ai/claude-agent-sdk");
 
 const w = makeWorld("task-floor");
-const dirs = Object.fromEntries(["bare", "phooks", "sdk", "sdkhooks", "sdkcb", "sdkcbstart", "stream"].map((n) => [n, w.dir(n)]));
+const dirs = Object.fromEntries(
+  ["bare", "phooks", "sdk", "sdkhooks", "sdkcb", "sdkcbstart", "sdkcbasync", "stream"].map((n) => [n, w.dir(n)]),
+);
 const setup = await realSetup(w, Object.values(dirs));
 const cli = setup.cli.path;
 const env = {
@@ -81,7 +83,7 @@ function callbacks(startCommand) {
   let settings;
   if (startCommand) {
     settings = join(w.root, `hooks-${k}.json`);
-    const all = hooksSettings(log);
+    const all = hooksSettings(log, undefined, { backgroundStart: startCommand === "async" });
     writeFileSync(settings, JSON.stringify({ ...all, hooks: { SessionStart: all.hooks.SessionStart } }));
   }
   return { hooks, settings };
@@ -110,7 +112,7 @@ async function sdk(cwd, prompt, settings, hooks) {
   return at;
 }
 
-const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], sdkcb: [], sdkcbstart: [], stream: [] };
+const rows = { bare: [], phooks: [], sdk: [], sdkhooks: [], sdkcb: [], sdkcbstart: [], sdkcbasync: [], stream: [] };
 
 const streamLine = (prompt) =>
   JSON.stringify({ type: "user", message: { role: "user", content: prompt }, parent_tool_use_id: null, session_id: "" }) + "\n";
@@ -136,6 +138,8 @@ for (let i = 0; i < RUNS; i++) {
   if (on("sdkcb")) rows.sdkcb.push(await sdk(dirs.sdkcb, `sdkcb ${i}`, undefined, cb.hooks));
   const cbs = callbacks(true);
   if (on("sdkcbstart")) rows.sdkcbstart.push(await sdk(dirs.sdkcbstart, `sdkcbstart ${i}`, cbs.settings, cbs.hooks));
+  const cba = callbacks("async");
+  if (on("sdkcbasync")) rows.sdkcbasync.push(await sdk(dirs.sdkcbasync, `sdkcbasync ${i}`, cba.settings, cba.hooks));
   if (on("stream")) rows.stream.push(await timed([cli, ...streamArgv], dirs.stream, `stream ${i}`, streamLine(`stream ${i}`)));
   process.stderr.write(
     `run ${i + 1}/${RUNS}: ${Object.entries(rows)
@@ -155,6 +159,7 @@ for (const [k, label] of [
   ["sdkhooks", "Agent SDK query() + the server's hook set"],
   ["sdkcb", "Agent SDK query() + the hook set as in-process callbacks (no SessionStart)"],
   ["sdkcbstart", "the same + SessionStart as a command"],
+  ["sdkcbasync", "the same, the command in the background (`async: true`) for a new process"],
 ]) {
   if (!rows[k].length) continue;
   const s = summary(rows[k]);

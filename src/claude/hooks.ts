@@ -90,15 +90,28 @@ const ORDERED_SESSION_STARTS = "clear|compact";
  */
 export const CALLBACK_EVENTS: readonly HookEventName[] = HOOK_EVENTS.filter((e) => e !== "SessionStart" && e !== "SessionEnd");
 
+/**
+ * A headless session's hook set: the turn's events as callbacks (CALLBACK_EVENTS), SessionEnd a command, and
+ * SessionStart a command only for /clear and /compact. A new or resumed process's start is written by
+ * HeadlessSession when the CLI answers the SDK's initialize: a SessionStart command on the CLI's start-up path cost a
+ * `claude -p`-like turn 7–96 ms (2.1.330, scripts/bench/task-floor.mjs, three passes, issue 38), even in the
+ * background (`async: true`: the CLI still forks it while it starts), and nothing waits on that line.
+ */
+export const HEADLESS_HOOKS = { callbacks: CALLBACK_EVENTS, startFromHost: true } as const;
+
 export function hooksSettings(
   eventsPath: string,
   permission?: PermissionHook,
-  opts: { backgroundStart?: boolean; callbacks?: readonly HookEventName[] } = {},
+  opts: { backgroundStart?: boolean; callbacks?: readonly HookEventName[]; startFromHost?: boolean } = {},
 ): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
     if (opts.callbacks?.includes(ev)) continue;
+    if (ev === "SessionStart" && opts.startFromHost) {
+      hooks[ev] = [{ matcher: ORDERED_SESSION_STARTS, hooks: [{ type: "command", command }] }];
+      continue;
+    }
     if (ev === "SessionStart" && opts.backgroundStart) {
       hooks[ev] = [
         { matcher: BACKGROUND_SESSION_STARTS, hooks: [{ type: "command", command, async: true }] },

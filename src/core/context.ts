@@ -30,3 +30,9 @@ export interface CallContext {
   /** Set when a team member calls one of its own tools (a tool of toolset "member"). */
   member?: MemberCaller;
 }
+
+/** The same call with no cancel signal: for work that must go on once started (the caller handles the cancel itself). */
+export function withoutSignal(ctx: CallContext): CallContext {
+  const { signal: _s, ...rest } = ctx;
+  return rest;
+}

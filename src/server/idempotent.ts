@@ -8,7 +8,7 @@
  * not passed on), so that the retry gets its result; a refusal (the codes below: nothing was started) frees the key.
  */
 import { createHash } from "node:crypto";
-import type { CallContext } from "../core/context.js";
+import { withoutSignal, type CallContext } from "../core/context.js";
 import { SessionError, toSessionError, type ErrorCode } from "../core/errors.js";
 import type { SessionService } from "../sessions/service.js";
 import { canonicalJson, IdempotencyStore, OwnerGone, type IdemOutcome } from "../store/idempotency.js";
@@ -72,7 +72,7 @@ export async function runOnce<R>(
     const claim = await store.claim(caller, tool.name, key, args);
     if (claim.mine) {
       // The work is the key's, not the caller's: it goes on if the caller goes away, so a retry can have its result.
-      const { signal: _s, ...detached } = ctx;
+      const detached = withoutSignal(ctx);
       let outcome: IdemOutcome;
       try {
         const value = await run(detached);

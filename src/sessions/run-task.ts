@@ -32,9 +32,9 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const id = warm ?? startOptions.session_id ?? newSessionId();
   let running = Boolean(warm);
   const timeoutMs = timeout_ms ?? 600_000;
-  // Cancelling before the session is up cancels the start (launch.ts ends the process). Once it is up, the task's
-  // prompt is, or is about to be, a turn: that turn is interrupted as soon as it runs, wherever the call was then (the
-  // start's last steps, or the wait for the turn).
+  // Cancelling before the process has the task's prompt cancels the start (launch.ts ends the process). Once it has it
+  // (a prompt the launch carries: from the spawn; else once the session is up), the prompt is, or is about to be, a
+  // turn: that turn is interrupted as soon as it runs, wherever the call was then (the start, or the wait for the turn).
   let stopping = false;
   const stop = () => {
     if (!running || stopping) return;
@@ -127,7 +127,9 @@ const CANCEL_TURN_WAIT_MS = 10_000;
 /** A cancelled task: its prompt's turn is interrupted once it runs (a prompt carried by the launch may not be a turn yet). */
 async function interruptTask(d: Deps, id: string): Promise<void> {
   const s = await d.registry.handle(id);
-  await s.live.waitFor((f) => f.prompts_submitted > 0 || !isLive(f.status), { timeoutMs: CANCEL_TURN_WAIT_MS });
+  // A carried prompt becomes a turn once the CLI is up: the start's own bound, then the wait for the turn.
+  const timeoutMs = d.cfg.startTimeoutMs + CANCEL_TURN_WAIT_MS;
+  await s.live.waitFor((f) => f.prompts_submitted > 0 || !isLive(f.status), { timeoutMs });
   await interrupt(d, { session_id: id, timeout_ms: 5000 }, {});
 }
 

@@ -139,6 +139,53 @@ describe("the first prompt travels with the launch (headless)", () => {
     await m.call("kill_session", { session_id: id, force: true });
   });
 
+  it("run_task cancelled the moment its process started (before SessionStart) interrupts the task's turn and keeps the session", async () => {
+    // The process holds the carried prompt from its spawn, so the cancel is the turn's interrupt, not the start's end,
+    // whenever it comes: a rule that does not hang on whether SessionStart was in yet.
+    const id = `cancelrace2${Date.now().toString(36)}`; // a fresh id on a retry
+    const ac = new AbortController();
+    const p = m.call(
+      "run_task",
+      { cwd: w.dir("cancel2"), session_id: id, prompt: "FAKE_SLOW:20000 cancel me early" },
+      { signal: ac.signal },
+    );
+    const log = join(w.stateDir, id, "events.jsonl");
+    const names = () => {
+      try {
+        return readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l.trim())
+          .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
+      } catch {
+        return [];
+      }
+    };
+    // The process's pid in the record: it was spawned with the prompt.
+    const pid = () => {
+      try {
+        return (
+          JSON.parse(readFileSync(join(w.stateDir, "state.json"), "utf8")) as { sessions: Record<string, { pid?: number }> }
+        ).sessions[id]?.pid;
+      } catch {
+        return undefined; // caught between the write and the rename
+      }
+    };
+    for (const until = Date.now() + 15_000; pid() === undefined && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 1));
+    expect(names()).not.toContain("SessionStart");
+    ac.abort();
+    await p.catch(() => undefined);
+    for (const until = Date.now() + 10_000; !names().includes("cs:interrupted") && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 20));
+    const n = names();
+    expect(n, n.join(",")).toContain("cs:interrupted");
+    expect(n).not.toContain("Stop");
+    expect(n).not.toContain("cs:exit");
+    const listed = await m.callOk("list_sessions", {});
+    expect(listed.sessions.find((x) => x.session_id === id)?.status).toBe("idle"); // alive, its turn over
+    await m.call("kill_session", { session_id: id, force: true });
+  });
+
   it("run_task {keep_session: false} ends the session after the reply; a CLI that dies at start-up is the start's error", async () => {
     const r = await m.callOk("run_task", { cwd: w.dir("once"), prompt: "one shot", keep_session: false });
     expect(r).toMatchObject({ completed: true, response: "FAKE REPLY: one shot", kept: false });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
 import { headlessEnv } from "../../src/runners/headless/options.js";
 import { encodeHandoff } from "../../src/runners/terminal/tmux/launcher.js";
-import { CALLBACK_EVENTS, hooksSettings } from "../../src/claude/hooks.js";
+import { CALLBACK_EVENTS, HEADLESS_HOOKS, hooksSettings } from "../../src/claude/hooks.js";
 import { hookScript, permissionScript } from "../../src/claude/scripts.js";
 import { launchScript } from "../../src/runners/terminal/tmux/launcher.js";
 import { captureScript } from "../../src/runners/terminal/capture.js";
@@ -128,9 +128,17 @@ describe("argv builders", () => {
     );
     expect(JSON.stringify(s)).not.toContain('"async"');
     // Issue 38, headless (the Agent SDK): the turn's events go to the SDK's in-process callbacks (HeadlessSession),
-    // so the CLI forks no hook for them; the process's start and end, which no callback receives, stay commands.
-    const headless = hooksSettings("/state/it's/events.jsonl", undefined, { callbacks: CALLBACK_EVENTS });
+    // so the CLI forks no hook for them; the process's end, which no callback receives, stays a command. Its start is
+    // written by HeadlessSession when the CLI answers initialize: only /clear's and /compact's SessionStart run a command.
+    const headless = hooksSettings("/state/it's/events.jsonl", undefined, HEADLESS_HOOKS);
     expect(Object.keys(headless.hooks)).toEqual(["SessionStart", "SessionEnd"]);
+    expect(
+      (headless.hooks.SessionStart as Array<{ matcher: string; hooks: Array<{ command: string; async?: boolean }> }>).map((g) => [
+        g.matcher,
+        g.hooks[0]!.async === true,
+        g.hooks[0]!.command,
+      ]),
+    ).toEqual([["clear|compact", false, s.hooks.Stop![0]!.hooks[0]!.command]]);
     expect(CALLBACK_EVENTS).toEqual(Object.keys(s.hooks).filter((e) => e !== "SessionStart" && e !== "SessionEnd"));
     expect(headless.permissions).toEqual(hooksSettings("/state/it's/events.jsonl").permissions);
     // Issue 38, the interactive CLI (tmux, pty): a start's or a resume's SessionStart runs in the background (the

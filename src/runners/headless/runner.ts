@@ -3,7 +3,7 @@
  * conversation (no argv: the SDK builds the CLI's), run by HeadlessHost on the session layer's fold.
  */
 import { CLAUDE_OPTIONS } from "../../api/index.js";
-import { CALLBACK_EVENTS, hooksSettings } from "../../claude/hooks.js";
+import { HEADLESS_HOOKS, hooksSettings } from "../../claude/hooks.js";
 import { childEnv } from "../../claude/launch.js";
 import { encodeSpec } from "../../sandbox/spec.js";
 import type { Driver } from "../driver.js";
@@ -80,8 +80,8 @@ export function headlessPlan(host: HeadlessHost, req: LaunchRequest): LaunchPlan
     underDoppler: false,
     ...(files ? { files } : {}),
     // Permissions are answered through canUseTool: no blocking hook. The turn's events come to HeadlessSession's
-    // in-process callbacks; only SessionStart and SessionEnd are commands.
-    settings: withMemberTools(hooksSettings(req.eventsPath, undefined, { callbacks: CALLBACK_EVENTS }), req.member),
+    // in-process callbacks; SessionEnd and the SessionStart of /clear and /compact are commands (HEADLESS_HOOKS).
+    settings: withMemberTools(hooksSettings(req.eventsPath, undefined, HEADLESS_HOOKS), req.member),
     hookScripts: [],
     // The SDK's input takes a prompt while the CLI starts (the driver's `carried`): it runs as soon as the CLI is up.
     carriesPrompt: req.prompt !== undefined,

@@ -2,7 +2,8 @@
  * One long-lived headless Claude Code session: the real CLI run by the Agent SDK's query() in
  * streaming-input mode (stream-json over stdin/stdout, no terminal). Its events.jsonl fills exactly as for an
  * interactive session: the turn's hook events come to in-process callbacks and are written here (EventAppender,
- * under the hooks' lock), SessionStart and SessionEnd through the hook command in its settings. The status is the
+ * under the hooks' lock), the process's SessionStart when the CLI answers initialize (started()), SessionEnd and
+ * the SessionStart of /clear and /compact through the hook command in its settings. The status is the
  * fold of that log (src/events/reducer.ts); where the CLI ends a turn without a hook, the engine appends the
  * equivalent `cs:` event through the same appender.
  */
@@ -19,7 +20,7 @@ import type {
   SpawnedProcess,
 } from "@anthropic-ai/claude-agent-sdk";
 import writeFileAtomic from "write-file-atomic";
-import { CALLBACK_EVENTS, hooksSettings } from "../../claude/hooks.js";
+import { CALLBACK_EVENTS, HEADLESS_HOOKS, hooksSettings } from "../../claude/hooks.js";
 import { transcriptPath } from "../../claude/transcript.js";
 import { EventAppender } from "../../events/appender.js";
 import { SessionError } from "../../core/errors.js";
@@ -68,6 +69,7 @@ export class HeadlessSession {
   private totals: Totals = zeroTotals();
   private stderrTail = "";
   private pumpError: unknown;
+  private startWritten = false;
 
   private constructor(
     private readonly o: HeadlessOptions,
@@ -94,7 +96,7 @@ export class HeadlessSession {
   static async start(o: HeadlessOptions): Promise<HeadlessSession> {
     const plan = buildSdkOptions(o);
     if (!o.managed) {
-      const settings = hooksSettings(o.events_path, undefined, { callbacks: CALLBACK_EVENTS });
+      const settings = hooksSettings(o.events_path, undefined, HEADLESS_HOOKS);
       await writeFileAtomic(o.settings_path, JSON.stringify(settings, null, 2) + "\n", { mode: 0o600 });
       await appendFile(o.events_path, "", { mode: 0o600 });
     }
@@ -221,6 +223,7 @@ export class HeadlessSession {
     // The turn's hook events as in-process callbacks: the CLI asks this process over its stdio (no hook process, no
     // wait for a write) and each event is queued for the log in the order the CLI gave them.
     const hook = (input: HookInput): Promise<HookJSONOutput> => {
+      this.started();
       this.appender.push({ ...input, ts: new Date().toISOString() });
       return Promise.resolve({});
     };
@@ -231,7 +234,30 @@ export class HeadlessSession {
       spawnClaudeCodeProcess: (so: SpawnOptions) => this.spawnCli(so),
     };
     this.q = query({ prompt: this.input, options });
+    // The CLI answers initialize once it takes input: the process's start (HEADLESS_HOOKS: no SessionStart command).
+    this.q.initializationResult().then(
+      () => this.started(),
+      () => {},
+    );
     void this.pump(this.q);
+  }
+
+  /**
+   * The process's SessionStart, written once, before any of its hook events: when the CLI answered the SDK's
+   * initialize, or with the first callback if that comes first. The line is the hook's under the SDK (source startup,
+   * resume, or fork with the fork's new id), marked `reported_by: "sdk"`.
+   */
+  private started(): void {
+    if (this.startWritten || this.exitInfo) return;
+    this.startWritten = true;
+    this.appender.push({
+      hook_event_name: "SessionStart",
+      source: this.o.resume ? (this.o.fork_session ? "fork" : "resume") : "startup",
+      session_id: this.claudeSessionId,
+      cwd: this.o.cwd,
+      reported_by: "sdk",
+      ts: new Date().toISOString(),
+    });
   }
 
   /** The SDK's default spawn, plus a process group of its own (kill reaches everything it started) and the exit status. */

@@ -12,7 +12,7 @@ import { ensureWindowsDir, windowsFile } from "../../claude/account-windows.js";
 import { childEnv, type ClaudeOptions, type DopplerWrap, type LaunchMode } from "../../claude/launch.js";
 import { claudeIdOf, type LaunchPlan, type LaunchRequest } from "../../runners/runner.js";
 import type { Delivery } from "../../runners/driver.js";
-import type { CallContext } from "../../core/context.js";
+import { withoutSignal, type CallContext } from "../../core/context.js";
 import { SessionError } from "../../core/errors.js";
 import { createLogWith } from "../../events/eventlog.js";
 import type { LogEvent } from "../../events/reducer.js";
@@ -54,7 +54,8 @@ export async function start(d: Deps, input: StartInput, ctx: CallContext, extra:
 
 /**
  * start_session, and when the call had a prompt that this call delivered, when it was sent (run_task waits for its
- * turn). `launched` is called once the session is up, before its prompt is confirmed.
+ * turn). `launched` is called once the session is up, before its prompt is confirmed; with a prompt the launch
+ * carries, already once the process holds it (launch's `holding`), and again when the session is up.
  */
 export async function startSession(
   d: Deps,
@@ -194,6 +195,7 @@ export async function startSession(
     Boolean(input.trust_workspace),
     ctx,
     launchPlan.carriesPrompt ? prompt : undefined,
+    launched,
   );
   launched?.();
   if (!known) {
@@ -314,6 +316,10 @@ export function launchRequest(
  * Spawns the process and waits until it takes prompts; on failure leaves the record in `error` with the reason.
  * `prompt`: the first prompt, which the plan carries (`carriesPrompt`): handed to the driver right after the spawn;
  * the result is its delivery, settled once it became a turn (the caller awaits it: confirmCarried).
+ * `holding`: the caller takes over a cancel once the process holds the carried prompt (run_task: it interrupts the
+ * prompt's turn). It is called right after the spawn, unless the call was already cancelled, and the wait for start-up
+ * then goes on whatever the call's signal says: a cancel no longer ends the process. Without it, a cancel before
+ * the session is up ends the process.
  */
 export async function launch(
   d: Deps,
@@ -324,6 +330,7 @@ export async function launch(
   trust: boolean,
   ctx: CallContext,
   prompt?: string,
+  holding?: () => void,
 ): Promise<{ carried?: Promise<Delivery> }> {
   const id = rec.session_id;
   const since = new Date();
@@ -360,6 +367,8 @@ export async function launch(
   const carried = prompt !== undefined && driver.carried ? driver.carried(s, prompt, d.cfg.startTimeoutMs, ctx) : undefined;
   // Awaited by the caller once the start is done; a start that fails ends the process, and so this wait.
   carried?.catch(() => {});
+  const held = carried !== undefined && holding !== undefined && !ctx.signal?.aborted;
+  if (held) holding();
   await d.store.patch(id, (r) => {
     r.pid = spawned.pid;
     r.host = spawned.ref;
@@ -376,7 +385,7 @@ export async function launch(
         underDoppler: plan.underDoppler,
         ...(carried ? { promptCarried: true } : {}),
       },
-      ctx,
+      held ? withoutSignal(ctx) : ctx,
     );
   } catch (e) {
     await host.kill(id, { graceMs: 1000 }).catch(() => {});
