@@ -3,7 +3,7 @@
  * Before/after of the first answer on one loaded machine (issue #23): two builds side by side in one run, repetition by
  * repetition interleaved with a bare `claude -p`, so that both meet the same load. The real CLI + the mock API.
  *
- *   node scripts/bench/first-answer-ab.mjs <checkout with the old dist/> [--runs=10]
+ *   node scripts/bench/first-answer-ab.mjs <checkout with the old dist/> [--runs=10] [--only=task,tmux,tmuxp,par]
  *
  * Rows per build: run_task cold (headless); tmux start_session + send_message; tmux start_session {prompt} +
  * wait_for_completion; 4 tmux start + send at once. Beside them: bare `claude -p` and 4 of them at once.
@@ -18,6 +18,8 @@ const args = process.argv.slice(2);
 const before = args.find((a) => !a.startsWith("--"));
 if (!before) throw new Error("usage: first-answer-ab.mjs <old checkout> [--runs=N]");
 const RUNS = Number(args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);
+/** --only=task,…: only these rows (default all); bare `claude -p` always, 4 at once with `par`. */
+const ONLY = new Set((args.find((a) => a.startsWith("--only="))?.slice(7) ?? "task,tmux,tmuxp,par").split(","));
 
 function claudeP(cli, cwd, env, prompt) {
   return new Promise((res, rej) => {
@@ -81,47 +83,55 @@ try {
     // The order of the two builds alternates per repetition.
     for (const b of i % 2 ? ["B", "A"] : ["A", "B"]) {
       const m = servers[b];
-      const [task, tr] = await timed(() =>
-        ok(
-          m,
-          "run_task",
-          { cwd: dirs[`${b}task`], prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 },
-          (d) => d.response === `MOCK REPLY: task ${i}`,
-        ),
-      );
-      push(`${b} run_task`, task);
-      const [tmux, ts] = await timed(async () => {
-        const s = await ok(m, "start_session", { cwd: dirs[`${b}tmux`], backend: "tmux", permission_mode: "default" });
-        await ok(
-          m,
-          "send_message",
-          { session_id: s.session_id, message: `tmux ${i}`, timeout_ms: 60_000 },
-          (d) => d.response === `MOCK REPLY: tmux ${i}`,
+      const ids = [];
+      if (ONLY.has("task")) {
+        const [task, tr] = await timed(() =>
+          ok(
+            m,
+            "run_task",
+            { cwd: dirs[`${b}task`], prompt: `task ${i}`, permission_mode: "default", keep_session: true, timeout_ms: 60_000 },
+            (d) => d.response === `MOCK REPLY: task ${i}`,
+          ),
         );
-        return s;
-      });
-      push(`${b} tmux start + send`, tmux);
-      const [tp, tps] = await timed(async () => {
-        const s = await ok(m, "start_session", {
-          cwd: dirs[`${b}tmuxp`],
-          backend: "tmux",
-          permission_mode: "default",
-          prompt: `tmuxp ${i}`,
+        push(`${b} run_task`, task);
+        ids.push(tr.session_id);
+      }
+      if (ONLY.has("tmux")) {
+        const [tmux, ts] = await timed(async () => {
+          const s = await ok(m, "start_session", { cwd: dirs[`${b}tmux`], backend: "tmux", permission_mode: "default" });
+          await ok(
+            m,
+            "send_message",
+            { session_id: s.session_id, message: `tmux ${i}`, timeout_ms: 60_000 },
+            (d) => d.response === `MOCK REPLY: tmux ${i}`,
+          );
+          return s;
         });
-        await ok(
-          m,
-          "wait_for_completion",
-          { session_id: s.session_id, timeout_ms: 60_000 },
-          (d) => d.last_response === `MOCK REPLY: tmuxp ${i}`,
-        );
-        return s;
-      });
-      push(`${b} tmux start {prompt} + wait`, tp);
-      await Promise.all(
-        [tr.session_id, ts.session_id, tps.session_id].map((id) => ok(m, "kill_session", { session_id: id, force: true })),
-      );
+        push(`${b} tmux start + send`, tmux);
+        ids.push(ts.session_id);
+      }
+      if (ONLY.has("tmuxp")) {
+        const [tp, tps] = await timed(async () => {
+          const s = await ok(m, "start_session", {
+            cwd: dirs[`${b}tmuxp`],
+            backend: "tmux",
+            permission_mode: "default",
+            prompt: `tmuxp ${i}`,
+          });
+          await ok(
+            m,
+            "wait_for_completion",
+            { session_id: s.session_id, timeout_ms: 60_000 },
+            (d) => d.last_response === `MOCK REPLY: tmuxp ${i}`,
+          );
+          return s;
+        });
+        push(`${b} tmux start {prompt} + wait`, tp);
+        ids.push(tps.session_id);
+      }
+      await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));
     }
-    for (const b of i % 2 ? ["B", "A"] : ["A", "B"]) {
+    for (const b of ONLY.has("par") ? (i % 2 ? ["B", "A"] : ["A", "B"]) : []) {
       const m = servers[b];
       const [par, ids] = await timed(() =>
         Promise.all(
@@ -140,8 +150,10 @@ try {
       push(`${b} 4 tmux start + send at once`, par);
       await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));
     }
-    const [pb] = await timed(() => Promise.all([0, 1, 2, 3].map((k) => claudeP(cli, dirs[`pb${k}`], pEnv, `pb ${i}.${k}`))));
-    push("4 bare claude -p at once", pb);
+    if (ONLY.has("par")) {
+      const [pb] = await timed(() => Promise.all([0, 1, 2, 3].map((k) => claudeP(cli, dirs[`pb${k}`], pEnv, `pb ${i}.${k}`))));
+      push("4 bare claude -p at once", pb);
+    }
     process.stderr.write(
       `run ${i + 1}/${RUNS} ${new Date().toISOString().slice(11, 19)} load ${(await import("node:os"))
         .loadavg()
