@@ -32,7 +32,7 @@ export async function runTask(d: Deps, input: RunTaskInput, ctx: CallContext): P
   const id = warm ?? startOptions.session_id ?? newSessionId();
   let running = Boolean(warm);
   const timeoutMs = timeout_ms ?? 600_000;
-  // Cancelling before the process has the task's prompt cancels the start (launch.ts ends the process). Once it has it
+  // Cancelling before the process has the task's prompt cancels the start (launch/spawn.ts ends the process). Once it has it
   // (a prompt the launch carries: from the spawn; else once the session is up), the prompt is, or is about to be, a
   // turn: that turn is interrupted as soon as it runs, wherever the call was then (the start, or the wait for the turn).
   let stopping = false;

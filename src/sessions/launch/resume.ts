@@ -1,6 +1,6 @@
 /**
  * resume_session: a new process for an ended session (the same conversation, or a fork of it), or the adoption
- * of any Claude Code conversation by its id and cwd. Checks as start_session does, then launches (launch.ts).
+ * of any Claude Code conversation by its id and cwd. Checks as start_session does, then launches (spawn.ts).
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, stat } from "node:fs/promises";
@@ -29,7 +29,8 @@ import { assertInRoots } from "./roots.js";
 import { checkTrustWorkspace } from "../gates.js";
 import { admitResume, type ResumePlan } from "./admit.js";
 import { carryTranscript } from "./switch-account.js";
-import { carryOf, launch, launchRequest, planOf, result, sessionEnv, teamOf } from "./launch.js";
+import { carryOf, result, teamOf } from "./launch.js";
+import { launch, launchRequest, planOf, sessionEnv } from "./spawn.js";
 
 /**
  * Two resume_session calls of one session at once: in this process the second gets the first one's result;
