@@ -70,12 +70,21 @@ function assertReadableByOthers(path) {
 
 /**
  * Makes `count` hosts. `env` is added to every node's server environment (e.g. MAX_CONCURRENT_SESSIONS).
- * Host i uses 10.231.<base+i>.0/30 and names made of `tag` (short: interface names are 15 characters at most).
+ * Host i uses a 10.231.<n>.0/30 that no interface here has yet and names made of `tag` (short: interface names are
+ * 15 characters at most).
  */
 /** @param {number} count @param {{tag?: string, env?: Record<string,string>, root?: string}} opts @returns {import("./test-hosts.d.mts").TestHosts} */
 export function makeTestHosts(count, opts = {}) {
   const tag = opts.tag ?? `t${process.pid % 10000}`;
-  const base = 1 + (process.pid % 200);
+  // Subnets already on this machine (another run's hosts, or ones an interrupted run left behind) are skipped: a second
+  // veth in the same /30 would take the route, and ssh would reach the wrong namespace ("connection refused").
+  const used = new Set(
+    [...spawnSync("ip", ["-4", "-o", "addr", "show"], { encoding: "utf8" }).stdout.matchAll(/ 10\.231\.(\d+)\./g)].map((m) =>
+      Number(m[1]),
+    ),
+  );
+  const nets = [];
+  for (let k = 1 + (process.pid % 200); nets.length < count; k = (k + 1) % 250) if (!used.has(k)) nets.push(k);
   const root = mkdtempSync(join(tmpdir(), "cs-hosts-"));
   /** @type {{netns: string[], users: string[], veths: string[], sshd: import("node:child_process").ChildProcess[]}} */
   const made = { netns: [], users: [], veths: [], sshd: [] };
@@ -109,7 +118,7 @@ export function makeTestHosts(count, opts = {}) {
       const ns = `cs-${tag}-${name}`;
       const veth = `${tag}${name}a`.slice(0, 15);
       const peer = `${tag}${name}b`.slice(0, 15);
-      const net = `10.231.${(base + i) % 250}`;
+      const net = `10.231.${nets[i]}`;
       const gateway = `${net}.1`;
       const address = `${net}.2`;
       run("ip", ["netns", "add", ns]);
