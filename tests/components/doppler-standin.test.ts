@@ -269,6 +269,10 @@ describe("doppler stand-in: signals on a terminal (private tmux server)", () => 
 
   async function startInPane(name: string, dopplerArgs: string[]) {
     const ready = path.join(dir, `${name}.json`);
+    // A retry starts afresh: the pane of the attempt before (and its ready file) would make new-session fail.
+    await tmux("kill-session", "-t", `=${name}`).catch(() => {});
+    await fs.rm(ready, { force: true });
+    await fs.rm(`${ready}.term`, { force: true });
     await tmux(
       "new-session",
       "-d",

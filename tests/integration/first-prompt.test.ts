@@ -146,7 +146,13 @@ describe("the first prompt travels with the launch (headless)", () => {
     const ac = new AbortController();
     const p = m.call(
       "run_task",
-      { cwd: w.dir("cancel2"), session_id: id, prompt: "FAKE_SLOW:20000 cancel me early" },
+      // A start-up of 1.5 s (the initialize answer, and with it SessionStart, comes after it): time to see the pid first.
+      {
+        cwd: w.dir("cancel2"),
+        session_id: id,
+        prompt: "FAKE_SLOW:20000 cancel me early",
+        env: { FAKE_CLAUDE_STARTUP_MS: "1500" },
+      },
       { signal: ac.signal },
     );
     const log = join(w.stateDir, id, "events.jsonl");
@@ -181,6 +187,8 @@ describe("the first prompt travels with the launch (headless)", () => {
     expect(n, n.join(",")).toContain("cs:interrupted");
     expect(n).not.toContain("Stop");
     expect(n).not.toContain("cs:exit");
+    const done = await m.call("wait_for_completion", { session_id: id, timeout_ms: 10_000 });
+    expect(done.data, done.text).toMatchObject({ completed: true, turn_outcome: "interrupted" });
     const listed = await m.callOk("list_sessions", {});
     expect(listed.sessions.find((x) => x.session_id === id)?.status).toBe("idle"); // alive, its turn over
     await m.call("kill_session", { session_id: id, force: true });
