@@ -1,15 +1,18 @@
 /**
  * The interactive floor (issue 38): the CLI alone in a private tmux pane, the prompt on its command line, only a
  * Stop hook (this package's locked append); no server. Timed from `tmux new-session` to the Stop line in its log,
- * which is what a cold tmux first answer through the server is compared with.
+ * which is what a cold tmux first answer through the server is compared with. `hookSet`: the server's whole hook set
+ * and deny rules instead of the Stop hook alone (the CLI's part of the gap).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sutPath } from "./world.mjs";
 
-export async function makeFloor({ root, home, env, cli, socket }) {
-  const { hookCommand } = await import(sutPath("dist", "claude", "hooks.js"));
+export async function makeFloor({ root, home, env, cli, socket, hookSet = false }) {
+  // Files of their own per floor maker (two makers share a root in parallel-cpu.mjs --hooks).
+  const tag = hookSet ? "floorset" : "floor";
+  const { hookCommand, hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
   // util/proc/shell.js since util/ was split into fs/ and proc/; an earlier build (a before/after run) has util/shell.js.
   const shell = [sutPath("dist", "util", "proc", "shell.js"), sutPath("dist", "util", "shell.js")].find((p) => existsSync(p));
   const { shQuote } = await import(shell);
@@ -26,11 +29,16 @@ export async function makeFloor({ root, home, env, cli, socket }) {
      */
     async run(dir, prompt, followUp) {
       const k = n++;
-      const events = join(root, `floor-${k}.jsonl`);
-      const settings = join(root, `floor-${k}.settings.json`);
+      const events = join(root, `${tag}-${k}.jsonl`);
+      const settings = join(root, `${tag}-${k}.settings.json`);
+      // hookSet: the hook set and deny rules the server gives a tmux session (no permission hook: no tool runs here).
       writeFileSync(
         settings,
-        JSON.stringify({ hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } }),
+        JSON.stringify(
+          hookSet
+            ? hooksSettings(events, undefined, { backgroundStart: true })
+            : { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } },
+        ),
       );
       const cmd = [
         "env",
