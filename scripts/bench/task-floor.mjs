@@ -62,19 +62,14 @@ const env = {
   ...Object.fromEntries(Object.entries(w.env).filter(([k]) => !k.startsWith("CLAUDE_SESSIONS") && k !== "CLAUDE_PATH")),
 };
 let n = 0;
-/** A settings file with the server's hook set, its events log beside it. */
-const hooked = () => {
+/**
+ * A settings file with the server's hook set, its events log beside it; `opts` as hooksSettings' (HEADLESS_HOOKS: what a
+ * headless session's CLI gets, SessionEnd and /clear's, /compact's SessionStart).
+ */
+const hooked = (opts) => {
   const k = n++;
   const settings = join(w.root, `hooks-${k}.json`);
-  writeFileSync(settings, JSON.stringify(hooksSettings(join(w.root, `events-${k}.jsonl`))));
-  return settings;
-};
-
-/** The settings file a headless session's CLI gets (HEADLESS_HOOKS: SessionEnd and /clear's, /compact's SessionStart). */
-const headlessSettings = () => {
-  const k = n++;
-  const settings = join(w.root, `headless-${k}.json`);
-  writeFileSync(settings, JSON.stringify(hooksSettings(join(w.root, `events-${k}.jsonl`), undefined, HEADLESS_HOOKS)));
+  writeFileSync(settings, JSON.stringify(hooksSettings(join(w.root, `events-${k}.jsonl`), undefined, opts)));
   return settings;
 };
 
@@ -215,7 +210,7 @@ for (let i = 0; i < RUNS; i++) {
   ])
     if (on(k))
       rows[k].push(
-        await sdk(dirs[k], `${k} ${i}`, headlessSettings(), full.hooks, {
+        await sdk(dirs[k], `${k} ${i}`, hooked(HEADLESS_HOOKS), full.hooks, {
           streaming: true,
           canUseTool: true,
           sessionId: randomUUID(),

@@ -27,8 +27,9 @@ export interface TurnLedger {
 }
 
 /**
- * Its one-shot deadlines: MAX_SESSION_DURATION (launch/spawn.ts), and the time limits armed by the change feed while it is
- * idle or busy (limits.ts: idle TTL, busy limit, hibernation). Retention is not here: it is armed for records no one follows.
+ * Its one-shot deadlines: MAX_SESSION_DURATION (armed by launch/spawn.ts), and the time limits armed by the change feed
+ * while it is idle or busy (limits.ts: idle TTL, busy limit, hibernation). Retention is not here: it is armed for
+ * records no one follows.
  */
 export type DeadlineName = "duration" | "idle" | "busy" | "hibernate";
 

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, contractBackends, makeWorld, type Mcp, type World } from "../helpers/harness.js";
+import { eventNamesOf } from "../helpers/events.js";
 
 interface Reported {
   session_id: string;
@@ -112,17 +113,7 @@ describe("the first prompt travels with the launch (headless)", () => {
       { cwd: w.dir("cancel"), session_id: id, prompt: "FAKE_SLOW:20000 cancel me" },
       { signal: ac.signal },
     );
-    const log = join(w.stateDir, id, "events.jsonl");
-    const names = () => {
-      try {
-        return readFileSync(log, "utf8")
-          .split("\n")
-          .filter((l) => l.trim())
-          .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
-      } catch {
-        return [];
-      }
-    };
+    const names = () => eventNamesOf(w.stateDir, id);
     for (const until = Date.now() + 15_000; !names().includes("UserPromptSubmit") && Date.now() < until;)
       await new Promise((r) => setTimeout(r, 1));
     ac.abort();
@@ -155,17 +146,7 @@ describe("the first prompt travels with the launch (headless)", () => {
       },
       { signal: ac.signal },
     );
-    const log = join(w.stateDir, id, "events.jsonl");
-    const names = () => {
-      try {
-        return readFileSync(log, "utf8")
-          .split("\n")
-          .filter((l) => l.trim())
-          .map((l) => (JSON.parse(l) as { hook_event_name: string }).hook_event_name);
-      } catch {
-        return [];
-      }
-    };
+    const names = () => eventNamesOf(w.stateDir, id);
     // The process's pid in the record: it was spawned with the prompt.
     const pid = () => {
       try {
