@@ -3,10 +3,11 @@
  * Before/after of the first answer on one loaded machine (issue #23): two builds side by side in one run, repetition by
  * repetition interleaved with a bare `claude -p`, so that both meet the same load. The real CLI + the mock API.
  *
- *   node scripts/bench/first-answer-ab.mjs <checkout with the old dist/> [--runs=10] [--only=task,tmux,tmuxp,par]
+ *   node scripts/bench/first-answer-ab.mjs <checkout with the old dist/> [--runs=10] [--only=task,tmux,tmuxp,par,parp]
  *
  * Rows per build: run_task cold (headless); tmux start_session + send_message; tmux start_session {prompt} +
- * wait_for_completion; 4 tmux start + send at once. Beside them: bare `claude -p` and 4 of them at once.
+ * wait_for_completion; 4 tmux start + send at once; `parp` (not by default): 4 tmux start_session {prompt} +
+ * wait_for_completion at once. Beside them: bare `claude -p` and 4 of them at once.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -18,7 +19,7 @@ const args = process.argv.slice(2);
 const before = args.find((a) => !a.startsWith("--"));
 if (!before) throw new Error("usage: first-answer-ab.mjs <old checkout> [--runs=N]");
 const RUNS = Number(args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);
-/** --only=task,…: only these rows (default all); bare `claude -p` always, 4 at once with `par`. */
+/** --only=task,…: only these rows (default all but parp); bare `claude -p` always, 4 at once with `par` or `parp`. */
 const ONLY = new Set((args.find((a) => a.startsWith("--only="))?.slice(7) ?? "task,tmux,tmuxp,par").split(","));
 
 function claudeP(cli, cwd, env, prompt) {
@@ -150,7 +151,32 @@ try {
       push(`${b} 4 tmux start + send at once`, par);
       await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));
     }
-    if (ONLY.has("par")) {
+    for (const b of ONLY.has("parp") ? (i % 2 ? ["B", "A"] : ["A", "B"]) : []) {
+      const m = servers[b];
+      const [parp, ids] = await timed(() =>
+        Promise.all(
+          [0, 1, 2, 3].map(async (k) => {
+            const prompt = `parp ${i}.${k}`;
+            const s = await ok(m, "start_session", {
+              cwd: dirs[`${b}par${k}`],
+              backend: "tmux",
+              permission_mode: "default",
+              prompt,
+            });
+            await ok(
+              m,
+              "wait_for_completion",
+              { session_id: s.session_id, timeout_ms: 60_000 },
+              (d) => d.last_response === `MOCK REPLY: ${prompt}`,
+            );
+            return s.session_id;
+          }),
+        ),
+      );
+      push(`${b} 4 tmux start {prompt} at once`, parp);
+      await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));
+    }
+    if (ONLY.has("par") || ONLY.has("parp")) {
       const [pb] = await timed(() => Promise.all([0, 1, 2, 3].map((k) => claudeP(cli, dirs[`pb${k}`], pEnv, `pb ${i}.${k}`))));
       push("4 bare claude -p at once", pb);
     }

@@ -243,8 +243,29 @@ async function floorRun(w, watch, cli, cwd, env, row, i) {
   spawnSync("tmux", ["-L", w.socket, "new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", cwd, cmd], { env: tenv });
   watch.mark("tmux new-session returned (the CLI starts)");
   const until = Date.now() + 60_000;
-  while (Date.now() < until && !(existsSync(events) && readFileSync(events, "utf8").includes('"hook_event_name":"Stop"')))
-    await new Promise((r) => setTimeout(r, 2));
+  const stops = () => (existsSync(events) ? readFileSync(events, "utf8").split('"hook_event_name":"Stop"').length - 1 : 0);
+  while (Date.now() < until && stops() < 1) await new Promise((r) => setTimeout(r, 2));
+  if (process.env.TRACE_FLOOR_FOLLOW) {
+    // TRACE_FLOOR_FOLLOW=1: the floor's follow-up, typed the moment its Stop lands, traced on its own clock (the
+    // first answer's marks are dropped).
+    const t1 = watch.start();
+    const text = `${row} again ${i}`;
+    spawnSync("tmux", ["-L", w.socket, "send-keys", "-t", name, "-l", text], { env: tenv });
+    watch.mark("follow-up typed");
+    while (
+      !spawnSync("tmux", ["-L", w.socket, "capture-pane", "-p", "-t", name], { env: tenv, encoding: "utf8" }).stdout.includes(
+        text,
+      )
+    )
+      await new Promise((r) => setTimeout(r, 2));
+    watch.mark("follow-up shown");
+    spawnSync("tmux", ["-L", w.socket, "send-keys", "-t", name, "Enter"], { env: tenv });
+    watch.mark("Enter sent");
+    while (Date.now() < until && stops() < 2) await new Promise((r) => setTimeout(r, 2));
+    await finish(`${row} follow-up`, `${row} follow-up #${i}`, t1);
+    spawnSync("tmux", ["-L", w.socket, "kill-session", "-t", `=${name}`], { env: tenv });
+    return;
+  }
   const label = {
     floor: "floor (Stop hook only)",
     floorhooks: "floor + the server's hooks",
@@ -362,7 +383,8 @@ try {
         prompt: `first ${i}`,
       });
       await m.call("wait_for_completion", { session_id: s.data.session_id, timeout_ms: 60_000 });
-      await new Promise((res) => setTimeout(res, 300));
+      // TRACE_FOLLOW_PAUSE_MS=0: the follow-up sent the moment the first answer returned (the bench's row).
+      await new Promise((res) => setTimeout(res, Number(process.env.TRACE_FOLLOW_PAUSE_MS ?? 300)));
       const t0 = watch.start();
       const r = await m.call("send_message", { session_id: s.data.session_id, message: `follow ${i}`, timeout_ms: 60_000 });
       watch.mark(`send_message returned (${r.ok ? r.data.response : r.error?.code})`);

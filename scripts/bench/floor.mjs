@@ -2,16 +2,17 @@
  * The interactive floor (issue 38): the CLI alone in a private tmux pane, the prompt on its command line, only a
  * Stop hook (this package's locked append); no server. Timed from `tmux new-session` to the Stop line in its log,
  * which is what a cold tmux first answer through the server is compared with. `hookSet`: the server's whole hook set
- * and deny rules instead of the Stop hook alone (the CLI's part of the gap).
+ * and deny rules instead of the Stop hook alone (the CLI's part of the gap); `settingsOf(eventsPath, hookCommand)`:
+ * a settings object of the caller's (with `tag`, its files' prefix).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sutPath } from "./world.mjs";
 
-export async function makeFloor({ root, home, env, cli, socket, hookSet = false }) {
+export async function makeFloor({ root, home, env, cli, socket, hookSet = false, settingsOf, tag: named }) {
   // Files of their own per floor maker (two makers share a root in parallel-cpu.mjs --hooks).
-  const tag = hookSet ? "floorset" : "floor";
+  const tag = named ?? (hookSet ? "floorset" : "floor");
   const { hookCommand, hooksSettings } = await import(sutPath("dist", "claude", "hooks.js"));
   // util/proc/shell.js since util/ was split into fs/ and proc/; an earlier build (a before/after run) has util/shell.js.
   const shell = [sutPath("dist", "util", "proc", "shell.js"), sutPath("dist", "util", "shell.js")].find((p) => existsSync(p));
@@ -25,9 +26,11 @@ export async function makeFloor({ root, home, env, cli, socket, hookSet = false 
     /**
      * One cold first answer (new-session → Stop); with `followUp`, also the floor's follow-up turn in the same pane:
      * the text typed with `send-keys -l`, Enter once the pane shows it (as any driver must wait for), → the second
-     * Stop. Returns the first answer's ms, or [first, follow-up] with followUp.
+     * Stop. Returns the first answer's ms, or [first, follow-up…] with followUp (one text or several, each sent at the
+     * Stop before it). `paste`: a follow-up goes in as the server sends it (load-buffer + paste-buffer -p, one
+     * bracketed paste) instead of typed keys.
      */
-    async run(dir, prompt, followUp) {
+    async run(dir, prompt, followUp, { paste = false } = {}) {
       const k = n++;
       const events = join(root, `${tag}-${k}.jsonl`);
       const settings = join(root, `${tag}-${k}.settings.json`);
@@ -35,9 +38,11 @@ export async function makeFloor({ root, home, env, cli, socket, hookSet = false 
       writeFileSync(
         settings,
         JSON.stringify(
-          hookSet
-            ? hooksSettings(events, undefined, { backgroundStart: true })
-            : { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } },
+          settingsOf
+            ? settingsOf(events, hookCommand(events))
+            : hookSet
+              ? hooksSettings(events, undefined, { backgroundStart: true })
+              : { hooks: { Stop: [{ matcher: "*", hooks: [{ type: "command", command: hookCommand(events) }] }] } },
         ),
       );
       const cmd = [
@@ -67,11 +72,26 @@ export async function makeFloor({ root, home, env, cli, socket, hookSet = false 
       try {
         const first = await until(() => stops() >= 1, t0, "no Stop");
         if (followUp === undefined) return first;
-        const t1 = performance.now();
-        tmux(["send-keys", "-t", name, "-l", followUp]);
-        await until(() => tmux(["capture-pane", "-p", "-t", name]).stdout.includes(followUp), t1, "the typed text not shown");
-        tmux(["send-keys", "-t", name, "Enter"]);
-        return [first, await until(() => stops() >= 2, t1, "no second Stop")];
+        const out = [first];
+        // Each follow-up goes in the moment the Stop before it lands, as a caller answered at Stop sends its next.
+        for (const text of Array.isArray(followUp) ? followUp : [followUp]) {
+          const t1 = performance.now();
+          if (paste) {
+            const buf = `floor-${k}`;
+            spawnSync(
+              "tmux",
+              ["-L", socket, "load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", name],
+              {
+                input: text,
+                env: { PATH: process.env.PATH, HOME: home },
+              },
+            );
+          } else tmux(["send-keys", "-t", name, "-l", text]);
+          await until(() => tmux(["capture-pane", "-p", "-t", name]).stdout.includes(text), t1, "the text not shown");
+          tmux(["send-keys", "-t", name, "Enter"]);
+          out.push(await until(() => stops() >= out.length + 1, t1, "no Stop of the follow-up"));
+        }
+        return out;
       } finally {
         tmux(["kill-session", "-t", name]);
       }
