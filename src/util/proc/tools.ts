@@ -17,25 +17,10 @@ export interface ToolPaths {
   rm: string;
   cp: string;
   split: string;
-  dirname: string;
   mv: string;
 }
 
-const NAMES: Array<keyof ToolPaths> = [
-  "sh",
-  "bash",
-  "flock",
-  "paste",
-  "cat",
-  "sed",
-  "date",
-  "sleep",
-  "rm",
-  "cp",
-  "split",
-  "dirname",
-  "mv",
-];
+const NAMES: Array<keyof ToolPaths> = ["sh", "bash", "flock", "paste", "cat", "sed", "date", "sleep", "rm", "cp", "split", "mv"];
 
 /** Where a tool is when the server's PATH does not name it (then it fails as it would have, never another one). */
 const FALLBACK_DIRS = ["/usr/bin", "/bin"];

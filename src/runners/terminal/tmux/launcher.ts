@@ -24,7 +24,8 @@ export function launchScript(t: ToolPaths = toolPaths()): string {
   return `#!${t.bash}
 # claude-sessions launcher: read the hand-off file, delete it, enter the directory, run the program, record its exit.
 handoff=$1
-hook="$(cd "$(${shQuote(t.dirname)} "$0")" && pwd)/hook.sh"
+# tmux runs this by its absolute path (<state>/bin/launch.sh): hook.sh is beside it, found without a process.
+hook=\${0%/*}/hook.sh
 cwd= events= gen= argv=() kv=()
 while IFS= read -r -d '' rec; do
   case $rec in
