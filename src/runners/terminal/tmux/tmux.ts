@@ -13,6 +13,7 @@ import { isSafePath, shQuote } from "../../../util/proc/shell.js";
 import { assertOwnedScript } from "../../../util/fs/owned.js";
 import { OUTPUT_LOG_MAX_BYTES } from "../capture.js";
 import { encodeHandoff } from "./launcher.js";
+import { TmuxControl } from "./control.js";
 import { isAlive, signalGroup } from "../../../util/proc/process.js";
 import { killTree } from "../../end-tree.js";
 
@@ -32,6 +33,11 @@ export interface TmuxOptions {
   outputMaxBytes?: number;
   /** Runs tmux (default: util/exec's run). Tests pass a recorder to assert the exact argv. */
   runner?: typeof run;
+  /**
+   * Where the control client's paste files go (control.ts): with it, the paste, the keys and the screen reads go
+   * through one long-lived tmux client instead of a tmux process each. Not with a `runner`.
+   */
+  controlDir?: string;
 }
 
 /** Bracketed paste markers (a terminal sends them around pasted text when the program asked for them). */
@@ -69,6 +75,7 @@ export class TmuxHost implements TerminalHost {
   private readonly env: NodeJS.ProcessEnv;
   private bufSeq = 0;
   private serverPid: number | undefined;
+  private readonly control: TmuxControl | undefined;
 
   constructor(private readonly opts: TmuxOptions) {
     this.bin = opts.tmuxPath ?? "tmux";
@@ -78,6 +85,11 @@ export class TmuxHost implements TerminalHost {
     // A private socket must not be redirected by an inherited $TMUX.
     if (this.base.length) delete env.TMUX;
     this.env = env;
+    if (opts.controlDir && !opts.runner) this.control = new TmuxControl(this.bin, this.base, env, opts.controlDir);
+  }
+
+  async close(): Promise<void> {
+    this.control?.close();
   }
 
   /** tmux sessions outlive servers: any server of the socket reaches them. */
@@ -246,6 +258,7 @@ export class TmuxHost implements TerminalHost {
   }
 
   async paste(id: string, text: string): Promise<void> {
+    if (await this.control?.paste(sessionName(id), text)) return;
     const buf = `cs-${id}-${process.pid}-${++this.bufSeq}`;
     await this.ok(
       ["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`],
@@ -265,11 +278,15 @@ export class TmuxHost implements TerminalHost {
   }
 
   async keys(id: string, keys: readonly Key[]): Promise<void> {
+    if (await this.control?.keys(sessionName(id), keys)) return;
     await this.ok(["send-keys", "-t", `=${sessionName(id)}:`, ...keys]);
   }
 
   async screen(id: string, opts: { above?: number } = {}): Promise<string> {
     const above = Math.max(0, Math.floor(opts.above ?? 0));
+    const shown = await this.control?.screen(sessionName(id), above);
+    if (shown === null) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
+    if (shown !== undefined) return shown;
     const r = await this.tmux(["capture-pane", "-p", ...(above ? ["-S", String(-above)] : []), "-t", `=${sessionName(id)}:`]);
     if (r.code !== 0) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
     return r.stdout;
