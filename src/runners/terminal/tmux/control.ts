@@ -31,10 +31,10 @@ const ANSWER_MS = 5_000;
 /** A client that ends this soon after its start, having answered nothing, is not started again for as long. */
 const RETRY_MS = 1_000;
 
-/** A command's answer: ok or refused, and what it printed (the error text when refused). */
+/** A command's answer: ok or refused, and what it printed (tmux's reason when refused). */
 interface Answer {
   ok: boolean;
-  error: string;
+  text: string;
 }
 
 interface Waiting {
@@ -55,7 +55,7 @@ export class TmuxControl {
   /** The end line of a framed read's closing command, not an answer of its own. */
   private skipEnd: string | undefined;
   private closed = false;
-  /** A client that ended within RETRY_MS of its start, answering nothing (no tmux server, a session already gone): not again before this. */
+  /** A client that ended within RETRY_MS of its start, answering nothing (no tmux server, a session gone): not before this. */
   private retryAt = 0;
   private startedAt = 0;
   private answered = false;
@@ -95,7 +95,7 @@ export class TmuxControl {
       if (r && !r.ok) {
         // paste-buffer -d deletes the buffer only once it pasted.
         await this.run(session, [["delete-buffer", "-b", f.buf]]);
-        throw new SessionError("PROCESS_ERROR", `tmux paste-buffer failed: ${r.error.trim() || "refused"}`);
+        throw new SessionError("PROCESS_ERROR", `tmux paste-buffer failed: ${r.text.trim() || "refused"}`);
       }
       return r ? true : undefined;
     } finally {
@@ -106,7 +106,7 @@ export class TmuxControl {
   /** Sends key names to the session's pane. true: done; undefined: not through this client. */
   async keys(session: string, keys: readonly string[]): Promise<true | undefined> {
     const r = await this.run(session, [["send-keys", "-t", `=${session}:`, ...keys]]);
-    if (r && !r.ok) throw new SessionError("PROCESS_ERROR", `tmux send-keys failed: ${r.error.trim() || "refused"}`);
+    if (r && !r.ok) throw new SessionError("PROCESS_ERROR", `tmux send-keys failed: ${r.text.trim() || "refused"}`);
     return r ? true : undefined;
   }
 
@@ -120,7 +120,7 @@ export class TmuxControl {
     const nonce = randomBytes(12).toString("hex");
     const capture = ["capture-pane", "-p", ...(above ? ["-S", String(-above)] : []), "-t", `=${session}:`];
     const r = await this.send(session, [capture, ["display-message", "-p", nonce]], nonce);
-    return r === undefined ? undefined : r.ok ? r.error : null;
+    return r === undefined ? undefined : r.ok ? r.text : null;
   }
 
   /**
@@ -133,7 +133,7 @@ export class TmuxControl {
     const answers = await Promise.all(commands.map((c) => this.send(session, [c])));
     if (answers.some((a) => a === undefined)) return undefined;
     const refused = answers.filter((a) => !a!.ok);
-    return { ok: refused.length === 0, error: refused.map((a) => a!.error).join("\n") };
+    return { ok: refused.length === 0, text: refused.map((a) => a!.text).join("\n") };
   }
 
   /** Writes the lines of one answer (one line, or a framed read's two) and waits for it. */
@@ -197,12 +197,12 @@ export class TmuxControl {
         else this.block = { num: m[2]!, lines: [] };
       } else if (m && this.block && m[2] === this.block.num) {
         const w = this.waiting.shift();
-        const error = this.block.lines.join("\n");
+        const text = this.block.lines.join("\n");
         this.answered = true;
         this.block = undefined;
         if (w) {
           clearTimeout(w.timer);
-          w.resolve({ ok: m[1] === "end", error });
+          w.resolve({ ok: m[1] === "end", text });
         }
       } else if (this.block) this.block.lines.push(line);
     }
@@ -227,7 +227,7 @@ export class TmuxControl {
     }
     this.skipEnd = begin[1];
     this.answered = true;
-    w?.resolve({ ok: end[1] === "end", error: lines.map((l) => `${l}\n`).join("") });
+    w?.resolve({ ok: end[1] === "end", text: lines.map((l) => `${l}\n`).join("") });
   }
 
   /** The client ended (its session ended, tmux went away): calls not answered go back to a tmux process each. */
