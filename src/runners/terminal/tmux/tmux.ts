@@ -1,6 +1,7 @@
 /**
  * tmux backend: each session is a tmux session `cs-<id>` with one pane running the launcher.
- * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only.
+ * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only; the paste, the keys and the
+ * screen reads through the control client (control.ts) when there is one, else a tmux process each.
  */
 import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
