@@ -16,6 +16,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,6 +58,37 @@ export function testHostsOrSkip() {
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
 
 /** The Node binary and the package must be readable by the node users: every ancestor directory searchable by others. */
+/** Claims a file for this process (its pid inside); a claim of a process that is gone is taken over. */
+function claim(path) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: "wx" });
+      return true;
+    } catch {
+      let owner;
+      try {
+        owner = Number(readFileSync(path, "utf8").trim());
+      } catch {
+        continue; // released meanwhile: try again
+      }
+      // Empty: its owner is writing it. Ours: an earlier set of hosts of this process.
+      if (!owner || owner === process.pid) return false;
+      try {
+        process.kill(owner, 0);
+        return false; // alive: its subnet
+      } catch {
+        /* gone: take it over */
+      }
+      try {
+        unlinkSync(path);
+      } catch {
+        /* taken over by another meanwhile */
+      }
+    }
+  }
+  return false;
+}
+
 /** @param {string} path */
 function assertReadableByOthers(path) {
   for (let p = path; ; p = dirname(p)) {
@@ -83,8 +115,17 @@ export function makeTestHosts(count, opts = {}) {
       Number(m[1]),
     ),
   );
+  // Each subnet is also claimed with a file made exclusively (O_EXCL), so that two test files setting up hosts at the
+  // same moment (vitest runs two at once) cannot both take one: the second's ssh would reach the first's namespace
+  // ("Permission denied (publickey)": another user's sshd). A claim whose process is gone is taken over.
+  const claims = join(tmpdir(), "cs-test-nets");
+  mkdirSync(claims, { recursive: true });
   const nets = [];
-  for (let k = 1 + (process.pid % 200); nets.length < count; k = (k + 1) % 250) if (!used.has(k)) nets.push(k);
+  for (let k = 1 + (process.pid % 200), tries = 0; nets.length < count && tries < 500; k = (k % 250) + 1, tries++) {
+    if (used.has(k) || !claim(join(claims, String(k)))) continue;
+    nets.push(k);
+  }
+  if (nets.length < count) throw new Error("no free 10.231.n.0/30 subnet for the test hosts");
   const root = mkdtempSync(join(tmpdir(), "cs-hosts-"));
   /** @type {{netns: string[], users: string[], veths: string[], sshd: import("node:child_process").ChildProcess[]}} */
   const made = { netns: [], users: [], veths: [], sshd: [] };
@@ -101,6 +142,7 @@ export function makeTestHosts(count, opts = {}) {
     for (const v of made.veths) spawnSync("ip", ["link", "del", v]);
     for (const n of made.netns) spawnSync("ip", ["netns", "del", n]);
     for (const u of made.users) spawnSync("userdel", ["-r", "-f", u], { stdio: "ignore" });
+    for (const k of nets) rmSync(join(claims, String(k)), { force: true });
     rmSync(root, { recursive: true, force: true });
   };
   try {
