@@ -53,8 +53,8 @@ export function permissionHookEntry(
 /**
  * Permission rules that keep a session's file tools off the server's own files, whatever its permission mode
  * (deny wins over every allow, and holds in acceptEdits and bypassPermissions): no Edit (which covers Write,
- * MultiEdit and NotebookEdit) of the scripts (bin/), of node's compile cache (compile-cache/: code a server start
- * runs), of the tmux control client's paste files (tmux-io/: text about to be pasted into a pane), of the top-level files (state.json, the databases, the HTTP
+ * MultiEdit and NotebookEdit) of the scripts (bin/) and of node's compile cache (compile-cache/: code a server start
+ * runs), of the top-level files (state.json, the databases, the HTTP
  * token) or of any session's files (settings.json, events, logs, permission decisions), and no Read of the token.
  * Not the worktrees the server makes under <state>/worktrees/<id>: a session edits its own checkout. `//` starts
  * an absolute path in the CLI's rule syntax; the state directory is the session's events path's grandparent
@@ -63,15 +63,9 @@ export function permissionHookEntry(
  */
 export function stateDenyRules(eventsPath: string): string[] {
   const s = "/" + dirname(dirname(eventsPath)).replace(/[*?[\]!()]/g, "\\$&");
-  const edit = [
-    `${s}/*.*`,
-    `${s}/token`,
-    `${s}/bin/**`,
-    `${s}/compile-cache/**`,
-    `${s}/tmux-io/**`,
-    `${s}/*/*.*`,
-    `${s}/*/decisions/**`,
-  ].map((p) => `Edit(${p})`);
+  const edit = [`${s}/*.*`, `${s}/token`, `${s}/bin/**`, `${s}/compile-cache/**`, `${s}/*/*.*`, `${s}/*/decisions/**`].map(
+    (p) => `Edit(${p})`,
+  );
   return [...edit, `Read(${s}/token)`];
 }
 

@@ -54,7 +54,6 @@ describe("issue #19 pure parts", () => {
       "Edit(//st/token)",
       "Edit(//st/bin/**)",
       "Edit(//st/compile-cache/**)",
-      "Edit(//st/tmux-io/**)",
       "Edit(//st/*/*.*)",
       "Edit(//st/*/decisions/**)",
       "Read(//st/token)",

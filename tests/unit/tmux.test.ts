@@ -3,7 +3,7 @@
  * caller's string (cwd, argv, environment, prompt text) is ever among them — they travel in the hand-off file
  * and on stdin. No tmux runs here.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -117,6 +117,58 @@ describe("tmux argv", () => {
       `C:${hostileCwd}\0E:${dir}/events.jsonl\0G:3\0A:/bin/claude\0A:--model=a;\0A:-p\0A:#{pane_id}\0V:SECRET=s3cr3t $(x)\0`,
     );
     expect(existsSync(handoff)).toBe(false);
+  });
+
+  it("spawn: a tmux server that exits as new-session reaches it is started again; another failure is not retried", async () => {
+    const dir = join(root, "state", "gone");
+    mkdirSync(dir);
+    const spec = {
+      id: "gone",
+      dir,
+      argv: ["/bin/claude"],
+      cwd: root,
+      env: {},
+      cols: 80,
+      rows: 24,
+      rawLogPath: join(dir, "output.log"),
+      eventsPath: join(dir, "events.jsonl"),
+    };
+    // The first new-session meets a server that exits (its last session had just ended); the second starts one.
+    let failures = 1;
+    const flaky = async (file: string, args: readonly string[], opts: RunOptions = {}): Promise<RunResult> => {
+      if (args.includes("new-session") && failures-- > 0) {
+        calls.push({ file, args: [...args] });
+        return { code: 1, signal: null, stdout: "", stderr: "server exited unexpectedly\n" };
+      }
+      return runner(file, args, opts);
+    };
+    const host = new TmuxHost({
+      socketName: "cs-test-sock",
+      hookScript: scripts.hook,
+      launchScript: scripts.launch,
+      runner: flaky,
+    });
+    expect(await host.spawn(spec)).toMatchObject({ pid: 999999999 });
+    expect(calls.filter((c) => c.args.includes("new-session"))).toHaveLength(2);
+    // Each try had its own hand-off file, and none is left behind.
+    const [first, second] = calls.map((c) => c.args[c.args.indexOf("--") + 2]);
+    expect(first).not.toBe(second);
+    expect(readdirSync(dir).filter((f) => f.startsWith("handoff."))).toEqual([]);
+    // Any other refusal is the caller's error at once.
+    calls = [];
+    const refused = async (file: string, args: readonly string[]): Promise<RunResult> => {
+      calls.push({ file, args: [...args] });
+      return { code: 1, signal: null, stdout: "", stderr: "duplicate session: cs-gone\n" };
+    };
+    const host2 = new TmuxHost({
+      socketName: "cs-test-sock",
+      hookScript: scripts.hook,
+      launchScript: scripts.launch,
+      runner: refused,
+    });
+    await expect(host2.spawn(spec)).rejects.toMatchObject({ code: "PROCESS_ERROR" });
+    expect(calls).toHaveLength(1);
+    expect(readdirSync(dir).filter((f) => f.startsWith("handoff."))).toEqual([]);
   });
 
   it("paste goes through stdin into a named buffer; keys are named keys on an exact target", async () => {

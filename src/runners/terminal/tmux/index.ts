@@ -1,5 +1,4 @@
 /** The tmux runner kind: sessions in a tmux server (they outlive this process), held by the terminal driver. */
-import { join } from "node:path";
 import { SessionError } from "../../../core/errors.js";
 import type { Runner, RunnerSetup } from "../../runner.js";
 import { TerminalDriver } from "../driver.js";
@@ -14,7 +13,6 @@ export function tmuxRunner({ cfg, log, scripts }: RunnerSetup): Runner {
     launchScript: scripts.launch,
     captureScript: scripts.capture,
     outputMaxBytes: cfg.outputLogMaxBytes,
-    controlDir: join(cfg.stateDir, "tmux-io"),
     ...(cfg.tmuxSocketName ? { socketName: cfg.tmuxSocketName } : {}),
     ...(cfg.tmuxSocketPath ? { socketPath: cfg.tmuxSocketPath } : {}),
   });

@@ -1,7 +1,6 @@
 /**
  * tmux backend: each session is a tmux session `cs-<id>` with one pane running the launcher.
- * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only; the paste, the keys and the
- * screen reads through the control client (control.ts) when there is one, else a tmux process each.
+ * Exact targets (`=cs-<id>` for sessions, `=cs-<id>:` for its pane), argv arrays only.
  */
 import { randomUUID } from "node:crypto";
 import { access, rm, writeFile } from "node:fs/promises";
@@ -14,7 +13,6 @@ import { isSafePath, shQuote } from "../../../util/proc/shell.js";
 import { assertOwnedScript } from "../../../util/fs/owned.js";
 import { OUTPUT_LOG_MAX_BYTES } from "../capture.js";
 import { encodeHandoff } from "./launcher.js";
-import { TmuxControl } from "./control.js";
 import { isAlive, signalGroup } from "../../../util/proc/process.js";
 import { killTree } from "../../end-tree.js";
 
@@ -34,16 +32,15 @@ export interface TmuxOptions {
   outputMaxBytes?: number;
   /** Runs tmux (default: util/exec's run). Tests pass a recorder to assert the exact argv. */
   runner?: typeof run;
-  /**
-   * Where the control client's paste files go (control.ts): with it, the paste, the keys and the screen reads go
-   * through one long-lived tmux client instead of a tmux process each. Not with a `runner`.
-   */
-  controlDir?: string;
 }
 
 /** Bracketed paste markers (a terminal sends them around pasted text when the program asked for them). */
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
+
+/** new-session tries while the tmux server it reached exits under it (SERVER_GONE). */
+const NEW_SESSION_ATTEMPTS = 3;
+const SERVER_GONE = /server exited unexpectedly|lost server/;
 
 /** How long spawn waits for the launcher to take (and delete) its hand-off file. */
 const HANDOFF_TAKEN_MS = 10_000;
@@ -76,7 +73,6 @@ export class TmuxHost implements TerminalHost {
   private readonly env: NodeJS.ProcessEnv;
   private bufSeq = 0;
   private serverPid: number | undefined;
-  private readonly control: TmuxControl | undefined;
 
   constructor(private readonly opts: TmuxOptions) {
     this.bin = opts.tmuxPath ?? "tmux";
@@ -86,11 +82,6 @@ export class TmuxHost implements TerminalHost {
     // A private socket must not be redirected by an inherited $TMUX.
     if (this.base.length) delete env.TMUX;
     this.env = env;
-    if (opts.controlDir && !opts.runner) this.control = new TmuxControl(this.bin, this.base, env, opts.controlDir);
-  }
-
-  async close(): Promise<void> {
-    this.control?.close();
   }
 
   /** tmux sessions outlive servers: any server of the socket reaches them. */
@@ -149,10 +140,9 @@ export class TmuxHost implements TerminalHost {
     await assertOwnedScript(this.opts.launchScript);
     await assertOwnedScript(this.opts.hookScript);
     if (this.opts.captureScript) await assertOwnedScript(this.opts.captureScript);
-    const handoff = join(spec.dir, `handoff.${randomUUID()}`);
     for (const p of [
       spec.dir,
-      handoff,
+      join(spec.dir, "handoff"),
       spec.rawLogPath,
       spec.eventsPath,
       this.opts.launchScript,
@@ -161,6 +151,32 @@ export class TmuxHost implements TerminalHost {
     ]) {
       if (!isSafePath(p)) throw new SessionError("INTERNAL", `refusing to hand tmux the path ${JSON.stringify(p)}`);
     }
+    let out: string | undefined;
+    let handoff = "";
+    for (let attempt = 1; out === undefined; attempt++) {
+      handoff = join(spec.dir, `handoff.${randomUUID()}`);
+      try {
+        out = await this.newSession(spec, name, pane, handoff);
+      } catch (e) {
+        // A tmux server that was exiting (its last session had just ended) as this client reached it: its sessions went
+        // with it, and the next new-session starts a server of its own (20 starts at once after the last session ended).
+        if (attempt >= NEW_SESSION_ATTEMPTS || !(e instanceof SessionError) || !SERVER_GONE.test(e.message)) throw e;
+        await sleep(50 * attempt);
+      }
+    }
+    const [paneId, pidText] = out.trim().split(/\s+/);
+    const pid = Number(pidText);
+    if (!paneId || !Number.isInteger(pid)) {
+      await rm(handoff, { force: true });
+      throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
+    }
+    await this.handoffTaken(handoff, pid);
+    const socket = this.opts.socketPath ?? this.opts.socketName;
+    return { pid, ref: { target: name, pane: paneId, ...(socket ? { socket } : {}) } };
+  }
+
+  /** One new-session chain with its own hand-off file (removed when tmux did not take it). */
+  private async newSession(spec: TerminalPlan, name: string, pane: string, handoff: string): Promise<string> {
     const { TERM: _term, ...env } = spec.env;
     await writeFile(
       handoff,
@@ -176,10 +192,9 @@ export class TmuxHost implements TerminalHost {
     // The exit tmux reports carries the spawn generation: a late exit of an older process is then ignored.
     const gen = spec.generation === undefined ? "" : ` ${Math.trunc(spec.generation)}`;
     const died = `run-shell -b ${tmuxQuote(`${shQuote(this.opts.hookScript)} ${shQuote(spec.eventsPath)} exit #{pane_dead_status}${gen}`)}`;
-    let out: string;
     try {
       // One tmux call, so remain-on-exit, the hook and the log pipe are in place before the process can exit.
-      out = await this.ok([
+      return await this.ok([
         "new-session",
         "-d",
         "-s",
@@ -220,15 +235,6 @@ export class TmuxHost implements TerminalHost {
       await rm(handoff, { force: true });
       throw e;
     }
-    const [paneId, pidText] = out.trim().split(/\s+/);
-    const pid = Number(pidText);
-    if (!paneId || !Number.isInteger(pid)) {
-      await rm(handoff, { force: true });
-      throw new SessionError("PROCESS_ERROR", `tmux new-session printed an unexpected answer: ${out.trim()}`);
-    }
-    await this.handoffTaken(handoff, pid);
-    const socket = this.opts.socketPath ?? this.opts.socketName;
-    return { pid, ref: { target: name, pane: paneId, ...(socket ? { socket } : {}) } };
   }
 
   /** The shell command pipe-pane runs (server-made paths only): the bounded writer, or a plain append. */
@@ -259,7 +265,6 @@ export class TmuxHost implements TerminalHost {
   }
 
   async paste(id: string, text: string): Promise<void> {
-    if (await this.control?.paste(sessionName(id), text)) return;
     const buf = `cs-${id}-${process.pid}-${++this.bufSeq}`;
     await this.ok(
       ["load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", `=${sessionName(id)}:`],
@@ -279,15 +284,11 @@ export class TmuxHost implements TerminalHost {
   }
 
   async keys(id: string, keys: readonly Key[]): Promise<void> {
-    if (await this.control?.keys(sessionName(id), keys)) return;
     await this.ok(["send-keys", "-t", `=${sessionName(id)}:`, ...keys]);
   }
 
   async screen(id: string, opts: { above?: number } = {}): Promise<string> {
     const above = Math.max(0, Math.floor(opts.above ?? 0));
-    const shown = await this.control?.screen(sessionName(id), above);
-    if (shown === null) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
-    if (shown !== undefined) return shown;
     const r = await this.tmux(["capture-pane", "-p", ...(above ? ["-S", String(-above)] : []), "-t", `=${sessionName(id)}:`]);
     if (r.code !== 0) throw new SessionError("SESSION_DEAD", `the tmux session ${sessionName(id)} is gone.`);
     return r.stdout;
