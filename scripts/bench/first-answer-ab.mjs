@@ -9,11 +9,12 @@
  * wait_for_completion; 4 tmux start + send at once; `parp` (not by default): 4 tmux start_session {prompt} +
  * wait_for_completion at once. Beside them: bare `claude -p` and 4 of them at once.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { round, summary } from "./stats.mjs";
 import { makeWorld, ROOT, SUT } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
+import { claudeP, okCall as ok, timed, tmuxWithPrompt } from "./calls.mjs";
 
 const args = process.argv.slice(2);
 const before = args.find((a) => !a.startsWith("--"));
@@ -21,31 +22,6 @@ if (!before) throw new Error("usage: first-answer-ab.mjs <old checkout> [--runs=
 const RUNS = Number(args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10);
 /** --only=task,…: only these rows (default all but parp); bare `claude -p` always, 4 at once with `par` or `parp`. */
 const ONLY = new Set((args.find((a) => a.startsWith("--only="))?.slice(7) ?? "task,tmux,tmuxp,par").split(","));
-
-function claudeP(cli, cwd, env, prompt) {
-  return new Promise((res, rej) => {
-    const t0 = performance.now();
-    const c = spawn(cli, ["-p", prompt, "--permission-mode", "default"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] });
-    let so = "";
-    let at;
-    c.stdout.on("data", (b) => {
-      so += b;
-      if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
-    });
-    c.on("exit", (code) => (at !== undefined ? res(at) : rej(new Error(`claude -p exited ${code}`))));
-  });
-}
-async function ok(m, name, a, check) {
-  const r = await m.call(name, a);
-  if (!r.ok) throw new Error(`${name}: ${r.error?.code}: ${r.error?.message?.split("\n")[0]}`);
-  if (check && !check(r.data)) throw new Error(`${name}: unexpected ${JSON.stringify(r.data).slice(0, 200)}`);
-  return r.data;
-}
-const timed = async (fn) => {
-  const t0 = performance.now();
-  const out = await fn();
-  return [performance.now() - t0, out];
-};
 
 const w = makeWorld("fa-ab", { MAX_CONCURRENT_SESSIONS: "30" });
 const dirs = {};
@@ -154,24 +130,7 @@ try {
     for (const b of ONLY.has("parp") ? (i % 2 ? ["B", "A"] : ["A", "B"]) : []) {
       const m = servers[b];
       const [parp, ids] = await timed(() =>
-        Promise.all(
-          [0, 1, 2, 3].map(async (k) => {
-            const prompt = `parp ${i}.${k}`;
-            const s = await ok(m, "start_session", {
-              cwd: dirs[`${b}par${k}`],
-              backend: "tmux",
-              permission_mode: "default",
-              prompt,
-            });
-            await ok(
-              m,
-              "wait_for_completion",
-              { session_id: s.session_id, timeout_ms: 60_000 },
-              (d) => d.last_response === `MOCK REPLY: ${prompt}`,
-            );
-            return s.session_id;
-          }),
-        ),
+        Promise.all([0, 1, 2, 3].map((k) => tmuxWithPrompt(m, dirs[`${b}par${k}`], `parp ${i}.${k}`))),
       );
       push(`${b} 4 tmux start {prompt} at once`, parp);
       await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));

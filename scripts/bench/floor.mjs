@@ -17,8 +17,8 @@ export async function makeFloor({ root, home, env, cli, socket, hookSet = false,
   // util/proc/shell.js since util/ was split into fs/ and proc/; an earlier build (a before/after run) has util/shell.js.
   const shell = [sutPath("dist", "util", "proc", "shell.js"), sutPath("dist", "util", "shell.js")].find((p) => existsSync(p));
   const { shQuote } = await import(shell);
-  const tmux = (args) =>
-    spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
+  const tmux = (args, input) =>
+    spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8", input, env: { PATH: process.env.PATH, HOME: home } });
   // One tmux server for every run (a session that sleeps keeps it up).
   tmux(["new-session", "-d", "-s", "keep", "sleep 100000"]);
   let n = 0;
@@ -76,17 +76,9 @@ export async function makeFloor({ root, home, env, cli, socket, hookSet = false,
         // Each follow-up goes in the moment the Stop before it lands, as a caller answered at Stop sends its next.
         for (const text of Array.isArray(followUp) ? followUp : [followUp]) {
           const t1 = performance.now();
-          if (paste) {
-            const buf = `floor-${k}`;
-            spawnSync(
-              "tmux",
-              ["-L", socket, "load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", name],
-              {
-                input: text,
-                env: { PATH: process.env.PATH, HOME: home },
-              },
-            );
-          } else tmux(["send-keys", "-t", name, "-l", text]);
+          if (paste)
+            tmux(["load-buffer", "-b", `floor-${k}`, "-", ";", "paste-buffer", "-p", "-d", "-b", `floor-${k}`, "-t", name], text);
+          else tmux(["send-keys", "-t", name, "-l", text]);
           await until(() => tmux(["capture-pane", "-p", "-t", name]).stdout.includes(text), t1, "the text not shown");
           tmux(["send-keys", "-t", name, "Enter"]);
           out.push(await until(() => stops() >= out.length + 1, t1, "no Stop of the follow-up"));

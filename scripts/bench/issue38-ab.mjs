@@ -14,14 +14,12 @@
  * `tools/list` on the build's own state directory (holding that build's sessions, as a user's). Prints, per build,
  * the issue's five figures (p50 ÷ p50) and each row's p50 / p95.
  */
-import { spawn } from "node:child_process";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { round, summary } from "./stats.mjs";
 import { makeWorld, ROOT, SUT } from "./world.mjs";
 import { realSetup } from "./phases/real.mjs";
 import { makeFloor } from "./floor.mjs";
+import { claudeP, okCall as ok, peerList, timed, tmuxWithPrompt } from "./calls.mjs";
 
 const args = process.argv.slice(2);
 const before = args.find((a) => !a.startsWith("--"));
@@ -31,31 +29,7 @@ const RUNS = opt("runs", 12);
 const FOLLOW = opt("follow", 2);
 const B = ["A", "B"];
 
-function claudeP(cli, cwd, env, prompt) {
-  return new Promise((res, rej) => {
-    const t0 = performance.now();
-    const c = spawn(cli, ["-p", prompt, "--permission-mode", "default"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] });
-    let so = "";
-    let at;
-    c.stdout.on("data", (b) => {
-      so += b;
-      if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
-    });
-    c.on("exit", (code) => (at !== undefined ? res(at) : rej(new Error(`claude -p exited ${code}`))));
-  });
-}
-async function ok(m, name, a, check) {
-  const r = await m.call(name, a);
-  if (!r.ok) throw new Error(`${name}: ${r.error?.code}: ${r.error?.message?.split("\n")[0]}`);
-  if (check && !check(r.data)) throw new Error(`${name}: unexpected ${JSON.stringify(r.data).slice(0, 200)}`);
-  return r.data;
-}
-const timed = async (fn) => {
-  const t0 = performance.now();
-  const out = await fn();
-  return [performance.now() - t0, out];
-};
-const replied = (prompt) => (d) => (d.response ?? d.last_response) === `MOCK REPLY: ${prompt}`;
+const replied = (prompt) => (d) => d.response === `MOCK REPLY: ${prompt}`;
 
 const w = makeWorld("issue38-ab", { MAX_CONCURRENT_SESSIONS: "30" });
 const names = ["bare", "floor", ...[0, 1, 2, 3].flatMap((k) => [`pb${k}`, `pf${k}`])];
@@ -90,22 +64,6 @@ const floor = await makeFloor({
 const t = {};
 const push = (k, v) => (t[k] ??= []).push(v);
 
-/** The one-tool SDK peer's spawn → initialize → tools/list. */
-async function peerList() {
-  const tr = new StdioClientTransport({
-    command: process.execPath,
-    args: [resolve(import.meta.dirname, "peer-server.mjs")],
-    stderr: "ignore",
-  });
-  const c = new Client({ name: "bench", version: "1.0.0" });
-  const [ms] = await timed(async () => {
-    await c.connect(tr);
-    await c.listTools();
-  });
-  await c.close();
-  return ms;
-}
-
 /** Each build's rows; `--rows=` picks some (default all). */
 const ROWS = {
   async task(m, b, i) {
@@ -122,14 +80,9 @@ const ROWS = {
     await ok(m, "kill_session", { session_id: tr.session_id, force: true });
   },
   async tmuxp(m, b, i) {
-    const prompt = `tmuxp ${i}`;
-    const [tmuxp, tp] = await timed(async () => {
-      const s = await ok(m, "start_session", { cwd: dirs[`${b}tmuxp`], backend: "tmux", permission_mode: "default", prompt });
-      await ok(m, "wait_for_completion", { session_id: s.session_id, timeout_ms: 60_000 }, replied(prompt));
-      return s;
-    });
+    const [tmuxp, id] = await timed(() => tmuxWithPrompt(m, dirs[`${b}tmuxp`], `tmuxp ${i}`));
     push(`${b} tmuxp`, tmuxp);
-    await ok(m, "kill_session", { session_id: tp.session_id, force: true });
+    await ok(m, "kill_session", { session_id: id, force: true });
   },
   /** The follow-ups of a session whose first prompt was sent to its drawn input box (the floor's row beside it). */
   async follow(m, b, i) {
@@ -146,19 +99,7 @@ const ROWS = {
   },
   async par(m, b, i) {
     const [par, ids] = await timed(() =>
-      Promise.all(
-        [0, 1, 2, 3].map(async (k) => {
-          const prompt = `parp ${i}.${k}`;
-          const p = await ok(m, "start_session", {
-            cwd: dirs[`${b}par${k}`],
-            backend: "tmux",
-            permission_mode: "default",
-            prompt,
-          });
-          await ok(m, "wait_for_completion", { session_id: p.session_id, timeout_ms: 60_000 }, replied(prompt));
-          return p.session_id;
-        }),
-      ),
+      Promise.all([0, 1, 2, 3].map((k) => tmuxWithPrompt(m, dirs[`${b}par${k}`], `parp ${i}.${k}`))),
     );
     push(`${b} par`, par);
     await Promise.all(ids.map((id) => ok(m, "kill_session", { session_id: id, force: true })));
@@ -196,7 +137,11 @@ try {
       const [pf] = await timed(() => Promise.all([0, 1, 2, 3].map((k) => floor.run(dirs[`pf${k}`], `pf ${i}.${k}`))));
       push("4 floors", pf);
     }
-    if (has("spawn")) push("peer spawn", await peerList());
+    if (has("spawn")) {
+      const [ms, peer] = await timed(peerList);
+      push("peer spawn", ms);
+      await peer.close();
+    }
     for (const b of i % 2 ? [...B].reverse() : B) for (const r of PICKED) await ROWS[r](servers[b], b, i);
     const load = (await import("node:os")).loadavg().map((x) => x.toFixed(1));
     process.stderr.write(`run ${i + 1}/${RUNS} ${new Date().toISOString().slice(11, 19)} load ${load.join(" ")}\n`);

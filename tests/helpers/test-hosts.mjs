@@ -57,7 +57,6 @@ export function testHostsOrSkip() {
 /** @param {string} cmd @param {string[]} args */
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
 
-/** The Node binary and the package must be readable by the node users: every ancestor directory searchable by others. */
 /** Claims a file for this process (its pid inside); a claim of a process that is gone is taken over. */
 function claim(path) {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -89,6 +88,7 @@ function claim(path) {
   return false;
 }
 
+/** The Node binary and the package must be readable by the node users: every ancestor directory searchable by others. */
 /** @param {string} path */
 function assertReadableByOthers(path) {
   for (let p = path; ; p = dirname(p)) {

@@ -21,42 +21,13 @@
  *    the server's CPU time until then in the notes (load does not stretch it).
  * Each row: p50/p95 over cfg.realRuns and its p50's ratio to bare `claude -p`'s p50.
  */
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { claudeP, cpuMs, okCall, peerList, tmuxWithPrompt } from "../calls.mjs";
 import { round, summary } from "../stats.mjs";
 import { makeWorld } from "../world.mjs";
 import { realSetup } from "./real.mjs";
 import { makeFloor } from "../floor.mjs";
 
 const PAR = 4;
-
-function claudeP(cli, cwd, env, prompt) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const c = spawn(cli, ["-p", prompt, "--permission-mode", "default"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let so = "";
-    let se = "";
-    let at;
-    c.stdout.on("data", (b) => {
-      so += b;
-      if (at === undefined && so.includes(`MOCK REPLY: ${prompt}`)) at = performance.now() - t0;
-    });
-    c.stderr.on("data", (b) => (se += b));
-    c.on("exit", (code) =>
-      at !== undefined ? resolve(at) : reject(new Error(`claude -p exited ${code} without the answer: ${(so + se).slice(-300)}`)),
-    );
-  });
-}
-
-async function okCall(m, name, args, check) {
-  const r = await m.call(name, args);
-  if (!r.ok) throw new Error(`${name}: ${r.error?.code}: ${r.error?.message?.split("\n")[0]}`);
-  if (check && !check(r.data)) throw new Error(`${name}: unexpected result ${JSON.stringify(r.data).slice(0, 300)}`);
-  return r.data;
-}
 
 /** start_session (tmux) + send_message waiting for the reply; resolves to the session id. */
 async function tmuxFirst(m, cwd, prompt) {
@@ -66,18 +37,6 @@ async function tmuxFirst(m, cwd, prompt) {
     "send_message",
     { session_id: s.session_id, message: prompt, timeout_ms: 60_000 },
     (d) => d.response === `MOCK REPLY: ${prompt}`,
-  );
-  return s.session_id;
-}
-
-/** start_session (tmux) with the prompt, then wait_for_completion until its reply; resolves to the session id. */
-async function tmuxWithPrompt(m, cwd, prompt) {
-  const s = await okCall(m, "start_session", { cwd, backend: "tmux", permission_mode: "default", prompt });
-  await okCall(
-    m,
-    "wait_for_completion",
-    { session_id: s.session_id, timeout_ms: 60_000 },
-    (d) => d.last_response === `MOCK REPLY: ${prompt}`,
   );
   return s.session_id;
 }
@@ -100,29 +59,6 @@ async function spareReady(m, cwd) {
     if (l.ok && l.data.sessions.some((x) => x.spare && x.cwd === cwd && x.status === "ready")) return;
   }
   throw new Error("no warm spare became ready within 60 s");
-}
-
-/** User + system CPU of a live process, in ms (from /proc; 0 where there is none). */
-function cpuMs(pid) {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-/** Spawn → initialize → tools/list of the one-tool SDK peer; returns its CPU time. */
-async function peerList() {
-  const tr = new StdioClientTransport({
-    command: process.execPath,
-    args: [resolve(import.meta.dirname, "../peer-server.mjs")],
-    stderr: "ignore",
-  });
-  const c = new Client({ name: "bench", version: "1.0.0" });
-  await c.connect(tr);
-  await c.listTools();
-  return { cpu: cpuMs(tr.pid), close: () => c.close() };
 }
 
 export async function firstAnswer(cfg, log) {
