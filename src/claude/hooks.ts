@@ -25,6 +25,87 @@ export function hookCommand(eventsPath: string, t: ToolPaths = toolPaths()): str
   );
 }
 
+/*
+ * UserPromptSubmit in the background, the log still in order (issue 38).
+ *
+ * A synchronous UserPromptSubmit hook holds every turn of the interactive CLI ~20 ms before its API request (the
+ * floor alone, 12 × 3 follow-ups: 204 ms with it synchronous, 181 ms with `async: true`). In the background its line
+ * could land after the turn's next events, so the events that can follow it in the same turn wait for it instead,
+ * at no cost when it is already in (the usual case: an API round trip lies between them):
+ * - the prompt's hook (`async: true`) appends the payload under the log's lock, then writes the payload's
+ *   `prompt_id` to `<events>.prompt` (while still holding the lock);
+ * - the turn's later events that can come first in the turn (PreToolUse, PermissionDenied, Stop, StopFailure;
+ *   PostToolUse, PermissionRequest and Notification come after one of them) read their own `prompt_id` and, when
+ *   `<events>.prompt` names another, wait for it (PROMPT_WAIT_TRIES × 5 ms at most), then append. A turn that had no
+ *   UserPromptSubmit waits once, ~0.3 s: a bash-mode line's Stop (2.1.197, 2.1.330, 2.1.332), a prompt the CLI
+ *   queued during a turn (it fires with the running turn's id), a hook that died. The waiting hook then names it
+ *   itself. /clear and /compact fire no UserPromptSubmit and their SessionStart stays synchronous.
+ * Both are one `sh` (the CLI's own `sh -c`) with a `cat` and a `flock` on a descriptor the shell holds, as cheap as
+ * the plain command above: 2.5–3.2 ms against 2.9–4.0 ms for a 30 KB Stop payload (300 runs each).
+ *
+ * The id is taken from the payload's text: the first `"prompt_id":"` of the compact JSON the CLI writes, when
+ * nothing before it is a prompt or a tool's input (a string cannot hold an unescaped quote, and every payload
+ * seen puts `prompt_id` right after `session_id`, `transcript_path` and `cwd`), and only if it is letters, digits,
+ * `-` and `_`. A payload without one (another CLI, pretty-printed JSON) is appended at once, as before. The fold
+ * takes a UserPromptSubmit that still lands after its turn's end without reopening the turn (events/reducer.ts).
+ */
+
+/** How many 5 ms naps a turn's event waits for its prompt's line at most (~0.3 s with the naps' own cost). */
+export const PROMPT_WAIT_TRIES = 50;
+
+/** Where the last prompt whose line is in the log is named, beside the log (`<events>.prompt`). */
+export function promptMarkPath(eventsPath: string): string {
+  return `${eventsPath}.prompt`;
+}
+
+/**
+ * The shell text both commands start with: the payload read whole into `x`, its `prompt_id` into `p` (empty when
+ * there is none to trust), the log's path in `f`.
+ */
+function readPayload(eventsPath: string, t: ToolPaths): string {
+  return (
+    `umask 077; f=${shQuote(eventsPath)}; x=$(${shQuote(t.cat)}); p=; ` +
+    `case $x in *'"prompt_id":"'*) case \${x%%'"prompt_id":"'*} in *'"prompt"'*|*'"tool_input"'*) ;; ` +
+    `*) p=\${x#*'"prompt_id":"'}; p=\${p%%'"'*} ;; esac ;; esac; ` +
+    `case $p in *[!A-Za-z0-9_-]*) p= ;; esac; `
+  );
+}
+
+/**
+ * The log's lock taken on descriptor 9 (held until the shell exits), then the payload appended as one line that
+ * starts on a fresh line (the format of the plain command: a payload with line breaks is joined by paste).
+ */
+function lockedAppend(t: ToolPaths): string {
+  return (
+    `exec 9>>"$f.lock"; ${shQuote(t.flock)} -w 10 9 2>/dev/null || exit 1; ` +
+    `case $x in *'\n'*) printf '%s' "$x" | ${shQuote(t.paste)} -s -d '\\0' /dev/null - ;; ` +
+    `*) printf '\\n%s\\n' "$x" ;; esac >> "$f" 2>/dev/null; `
+  );
+}
+
+/** UserPromptSubmit's command (run with `async: true`): its line, then its id in `<events>.prompt`. */
+export function promptHookCommand(eventsPath: string, t: ToolPaths): string {
+  return (
+    readPayload(eventsPath, t) +
+    lockedAppend(t) +
+    `[ -z "$p" ] || printf '%s' "$p" > ${shQuote(promptMarkPath(eventsPath))} 2>/dev/null; exit 0`
+  );
+}
+
+/** The command of a turn's event that may come right after UserPromptSubmit: waits for that line, then appends. */
+export function orderedHookCommand(eventsPath: string, t: ToolPaths): string {
+  const mark = shQuote(promptMarkPath(eventsPath));
+  return (
+    readPayload(eventsPath, t) +
+    `if [ -n "$p" ]; then i=0; ` +
+    `until m=; [ -r ${mark} ] && read -r m < ${mark}; [ "$m" = "$p" ] || [ $i -ge ${PROMPT_WAIT_TRIES} ]; ` +
+    `do i=$((i+1)); ${shQuote(t.sleep)} 0.005; done; ` +
+    `[ "$m" = "$p" ] || printf '%s' "$p" > ${mark} 2>/dev/null; fi; ` +
+    lockedAppend(t) +
+    `exit 0`
+  );
+}
+
 /** The folder of a session's directory where the server writes permission decisions for its hook. */
 export const DECISIONS_DIR = "decisions";
 
@@ -99,15 +180,37 @@ export const CALLBACK_EVENTS: readonly HookEventName[] = HOOK_EVENTS.filter((e) 
  */
 export const HEADLESS_HOOKS = { callbacks: CALLBACK_EVENTS, startFromHost: true } as const;
 
+/**
+ * The turn's events that can come right after UserPromptSubmit when its hook runs in the background: they wait for
+ * its line (see "UserPromptSubmit in the background" above). PostToolUse, PermissionRequest and Notification come after one of them.
+ */
+export const AFTER_PROMPT: readonly HookEventName[] = ["PreToolUse", "PermissionDenied", "Stop", "StopFailure"];
+
 export function hooksSettings(
   eventsPath: string,
   permission?: PermissionHook,
-  opts: { backgroundStart?: boolean; callbacks?: readonly HookEventName[]; startFromHost?: boolean } = {},
+  opts: {
+    backgroundStart?: boolean;
+    /** UserPromptSubmit in the background, the turn's next events in line after it (see "UserPromptSubmit in the background" above). */
+    backgroundPrompt?: boolean;
+    callbacks?: readonly HookEventName[];
+    startFromHost?: boolean;
+  } = {},
 ): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
     if (opts.callbacks?.includes(ev)) continue;
+    if (opts.backgroundPrompt && ev === "UserPromptSubmit") {
+      hooks[ev] = [
+        { matcher: "*", hooks: [{ type: "command", command: promptHookCommand(eventsPath, toolPaths()), async: true }] },
+      ];
+      continue;
+    }
+    if (opts.backgroundPrompt && AFTER_PROMPT.includes(ev)) {
+      hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command: orderedHookCommand(eventsPath, toolPaths()) }] }];
+      continue;
+    }
     if (ev === "SessionStart" && opts.startFromHost) {
       hooks[ev] = [{ matcher: ORDERED_SESSION_STARTS, hooks: [{ type: "command", command }] }];
       continue;

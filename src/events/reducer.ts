@@ -126,6 +126,9 @@ export function reduce(prev: Folded, ev: LogEvent): Folded {
       if (ev.session_id) f.claude_session_id = ev.session_id;
       f.prompts_submitted += 1;
       if (ev.prompt !== undefined) f.last_prompt = ev.prompt;
+      // Its hook runs in the background (claude/hooks.ts): should its line still land after its turn's end
+      // (the turn's events waited for it in vain), it is counted but does not reopen the turn.
+      if (ev.prompt_id !== undefined && ev.prompt_id === f.turn_prompt_id && f.turn_count >= f.prompts_submitted) return f;
       f.status = move(f, "busy");
       delete f.pending_permission;
       delete f.permission_denials;

@@ -66,6 +66,12 @@ describe.each(BACKENDS)("real claude in the sandbox (%s)", (backend) => {
     const l = await m.call("list_sessions", {});
     const row = (l.data.sessions as Array<Record<string, unknown>>).find((x) => x.session_id === id);
     expect(row?.sandboxed).toBe(true);
+    // Issue 38: the background UserPromptSubmit hook names its prompt beside the log from inside the sandbox, so the
+    // turn's Stop did not wait for it (terminal kinds; headless takes the turn's events as callbacks).
+    if (backend !== "headless") {
+      const ups = e.events(id).filter((x) => x.hook_event_name === "UserPromptSubmit");
+      expect(readFileSync(join(e.world.stateDir, id, "events.jsonl.prompt"), "utf8")).toBe(ups.at(-1)?.prompt_id);
+    }
   });
 
   it("the environment holds neither the server's variables nor DOPPLER_*", async () => {

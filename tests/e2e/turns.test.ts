@@ -89,6 +89,24 @@ describe.runIf(run)("real claude: tools, permissions, interrupts, API errors", (
     const ev = e.events(id).map((x) => x.hook_event_name);
     expect(ev).not.toContain("PermissionRequest");
     expect(ev).toEqual(expect.arrayContaining(["PreToolUse", "PostToolUse", "Stop"]));
+    // Issue 38: UserPromptSubmit's hook runs in the background, and the turn's events still land behind its line:
+    // every event of a prompt (its prompt_id) comes after that prompt's UserPromptSubmit, whatever the CLI version.
+    const after = await m.call("send_message", { session_id: id, message: "and a plain turn" });
+    expect(after.data).toMatchObject({ final_state: "idle", response: "MOCK REPLY: and a plain turn" });
+    const log = e.events(id);
+    const prompts = log.filter((x) => x.hook_event_name === "UserPromptSubmit");
+    expect(prompts).toHaveLength(2);
+    for (const p of prompts) expect(p.prompt_id, "every UserPromptSubmit names its prompt").toEqual(expect.any(String));
+    const turnEvents = log.filter((x) => ["PreToolUse", "PostToolUse", "Stop"].includes(x.hook_event_name as string));
+    expect(turnEvents.length).toBeGreaterThanOrEqual(4);
+    for (const t of turnEvents) {
+      expect(t.prompt_id, `${String(t.hook_event_name)} names its prompt`).toEqual(expect.any(String));
+      const prompt = log.findIndex((x) => x.hook_event_name === "UserPromptSubmit" && x.prompt_id === t.prompt_id);
+      expect(prompt, `${String(t.hook_event_name)} of ${String(t.prompt_id)} has its prompt's line`).toBeGreaterThanOrEqual(0);
+      expect(prompt, `${String(t.hook_event_name)} of ${String(t.prompt_id)} lands after its prompt's line`).toBeLessThan(
+        log.indexOf(t),
+      );
+    }
     await m.call("kill_session", { session_id: id });
   });
 

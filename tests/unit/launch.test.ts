@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { buildClaudeArgs, childEnv, usesDoppler, wrapWithDoppler } from "../../src/claude/launch.js";
 import { headlessEnv } from "../../src/runners/headless/options.js";
 import { encodeHandoff } from "../../src/runners/terminal/tmux/launcher.js";
-import { CALLBACK_EVENTS, HEADLESS_HOOKS, hooksSettings } from "../../src/claude/hooks.js";
+import { AFTER_PROMPT, CALLBACK_EVENTS, HEADLESS_HOOKS, hooksSettings } from "../../src/claude/hooks.js";
+import { orderedHookCommand, promptHookCommand } from "../../src/claude/hooks.js";
 import { hookScript, permissionScript } from "../../src/claude/scripts.js";
 import { launchScript } from "../../src/runners/terminal/tmux/launcher.js";
 import { captureScript } from "../../src/runners/terminal/capture.js";
@@ -152,6 +153,25 @@ describe("argv builders", () => {
       ["clear|compact", false, s.hooks.Stop![0]!.hooks[0]!.command],
     ]);
     for (const ev of Object.keys(bg.hooks).filter((e) => e !== "SessionStart")) expect(bg.hooks[ev]).toEqual(s.hooks[ev]);
+    // Issue 38, the interactive CLI: UserPromptSubmit in the background too, and the turn's events that can follow it
+    // at once wait for its line (claude/hooks.ts); the rest as before.
+    const bp = hooksSettings("/state/it's/events.jsonl", undefined, {
+      backgroundStart: true,
+      backgroundPrompt: true,
+    }) as unknown as {
+      hooks: Record<string, Array<{ matcher: string; hooks: Array<{ command: string; async?: boolean }> }>>;
+    };
+    const entry = (ev: string) => bp.hooks[ev]![0]!.hooks[0]!;
+    expect(entry("UserPromptSubmit")).toEqual({
+      type: "command",
+      command: promptHookCommand("/state/it's/events.jsonl", t),
+      async: true,
+    });
+    for (const ev of AFTER_PROMPT)
+      expect(entry(ev)).toEqual({ type: "command", command: orderedHookCommand("/state/it's/events.jsonl", t) });
+    expect(AFTER_PROMPT).toEqual(["PreToolUse", "PermissionDenied", "Stop", "StopFailure"]);
+    for (const ev of Object.keys(bp.hooks).filter((e) => e !== "UserPromptSubmit" && !AFTER_PROMPT.includes(e as never)))
+      expect(bp.hooks[ev]).toEqual(bg.hooks[ev]);
   });
 
   it("the server's scripts name every program they call by an absolute path (a caller's PATH picks none of them)", () => {

@@ -49,6 +49,24 @@ describe("status reducer", () => {
     expect(f.turn_prompt_id).toBeUndefined();
   });
 
+  it("a UserPromptSubmit that lands after its own turn's Stop is counted and does not reopen the turn (issue 38)", () => {
+    const start = [ev("cs:spawn"), ev("SessionStart")];
+    // Its hook runs in the background; should the turn's events have waited for its line in vain, it comes last.
+    let f = foldAll([...start, ev("Stop", { prompt_id: "p1", last_assistant_message: "done" })]);
+    f = reduce(f, ev("UserPromptSubmit", { prompt: "hi", prompt_id: "p1" }));
+    expect(f).toMatchObject({ status: "idle", turn_count: 1, prompts_submitted: 1, last_prompt: "hi", last_response: "done" });
+    // The same events in their order end in the same place.
+    const inOrder = foldAll([
+      ...start,
+      ev("UserPromptSubmit", { prompt: "hi", prompt_id: "p1" }),
+      ev("Stop", { prompt_id: "p1", last_assistant_message: "done" }),
+    ]);
+    expect({ ...f, seq: 0 }).toEqual({ ...inOrder, seq: 0 });
+    // A prompt the CLI queued during that turn fires with the turn's id (2.1.330): after the Stop it starts a turn.
+    f = reduce(f, ev("UserPromptSubmit", { prompt: "queued", prompt_id: "p1" }));
+    expect(f).toMatchObject({ status: "busy", turn_count: 1, prompts_submitted: 2 });
+  });
+
   it("a permission request waits, and the tool running again clears it", () => {
     let f = foldAll([
       ev("cs:spawn"),

@@ -123,7 +123,7 @@ export function terminalPlan(host: TerminalHost, req: LaunchRequest): LaunchPlan
     command: shown,
     carriesPrompt: carried !== undefined,
     settings: withStatusLine(
-      withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true }), req.member),
+      withMemberTools(hooksSettings(req.eventsPath, perm, { backgroundStart: true, backgroundPrompt: true }), req.member),
       req.windowsFile,
     ),
     hookScripts: perm ? [perm.script] : [],

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DECISIONS_DIR } from "../../claude/hooks.js";
+import { promptMarkPath } from "../../claude/hooks.js";
 import type { Config } from "../../config.js";
 import { SessionError } from "../../core/errors.js";
 import { sandboxDeps } from "../../sandbox/deps.js";
@@ -210,8 +211,14 @@ export function sandboxLaunch(
     secrets,
     events: { path: o.eventsPath, flock: t.flock, paste: t.paste },
     allowHosts: [...new Set([api, ...hosts])],
-    // The hooks append to its events log; the permission hook takes its decision files.
-    allowWrite: [o.eventsPath, `${o.eventsPath}.lock`, join(o.dir, DECISIONS_DIR), ...o.addDirs.map((d) => resolve(d))],
+    // The hooks append to its events log (and name the last prompt in it); the permission hook takes its decision files.
+    allowWrite: [
+      o.eventsPath,
+      `${o.eventsPath}.lock`,
+      promptMarkPath(o.eventsPath),
+      join(o.dir, DECISIONS_DIR),
+      ...o.addDirs.map((d) => resolve(d)),
+    ],
     denyRead: [
       ...credentialPaths(home),
       ...(login ? [] : [join(realConfigDir, ".credentials.json")]),

@@ -8,6 +8,7 @@ import writeFileAtomic from "write-file-atomic";
 import { accountEnv, accountNamed } from "../../claude/accounts.js";
 import { ensureWindowsDir, windowsFile } from "../../claude/account-windows.js";
 import type { ClaudeOptions, DopplerWrap, LaunchMode } from "../../claude/launch.js";
+import { promptMarkPath } from "../../claude/hooks.js";
 import type { LaunchPlan, LaunchRequest } from "../../runners/runner.js";
 import type { Delivery } from "../../runners/driver.js";
 import { withoutSignal, type CallContext } from "../../core/context.js";
@@ -127,7 +128,8 @@ export async function launch(
   // a log that is there already (a resume, a wake, a relaunch) gets the line through the locked path below.
   const made = await createLogWith(p.eventsPath, spawnEvent);
   // The files the session's hooks and terminal append to exist before they run, the owner's alone.
-  for (const f of [p.eventsPath, `${p.eventsPath}.lock`, p.rawLogPath]) await writeFile(f, "", { flag: "a", mode: 0o600 });
+  for (const f of [p.eventsPath, `${p.eventsPath}.lock`, promptMarkPath(p.eventsPath), p.rawLogPath])
+    await writeFile(f, "", { flag: "a", mode: 0o600 });
   for (const script of plan.hookScripts) await assertOwnedScript(script);
   // Written again at every launch: no fsync (a crash loses nothing the next launch does not write).
   await writeFileAtomic(p.settingsPath, JSON.stringify(plan.settings, null, 2) + "\n", { mode: 0o600, fsync: false });
