@@ -83,9 +83,13 @@ function lockedAppend(t: ToolPaths): string {
   );
 }
 
-/** UserPromptSubmit's command (run with `async: true`): its line, then its id in `<events>.prompt`. */
+/** UserPromptSubmit's command (run with `async: true`): its line, then its id in `<events>.prompt`; deaf to a hangup. */
 export function promptHookCommand(eventsPath: string, t: ToolPaths): string {
+  // Nothing waits for it, so its process may outlive the CLI's: a CLI that dies right after taking the prompt takes
+  // its terminal with it, and the hangup must not take the prompt's line too (ignored signals stay ignored in cat,
+  // flock and paste).
   return (
+    `trap '' HUP; ` +
     readPayload(eventsPath, t) +
     lockedAppend(t) +
     `[ -z "$p" ] || printf '%s' "$p" > ${shQuote(promptMarkPath(eventsPath))} 2>/dev/null; exit 0`

@@ -104,6 +104,22 @@ describe("UserPromptSubmit in the background, the log in order", () => {
     expect(logOf(events).map((x) => x.prompt)).toEqual(["two\nlines", "two\nlines"]);
   });
 
+  it("the prompt's hook outlives a hangup of its terminal (a CLI that died right after taking the prompt)", async () => {
+    const events = join(root, "hup.jsonl");
+    writeFileSync(events, "");
+    const payload = ups("h-1", "still recorded");
+    const c = spawn("/bin/sh", ["-c", promptHookCommand(events, t)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    const closed = new Promise((r) => c.on("close", r));
+    c.stdin.write(payload.slice(0, 40));
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(-c.pid!, "SIGHUP"); // the terminal's whole process group, as a pty or tmux pane that closes
+    await new Promise((r) => setTimeout(r, 50));
+    c.stdin.end(payload.slice(40));
+    await closed;
+    expect(logOf(events).map((x) => x.prompt)).toEqual(["still recorded"]);
+    expect(readFileSync(promptMarkPath(events), "utf8")).toBe("h-1");
+  });
+
   it("many prompts and their turns' events at once: whole lines, each turn's events after its prompt", async () => {
     const events = join(root, "many.jsonl");
     writeFileSync(events, "");
