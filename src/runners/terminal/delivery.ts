@@ -190,6 +190,7 @@ export async function deliver(
     }
     f = await confirm(timing.promptRetryAfterMs);
   }
+  if (f && !accepted(f) && f.status === "dead") f = (await promptLineAfterDeath(s, before, signal)) ?? f;
   // Accepted first (the process may have died right after, in the same batch of events): it became a turn — with
   // the text that was sent, or the call is an error naming the difference (never a success for another prompt).
   if (f && accepted(f)) {
@@ -210,6 +211,18 @@ export async function deliver(
     "TIMEOUT",
     `Claude Code did not accept the prompt after ${attempts} Enter presses. The terminal shows:\n${briefText(shown)}`,
   );
+}
+
+/**
+ * How long a session that died while its prompt was being taken is given for the prompt's own line: UserPromptSubmit's
+ * hook runs in the background (claude/hooks.ts), so a CLI that died right after taking the prompt can have its exit
+ * in the log first.
+ */
+export const LATE_PROMPT_MS = 1000;
+
+/** The fold once the prompt's line is in after all (LATE_PROMPT_MS at most), or undefined. */
+export function promptLineAfterDeath(s: DriverSession, before: number, signal: { signal?: AbortSignal }) {
+  return s.live.waitFor((x) => x.prompts_submitted > before, { timeoutMs: LATE_PROMPT_MS, ...signal });
 }
 
 /** A permission dialog (or any menu asking to proceed) is on screen. */

@@ -11,6 +11,7 @@ import { isLive } from "../../core/status.js";
 import { readTail } from "../../util/fs/files.js";
 import type { Logger } from "../../util/log.js";
 import type { Delivery, DriverSession, ReadyOptions } from "../driver.js";
+import { promptLineAfterDeath } from "./delivery.js";
 import { deliveryMismatch } from "./screen/exact.js";
 import { pollScreen } from "./screen/poll.js";
 import { briefText } from "../../util/terminal-text.js";
@@ -116,10 +117,12 @@ async function inputDrawn(b: TerminalHost, id: string, log: Logger, handlerMs: n
 export async function carriedPrompt(s: DriverSession, text: string, startTimeoutMs: number, ctx: CallContext): Promise<Delivery> {
   const sent_at = new Date().toISOString();
   const before = s.live.fold.prompts_submitted;
-  const f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), {
+  const signal = ctx.signal ? { signal: ctx.signal } : {};
+  let f = await s.live.waitFor((x) => x.prompts_submitted > before || !isLive(x.status), {
     timeoutMs: startTimeoutMs + PROMPT_CONFIRM_MS,
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...signal,
   });
+  if (f && f.prompts_submitted <= before && f.status === "dead") f = (await promptLineAfterDeath(s, before, signal)) ?? f;
   if (!f)
     throw new SessionError(
       "TIMEOUT",
