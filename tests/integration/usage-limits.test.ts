@@ -132,6 +132,30 @@ describe.runIf(HAS_TMUX)("usage limits: limited, parked, woken once (issue 33)",
     }
   }, 120_000);
 
+  it("a limit on a prompt the transcript shows late: the park waits for its line, and the wake resumes the conversation", async () => {
+    const m = await connect(w);
+    try {
+      const cwd = w.dir("late");
+      const s = await m.callOk("start_session", { cwd });
+      const gate = join(w.root, "limit-late");
+      writeFileSync(gate, "");
+      // The 429 ends the turn at once; the prompt's transcript line comes 800 ms later. A process ended before that
+      // leaves no conversation to resume ("No conversation found"), and the prompt would never be answered.
+      const prompt = `job late FAKE_TRANSCRIPT_LATE:800 FAKE_LIMIT:${gate}`;
+      const r = await m.call("send_message", { session_id: s.session_id, message: prompt, timeout_ms: 20_000 });
+      expect(r.error?.code, r.text).toBe("LIMITED");
+      await until(async () => (await rowOf(m, s.session_id))?.limit?.wake_at !== undefined, 10_000);
+      await until(() => processesIn(cwd).length === 0, 10_000);
+      rmSync(gate);
+      await until(() => answers(w, s.session_id, prompt) === 1, 40_000);
+      await until(async () => (await rowOf(m, s.session_id))?.status === "idle", 10_000);
+      expect(events(w, s.session_id).some((e) => e.hook_event_name === "cs:start_failed")).toBe(false);
+      await m.callOk("kill_session", { session_id: s.session_id });
+    } finally {
+      await m.close();
+    }
+  }, 120_000);
+
   it("a parked session ended by kill_session is not woken when its limit lifts", async () => {
     const m = await connect(w);
     try {

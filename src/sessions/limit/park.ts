@@ -18,6 +18,7 @@
  */
 import { link, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomInt } from "node:crypto";
 import { promptAnswered } from "../../claude/answered.js";
 import { limitOf } from "../../core/limit.js";
@@ -28,6 +29,7 @@ import { serverAction } from "../audit.js";
 import type { Deps } from "../deps.js";
 import { hibernate } from "../life/sleep.js";
 import type { Session } from "../session.js";
+import { readTail } from "../../util/fs/files.js";
 
 interface WakeFile {
   session_id: string;
@@ -132,6 +134,16 @@ export class LimitPark {
     d.log.info(
       `${id}: limited (${l.kind}) until ${w.resets_at}; parked, ${w.switch_to ? `continuing on account ${w.switch_to}` : `wake due ${w.due_at}`}`,
     );
+    // The wake resumes the conversation from its transcript: a CLI ended before it wrote the limited prompt there
+    // (a limit on the first prompt, answered within ~0.2 s) leaves nothing to resume ("No conversation found").
+    if (rec) {
+      const path = transcriptPath(
+        configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account),
+        rec.cwd,
+        claudeSessionId ?? rec.claude_session_id,
+      );
+      if (!(await promptWritten(path, l.prompt_id))) d.log.warn(`${id}: its transcript does not show the limited prompt yet`);
+    }
     // One hibernation at a time: a fleet limited at once (20 sessions in the bench) ended 20 process trees together,
     // and that burst held up the state lock and every other session's reply for 10-20 s (docs/performance.md). The
     // wake is minutes away; nothing is lost by parking them in turn.
@@ -302,5 +314,19 @@ export class LimitPark {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+  }
+}
+
+/** How long a limited session's CLI is given to write the limited prompt into its transcript before it is ended. */
+const PROMPT_WRITTEN_MS = 3000;
+
+/** Whether the transcript holds the prompt (its `promptId`; without one, any transcript), waiting PROMPT_WRITTEN_MS at most. */
+async function promptWritten(path: string, promptId: string | undefined): Promise<boolean> {
+  const until = Date.now() + PROMPT_WRITTEN_MS;
+  for (;;) {
+    const { text, end } = await readTail(path, 1 << 20).catch(() => ({ text: "", end: 0 }));
+    if (promptId ? text.includes(`"promptId":"${promptId}"`) : end > 0) return true;
+    if (Date.now() > until) return false;
+    await sleep(50);
   }
 }
