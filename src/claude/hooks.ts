@@ -202,17 +202,16 @@ export function hooksSettings(
   } = {},
 ): { permissions: { deny: string[] }; hooks: Record<string, unknown> } {
   const command = hookCommand(eventsPath);
+  const t = toolPaths();
   const hooks: Record<string, unknown> = {};
   for (const ev of HOOK_EVENTS) {
     if (opts.callbacks?.includes(ev)) continue;
     if (opts.backgroundPrompt && ev === "UserPromptSubmit") {
-      hooks[ev] = [
-        { matcher: "*", hooks: [{ type: "command", command: promptHookCommand(eventsPath, toolPaths()), async: true }] },
-      ];
+      hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command: promptHookCommand(eventsPath, t), async: true }] }];
       continue;
     }
     if (opts.backgroundPrompt && AFTER_PROMPT.includes(ev)) {
-      hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command: orderedHookCommand(eventsPath, toolPaths()) }] }];
+      hooks[ev] = [{ matcher: "*", hooks: [{ type: "command", command: orderedHookCommand(eventsPath, t) }] }];
       continue;
     }
     if (ev === "SessionStart" && opts.startFromHost) {

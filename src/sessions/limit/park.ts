@@ -17,8 +17,7 @@
  * session stays shown `limited` past resets_at, and the next prompt anyone sends wakes it.
  */
 import { link, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+import { dirname, join } from "node:path";
 import { randomInt } from "node:crypto";
 import { promptAnswered } from "../../claude/answered.js";
 import { limitOf } from "../../core/limit.js";
@@ -30,6 +29,8 @@ import type { Deps } from "../deps.js";
 import { hibernate } from "../life/sleep.js";
 import type { Session } from "../session.js";
 import { readTail } from "../../util/fs/files.js";
+import { waitForChange } from "../../util/fs/file-change.js";
+import type { SessionRecord } from "../../store/schema.js";
 
 interface WakeFile {
   session_id: string;
@@ -136,14 +137,8 @@ export class LimitPark {
     );
     // The wake resumes the conversation from its transcript: a CLI ended before it wrote the limited prompt there
     // (a limit on the first prompt, answered within ~0.2 s) leaves nothing to resume ("No conversation found").
-    if (rec) {
-      const path = transcriptPath(
-        configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, rec.account),
-        rec.cwd,
-        claudeSessionId ?? rec.claude_session_id,
-      );
-      if (!(await promptWritten(path, l.prompt_id))) d.log.warn(`${id}: its transcript does not show the limited prompt yet`);
-    }
+    if (rec && !(await promptWritten(this.transcriptOf(rec, claudeSessionId), l.prompt_id)))
+      d.log.warn(`${id}: its transcript does not show the limited prompt yet`);
     // One hibernation at a time: a fleet limited at once (20 sessions in the bench) ended 20 process trees together,
     // and that burst held up the state lock and every other session's reply for 10-20 s (docs/performance.md). The
     // wake is minutes away; nothing is lost by parking them in turn.
@@ -290,11 +285,7 @@ export class LimitPark {
       d.log.info(`${w.session_id}: the limit has lifted, but the session is ${s.fold.status}: nothing sent`);
       return;
     }
-    const path = transcriptPath(
-      configDirFor(d.cfg.accountsFile, d.cfg.claudeConfigDir, r.account),
-      r.cwd,
-      w.claude_session_id ?? s.fold.claude_session_id ?? r.claude_session_id,
-    );
+    const path = this.transcriptOf(r, w.claude_session_id ?? s.fold.claude_session_id);
     if (w.prompt === undefined || (await promptAnswered(path, w.prompt_id, w.prompt))) {
       d.log.info(
         `${w.session_id}: the limit has lifted; ${w.prompt === undefined ? "no prompt to resend" : "its prompt was answered already"}: nothing sent`,
@@ -309,6 +300,15 @@ export class LimitPark {
     }
     d.log.info(`${w.session_id}: the limit has lifted; sending the interrupted prompt again`);
     await this.resend(w.session_id, w.prompt);
+  }
+
+  /** The session's transcript: its account's config folder, its cwd, the conversation id given (else the record's). */
+  private transcriptOf(r: SessionRecord, claudeSessionId: string | undefined): string {
+    return transcriptPath(
+      configDirFor(this.d.cfg.accountsFile, this.d.cfg.claudeConfigDir, r.account),
+      r.cwd,
+      claudeSessionId ?? r.claude_session_id,
+    );
   }
 
   close(): void {
@@ -326,7 +326,9 @@ async function promptWritten(path: string, promptId: string | undefined): Promis
   for (;;) {
     const { text, end } = await readTail(path, 1 << 20).catch(() => ({ text: "", end: 0 }));
     if (promptId ? text.includes(`"promptId":"${promptId}"`) : end > 0) return true;
-    if (Date.now() > until) return false;
-    await sleep(50);
+    const left = until - Date.now();
+    if (left <= 0) return false;
+    // Woken by the CLI's write (its folder watched); looked at again after a while when the folder is not there yet.
+    await waitForChange(dirname(path), Math.min(250, left));
   }
 }
